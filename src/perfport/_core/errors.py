@@ -1,0 +1,46 @@
+"""Typed errors. Each carries a one-line message that names the problem and the fix.
+
+The CLI prints ``str(error)`` and exits non-zero; it never shows a traceback for these.
+"""
+
+from __future__ import annotations
+
+
+class PerfportError(Exception):
+    """Base of every error perfport raises on purpose (bad input, missing device, ...)."""
+
+
+class SpecError(PerfportError):
+    """A kernel spec (Python, TOML or YAML) is malformed."""
+
+
+class ExpressionError(SpecError):
+    """An expression (size, footprint, constraint) does not parse or does not evaluate."""
+
+
+class DeviceError(PerfportError):
+    """A device id does not exist, or a backend cannot be used."""
+
+
+class StoreError(PerfportError):
+    """The results database cannot be opened or is not a perfport database."""
+
+
+class MissingExtra(PerfportError):
+    """An optional dependency is not installed."""
+
+
+class BuildError(Exception):
+    """A kernel failed to compile; ``log`` holds the compiler's output. Becomes an outcome."""
+
+    def __init__(self, message: str, log: str = "") -> None:
+        super().__init__(message)
+        self.log = log
+
+
+class LaunchError(Exception):
+    """The driver refused a launch (e.g. INVALID_WORK_GROUP_SIZE). Becomes an outcome."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code

@@ -1,0 +1,193 @@
+"""Records shared by every layer: configurations, problems, devices, measurements."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+from perfport._core.errors import SpecError
+from perfport._core.outcome import Outcome
+from perfport._core.stats import Stats, summarize
+
+Value = int | float | str | bool
+
+
+def _plain(value: Any, what: str) -> Value:
+    """Normalise numpy scalars to Python values; reject anything that is not a plain value."""
+    if hasattr(value, "item") and not isinstance(value, int | float | str | bool):
+        value = value.item()
+    if not isinstance(value, int | float | str | bool):
+        raise SpecError(f"{what}: value {value!r} must be a number, string or boolean")
+    return value
+
+
+@dataclass(frozen=True)
+class Assignment(Mapping[str, Value]):
+    """An immutable, hashable name -> value mapping with a canonical text key."""
+
+    items_: tuple[tuple[str, Value], ...] = ()
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        merged = {**(values or {}), **kwargs}
+        what = cls.__name__.lower()
+        return cls(tuple(sorted((str(k), _plain(v, f"{what} {k}")) for k, v in merged.items())))
+
+    def __getitem__(self, key: str) -> Value:
+        for k, v in self.items_:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self.items_)
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+    def __hash__(self) -> int:
+        return hash(self.items_)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Assignment):
+            return type(self) is type(other) and self.items_ == other.items_
+        return NotImplemented
+
+    @property
+    def key(self) -> str:
+        """Canonical JSON text: equal assignments have equal keys."""
+        return json.dumps(dict(self.items_), sort_keys=True, separators=(",", ":"))
+
+    def merged(self, other: Mapping[str, Any]) -> Any:
+        return type(self).of({**dict(self.items_), **other})
+
+    def __str__(self) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.items_)
+
+
+class Config(Assignment):
+    """One point in a search space: tunable parameter -> value."""
+
+
+class Problem(Assignment):
+    """The input a kernel runs on: problem parameter -> value (sizes, element type, ...)."""
+
+
+class Language(Enum):
+    OPENCL = "opencl"
+    CUDA = "cuda"
+    PORTABLE = "portable"  # perfport's macro dialect; compiles as OpenCL C and as CUDA C
+
+
+class Backend(Enum):
+    OPENCL = "opencl"
+    CUDA = "cuda"
+
+    def accepts(self, language: Language) -> bool:
+        return language is Language.PORTABLE or language.value == self.value
+
+
+class DeviceType(Enum):
+    CPU = "cpu"
+    GPU = "gpu"
+    ACCELERATOR = "accelerator"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What perfport knows about one device. ``id`` is how users name it on this machine;
+    ``fingerprint`` identifies it across machines and processes (results are keyed by it)."""
+
+    id: str  # "opencl:<platform>:<device>" or "cuda:<n>"
+    backend: Backend
+    name: str
+    vendor: str
+    type: DeviceType
+    driver: str
+    platform: str
+    version: str
+    compute_units: int
+    max_work_group_size: int
+    max_work_item_sizes: tuple[int, ...]
+    local_mem_bytes: int
+    global_mem_bytes: int  # not in the fingerprint: PoCL reports a different value per process
+    subgroup_size: int | None = None
+
+    @cached_property
+    def fingerprint(self) -> str:
+        stable = [
+            self.backend.value, self.vendor, self.name, self.driver, self.platform,
+            self.version, self.compute_units, self.max_work_group_size,
+            list(self.max_work_item_sizes), self.local_mem_bytes, self.subgroup_size,
+        ]  # fmt: skip
+        return hashlib.sha256(json.dumps(stable).encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "fingerprint": self.fingerprint,
+            "backend": self.backend.value,
+            "name": self.name,
+            "vendor": self.vendor,
+            "type": self.type.value,
+            "driver": self.driver,
+            "platform": self.platform,
+            "version": self.version,
+            "compute_units": self.compute_units,
+            "max_work_group_size": self.max_work_group_size,
+            "max_work_item_sizes": list(self.max_work_item_sizes),
+            "local_mem_bytes": self.local_mem_bytes,
+            "global_mem_bytes": self.global_mem_bytes,
+            "subgroup_size": self.subgroup_size,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DeviceInfo:
+        return cls(
+            id=d["id"],
+            backend=Backend(d["backend"]),
+            name=d["name"],
+            vendor=d["vendor"],
+            type=DeviceType(d["type"]),
+            driver=d["driver"],
+            platform=d["platform"],
+            version=d["version"],
+            compute_units=int(d["compute_units"]),
+            max_work_group_size=int(d["max_work_group_size"]),
+            max_work_item_sizes=tuple(int(x) for x in d["max_work_item_sizes"]),
+            local_mem_bytes=int(d["local_mem_bytes"]),
+            global_mem_bytes=int(d["global_mem_bytes"]),
+            subgroup_size=d.get("subgroup_size"),
+        )
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """The result of one configuration: its outcome, the driver's message, every timed sample
+    (device-event times in milliseconds) and the build time."""
+
+    config: Config
+    outcome: Outcome
+    message: str = ""
+    times_ms: tuple[float, ...] = ()
+    compile_ms: float | None = None
+    stats: Stats | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.stats is None and self.times_ms:
+            object.__setattr__(self, "stats", summarize(self.times_ms))
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK and self.stats is not None
+
+    @property
+    def time_ms(self) -> float | None:
+        """The objective: the median of the samples (robust to the odd slow launch)."""
+        return self.stats.median if self.ok and self.stats else None

@@ -1,0 +1,381 @@
+"""KernelSpec: everything perfport needs to build, launch, verify and tune one kernel."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from typing import Any, Union
+
+import numpy as np
+
+from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
+from perfport._core.errors import SpecError
+from perfport._core.expr import Expr
+from perfport._core.records import Config, Language, Problem, Value, _plain
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _check_ident(name: Any, what: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise SpecError(f"{what} {name!r} must be an identifier (letters, digits, _)")
+    return name
+
+
+class ParamKind(Enum):
+    """COMPILE parameters become ``-D NAME=value`` defines (one build per combination);
+    LAUNCH parameters only shape the launch (local size, local memory) and share a build."""
+
+    COMPILE = "compile"
+    LAUNCH = "launch"
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tunable parameter and the values it may take."""
+
+    name: str
+    values: tuple[Value, ...]
+    kind: ParamKind = ParamKind.COMPILE
+
+    def __post_init__(self) -> None:
+        _check_ident(self.name, "parameter name")
+        if isinstance(self.values, str | bytes) or not isinstance(self.values, Sequence):
+            raise SpecError(f"parameter {self.name}: values must be a list, got {self.values!r}")
+        values = tuple(_plain(v, f"parameter {self.name}") for v in self.values)
+        if not values:
+            raise SpecError(f"parameter {self.name}: give at least one value")
+        if len(set(values)) != len(values):
+            raise SpecError(f"parameter {self.name}: values repeat in {list(values)}")
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "kind", ParamKind(self.kind))
+
+
+class Init(Enum):
+    """How an input array is filled (always from the campaign's seed)."""
+
+    RANDOM = "random"  # floats uniform in [0, 1), integers uniform in [0, 100)
+    ZEROS = "zeros"
+    ONES = "ones"
+    ARANGE = "arange"
+
+
+@dataclass(frozen=True)
+class ArrayArg:
+    """A global-memory array. ``dtype`` and each entry of ``shape`` are expressions."""
+
+    name: str
+    dtype: str
+    shape: tuple[str, ...]
+    init: Init = Init.RANDOM
+    output: bool = False
+
+    def __post_init__(self) -> None:
+        shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
+        object.__setattr__(self, "shape", tuple(str(s) for s in shape))
+        object.__setattr__(self, "init", Init(self.init))
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A scalar argument whose value is an expression of the problem."""
+
+    name: str
+    dtype: str
+    value: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", str(self.value))
+
+
+@dataclass(frozen=True)
+class LocalArg:
+    """A ``__local`` buffer passed at launch (CUDA: dynamic shared memory) of ``count``
+    elements; its bytes count towards the kernel's local-memory footprint automatically."""
+
+    name: str
+    dtype: str
+    count: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", str(self.count))
+
+
+Arg = Union[ArrayArg, ScalarArg, LocalArg]  # noqa: UP007 (isinstance needs a tuple anyway)
+ARG_TYPES = (ArrayArg, ScalarArg, LocalArg)
+
+# reference(problem, inputs by argument name) -> expected outputs by argument name
+Reference = Callable[[Problem, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The launch shape of one configuration, in work-items per dimension."""
+
+    global_size: tuple[int, ...]
+    local_size: tuple[int, ...]
+    local_mem_bytes: int  # declared footprint: static expression + LocalArgs
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A tunable kernel.
+
+    Sizes and footprints are expressions over the parameters and the problem (see
+    ``perfport._core.expr``). ``global_size`` counts work-items (OpenCL NDRange); the CUDA
+    backend launches ``global/local`` blocks. ``local_mem`` is the bytes of ``__local`` memory
+    the source declares statically; LocalArgs add theirs. ``defines`` adds ``-D`` defines
+    computed from the problem. Verification compares output arrays with ``reference`` or, when
+    it is None, with the output of the ``default`` configuration.
+    """
+
+    name: str
+    source: str
+    entry: str
+    language: Language = Language.OPENCL
+    params: tuple[Param, ...] = ()
+    global_size: tuple[str, ...] = ()
+    local_size: tuple[str, ...] = ()
+    args: tuple[Arg, ...] = ()
+    problem: Problem = field(default_factory=Problem)
+    restrictions: tuple[str, ...] = ()
+    defines: tuple[tuple[str, str], ...] = ()
+    local_mem: str = "0"
+    default: Config | None = None
+    reference: Reference | None = None
+    tolerance: float | None = None
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise SpecError("kernel spec: 'name' must be a non-empty string")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise SpecError(f"kernel {self.name}: 'source' is empty; give the kernel's code")
+        _check_ident(self.entry, f"kernel {self.name}: entry point")
+        try:
+            set_(self, "language", Language(self.language))
+        except ValueError:
+            raise SpecError(
+                f"kernel {self.name}: language {self.language!r} must be one of "
+                f"{', '.join(m.value for m in Language)}"
+            ) from None
+        set_(self, "params", tuple(self.params))
+        set_(self, "global_size", _as_exprs(self.global_size))
+        set_(self, "local_size", _as_exprs(self.local_size))
+        set_(self, "args", tuple(self.args))
+        set_(self, "restrictions", _as_exprs(self.restrictions))
+        defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
+        set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))
+        set_(self, "local_mem", str(self.local_mem))
+        if not isinstance(self.problem, Problem):
+            set_(self, "problem", Problem.of(self.problem))
+        if self.default is not None and not isinstance(self.default, Config):
+            set_(self, "default", Config.of(self.default))
+        self._validate()
+
+    # ---- validation -------------------------------------------------------------------
+    def _validate(self) -> None:
+        what = f"kernel {self.name}"
+        for p in self.params:
+            if not isinstance(p, Param):
+                raise SpecError(f"{what}: params must be Param records, got {p!r}")
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise SpecError(f"{what}: parameter names repeat in {names}")
+        clash = set(names) & set(self.problem)
+        if clash:
+            raise SpecError(f"{what}: {sorted(clash)} are both parameters and problem values")
+        if not 1 <= len(self.global_size) <= 3 or len(self.local_size) != len(self.global_size):
+            raise SpecError(
+                f"{what}: global_size and local_size need the same number (1-3) of dimensions"
+            )
+        arg_names = [a.name for a in self.args]
+        for a in self.args:
+            if not isinstance(a, ARG_TYPES):
+                raise SpecError(f"{what}: args must be ArrayArg, ScalarArg or LocalArg, got {a!r}")
+            _check_ident(a.name, f"{what}: argument name")
+        if len(set(arg_names)) != len(arg_names):
+            raise SpecError(f"{what}: argument names repeat in {arg_names}")
+        if self.reference is not None and not any(
+            isinstance(a, ArrayArg) and a.output for a in self.args
+        ):
+            raise SpecError(f"{what}: a reference needs at least one output array (output=true)")
+        for k, _ in self.defines:
+            _check_ident(k, f"{what}: define")
+        known = set(names) | set(self.problem) | set(DTYPE_NAMES)
+        launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
+        no_launch = known - launch  # what is compiled in cannot depend on launch-only params
+        for label, expr, allowed in self._expressions(known, no_launch):
+            unknown = expr.names - allowed
+            if unknown:
+                hint = (
+                    " (launch parameters cannot be compiled in; make them compile-time)"
+                    if unknown & launch
+                    else ""
+                )
+                raise SpecError(
+                    f"{what}: {label} {expr.text!r} uses unknown name(s) "
+                    f"{', '.join(sorted(unknown))}{hint}"
+                )
+        if self.default is not None:
+            self.check_config(self.default, f"{what}: default configuration")
+
+    def _expressions(
+        self, known: set[str], no_launch: set[str]
+    ) -> list[tuple[str, Expr, set[str]]]:
+        out: list[tuple[str, Expr, set[str]]] = []
+        out += [("global_size", e, known) for e in self.global_exprs]
+        out += [("local_size", e, known) for e in self.local_exprs]
+        out += [("restriction", e, known) for e in self.restriction_exprs]
+        out += [("local_mem", self.local_mem_expr, known)]
+        out += [(f"define {k}", e, no_launch) for k, e in self.define_exprs]
+        for a in self.args:
+            out.append((f"argument {a.name} dtype", Expr(a.dtype, self.name), no_launch))
+            if isinstance(a, ArrayArg):
+                out += [
+                    (f"argument {a.name} shape", Expr(s, self.name), no_launch) for s in a.shape
+                ]
+            elif isinstance(a, ScalarArg):
+                out.append((f"argument {a.name} value", Expr(a.value, self.name), no_launch))
+            else:
+                out.append((f"argument {a.name} count", Expr(a.count, self.name), known))
+        return out
+
+    def check_config(self, config: Mapping[str, Any], what: str = "configuration") -> None:
+        """Raise SpecError unless ``config`` gives every parameter one of its values."""
+        names = {p.name for p in self.params}
+        if set(config) != names:
+            raise SpecError(
+                f"{what} {dict(config)} must set exactly the parameters {sorted(names)}"
+            )
+        for p in self.params:
+            if config[p.name] not in p.values:
+                raise SpecError(
+                    f"{what}: {p.name}={config[p.name]!r} is not one of {list(p.values)}"
+                )
+
+    # ---- parsed expressions (cached; Expr pickles by text) ----------------------------
+    @cached_property
+    def global_exprs(self) -> tuple[Expr, ...]:
+        return tuple(Expr(e, f"kernel {self.name} global_size") for e in self.global_size)
+
+    @cached_property
+    def local_exprs(self) -> tuple[Expr, ...]:
+        return tuple(Expr(e, f"kernel {self.name} local_size") for e in self.local_size)
+
+    @cached_property
+    def restriction_exprs(self) -> tuple[Expr, ...]:
+        return tuple(Expr(e, f"kernel {self.name} restriction") for e in self.restrictions)
+
+    @cached_property
+    def local_mem_expr(self) -> Expr:
+        return Expr(self.local_mem, f"kernel {self.name} local_mem")
+
+    @cached_property
+    def define_exprs(self) -> tuple[tuple[str, Expr], ...]:
+        return tuple((k, Expr(v, f"kernel {self.name} define {k}")) for k, v in self.defines)
+
+    # ---- derived values ---------------------------------------------------------------
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    @cached_property
+    def source_hash(self) -> str:
+        """Identity of the code: language, entry point and source text."""
+        text = f"{self.language.value}\0{self.entry}\0{self.source}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def env(self, config: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, Any]:
+        """The names expressions see: the problem's defaults, the problem, the configuration."""
+        return {**dict(self.problem), **dict(problem), **dict(config)}
+
+    def geometry(self, env: Mapping[str, Any]) -> Geometry:
+        global_size = tuple(int(e.value(env)) for e in self.global_exprs)
+        local_size = tuple(int(e.value(env)) for e in self.local_exprs)
+        return Geometry(global_size, local_size, self.local_mem_bytes(env))
+
+    def local_mem_bytes(self, env: Mapping[str, Any]) -> int:
+        total = int(self.local_mem_expr.value(env))
+        for a in self.args:
+            if isinstance(a, LocalArg):
+                count = int(Expr(a.count, self.name).value(env))
+                total += count * numpy_dtype(Expr(a.dtype, self.name).value(env)).itemsize
+        return total
+
+    def build_defines(self, env: Mapping[str, Any]) -> dict[str, str]:
+        """``-D`` defines: every compile-time parameter, then the spec's own defines."""
+        out = {
+            p.name: _define_text(env[p.name]) for p in self.params if p.kind is ParamKind.COMPILE
+        }
+        for k, e in self.define_exprs:
+            out[k] = _define_text(e.value(env))
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Everything but the source as plain data (stored with results, shown by the CLI)."""
+        ref = self.reference
+        return {
+            "name": self.name,
+            "language": self.language.value,
+            "entry": self.entry,
+            "params": [
+                {"name": p.name, "values": list(p.values), "kind": p.kind.value}
+                for p in self.params
+            ],
+            "global_size": list(self.global_size),
+            "local_size": list(self.local_size),
+            "args": [_describe_arg(a) for a in self.args],
+            "problem": dict(self.problem),
+            "restrictions": list(self.restrictions),
+            "defines": dict(self.defines),
+            "local_mem": self.local_mem,
+            "default": dict(self.default) if self.default is not None else None,
+            "reference": None
+            if ref is None
+            else f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', type(ref).__name__)}",
+            "tolerance": self.tolerance,
+            "doc": self.doc,
+        }
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Drop cached parsed expressions; they are rebuilt on first use.
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+
+
+def _describe_arg(a: Arg) -> dict[str, Any]:
+    if isinstance(a, ArrayArg):
+        return {
+            "kind": "array",
+            "name": a.name,
+            "dtype": a.dtype,
+            "shape": list(a.shape),
+            "init": a.init.value,
+            "output": a.output,
+        }
+    if isinstance(a, ScalarArg):
+        return {"kind": "scalar", "name": a.name, "dtype": a.dtype, "value": a.value}
+    return {"kind": "local", "name": a.name, "dtype": a.dtype, "count": a.count}
+
+
+def _as_exprs(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str | int):
+        return (str(value),)
+    return tuple(str(v) for v in value)
+
+
+def _define_text(value: Any) -> str:
+    if isinstance(value, bool | np.bool_):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

@@ -1,0 +1,56 @@
+"""Summary statistics of timing samples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of n timing samples in milliseconds. ``ci_low``/``ci_high`` bound the median
+    with at least 95% confidence (distribution-free: order statistics of a binomial), because
+    kernel times are skewed and a mean-based interval would be misleading."""
+
+    n: int
+    min: float
+    median: float
+    mean: float
+    std: float
+    ci_low: float
+    ci_high: float
+
+
+def _median_ci_rank(n: int, confidence: float = 0.95) -> int:
+    """Largest 1-based rank j with P(j <= median rank <= n-j+1) >= confidence."""
+    alpha = (1.0 - confidence) / 2.0
+    if n > 1000:
+        return max(1, math.floor(n / 2 - 1.959964 * math.sqrt(n) / 2))
+    cdf, j = 0.0, 0
+    for k in range(n + 1):
+        cdf += math.comb(n, k) * 0.5**n
+        if cdf > alpha:
+            break
+        j = k + 1
+    return max(1, j)
+
+
+def summarize(times_ms: Sequence[float]) -> Stats:
+    """Summarise samples (at least one)."""
+    x = np.sort(np.asarray(times_ms, dtype=np.float64))
+    n = len(x)
+    if n == 0:
+        raise ValueError("no samples to summarise")
+    j = _median_ci_rank(n)
+    return Stats(
+        n=n,
+        min=float(x[0]),
+        median=float(np.median(x)),
+        mean=float(x.mean()),
+        std=float(x.std(ddof=1)) if n > 1 else 0.0,
+        ci_low=float(x[j - 1]),
+        ci_high=float(x[n - j]),
+    )

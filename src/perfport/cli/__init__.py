@@ -1,0 +1,125 @@
+"""Layer 7: the ``perfport`` command line, a thin layer over the Python API."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from perfport._core import PerfportError, Value
+from perfport._core.version import __version__
+
+
+def parse_assignment(text: str) -> tuple[str, Value]:
+    """``name=value`` with value read as bool (true/false), int, float or else string."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise PerfportError(f"--problem expects name=value, got {text!r}")
+    raw = raw.strip()
+    value: Value
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            try:
+                value = float(raw)
+            except ValueError:
+                value = raw
+    return name.strip(), value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfport",
+        description="Find the fastest launch configuration of OpenCL and CUDA kernels.",
+    )
+    parser.add_argument("--version", action="version", version=f"perfport {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("devices", help="list OpenCL and CUDA devices")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("kernels", help="list the built-in kernels")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("tune", help="tune a kernel and store every measurement")
+    p.add_argument(
+        "kernel",
+        metavar="KERNEL",
+        help="built-in name (see 'perfport kernels') or spec file (.py/.toml/.yaml)",
+    )
+    _add_problem(p)
+    p.add_argument(
+        "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
+    )
+    p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
+    p.add_argument("--budget", type=int, help="at most this many configurations in the campaign")
+    p.add_argument(
+        "--max-time", type=float, metavar="SECONDS", help="stop this session after this long"
+    )
+    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed for input data and the strategy")
+    p.add_argument("--repeats", type=int, help="fixed number of timed launches (default: adaptive)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-configuration time limit after its build",
+    )
+    p.add_argument("--no-verify", action="store_true", help="do not check outputs")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
+    p.add_argument("kernel", metavar="KERNEL")
+    _add_problem(p)
+    p.add_argument("--device", help="device id; default: the default device")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("strategies", help="list search strategies")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("results", help="best configuration per device, kernel and problem")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="only this device (fingerprint or name)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("export", help="write every stored result as CSV or JSON")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="only this device (fingerprint or name)")
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+    return parser
+
+
+def _add_problem(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+        help="problem values, e.g. --problem width=1024 height=1024 dtype=double",
+    )  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    console = Console()
+    try:
+        from perfport.cli import commands
+
+        handler = getattr(commands, f"cmd_{args.command}")
+        return int(handler(args, console))
+    except PerfportError as exc:
+        print(f"perfport: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("perfport: interrupted", file=sys.stderr)
+        return 130

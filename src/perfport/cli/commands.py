@@ -1,0 +1,114 @@
+"""One function per CLI command: parse nothing, call the API, print a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+
+import perfport
+from perfport.cli import parse_assignment, render
+from perfport.devices import get_device
+from perfport.kernels import BUILTINS, resolve_kernel
+from perfport.measure import RunSettings, Timing
+from perfport.store import CampaignStatus, Store, export_rows, write_csv, write_json
+from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
+from perfport.tune import Budget, resolve_problem
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=1))
+
+
+def cmd_devices(args: argparse.Namespace, console: Console) -> int:
+    devices = perfport.devices()
+    if args.json:
+        _print_json({"devices": [d.to_json() for d in devices]})
+    else:
+        render.devices_table(console, devices)
+    return 0
+
+
+def cmd_kernels(args: argparse.Namespace, console: Console) -> int:
+    specs = [make() for make in BUILTINS.values()]
+    if args.json:
+        _print_json({"kernels": [s.describe() for s in specs]})
+    else:
+        render.kernels_table(console, specs)
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace, console: Console) -> int:
+    timing = Timing.fixed(args.repeats) if args.repeats else Timing()
+    settings = RunSettings(
+        seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
+    )
+    result = perfport.tune(
+        args.kernel,
+        problem=dict(parse_assignment(p) for p in args.problem),
+        device=args.device,
+        strategy=args.strategy,
+        budget=Budget(args.budget, args.max_time),
+        db=args.db,
+        campaign=args.campaign,
+        settings=settings,
+        progress=sys.stderr.isatty(),
+    )
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        render.tune_report(console, result)
+    return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def cmd_space(args: argparse.Namespace, console: Console) -> int:
+    spec = resolve_kernel(args.kernel)
+    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    device = get_device(args.device, spec.language)
+    report = perfport.kernel_space(spec, problem, device).report
+    if args.json:
+        _print_json(
+            {"kernel": spec.name, "device": device.id, "problem": dict(problem), **report.to_json()}
+        )
+    else:
+        render.space_report(console, spec.name, device, report)
+    return 0
+
+
+def cmd_strategies(args: argparse.Namespace, console: Console) -> int:
+    rows = [
+        {"name": n, "summary": s.summary, "default": n == DEFAULT_STRATEGY}
+        for n, s in STRATEGIES.items()
+    ]
+    if args.json:
+        _print_json({"default": DEFAULT_STRATEGY, "strategies": rows})
+    else:
+        for r in rows:
+            console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}")
+    return 0
+
+
+def cmd_results(args: argparse.Namespace, console: Console) -> int:
+    found = perfport.results(args.db, kernel=args.kernel, device=args.device)
+    if args.json:
+        _print_json({"results": [r.to_json() for r in found]})
+    else:
+        render.results_table(console, found)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    fmt = "json" if args.json else args.format
+    write = write_json if fmt == "json" else write_csv
+    with Store(args.db) as store:
+        rows = export_rows(store, kernel=args.kernel, device=args.device)
+        if args.output:
+            with open(args.output, "w", newline="") as out:
+                n = write(rows, out)
+            print(f"wrote {n} results to {args.output}", file=sys.stderr)
+        else:
+            write(rows, sys.stdout)
+    return 0

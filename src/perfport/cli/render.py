@@ -1,0 +1,139 @@
+"""Human-readable tables for the CLI (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from perfport._core import DeviceInfo, KernelSpec, Measurement
+from perfport.space import PruningReport
+from perfport.store import BestResult
+from perfport.tune import TuneResult
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.0f} MiB"
+
+
+def devices_table(console: Console, devices: Sequence[DeviceInfo]) -> None:
+    table = Table(title="Devices")
+    for col in (
+        "id",
+        "name",
+        "type",
+        "vendor",
+        "driver",
+        "CUs",
+        "max wg",
+        "max items",
+        "local mem",
+        "sub-group",
+        "fingerprint",
+    ):
+        table.add_column(col)
+    for d in devices:
+        table.add_row(
+            d.id, d.name, d.type.value, d.vendor, d.driver, str(d.compute_units), str(d.max_work_group_size),
+            "x".join(map(str, d.max_work_item_sizes)), _mib(d.local_mem_bytes),
+            str(d.subgroup_size or "-"), d.fingerprint,
+        )  # fmt: skip
+    console.print(table)
+
+
+def kernels_table(console: Console, specs: Sequence[KernelSpec]) -> None:
+    table = Table(title="Built-in kernels")
+    for col in ("name", "parameters", "problem (defaults)", "about"):
+        table.add_column(col)
+    for s in specs:
+        params = ", ".join(f"{p.name}[{len(p.values)}]" for p in s.params)
+        table.add_row(s.name, params, str(s.problem), s.doc)
+    console.print(table)
+
+
+def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
+    console.print(f"[bold]{result.kernel}[/] on [bold]{result.device.name}[/] ({result.device.id})")
+    console.print(f"problem: {result.problem}")
+    console.print(
+        f"campaign: {result.campaign} ({result.status.value}), strategy {result.strategy}, "
+        f"verification: {result.verification}, db: {result.db}"
+    )
+    ok = sorted((m for m in result.measurements if m.ok), key=lambda m: m.time_ms or 0.0)
+    default_ms = result.default.time_ms if result.default else None
+    table = Table(title=f"Fastest {min(top, len(ok))} of {result.measured} measured configurations")
+    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default"):
+        table.add_column(col, justify="right" if col != "configuration" else "left")
+    for rank, m in enumerate(ok[:top], 1):
+        s = m.stats
+        assert s is not None
+        ratio = f"{default_ms / s.median:.2f}x" if default_ms else "-"
+        marker = (
+            " (default)" if result.default is not None and m.config == result.default.config else ""
+        )
+        table.add_row(
+            str(rank),
+            f"{m.config}{marker}",
+            _ms(s.median),
+            f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
+            str(s.n),
+            ratio,
+        )
+    console.print(table)
+    counts = ", ".join(f"{k} {v}" for k, v in result.outcomes.items() if v)
+    console.print(f"configurations: {result.configs_total} in the space; outcomes: {counts}")
+    failures = [m for m in result.measurements if not m.ok and m.outcome.measured]
+    for m in failures[:5]:
+        console.print(f"  {m.outcome.value}: {m.config}: {_first_line(m)}", markup=False)
+    if len(failures) > 5:
+        console.print(f"  ... and {len(failures) - 5} more (perfport export)")
+    best = result.best
+    if best is not None:
+        line = f"best: {best.config} at {_ms(best.time_ms)} ms"
+        if result.speedup:
+            line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
+        console.print(f"[bold green]{line}[/]")
+
+
+def _first_line(m: Measurement) -> str:
+    return (m.message.splitlines() or [""])[0][:160]
+
+
+def results_table(console: Console, results: Sequence[BestResult]) -> None:
+    table = Table(title="Best configurations")
+    for col in (
+        "kernel",
+        "device",
+        "problem",
+        "best",
+        "best ms",
+        "default ms",
+        "speedup",
+        "outcomes",
+    ):
+        table.add_column(col)
+    for r in results:
+        table.add_row(
+            r.kernel, r.device, str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
+            _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
+            ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
+        )  # fmt: skip
+    console.print(table)
+
+
+def space_report(
+    console: Console, kernel: str, device: DeviceInfo | None, report: PruningReport
+) -> None:
+    where = f" on {device.name} ({device.id})" if device else ""
+    table = Table(title=f"Search space of {kernel}{where}")
+    table.add_column("constraint")
+    table.add_column("source")
+    table.add_column("removed", justify="right")
+    for label, n, source in report.removed_by:
+        table.add_row(label, source.value, str(n))
+    console.print(table)
+    console.print(f"cartesian {report.cartesian}, legal {report.legal}")

@@ -1,0 +1,84 @@
+"""Layer 1: devices. Every OpenCL platform and device (pyopencl) and every CUDA device (CuPy).
+
+Device ids are ``opencl:<platform>:<device>`` and ``cuda:<n>``. Without a GPU the default is
+PoCL's CPU device (``pip install 'perfport[pocl]'``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language
+from perfport.devices.session import CompiledKernel, LocalSpace, Session
+
+__all__ = [
+    "CompiledKernel",
+    "LocalSpace",
+    "Session",
+    "default_device",
+    "get_device",
+    "list_devices",
+    "open_session",
+]
+
+_TYPE_RANK = {DeviceType.GPU: 0, DeviceType.ACCELERATOR: 1, DeviceType.CPU: 2, DeviceType.OTHER: 3}
+
+
+@lru_cache(maxsize=1)
+def _all_devices() -> tuple[DeviceInfo, ...]:
+    from perfport.devices.cuda import list_cuda
+    from perfport.devices.opencl import list_opencl
+
+    return tuple(list_opencl() + list_cuda())
+
+
+def list_devices() -> list[DeviceInfo]:
+    """Every device on this machine, OpenCL first, then CUDA.
+
+    >>> import perfport
+    >>> [d.id for d in perfport.devices()]  # doctest: +SKIP
+    ['opencl:0:0']
+    """
+    return list(_all_devices())
+
+
+def default_device(language: Language = Language.PORTABLE) -> DeviceInfo:
+    """The fastest kind of device that can run ``language``: a GPU if there is one, else
+    the CPU (PoCL)."""
+    usable = [d for d in _all_devices() if d.backend.accepts(language)]
+    if not usable:
+        raise DeviceError(
+            f"no device can run {language.value} kernels here; install PoCL with "
+            "pip install 'perfport[pocl]' (OpenCL on the CPU) or CuPy for CUDA"
+        )
+    return min(usable, key=lambda d: (_TYPE_RANK[d.type], d.backend is not Backend.OPENCL))
+
+
+def get_device(device_id: str | None = None, language: Language = Language.PORTABLE) -> DeviceInfo:
+    """The device with this id (see ``perfport devices``), or the default one for None."""
+    if device_id is None:
+        return default_device(language)
+    for d in _all_devices():
+        if d.id == device_id or d.fingerprint == device_id:
+            if not d.backend.accepts(language):
+                raise DeviceError(
+                    f"device {device_id} ({d.backend.value}) cannot run {language.value} kernels"
+                )
+            return d
+    if device_id.startswith("cuda:"):
+        from perfport.devices.cuda import _cupy
+
+        _cupy()  # raises MissingExtra when CuPy is the reason
+    known = ", ".join(d.id for d in _all_devices()) or "none"
+    raise DeviceError(f"no device {device_id!r}; devices here: {known} (see 'perfport devices')")
+
+
+def open_session(device: DeviceInfo) -> Session:
+    """A context and queue on ``device``."""
+    if device.backend is Backend.CUDA:
+        from perfport.devices.cuda import CudaSession
+
+        return CudaSession(device)
+    from perfport.devices.opencl import OpenCLSession
+
+    return OpenCLSession(device)

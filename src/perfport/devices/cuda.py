@@ -1,0 +1,160 @@
+"""CUDA devices through CuPy (optional extra ``cuda``)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
+from perfport._core.errors import LaunchError
+from perfport._core.optional import require
+from perfport.devices.portable import CUDA_PRELUDE
+from perfport.devices.session import CompiledKernel, LocalSpace, Session
+
+# Errors after which the CUDA context is unusable: the worker must start afresh.
+_STICKY = (
+    "ILLEGAL_ADDRESS",
+    "LAUNCH_FAILED",
+    "ILLEGAL_INSTRUCTION",
+    "MISALIGNED_ADDRESS",
+    "HARDWARE_STACK_ERROR",
+    "ASSERT",
+    "LAUNCH_TIMEOUT",
+)
+_DEFAULT_DYNAMIC_SHARED = 48 * 1024
+
+
+def _cupy() -> Any:
+    return require("cupy", "cuda", "CUDA devices")
+
+
+def list_cuda() -> list[DeviceInfo]:
+    """Every CUDA device; none when CuPy or a driver is missing (listing is best-effort)."""
+    try:
+        cupy = importlib.import_module("cupy")
+        runtime = cupy.cuda.runtime
+        count = runtime.getDeviceCount()
+        driver = runtime.driverGetVersion()
+    except Exception:
+        return []
+    out = []
+    for i in range(count):
+        p = runtime.getDeviceProperties(i)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+        shared = int(p.get("sharedMemPerBlockOptin") or p["sharedMemPerBlock"])
+        out.append(
+            DeviceInfo(
+                id=f"cuda:{i}",
+                backend=Backend.CUDA,
+                name=name.strip(),
+                vendor="NVIDIA",
+                type=DeviceType.GPU,
+                driver=f"CUDA driver {driver // 1000}.{driver % 1000 // 10}",
+                platform=f"CUDA runtime {runtime.runtimeGetVersion()}",
+                version=f"sm_{p['major']}{p['minor']}",
+                compute_units=int(p["multiProcessorCount"]),
+                max_work_group_size=int(p["maxThreadsPerBlock"]),
+                max_work_item_sizes=tuple(int(x) for x in p["maxThreadsDim"]),
+                local_mem_bytes=shared,
+                global_mem_bytes=int(p["totalGlobalMem"]),
+                subgroup_size=int(p["warpSize"]),
+            )
+        )
+    return out
+
+
+class _CudaKernel(CompiledKernel):
+    def __init__(self, module: Any, kernel: Any) -> None:
+        self.module = module  # keeps the module alive
+        self.kernel = kernel
+        self.max_work_group_size = int(kernel.max_threads_per_block)
+        self.static_local_mem_bytes = int(kernel.shared_size_bytes)
+
+
+def _error_code(exc: Exception) -> str:
+    text = str(exc)
+    head = text.split(":", 1)[0].strip()
+    return head if head.startswith("CUDA") else type(exc).__name__
+
+
+class CudaSession(Session):
+    def __init__(self, device: DeviceInfo) -> None:
+        cupy = self._cupy = _cupy()
+        try:
+            index = int(device.id.split(":")[1])
+            self._device = cupy.cuda.Device(index)
+            self._device.use()
+        except Exception as exc:
+            raise DeviceError(
+                f"no CUDA device {device.id} ({exc}); see 'perfport devices'"
+            ) from None
+        self.device = device
+        self._stream = cupy.cuda.Stream(non_blocking=True)
+
+    def compile(
+        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
+    ) -> CompiledKernel:
+        cupy = self._cupy
+        if language is Language.OPENCL:
+            raise BuildError("an OpenCL kernel cannot run on a CUDA device")
+        text = CUDA_PRELUDE + source if language is Language.PORTABLE else source
+        options = tuple(f"-D{k}={v}" for k, v in defines.items())
+        try:
+            module = cupy.RawModule(code=text, options=options)
+            kernel = module.get_function(entry)
+            compiled = _CudaKernel(module, kernel)
+        except Exception as exc:  # CompileException, or a missing entry point
+            message = str(exc)
+            first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
+            raise BuildError(first.strip()[:300], message) from None
+        return compiled
+
+    def upload(self, array: np.ndarray) -> Any:
+        with self._stream:
+            return self._cupy.asarray(np.ascontiguousarray(array))
+
+    def download(self, buffer: Any, out: np.ndarray) -> None:
+        self._stream.synchronize()
+        out[...] = buffer.get().reshape(out.shape)
+
+    def launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+        repeats: int = 1,
+    ) -> list[float]:
+        cupy = self._cupy
+        assert isinstance(kernel, _CudaKernel)
+        block = tuple(local_size) + (1,) * (3 - len(local_size))
+        grid = tuple(g // b for g, b in zip(global_size, local_size, strict=True))
+        grid += (1,) * (3 - len(grid))
+        shared = sum(a.nbytes for a in args if isinstance(a, LocalSpace))
+        plain = tuple(a for a in args if not isinstance(a, LocalSpace))
+        try:
+            if shared > _DEFAULT_DYNAMIC_SHARED:
+                kernel.kernel.max_dynamic_shared_size_bytes = shared
+            pairs = []
+            with self._stream:  # RawKernel launches on the current stream
+                for _ in range(repeats):
+                    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                    start.record(self._stream)
+                    kernel.kernel(grid, block, plain, shared_mem=shared)
+                    end.record(self._stream)
+                    pairs.append((start, end))
+            self._stream.synchronize()
+            return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
+        except Exception as exc:
+            code = _error_code(exc)
+            if any(s in code for s in _STICKY):
+                self.healthy = False
+            raise LaunchError(code, str(exc).splitlines()[0][:300]) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._stream.synchronize()

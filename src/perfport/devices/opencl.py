@@ -1,0 +1,167 @@
+"""OpenCL devices through pyopencl: every platform, every device."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
+from perfport._core.errors import LaunchError
+from perfport._core.optional import require
+from perfport.devices.portable import OPENCL_PRELUDE
+from perfport.devices.session import CompiledKernel, LocalSpace, Session
+
+
+def _cl() -> Any:
+    return require("pyopencl", "pocl", "OpenCL devices")
+
+
+def _device_type(cl: Any, t: int) -> DeviceType:
+    if t & cl.device_type.GPU:
+        return DeviceType.GPU
+    if t & cl.device_type.CPU:
+        return DeviceType.CPU
+    if t & cl.device_type.ACCELERATOR:
+        return DeviceType.ACCELERATOR
+    return DeviceType.OTHER
+
+
+def _subgroup_size(d: Any) -> int | None:
+    # Vendor queries; OpenCL 1.2 devices (PoCL's CPU build) have no portable one.
+    for attr in ("warp_size_nv", "wavefront_width_amd"):
+        try:
+            return int(getattr(d, attr))
+        except Exception:
+            continue
+    try:
+        sizes = d.sub_group_sizes_intel
+        return int(max(sizes)) if sizes else None
+    except Exception:
+        return None
+
+
+def list_opencl() -> list[DeviceInfo]:
+    """Every OpenCL device of every platform; none (not an error) if no ICD is installed."""
+    cl = _cl()
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:
+        return []
+    out = []
+    for i, p in enumerate(platforms):
+        try:
+            devices = p.get_devices()
+        except cl.Error:
+            continue
+        for j, d in enumerate(devices):
+            out.append(
+                DeviceInfo(
+                    id=f"opencl:{i}:{j}",
+                    backend=Backend.OPENCL,
+                    name=d.name.strip(),
+                    vendor=d.vendor.strip(),
+                    type=_device_type(cl, d.type),
+                    driver=d.driver_version.strip(),
+                    platform=f"{p.name.strip()} {p.version.strip()}",
+                    version=d.version.strip(),
+                    compute_units=int(d.max_compute_units),
+                    max_work_group_size=int(d.max_work_group_size),
+                    max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
+                    local_mem_bytes=int(d.local_mem_size),
+                    global_mem_bytes=int(d.global_mem_size),
+                    subgroup_size=_subgroup_size(d),
+                )
+            )
+    return out
+
+
+class _OpenCLKernel(CompiledKernel):
+    def __init__(self, kernel: Any, device: Any, cl: Any) -> None:
+        info = cl.kernel_work_group_info
+        self.kernel = kernel
+        self.max_work_group_size = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, device))
+        self.static_local_mem_bytes = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, device))
+
+
+def _code_name(cl: Any, exc: Any) -> str:
+    code = getattr(exc, "code", None)
+    try:
+        return str(cl.status_code.to_string(code)) if code is not None else type(exc).__name__
+    except Exception:
+        return f"CL_ERROR_{code}"
+
+
+class OpenCLSession(Session):
+    def __init__(self, device: DeviceInfo) -> None:
+        cl = self._cl = _cl()
+        _, p, d = device.id.split(":")
+        try:
+            self._device = cl.get_platforms()[int(p)].get_devices()[int(d)]
+        except (IndexError, ValueError, cl.Error) as exc:
+            raise DeviceError(
+                f"no OpenCL device {device.id} ({exc}); see 'perfport devices'"
+            ) from None
+        self.device = device
+        self._ctx = cl.Context([self._device])
+        self._queue = cl.CommandQueue(
+            self._ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
+        )
+
+    def compile(
+        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
+    ) -> CompiledKernel:
+        cl = self._cl
+        if language is Language.CUDA:
+            raise BuildError("a CUDA kernel cannot run on an OpenCL device")
+        text = OPENCL_PRELUDE + source if language is Language.PORTABLE else source
+        options = [f"-D{k}={v}" for k, v in defines.items()]
+        try:
+            program = cl.Program(self._ctx, text).build(options=options)
+            kernel = cl.Kernel(program, entry)
+        except cl.Error as exc:
+            message = str(exc)
+            first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
+            raise BuildError(first.strip()[:300], message) from None
+        return _OpenCLKernel(kernel, self._device, cl)
+
+    def upload(self, array: np.ndarray) -> Any:
+        cl = self._cl
+        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
+        return cl.Buffer(self._ctx, flags, hostbuf=np.ascontiguousarray(array))
+
+    def download(self, buffer: Any, out: np.ndarray) -> None:
+        self._cl.enqueue_copy(self._queue, out, buffer).wait()
+
+    def launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+        repeats: int = 1,
+    ) -> list[float]:
+        cl = self._cl
+        assert isinstance(kernel, _OpenCLKernel)
+        k = kernel.kernel
+        try:
+            k.set_args(
+                *(cl.LocalMemory(a.nbytes) if isinstance(a, LocalSpace) else a for a in args)
+            )
+            events = [
+                cl.enqueue_nd_range_kernel(self._queue, k, tuple(global_size), tuple(local_size))
+                for _ in range(repeats)
+            ]
+            self._queue.finish()
+            return [(e.profile.end - e.profile.start) * 1e-6 for e in events]
+        except cl.Error as exc:
+            code = _code_name(cl, exc)
+            if code in {"OUT_OF_HOST_MEMORY", "INVALID_COMMAND_QUEUE"}:
+                self.healthy = False
+            raise LaunchError(code, str(exc).splitlines()[0][:300]) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._queue.finish()

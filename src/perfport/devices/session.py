@@ -1,0 +1,68 @@
+"""The contract every backend implements: build, move data, launch with device-event timing."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perfport._core import DeviceInfo, Language
+
+
+@dataclass(frozen=True)
+class LocalSpace:
+    """A launch argument that is a ``__local`` buffer of ``nbytes`` (CUDA: dynamic shared)."""
+
+    nbytes: int
+
+
+class CompiledKernel(ABC):
+    """A built kernel and the limits the driver reports for it after the build."""
+
+    max_work_group_size: int  # CL_KERNEL_WORK_GROUP_SIZE / cudaFuncAttributes.maxThreadsPerBlock
+    static_local_mem_bytes: int  # local memory the compiled code declares itself
+
+
+class Session(ABC):
+    """One context and queue on one device.
+
+    Not thread-safe: one session per worker process. Call order: ``compile`` and ``upload``
+    in any order, then any number of ``launch``/``download``; ``close`` last. ``compile``
+    raises BuildError; ``launch`` raises LaunchError when the driver refuses the launch.
+    After an error that poisons the context (e.g. a CUDA illegal address), ``healthy`` turns
+    False and the caller must close the session and open a new one.
+    """
+
+    device: DeviceInfo
+    healthy: bool = True
+
+    @abstractmethod
+    def compile(
+        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
+    ) -> CompiledKernel: ...
+
+    @abstractmethod
+    def upload(self, array: np.ndarray) -> Any:
+        """Copy a host array to a new device buffer and return the buffer."""
+
+    @abstractmethod
+    def download(self, buffer: Any, out: np.ndarray) -> None:
+        """Copy a device buffer into ``out`` (same size)."""
+
+    @abstractmethod
+    def launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+        repeats: int = 1,
+    ) -> list[float]:
+        """Launch ``repeats`` times back to back; return each launch's device time in ms.
+        ``args`` holds device buffers, numpy scalars and LocalSpace."""
+
+    def close(self) -> None:  # noqa: B027 (optional hook)
+        """Release the context."""

@@ -1,0 +1,256 @@
+"""Load a KernelSpec from a Python, TOML or YAML file.
+
+A Python file defines ``kernel``: a KernelSpec, or a function returning one. A TOML or YAML
+file holds the same fields as data (see docs/kernel-spec.md). Python files (and reference
+functions named by data files) are imported as modules under a name derived from their path,
+and worker processes re-import them by that name, so their functions pickle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from perfport._core import (
+    ArrayArg,
+    KernelSpec,
+    LocalArg,
+    Param,
+    ParamKind,
+    PerfportError,
+    ScalarArg,
+    SpecError,
+)
+
+_LOADED: dict[str, str] = {}  # module name -> file path, for worker processes
+
+_TOP_KEYS = {
+    "name", "entry", "language", "source", "source_file", "params", "global_size",
+    "local_size", "args", "problem", "restrictions", "defines", "local_mem", "default",
+    "reference", "tolerance", "doc",
+}  # fmt: skip
+_ARG_KEYS = {
+    "array": {"kind", "name", "dtype", "shape", "init", "output"},
+    "scalar": {"kind", "name", "dtype", "value"},
+    "local": {"kind", "name", "dtype", "count"},
+}
+
+
+def loaded_modules() -> dict[str, str]:
+    """Modules this process imported from kernel files: name -> path."""
+    return dict(_LOADED)
+
+
+def import_file(path: str | Path) -> ModuleType:
+    """Import a Python file as a module named after its absolute path (idempotent)."""
+    path = Path(path).resolve()
+    name = "perfport_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"{path}: cannot be imported as Python; give a .py file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except PerfportError:
+        del sys.modules[name]
+        raise
+    except SyntaxError as exc:
+        del sys.modules[name]
+        raise SpecError(f"{path}:{exc.lineno}: Python syntax error: {exc.msg}") from None
+    except Exception as exc:
+        del sys.modules[name]
+        raise SpecError(
+            f"{path}: running the file raised {type(exc).__name__}: {exc}; fix the file"
+        ) from None
+    _LOADED[name] = str(path)
+    return module
+
+
+def preload(modules: Mapping[str, str]) -> None:
+    """Import the given kernel-file modules (in a worker, before unpickling specs)."""
+    for path in modules.values():
+        import_file(path)
+
+
+def load_kernel(path: str | Path) -> KernelSpec:
+    """Load a kernel spec from a ``.py``, ``.toml``, ``.yaml`` or ``.yml`` file.
+
+    >>> import perfport
+    >>> spec = perfport.load_kernel("examples/saxpy.toml")  # doctest: +SKIP
+    >>> spec.name  # doctest: +SKIP
+    'saxpy'
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(f"kernel spec file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".py":
+        return _from_python(path)
+    if suffix == ".toml":
+        try:
+            data = tomllib.loads(path.read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise SpecError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
+        return _from_data(data, path)
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(path.read_text())
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            reason = str(exc).replace("\n", " ")
+            raise SpecError(f"{path}: invalid YAML ({reason}); fix the syntax") from None
+        return _from_data(data, path)
+    raise SpecError(f"{path}: unknown kernel spec type {suffix!r}; use .py, .toml, .yaml or .yml")
+
+
+def _from_python(path: Path) -> KernelSpec:
+    module = import_file(path)
+    kernel = getattr(module, "kernel", None)
+    if callable(kernel) and not isinstance(kernel, KernelSpec):
+        try:
+            kernel = kernel()
+        except PerfportError:
+            raise
+        except Exception as exc:
+            raise SpecError(f"{path}: kernel() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(kernel, KernelSpec):
+        raise SpecError(
+            f"{path}: define 'kernel' as a perfport.KernelSpec (or a function returning one)"
+        )
+    return kernel
+
+
+def _from_data(data: Any, path: Path) -> KernelSpec:
+    where = str(path)
+    if not isinstance(data, dict):
+        raise SpecError(
+            f"{where}: the file must hold a table of kernel fields, got {type(data).__name__}"
+        )
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise SpecError(
+            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_TOP_KEYS))}"
+        )
+    for required in ("name", "entry", "global_size", "local_size"):
+        if required not in data:
+            raise SpecError(f"{where}: missing required field {required!r}")
+    fields = dict(data)
+    fields["source"] = _source(fields, path)
+    fields.pop("source_file", None)
+    fields["params"] = tuple(
+        _param(p, where) for p in _list(fields.get("params", []), "params", where)
+    )
+    fields["args"] = tuple(_arg(a, where) for a in _list(fields.get("args", []), "args", where))
+    for key in ("problem", "defines", "default"):
+        if key in fields and not isinstance(fields[key], dict):
+            raise SpecError(f"{where}: {key!r} must be a table (name = value)")
+    if "reference" in fields:
+        fields["reference"] = _reference(fields["reference"], path)
+    if "tolerance" in fields and not isinstance(fields["tolerance"], int | float):
+        raise SpecError(f"{where}: 'tolerance' must be a number")
+    try:
+        return KernelSpec(**fields)
+    except SpecError as exc:
+        raise SpecError(f"{where}: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"{where}: {exc}") from None
+
+
+def _list(value: Any, key: str, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise SpecError(f"{where}: {key!r} must be a list")
+    return value
+
+
+def _source(fields: dict[str, Any], path: Path) -> str:
+    if ("source" in fields) == ("source_file" in fields):
+        raise SpecError(
+            f"{path}: give exactly one of 'source' (the code) or 'source_file' (a path)"
+        )
+    if "source" in fields:
+        if not isinstance(fields["source"], str):
+            raise SpecError(f"{path}: 'source' must be a string")
+        return fields["source"]
+    source_path = path.parent / str(fields["source_file"])
+    try:
+        return source_path.read_text()
+    except OSError as exc:
+        raise SpecError(
+            f"{path}: cannot read source_file {str(source_path)!r} ({exc.strerror})"
+        ) from None
+
+
+def _param(p: Any, where: str) -> Param:
+    if (
+        not isinstance(p, dict)
+        or set(p) - {"name", "values", "kind"}
+        or "name" not in p
+        or "values" not in p
+    ):
+        raise SpecError(
+            f"{where}: each param needs 'name' and 'values' (and optionally 'kind'), got {p!r}"
+        )
+    try:
+        kind = ParamKind(p.get("kind", "compile"))
+    except ValueError:
+        raise SpecError(
+            f"{where}: param {p['name']!r}: kind must be 'compile' or 'launch'"
+        ) from None
+    return Param(p["name"], p["values"], kind)
+
+
+def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
+    if not isinstance(a, dict) or a.get("kind") not in _ARG_KEYS:
+        raise SpecError(f"{where}: each arg needs kind = 'array', 'scalar' or 'local', got {a!r}")
+    kind = a["kind"]
+    unknown = set(a) - _ARG_KEYS[kind]
+    missing = _ARG_KEYS[kind] - {"init", "output"} - set(a)
+    if unknown or missing:
+        raise SpecError(
+            f"{where}: {kind} arg {a.get('name')!r}: "
+            + (
+                f"unknown key(s) {sorted(unknown)}"
+                if unknown
+                else f"missing key(s) {sorted(missing)}"
+            )
+        )
+    fields = {k: v for k, v in a.items() if k != "kind"}
+    try:
+        if kind == "array":
+            return ArrayArg(**fields)
+        if kind == "scalar":
+            return ScalarArg(**fields)
+        return LocalArg(**fields)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"{where}: {kind} arg {a.get('name')!r}: {exc}") from None
+
+
+def _reference(ref: Any, path: Path) -> Callable[..., Any]:
+    """'file.py:function' (relative to the spec) or 'package.module:function'."""
+    if not isinstance(ref, str) or ":" not in ref:
+        raise SpecError(
+            f"{path}: reference must be 'file.py:function' or 'module:function', got {ref!r}"
+        )
+    target, func_name = ref.rsplit(":", 1)
+    if target.endswith(".py"):
+        module = import_file(path.parent / target)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise SpecError(f"{path}: cannot import reference module {target!r} ({exc})") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise SpecError(f"{path}: reference {ref!r}: {target} has no function {func_name!r}")
+    return func

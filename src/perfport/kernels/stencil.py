@@ -1,0 +1,183 @@
+"""SkelCL-style 2D stencils (Cummins et al. 2016, section 2).
+
+Each work-item updates one cell from its value and a border region of ``north``/``south``
+rows and ``west``/``east`` columns around it. A work-group of ``wc x wr`` work-items first
+copies its tile plus the halo, ``(wr + north + south) x (wc + west + east)`` cells, into local
+memory, so the work-group size sets both the parallel shape and the local-memory footprint.
+Cells outside the matrix read the nearest cell (``boundary='nearest'``) or ``pad``.
+
+A stencil is defined by its customising function, written twice: as a C body that reads
+neighbours with ``GET(dx, dy)`` (dx east, dy south) and returns the new value, and as a numpy
+function that receives ``get(dx, dy)`` (the whole shifted matrix) and returns the new matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfport._core import (
+    ArrayArg,
+    KernelSpec,
+    Language,
+    LocalArg,
+    Param,
+    ParamKind,
+    Problem,
+    ScalarArg,
+)
+from perfport._core.dtypes import numpy_dtype
+
+# Cummins' pilot grid (4, 8, 16, 24, ..., 96) plus the other powers of two up to 1024.
+WG_VALUES: tuple[int, ...] = tuple(sorted({1, 2, 4, *range(8, 97, 8), 128, 256, 512, 1024}))
+
+_SOURCE = r"""
+// SkelCL-style stencil. Defines: ELEM, NORTH, SOUTH, EAST, WEST, NEAREST (1: nearest cell,
+// 0: the PAD value outside the matrix), PAD.
+DEVICE_FN ELEM load_cell(GLOBAL const ELEM* in, int x, int y, int width, int height) {
+#if NEAREST
+    x = min(max(x, 0), width - 1);
+    y = min(max(y, 0), height - 1);
+    return in[y * width + x];
+#else
+    return (x < 0 || y < 0 || x >= width || y >= height) ? (ELEM)(PAD) : in[y * width + x];
+#endif
+}
+
+#define GET(dx, dy) tile[(ly + NORTH + (dy)) * tile_w + (lx + WEST + (dx))]
+DEVICE_FN ELEM user_function(LOCAL_PTR const ELEM* tile, int tile_w, int lx, int ly) {
+USER_FUNCTION_BODY
+}
+#undef GET
+
+KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL ELEM* RESTRICT out, int width, int height
+                    LOCAL_PARAM(ELEM, tile)) {
+    LOCAL_DECL(ELEM, tile)
+    const int lx = LID(0), ly = LID(1), wc = LSIZE(0), wr = LSIZE(1);
+    const int tile_w = wc + WEST + EAST, tile_h = wr + NORTH + SOUTH;
+    const int x0 = GROUP(0) * wc - WEST, y0 = GROUP(1) * wr - NORTH;
+    for (int i = ly * wc + lx; i < tile_w * tile_h; i += wc * wr)
+        tile[i] = load_cell(in, x0 + i % tile_w, y0 + i / tile_w, width, height);
+    BARRIER();
+    const int x = GID(0), y = GID(1);
+    if (x < width && y < height)
+        out[y * width + x] = user_function(tile, tile_w, lx, ly);
+}
+"""
+
+Shifted = Callable[[int, int], np.ndarray]
+NumpyFunction = Callable[[Shifted, Problem], np.ndarray]
+
+BOX_MEAN_C = """
+    ELEM sum = 0;
+    for (int dy = -NORTH; dy <= SOUTH; ++dy)
+        for (int dx = -WEST; dx <= EAST; ++dx)
+            sum += GET(dx, dy);
+    return sum / (ELEM)((NORTH + SOUTH + 1) * (WEST + EAST + 1));
+"""
+
+
+def box_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
+    n, s, e, w = (int(problem[k]) for k in ("north", "south", "east", "west"))
+    total = sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1))
+    count = (n + s + 1) * (w + e + 1)
+    return total // count if np.issubdtype(total.dtype, np.integer) else total / count
+
+
+def shifted_views(
+    matrix: np.ndarray, problem: Mapping[str, object]
+) -> Callable[[int, int], np.ndarray]:
+    """``get(dx, dy)``: the matrix shifted so that element [y, x] is cell (x+dx, y+dy), with
+    the stencil's boundary rule; computed in float64 (int64 for integers)."""
+    n, s, e, w = (int(problem[k]) for k in ("north", "south", "east", "west"))  # type: ignore[call-overload]
+    wide = np.int64 if np.issubdtype(matrix.dtype, np.integer) else np.float64
+    m = matrix.astype(wide)
+    if problem["boundary"] == "nearest":
+        padded = np.pad(m, ((n, s), (w, e)), mode="edge")
+    else:
+        padded = np.pad(m, ((n, s), (w, e)), mode="constant", constant_values=problem["pad"])
+    height, width = matrix.shape
+
+    def get(dx: int, dy: int) -> np.ndarray:
+        return padded[n + dy : n + dy + height, w + dx : w + dx + width]
+
+    return get
+
+
+@dataclass(frozen=True)
+class StencilReference:
+    """The numpy reference of a stencil (a class, not a closure, so that it pickles)."""
+
+    function: NumpyFunction
+
+    def __call__(self, p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        result = self.function(shifted_views(inputs["input"], p), p)
+        return {"output": result.astype(numpy_dtype(str(p["dtype"])))}
+
+
+def make_stencil(
+    name: str,
+    c_body: str,
+    numpy_function: NumpyFunction,
+    *,
+    problem: Mapping[str, object] | None = None,
+    doc: str = "",
+) -> KernelSpec:
+    """A SkelCL-style stencil from its customising function (C body and numpy twin).
+
+    The problem values ``width``, ``height``, ``north``, ``south``, ``east``, ``west``,
+    ``dtype`` (int, float, double), ``boundary`` ('nearest' or 'pad') and ``pad`` have defaults
+    that ``problem`` overrides. Tunable: the work-group size ``wc`` x ``wr``.
+    """
+    defaults: dict[str, object] = {
+        "width": 512, "height": 512, "north": 1, "south": 1, "east": 1, "west": 1,
+        "dtype": "float", "boundary": "nearest", "pad": 0,
+    }  # fmt: skip
+    defaults.update(problem or {})
+    return KernelSpec(
+        name=name,
+        source=_SOURCE.replace("USER_FUNCTION_BODY", c_body.strip("\n")),
+        entry="stencil",
+        language=Language.PORTABLE,
+        params=(
+            Param("wc", WG_VALUES, ParamKind.LAUNCH),
+            Param("wr", WG_VALUES, ParamKind.LAUNCH),
+        ),
+        global_size=("round_up(width, wc)", "round_up(height, wr)"),
+        local_size=("wc", "wr"),
+        args=(
+            ArrayArg("input", "dtype", ("height", "width")),
+            ArrayArg("output", "dtype", ("height", "width"), output=True),
+            ScalarArg("width", "int", "width"),
+            ScalarArg("height", "int", "height"),
+            LocalArg("tile", "dtype", "(wc + west + east) * (wr + north + south)"),
+        ),
+        problem=Problem.of(defaults),
+        restrictions=("boundary in ('nearest', 'pad')",),
+        defines=(
+            ("ELEM", "ctype(dtype)"),
+            ("NORTH", "north"),
+            ("SOUTH", "south"),
+            ("EAST", "east"),
+            ("WEST", "west"),
+            ("NEAREST", "boundary == 'nearest'"),
+            ("PAD", "pad"),
+        ),
+        default={"wc": 32, "wr": 4},  # Cummins' "human expert" choice, w(32x4)
+        reference=StencilReference(numpy_function),
+        doc=doc,
+    )
+
+
+def stencil() -> KernelSpec:
+    """The generic built-in stencil: the mean of the border region (a box blur whose shape is
+    set by north/south/east/west in the problem)."""
+    return make_stencil(
+        "stencil",
+        BOX_MEAN_C,
+        box_mean_numpy,
+        doc="SkelCL-style 2D stencil: mean over the north/south/east/west border region; "
+        "tunes the work-group size wc x wr.",
+    )

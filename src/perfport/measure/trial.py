@@ -1,0 +1,218 @@
+"""One configuration, start to finish, inside a worker: check -> build -> verify -> time.
+
+Failures are values (a Measurement with an Outcome), never exceptions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from perfport._core import (
+    ArrayArg,
+    BuildError,
+    Config,
+    Expr,
+    ExpressionError,
+    KernelSpec,
+    LaunchError,
+    LocalArg,
+    Measurement,
+    Outcome,
+    Problem,
+    ScalarArg,
+)
+from perfport._core.dtypes import numpy_dtype
+from perfport.devices import CompiledKernel, LocalSpace, Session
+from perfport.measure.data import host_arrays, scalar_value
+from perfport.measure.settings import RunSettings
+from perfport.measure.verify import mismatch
+
+_LOG_LIMIT = 4000
+
+
+class TrialEngine:
+    """Runs trials of one kernel and problem on one session. Builds are cached per set of
+    ``-D`` defines, so launch-time parameters (work-group sizes) never rebuild."""
+
+    def __init__(
+        self, session: Session, spec: KernelSpec, problem: Problem, settings: RunSettings
+    ) -> None:
+        self.session = session
+        self.spec = spec
+        self.settings = settings
+        self.problem = spec.problem.merged(problem)
+        self.env = spec.env({}, self.problem)
+        self.initial = host_arrays(spec, self.env, settings.seed)
+        self.outputs = {
+            a.name: np.empty_like(self.initial[a.name])
+            for a in spec.args
+            if isinstance(a, ArrayArg) and a.output
+        }
+        self.buffers = {name: session.upload(arr) for name, arr in self.initial.items()}
+        self.scalars = {
+            a.name: scalar_value(spec, a, self.env) for a in spec.args if isinstance(a, ScalarArg)
+        }
+        self.expected: dict[str, np.ndarray] | None = None
+        self.verification = "not verified"
+        self.captured: dict[str, np.ndarray] | None = None
+        self._builds: dict[tuple[tuple[str, str], ...], CompiledKernel | BuildError] = {}
+
+    # ---- verification sources ---------------------------------------------------------
+    def use_reference(self) -> None:
+        """Expect the outputs of the spec's numpy reference."""
+        assert self.spec.reference is not None
+        inputs = {k: v.copy() for k, v in self.initial.items()}
+        result = self.spec.reference(self.problem, inputs)
+        self.expected = {k: np.asarray(v) for k, v in dict(result).items()}
+        self.verification = "numpy reference"
+
+    def use_gold(self, config: Config, outputs: Mapping[str, np.ndarray]) -> None:
+        """Expect the outputs that the reference configuration ``config`` produced."""
+        self.expected = {k: v.copy() for k, v in outputs.items()}
+        self.verification = f"reference configuration {config}"
+
+    # ---- one trial --------------------------------------------------------------------
+    def run(
+        self, config: Config, on_built: Callable[[], None] = lambda: None, capture: bool = False
+    ) -> Measurement:
+        """Measure ``config``. With ``capture``, keep the outputs of one launch from the
+        initial state in ``self.captured`` (to serve as the gold of later trials)."""
+        spec, device = self.spec, self.session.device
+        self.captured = None
+        env = spec.env(config, self.problem)
+
+        def result(outcome: Outcome, message: str = "", **kw: Any) -> Measurement:
+            return Measurement(config, outcome, message, **kw)
+
+        try:
+            geometry = spec.geometry(env)
+            dynamic = {
+                a.name: self._local_bytes(a, env) for a in spec.args if isinstance(a, LocalArg)
+            }
+            defines = tuple(spec.build_defines(env).items())
+        except ExpressionError as exc:
+            return result(Outcome.PRUNED, f"launch shape cannot be computed: {exc}")
+        refusal = _device_limits(
+            geometry.global_size, geometry.local_size, geometry.local_mem_bytes, device
+        )
+        if refusal:
+            return result(Outcome.PRUNED, refusal)
+
+        started = time.perf_counter()
+        built = self._build(defines)
+        compile_ms = (time.perf_counter() - started) * 1000.0
+        on_built()
+        if isinstance(built, BuildError):
+            log = f"{built}\n{built.log}"[:_LOG_LIMIT]
+            return result(Outcome.COMPILE_ERROR, log, compile_ms=compile_ms)
+        work_items = math.prod(geometry.local_size)
+        if work_items > built.max_work_group_size:
+            return result(
+                Outcome.PRUNED,
+                f"the built kernel allows at most {built.max_work_group_size} work-items per "
+                f"work-group (CL_KERNEL_WORK_GROUP_SIZE); this configuration has {work_items}",
+                compile_ms=compile_ms,
+            )
+        needed = built.static_local_mem_bytes + sum(dynamic.values())
+        if needed > device.local_mem_bytes:
+            return result(
+                Outcome.PRUNED,
+                f"needs {needed} bytes of local memory ({built.static_local_mem_bytes} static + "
+                f"{sum(dynamic.values())} dynamic); the device has {device.local_mem_bytes}",
+                compile_ms=compile_ms,
+            )
+
+        checking = self.settings.verify and self.expected is not None
+        if checking or capture:
+            self._reset_outputs()
+        args = [self._argument(a, dynamic) for a in spec.args]
+        try:
+            if checking or capture:
+                self.session.launch(built, geometry.global_size, geometry.local_size, args)
+                outputs = self._read_outputs()
+                problem = (
+                    mismatch(outputs, self.expected, spec.tolerance)
+                    if self.expected is not None and checking
+                    else None
+                )
+                if problem:
+                    return result(Outcome.WRONG_RESULT, problem, compile_ms=compile_ms)
+                if capture:
+                    self.captured = outputs
+            times = self._time(built, geometry.global_size, geometry.local_size, args)
+        except LaunchError as exc:
+            outcome = Outcome.LAUNCH_REFUSED if self.session.healthy else Outcome.CRASHED
+            return result(outcome, str(exc), compile_ms=compile_ms)
+        return result(Outcome.OK, "", times_ms=tuple(times), compile_ms=compile_ms)
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _build(self, defines: tuple[tuple[str, str], ...]) -> CompiledKernel | BuildError:
+        if defines not in self._builds:
+            try:
+                self._builds[defines] = self.session.compile(
+                    self.spec.source, self.spec.language, self.spec.entry, dict(defines)
+                )
+            except BuildError as exc:
+                self._builds[defines] = exc
+        return self._builds[defines]
+
+    def _local_bytes(self, arg: LocalArg, env: Mapping[str, Any]) -> int:
+        count = int(Expr(arg.count, f"argument {arg.name} count").value(env))
+        return count * numpy_dtype(Expr(arg.dtype, self.spec.name).value(env)).itemsize
+
+    def _argument(self, arg: Any, dynamic: Mapping[str, int]) -> Any:
+        if isinstance(arg, ArrayArg):
+            return self.buffers[arg.name]
+        if isinstance(arg, ScalarArg):
+            return self.scalars[arg.name]
+        return LocalSpace(dynamic[arg.name])
+
+    def _reset_outputs(self) -> None:
+        # Outputs start from their initial (seeded random) contents, so a kernel that writes
+        # nothing fails verification, and in-place kernels see their inputs.
+        for name in self.outputs:
+            self.buffers[name] = self.session.upload(self.initial[name])
+
+    def _read_outputs(self) -> dict[str, np.ndarray]:
+        for name, out in self.outputs.items():
+            self.session.download(self.buffers[name], out)
+        return {k: v.copy() for k, v in self.outputs.items()}
+
+    def _time(
+        self,
+        kernel: CompiledKernel,
+        global_size: tuple[int, ...],
+        local_size: tuple[int, ...],
+        args: list[Any],
+    ) -> list[float]:
+        timing = self.settings.timing
+        for _ in range(timing.warmup):
+            self.session.launch(kernel, global_size, local_size, args)
+        times = self.session.launch(kernel, global_size, local_size, args)
+        n = timing.repeats(times[0])
+        if n > 1:
+            times += self.session.launch(kernel, global_size, local_size, args, repeats=n - 1)
+        return times
+
+
+def _device_limits(
+    global_size: tuple[int, ...], local_size: tuple[int, ...], local_mem: int, device: Any
+) -> str:
+    """Why the device cannot launch this shape, or '' if it can (checked before any build)."""
+    if any(n < 1 for n in local_size) or any(n < 1 for n in global_size):
+        return f"sizes must be positive: global {global_size}, local {local_size}"
+    if any(g % lo for g, lo in zip(global_size, local_size, strict=True)):
+        return f"global size {global_size} is not a multiple of local size {local_size}"
+    if math.prod(local_size) > device.max_work_group_size:
+        return f"{math.prod(local_size)} work-items per group exceed the device's {device.max_work_group_size}"
+    for dim, (n, limit) in enumerate(zip(local_size, device.max_work_item_sizes, strict=False)):
+        if n > limit:
+            return f"local size {n} in dimension {dim} exceeds the device's {limit}"
+    if local_mem > device.local_mem_bytes:
+        return f"needs {local_mem} bytes of local memory; the device has {device.local_mem_bytes}"
+    return ""

@@ -1,0 +1,79 @@
+"""The space of one kernel on one device: its restrictions, then every known device limit.
+
+Device limits (erdem2018 Eqs. 1-2, and the local memory PoCL does not police):
+- the product of the local sizes <= the device's max work-group size;
+- each local size <= the device's max work-item size in that dimension;
+- each global size is a multiple of its local size (OpenCL 1.2 has no ragged work-groups);
+- the kernel's local-memory footprint <= the device's local memory.
+The per-kernel limit CL_KERNEL_WORK_GROUP_SIZE is known only after a build; the runner checks
+it before launching.
+"""
+
+from __future__ import annotations
+
+from perfport._core import DeviceInfo, KernelSpec, LocalArg, Problem
+from perfport.space.space import Constraint, ConstraintSource, Space
+
+DEVICE = ConstraintSource.DEVICE
+
+
+def _is_one(text: str) -> bool:
+    return text.strip() in ("1", "1.0")
+
+
+def device_constraints(spec: KernelSpec, device: DeviceInfo) -> list[Constraint]:
+    out: list[Constraint] = []
+    local = [t for t in spec.local_size if not _is_one(t)]
+    if local:
+        product = " * ".join(f"({t})" if not t.isidentifier() else t for t in local)
+        out.append(
+            Constraint.of(
+                f"{product} <= {device.max_work_group_size}",
+                DEVICE,
+                f"{product} <= {device.max_work_group_size} (max work-group size)",
+            )
+        )
+    for dim, text in enumerate(spec.local_size):
+        if _is_one(text) or dim >= len(device.max_work_item_sizes):
+            continue
+        limit = device.max_work_item_sizes[dim]
+        if limit < device.max_work_group_size:
+            out.append(
+                Constraint.of(
+                    f"({text}) <= {limit}", DEVICE, f"{text} <= {limit} (max work-item size)"
+                )
+            )
+    for g, lo in zip(spec.global_size, spec.local_size, strict=True):
+        pads = g.replace(" ", "").startswith("round_up(") and g.replace(" ", "").endswith(
+            f",{lo.replace(' ', '')})"
+        )
+        if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
+            out.append(
+                Constraint.of(
+                    f"({g}) % ({lo}) == 0", DEVICE, f"{g} % {lo} == 0 (global divisible by local)"
+                )
+            )
+    terms = [] if spec.local_mem.strip() == "0" else [f"({spec.local_mem})"]
+    terms += [f"({a.count}) * sizeof({a.dtype})" for a in spec.args if isinstance(a, LocalArg)]
+    if terms:
+        footprint = " + ".join(terms)
+        out.append(
+            Constraint.of(
+                f"{footprint} <= {device.local_mem_bytes}",
+                DEVICE,
+                f"{footprint} <= {device.local_mem_bytes} (local memory bytes)",
+            )
+        )
+    return out
+
+
+def kernel_space(
+    spec: KernelSpec, problem: Problem | None = None, device: DeviceInfo | None = None
+) -> Space:
+    """The legal configurations of ``spec`` for ``problem`` on ``device`` (no device: only the
+    kernel's own restrictions)."""
+    constants = spec.env({}, problem or Problem())
+    constraints = [Constraint.of(r) for r in spec.restrictions]
+    if device is not None:
+        constraints += device_constraints(spec, device)
+    return Space(spec.params, constraints, constants)

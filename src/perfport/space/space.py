@@ -1,0 +1,161 @@
+"""Search spaces: parameters + constraints -> the legal configurations, vectorised."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, Expr, Param
+
+_CHUNK = 1 << 20
+
+
+class ConstraintSource(Enum):
+    KERNEL = "kernel"  # the kernel's own restrictions: they define its space
+    DEVICE = "device"  # limits of the device: configurations removed here are "pruned"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A boolean expression every legal configuration satisfies; ``label`` is what reports show."""
+
+    label: str
+    expr: Expr
+    source: ConstraintSource = ConstraintSource.KERNEL
+
+    @classmethod
+    def of(
+        cls, text: str, source: ConstraintSource = ConstraintSource.KERNEL, label: str = ""
+    ) -> Constraint:
+        return cls(label or text, Expr(text, "constraint"), source)
+
+
+@dataclass(frozen=True)
+class PruningReport:
+    """How a space shrank: ``removed_by`` counts, in order, the configurations each constraint
+    removed among those the earlier constraints kept, so they sum to cartesian - legal."""
+
+    cartesian: int
+    legal: int
+    removed_by: tuple[tuple[str, int, ConstraintSource], ...]
+
+    def removed(self, source: ConstraintSource) -> int:
+        return sum(n for _, n, s in self.removed_by if s is source)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cartesian": self.cartesian,
+            "legal": self.legal,
+            "removed_by": {label: n for label, n, _ in self.removed_by},
+            "pruned": self.removed(ConstraintSource.DEVICE),
+        }
+
+
+class Space:
+    """The legal configurations of ``params`` under ``constraints``.
+
+    ``constants`` are extra names the constraints see (problem values). Enumeration is
+    vectorised in chunks, so memory stays bounded for large cartesian products. Legal
+    configurations are numbered 0..len-1 in cartesian (row-major) order.
+    """
+
+    def __init__(
+        self,
+        params: Sequence[Param],
+        constraints: Sequence[Constraint] = (),
+        constants: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.params = tuple(params)
+        self.constraints = tuple(constraints)
+        self._constants = dict(constants or {})
+        self._shape = tuple(len(p.values) for p in self.params)
+        self._values = [_as_array(p.values) for p in self.params]
+        self._legal, removed = self._enumerate()
+        self.report = PruningReport(
+            cartesian=int(np.prod(self._shape, dtype=np.int64)) if self.params else 1,
+            legal=len(self._legal),
+            removed_by=tuple(
+                (c.label, n, c.source) for c, n in zip(self.constraints, removed, strict=True)
+            ),
+        )
+
+    # ---- enumeration ------------------------------------------------------------------
+    def _enumerate(self) -> tuple[np.ndarray, list[int]]:
+        total = int(np.prod(self._shape, dtype=np.int64)) if self.params else 1
+        removed = [0] * len(self.constraints)
+        kept: list[np.ndarray] = []
+        for start in range(0, total, _CHUNK):
+            flat = np.arange(start, min(start + _CHUNK, total), dtype=np.int64)
+            for i, c in enumerate(self.constraints):
+                if not len(flat):
+                    break
+                ok = np.broadcast_to(
+                    np.asarray(c.expr.vector(self._env(flat)), dtype=bool), flat.shape
+                )
+                removed[i] += int(len(flat) - np.count_nonzero(ok))
+                flat = flat[ok]
+            kept.append(flat)
+        legal = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+        return legal, removed
+
+    def _env(self, flat: np.ndarray) -> dict[str, Any]:
+        env = dict(self._constants)
+        if self.params:
+            positions = np.unravel_index(flat, self._shape)
+            for p, values, pos in zip(self.params, self._values, positions, strict=True):
+                env[p.name] = values[pos]
+        return env
+
+    # ---- access -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._legal)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def config(self, index: int) -> Config:
+        """The legal configuration with this number."""
+        flat = int(self._legal[index])
+        positions = np.unravel_index(flat, self._shape) if self.params else ()
+        return Config.of(
+            {p.name: p.values[int(i)] for p, i in zip(self.params, positions, strict=True)}
+        )
+
+    def index(self, config: Mapping[str, Any]) -> int | None:
+        """The number of a configuration, or None if it is not legal (or not in the space)."""
+        try:
+            positions = [p.values.index(config[p.name]) for p in self.params]
+        except (KeyError, ValueError):
+            return None
+        flat = int(np.ravel_multi_index(positions, self._shape)) if self.params else 0
+        i = int(np.searchsorted(self._legal, flat))
+        return i if i < len(self._legal) and self._legal[i] == flat else None
+
+    def __iter__(self) -> Iterator[Config]:
+        return (self.config(i) for i in range(len(self)))
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Every legal configuration as one array per parameter (for models and strategies)."""
+        return {k: v for k, v in self._env(self._legal).items() if k in self.names}
+
+    def positions(self) -> np.ndarray:
+        """Each legal configuration's value positions, shape (len, n_params): the coordinates
+        that neighbourhood-based strategies move on."""
+        if not self.params:
+            return np.zeros((len(self), 0), dtype=np.int64)
+        return np.stack(np.unravel_index(self._legal, self._shape), axis=1)
+
+
+def _as_array(values: tuple[Any, ...]) -> np.ndarray:
+    if all(isinstance(v, bool) for v in values):
+        return np.array(values, dtype=bool)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.int64)
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.float64)
+    return np.array(values, dtype=object)

@@ -1,0 +1,20 @@
+"""Layer 2: the results database (SQLite by default): devices, kernels by source hash,
+problems, campaigns, configurations, outcomes and every sample; resume; export."""
+
+from perfport.store.export import write_csv, write_json
+from perfport.store.queries import EXPORT_COLUMNS, BestResult, best_results, export_rows
+from perfport.store.schema import SCHEMA_VERSION
+from perfport.store.store import Campaign, CampaignStatus, Store
+
+__all__ = [
+    "EXPORT_COLUMNS",
+    "SCHEMA_VERSION",
+    "BestResult",
+    "Campaign",
+    "CampaignStatus",
+    "Store",
+    "best_results",
+    "export_rows",
+    "write_csv",
+    "write_json",
+]

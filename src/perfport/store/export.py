@@ -1,0 +1,42 @@
+"""Write stored results as CSV or JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from perfport.store.queries import EXPORT_COLUMNS
+
+
+def write_json(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
+    """A JSON list of result records; returns how many."""
+    records = list(rows)
+    json.dump(records, out, indent=1)
+    out.write("\n")
+    return len(records)
+
+
+def write_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
+    """One row per result. Problem values and parameters also get a column each
+    (``problem.<name>``, ``param.<name>``) so the file loads straight into a data frame."""
+    records = list(rows)
+    problem_keys = sorted({k for r in records for k in r["problem"]})
+    param_keys = sorted({k for r in records for k in r["config"]})
+    columns = [
+        *EXPORT_COLUMNS,
+        *(f"problem.{k}" for k in problem_keys),
+        *(f"param.{k}" for k in param_keys),
+    ]
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for r in records:
+        flat = {k: r[k] for k in EXPORT_COLUMNS}
+        flat["problem"] = json.dumps(r["problem"], sort_keys=True)
+        flat["config"] = json.dumps(r["config"], sort_keys=True)
+        flat["times_ms"] = " ".join(repr(t) for t in r["times_ms"])
+        flat.update({f"problem.{k}": v for k, v in r["problem"].items()})
+        flat.update({f"param.{k}": v for k, v in r["config"].items()})
+        writer.writerow(flat)
+    return len(records)

@@ -1,0 +1,157 @@
+"""Questions asked of the results database: the best configurations, and every row for export."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, Outcome, Problem
+from perfport.store.store import Store
+
+_RESULT_ROWS = """
+SELECT d.fingerprint AS device_fingerprint, d.name AS device, k.name AS kernel,
+       k.source_hash AS kernel_hash, k.spec AS spec, p.key AS problem, c.key AS config,
+       r.outcome, r.message, r.n, r.min_ms, r.median_ms, r.mean_ms, r.std_ms, r.ci_low_ms,
+       r.ci_high_ms, r.compile_ms, r.tool_version, r.created, s.times, g.key AS campaign,
+       g.space, g.device_id, g.kernel_id, g.problem_id, g.id AS campaign_id
+FROM results r
+JOIN campaigns g ON g.id = r.campaign_id
+JOIN devices d ON d.id = g.device_id
+JOIN kernels k ON k.id = g.kernel_id
+JOIN problems p ON p.id = g.problem_id
+JOIN configs c ON c.id = r.config_id
+LEFT JOIN samples s ON s.result_id = r.id
+{where}
+ORDER BY r.id
+"""
+
+
+@dataclass(frozen=True)
+class BestResult:
+    """The best configuration found for one (device, kernel, problem), over all campaigns."""
+
+    device: str
+    device_fingerprint: str
+    kernel: str
+    problem: Problem
+    best: Config | None
+    best_ms: float | None
+    default: Config | None
+    default_ms: float | None
+    outcomes: dict[str, int]  # per distinct configuration, plus those pruned before building
+    campaigns: int
+
+    @property
+    def speedup(self) -> float | None:
+        """default time / best time (> 1 means tuning paid off)."""
+        if self.best_ms and self.default_ms:
+            return self.default_ms / self.best_ms
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "device_fingerprint": self.device_fingerprint,
+            "kernel": self.kernel,
+            "problem": dict(self.problem),
+            "best": None
+            if self.best is None
+            else {"config": dict(self.best), "time_ms": self.best_ms},
+            "default": None
+            if self.default is None
+            else {"config": dict(self.default), "time_ms": self.default_ms},
+            "speedup_over_default": self.speedup,
+            "outcomes": self.outcomes,
+            "campaigns": self.campaigns,
+        }
+
+
+def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]]:
+    clauses, params = [], []
+    if kernel:
+        clauses.append("(k.name = ? OR k.source_hash LIKE ?)")
+        params += [kernel, f"{kernel}%"]
+    if device:
+        clauses.append("(d.fingerprint = ? OR d.name = ?)")
+        params += [device, device]
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
+
+
+def best_results(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> list[BestResult]:
+    """Best configuration per device, kernel and problem, with its speedup over the kernel's
+    default configuration and the outcome counts.
+
+    >>> import perfport
+    >>> for r in perfport.results("perfport.db"):  # doctest: +SKIP
+    ...     print(r.kernel, r.best, r.best_ms, r.speedup)
+    """
+    where, params = _where(kernel, device)
+    groups: dict[tuple[int, int, int], list[Any]] = {}
+    for row in store.query(_RESULT_ROWS.format(where=where), params):
+        groups.setdefault((row["device_id"], row["kernel_id"], row["problem_id"]), []).append(row)
+    out = []
+    for rows in groups.values():
+        first = rows[0]
+        spec = json.loads(first["spec"])
+        default = Config.of(spec["default"]) if spec.get("default") else None
+        best_time: dict[str, float] = {}
+        final: dict[str, str] = {}
+        spaces: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            config_key, outcome, median = row["config"], row["outcome"], row["median_ms"]
+            spaces[row["campaign_id"]] = json.loads(row["space"])
+            if outcome == Outcome.OK.value and median is not None:
+                best_time[config_key] = min(median, best_time.get(config_key, np.inf))
+                final[config_key] = outcome
+            elif final.get(config_key) != Outcome.OK.value:
+                final[config_key] = outcome
+        counts = Counter(final.values())
+        pre_pruned = max((s.get("pruned", 0) for s in spaces.values()), default=0)
+        if pre_pruned:
+            counts[Outcome.PRUNED.value] += pre_pruned
+        best_key = min(best_time, key=best_time.__getitem__) if best_time else None
+        default_ms = best_time.get(default.key) if default is not None else None
+        out.append(
+            BestResult(
+                device=first["device"],
+                device_fingerprint=first["device_fingerprint"],
+                kernel=first["kernel"],
+                problem=Problem.of(json.loads(first["problem"])),
+                best=Config.of(json.loads(best_key)) if best_key else None,
+                best_ms=best_time.get(best_key) if best_key else None,
+                default=default,
+                default_ms=default_ms,
+                outcomes=dict(sorted(counts.items())),
+                campaigns=len(spaces),
+            )
+        )
+    return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
+
+
+EXPORT_COLUMNS = (
+    "campaign", "device", "device_fingerprint", "kernel", "kernel_hash", "problem", "config",
+    "outcome", "message", "n", "min_ms", "median_ms", "mean_ms", "std_ms", "ci_low_ms",
+    "ci_high_ms", "compile_ms", "times_ms", "tool_version", "created",
+)  # fmt: skip
+
+
+def export_rows(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every stored result as a flat record (problem and config as dicts, samples as a list)."""
+    where, params = _where(kernel, device)
+    for row in store.query(_RESULT_ROWS.format(where=where), params):
+        record = {k: row[k] for k in EXPORT_COLUMNS if k != "times_ms"}
+        record["problem"] = json.loads(row["problem"])
+        record["config"] = json.loads(row["config"])
+        record["times_ms"] = (
+            np.frombuffer(row["times"], dtype="<f8").tolist() if row["times"] else []
+        )
+        yield record

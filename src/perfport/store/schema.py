@@ -1,0 +1,114 @@
+"""The results database schema and its migrations (SQLite, PRAGMA user_version)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from perfport._core import StoreError
+
+# MIGRATIONS[i] upgrades a database from version i to i + 1. Append only; never edit one that
+# has shipped, since databases in the wild are at every version.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE devices (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        backend TEXT NOT NULL,
+        name TEXT NOT NULL,
+        vendor TEXT NOT NULL,
+        type TEXT NOT NULL,
+        driver TEXT NOT NULL,
+        info TEXT NOT NULL               -- DeviceInfo as JSON
+    );
+    CREATE TABLE kernels (
+        id INTEGER PRIMARY KEY,
+        source_hash TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        language TEXT NOT NULL,
+        entry TEXT NOT NULL,
+        source TEXT NOT NULL,
+        spec TEXT NOT NULL               -- KernelSpec.describe() as JSON
+    );
+    CREATE TABLE problems (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE         -- canonical JSON, defaults included
+    );
+    CREATE TABLE configs (
+        id INTEGER PRIMARY KEY,
+        kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+        key TEXT NOT NULL,               -- canonical JSON
+        UNIQUE (kernel_id, key)
+    );
+    CREATE TABLE campaigns (
+        id INTEGER PRIMARY KEY,
+        key TEXT NOT NULL UNIQUE,
+        device_id INTEGER NOT NULL REFERENCES devices(id),
+        kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+        problem_id INTEGER NOT NULL REFERENCES problems(id),
+        strategy TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        settings TEXT NOT NULL,          -- timing, verification, limits (JSON)
+        space TEXT NOT NULL,             -- pruning report (JSON)
+        status TEXT NOT NULL,
+        tool_version TEXT NOT NULL,
+        created REAL NOT NULL,
+        updated REAL NOT NULL
+    );
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+        config_id INTEGER NOT NULL REFERENCES configs(id),
+        outcome TEXT NOT NULL,
+        message TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        min_ms REAL, median_ms REAL, mean_ms REAL, std_ms REAL, ci_low_ms REAL, ci_high_ms REAL,
+        compile_ms REAL,
+        tool_version TEXT NOT NULL,
+        created REAL NOT NULL,
+        UNIQUE (campaign_id, config_id)
+    );
+    CREATE TABLE samples (
+        result_id INTEGER PRIMARY KEY REFERENCES results(id),
+        times BLOB NOT NULL              -- every timed launch, float64 little-endian, ms
+    );
+    CREATE INDEX results_by_config ON results (config_id);
+    CREATE INDEX campaigns_by_target ON campaigns (kernel_id, device_id, problem_id);
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection, path: str) -> None:
+    """Bring the database to SCHEMA_VERSION, one transaction per step. The version is read
+    under the write lock, so processes opening a new database at once do not collide."""
+    while True:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path} has schema version {version}, newer than this perfport's "
+                    f"{SCHEMA_VERSION}; upgrade perfport to use it"
+                )
+            if version == SCHEMA_VERSION:
+                conn.execute("COMMIT")
+                return
+            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise StoreError(
+                    f"{path} is an SQLite database but not a perfport one; give another --db path"
+                )
+            for statement in _statements(MIGRATIONS[version]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would commit implicitly; run statements one by one inside our transaction.
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

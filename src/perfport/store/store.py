@@ -1,0 +1,243 @@
+"""The results database. Every result is committed as it arrives (WAL, synchronous=FULL), so a
+campaign killed at any point keeps everything it measured and resumes from there."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome, Problem, StoreError
+from perfport._core.version import __version__
+from perfport.space import PruningReport
+from perfport.store.schema import migrate
+
+
+class CampaignStatus(Enum):
+    RUNNING = "running"  # in progress, or killed before it could say otherwise
+    COMPLETE = "complete"  # the strategy ran out of configurations
+    BUDGET = "budget"  # stopped by the evaluation or time budget
+    INTERRUPTED = "interrupted"  # Ctrl-C
+    FAILED = "failed"  # could not go on (e.g. the worker could not start)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    id: int
+    key: str
+    device_id: int
+    kernel_id: int
+    problem_id: int
+    strategy: str
+    seed: int
+    status: CampaignStatus
+    created: float
+
+
+class Store:
+    """A perfport results database (SQLite). Use as a context manager.
+
+    >>> import perfport
+    >>> with perfport.Store("perfport.db") as store:  # doctest: +SKIP
+    ...     print(store.summary())
+    """
+
+    def __init__(self, path: str | Path = "perfport.db") -> None:
+        self.path = str(path)
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self._conn.execute("PRAGMA synchronous = FULL")
+            migrate(self._conn, self.path)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot use {self.path} as a results database ({exc}); give another --db path"
+            ) from None
+        self.wal = mode == "wal"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # ---- identities -------------------------------------------------------------------
+    def _upsert(
+        self, table: str, unique: dict[str, Any], extra: dict[str, Any] | None = None
+    ) -> int:
+        where = " AND ".join(f"{k} = ?" for k in unique)
+        row = self._conn.execute(
+            f"SELECT id FROM {table} WHERE {where}", tuple(unique.values())
+        ).fetchone()
+        if row:
+            return int(row[0])
+        values = {**unique, **(extra or {})}
+        cols = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        cur = self._conn.execute(
+            f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", tuple(values.values())
+        )
+        if cur.rowcount:
+            return int(cur.lastrowid or 0)
+        return self._upsert(table, unique)  # another process inserted it first
+
+    def device_id(self, device: DeviceInfo) -> int:
+        return self._upsert(
+            "devices",
+            {"fingerprint": device.fingerprint},
+            {
+                "backend": device.backend.value,
+                "name": device.name,
+                "vendor": device.vendor,
+                "type": device.type.value,
+                "driver": device.driver,
+                "info": json.dumps(device.to_json()),
+            },
+        )
+
+    def kernel_id(self, spec: KernelSpec) -> int:
+        return self._upsert(
+            "kernels",
+            {"source_hash": spec.source_hash},
+            {
+                "name": spec.name,
+                "language": spec.language.value,
+                "entry": spec.entry,
+                "source": spec.source,
+                "spec": json.dumps(spec.describe()),
+            },
+        )
+
+    def problem_id(self, problem: Problem) -> int:
+        return self._upsert("problems", {"key": problem.key})
+
+    def config_id(self, kernel_id: int, config: Config) -> int:
+        return self._upsert("configs", {"kernel_id": kernel_id, "key": config.key})
+
+    # ---- campaigns --------------------------------------------------------------------
+    def open_campaign(
+        self,
+        key: str,
+        device: DeviceInfo,
+        spec: KernelSpec,
+        problem: Problem,
+        strategy: str,
+        seed: int,
+        settings: dict[str, Any],
+        report: PruningReport,
+    ) -> Campaign:
+        """The campaign with this key: created, or found again to resume it. A key that names a
+        campaign of another device, kernel or problem is an error."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            ids = (self.device_id(device), self.kernel_id(spec), self.problem_id(problem))
+            row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                now = time.time()
+                self._conn.execute(
+                    "INSERT INTO campaigns (key, device_id, kernel_id, problem_id, strategy, seed, "
+                    "settings, space, status, tool_version, created, updated) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key, *ids, strategy, seed, json.dumps(settings), json.dumps(report.to_json()),
+                     CampaignStatus.RUNNING.value, __version__, now, now),
+                )  # fmt: skip
+            else:
+                if tuple(row[2:5]) != ids:
+                    raise StoreError(
+                        f"campaign {key!r} in {self.path} belongs to another device, kernel or "
+                        "problem; choose another --campaign key"
+                    )
+                self._conn.execute(
+                    "UPDATE campaigns SET status = ?, updated = ? WHERE id = ?",
+                    (CampaignStatus.RUNNING.value, time.time(), row[0]),
+                )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return self.campaign(key)
+
+    def campaign(self, key: str) -> Campaign:
+        row = self._conn.execute(
+            "SELECT id, key, device_id, kernel_id, problem_id, strategy, seed, status, created "
+            "FROM campaigns WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"no campaign {key!r} in {self.path}")
+        return Campaign(*row[:7], CampaignStatus(row[7]), row[8])  # type: ignore[call-arg]
+
+    def set_status(self, campaign: Campaign, status: CampaignStatus) -> None:
+        self._conn.execute(
+            "UPDATE campaigns SET status = ?, updated = ? WHERE id = ?",
+            (status.value, time.time(), campaign.id),
+        )
+
+    # ---- results ----------------------------------------------------------------------
+    def record(self, campaign: Campaign, m: Measurement) -> bool:
+        """Commit one result with its samples, atomically. False (and nothing written) if the
+        campaign already has a result for this configuration."""
+        s = m.stats
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            config_id = self.config_id(campaign.kernel_id, m.config)
+            cur = self._conn.execute(
+                "INSERT OR IGNORE INTO results (campaign_id, config_id, outcome, message, n, min_ms, "
+                "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (campaign.id, config_id, m.outcome.value, m.message, len(m.times_ms),
+                 s and s.min, s and s.median, s and s.mean, s and s.std, s and s.ci_low, s and s.ci_high,
+                 m.compile_ms, __version__, time.time()),
+            )  # fmt: skip
+            if cur.rowcount and m.times_ms:
+                blob = np.asarray(m.times_ms, dtype="<f8").tobytes()
+                self._conn.execute(
+                    "INSERT INTO samples (result_id, times) VALUES (?, ?)", (cur.lastrowid, blob)
+                )
+            self._conn.execute(
+                "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
+            )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return bool(cur.rowcount)
+
+    def measurements(self, campaign: Campaign) -> list[Measurement]:
+        """Every result of a campaign, in the order it was measured."""
+        return [m for m, _ in self._measurement_rows("r.campaign_id = ?", (campaign.id,))]
+
+    def _measurement_rows(
+        self, where: str, params: tuple[Any, ...]
+    ) -> Iterator[tuple[Measurement, int]]:
+        rows = self._conn.execute(
+            "SELECT c.key, r.outcome, r.message, s.times, r.compile_ms, r.id FROM results r "
+            "JOIN configs c ON c.id = r.config_id LEFT JOIN samples s ON s.result_id = r.id "
+            f"WHERE {where} ORDER BY r.id",
+            params,
+        )
+        for key, outcome, message, blob, compile_ms, rid in rows:
+            times = tuple(np.frombuffer(blob, dtype="<f8").tolist()) if blob else ()
+            yield (
+                Measurement(
+                    Config.of(json.loads(key)), Outcome(outcome), message, times, compile_ms
+                ),
+                rid,
+            )
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        """Read-only SQL for the query helpers (results, export); rows index by column name."""
+        cur = self._conn.cursor()
+        cur.row_factory = sqlite3.Row
+        return cur.execute(sql, params).fetchall()

@@ -1,0 +1,45 @@
+"""The contract of search strategies."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from perfport.space import Space
+
+
+class Strategy(ABC):
+    """Search as ask/tell over the numbered legal configurations of a Space.
+
+    Contract:
+    - ``ask()`` returns the index of the next configuration to evaluate, or None when the
+      strategy has nothing more to propose.
+    - Each asked index is told back with ``tell`` before the next ``ask``.
+    - ``tell`` also takes indices the strategy did not ask for (the default configuration,
+      results of an earlier session); a strategy must not ask for a told index again.
+    - ``value`` is the objective (time in ms, lower is better) or None when the
+      configuration failed (compile error, refused, wrong result, ...).
+    - No I/O, no devices, no store; deterministic given the seed and the sequence of tells,
+      so a resumed campaign that replays its results reaches the same state.
+    Not thread-safe.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        self.space = space
+        self.seed = seed
+        self.told: dict[int, float | None] = {}
+
+    @abstractmethod
+    def ask(self) -> int | None: ...
+
+    def tell(self, index: int, value: float | None) -> None:
+        self.told[index] = value
+
+    @property
+    def best(self) -> tuple[int, float] | None:
+        """The best (index, value) told so far."""
+        ok = [(v, i) for i, v in self.told.items() if v is not None]
+        return (min(ok)[1], min(ok)[0]) if ok else None

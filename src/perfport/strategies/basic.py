@@ -1,0 +1,41 @@
+"""Strategies that need no model: every configuration in order, or in random order."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfport.space import Space
+from perfport.strategies.base import Strategy
+
+
+class BruteForce(Strategy):
+    """Every legal configuration, in space order."""
+
+    name = "brute_force"
+    summary = "every legal configuration in order"
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        super().__init__(space, seed)
+        self._next = 0
+
+    def ask(self) -> int | None:
+        while self._next < len(self.space) and self._next in self.told:
+            self._next += 1
+        return self._next if self._next < len(self.space) else None
+
+
+class RandomSearch(Strategy):
+    """Legal configurations in a seeded random order, each at most once."""
+
+    name = "random"
+    summary = "legal configurations in seeded random order, without repeats"
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        super().__init__(space, seed)
+        self._order = np.random.default_rng(seed).permutation(len(space))
+        self._next = 0
+
+    def ask(self) -> int | None:
+        while self._next < len(self._order) and int(self._order[self._next]) in self.told:
+            self._next += 1
+        return int(self._order[self._next]) if self._next < len(self._order) else None

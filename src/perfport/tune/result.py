@@ -1,0 +1,107 @@
+"""What a tuning run returns."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import DeviceInfo, Measurement, Outcome, Problem
+from perfport.space import ConstraintSource, PruningReport
+from perfport.store import CampaignStatus
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When to stop: after ``max_evals`` configurations in the campaign (results of earlier
+    sessions count), or after ``max_seconds`` of this session. None means no limit."""
+
+    max_evals: int | None = None
+    max_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """A campaign's state after ``tune``: every measurement (earlier sessions' too), the best
+    and the default configuration's, and how the space was pruned."""
+
+    campaign: str
+    status: CampaignStatus
+    device: DeviceInfo
+    kernel: str
+    problem: Problem
+    strategy: str
+    space: PruningReport
+    measurements: tuple[Measurement, ...]
+    default: Measurement | None
+    verification: str
+    db: str
+
+    @property
+    def best(self) -> Measurement | None:
+        ok = [m for m in self.measurements if m.ok]
+        return min(ok, key=lambda m: m.time_ms or 0.0) if ok else None
+
+    @property
+    def configs_total(self) -> int:
+        """Configurations the kernel's own restrictions allow (before device limits)."""
+        return self.space.cartesian - self.space.removed(ConstraintSource.KERNEL)
+
+    @property
+    def pruned(self) -> int:
+        """Ruled out by device limits: before building, or by the built kernel's limits."""
+        after_build = sum(m.outcome is Outcome.PRUNED for m in self.measurements)
+        return self.space.removed(ConstraintSource.DEVICE) + after_build
+
+    @property
+    def measured(self) -> int:
+        """Configurations that ran a trial (any outcome but pruned)."""
+        return sum(m.outcome.measured for m in self.measurements)
+
+    @property
+    def outcomes(self) -> dict[str, int]:
+        counts = Counter(m.outcome.value for m in self.measurements if m.outcome.measured)
+        counts[Outcome.PRUNED.value] = self.pruned
+        return {o.value: counts.get(o.value, 0) for o in Outcome}
+
+    @property
+    def speedup(self) -> float | None:
+        """default time / best time."""
+        best, default = self.best, self.default
+        if best and default and default.ok and best.time_ms and default.time_ms:
+            return default.time_ms / best.time_ms
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        def entry(m: Measurement | None) -> dict[str, Any] | None:
+            if m is None:
+                return None
+            s = m.stats
+            return {
+                "config": dict(m.config),
+                "time_ms": m.time_ms,
+                "outcome": m.outcome.value,
+                "stats": None if s is None else {
+                    "n": s.n, "min": s.min, "median": s.median, "mean": s.mean, "std": s.std,
+                    "ci95": [s.ci_low, s.ci_high],
+                },
+            }  # fmt: skip
+
+        return {
+            "campaign": self.campaign,
+            "status": self.status.value,
+            "device": self.device.to_json(),
+            "kernel": self.kernel,
+            "problem": dict(self.problem),
+            "strategy": self.strategy,
+            "configs_total": self.configs_total,
+            "pruned": self.pruned,
+            "measured": self.measured,
+            "outcomes": self.outcomes,
+            "best": entry(self.best),
+            "default": entry(self.default),
+            "speedup_over_default": self.speedup,
+            "space": self.space.to_json(),
+            "verification": self.verification,
+            "db": self.db,
+        }

@@ -1,0 +1,60 @@
+import pickle
+
+import pytest
+
+from perfport._core import ArrayArg, KernelSpec, Param, ParamKind, SpecError
+
+
+def _spec(**overrides):
+    fields = dict(
+        name="k",
+        source="__kernel void k(__global float* a) {}",
+        entry="k",
+        params=(Param("wg", (1, 2, 4), ParamKind.LAUNCH), Param("UNROLL", (1, 2))),
+        global_size=("round_up(n, wg)",),
+        local_size=("wg",),
+        args=(ArrayArg("a", "float", ("n",), output=True),),
+        problem={"n": 16},
+        default={"wg": 2, "UNROLL": 1},
+    )
+    fields.update(overrides)
+    return KernelSpec(**fields)
+
+
+def test_valid_spec_derives_defines_and_geometry():
+    s = _spec()
+    env = s.env({"wg": 4, "UNROLL": 2}, {"n": 10})
+    assert s.build_defines(env) == {"UNROLL": "2"}  # launch parameters are not compiled in
+    g = s.geometry(env)
+    assert g.global_size == (12,) and g.local_size == (4,)
+    assert pickle.loads(pickle.dumps(s)) == s
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"entry": "1bad"}, "entry point"),
+        ({"source": " "}, "source"),
+        ({"global_size": ("n", "n"), "local_size": ("wg",)}, "dimensions"),
+        ({"global_size": ("m",)}, "unknown name"),
+        ({"default": {"wg": 3, "UNROLL": 1}}, "not one of"),
+        ({"default": {"wg": 2}}, "exactly the parameters"),
+        ({"defines": {"X": "wg"}}, "launch parameters cannot be compiled in"),
+        ({"params": (Param("wg", (1,)), Param("wg", (2,)))}, "repeat"),
+        ({"language": "fortran"}, "language"),
+        ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
+    ],
+)
+def test_invalid_specs_are_one_line_errors(overrides, message):
+    with pytest.raises(SpecError, match=message) as info:
+        _spec(**overrides)
+    assert "\n" not in str(info.value)
+
+
+def test_param_values_checked():
+    with pytest.raises(SpecError, match="at least one"):
+        Param("x", ())
+    with pytest.raises(SpecError, match="repeat"):
+        Param("x", (1, 1))
+    with pytest.raises(SpecError, match="list"):
+        Param("x", "abc")

@@ -1,0 +1,125 @@
+"""The command line: every reporting command has --json; bad input is one line, exit 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def perfport(*args, check=True):
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_devices_json():
+    devices = json.loads(perfport("devices", "--json").stdout)["devices"]
+    assert devices and {
+        "id",
+        "name",
+        "vendor",
+        "type",
+        "driver",
+        "compute_units",
+        "max_work_group_size",
+        "max_work_item_sizes",
+        "local_mem_bytes",
+        "global_mem_bytes",
+        "subgroup_size",
+        "fingerprint",
+    } <= set(devices[0])
+
+
+def test_tune_results_export(tmp_path):
+    db = tmp_path / "r.db"
+    out = perfport(
+        "tune",
+        "vector_add",
+        "--problem",
+        "n=4096",
+        "--budget",
+        "4",
+        "--repeats",
+        "3",
+        "--db",
+        db,
+        "--json",
+    )
+    result = json.loads(out.stdout)
+    for key in (
+        "campaign",
+        "device",
+        "kernel",
+        "problem",
+        "configs_total",
+        "pruned",
+        "measured",
+        "outcomes",
+        "best",
+        "default",
+    ):
+        assert key in result, key
+    assert result["measured"] == 4 and result["problem"]["n"] == 4096
+    assert set(result["best"]) >= {"config", "time_ms"} and set(result["default"]) >= {
+        "config",
+        "time_ms",
+    }
+    assert result["outcomes"]["ok"] == 4
+
+    table = perfport(
+        "tune", "vector_add", "--problem", "n=4096", "--budget", "4", "--repeats", "3", "--db", db
+    ).stdout
+    assert "Fastest" in table and "best:" in table  # the same campaign, shown as a table
+
+    results = json.loads(perfport("results", "--db", db, "--json").stdout)["results"]
+    assert len(results) == 1 and results[0]["kernel"] == "vector_add"
+    assert results[0]["speedup_over_default"] is not None and results[0]["outcomes"]["ok"] == 4
+
+    csv_path = tmp_path / "r.csv"
+    perfport("export", "--db", db, "--output", csv_path)
+    assert len(csv_path.read_text().splitlines()) == 5
+    rows = json.loads(perfport("export", "--db", db, "--json").stdout)
+    assert len(rows) == 4 and all(len(r["times_ms"]) == 3 for r in rows)
+
+
+def test_space_and_strategies_json():
+    space = json.loads(perfport("space", "matmul", "--json").stdout)
+    assert space["cartesian"] == 2304 and space["legal"] == 640 and "removed_by" in space
+    strategies = json.loads(perfport("strategies", "--json").stdout)
+    assert strategies["default"] in {s["name"] for s in strategies["strategies"]}
+
+
+def test_console_script_and_module_agree():
+    exe = Path(sys.executable).with_name("perfport")
+    done = subprocess.run([str(exe), "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == perfport("--version").stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tune", "nosuchkernel"], "no built-in kernel"),
+        (["tune", "stencil", "--problem", "widht=3"], "no problem value widht"),
+        (["tune", "stencil", "--problem", "width"], "name=value"),
+        (["tune", "stencil", "--device", "opencl:9:9"], "no device"),
+        (["tune", "stencil", "--strategy", "magic"], "no strategy"),
+        (["tune", "stencil", "--budget", "0"], "at least 1"),
+        (["tune", "missing.toml"], "does not exist"),
+        (["results", "--db", EXAMPLES / "saxpy.cl"], "give another --db path"),
+    ],
+)
+def test_bad_input_is_one_line(args, message):
+    done = perfport(*args, check=False)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

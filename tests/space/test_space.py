@@ -1,0 +1,58 @@
+import itertools
+import time
+
+import numpy as np
+
+from perfport._core import Param
+from perfport.kernels import builtin
+from perfport.space import Constraint, ConstraintSource, Space, kernel_space
+
+
+def test_enumeration_matches_brute_force():
+    params = [Param("a", (1, 2, 4, 8)), Param("b", (1, 3, 5)), Param("c", ("x", "y"))]
+    constraints = [Constraint.of("a * b <= 12"), Constraint.of("c == 'x' or a > 2")]
+    space = Space(params, constraints)
+    expected = [
+        {"a": a, "b": b, "c": c}
+        for a, b, c in itertools.product((1, 2, 4, 8), (1, 3, 5), ("x", "y"))
+        if a * b <= 12 and (c == "x" or a > 2)
+    ]
+    assert [dict(cfg) for cfg in space] == expected
+    assert space.report.cartesian == 24 and space.report.legal == len(expected)
+    assert sum(n for _, n, _ in space.report.removed_by) == 24 - len(expected)
+    for i, cfg in enumerate(space):
+        assert space.index(cfg) == i
+    assert space.index({"a": 8, "b": 5, "c": "x"}) is None
+
+
+def test_matmul_has_lawsons_640_configurations(cpu):
+    space = kernel_space(builtin("matmul"), None, cpu)
+    assert space.report.cartesian == 2304
+    assert len(space) == 640
+
+
+def test_device_limits_prune_stencil(cpu):
+    spec = builtin("stencil")
+    space = kernel_space(spec, None, cpu)
+    cols = space.columns()
+    assert np.all(cols["wc"] * cols["wr"] <= cpu.max_work_group_size)
+    pruned = space.report.removed(ConstraintSource.DEVICE)
+    assert pruned == space.report.cartesian - len(space) > 0
+
+
+def test_local_memory_limit_is_checked_before_launch(cpu):
+    # Borders of 300 cells make the halo tile exceed PoCL's local memory for large groups.
+    spec = builtin("stencil")
+    space = kernel_space(spec, spec.problem.merged({"north": 300, "south": 300}), cpu)
+    labels = {label: n for label, n, _ in space.report.removed_by}
+    local = [n for label, n in labels.items() if "local memory" in label]
+    assert local and local[0] > 0
+
+
+def test_large_space_is_fast():
+    params = [Param(f"p{i}", tuple(range(1, 11))) for i in range(7)]  # 10^7 points
+    start = time.perf_counter()
+    space = Space(params, [Constraint.of("p0 * p1 <= 50"), Constraint.of("(p2 + p3) % 2 == 0")])
+    elapsed = time.perf_counter() - start
+    assert space.report.cartesian == 10**7 and 0 < len(space) < 10**7
+    assert elapsed < 30  # generous: the benchmark measures the real speed

@@ -1,0 +1,113 @@
+import io
+import json
+import sqlite3
+
+import pytest
+
+from perfport import Config, Measurement, Outcome, Problem, builtin
+from perfport._core import StoreError
+from perfport.space import kernel_space
+from perfport.store import (
+    SCHEMA_VERSION,
+    CampaignStatus,
+    Store,
+    best_results,
+    export_rows,
+    write_csv,
+    write_json,
+)
+
+
+def _campaign(store, cpu, key="c1"):
+    spec = builtin("vector_add")
+    problem = spec.problem.merged({"n": 100})
+    return spec, store.open_campaign(
+        key, cpu, spec, problem, "random", 0, {}, kernel_space(spec, problem, cpu).report
+    )
+
+
+def test_records_round_trip_with_samples(db, cpu):
+    with Store(db) as store:
+        assert store.wal
+        _, c = _campaign(store, cpu)
+        ok = Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.0, 2.0, 3.0), compile_ms=5.0)
+        bad = Measurement(Config.of(wg=8), Outcome.LAUNCH_REFUSED, "INVALID_WORK_GROUP_SIZE: no")
+        assert store.record(c, ok) and store.record(c, bad)
+        assert not store.record(c, ok)  # never a duplicate
+        got = store.measurements(c)
+    assert [m.config for m in got] == [ok.config, bad.config]
+    assert got[0].times_ms == (1.0, 2.0, 3.0) and got[0].stats.median == 2.0
+    assert got[1].outcome is Outcome.LAUNCH_REFUSED and got[1].message == bad.message
+
+
+def test_reopen_resumes_same_campaign(db, cpu):
+    with Store(db) as store:
+        _spec, c = _campaign(store, cpu)
+        store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.0,)))
+        store.set_status(c, CampaignStatus.BUDGET)
+    with Store(db) as store:
+        _, again = _campaign(store, cpu)
+        assert again.id == c.id and again.status is CampaignStatus.RUNNING
+        assert len(store.measurements(again)) == 1
+        other = builtin("stencil")
+        with pytest.raises(StoreError, match="another device, kernel or problem"):
+            store.open_campaign(
+                "c1",
+                cpu,
+                other,
+                other.problem,
+                "random",
+                0,
+                {},
+                kernel_space(other, None, cpu).report,
+            )
+
+
+def test_best_results_and_export(db, cpu):
+    with Store(db) as store:
+        _, c = _campaign(store, cpu)
+        store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(4.0,)))  # the default
+        store.record(c, Measurement(Config.of(wg=256), Outcome.OK, times_ms=(1.0, 1.0)))
+        store.record(c, Measurement(Config.of(wg=1), Outcome.WRONG_RESULT, "off by one"))
+        (best,) = best_results(store)
+        assert best.best == Config.of(wg=256) and best.speedup == pytest.approx(4.0)
+        assert best.outcomes == {"ok": 2, "wrong_result": 1}
+        rows = list(export_rows(store))
+        out = io.StringIO()
+        assert write_json(rows, out) == 3
+        assert json.loads(out.getvalue())[1]["times_ms"] == [1.0, 1.0]
+        out = io.StringIO()
+        write_csv(rows, out)
+        lines = out.getvalue().splitlines()
+        assert len(lines) == 4 and "param.wg" in lines[0] and "problem.n" in lines[0]
+
+
+def test_not_a_database(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello, not sqlite " * 100)
+    with pytest.raises(StoreError, match="give another --db path"):
+        Store(path)
+    assert path.read_text().startswith("hello")  # untouched
+
+
+def test_foreign_sqlite_and_newer_schema_refused(tmp_path):
+    foreign = tmp_path / "foreign.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE stuff (x)")
+    with pytest.raises(StoreError, match="not a perfport one"):
+        Store(foreign)
+    newer = tmp_path / "newer.db"
+    Store(newer).close()
+    with sqlite3.connect(newer) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StoreError, match="upgrade perfport"):
+        Store(newer)
+
+
+def test_problem_identity_includes_defaults(db, cpu):
+    with Store(db) as store:
+        spec = builtin("vector_add")
+        assert store.problem_id(spec.problem.merged({})) == store.problem_id(
+            spec.problem.merged({"n": spec.problem["n"]})
+        )
+        assert store.problem_id(spec.problem) != store.problem_id(Problem.of(n=1))

@@ -1,0 +1,61 @@
+from perfport import Budget, RunSettings, Timing, tune
+from perfport.store import Store
+
+FAST = RunSettings(timing=Timing.fixed(2))
+PROBLEM = {"width": 64, "height": 64}
+
+
+def _rows(db):
+    with Store(db) as store:
+        return store.query("SELECT config_id, id, created, outcome FROM results ORDER BY id")
+
+
+def test_budget_default_first_and_json(db):
+    r = tune("stencil", problem=PROBLEM, budget=6, db=db, settings=FAST)
+    assert r.status.value == "budget" and len(r.measurements) == 6
+    assert r.measurements[0].config == r.default.config  # the baseline is measured first
+    j = r.to_json()
+    for key in (
+        "campaign",
+        "device",
+        "kernel",
+        "problem",
+        "configs_total",
+        "pruned",
+        "measured",
+        "outcomes",
+        "best",
+        "default",
+    ):
+        assert key in j
+    assert set(j["best"]) >= {"config", "time_ms"} and j["measured"] == 6
+    assert j["configs_total"] == 361 and j["pruned"] == 361 - r.space.legal
+
+
+def test_rerun_resumes_and_extends_without_remeasuring(db):
+    first = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST)
+    before = _rows(db)
+    again = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST)
+    assert _rows(db) == before  # nothing measured again
+    assert again.campaign == first.campaign and again.verification.startswith("(no trial")
+    assert [m.config for m in again.measurements] == [m.config for m in first.measurements]
+    more = tune("stencil", problem=PROBLEM, budget=9, db=db, settings=FAST)
+    after = _rows(db)
+    assert after[:5] == before and len(after) == 9
+    assert len({row[0] for row in after}) == 9  # no configuration twice
+    # The strategy replays to the same order, so extending equals one longer run.
+    fresh = tune("stencil", problem=PROBLEM, budget=9, db=db.with_name("fresh.db"), settings=FAST)
+    assert [m.config for m in fresh.measurements] == [m.config for m in more.measurements]
+
+
+def test_time_budget(db):
+    r = tune("stencil", problem=PROBLEM, budget=Budget(max_seconds=0.0), db=db, settings=FAST)
+    assert r.status.value == "budget" and len(r.measurements) == 1  # only the default
+
+
+def test_brute_force_completes(db):
+    r = tune(
+        "convolution", problem={"n": 4096, "mask": 5}, strategy="brute_force", db=db, settings=FAST
+    )
+    assert r.status.value == "complete" and len(r.measurements) == 11
+    assert r.outcomes["ok"] == 11 and r.best is not None
