@@ -118,7 +118,7 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
         table.add_column(col)
     for r in results:
         table.add_row(
-            r.kernel, r.device, str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
+            r.kernel, f"{r.device} ({r.backend})", str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
             _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
             ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
         )  # fmt: skip

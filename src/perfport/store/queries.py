@@ -14,7 +14,7 @@ from perfport._core import Config, Outcome, Problem
 from perfport.store.store import Store
 
 _RESULT_ROWS = """
-SELECT d.fingerprint AS device_fingerprint, d.name AS device, k.name AS kernel,
+SELECT d.fingerprint AS device_fingerprint, d.name AS device, d.backend, k.name AS kernel,
        k.source_hash AS kernel_hash, k.spec AS spec, p.key AS problem, c.key AS config,
        r.outcome, r.message, r.n, r.min_ms, r.median_ms, r.mean_ms, r.std_ms, r.ci_low_ms,
        r.ci_high_ms, r.compile_ms, r.tool_version, r.created, s.times, g.key AS campaign,
@@ -36,6 +36,7 @@ class BestResult:
     """The best configuration found for one (device, kernel, problem), over all campaigns."""
 
     device: str
+    backend: str
     device_fingerprint: str
     kernel: str
     problem: Problem
@@ -56,6 +57,7 @@ class BestResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "device": self.device,
+            "backend": self.backend,
             "device_fingerprint": self.device_fingerprint,
             "kernel": self.kernel,
             "problem": dict(self.problem),
@@ -121,6 +123,7 @@ def best_results(
         out.append(
             BestResult(
                 device=first["device"],
+                backend=first["backend"],
                 device_fingerprint=first["device_fingerprint"],
                 kernel=first["kernel"],
                 problem=Problem.of(json.loads(first["problem"])),
@@ -136,7 +139,7 @@ def best_results(
 
 
 EXPORT_COLUMNS = (
-    "campaign", "device", "device_fingerprint", "kernel", "kernel_hash", "problem", "config",
+    "campaign", "device", "backend", "device_fingerprint", "kernel", "kernel_hash", "problem", "config",
     "outcome", "message", "n", "min_ms", "median_ms", "mean_ms", "std_ms", "ci_low_ms",
     "ci_high_ms", "compile_ms", "times_ms", "tool_version", "created",
 )  # fmt: skip
