@@ -31,7 +31,9 @@ def problems(stencil_size: int, matmul_size: int) -> dict[str, dict[str, Any]]:
     }
 
 
-def run(device: DeviceInfo, kernel: str, problem: dict[str, Any], db: Path, cpu_budget: int) -> dict[str, Any]:
+def run(
+    device: DeviceInfo, kernel: str, problem: dict[str, Any], db: Path, cpu_budget: int
+) -> dict[str, Any]:
     cpu = device.type is DeviceType.CPU
     started = time.perf_counter()
     result = perfport.tune(
@@ -55,10 +57,19 @@ def run(device: DeviceInfo, kernel: str, problem: dict[str, Any], db: Path, cpu_
 
 
 def markdown(summaries: list[dict[str, Any]], header: str) -> str:
-    lines = [header, "", "| device | kernel | problem | measured | outcomes | best config | best ms | default ms | speedup |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        header,
+        "",
+        "| device | kernel | problem | measured | outcomes | best config | best ms | default ms | speedup |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in summaries:
         best, default = s["best"], s["default"]
-        problem = " ".join(f"{k}={v}" for k, v in s["problem"].items() if k in ("width", "height", "M", "N", "K", "dtype"))
+        problem = " ".join(
+            f"{k}={v}"
+            for k, v in s["problem"].items()
+            if k in ("width", "height", "M", "N", "K", "dtype")
+        )
         outcomes = ", ".join(f"{k} {v}" for k, v in s["outcomes"].items() if v)
         lines.append(
             f"| {s['device']['name']} ({s['device']['backend']}) | {s['kernel']} | {problem} | {s['measured']} | {outcomes} | "
@@ -80,15 +91,25 @@ def main() -> None:
     parser.add_argument("--cpu-budget", type=int, default=60)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    devices = perfport.devices() if args.devices == "all" else [perfport.get_device(d) for d in args.devices.split(",")]
+    devices = (
+        perfport.devices()
+        if args.devices == "all"
+        else [perfport.get_device(d) for d in args.devices.split(",")]
+    )
     chosen = problems(args.stencil_size, args.matmul_size)
     summaries = []
     for device in devices:
         for kernel in args.kernels.split(","):
-            summaries.append(run(device, kernel, chosen[kernel], args.out / "perfport.db", args.cpu_budget))
+            summaries.append(
+                run(device, kernel, chosen[kernel], args.out / "perfport.db", args.cpu_budget)
+            )
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    (args.out / "summary.json").write_text(json.dumps({"date": stamp, "host": platform.node(), "results": summaries}, indent=1))
-    header = f"Built-in kernels tuned on {platform.node()}, {stamp}, perfport {perfport.__version__}"
+    (args.out / "summary.json").write_text(
+        json.dumps({"date": stamp, "host": platform.node(), "results": summaries}, indent=1)
+    )
+    header = (
+        f"Built-in kernels tuned on {platform.node()}, {stamp}, perfport {perfport.__version__}"
+    )
     (args.out / "summary.md").write_text(markdown(summaries, header))
     print(markdown(summaries, header))
 
