@@ -117,6 +117,10 @@ class CudaSession(Session):
         with self._stream:
             return self._cupy.asarray(np.ascontiguousarray(array))
 
+    def write(self, buffer: Any, array: np.ndarray) -> None:
+        buffer.set(np.ascontiguousarray(array).reshape(buffer.shape), stream=self._stream)
+        self._stream.synchronize()
+
     def download(self, buffer: Any, out: np.ndarray) -> None:
         self._stream.synchronize()
         out[...] = buffer.get().reshape(out.shape)

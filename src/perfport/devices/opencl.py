@@ -132,6 +132,9 @@ class OpenCLSession(Session):
         flags = cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR
         return cl.Buffer(self._ctx, flags, hostbuf=np.ascontiguousarray(array))
 
+    def write(self, buffer: Any, array: np.ndarray) -> None:
+        self._cl.enqueue_copy(self._queue, buffer, np.ascontiguousarray(array)).wait()
+
     def download(self, buffer: Any, out: np.ndarray) -> None:
         self._cl.enqueue_copy(self._queue, out, buffer).wait()
 

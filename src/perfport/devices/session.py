@@ -49,6 +49,10 @@ class Session(ABC):
         """Copy a host array to a new device buffer and return the buffer."""
 
     @abstractmethod
+    def write(self, buffer: Any, array: np.ndarray) -> None:
+        """Overwrite a device buffer with a host array of the same size."""
+
+    @abstractmethod
     def download(self, buffer: Any, out: np.ndarray) -> None:
         """Copy a device buffer into ``out`` (same size)."""
 

@@ -31,24 +31,48 @@ def mismatch(
         if got.size != want.size:
             return f"output {name!r} has {got.size} elements, the reference {want.size}"
         got, want = got.reshape(-1), want.reshape(-1)
-        tol = default_tolerance(got.dtype) if tolerance is None else tolerance
         if np.issubdtype(got.dtype, np.floating) or np.issubdtype(want.dtype, np.floating):
-            g, w = got.astype(np.float64), want.astype(np.float64)
-            bad_nan = np.isfinite(w) & ~np.isfinite(g)
-            if bad_nan.any():
-                i = int(np.argmax(bad_nan))
-                return f"output {name!r}[{i}] is {g[i]} where {w[i]} was expected"
-            error = np.abs(g - w)
-            scale = max(float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0)), 1e-30)
-            worst = int(np.argmax(error))
-            if error[worst] > tol * scale:
-                return (
-                    f"output {name!r}[{worst}] is {g[worst]:.6g}, expected {w[worst]:.6g} "
-                    f"(error {error[worst] / scale:.2e} of max |expected| > tolerance {tol:g})"
-                )
+            tol = default_tolerance(got.dtype) if tolerance is None else tolerance
+            problem = _float_mismatch(name, got, want, tol)
         else:
-            diff = got != want
-            if diff.any():
-                i = int(np.argmax(diff))
-                return f"output {name!r}[{i}] is {got[i]}, expected {want[i]} ({int(diff.sum())} elements differ)"
+            problem = _exact_mismatch(name, got, want)
+        if problem:
+            return problem
+    return None
+
+
+def _float_mismatch(name: str, got: np.ndarray, want: np.ndarray, tol: float) -> str | None:
+    work = np.result_type(got.dtype, want.dtype, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.abs(got.astype(work, copy=False) - want.astype(work, copy=False))
+        worst = int(np.argmax(error))  # the first NaN, if there is one
+        scale = float(np.max(np.abs(want)))
+    if not (np.isfinite(error[worst]) and np.isfinite(scale)):
+        return _nonfinite_mismatch(name, got.astype(np.float64), want.astype(np.float64), tol)
+    scale = max(scale, 1e-30)
+    if error[worst] > tol * scale:
+        return (
+            f"output {name!r}[{worst}] is {got[worst]:.6g}, expected {want[worst]:.6g} "
+            f"(error {error[worst] / scale:.2e} of max |expected| > tolerance {tol:g})"
+        )
+    return None
+
+
+def _nonfinite_mismatch(name: str, g: np.ndarray, w: np.ndarray, tol: float) -> str | None:
+    """The slow path: NaN or infinity somewhere. Non-finite expected values must be matched
+    exactly (NaN by NaN); finite ones as usual."""
+    same = (g == w) | (np.isnan(g) & np.isnan(w))
+    finite = np.isfinite(w)
+    bad = ~same & ~finite | (finite & ~np.isfinite(g))
+    if bad.any():
+        i = int(np.argmax(bad))
+        return f"output {name!r}[{i}] is {g[i]}, expected {w[i]}"
+    return _float_mismatch(name, g[finite], w[finite], tol) if finite.any() else None
+
+
+def _exact_mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
+    diff = got != want
+    if diff.any():
+        i = int(np.argmax(diff))
+        return f"output {name!r}[{i}] is {got[i]}, expected {want[i]} ({int(diff.sum())} elements differ)"
     return None
