@@ -58,7 +58,7 @@ def results(
     >>> for r in perfport.results("perfport.db", kernel="stencil"):  # doctest: +SKIP
     ...     print(r.device, dict(r.problem), dict(r.best), r.best_ms, r.speedup)
     """
-    with Store(db) as store:
+    with Store(db, create=False) as store:
         return best_results(store, kernel=kernel, device=device)
 
 

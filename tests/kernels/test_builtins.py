@@ -10,6 +10,7 @@ from perfport.devices import open_session
 from perfport.devices.portable import CUDA_PRELUDE
 from perfport.kernels import BUILTINS, builtin
 from perfport.measure import RunSettings, Timing, TrialEngine
+from perfport.measure.data import reference_outputs
 from perfport.space import kernel_space
 
 QUICK = RunSettings(timing=Timing.fixed(1, warmup=0))
@@ -75,7 +76,7 @@ def test_builtin_verifies(cpu, name, problem, configs):
     spec = builtin(name)
     session = open_session(cpu)
     engine = TrialEngine(session, spec, Problem.of(problem), QUICK)
-    engine.use_reference()
+    engine.use_expected(reference_outputs(spec, engine.problem, QUICK.seed), "numpy reference")
     for values in configs:
         m = engine.run(Config.of(values))
         assert m.outcome is Outcome.OK, (values, m.message)

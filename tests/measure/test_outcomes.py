@@ -1,9 +1,20 @@
 """Every outcome, through the worker process, in one campaign that completes."""
 
+import dataclasses
 from collections import Counter
 
 from conftest import DATA
-from perfport import RunSettings, Timing, load_kernel, tune
+from perfport import (
+    ArrayArg,
+    KernelSpec,
+    Param,
+    ParamKind,
+    RunSettings,
+    ScalarArg,
+    Timing,
+    load_kernel,
+    tune,
+)
 from perfport._core import Config, Outcome, Problem
 from perfport.devices import open_session
 from perfport.measure import TrialEngine
@@ -36,9 +47,60 @@ def test_every_outcome_and_the_campaign_completes(db):
     assert result.best is not None and result.best.config["MODE"] in (0, 5)
 
 
+def test_reference_configuration_catches_wrong_result(db):
+    """Without a numpy reference, the default configuration's output is the gold."""
+    spec = dataclasses.replace(
+        load_kernel(DATA / "probe.py"), reference=None, restrictions=("MODE in (0, 2)",)
+    )
+    result = tune(spec, strategy="brute_force", db=db, settings=SETTINGS)
+    assert result.verification == "reference configuration MODE=0 lmem=1 wg=8"
+    outcome = {(m.config["MODE"], m.config["wg"]): m.outcome for m in result.measurements}
+    assert outcome == {
+        (0, 8): Outcome.OK,
+        (0, 16): Outcome.OK,
+        (2, 8): Outcome.WRONG_RESULT,
+        (2, 16): Outcome.WRONG_RESULT,
+    }
+
+
 def test_limits_checked_before_any_build(cpu):
     spec = load_kernel(DATA / "probe.py")
     engine = TrialEngine(open_session(cpu), spec, Problem(), SETTINGS)
     too_much_local = engine.run(Config.of(MODE=0, wg=8, lmem=1 << 30))
     assert too_much_local.outcome is Outcome.PRUNED and "local memory" in too_much_local.message
     assert too_much_local.compile_ms is None  # decided before compiling
+
+
+BUSY = KernelSpec(
+    name="busy",
+    source="""
+__kernel void busy(__global float* out, int iterations) {
+    float x = get_global_id(0);
+    for (int k = 0; k < iterations; ++k)
+        x = x * 0.999f + 1.0f;
+    out[get_global_id(0)] = x;
+}
+""",
+    entry="busy",
+    params=(Param("wg", (2,), ParamKind.LAUNCH),),
+    global_size=("64",),
+    local_size=("wg",),
+    args=(
+        ArrayArg("out", "float", ("64",), output=True),
+        ScalarArg("iterations", "int", "iterations"),
+    ),
+    problem={"iterations": 12_000_000},
+    default={"wg": 2},
+)
+
+
+def test_slow_is_not_hung(db):
+    """The time limit applies to each launch, not to a whole trial: many slow launches pass."""
+    probe = tune(BUSY, strategy="brute_force", db=db, settings=RunSettings(timing=Timing.fixed(1)))
+    one_launch_s = max(m.time_ms for m in probe.measurements) / 1000.0
+    settings = RunSettings(timing=Timing.fixed(6), timeout_s=max(2.0, 3 * one_launch_s))
+    result = tune(BUSY, strategy="brute_force", db=db, settings=settings, campaign="many-launches")
+    # 1 verification + 1 warm-up + 6 timed launches: past the limit in total.
+    assert 8 * one_launch_s > settings.timeout_s, "the kernel got too fast for this test"
+    assert [m.outcome for m in result.measurements] == [Outcome.OK]
+    assert result.verification.startswith("reference configuration")

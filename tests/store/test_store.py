@@ -111,3 +111,24 @@ def test_problem_identity_includes_defaults(db, cpu):
             spec.problem.merged({"n": spec.problem["n"]})
         )
         assert store.problem_id(spec.problem) != store.problem_id(Problem.of(n=1))
+
+
+def test_migration_steps_apply_in_place_and_keep_data(db, cpu, monkeypatch):
+    from perfport.store import schema
+
+    with Store(db) as store:
+        _, c = _campaign(store, cpu)
+        store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.5,)))
+    step = "ALTER TABLE results ADD COLUMN note TEXT; CREATE TABLE extra (x INTEGER)"
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with Store(db) as store:
+        assert store.query("PRAGMA user_version")[0][0] == SCHEMA_VERSION + 1
+        assert store.query("SELECT median_ms, note FROM results")[0][:] == (1.5, None)
+        assert [m.time_ms for m in store.measurements(store.campaign("c1"))] == [1.5]
+
+
+def test_read_only_commands_do_not_create_databases(tmp_path):
+    with pytest.raises(StoreError, match="no results database"):
+        Store(tmp_path / "missing.db", create=False)
+    assert not (tmp_path / "missing.db").exists()

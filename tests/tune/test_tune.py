@@ -59,3 +59,13 @@ def test_brute_force_completes(db):
     )
     assert r.status.value == "complete" and len(r.measurements) == 11
     assert r.outcomes["ok"] == 11 and r.best is not None
+
+
+def test_progress_bar_runs(db, capsys):
+    from perfport.tune import RichProgress
+
+    r = tune(
+        "vector_add", problem={"n": 1024}, budget=3, db=db, settings=FAST, progress=RichProgress()
+    )
+    assert r.measured == 3
+    assert "vector_add" in capsys.readouterr().err

@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="per-configuration time limit after its build",
+        help="kill a launch that runs longer than this (default 30)",
     )
     p.add_argument("--no-verify", action="store_true", help="do not check outputs")
     p.add_argument("--json", action="store_true", help="print one JSON object")

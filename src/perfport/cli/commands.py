@@ -103,7 +103,7 @@ def cmd_results(args: argparse.Namespace, console: Console) -> int:
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     fmt = "json" if args.json else args.format
     write = write_json if fmt == "json" else write_csv
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         rows = export_rows(store, kernel=args.kernel, device=args.device)
         if args.output:
             with open(args.output, "w", newline="") as out:

@@ -18,32 +18,35 @@ def _ms(value: float | None) -> str:
 
 
 def _mib(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.1f} GiB"
     return f"{n / 1024:.0f} KiB" if n < 1 << 20 else f"{n / (1 << 20):.0f} MiB"
 
 
 def devices_table(console: Console, devices: Sequence[DeviceInfo]) -> None:
+    """One column per device, one row per property (device names are long)."""
     table = Table(title="Devices")
-    for col in (
-        "id",
-        "name",
-        "type",
-        "vendor",
-        "driver",
-        "CUs",
-        "max wg",
-        "max items",
-        "local mem",
-        "sub-group",
-        "fingerprint",
-    ):
-        table.add_column(col)
+    table.add_column("")
     for d in devices:
-        table.add_row(
-            d.id, d.name, d.type.value, d.vendor, d.driver, str(d.compute_units), str(d.max_work_group_size),
-            "x".join(map(str, d.max_work_item_sizes)), _mib(d.local_mem_bytes),
-            str(d.subgroup_size or "-"), d.fingerprint,
-        )  # fmt: skip
+        table.add_column(d.id)
+    rows = {
+        "name": [d.name for d in devices],
+        "type": [d.type.value for d in devices],
+        "vendor": [d.vendor for d in devices],
+        "driver": [d.driver for d in devices],
+        "compute units": [str(d.compute_units) for d in devices],
+        "max work-group": [str(d.max_work_group_size) for d in devices],
+        "max work-items": ["x".join(map(str, d.max_work_item_sizes)) for d in devices],
+        "local memory": [_mib(d.local_mem_bytes) for d in devices],
+        "global memory": [_mib(d.global_mem_bytes) for d in devices],
+        "sub-group": [str(d.subgroup_size or "-") for d in devices],
+        "fingerprint": [d.fingerprint for d in devices],
+    }
+    for label, values in rows.items():
+        table.add_row(label, *values)
     console.print(table)
+    if not devices:
+        console.print("no devices: pip install 'perfport[pocl]' for PoCL's CPU device")
 
 
 def kernels_table(console: Console, specs: Sequence[KernelSpec]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
-from perfport.kernels.loader import load_kernel, loaded_modules, preload
+from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.stencil import make_stencil, stencil
 from perfport.kernels.vector_add import vector_add
@@ -27,9 +27,7 @@ __all__ = [
     "BUILTINS",
     "builtin",
     "load_kernel",
-    "loaded_modules",
     "make_stencil",
-    "preload",
     "resolve_kernel",
 ]
 

@@ -2,8 +2,7 @@
 
 A Python file defines ``kernel``: a KernelSpec, or a function returning one. A TOML or YAML
 file holds the same fields as data (see docs/kernel-spec.md). Python files (and reference
-functions named by data files) are imported as modules under a name derived from their path,
-and worker processes re-import them by that name, so their functions pickle.
+functions named by data files) are imported as modules under a name derived from their path.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import importlib
 import importlib.util
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -29,8 +28,6 @@ from perfport._core import (
     SpecError,
 )
 
-_LOADED: dict[str, str] = {}  # module name -> file path, for worker processes
-
 _TOP_KEYS = {
     "name", "entry", "language", "source", "source_file", "params", "global_size",
     "local_size", "args", "problem", "restrictions", "defines", "local_mem", "default",
@@ -41,11 +38,6 @@ _ARG_KEYS = {
     "scalar": {"kind", "name", "dtype", "value"},
     "local": {"kind", "name", "dtype", "count"},
 }
-
-
-def loaded_modules() -> dict[str, str]:
-    """Modules this process imported from kernel files: name -> path."""
-    return dict(_LOADED)
 
 
 def import_file(path: str | Path) -> ModuleType:
@@ -72,14 +64,7 @@ def import_file(path: str | Path) -> ModuleType:
         raise SpecError(
             f"{path}: running the file raised {type(exc).__name__}: {exc}; fix the file"
         ) from None
-    _LOADED[name] = str(path)
     return module
-
-
-def preload(modules: Mapping[str, str]) -> None:
-    """Import the given kernel-file modules (in a worker, before unpickling specs)."""
-    for path in modules.values():
-        import_file(path)
 
 
 def load_kernel(path: str | Path) -> KernelSpec:

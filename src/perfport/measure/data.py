@@ -47,3 +47,26 @@ def _fill(
 def scalar_value(spec: KernelSpec, arg: ScalarArg, env: Mapping[str, Any]) -> np.generic:
     dtype = numpy_dtype(Expr(arg.dtype, spec.name).value(env))
     return dtype.type(Expr(arg.value, f"argument {arg.name} value").value(env))
+
+
+def reference_outputs(
+    spec: KernelSpec, problem: Mapping[str, Any], seed: int
+) -> dict[str, np.ndarray]:
+    """The outputs the spec's numpy reference expects for the seeded inputs, in this process.
+    A reference that fails or returns something unusable is a SpecError."""
+    assert spec.reference is not None
+    full = spec.problem.merged(problem)
+    inputs = host_arrays(spec, spec.env({}, full), seed)
+    try:
+        result = {str(k): np.asarray(v) for k, v in dict(spec.reference(full, inputs)).items()}
+    except Exception as exc:
+        raise SpecError(
+            f"kernel {spec.name}: the numpy reference raised {type(exc).__name__}: {exc}"
+        ) from None
+    outputs = {a.name for a in spec.args if isinstance(a, ArrayArg) and a.output}
+    if not result or set(result) - outputs:
+        raise SpecError(
+            f"kernel {spec.name}: the numpy reference returned {sorted(result)}; "
+            f"it must return some of the output arrays {sorted(outputs)}"
+        )
+    return result

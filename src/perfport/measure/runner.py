@@ -1,22 +1,30 @@
 """Trials in a worker process: a hung kernel is killed (timeout), a dead worker is replaced
 (crashed), and the campaign goes on either way.
 
-Protocol over a pipe (parent -> worker): ("trial", config, capture) and ("stop",).
-Worker -> parent: ("ready", verification) or ("setup_failed", message) once, then per trial
-("built",) when the build is done (the run-time limit starts there) and
-("result", measurement, healthy); an unhealthy worker exits after sending it.
+The worker is ``python -m perfport.measure.worker`` in its own session (Ctrl-C is the
+parent's), dying with its parent. It never imports user code: the numpy reference runs here,
+once, and the worker receives the expected outputs. Protocol, over two pipes:
+parent -> worker: (spec, problem, device, settings, expected, label) once, then
+("trial", config, capture) per trial and ("stop",) at the end.
+worker -> parent: ("ready", verification) or ("setup_failed", message) once, then per trial
+("alive",) after the build and after each batch of launches (each restarts the time limit)
+and ("result", measurement, healthy); an unhealthy worker exits after sending it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing
-import pickle
+import dataclasses
+import os
 import signal
+import subprocess
+import sys
 import time
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from perfport._core import (
     Config,
@@ -27,63 +35,13 @@ from perfport._core import (
     PerfportError,
     Problem,
 )
-from perfport.devices import open_session
-from perfport.kernels import loaded_modules, preload
+from perfport.measure.data import reference_outputs
 from perfport.measure.settings import RunSettings
-from perfport.measure.trial import TrialEngine
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Linux: get SIGKILL when the parent dies, so a kill -9'd campaign leaves no worker."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def worker_main(conn: Connection, payload: bytes) -> None:
-    """Entry point of the worker process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _die_with_parent()
-    modules, spec_bytes, problem, device, settings = pickle.loads(payload)
-    try:
-        preload(modules)
-        spec: KernelSpec = pickle.loads(spec_bytes)
-        session = open_session(device)
-        engine = TrialEngine(session, spec, problem, settings)
-        if settings.verify and spec.reference is not None:
-            engine.use_reference()
-    except Exception as exc:
-        conn.send(("setup_failed", f"{type(exc).__name__}: {exc}"))
-        return
-    conn.send(("ready", engine.verification))
-    while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message[0] != "trial":
-            return
-        _, config, capture = message
-        try:
-            measurement = engine.run(
-                config, on_built=lambda: conn.send(("built",)), capture=capture
-            )
-        except Exception as exc:  # a bug in a reference or in perfport: keep the campaign going
-            measurement = Measurement(
-                config, Outcome.CRASHED, f"unexpected {type(exc).__name__}: {exc}"
-            )
-        if capture and engine.captured is not None:
-            engine.use_gold(config, engine.captured)
-        healthy = engine.session.healthy
-        conn.send(("result", measurement, healthy))
-        if not healthy:
-            return  # the context is poisoned: the parent starts a fresh worker
 
 
 class Runner:
     """Measures configurations of one kernel and problem on one device, each trial in a worker
-    subprocess. Use as a context manager; ``measure`` never raises for a bad configuration.
+    process. Use as a context manager; ``measure`` never raises for a bad configuration.
 
     Verification uses the spec's numpy reference, or else the output of its default
     configuration (the reference configuration), which is then measured first.
@@ -99,12 +57,10 @@ class Runner:
         self.verification = "not verified"
         self._gold = spec.default if settings.verify and spec.reference is None else None
         self._gold_measurement: Measurement | None = None
-        self._payload = pickle.dumps(
-            (loaded_modules(), pickle.dumps(spec), problem, device, settings)
-        )
-        self._ctx = multiprocessing.get_context("spawn")
-        self._proc: Any = None
-        self._conn: Connection | None = None
+        self._expected: dict[str, np.ndarray] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._inbox: Connection | None = None
+        self._outbox: Connection | None = None
         self.starts = 0  # worker processes started (1 + restarts after timeouts and crashes)
 
     def __enter__(self) -> Runner:
@@ -115,28 +71,55 @@ class Runner:
 
     # ---- worker lifecycle ---------------------------------------------------------------
     def _start(self) -> None:
+        label = "not verified"
+        if self.settings.verify and self.spec.reference is not None:
+            if self._expected is None:
+                self._expected = reference_outputs(self.spec, self.problem, self.settings.seed)
+            label = "numpy reference"
         self.starts += 1
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=worker_main, args=(child, self._payload), daemon=True)
-        proc.start()
-        child.close()
-        self._proc, self._conn = proc, parent
-        reply = self._wait(self.settings.build_timeout_s)
-        if reply is None or reply[0] != "ready":
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        src = str(Path(__file__).resolve().parents[2])  # the directory holding perfport
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")])),
+        }
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "perfport.measure.worker", str(to_child), str(from_child)],
+            pass_fds=(to_child, from_child),
+            stdin=subprocess.DEVNULL,
+            stdout=2,  # the real stderr: driver chatter must not mix with --json output
+            env=env,
+            start_new_session=True,
+        )
+        os.close(to_child)
+        os.close(from_child)
+        self._outbox = Connection(from_parent, readable=False)
+        self._inbox = Connection(to_parent, writable=False)
+        setup = (
+            dataclasses.replace(self.spec, reference=None),
+            self.problem,
+            self.device,
+            self.settings,
+            self._expected,
+            label,
+        )
+        reply = self._send(setup) and self._wait(self.settings.build_timeout_s)
+        if not reply or reply[0] != "ready":
             reason = (
                 "timed out"
                 if reply is None
                 else reply[1]
-                if reply[0] == "setup_failed"
+                if reply and reply[0] == "setup_failed"
                 else self._death()
             )
             self._kill()
             raise PerfportError(f"cannot start a measurement worker on {self.device.id}: {reason}")
         self.verification = reply[1]
         if self._gold is not None:
-            self._send_gold()
+            self._make_gold()
 
-    def _send_gold(self) -> None:
+    def _make_gold(self) -> None:
         assert self._gold is not None
         m = self._trial(self._gold, capture=True)
         self._gold_measurement = m
@@ -146,23 +129,30 @@ class Runner:
             self.verification = f"not verified (reference configuration: {m.outcome.value})"
             self._gold = None
 
+    def _send(self, message: Any) -> bool:
+        assert self._outbox is not None
+        try:
+            self._outbox.send(message)
+            return True
+        except OSError:
+            return False
+
     def _wait(self, timeout: float) -> tuple[Any, ...] | None:
         """The next message, None on timeout; ("died",) when the worker is gone."""
-        assert self._conn is not None
+        assert self._inbox is not None
         try:
-            if not self._conn.poll(timeout):
+            if not self._inbox.poll(timeout):
                 return None
-            return self._conn.recv()
+            return self._inbox.recv()
         except (EOFError, OSError):
             return ("died",)
 
     def _death(self) -> str:
-        proc = self._proc
-        if proc is None:
+        if self._proc is None:
             return "worker missing"
-        proc.join(2.0)
-        code = proc.exitcode
-        if code is None:
+        try:
+            code = self._proc.wait(2.0)
+        except subprocess.TimeoutExpired:
             return "worker stopped answering"
         if code < 0:
             try:
@@ -172,19 +162,19 @@ class Runner:
         return f"worker exited with status {code}"
 
     def _kill(self) -> None:
-        if self._proc is not None and self._proc.is_alive():
+        if self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
-            self._proc.join(5.0)
-        if self._conn is not None:
-            self._conn.close()
-        self._proc, self._conn = None, None
+            self._proc.wait(5.0)
+        for conn in (self._inbox, self._outbox):
+            if conn is not None:
+                conn.close()
+        self._proc = self._inbox = self._outbox = None
 
     def close(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(OSError, BrokenPipeError):
-                self._conn.send(("stop",))
         if self._proc is not None:
-            self._proc.join(2.0)
+            self._send(("stop",))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(2.0)
         self._kill()
 
     # ---- trials -------------------------------------------------------------------------
@@ -200,30 +190,24 @@ class Runner:
         return self._trial(config, capture=False)
 
     def _trial(self, config: Config, capture: bool) -> Measurement:
-        assert self._conn is not None
-        try:
-            self._conn.send(("trial", config, capture))
-        except (OSError, BrokenPipeError):
+        if not self._send(("trial", config, capture)):
             reason = self._death()
             self._kill()
             return Measurement(config, Outcome.CRASHED, reason)
-        deadline = self.settings.build_timeout_s
-        phase = "build"
+        phase, limit = "build", self.settings.build_timeout_s
         started = time.monotonic()
         while True:
-            reply = self._wait(max(0.0, deadline - (time.monotonic() - started)))
+            reply = self._wait(max(0.0, limit - (time.monotonic() - started)))
             if reply is None:
                 self._kill()
-                limit = (
-                    self.settings.build_timeout_s if phase == "build" else self.settings.timeout_s
-                )
+                what = "the build" if phase == "build" else "a launch"
                 return Measurement(
                     config,
                     Outcome.TIMEOUT,
-                    f"no result after {limit:g} s ({phase} phase); worker killed",
+                    f"{what} did not finish within {limit:g} s; worker killed",
                 )
-            if reply[0] == "built":
-                phase, deadline, started = "run", self.settings.timeout_s, time.monotonic()
+            if reply[0] == "alive":
+                phase, limit, started = "run", self.settings.timeout_s, time.monotonic()
                 continue
             if reply[0] == "result":
                 _, m, healthy = reply

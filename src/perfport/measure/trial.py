@@ -33,6 +33,7 @@ from perfport.measure.settings import RunSettings
 from perfport.measure.verify import mismatch
 
 _LOG_LIMIT = 4000
+_BATCH_S = 1.0  # launches are enqueued back to back in batches of about this much kernel time
 
 
 class TrialEngine:
@@ -62,26 +63,20 @@ class TrialEngine:
         self.captured: dict[str, np.ndarray] | None = None
         self._builds: dict[tuple[tuple[str, str], ...], CompiledKernel | BuildError] = {}
 
-    # ---- verification sources ---------------------------------------------------------
-    def use_reference(self) -> None:
-        """Expect the outputs of the spec's numpy reference."""
-        assert self.spec.reference is not None
-        inputs = {k: v.copy() for k, v in self.initial.items()}
-        result = self.spec.reference(self.problem, inputs)
-        self.expected = {k: np.asarray(v) for k, v in dict(result).items()}
-        self.verification = "numpy reference"
-
-    def use_gold(self, config: Config, outputs: Mapping[str, np.ndarray]) -> None:
-        """Expect the outputs that the reference configuration ``config`` produced."""
-        self.expected = {k: v.copy() for k, v in outputs.items()}
-        self.verification = f"reference configuration {config}"
+    def use_expected(self, expected: Mapping[str, np.ndarray], label: str) -> None:
+        """Verify later trials against these outputs (from a numpy reference, or captured from
+        the reference configuration); ``label`` says which."""
+        self.expected = {k: np.asarray(v) for k, v in expected.items()}
+        self.verification = label
 
     # ---- one trial --------------------------------------------------------------------
     def run(
-        self, config: Config, on_built: Callable[[], None] = lambda: None, capture: bool = False
+        self, config: Config, alive: Callable[[], None] = lambda: None, capture: bool = False
     ) -> Measurement:
-        """Measure ``config``. With ``capture``, keep the outputs of one launch from the
-        initial state in ``self.captured`` (to serve as the gold of later trials)."""
+        """Measure ``config``. ``alive`` is called after the build and after every batch of
+        launches (batches last about a second), so a watchdog can tell slow from hung. With
+        ``capture``, keep the outputs of one launch from the initial state in
+        ``self.captured`` (to serve as the gold of later trials)."""
         spec, device = self.spec, self.session.device
         self.captured = None
         env = spec.env(config, self.problem)
@@ -106,7 +101,7 @@ class TrialEngine:
         started = time.perf_counter()
         built = self._build(defines)
         compile_ms = (time.perf_counter() - started) * 1000.0
-        on_built()
+        alive()
         if isinstance(built, BuildError):
             log = f"{built}\n{built.log}"[:_LOG_LIMIT]
             return result(Outcome.COMPILE_ERROR, log, compile_ms=compile_ms)
@@ -134,6 +129,7 @@ class TrialEngine:
         try:
             if checking or capture:
                 self.session.launch(built, geometry.global_size, geometry.local_size, args)
+                alive()
                 outputs = self._read_outputs()
                 problem = (
                     mismatch(outputs, self.expected, spec.tolerance)
@@ -144,7 +140,7 @@ class TrialEngine:
                     return result(Outcome.WRONG_RESULT, problem, compile_ms=compile_ms)
                 if capture:
                     self.captured = {k: v.copy() for k, v in outputs.items()}
-            times = self._time(built, geometry.global_size, geometry.local_size, args)
+            times = self._time(built, geometry.global_size, geometry.local_size, args, alive)
         except LaunchError as exc:
             outcome = Outcome.LAUNCH_REFUSED if self.session.healthy else Outcome.CRASHED
             return result(outcome, str(exc), compile_ms=compile_ms)
@@ -190,14 +186,23 @@ class TrialEngine:
         global_size: tuple[int, ...],
         local_size: tuple[int, ...],
         args: list[Any],
+        alive: Callable[[], None],
     ) -> list[float]:
         timing = self.settings.timing
+
+        def launch(repeats: int) -> list[float]:
+            times = self.session.launch(kernel, global_size, local_size, args, repeats)
+            alive()
+            return times
+
         for _ in range(timing.warmup):
-            self.session.launch(kernel, global_size, local_size, args)
-        times = self.session.launch(kernel, global_size, local_size, args)
-        n = timing.repeats(times[0])
-        if n > 1:
-            times += self.session.launch(kernel, global_size, local_size, args, repeats=n - 1)
+            launch(1)
+        times = launch(1)
+        remaining = timing.repeats(times[0]) - 1
+        per_batch = max(1, int(_BATCH_S * 1000.0 / max(times[0], 1e-6)))
+        while remaining > 0:
+            times += launch(min(per_batch, remaining))
+            remaining -= per_batch
         return times
 
 

@@ -49,8 +49,12 @@ class Store:
     ...     print(store.summary())
     """
 
-    def __init__(self, path: str | Path = "perfport.db") -> None:
+    def __init__(self, path: str | Path = "perfport.db", create: bool = True) -> None:
         self.path = str(path)
+        if not create and not Path(path).is_file():
+            raise StoreError(
+                f"no results database at {self.path}; run 'perfport tune' first or give --db"
+            )
         try:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA foreign_keys = ON")

@@ -1,0 +1,80 @@
+"""The worker process: ``python -m perfport.measure.worker READ_FD WRITE_FD``.
+
+It runs trials for one Runner (see runner.py for the protocol). It imports no user code: the
+spec arrives without its reference function, and the expected outputs arrive as arrays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import signal
+import sys
+from multiprocessing.connection import Connection
+
+from perfport._core import Measurement, Outcome
+from perfport.devices import open_session
+from perfport.measure.trial import TrialEngine
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the parent dies, so a kill -9'd campaign leaves no worker."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def serve(conn: Connection) -> None:
+    try:
+        spec, problem, device, settings, expected, label = conn.recv()
+        engine = TrialEngine(open_session(device), spec, problem, settings)
+        if expected is not None:
+            engine.use_expected(expected, label)
+    except Exception as exc:
+        conn.send(("setup_failed", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", engine.verification))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] != "trial":
+            return
+        _, config, capture = message
+        try:
+            measurement = engine.run(config, alive=lambda: conn.send(("alive",)), capture=capture)
+        except Exception as exc:  # a bug in perfport or the driver: keep the campaign going
+            measurement = Measurement(
+                config, Outcome.CRASHED, f"unexpected {type(exc).__name__}: {exc}"
+            )
+        if capture and engine.captured is not None:
+            engine.use_expected(engine.captured, f"reference configuration {config}")
+        healthy = engine.session.healthy
+        conn.send(("result", measurement, healthy))
+        if not healthy:
+            return  # the context is poisoned: the parent starts a fresh worker
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with_parent()
+    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    with (
+        Connection(read_fd, writable=False) as inbox,
+        Connection(write_fd, readable=False) as outbox,
+    ):
+        serve(_Duplex(inbox, outbox))  # type: ignore[arg-type]
+
+
+class _Duplex:
+    """One object with recv and send over two one-way pipes."""
+
+    def __init__(self, inbox: Connection, outbox: Connection) -> None:
+        self.recv = inbox.recv
+        self.send = outbox.send
+
+
+if __name__ == "__main__":
+    main()
