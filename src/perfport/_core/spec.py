@@ -301,12 +301,17 @@ class KernelSpec:
         return Geometry(global_size, local_size, self.local_mem_bytes(env))
 
     def local_mem_bytes(self, env: Mapping[str, Any]) -> int:
-        total = int(self.local_mem_expr.value(env))
-        for a in self.args:
-            if isinstance(a, LocalArg):
-                count = int(Expr(a.count, self.name).value(env))
-                total += count * numpy_dtype(Expr(a.dtype, self.name).value(env)).itemsize
-        return total
+        """The declared footprint: static ``local_mem`` plus every local buffer argument."""
+        return int(self.local_mem_expr.value(env)) + sum(self.local_arg_bytes(env).values())
+
+    def local_arg_bytes(self, env: Mapping[str, Any]) -> dict[str, int]:
+        """Bytes of each local buffer argument."""
+        return {
+            a.name: int(Expr(a.count, f"argument {a.name} count").value(env))
+            * numpy_dtype(Expr(a.dtype, self.name).value(env)).itemsize
+            for a in self.args
+            if isinstance(a, LocalArg)
+        }
 
     def build_defines(self, env: Mapping[str, Any]) -> dict[str, str]:
         """``-D`` defines: every compile-time parameter, then the spec's own defines."""

@@ -16,17 +16,14 @@ from perfport._core import (
     ArrayArg,
     BuildError,
     Config,
-    Expr,
     ExpressionError,
     KernelSpec,
     LaunchError,
-    LocalArg,
     Measurement,
     Outcome,
     Problem,
     ScalarArg,
 )
-from perfport._core.dtypes import numpy_dtype
 from perfport.devices import CompiledKernel, LocalSpace, Session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.measure.settings import RunSettings
@@ -86,9 +83,7 @@ class TrialEngine:
 
         try:
             geometry = spec.geometry(env)
-            dynamic = {
-                a.name: self._local_bytes(a, env) for a in spec.args if isinstance(a, LocalArg)
-            }
+            dynamic = spec.local_arg_bytes(env)
             defines = tuple(spec.build_defines(env).items())
         except ExpressionError as exc:
             return result(Outcome.PRUNED, f"launch shape cannot be computed: {exc}")
@@ -122,21 +117,17 @@ class TrialEngine:
                 compile_ms=compile_ms,
             )
 
-        checking = self.settings.verify and self.expected is not None
-        if checking or capture:
-            self._reset_outputs()
+        expected = self.expected if self.settings.verify else None
         args = [self._argument(a, dynamic) for a in spec.args]
         try:
-            if checking or capture:
+            if expected is not None or capture:
+                self._reset_outputs()
                 self.session.launch(built, geometry.global_size, geometry.local_size, args)
                 alive()
                 outputs = self._read_outputs()
-                problem = (
-                    mismatch(outputs, self.expected, spec.tolerance)
-                    if self.expected is not None and checking
-                    else None
-                )
-                if problem:
+                if expected is not None and (
+                    problem := mismatch(outputs, expected, spec.tolerance)
+                ):
                     return result(Outcome.WRONG_RESULT, problem, compile_ms=compile_ms)
                 if capture:
                     self.captured = {k: v.copy() for k, v in outputs.items()}
@@ -156,10 +147,6 @@ class TrialEngine:
             except BuildError as exc:
                 self._builds[defines] = exc
         return self._builds[defines]
-
-    def _local_bytes(self, arg: LocalArg, env: Mapping[str, Any]) -> int:
-        count = int(Expr(arg.count, f"argument {arg.name} count").value(env))
-        return count * numpy_dtype(Expr(arg.dtype, self.spec.name).value(env)).itemsize
 
     def _argument(self, arg: Any, dynamic: Mapping[str, int]) -> Any:
         if isinstance(arg, ArrayArg):

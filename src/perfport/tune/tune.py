@@ -6,11 +6,19 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfport._core import DeviceInfo, KernelSpec, Measurement, PerfportError, Problem, SpecError
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    Measurement,
+    PerfportError,
+    Problem,
+    SpecError,
+)
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
@@ -94,7 +102,7 @@ def tune(
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
 
-    with Store(db) as store:
+    with Store(db) as store, Runner(spec, the_problem, dev, settings) as runner:
         record = store.open_campaign(
             key,
             dev,
@@ -105,91 +113,66 @@ def tune(
             asdict(settings),
             space.report,
         )
-        loop = _Loop(
-            spec,
-            the_problem,
-            dev,
-            space,
-            strategy_type(space, settings.seed),
-            store,
-            record,
-            budget,
-            settings,
-            reporter,
+        session = _Session(
+            space, strategy_type(space, settings.seed), runner, store, record, budget, reporter
         )
-        status = loop.run()
-        return TuneResult(
-            campaign=key,
-            status=status,
-            device=dev,
-            kernel=spec.name,
-            problem=the_problem,
-            strategy=strategy_type.name,
-            space=space.report,
-            measurements=tuple(loop.results.values()),
-            default=loop.results.get(spec.default) if spec.default is not None else None,
-            verification=loop.verification,
-            db=str(db),
-        )
+        status = session.run(spec.default, f"{spec.name} on {dev.name}")
+        verification = runner.verification if runner.starts else "(no trial ran this session)"
+    return TuneResult(
+        campaign=key,
+        status=status,
+        device=dev,
+        kernel=spec.name,
+        problem=the_problem,
+        strategy=strategy_type.name,
+        space=space.report,
+        measurements=tuple(session.results.values()),
+        default=session.results.get(spec.default) if spec.default is not None else None,
+        verification=verification if settings.verify else "not verified",
+        db=str(db),
+    )
 
 
-class _Loop:
-    """One session of one campaign."""
+@dataclass
+class _Session:
+    """One session of one campaign: ask -> measure (unless stored) -> record -> tell."""
 
-    def __init__(
-        self,
-        spec: KernelSpec,
-        problem: Problem,
-        device: DeviceInfo,
-        space: Space,
-        strategy: Strategy,
-        store: Store,
-        campaign: Campaign,
-        budget: Budget,
-        settings: RunSettings,
-        progress: Progress,
-    ) -> None:
-        self.spec, self.space, self.strategy = spec, space, strategy
-        self.store, self.campaign, self.budget, self.progress = store, campaign, budget, progress
-        self.runner = Runner(spec, problem, device, settings)
-        self.stored = {m.config: m for m in store.measurements(campaign)}
-        self.results: dict[
-            Any, Measurement
-        ] = {}  # this campaign's results in the order the strategy met them
-        self.verification = "not verified" if not settings.verify else "(no trial ran this session)"
-        self.started = time.monotonic()
+    space: Space
+    strategy: Strategy
+    runner: Runner
+    store: Store
+    campaign: Campaign
+    budget: Budget
+    progress: Progress
+    results: dict[Config, Measurement] = field(default_factory=dict)  # in the order met
+    started: float = field(default_factory=time.monotonic)
 
-    def run(self) -> CampaignStatus:
+    def __post_init__(self) -> None:
+        self.stored = {m.config: m for m in self.store.measurements(self.campaign)}
+
+    def run(self, default: Config | None, description: str) -> CampaignStatus:
         status = CampaignStatus.FAILED
         total = min(len(self.space), self.budget.max_evals or len(self.space))
-        self.progress.start(
-            total, len(self.stored), f"{self.spec.name} on {self.runner.device.name}"
-        )
+        self.progress.start(total, len(self.stored), description)
         try:
+            if default is not None and (i := self.space.index(default)) is not None:
+                self._evaluate(i)  # the baseline first
             status = self._search()
         except KeyboardInterrupt:
             status = CampaignStatus.INTERRUPTED
         finally:
             self.progress.stop()
-            self.runner.close()
-            if self.runner.starts:
-                self.verification = self.runner.verification
             self.store.set_status(self.campaign, status)
             for config, m in self.stored.items():  # results the strategy did not reach again
                 self.results.setdefault(config, m)
         return status
 
     def _search(self) -> CampaignStatus:
-        default = self.spec.default
-        if default is not None and (i := self.space.index(default)) is not None:
-            self._evaluate(i)
         while True:
             if self.budget.max_evals is not None and len(self.stored) >= self.budget.max_evals:
                 return CampaignStatus.BUDGET
-            if (
-                self.budget.max_seconds is not None
-                and time.monotonic() - self.started >= self.budget.max_seconds
-            ):
+            elapsed = time.monotonic() - self.started
+            if self.budget.max_seconds is not None and elapsed >= self.budget.max_seconds:
                 return CampaignStatus.BUDGET
             index = self.strategy.ask()
             if index is None or index in self.strategy.told:
@@ -199,13 +182,13 @@ class _Loop:
     def _evaluate(self, index: int) -> None:
         config = self.space.config(index)
         m = self.stored.get(config)
+        fresh = m is None
         if m is None:
             m = self.runner.measure(config)
             self.store.record(self.campaign, m)
             self.stored[config] = m
-            best = self.strategy.best
-            self.progress.update(
-                len(self.stored), m, min(filter(None, [best and best[1], m.time_ms]), default=None)
-            )
         self.results[config] = m
         self.strategy.tell(index, m.time_ms)
+        if fresh:
+            best = self.strategy.best
+            self.progress.update(len(self.stored), m, best[1] if best else None)
