@@ -100,14 +100,6 @@ class TrialEngine:
         if isinstance(built, BuildError):
             log = f"{built}\n{built.log}"[:_LOG_LIMIT]
             return result(Outcome.COMPILE_ERROR, log, compile_ms=compile_ms)
-        work_items = math.prod(geometry.local_size)
-        if work_items > built.max_work_group_size:
-            return result(
-                Outcome.PRUNED,
-                f"the built kernel allows at most {built.max_work_group_size} work-items per "
-                f"work-group (CL_KERNEL_WORK_GROUP_SIZE); this configuration has {work_items}",
-                compile_ms=compile_ms,
-            )
         needed = built.static_local_mem_bytes + sum(dynamic.values())
         if needed > device.local_mem_bytes:
             return result(
@@ -134,8 +126,11 @@ class TrialEngine:
             times = self._time(built, geometry.global_size, geometry.local_size, args, alive)
         except LaunchError as exc:
             outcome = Outcome.LAUNCH_REFUSED if self.session.healthy else Outcome.CRASHED
-            return result(outcome, str(exc), compile_ms=compile_ms)
-        return result(Outcome.OK, "", times_ms=tuple(times), compile_ms=compile_ms)
+            return result(
+                outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
+            )
+        note = _over_limit(geometry.local_size, built).strip()
+        return result(Outcome.OK, note, times_ms=tuple(times), compile_ms=compile_ms)
 
     # ---- helpers ----------------------------------------------------------------------
     def _build(self, defines: tuple[tuple[str, str], ...]) -> CompiledKernel | BuildError:
@@ -191,6 +186,19 @@ class TrialEngine:
             times += launch(min(per_batch, remaining))
             remaining -= per_batch
         return times
+
+
+def _over_limit(local_size: tuple[int, ...], kernel: CompiledKernel) -> str:
+    """A note when the work-group exceeds the driver's per-kernel limit. That limit is
+    advisory: NVIDIA's OpenCL reports 256 (CL_KERNEL_WORK_GROUP_SIZE) for kernels it runs
+    correctly with 1024, so the launch is tried and the driver's answer recorded."""
+    work_items = math.prod(local_size)
+    if work_items <= kernel.max_work_group_size:
+        return ""
+    return (
+        f" ({work_items} work-items per group; the driver reports a per-kernel limit of "
+        f"{kernel.max_work_group_size})"
+    )
 
 
 def _device_limits(
