@@ -1,0 +1,108 @@
+"""Each built-in kernel runs and verifies on PoCL, across parameter values and problem options."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from perfport._core import Config, Outcome, Problem
+from perfport.devices import open_session
+from perfport.devices.portable import CUDA_PRELUDE
+from perfport.kernels import BUILTINS, builtin
+from perfport.measure import RunSettings, Timing, TrialEngine
+from perfport.measure.data import reference_outputs
+from perfport.space import kernel_space
+
+QUICK = RunSettings(timing=Timing.fixed(1, warmup=0))
+
+CASES = [
+    ("vector_add", {"n": 1000}, [{"wg": 1}, {"wg": 64}, {"wg": 1024}]),
+    ("convolution", {"n": 5000, "mask": 33}, [{"wg": 1}, {"wg": 32}, {"wg": 512}]),
+    ("convolution", {"n": 300, "mask": 1, "dtype": "double"}, [{"wg": 16}]),
+    (
+        "stencil",
+        {"width": 67, "height": 45},
+        [{"wc": 1, "wr": 1}, {"wc": 16, "wr": 8}, {"wc": 96, "wr": 2}],
+    ),
+    (
+        "stencil",
+        {
+            "width": 40,
+            "height": 33,
+            "north": 3,
+            "south": 0,
+            "east": 5,
+            "west": 2,
+            "boundary": "pad",
+            "pad": 7,
+            "dtype": "int",
+        },
+        [{"wc": 8, "wr": 4}, {"wc": 4, "wr": 16}],
+    ),
+    (
+        "stencil",
+        {
+            "width": 30,
+            "height": 30,
+            "north": 0,
+            "south": 0,
+            "east": 0,
+            "west": 0,
+            "dtype": "double",
+        },
+        [{"wc": 8, "wr": 8}],
+    ),
+    (
+        "matmul",
+        {"M": 33, "N": 17, "K": 29, "batch": 3},
+        [
+            {"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": 8, "wg_cols": 8},
+            {"row_tile": 8, "acc_tile": 4, "col_tile": 2, "wg_rows": 1, "wg_cols": 64},
+            {"row_tile": 2, "acc_tile": 8, "col_tile": 8, "wg_rows": 16, "wg_cols": 16},
+        ],
+    ),
+    (
+        "matmul",
+        {"M": 20, "N": 12, "K": 9, "trans_a": True, "trans_b": True},
+        [
+            {"row_tile": 4, "acc_tile": 2, "col_tile": 4, "wg_rows": 8, "wg_cols": 16},
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "problem", "configs"), CASES)
+def test_builtin_verifies(cpu, name, problem, configs):
+    spec = builtin(name)
+    session = open_session(cpu)
+    engine = TrialEngine(session, spec, Problem.of(problem), QUICK)
+    engine.use_expected(reference_outputs(spec, engine.problem, QUICK.seed), "numpy reference")
+    for values in configs:
+        m = engine.run(Config.of(values))
+        assert m.outcome is Outcome.OK, (values, m.message)
+
+
+def test_every_builtin_default_is_legal(cpu):
+    for name in BUILTINS:
+        spec = builtin(name)
+        assert kernel_space(spec, None, cpu).index(spec.default) is not None, name
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+@pytest.mark.parametrize("name", list(BUILTINS))
+def test_builtin_compiles_as_cuda(tmp_path, name):
+    """The portable sources are valid CUDA C (checked with nvcc; CI without it skips)."""
+    spec = builtin(name)
+    defines = spec.build_defines(spec.env(spec.default, {}))
+    source = tmp_path / "k.cu"
+    source.write_text(CUDA_PRELUDE + spec.source)
+    cmd = [
+        "nvcc",
+        "--ptx",
+        "-o",
+        str(tmp_path / "k.ptx"),
+        *(f"-D{k}={v}" for k, v in defines.items()),
+        str(source),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -11,7 +11,7 @@ import numpy as np
 
 from perfport._core import Config, Expr, Param
 
-_CHUNK = 1 << 20
+_BLOCK = 1 << 24  # grid points evaluated at once
 
 
 class ConstraintSource(Enum):
@@ -85,22 +85,38 @@ class Space:
 
     # ---- enumeration ------------------------------------------------------------------
     def _enumerate(self) -> tuple[np.ndarray, list[int]]:
-        total = int(np.prod(self._shape, dtype=np.int64)) if self.params else 1
+        """Evaluate every constraint on an open grid: each parameter's values lie along their
+        own axis, so a constraint over k parameters costs the product of those k sizes, and
+        numpy broadcasts its verdict over the rest. Blocks of the first axis bound memory."""
         removed = [0] * len(self.constraints)
+        if not self.params:
+            keep = all(bool(np.all(c.expr.vector(self._constants))) for c in self.constraints)
+            return np.arange(1 if keep else 0, dtype=np.int64), removed
+        rest = int(np.prod(self._shape[1:], dtype=np.int64))
+        step = max(1, _BLOCK // max(rest, 1))
         kept: list[np.ndarray] = []
-        for start in range(0, total, _CHUNK):
-            flat = np.arange(start, min(start + _CHUNK, total), dtype=np.int64)
+        for start in range(0, self._shape[0], step):
+            stop = min(start + step, self._shape[0])
+            env = self._grid(start, stop)
+            mask = np.ones((stop - start, *self._shape[1:]), dtype=bool)
+            alive = mask.size
             for i, c in enumerate(self.constraints):
-                if not len(flat):
-                    break
-                ok = np.broadcast_to(
-                    np.asarray(c.expr.vector(self._env(flat)), dtype=bool), flat.shape
-                )
-                removed[i] += int(len(flat) - np.count_nonzero(ok))
-                flat = flat[ok]
-            kept.append(flat)
-        legal = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
-        return legal, removed
+                mask &= np.asarray(c.expr.vector(env), dtype=bool)
+                now = int(np.count_nonzero(mask))
+                removed[i] += alive - now
+                alive = now
+            kept.append(np.flatnonzero(mask) + start * rest)
+        return np.concatenate(kept), removed
+
+    def _grid(self, start: int, stop: int) -> dict[str, Any]:
+        """Names -> values on an open grid (axis i holds parameter i), first axis sliced."""
+        env = dict(self._constants)
+        ndim = len(self.params)
+        for axis, (p, values) in enumerate(zip(self.params, self._values, strict=True)):
+            shape = [1] * ndim
+            shape[axis] = -1
+            env[p.name] = (values[start:stop] if axis == 0 else values).reshape(shape)
+        return env
 
     def _env(self, flat: np.ndarray) -> dict[str, Any]:
         env = dict(self._constants)
