@@ -14,6 +14,7 @@ from perfport.cli import parse_assignment, render
 from perfport.devices import get_device
 from perfport.kernels import BUILTINS, resolve_kernel
 from perfport.measure import RunSettings, Timing
+from perfport.space import is_space_file, load_space_file
 from perfport.store import CampaignStatus, Store, export_rows, write_csv, write_json
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune import Budget, resolve_problem
@@ -65,16 +66,21 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_space(args: argparse.Namespace, console: Console) -> int:
-    spec = resolve_kernel(args.kernel)
-    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
-    device = get_device(args.device, spec.language)
-    report = perfport.kernel_space(spec, problem, device).report
+    if is_space_file(args.kernel):  # a T1 or CAFF search-space file
+        definition = load_space_file(args.kernel)
+        device = get_device(args.device) if args.device else None
+        name, problem, report = definition.name, {}, definition.space(device=device).report
+    else:
+        spec = resolve_kernel(args.kernel)
+        problem = dict(resolve_problem(spec, dict(parse_assignment(p) for p in args.problem)))
+        device = get_device(args.device, spec.language)
+        name, report = spec.name, perfport.kernel_space(spec, problem, device).report
     if args.json:
         _print_json(
-            {"kernel": spec.name, "device": device.id, "problem": dict(problem), **report.to_json()}
+            {"kernel": name, "device": device and device.id, "problem": problem, **report.to_json()}
         )
     else:
-        render.space_report(console, spec.name, device, report)
+        render.space_report(console, name, device, report)
     return 0
 
 

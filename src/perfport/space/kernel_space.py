@@ -11,6 +11,8 @@ it before launching.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perfport._core import DeviceInfo, KernelSpec, LocalArg, Problem
 from perfport.space.space import Constraint, ConstraintSource, Space
 
@@ -21,19 +23,25 @@ def _is_one(text: str) -> bool:
     return text.strip() in ("1", "1.0")
 
 
-def device_constraints(spec: KernelSpec, device: DeviceInfo) -> list[Constraint]:
+def device_constraints(
+    device: DeviceInfo,
+    local_size: Sequence[str],
+    global_size: Sequence[str] = (),
+    footprint: Sequence[str] = (),
+) -> list[Constraint]:
+    """Constraints for a launch shape (expressions per dimension) and local-memory footprint
+    (expressions in bytes, summed) on ``device``."""
     out: list[Constraint] = []
-    local = [t for t in spec.local_size if not _is_one(t)]
+    local = [t for t in local_size if not _is_one(t)]
     if local:
         product = " * ".join(f"({t})" if not t.isidentifier() else t for t in local)
+        limit = device.max_work_group_size
         out.append(
             Constraint.of(
-                f"{product} <= {device.max_work_group_size}",
-                DEVICE,
-                f"{product} <= {device.max_work_group_size} (max work-group size)",
+                f"{product} <= {limit}", DEVICE, f"{product} <= {limit} (max work-group size)"
             )
         )
-    for dim, text in enumerate(spec.local_size):
+    for dim, text in enumerate(local_size):
         if _is_one(text) or dim >= len(device.max_work_item_sizes):
             continue
         limit = device.max_work_item_sizes[dim]
@@ -43,28 +51,27 @@ def device_constraints(spec: KernelSpec, device: DeviceInfo) -> list[Constraint]
                     f"({text}) <= {limit}", DEVICE, f"{text} <= {limit} (max work-item size)"
                 )
             )
-    for g, lo in zip(spec.global_size, spec.local_size, strict=True):
-        pads = g.replace(" ", "").startswith("round_up(") and g.replace(" ", "").endswith(
-            f",{lo.replace(' ', '')})"
-        )
+    for g, lo in zip(global_size, local_size, strict=False):
+        compact = g.replace(" ", "")
+        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
         if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
-            out.append(
-                Constraint.of(
-                    f"({g}) % ({lo}) == 0", DEVICE, f"{g} % {lo} == 0 (global divisible by local)"
-                )
-            )
-    terms = [] if spec.local_mem.strip() == "0" else [f"({spec.local_mem})"]
-    terms += [f"({a.count}) * sizeof({a.dtype})" for a in spec.args if isinstance(a, LocalArg)]
+            label = f"{g} % {lo} == 0 (global divisible by local)"
+            out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
+    terms = [t for t in footprint if t.strip() != "0"]
     if terms:
-        footprint = " + ".join(terms)
+        total = " + ".join(terms)
+        limit = device.local_mem_bytes
         out.append(
-            Constraint.of(
-                f"{footprint} <= {device.local_mem_bytes}",
-                DEVICE,
-                f"{footprint} <= {device.local_mem_bytes} (local memory bytes)",
-            )
+            Constraint.of(f"{total} <= {limit}", DEVICE, f"{total} <= {limit} (local memory bytes)")
         )
     return out
+
+
+def spec_device_constraints(spec: KernelSpec, device: DeviceInfo) -> list[Constraint]:
+    footprint = [spec.local_mem] + [
+        f"({a.count}) * sizeof({a.dtype})" for a in spec.args if isinstance(a, LocalArg)
+    ]
+    return device_constraints(device, spec.local_size, spec.global_size, footprint)
 
 
 def kernel_space(
@@ -75,5 +82,5 @@ def kernel_space(
     constants = spec.env({}, problem or Problem())
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
-        constraints += device_constraints(spec, device)
+        constraints += spec_device_constraints(spec, device)
     return Space(spec.params, constraints, constants)
