@@ -21,8 +21,9 @@ from perfport.store import (
 def _campaign(store, cpu, key="c1"):
     spec = builtin("vector_add")
     problem = spec.problem.merged({"n": 100})
+    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
     return spec, store.open_campaign(
-        key, cpu, spec, problem, "random", 0, {}, kernel_space(spec, problem, cpu).report
+        key, ids, "random", 0, {}, kernel_space(spec, problem, cpu).report
     )
 
 
@@ -51,16 +52,8 @@ def test_reopen_resumes_same_campaign(db, cpu):
         assert len(store.measurements(again)) == 1
         other = builtin("stencil")
         with pytest.raises(StoreError, match="another device, kernel or problem"):
-            store.open_campaign(
-                "c1",
-                cpu,
-                other,
-                other.problem,
-                "random",
-                0,
-                {},
-                kernel_space(other, None, cpu).report,
-            )
+            ids = (store.device_id(cpu), store.kernel_id(other), store.problem_id(other.problem))
+            store.open_campaign("c1", ids, "random", 0, {}, kernel_space(other, None, cpu).report)
 
 
 def test_best_results_and_export(db, cpu):

@@ -87,8 +87,11 @@ class Language(Enum):
 class Backend(Enum):
     OPENCL = "opencl"
     CUDA = "cuda"
+    EXTERNAL = "external"  # known only from imported data (e.g. a Kernel Tuner cache)
 
     def accepts(self, language: Language) -> bool:
+        if self is Backend.EXTERNAL:
+            return False
         return language is Language.PORTABLE or language.value == self.value
 
 

@@ -3,10 +3,11 @@ campaign killed at any point keeps everything it measured and resumes from there
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -110,6 +111,28 @@ class Store:
             },
         )
 
+    def external_kernel_id(self, name: str, origin: str, params: dict[str, list[Any]]) -> int:
+        """A kernel known only from imported data: identified by its origin, name and
+        parameter values, since there is no source to hash."""
+        identity = json.dumps([origin, name, params], sort_keys=True)
+        digest = "external:" + hashlib.sha256(identity.encode()).hexdigest()
+        description = {
+            "name": name,
+            "origin": origin,
+            "params": [{"name": k, "values": v} for k, v in params.items()],
+        }
+        return self._upsert(
+            "kernels",
+            {"source_hash": digest},
+            {
+                "name": name,
+                "language": "external",
+                "entry": name,
+                "source": "",
+                "spec": json.dumps(description),
+            },
+        )
+
     def kernel_id(self, spec: KernelSpec) -> int:
         return self._upsert(
             "kernels",
@@ -133,19 +156,17 @@ class Store:
     def open_campaign(
         self,
         key: str,
-        device: DeviceInfo,
-        spec: KernelSpec,
-        problem: Problem,
+        ids: tuple[int, int, int],
         strategy: str,
         seed: int,
         settings: dict[str, Any],
         report: PruningReport,
     ) -> Campaign:
-        """The campaign with this key: created, or found again to resume it. A key that names a
-        campaign of another device, kernel or problem is an error."""
+        """The campaign with this key for (device_id, kernel_id, problem_id): created, or found
+        again to resume it. A key that names a campaign of another device, kernel or problem is
+        an error."""
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            ids = (self.device_id(device), self.kernel_id(spec), self.problem_id(problem))
             row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
             if row is None:
                 now = time.time()
@@ -192,23 +213,13 @@ class Store:
     def record(self, campaign: Campaign, m: Measurement) -> bool:
         """Commit one result with its samples, atomically. False (and nothing written) if the
         campaign already has a result for this configuration."""
-        s = m.stats
+        return self.record_many(campaign, [m]) == 1
+
+    def record_many(self, campaign: Campaign, measurements: Iterable[Measurement]) -> int:
+        """Commit results in one transaction (all or nothing); returns how many were new."""
         self._conn.execute("BEGIN IMMEDIATE")
         try:
-            config_id = self.config_id(campaign.kernel_id, m.config)
-            cur = self._conn.execute(
-                "INSERT OR IGNORE INTO results (campaign_id, config_id, outcome, message, n, min_ms, "
-                "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (campaign.id, config_id, m.outcome.value, m.message, len(m.times_ms),
-                 s and s.min, s and s.median, s and s.mean, s and s.std, s and s.ci_low, s and s.ci_high,
-                 m.compile_ms, __version__, time.time()),
-            )  # fmt: skip
-            if cur.rowcount and m.times_ms:
-                blob = np.asarray(m.times_ms, dtype="<f8").tobytes()
-                self._conn.execute(
-                    "INSERT INTO samples (result_id, times) VALUES (?, ?)", (cur.lastrowid, blob)
-                )
+            added = sum(self._insert(campaign, m) for m in measurements)
             self._conn.execute(
                 "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
             )
@@ -216,6 +227,23 @@ class Store:
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
+        return added
+
+    def _insert(self, campaign: Campaign, m: Measurement) -> bool:
+        s = m.stats
+        cur = self._conn.execute(
+            "INSERT OR IGNORE INTO results (campaign_id, config_id, outcome, message, n, min_ms, "
+            "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (campaign.id, self.config_id(campaign.kernel_id, m.config), m.outcome.value, m.message,
+             len(m.times_ms), s and s.min, s and s.median, s and s.mean, s and s.std, s and s.ci_low,
+             s and s.ci_high, m.compile_ms, __version__, time.time()),
+        )  # fmt: skip
+        if cur.rowcount and m.times_ms:
+            blob = np.asarray(m.times_ms, dtype="<f8").tobytes()
+            self._conn.execute(
+                "INSERT INTO samples (result_id, times) VALUES (?, ?)", (cur.lastrowid, blob)
+            )
         return bool(cur.rowcount)
 
     def measurements(self, campaign: Campaign) -> list[Measurement]:

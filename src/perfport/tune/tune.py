@@ -103,15 +103,9 @@ def tune(
     )
 
     with Store(db) as store, Runner(spec, the_problem, dev, settings) as runner:
+        ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
         record = store.open_campaign(
-            key,
-            dev,
-            spec,
-            the_problem,
-            strategy_type.name,
-            settings.seed,
-            asdict(settings),
-            space.report,
+            key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
         )
         session = _Session(
             space, strategy_type(space, settings.seed), runner, store, record, budget, reporter
