@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -92,11 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
-    p = sub.add_parser("export", help="write every stored result as CSV or JSON")
+    p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--device-name", help="the device, where the file does not name it")
+    p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser(
+        "export", help="write stored results as CSV, JSON, a Kernel Tuner cache or T4"
+    )
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
-    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument(
+        "--format",
+        choices=("csv", "json", "kt-cache", "t4"),
+        default="csv",
+        help="kt-cache and t4 hold one device/kernel/problem: narrow with --kernel/--device",
+    )
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
     return parser
@@ -123,3 +138,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfport: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `perfport export | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

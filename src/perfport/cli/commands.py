@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -15,7 +15,7 @@ from perfport.devices import get_device
 from perfport.kernels import BUILTINS, resolve_kernel
 from perfport.measure import RunSettings, Timing
 from perfport.space import is_space_file, load_space_file
-from perfport.store import CampaignStatus, Store, export_rows, write_csv, write_json
+from perfport.store import CampaignStatus, Store, export_rows, interchange, write_csv, write_json
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune import Budget, resolve_problem
 
@@ -106,15 +106,40 @@ def cmd_results(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_import(args: argparse.Namespace, console: Console) -> int:
+    with Store(args.db) as store:
+        imported = interchange.import_file(store, args.file, args.device_name, args.kernel_name)
+    if args.json:
+        _print_json(imported.to_json())
+    else:
+        console.print(
+            f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
+            f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"
+        )
+    return 0
+
+
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     fmt = "json" if args.json else args.format
-    write = write_json if fmt == "json" else write_csv
     with Store(args.db, create=False) as store:
-        rows = export_rows(store, kernel=args.kernel, device=args.device)
+        if fmt in ("kt-cache", "t4"):
+            convert = interchange.to_kt_cache if fmt == "kt-cache" else interchange.to_t4
+            document = convert(store, kernel=args.kernel, device=args.device)
+            count = len(document.get("cache") or document.get("results") or [])
+
+            def write(out: TextIO) -> int:
+                json.dump(document, out)
+                return count
+        else:
+            rows = export_rows(store, kernel=args.kernel, device=args.device)
+
+            def write(out: TextIO) -> int:
+                return (write_json if fmt == "json" else write_csv)(rows, out)
+
         if args.output:
             with open(args.output, "w", newline="") as out:
-                n = write(rows, out)
+                n = write(out)
             print(f"wrote {n} results to {args.output}", file=sys.stderr)
         else:
-            write(rows, sys.stdout)
+            write(sys.stdout)
     return 0
