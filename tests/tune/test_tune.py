@@ -33,18 +33,26 @@ def test_budget_default_first_and_json(db):
 
 
 def test_rerun_resumes_and_extends_without_remeasuring(db):
-    first = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST)
+    # random: its choices do not depend on the (noisy) times, so a fresh run can be compared.
+    first = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST, strategy="random")
     before = _rows(db)
-    again = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST)
+    again = tune("stencil", problem=PROBLEM, budget=5, db=db, settings=FAST, strategy="random")
     assert _rows(db) == before  # nothing measured again
     assert again.campaign == first.campaign and again.verification.startswith("(no trial")
     assert [m.config for m in again.measurements] == [m.config for m in first.measurements]
-    more = tune("stencil", problem=PROBLEM, budget=9, db=db, settings=FAST)
+    more = tune("stencil", problem=PROBLEM, budget=9, db=db, settings=FAST, strategy="random")
     after = _rows(db)
     assert after[:5] == before and len(after) == 9
     assert len({row[0] for row in after}) == 9  # no configuration twice
     # The strategy replays to the same order, so extending equals one longer run.
-    fresh = tune("stencil", problem=PROBLEM, budget=9, db=db.with_name("fresh.db"), settings=FAST)
+    fresh = tune(
+        "stencil",
+        problem=PROBLEM,
+        budget=9,
+        db=db.with_name("fresh.db"),
+        settings=FAST,
+        strategy="random",
+    )
     assert [m.config for m in fresh.measurements] == [m.config for m in more.measurements]
 
 
@@ -69,3 +77,13 @@ def test_progress_bar_runs(db, capsys):
     )
     assert r.measured == 3
     assert "vector_add" in capsys.readouterr().err
+
+
+def test_model_strategy_resumes_from_stored_values(db):
+    """A value-driven strategy replays its stored results on resume and carries on."""
+    tune("stencil", problem=PROBLEM, budget=12, db=db, settings=FAST, strategy="bayes_tr")
+    before = _rows(db)
+    more = tune("stencil", problem=PROBLEM, budget=16, db=db, settings=FAST, strategy="bayes_tr")
+    after = _rows(db)
+    assert after[:12] == before and len(after) == 16 and len({r[0] for r in after}) == 16
+    assert more.measured == 16

@@ -87,6 +87,18 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("strategies", help="list search strategies")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser(
+        "replay", help="run a strategy against stored measurements, no device needed"
+    )
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="the device (fingerprint or name)")
+    p.add_argument("--strategy", help="search strategy (default: the default strategy)")
+    p.add_argument("--budget", type=int, required=True, help="evaluations per run")
+    p.add_argument("--repeats", type=int, required=True, help="runs, each with its own seed")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first run")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")

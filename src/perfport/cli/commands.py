@@ -18,6 +18,7 @@ from perfport.space import is_space_file, load_space_file
 from perfport.store import CampaignStatus, Store, export_rows, interchange, write_csv, write_json
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune import Budget, resolve_problem
+from perfport.tune.replay import replay_db
 
 
 def _print_json(data: Any) -> None:
@@ -94,6 +95,25 @@ def cmd_strategies(args: argparse.Namespace, console: Console) -> int:
     else:
         for r in rows:
             console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    result = replay_db(
+        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
+    )
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        console.print(
+            f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
+            f"optimum {result.optimum_ms:.4g} ms"
+        )
+        console.print(f"mean fraction of the optimum reached: {result.mean_best_fraction:.3f}")
+        for target, evals in result.evals_to.items():
+            console.print(
+                f"median evaluations to {target:.0%}: {evals if evals is not None else 'not reached'}"
+            )
     return 0
 
 

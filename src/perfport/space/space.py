@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -82,6 +82,48 @@ class Space:
                 (c.label, n, c.source) for c, n in zip(self.constraints, removed, strict=True)
             ),
         )
+
+    @classmethod
+    def from_configs(
+        cls,
+        params: Sequence[Param],
+        configs: Iterable[Mapping[str, Any]],
+        label: str = "not in the data",
+    ) -> Space:
+        """The space whose legal configurations are exactly ``configs`` (e.g. those a stored or
+        imported data set holds); anything else counts as removed by ``label``."""
+        space = cls.__new__(cls)
+        space.params = tuple(params)
+        space.constraints = ()
+        space._constants = {}
+        space._shape = tuple(len(p.values) for p in space.params)
+        space._values = [_as_array(p.values) for p in space.params]
+        lookup = [{v: i for i, v in enumerate(p.values)} for p in space.params]
+        try:
+            positions = np.array(
+                [
+                    [lk[c[p.name]] for p, lk in zip(space.params, lookup, strict=True)]
+                    for c in configs
+                ],
+                dtype=np.int64,
+            )
+        except KeyError as exc:
+            raise ValueError(
+                f"a configuration has a value outside the parameters' values: {exc}"
+            ) from None
+        flat = (
+            np.ravel_multi_index(positions.T, space._shape)
+            if len(positions)
+            else np.zeros(0, np.int64)
+        )
+        space._legal = np.unique(flat)
+        cartesian = int(np.prod(space._shape, dtype=np.int64))
+        space.report = PruningReport(
+            cartesian,
+            len(space._legal),
+            ((label, cartesian - len(space._legal), ConstraintSource.KERNEL),),
+        )
+        return space
 
     # ---- enumeration ------------------------------------------------------------------
     def _enumerate(self) -> tuple[np.ndarray, list[int]]:

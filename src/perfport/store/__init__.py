@@ -2,7 +2,14 @@
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
 from perfport.store.export import write_csv, write_json
-from perfport.store.queries import EXPORT_COLUMNS, BestResult, best_results, export_rows
+from perfport.store.queries import (
+    EXPORT_COLUMNS,
+    BestResult,
+    best_results,
+    declared_params,
+    export_rows,
+    one_group,
+)
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Campaign, CampaignStatus, Store
 
@@ -14,7 +21,9 @@ __all__ = [
     "CampaignStatus",
     "Store",
     "best_results",
+    "declared_params",
     "export_rows",
+    "one_group",
     "write_csv",
     "write_json",
 ]

@@ -32,7 +32,7 @@ from perfport._core import (
     StoreError,
 )
 from perfport.space import PruningReport
-from perfport.store.queries import export_rows
+from perfport.store.queries import declared_params, one_group
 from perfport.store.store import CampaignStatus, Store
 
 _MAX_BYTES = 1 << 30  # decompressed; a larger "cache" is refused rather than read
@@ -287,29 +287,7 @@ def import_file(
 
 # ---- writing -----------------------------------------------------------------------------
 def _select(store: Store, kernel: str | None, device: str | None) -> list[dict[str, Any]]:
-    rows = list(export_rows(store, kernel=kernel, device=device))
-    groups = {
-        (r["device_fingerprint"], r["kernel_hash"], json.dumps(r["problem"], sort_keys=True))
-        for r in rows
-    }
-    if not rows:
-        raise StoreError("no results match; check --kernel/--device with 'perfport results'")
-    if len(groups) > 1:
-        names = sorted({f"{r['kernel']} on {r['device']} ({r['problem']})" for r in rows})
-        raise StoreError(
-            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
-            "narrow it with --kernel and --device"
-        )
-    # One result per configuration: the best ok one, else the latest.
-    chosen: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        key = json.dumps(r["config"], sort_keys=True)
-        old = chosen.get(key)
-        if old is None or (
-            r["outcome"] == "ok" and (old["outcome"] != "ok" or r["median_ms"] < old["median_ms"])
-        ):
-            chosen[key] = r
-    return list(chosen.values())
+    return one_group(store, kernel=kernel, device=device)
 
 
 def _param_keys(rows: list[dict[str, Any]]) -> list[str]:
@@ -385,8 +363,7 @@ def _declared_values(
     store: Store, kernel_hash: str, keys: list[str], rows: list[dict[str, Any]]
 ) -> dict[str, list[Any]]:
     """Each parameter's values as the kernel declares them (or as seen, failing that)."""
-    (spec,) = store.query("SELECT spec FROM kernels WHERE source_hash = ?", (kernel_hash,))[0]
-    declared = {p["name"]: list(p["values"]) for p in json.loads(spec).get("params", [])}
+    declared = declared_params(store, kernel_hash)
     return {k: declared.get(k) or sorted({r["config"][k] for r in rows}, key=_order) for k in keys}
 
 

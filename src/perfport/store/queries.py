@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Outcome, Problem
+from perfport._core import Config, Outcome, Problem, StoreError
 from perfport.store.store import Store
 
 _RESULT_ROWS = """
@@ -158,3 +158,39 @@ def export_rows(
             np.frombuffer(row["times"], dtype="<f8").tolist() if row["times"] else []
         )
         yield record
+
+
+def one_group(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> list[dict[str, Any]]:
+    """The export rows of exactly one device/kernel/problem, one per configuration (its best
+    ok result, else its latest). More than one match, or none, is a StoreError naming them."""
+    rows = list(export_rows(store, kernel=kernel, device=device))
+    if not rows:
+        raise StoreError("no results match; check --kernel/--device with 'perfport results'")
+    groups = {
+        (r["device_fingerprint"], r["kernel_hash"], json.dumps(r["problem"], sort_keys=True))
+        for r in rows
+    }
+    if len(groups) > 1:
+        names = sorted({f"{r['kernel']} on {r['device']} ({r['problem']})" for r in rows})
+        raise StoreError(
+            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
+            "narrow it with --kernel and --device"
+        )
+    chosen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        key = json.dumps(r["config"], sort_keys=True)
+        old = chosen.get(key)
+        if old is None or (
+            r["outcome"] == "ok" and (old["outcome"] != "ok" or r["median_ms"] < old["median_ms"])
+        ):
+            chosen[key] = r
+    return list(chosen.values())
+
+
+def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
+    """A stored kernel's parameters and the values it declares."""
+    rows = store.query("SELECT spec FROM kernels WHERE source_hash = ?", (kernel_hash,))
+    spec = json.loads(rows[0][0]) if rows else {}
+    return {p["name"]: list(p["values"]) for p in spec.get("params", [])}

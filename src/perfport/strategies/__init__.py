@@ -5,16 +5,44 @@ from __future__ import annotations
 from perfport._core import PerfportError
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, RandomSearch
+from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
+from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
+from perfport.strategies.ordered import GridSearch, PriorGuided
+from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 
-STRATEGIES: dict[str, type[Strategy]] = {s.name: s for s in (BruteForce, RandomSearch)}
-DEFAULT_STRATEGY = "random"
+STRATEGIES: dict[str, type[Strategy]] = {
+    s.name: s
+    for s in (
+        BruteForce,
+        RandomSearch,
+        GridSearch,
+        LocalSearch,
+        SimulatedAnnealing,
+        GeneticAlgorithm,
+        DifferentialEvolution,
+        BayesianOptimization,
+        BayesRandomForest,
+        TrustRegionBayes,
+        PriorGuided,
+    )
+}
+DEFAULT_STRATEGY = "bayes_tr"  # chosen by benchmarks/strategies.py (docs/results)
 
 __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "BayesRandomForest",
+    "BayesianOptimization",
     "BruteForce",
+    "DifferentialEvolution",
+    "GeneticAlgorithm",
+    "GridSearch",
+    "LocalSearch",
+    "PriorGuided",
     "RandomSearch",
+    "SimulatedAnnealing",
     "Strategy",
+    "TrustRegionBayes",
     "strategy_class",
 ]
 

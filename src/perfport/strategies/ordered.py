@@ -1,0 +1,99 @@
+"""Strategies that follow an order fixed up front: a coarse-to-fine grid, and a prior
+ranking (from a model or from other devices' measurements) followed by local search."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfport.space import Space
+from perfport.strategies.base import Strategy
+from perfport.strategies.geometry import Geometry
+from perfport.strategies.neighbourhood import LocalSearch
+
+
+def _refinement_depth(size: int) -> np.ndarray:
+    """For positions 0..size-1, the halving level at which a coarse-to-fine lattice reaches
+    them: the ends at 0, the middle at 1, the quarters at 2, ..."""
+    depth = np.full(size, -1)
+    if size == 0:
+        return depth
+    depth[[0, size - 1]] = 0
+    level, points = 1, [0, size - 1]
+    while (depth < 0).any():
+        new = []
+        for a, b in itertools.pairwise(points):
+            mid = (a + b) // 2
+            if depth[mid] < 0:
+                depth[mid] = level
+            new += [a, mid]
+        points = sorted(set([*new, size - 1]))
+        level += 1
+        if level > 64:
+            depth[depth < 0] = level
+    return depth
+
+
+class GridSearch(Strategy):
+    """Coarse to fine: first the configurations whose every value lies on a coarse lattice of
+    its parameter's values (ends, then middles, then quarters, ...), in random order within a
+    level."""
+
+    name = "grid"
+    summary = "coarse-to-fine grid over each parameter's values"
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        super().__init__(space, seed)
+        geometry = Geometry(space)
+        depths = [
+            _refinement_depth(int(n))[geometry.pos[:, d]] for d, n in enumerate(geometry.sizes)
+        ]
+        level = np.max(np.stack(depths), axis=0) if depths else np.zeros(len(space), dtype=np.int64)
+        tiebreak = np.random.default_rng(seed).random(len(space))
+        self._order = np.lexsort((tiebreak, level))
+        self._next = 0
+
+    def ask(self) -> int | None:
+        while self._next < len(self._order) and int(self._order[self._next]) in self.told:
+            self._next += 1
+        return int(self._order[self._next]) if self._next < len(self._order) else None
+
+
+class PriorGuided(Strategy):
+    """Measure the ``first`` configurations a prior ranks highest, then hill-climb from the best
+    of them. ``scores`` (one per legal configuration, higher is more promising) come from a
+    learned model or from other devices' results; without them this is random search followed
+    by local search."""
+
+    name = "prior"
+    summary = "the prior's top-ranked configurations first, then local search from the best"
+
+    def __init__(
+        self, space: Space, seed: int = 0, scores: Sequence[float] | None = None, first: int = 10
+    ) -> None:
+        super().__init__(space, seed)
+        rng = np.random.default_rng(seed)
+        values = (
+            np.asarray(scores, dtype=np.float64) if scores is not None else rng.random(len(space))
+        )
+        if len(values) != len(space):
+            raise ValueError(
+                f"the prior scores {len(values)} configurations; the space has {len(space)}"
+            )
+        self._ranking = np.argsort(-values, kind="stable")[: max(1, first)]
+        self._next = 0
+        self._local = LocalSearch(space, seed)
+
+    def ask(self) -> int | None:
+        while self._next < len(self._ranking):
+            i = int(self._ranking[self._next])
+            self._next += 1
+            if i not in self.told:
+                return i
+        return self._local.ask()
+
+    def tell(self, index: int, value: float | None) -> None:
+        super().tell(index, value)
+        self._local.tell(index, value)

@@ -1,0 +1,174 @@
+"""Replay: run search strategies against stored or imported measurements, with no device.
+
+The measured configurations of one device/kernel/problem become the space; asking a
+configuration "measures" it by looking up its stored median time (failures stay failures).
+Each repeat seeds the strategy differently; the score after each evaluation is the optimum
+divided by the best time found so far (1.0 = the optimum was found).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, Param, PerfportError
+from perfport.space import Space
+from perfport.store import Store, declared_params, one_group
+from perfport.strategies import Strategy, strategy_class
+
+StrategyFactory = Callable[[Space, int], Strategy]
+
+
+@dataclass(frozen=True)
+class ReplayData:
+    """One device/kernel/problem's measurements as a space and a time per configuration."""
+
+    label: str
+    space: Space
+    times: np.ndarray  # median ms per legal configuration; NaN where it failed
+
+    @property
+    def optimum(self) -> float:
+        return float(np.nanmin(self.times))
+
+    @classmethod
+    def from_store(
+        cls, store: Store, kernel: str | None = None, device: str | None = None
+    ) -> ReplayData:
+        rows = one_group(store, kernel=kernel, device=device)
+        declared = declared_params(store, rows[0]["kernel_hash"])
+        names = list(rows[0]["config"])
+        params = []
+        for name in names:
+            seen = {r["config"][name] for r in rows}
+            values = declared.get(name) or []
+            values = (
+                values
+                if seen <= set(values)
+                else sorted(seen, key=lambda v: (isinstance(v, str), v))
+            )
+            params.append(Param(name, tuple(values)))
+        space = Space.from_configs(params, [r["config"] for r in rows])
+        times = np.full(len(space), np.nan)
+        for r in rows:
+            i = space.index(r["config"])
+            if i is not None and r["outcome"] == "ok":
+                times[i] = r["median_ms"]
+        if not np.isfinite(times).any():
+            raise PerfportError("the selected results have no successful measurement to replay")
+        return cls(f"{rows[0]['kernel']} on {rows[0]['device']}", space, times)
+
+    def config(self, index: int) -> Config:
+        return self.space.config(index)
+
+
+def simulate(data: ReplayData, factory: StrategyFactory, budget: int, seed: int) -> np.ndarray:
+    """Best time found after each of ``budget`` evaluations (inf before the first success);
+    shorter if the strategy stops early."""
+    strategy = factory(data.space, seed)
+    best = np.inf
+    trace = []
+    for _ in range(min(budget, len(data.space))):
+        i = strategy.ask()
+        if i is None or i in strategy.told:
+            break
+        t = data.times[i]
+        value = None if np.isnan(t) else float(t)
+        strategy.tell(i, value)
+        if value is not None:
+            best = min(best, value)
+        trace.append(best)
+    return np.array(trace)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    strategy: str
+    data: str
+    budget: int
+    repeats: int
+    optimum_ms: float
+    curve: tuple[float, ...]  # mean fraction of the optimum after each evaluation
+    mean_best_fraction: float
+    evals_to: dict[
+        float, int | None
+    ]  # fraction -> median evaluations to reach it (None: not in most runs)
+
+    @property
+    def median_evals_to_95(self) -> int | None:
+        return self.evals_to.get(0.95)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "data": self.data,
+            "budget": self.budget,
+            "repeats": self.repeats,
+            "optimum_ms": self.optimum_ms,
+            "mean_best_fraction": self.mean_best_fraction,
+            "median_evals_to_95": self.median_evals_to_95,
+            "median_evals_to_90": self.evals_to.get(0.9),
+            "curve": list(self.curve),
+        }
+
+
+def evals_to(fractions: np.ndarray, target: float) -> float:
+    """Evaluations (1-based) until the fraction reaches ``target``; inf if it never does."""
+    hit = np.flatnonzero(fractions >= target - 1e-12)
+    return float(hit[0] + 1) if len(hit) else np.inf
+
+
+def score(
+    data: ReplayData, traces: list[np.ndarray], budget: int
+) -> tuple[np.ndarray, dict[float, int | None]]:
+    """Mean fraction-of-optimum curve over runs, and median evaluations to 90% and 95%."""
+    runs = np.zeros((len(traces), budget))
+    for k, trace in enumerate(traces):
+        fraction = np.where(np.isfinite(trace), data.optimum / trace, 0.0)
+        padded = np.concatenate(
+            [fraction, np.full(budget - len(fraction), fraction[-1] if len(fraction) else 0.0)]
+        )
+        runs[k] = padded[:budget]
+    reached = {}
+    for target in (0.9, 0.95):
+        median = float(np.median([evals_to(r, target) for r in runs]))
+        reached[target] = int(median) if np.isfinite(median) else None
+    return runs.mean(0), reached
+
+
+def replay(
+    data: ReplayData,
+    strategy: str | None = None,
+    budget: int = 100,
+    repeats: int = 30,
+    seed: int = 0,
+    factory: StrategyFactory | None = None,
+) -> ReplayResult:
+    """Run a strategy ``repeats`` times (seeds seed..seed+repeats-1) on replayed data."""
+    if budget < 1 or repeats < 1:
+        raise PerfportError("replay needs --budget >= 1 and --repeats >= 1")
+    cls = strategy_class(strategy)
+    make = factory or (lambda space, s: cls(space, s))
+    budget = min(budget, len(data.space))
+    traces = [simulate(data, make, budget, seed + r) for r in range(repeats)]
+    curve, reached = score(data, traces, budget)
+    return ReplayResult(cls.name if factory is None else (strategy or "custom"), data.label, budget, repeats,
+                        data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached)  # fmt: skip
+
+
+def replay_db(
+    db: str | Path,
+    kernel: str | None,
+    device: str | None,
+    strategy: str | None,
+    budget: int,
+    repeats: int,
+    seed: int = 0,
+) -> ReplayResult:
+    with Store(db, create=False) as store:
+        data = ReplayData.from_store(store, kernel=kernel, device=device)
+    return replay(data, strategy, budget, repeats, seed)

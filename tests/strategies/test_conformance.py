@@ -1,0 +1,84 @@
+"""Every strategy against the same contract, on a small space with a known landscape."""
+
+import numpy as np
+import pytest
+
+from perfport._core import Param
+from perfport.space import Constraint, Space
+from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
+from perfport.tune.replay import ReplayData, replay, simulate
+
+PARAMS = [
+    Param("a", (1, 2, 4, 8, 16, 32)),
+    Param("b", (1, 2, 4, 8, 16)),
+    Param("c", (0, 1, 2)),
+    Param("d", ("x", "y")),
+]
+SPACE = Space(PARAMS, [Constraint.of("a * b <= 128"), Constraint.of("not (c == 2 and d == 'y')")])
+
+
+def landscape(space: Space) -> np.ndarray:
+    """Smooth in log2 of a and b (optimum a=8, b=4, c=1, d='x'), with a failing corner."""
+    cols = space.columns()
+    t = (
+        1.0
+        + (np.log2(cols["a"]) - 3) ** 2
+        + 0.5 * (np.log2(cols["b"]) - 2) ** 2
+        + 0.3 * (cols["c"] != 1)
+    )
+    t = t + 0.2 * (cols["d"] == "y")
+    t[(cols["a"] >= 16) & (cols["b"] >= 4)] = np.nan  # "refused": the search must live with it
+    return t
+
+
+DATA = ReplayData("synthetic", SPACE, landscape(SPACE))
+NAMES = sorted(STRATEGIES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_contract(name):
+    strategy = STRATEGIES[name](SPACE, 3)
+    strategy.tell(0, 5.0)  # an observation it did not ask for (like the default configuration)
+    asked = []
+    for _ in range(len(SPACE) + 5):
+        i = strategy.ask()
+        if i is None:
+            break
+        assert 0 <= i < len(SPACE) and i not in strategy.told, (
+            f"{name} asked a told or illegal index"
+        )
+        asked.append(i)
+        t = DATA.times[i]
+        strategy.tell(i, None if np.isnan(t) else float(t))
+    assert len(asked) == len(set(asked))
+    assert len(asked) >= min(40, len(SPACE) - 1), f"{name} stopped after {len(asked)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deterministic_given_seed(name):
+    first = simulate(DATA, STRATEGIES[name], 25, seed=7)
+    again = simulate(DATA, STRATEGIES[name], 25, seed=7)
+    assert np.array_equal(first, again)
+
+
+@pytest.mark.parametrize(
+    "name", ["local_search", "annealing", "bayes_opt", "bayes_tr", DEFAULT_STRATEGY]
+)
+def test_model_and_walkers_beat_random(name):
+    ours = replay(DATA, name, budget=20, repeats=12).mean_best_fraction
+    chance = replay(DATA, "random", budget=20, repeats=12).mean_best_fraction
+    assert ours > chance, (name, ours, chance)
+
+
+def test_brute_force_finds_the_optimum():
+    result = replay(DATA, "brute_force", budget=len(SPACE), repeats=1)
+    assert result.mean_best_fraction == 1.0 and result.median_evals_to_95 is not None
+
+
+def test_prior_scores_lead():
+    times = DATA.times
+    scores = -np.nan_to_num(times, nan=1e9)  # a perfect prior
+    strategy = STRATEGIES["prior"](SPACE, 0, scores=scores)
+    assert strategy.ask() == int(np.nanargmin(times))
+    with pytest.raises(ValueError, match="configurations"):
+        STRATEGIES["prior"](SPACE, 0, scores=[1.0, 2.0])
