@@ -2,7 +2,7 @@
 
     pip install -e '.[pocl,bench]'
     python benchmarks/strategies.py [--seeds 30] [--budgets 20,50,100,200] [--data ../shared/data]
-        [--kt-runs FILE]   # reuse (or save) Kernel Tuner's runs, which are the slow part
+        [--runs FILE[,FILE...]]   # reuse runs (saved to the first file); the slow part
 
 Data: every Kernel Tuner cache under kerneltuner-benchmark_hub (GEMM on RTX 2080 Ti and 3090,
 convolution on A100, A4000, MI250X and an older convolution space on RTX 3090). Both tools see
@@ -30,6 +30,7 @@ import statistics
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ import numpy as np
 
 from perfport._core import Param
 from perfport.space import Space, load_space_file
-from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
+from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, PriorGuided
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "bayes_opt", "dual_annealing", "diff_evo")
@@ -103,6 +104,30 @@ def run_kernel_tuner(
     return trace[:budget]
 
 
+def transfer_scores(path: Path, paths: list[Path], data: ReplayData) -> np.ndarray:
+    """A prior for one cache from the others of the same kernel space (other devices): each
+    configuration's mean fraction of their optima (0 where it failed or is missing). This is
+    the portability question: what did other GPUs teach about this one?"""
+    keys = None
+    total = np.zeros(len(data.space))
+    siblings = 0
+    for other in paths:
+        if other == path:
+            continue
+        cache = load_cache(other)
+        if keys is None:
+            keys = [p.name for p in data.space.params]
+        if sorted(cache["tune_params_keys"]) != sorted(keys):
+            continue
+        siblings += 1
+        best = min(e["time"] for e in cache["cache"].values() if not isinstance(e["time"], str))
+        for e in cache["cache"].values():
+            i = data.space.index({k: e[k] for k in keys})
+            if i is not None and not isinstance(e["time"], str):
+                total[i] += best / e["time"]
+    return total / max(siblings, 1)
+
+
 def summarise(
     curves: dict[str, dict[str, np.ndarray]], budgets: list[int]
 ) -> dict[str, dict[str, Any]]:
@@ -132,17 +157,25 @@ def main() -> None:
     )
     parser.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
     parser.add_argument(
-        "--kt-runs", type=Path, help="JSON file of Kernel Tuner runs to reuse and extend"
+        "--runs",
+        help="comma-separated JSON files of runs to reuse; new runs are saved to the first",
     )
     parser.add_argument("--json", type=Path, help="write the summary here")
+    parser.add_argument(
+        "--prior",
+        action="store_true",
+        help="also run the prior strategy with a ranking learned from the other devices' caches",
+    )
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     top = max(budgets)
     hub = args.data / "kerneltuner-benchmark_hub"
     paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in CONDITIONS)
-    kt_runs: dict[str, list[float]] = (
-        json.loads(args.kt_runs.read_text()) if args.kt_runs and args.kt_runs.exists() else {}
-    )
+    files = [Path(f) for f in args.runs.split(",")] if args.runs else []
+    runs: dict[str, list[float]] = {}
+    for f in files:
+        if f.exists():
+            runs.update(json.loads(f.read_text()))
 
     curves: dict[str, dict[str, np.ndarray]] = {}
     for path in paths:
@@ -155,15 +188,34 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-        for name in args.strategies.split(","):
+        for name in args.strategies.split(",") if args.strategies else []:
             started = time.perf_counter()
-            runs = [
-                fractions(data, simulate(data, STRATEGIES[name], top, seed), top)
-                for seed in range(args.seeds)
-            ]
-            curves.setdefault(f"perfport:{name}", {})[data.label] = np.array(runs)
+            done = []
+            for seed in range(args.seeds):
+                key = f"perfport|{data.label}|{name}|{top}|{seed}"
+                if key not in runs:
+                    runs[key] = simulate(data, STRATEGIES[name], top, seed).tolist()
+                done.append(fractions(data, np.array(runs[key]), top))
+            curves.setdefault(f"perfport:{name}", {})[data.label] = np.array(done)
             print(
                 f"  perfport {name:14} {time.perf_counter() - started:7.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+        if args.prior:
+            started = time.perf_counter()
+            scores = transfer_scores(path, paths, data)
+            done = []
+            for seed in range(args.seeds):
+                key = f"perfport|{data.label}|prior-other-devices|{top}|{seed}"
+                if key not in runs:
+                    runs[key] = simulate(
+                        data, partial(PriorGuided, scores=scores), top, seed
+                    ).tolist()
+                done.append(fractions(data, np.array(runs[key]), top))
+            curves.setdefault("perfport:prior(other devices)", {})[data.label] = np.array(done)
+            print(
+                f"  perfport prior(other devices) {time.perf_counter() - started:7.1f} s",
                 file=sys.stderr,
                 flush=True,
             )
@@ -171,26 +223,26 @@ def main() -> None:
             started = time.perf_counter()
             per_budget = []
             for budget in budgets:
-                runs = []
+                done = []
                 for seed in range(args.seeds):
-                    key = f"{data.label}|{name}|{budget}|{seed}"
-                    if key not in kt_runs:
-                        kt_runs[key] = run_kernel_tuner(path, cache, conditions, name, budget, seed)
-                    runs.append(fractions(data, np.array(kt_runs[key]), budget))
-                per_budget.append(np.array(runs))
+                    key = f"kernel_tuner|{data.label}|{name}|{budget}|{seed}"
+                    if key not in runs:
+                        runs[key] = run_kernel_tuner(path, cache, conditions, name, budget, seed)
+                    done.append(fractions(data, np.array(runs[key]), budget))
+                per_budget.append(np.array(done))
             # Each budget's own runs give that budget's fraction; the largest budget's runs give
             # evaluations-to-target.
             combined = per_budget[-1].copy()
-            for budget, runs in zip(budgets, per_budget, strict=True):
-                combined[:, budget - 1] = runs[:, budget - 1]
+            for budget, budget_runs in zip(budgets, per_budget, strict=True):
+                combined[:, budget - 1] = budget_runs[:, budget - 1]
             curves.setdefault(f"kernel_tuner:{name}", {})[data.label] = combined
             print(
                 f"  kernel_tuner {name:18} {time.perf_counter() - started:7.1f} s",
                 file=sys.stderr,
                 flush=True,
             )
-            if args.kt_runs:
-                args.kt_runs.write_text(json.dumps(kt_runs))
+        if files:
+            files[0].write_text(json.dumps(runs))
 
     summary = summarise(curves, budgets)
     report(summary, budgets, top, f"perfport:{DEFAULT_STRATEGY}")

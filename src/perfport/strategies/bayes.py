@@ -69,6 +69,8 @@ class BayesianOptimization(Strategy):
         self.initial = initial
         self.k = neighbours
         self._theta: np.ndarray | None = None  # the GP's last hyperparameters (warm start)
+        self.xi = 0.01  # EI's margin, in log time
+        self.min_leaf = 2  # random forest
 
     def ask(self) -> int | None:
         untold = self._untold()
@@ -90,11 +92,13 @@ class BayesianOptimization(Strategy):
                 self._theta = gp.theta_
                 mean, std = gp.predict(x[candidates])
             else:
-                forest = RandomForest(seed=self.seed + len(self.told)).fit(x[ok], y)
+                forest = RandomForest(min_leaf=self.min_leaf, seed=self.seed + len(self.told)).fit(
+                    x[ok], y
+                )
                 mean, std = forest.predict(x[candidates])
         except np.linalg.LinAlgError:
             return int(self.rng.choice(candidates))
-        score = expected_improvement(mean, std, float(y.min())) * self._success(candidates)
+        score = expected_improvement(mean, std, float(y.min()), self.xi) * self._success(candidates)
         return int(candidates[int(np.argmax(score))])
 
     def _untold(self) -> np.ndarray:

@@ -1,5 +1,5 @@
 """Strategies that follow an order fixed up front: a coarse-to-fine grid, and a prior
-ranking (from a model or from other devices' measurements) followed by local search."""
+ranking (from a model or from other devices' measurements) followed by Bayesian optimisation."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 
 from perfport.space import Space
 from perfport.strategies.base import Strategy
+from perfport.strategies.bayes import BayesRandomForest
 from perfport.strategies.geometry import Geometry
-from perfport.strategies.neighbourhood import LocalSearch
 
 
 def _refinement_depth(size: int) -> np.ndarray:
@@ -62,13 +62,13 @@ class GridSearch(Strategy):
 
 
 class PriorGuided(Strategy):
-    """Measure the ``first`` configurations a prior ranks highest, then hill-climb from the best
-    of them. ``scores`` (one per legal configuration, higher is more promising) come from a
-    learned model or from other devices' results; without them this is random search followed
-    by local search."""
+    """Measure the ``first`` configurations a prior ranks highest, then search on with
+    Bayesian optimisation (random forest), which has seen them. ``scores`` (one per legal
+    configuration, higher is more promising) come from a learned model or from other devices'
+    results; without them the start is random."""
 
     name = "prior"
-    summary = "the prior's top-ranked configurations first, then local search from the best"
+    summary = "the prior's top-ranked configurations first, then Bayesian optimisation"
 
     def __init__(
         self, space: Space, seed: int = 0, scores: Sequence[float] | None = None, first: int = 10
@@ -84,7 +84,7 @@ class PriorGuided(Strategy):
             )
         self._ranking = np.argsort(-values, kind="stable")[: max(1, first)]
         self._next = 0
-        self._local = LocalSearch(space, seed)
+        self._then = BayesRandomForest(space, seed)
 
     def ask(self) -> int | None:
         while self._next < len(self._ranking):
@@ -92,8 +92,8 @@ class PriorGuided(Strategy):
             self._next += 1
             if i not in self.told:
                 return i
-        return self._local.ask()
+        return self._then.ask()
 
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
-        self._local.tell(index, value)
+        self._then.tell(index, value)
