@@ -78,3 +78,20 @@ def test_malformed_spec_is_one_line_error(tmp_path, name):
 def test_missing_file():
     with pytest.raises(SpecError, match="does not exist"):
         load_kernel("no/such/kernel.toml")
+
+
+def test_values_as_expressions_and_derived(tmp_path):
+    shutil.copy(EXAMPLES / "saxpy.cl", tmp_path / "saxpy.cl")
+    text = (
+        (EXAMPLES / "saxpy.toml")
+        .read_text()
+        .replace("values = [16, 32, 64, 128, 256]", 'values = "[2**i for i in range(4, 9)]"')
+    )
+    text = text.replace('reference = "saxpy.py:reference"', "").replace(
+        "[problem]", '[derived]\ngroups = "ceil_div(n, wg * ITEMS)"\n\n[problem]'
+    )
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    spec = load_kernel(path)
+    assert spec.params[0].values == (16, 32, 64, 128, 256)
+    assert spec.env({"wg": 64, "ITEMS": 2}, {})["groups"] == 8192

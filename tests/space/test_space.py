@@ -56,3 +56,36 @@ def test_large_space_is_fast():
     elapsed = time.perf_counter() - start
     assert space.report.cartesian == 10**7 and 0 < len(space) < 10**7
     assert elapsed < 30  # generous: the benchmark measures the real speed
+
+
+def test_derived_values_constrain_and_define():
+    from perfport import ArrayArg, KernelSpec
+
+    spec = KernelSpec(
+        name="tiles",
+        source="__kernel void k(__global float* a) {}",
+        entry="k",
+        params=(Param("tx", (1, 2, 4, 8)), Param("ty", (1, 2, 4, 8))),
+        derived={"area": "tx * ty", "big": "area >= 16"},
+        restrictions=("area <= 32",),
+        defines={"AREA": "area"},
+        global_size=("64",),
+        local_size=("1",),
+        args=(ArrayArg("a", "float", ("64",), output=True),),
+    )
+    space = kernel_space(spec)
+    assert len(space) == sum(1 for x in (1, 2, 4, 8) for y in (1, 2, 4, 8) if x * y <= 32)
+    env = spec.env({"tx": 4, "ty": 8}, {})
+    assert env["area"] == 32 and env["big"] is True
+    assert spec.build_defines(env)["AREA"] == "32"
+
+
+def test_min_work_groups_soft_rule(cpu):
+    spec = builtin("vector_add")
+    problem = spec.problem.merged({"n": 1024})
+    plain = kernel_space(spec, problem, cpu)
+    soft = kernel_space(spec, problem, cpu, min_work_groups=True)
+    cols = soft.columns()
+    assert np.all(np.ceil(1024 / cols["wg"]) >= cpu.compute_units)
+    assert len(soft) < len(plain)  # wg = 1024 gives one group
+    assert any("soft rule" in label for label, _, _ in soft.report.removed_by)

@@ -144,6 +144,7 @@ class KernelSpec:
     problem: Problem = field(default_factory=Problem)
     restrictions: tuple[str, ...] = ()
     defines: tuple[tuple[str, str], ...] = ()
+    derived: tuple[tuple[str, str], ...] = ()
     local_mem: str = "0"
     default: Config | None = None
     reference: Reference | None = None
@@ -171,6 +172,8 @@ class KernelSpec:
         set_(self, "restrictions", _as_exprs(self.restrictions))
         defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
         set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))
+        derived = self.derived.items() if isinstance(self.derived, Mapping) else self.derived
+        set_(self, "derived", tuple((str(k), str(v)) for k, v in derived))
         set_(self, "local_mem", str(self.local_mem))
         if not isinstance(self.problem, Problem):
             set_(self, "problem", Problem.of(self.problem))
@@ -209,6 +212,20 @@ class KernelSpec:
             _check_ident(k, f"{what}: define")
         known = set(names) | set(self.problem) | set(DTYPE_NAMES)
         launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
+        for name, expr in self.derived_exprs:  # each may use what comes before it
+            _check_ident(name, f"{what}: derived value")
+            if name in known:
+                raise SpecError(
+                    f"{what}: derived value {name!r} repeats a parameter or problem name"
+                )
+            unknown = expr.names - known
+            if unknown:
+                raise SpecError(
+                    f"{what}: derived value {name} {expr.text!r} uses unknown name(s) {', '.join(sorted(unknown))}"
+                )
+            known.add(name)
+            if expr.names & launch:
+                launch.add(name)  # a value of launch parameters is only known at launch
         no_launch = known - launch  # what is compiled in cannot depend on launch-only params
         for label, expr, allowed in self._expressions(known, no_launch):
             unknown = expr.names - allowed
@@ -273,6 +290,10 @@ class KernelSpec:
         return tuple(Expr(e, f"kernel {self.name} restriction") for e in self.restrictions)
 
     @cached_property
+    def derived_exprs(self) -> tuple[tuple[str, Expr], ...]:
+        return tuple((k, Expr(v, f"kernel {self.name} derived {k}")) for k, v in self.derived)
+
+    @cached_property
     def local_mem_expr(self) -> Expr:
         return Expr(self.local_mem, f"kernel {self.name} local_mem")
 
@@ -292,8 +313,13 @@ class KernelSpec:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def env(self, config: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, Any]:
-        """The names expressions see: the problem's defaults, the problem, the configuration."""
-        return {**dict(self.problem), **dict(problem), **dict(config)}
+        """The names expressions see: the problem's defaults, the problem, the configuration
+        and the derived values (when the configuration is complete)."""
+        env = {**dict(self.problem), **dict(problem), **dict(config)}
+        if all(p.name in env for p in self.params):
+            for name, expr in self.derived_exprs:
+                env[name] = expr.value(env)
+        return env
 
     def geometry(self, env: Mapping[str, Any]) -> Geometry:
         global_size = tuple(int(e.value(env)) for e in self.global_exprs)
@@ -339,6 +365,7 @@ class KernelSpec:
             "problem": dict(self.problem),
             "restrictions": list(self.restrictions),
             "defines": dict(self.defines),
+            "derived": dict(self.derived),
             "local_mem": self.local_mem,
             "default": dict(self.default) if self.default is not None else None,
             "reference": None

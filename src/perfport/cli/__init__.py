@@ -76,12 +76,18 @@ def _parser() -> argparse.ArgumentParser:
         help="kill a launch that runs longer than this (default 30)",
     )
     p.add_argument("--no-verify", action="store_true", help="do not check outputs")
+    p.add_argument(
+        "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
     p.add_argument("kernel", metavar="KERNEL")
     _add_problem(p)
     p.add_argument("--device", help="device id; default: the default device")
+    p.add_argument(
+        "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("strategies", help="list search strategies")

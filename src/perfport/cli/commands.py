@@ -58,6 +58,7 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
         campaign=args.campaign,
         settings=settings,
         progress=sys.stderr.isatty(),
+        min_work_groups=args.min_work_groups,
     )
     if args.json:
         _print_json(result.to_json())
@@ -75,7 +76,8 @@ def cmd_space(args: argparse.Namespace, console: Console) -> int:
         spec = resolve_kernel(args.kernel)
         problem = dict(resolve_problem(spec, dict(parse_assignment(p) for p in args.problem)))
         device = get_device(args.device, spec.language)
-        name, report = spec.name, perfport.kernel_space(spec, problem, device).report
+        space = perfport.kernel_space(spec, problem, device, args.min_work_groups)
+        name, report = spec.name, space.report
     if args.json:
         _print_json(
             {"kernel": name, "device": device and device.id, "problem": problem, **report.to_json()}

@@ -27,10 +27,11 @@ from perfport._core import (
     ScalarArg,
     SpecError,
 )
+from perfport._core.values import evaluate_values
 
 _TOP_KEYS = {
     "name", "entry", "language", "source", "source_file", "params", "global_size",
-    "local_size", "args", "problem", "restrictions", "defines", "local_mem", "default",
+    "local_size", "args", "problem", "restrictions", "defines", "derived", "local_mem", "default",
     "reference", "tolerance", "doc",
 }  # fmt: skip
 _ARG_KEYS = {
@@ -137,7 +138,7 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
         _param(p, where) for p in _list(fields.get("params", []), "params", where)
     )
     fields["args"] = tuple(_arg(a, where) for a in _list(fields.get("args", []), "args", where))
-    for key in ("problem", "defines", "default"):
+    for key in ("problem", "defines", "derived", "default"):
         if key in fields and not isinstance(fields[key], dict):
             raise SpecError(f"{where}: {key!r} must be a table (name = value)")
     if "reference" in fields:
@@ -192,7 +193,12 @@ def _param(p: Any, where: str) -> Param:
         raise SpecError(
             f"{where}: param {p['name']!r}: kind must be 'compile' or 'launch'"
         ) from None
-    return Param(p["name"], p["values"], kind)
+    values = p["values"]
+    if isinstance(
+        values, str
+    ):  # a Python list expression: "range(1, 9)", "[2**i for i in range(6)]"
+        values = evaluate_values(values, f"{where}: param {p['name']} values")
+    return Param(p["name"], values, kind)
 
 
 def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:

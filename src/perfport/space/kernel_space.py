@@ -67,20 +67,35 @@ def device_constraints(
     return out
 
 
-def spec_device_constraints(spec: KernelSpec, device: DeviceInfo) -> list[Constraint]:
+def spec_device_constraints(
+    spec: KernelSpec, device: DeviceInfo, min_work_groups: bool = False
+) -> list[Constraint]:
+    """The device's limits for this kernel's launch shape and footprint; with
+    ``min_work_groups``, also erdem2018's soft rule (Eq. 3): at least one work-group per
+    compute unit, so no unit idles."""
     footprint = [spec.local_mem] + [
         f"({a.count}) * sizeof({a.dtype})" for a in spec.args if isinstance(a, LocalArg)
     ]
-    return device_constraints(device, spec.local_size, spec.global_size, footprint)
+    out = device_constraints(device, spec.local_size, spec.global_size, footprint)
+    if min_work_groups and device.compute_units > 0:
+        groups = " * ".join(
+            f"ceil_div({g}, {lo})" for g, lo in zip(spec.global_size, spec.local_size, strict=True)
+        )
+        label = f"{groups} >= {device.compute_units} (soft rule: work-groups >= compute units)"
+        out.append(Constraint.of(f"{groups} >= {device.compute_units}", DEVICE, label))
+    return out
 
 
 def kernel_space(
-    spec: KernelSpec, problem: Problem | None = None, device: DeviceInfo | None = None
+    spec: KernelSpec,
+    problem: Problem | None = None,
+    device: DeviceInfo | None = None,
+    min_work_groups: bool = False,
 ) -> Space:
     """The legal configurations of ``spec`` for ``problem`` on ``device`` (no device: only the
     kernel's own restrictions)."""
     constants = spec.env({}, problem or Problem())
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
-        constraints += spec_device_constraints(spec, device)
-    return Space(spec.params, constraints, constants)
+        constraints += spec_device_constraints(spec, device, min_work_groups)
+    return Space(spec.params, constraints, constants, spec.derived_exprs)

@@ -58,7 +58,8 @@ class PruningReport:
 class Space:
     """The legal configurations of ``params`` under ``constraints``.
 
-    ``constants`` are extra names the constraints see (problem values). Enumeration is
+    ``constants`` are extra names the constraints see (problem values), ``derived`` values
+    computed from the parameters (name, expression), in order. Enumeration is
     vectorised in chunks, so memory stays bounded for large cartesian products. Legal
     configurations are numbered 0..len-1 in cartesian (row-major) order.
     """
@@ -68,10 +69,12 @@ class Space:
         params: Sequence[Param],
         constraints: Sequence[Constraint] = (),
         constants: Mapping[str, Any] | None = None,
+        derived: Sequence[tuple[str, Expr]] = (),
     ) -> None:
         self.params = tuple(params)
         self.constraints = tuple(constraints)
         self._constants = dict(constants or {})
+        self._derived = tuple(derived)  # values computed from the parameters, in order
         self._shape = tuple(len(p.values) for p in self.params)
         self._values = [_as_array(p.values) for p in self.params]
         self._legal, removed = self._enumerate()
@@ -96,6 +99,7 @@ class Space:
         space.params = tuple(params)
         space.constraints = ()
         space._constants = {}
+        space._derived = ()
         space._shape = tuple(len(p.values) for p in space.params)
         space._values = [_as_array(p.values) for p in space.params]
         lookup = [{v: i for i, v in enumerate(p.values)} for p in space.params]
@@ -158,6 +162,8 @@ class Space:
             shape = [1] * ndim
             shape[axis] = -1
             env[p.name] = (values[start:stop] if axis == 0 else values).reshape(shape)
+        for name, expr in self._derived:
+            env[name] = expr.vector(env)
         return env
 
     def _env(self, flat: np.ndarray) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def tune(
     campaign: str | None = None,
     settings: RunSettings | None = None,
     progress: bool | Progress = False,
+    min_work_groups: bool = False,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -80,6 +81,7 @@ def tune(
     configurations are not measured again, and a larger budget extends the campaign. The
     kernel's default configuration is measured first (it is the baseline for speedups).
     Ctrl-C stops cleanly and returns what was measured, with status ``interrupted``.
+    ``min_work_groups`` adds the soft rule that every compute unit gets a work-group.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -96,7 +98,7 @@ def tune(
     budget = budget or Budget()
     if budget.max_evals is not None and budget.max_evals < 1:
         raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
-    space = kernel_space(spec, the_problem, dev)
+    space = kernel_space(spec, the_problem, dev, min_work_groups)
     key = campaign or campaign_key(spec, the_problem, dev, strategy_type.name, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
