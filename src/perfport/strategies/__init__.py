@@ -26,7 +26,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         PriorGuided,
     )
 }
-DEFAULT_STRATEGY = "bayes_tr"  # chosen by benchmarks/strategies.py (docs/results)
+DEFAULT_STRATEGY = "bayes_rf"  # chosen by benchmarks/strategies.py (docs/results)
 
 __all__ = [
     "DEFAULT_STRATEGY",

@@ -42,16 +42,22 @@ def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Prob
 
 
 def campaign_key(
-    spec: KernelSpec, problem: Problem, device: DeviceInfo, strategy: str, settings: RunSettings
+    spec: KernelSpec,
+    problem: Problem,
+    device: DeviceInfo,
+    space: Space,
+    strategy: str,
+    settings: RunSettings,
 ) -> str:
-    """The default campaign key: the same kernel, problem, device, strategy and settings give
-    the same key, so running the same command again resumes (or extends) the campaign."""
+    """The default campaign key: the same kernel, problem, device, space, strategy and settings
+    give the same key, so running the same command again resumes (or extends) the campaign."""
     identity = json.dumps(
         [
             device.fingerprint,
             spec.source_hash,
             spec.describe(),
             problem.key,
+            [label for label, _, _ in space.report.removed_by],
             strategy,
             asdict(settings),
         ],
@@ -99,7 +105,7 @@ def tune(
     if budget.max_evals is not None and budget.max_evals < 1:
         raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
     space = kernel_space(spec, the_problem, dev, min_work_groups)
-    key = campaign or campaign_key(spec, the_problem, dev, strategy_type.name, settings)
+    key = campaign or campaign_key(spec, the_problem, dev, space, strategy_type.name, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
