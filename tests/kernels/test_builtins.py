@@ -106,3 +106,53 @@ def test_builtin_compiles_as_cuda(tmp_path, name):
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+SCENARIOS = [
+    ("synthetic", {"width": 37, "height": 29, "north": 3, "south": 0, "east": 5, "west": 2}),
+    (
+        "synthetic",
+        {"width": 40, "height": 24, "complex": True, "dtype": "int", "boundary": "pad", "pad": 3},
+    ),
+    (
+        "synthetic",
+        {
+            "width": 33,
+            "height": 17,
+            "complex": True,
+            "dtype": "float",
+            "out_dtype": "double",
+            "north": 0,
+            "east": 0,
+        },
+    ),
+    (
+        "synthetic",
+        {"width": 20, "height": 20, "dtype": "int", "out_dtype": "float", "north": 30, "south": 30},
+    ),
+    ("synthetic", {"width": 24, "height": 24, "dtype": "double", "complex": True}),
+    ("gaussian", {"width": 45, "height": 31, "radius": 3}),
+    ("gaussian", {"width": 30, "height": 30, "radius": 0, "dtype": "double"}),
+    ("gol", {"width": 50, "height": 41}),
+    ("heat", {"width": 33, "height": 65}),
+    ("nms", {"width": 47, "height": 39}),
+    ("sobel", {"width": 60, "height": 22, "boundary": "pad"}),
+    ("threshold", {"width": 31, "height": 19}),
+]
+
+
+@pytest.mark.parametrize(("name", "problem"), SCENARIOS)
+def test_stencil_scenarios_verify(cpu, name, problem):
+    spec = builtin(name)
+    engine = TrialEngine(open_session(cpu), spec, Problem.of(problem), QUICK)
+    engine.use_expected(reference_outputs(spec, engine.problem, QUICK.seed), "numpy reference")
+    for values in ({"wc": 8, "wr": 4}, {"wc": 16, "wr": 16}, {"wc": 1, "wr": 32}):
+        m = engine.run(Config.of(values))
+        assert m.outcome is Outcome.OK, (name, problem, values, m.message)
+
+
+def test_scenario_restrictions_reject_bad_types(cpu):
+    space = kernel_space(builtin("gol"), builtin("gol").problem.merged({"dtype": "float"}), cpu)
+    assert len(space) == 0 and any(
+        "dtype == 'int'" in label for label, _, _ in space.report.removed_by
+    )

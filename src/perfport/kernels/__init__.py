@@ -1,7 +1,9 @@
 """Layer 1: the built-in kernel library and kernel-spec files.
 
 Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``matmul`` (Lawson's tiled GEMM),
-``convolution`` (erdem2018's 1D convolution), ``vector_add`` (smoke tests).
+``convolution`` (erdem2018's 1D convolution), ``vector_add`` (smoke tests), and cummins2016's
+stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``sobel``,
+``threshold``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from perfport.kernels.convolution import convolution
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.stencil import make_stencil, stencil
+from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
@@ -21,6 +24,7 @@ BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "matmul": matmul,
     "convolution": convolution,
     "vector_add": vector_add,
+    **STENCILS,
 }
 
 __all__ = [

@@ -9,6 +9,8 @@ Cells outside the matrix read the nearest cell (``boundary='nearest'``) or ``pad
 A stencil is defined by its customising function, written twice: as a C body that reads
 neighbours with ``GET(dx, dy)`` (dx east, dy south) and returns the new value, and as a numpy
 function that receives ``get(dx, dy)`` (the whole shifted matrix) and returns the new matrix.
+Input and output element types are the problem values ``dtype`` and ``out_dtype`` ('same' by
+default); in C they are ``ELEM`` and ``OUT``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from perfport._core import (
     ArrayArg,
+    Expr,
     KernelSpec,
     Language,
     LocalArg,
@@ -32,10 +35,11 @@ from perfport._core.dtypes import numpy_dtype
 
 # Cummins' pilot grid (4, 8, 16, 24, ..., 96) plus the other powers of two up to 1024.
 WG_VALUES: tuple[int, ...] = tuple(sorted({1, 2, 4, *range(8, 97, 8), 128, 256, 512, 1024}))
+OUT_DTYPE = "dtype if out_dtype == 'same' else out_dtype"
 
 _SOURCE = r"""
-// SkelCL-style stencil. Defines: ELEM, NORTH, SOUTH, EAST, WEST, NEAREST (1: nearest cell,
-// 0: the PAD value outside the matrix), PAD.
+// SkelCL-style stencil. Defines: ELEM (input type), OUT (output type), NORTH, SOUTH, EAST,
+// WEST, NEAREST (1: nearest cell, 0: the PAD value outside the matrix), PAD.
 DEVICE_FN ELEM load_cell(GLOBAL const ELEM* in, int x, int y, int width, int height) {
 #if NEAREST
     x = min(max(x, 0), width - 1);
@@ -47,12 +51,12 @@ DEVICE_FN ELEM load_cell(GLOBAL const ELEM* in, int x, int y, int width, int hei
 }
 
 #define GET(dx, dy) tile[(ly + NORTH + (dy)) * tile_w + (lx + WEST + (dx))]
-DEVICE_FN ELEM user_function(LOCAL_PTR const ELEM* tile, int tile_w, int lx, int ly) {
+DEVICE_FN OUT user_function(LOCAL_PTR const ELEM* tile, int tile_w, int lx, int ly) {
 USER_FUNCTION_BODY
 }
 #undef GET
 
-KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL ELEM* RESTRICT out, int width, int height
+KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL OUT* RESTRICT out, int width, int height
                     LOCAL_PARAM(ELEM, tile)) {
     LOCAL_DECL(ELEM, tile)
     const int lx = LID(0), ly = LID(1), wc = LSIZE(0), wr = LSIZE(1);
@@ -69,29 +73,20 @@ KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL ELEM* RESTRICT out, i
 
 Shifted = Callable[[int, int], np.ndarray]
 NumpyFunction = Callable[[Shifted, Problem], np.ndarray]
-
-BOX_MEAN_C = """
-    ELEM sum = 0;
-    for (int dy = -NORTH; dy <= SOUTH; ++dy)
-        for (int dx = -WEST; dx <= EAST; ++dx)
-            sum += GET(dx, dy);
-    return sum / (ELEM)((NORTH + SOUTH + 1) * (WEST + EAST + 1));
-"""
+BORDERS = ("north", "south", "east", "west")
 
 
-def box_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
-    n, s, e, w = (int(problem[k]) for k in ("north", "south", "east", "west"))
-    total = sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1))
-    count = (n + s + 1) * (w + e + 1)
-    return total // count if np.issubdtype(total.dtype, np.integer) else total / count
+def _borders(exprs: tuple[str, ...], problem: Mapping[str, object]) -> tuple[int, int, int, int]:
+    n, s, e, w = (int(Expr(t, "stencil border").value(problem)) for t in exprs)
+    return n, s, e, w
 
 
 def shifted_views(
-    matrix: np.ndarray, problem: Mapping[str, object]
-) -> Callable[[int, int], np.ndarray]:
+    matrix: np.ndarray, problem: Mapping[str, object], borders: tuple[str, ...] = BORDERS
+) -> Shifted:
     """``get(dx, dy)``: the matrix shifted so that element [y, x] is cell (x+dx, y+dy), with
     the stencil's boundary rule; computed in float64 (int64 for integers)."""
-    n, s, e, w = (int(problem[k]) for k in ("north", "south", "east", "west"))  # type: ignore[call-overload]
+    n, s, e, w = _borders(borders, problem)
     wide = np.int64 if np.issubdtype(matrix.dtype, np.integer) else np.float64
     m = matrix.astype(wide)
     if problem["boundary"] == "nearest":
@@ -111,10 +106,11 @@ class StencilReference:
     """The numpy reference of a stencil (a class, not a closure, so that it pickles)."""
 
     function: NumpyFunction
+    borders: tuple[str, ...] = BORDERS
 
     def __call__(self, p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        result = self.function(shifted_views(inputs["input"], p), p)
-        return {"output": result.astype(numpy_dtype(str(p["dtype"])))}
+        result = self.function(shifted_views(inputs["input"], p, self.borders), p)
+        return {"output": result.astype(numpy_dtype(str(Expr(OUT_DTYPE, "out_dtype").value(p))))}
 
 
 def make_stencil(
@@ -123,19 +119,24 @@ def make_stencil(
     numpy_function: NumpyFunction,
     *,
     problem: Mapping[str, object] | None = None,
+    borders: tuple[str, str, str, str] = BORDERS,
     doc: str = "",
 ) -> KernelSpec:
     """A SkelCL-style stencil from its customising function (C body and numpy twin).
 
     The problem values ``width``, ``height``, ``north``, ``south``, ``east``, ``west``,
-    ``dtype`` (int, float, double), ``boundary`` ('nearest' or 'pad') and ``pad`` have defaults
-    that ``problem`` overrides. Tunable: the work-group size ``wc`` x ``wr``.
+    ``dtype`` and ``out_dtype`` (int, float, double; 'same'), ``boundary`` ('nearest' or 'pad')
+    and ``pad`` have defaults that ``problem`` overrides. ``borders`` are expressions for the
+    north/south/east/west border sizes (e.g. a radius). Tunable: the work-group ``wc`` x ``wr``.
     """
     defaults: dict[str, object] = {
-        "width": 512, "height": 512, "north": 1, "south": 1, "east": 1, "west": 1,
-        "dtype": "float", "boundary": "nearest", "pad": 0,
+        "width": 512, "height": 512, "dtype": "float", "out_dtype": "same",
+        "boundary": "nearest", "pad": 0,
     }  # fmt: skip
+    if borders == BORDERS:
+        defaults.update(north=1, south=1, east=1, west=1)
     defaults.update(problem or {})
+    n, s, e, w = borders
     return KernelSpec(
         name=name,
         source=_SOURCE.replace("USER_FUNCTION_BODY", c_body.strip("\n")),
@@ -149,26 +150,43 @@ def make_stencil(
         local_size=("wc", "wr"),
         args=(
             ArrayArg("input", "dtype", ("height", "width")),
-            ArrayArg("output", "dtype", ("height", "width"), output=True),
+            ArrayArg("output", OUT_DTYPE, ("height", "width"), output=True),
             ScalarArg("width", "int", "width"),
             ScalarArg("height", "int", "height"),
-            LocalArg("tile", "dtype", "(wc + west + east) * (wr + north + south)"),
+            LocalArg("tile", "dtype", f"(wc + ({w}) + ({e})) * (wr + ({n}) + ({s}))"),
         ),
         problem=Problem.of(defaults),
         restrictions=("boundary in ('nearest', 'pad')",),
         defines=(
             ("ELEM", "ctype(dtype)"),
-            ("NORTH", "north"),
-            ("SOUTH", "south"),
-            ("EAST", "east"),
-            ("WEST", "west"),
+            ("OUT", f"ctype({OUT_DTYPE})"),
+            ("NORTH", n),
+            ("SOUTH", s),
+            ("EAST", e),
+            ("WEST", w),
             ("NEAREST", "boundary == 'nearest'"),
             ("PAD", "pad"),
         ),
         default={"wc": 32, "wr": 4},  # Cummins' "human expert" choice, w(32x4)
-        reference=StencilReference(numpy_function),
+        reference=StencilReference(numpy_function, borders),
         doc=doc,
     )
+
+
+BOX_MEAN_C = """
+    ELEM sum = 0;
+    for (int dy = -NORTH; dy <= SOUTH; ++dy)
+        for (int dx = -WEST; dx <= EAST; ++dx)
+            sum += GET(dx, dy);
+    return (OUT)(sum / (ELEM)((NORTH + SOUTH + 1) * (WEST + EAST + 1)));
+"""
+
+
+def box_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
+    n, s, e, w = _borders(BORDERS, problem)
+    total = sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1))
+    count = (n + s + 1) * (w + e + 1)
+    return total // count if np.issubdtype(total.dtype, np.integer) else total / count
 
 
 def stencil() -> KernelSpec:

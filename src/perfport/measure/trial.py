@@ -27,7 +27,7 @@ from perfport._core import (
 from perfport.devices import CompiledKernel, LocalSpace, Session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.measure.settings import RunSettings
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import default_tolerance, mismatch
 
 _LOG_LIMIT = 4000
 _BATCH_S = 1.0  # launches are enqueued back to back in batches of about this much kernel time
@@ -55,6 +55,16 @@ class TrialEngine:
         self.scalars = {
             a.name: scalar_value(spec, a, self.env) for a in spec.args if isinstance(a, ScalarArg)
         }
+        # Without a stated tolerance, the least precise floating type among the arrays sets it
+        # (a float computation written to a double output is only float-accurate).
+        floats = [
+            default_tolerance(a.dtype)
+            for a in self.initial.values()
+            if np.issubdtype(a.dtype, np.floating)
+        ]
+        self.tolerance = (
+            spec.tolerance if spec.tolerance is not None else (max(floats) if floats else None)
+        )
         self.expected: dict[str, np.ndarray] | None = None
         self.verification = "not verified"
         self.captured: dict[str, np.ndarray] | None = None
@@ -118,7 +128,7 @@ class TrialEngine:
                 alive()
                 outputs = self._read_outputs()
                 if expected is not None and (
-                    problem := mismatch(outputs, expected, spec.tolerance)
+                    problem := mismatch(outputs, expected, self.tolerance)
                 ):
                     return result(Outcome.WRONG_RESULT, problem, compile_ms=compile_ms)
                 if capture:

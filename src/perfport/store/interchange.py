@@ -286,20 +286,12 @@ def import_file(
 
 
 # ---- writing -----------------------------------------------------------------------------
-def _select(store: Store, kernel: str | None, device: str | None) -> list[dict[str, Any]]:
-    return one_group(store, kernel=kernel, device=device)
-
-
-def _param_keys(rows: list[dict[str, Any]]) -> list[str]:
-    return list(rows[0]["config"])
-
-
 def to_kt_cache(
     store: Store, kernel: str | None = None, device: str | None = None
 ) -> dict[str, Any]:
     """One device/kernel/problem's results as a Kernel Tuner cache (``time`` is the mean)."""
-    rows = _select(store, kernel, device)
-    keys = _param_keys(rows)
+    rows = one_group(store, kernel=kernel, device=device)
+    keys = list(rows[0]["config"])
     failure = {o: s for s, o in _KT_FAILURES.items()}
     cache = {}
     for r in rows:
@@ -331,7 +323,7 @@ def to_t4(store: Store, kernel: str | None = None, device: str | None = None) ->
     """One device/kernel/problem's results in the T4 format."""
     invalidity = {o: s for s, o in _T4_INVALIDITY.items()}
     results = []
-    for r in _select(store, kernel, device):
+    for r in one_group(store, kernel=kernel, device=device):
         ok = r["outcome"] == "ok"
         results.append(
             {
