@@ -79,8 +79,9 @@ def list_opencl() -> list[DeviceInfo]:
 
 
 class _OpenCLKernel(CompiledKernel):
-    def __init__(self, kernel: Any, device: Any, cl: Any) -> None:
+    def __init__(self, program: Any, kernel: Any, device: Any, cl: Any) -> None:
         info = cl.kernel_work_group_info
+        self.program = program  # its binaries carry PoCL's LLVM bitcode (features/ir.py)
         self.kernel = kernel
         self.max_work_group_size = int(kernel.get_work_group_info(info.WORK_GROUP_SIZE, device))
         self.static_local_mem_bytes = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, device))
@@ -125,7 +126,7 @@ class OpenCLSession(Session):
             message = str(exc)
             first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
             raise BuildError(first.strip()[:300], message) from None
-        return _OpenCLKernel(kernel, self._device, cl)
+        return _OpenCLKernel(program, kernel, self._device, cl)
 
     def upload(self, array: np.ndarray) -> Any:
         cl = self._cl
