@@ -105,6 +105,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the first run")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
+    wg_sub = wg.add_subparsers(dest="wg_command", required=True, metavar="COMMAND")
+    p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
+    p.add_argument("--data", help="a dataset file, or 'cummins-pilot' for Cummins' pilot data")
+    p.add_argument("--methods", help="comma-separated methods (default: all; see docs/wg.md)")
+    p.add_argument(
+        "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
@@ -148,7 +158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from perfport.cli import commands
 
-        handler = getattr(commands, f"cmd_{args.command}")
+        command = args.command + (f"_{args.wg_command}" if args.command == "wg" else "")
+        handler = getattr(commands, f"cmd_{command}")
         return int(handler(args, console))
     except PerfportError as exc:
         print(f"perfport: error: {exc}", file=sys.stderr)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
 
 import perfport
+from perfport._core import PerfportError
 from perfport.cli import parse_assignment, render
 from perfport.devices import get_device
 from perfport.kernels import BUILTINS, resolve_kernel
@@ -164,4 +167,47 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
             print(f"wrote {n} results to {args.output}", file=sys.stderr)
         else:
             write(sys.stdout)
+    return 0
+
+
+def _wg_data_path(name: str | None) -> Path:
+    if name is None:
+        raise PerfportError(
+            "perfport does not ship its own work-group-size dataset yet; give --data cummins-pilot "
+            "or a path to Cummins' runtimes.csv"
+        )
+    if name != "cummins-pilot":
+        return Path(name)
+    roots = [
+        os.environ.get("PERFPORT_SHARED_DATA"),
+        "../shared/data",
+        Path(__file__).parents[4] / "shared" / "data",
+    ]
+    for root in filter(None, roots):
+        path = Path(root) / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv"
+        if path.is_file():
+            return path
+    raise PerfportError(
+        "Cummins' pilot data not found: set PERFPORT_SHARED_DATA to the folder holding cummins-omnitune-wgsize/"
+    )
+
+
+def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from perfport.models import METHODS, PARTITIONS, evaluate, load_cummins_csv
+
+    data = load_cummins_csv(_wg_data_path(args.data))
+    methods = args.methods.split(",") if args.methods else list(METHODS)
+    partitions = args.partitions.split(",") if args.partitions else list(PARTITIONS)
+    unknown = [m for m in methods if m not in METHODS] + [
+        p for p in partitions if p not in PARTITIONS
+    ]
+    if unknown:
+        raise PerfportError(
+            f"unknown method or partition {', '.join(unknown)}; methods: {', '.join(METHODS)}; partitions: {', '.join(PARTITIONS)}"
+        )
+    results = evaluate(data, methods, partitions)
+    if args.json:
+        _print_json({"results": [r.to_json() for r in results]})
+    else:
+        render.wg_table(console, results)
     return 0

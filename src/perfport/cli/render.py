@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -140,3 +141,26 @@ def space_report(
         table.add_row(label, source.value, str(n))
     console.print(table)
     console.print(f"cartesian {report.cartesian}, legal {report.legal}")
+
+
+def wg_table(console: Console, results: Sequence[Any]) -> None:
+    table = Table(title="Work-group-size predictors")
+    for col in (
+        "method",
+        "partition",
+        "performance",
+        "x baseline",
+        "x expert",
+        "accuracy",
+        "validity",
+        "refused",
+        "ms",
+    ):
+        table.add_column(col, justify="left" if col in ("method", "partition") else "right")
+    for r in results:
+        table.add_row(
+            r.method, r.partition, f"{r.performance:.1%}", f"{r.speedup_over_baseline:.2f}",
+            f"{r.speedup_over_expert:.2f}", f"{r.accuracy:.0%}", f"{r.validity:.0%}", f"{r.refused:.0%}",
+            f"{r.predict_ms:.1f}",
+        )  # fmt: skip
+    console.print(table)

@@ -1,0 +1,36 @@
+"""Layer 3: learned predictors (work-group-size classifiers with fallbacks, runtime, speedup
+and performance regressors) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
+
+from perfport.models.evaluate import PARTITIONS, EvalResult, evaluate, folds, reference_baseline
+from perfport.models.wg import (
+    CLASSIFIERS,
+    FALLBACKS,
+    METHODS,
+    REGRESSORS,
+    WgClassifier,
+    WgPredictor,
+    WgRegressor,
+    baseline_column,
+    make_predictor,
+)
+from perfport.models.wgdata import WgDataset, geomean, load_cummins_csv
+
+__all__ = [
+    "CLASSIFIERS",
+    "FALLBACKS",
+    "METHODS",
+    "PARTITIONS",
+    "REGRESSORS",
+    "EvalResult",
+    "WgClassifier",
+    "WgDataset",
+    "WgPredictor",
+    "WgRegressor",
+    "baseline_column",
+    "evaluate",
+    "folds",
+    "geomean",
+    "load_cummins_csv",
+    "make_predictor",
+    "reference_baseline",
+]

@@ -1,0 +1,146 @@
+"""Evaluation of work-group-size predictors, as in Cummins et al. 2016, section 7.
+
+Partitions: ``10-fold`` cross-validation over scenarios, ``synthetic-real`` (train on synthetic
+kernels, test on real ones), and leave-one-out by ``device``, ``kernel`` and ``dataset``.
+Each test scenario is answered as a kernel launcher would: propose a size, and while it cannot
+run (too large, or refused by the driver), remember it and ask again.
+
+Metrics per method and partition: ``performance`` (geometric mean of t_oracle / t_chosen),
+``speedup_over_baseline`` (t_baseline / t_chosen; the baseline is the best size that ran in
+every scenario, w(4x4) in the paper and wherever no size always ran), ``speedup_over_expert`` (over w(32x4), where it ran), ``accuracy`` (chose the
+oracle), ``validity`` (the first proposal fits the maximum work-group size), ``refused`` (the
+first proposal fits but does not run) and ``predict_ms`` (time to a size that runs).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from perfport.models.wg import METHODS, baseline_column, make_predictor
+from perfport.models.wgdata import WgDataset, geomean
+
+PARTITIONS = ("10-fold", "synthetic-real", "device", "kernel", "dataset")
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    method: str
+    partition: str
+    performance: float
+    speedup_over_baseline: float
+    speedup_over_expert: float
+    accuracy: float
+    validity: float
+    refused: float
+    predict_ms: float
+    scenarios: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def folds(
+    data: WgDataset, partition: str, seed: int = 0
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(train rows, test rows) for each fold of a partition."""
+    rows = np.arange(len(data))
+    if partition == "10-fold":
+        order = np.random.default_rng(seed).permutation(rows)
+        for part in np.array_split(order, 10):
+            yield np.setdiff1d(rows, part), np.sort(part)
+    elif partition == "synthetic-real":
+        if data.synthetic.all() or not data.synthetic.any():
+            return  # nothing to train or nothing to test on
+        yield rows[data.synthetic], rows[~data.synthetic]
+    elif partition in ("device", "kernel", "dataset"):
+        labels = getattr(data, partition)
+        for label in np.unique(labels):
+            yield rows[labels != label], rows[labels == label]
+    else:
+        raise ValueError(f"partition must be one of {PARTITIONS}")
+
+
+def reference_baseline(data: WgDataset) -> int:
+    """The size speedups are reported over: the best size that ran in every scenario, or,
+    where none did (as in Cummins' pilot data), the paper's w(4x4)."""
+    always = np.flatnonzero(data.legal.all(0))
+    if len(always):
+        oracle_t = np.nanmin(data.runtimes, axis=1)
+        return int(
+            always[int(np.argmax(np.log(oracle_t[:, None] / data.runtimes[:, always]).mean(0)))]
+        )
+    four = data.column(4, 4)
+    return four if four is not None else baseline_column(data)
+
+
+def evaluate(
+    data: WgDataset,
+    methods: Sequence[str] = METHODS,
+    partitions: Sequence[str] = PARTITIONS,
+    seed: int = 0,
+) -> list[EvalResult]:
+    """Every method on every partition (partitions with no folds are skipped)."""
+    baseline = reference_baseline(data)
+    expert = data.column(32, 4)
+    oracle = data.oracle
+    results = []
+    for partition in partitions:
+        splits = list(folds(data, partition, seed))
+        if not splits:
+            continue
+        for method in methods:
+            chosen, first, times = [], [], []
+            tests = []
+            for train, test in splits:
+                predictor = make_predictor(method, seed).fit(data.subset(train))
+                for s in test:
+                    started = time.perf_counter()
+                    w, proposals = _choose(predictor, data, s)
+                    times.append((time.perf_counter() - started) * 1000.0)
+                    chosen.append(w)
+                    first.append(proposals[0])
+                    tests.append(s)
+            results.append(_score(data, method, partition, np.array(tests), np.array(chosen), np.array(first),
+                                  times, oracle, baseline, expert))  # fmt: skip
+    return results
+
+
+def _choose(predictor: Any, data: WgDataset, s: int) -> tuple[int, list[int]]:
+    """Propose until a size runs, as a launcher would; returns it and every proposal."""
+    refused: set[int] = set()
+    proposals = []
+    for _ in range(data.runtimes.shape[1]):
+        w = predictor.propose(data.features[s], int(data.max_wg[s]), refused)
+        proposals.append(w)
+        if np.isfinite(data.runtimes[s, w]):
+            return w, proposals
+        refused.add(w)
+    return w, proposals
+
+
+def _score(
+    data: WgDataset, method: str, partition: str, tests: np.ndarray, chosen: np.ndarray, first: np.ndarray,
+    times: list[float], oracle: np.ndarray, baseline: int, expert: int | None,
+) -> EvalResult:  # fmt: skip
+    t = data.runtimes[tests, chosen]
+    best = data.runtimes[tests, oracle[tests]]
+    valid = data.valid[tests, first]
+    ran_first = np.isfinite(data.runtimes[tests, first])
+    expert_t = data.runtimes[tests, expert] if expert is not None else np.full(len(tests), np.nan)
+    return EvalResult(
+        method=method,
+        partition=partition,
+        performance=geomean(best / t),
+        speedup_over_baseline=geomean(data.runtimes[tests, baseline] / t),
+        speedup_over_expert=geomean(expert_t / t),
+        accuracy=float(np.mean(chosen == oracle[tests])),
+        validity=float(np.mean(valid)),
+        refused=float(np.mean(valid & ~ran_first)),
+        predict_ms=float(np.mean(times)),
+        scenarios=len(tests),
+    )

@@ -1,0 +1,128 @@
+"""Work-group-size data: scenarios x work-group sizes, with runtimes where a size ran.
+
+A scenario is a (device, kernel, dataset) combination with a feature vector. ``runtimes`` is
+NaN where a size did not run: above the scenario's maximum work-group size (illegal, known in
+advance) or at or below it (refused by the driver, found only by trying).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from perfport._core import SpecError
+
+
+@dataclass(frozen=True)
+class WgDataset:
+    sizes: np.ndarray  # (W, 2): (wc, wr) per column
+    runtimes: np.ndarray  # (S, W) ms, NaN = did not run
+    max_wg: np.ndarray  # (S,) maximum work-group size of each scenario
+    features: np.ndarray  # (S, F)
+    feature_names: tuple[str, ...]
+    device: np.ndarray  # (S,) labels for the leave-one-out partitions
+    kernel: np.ndarray
+    dataset: np.ndarray
+    synthetic: np.ndarray  # (S,) bool: from the synthetic template
+
+    def __post_init__(self) -> None:
+        s, w = self.runtimes.shape
+        if self.sizes.shape != (w, 2) or self.features.shape[0] != s or len(self.max_wg) != s:
+            raise ValueError("inconsistent work-group dataset shapes")
+
+    def __len__(self) -> int:
+        return len(self.runtimes)
+
+    def subset(self, rows: np.ndarray) -> WgDataset:
+        return WgDataset(
+            self.sizes, self.runtimes[rows], self.max_wg[rows], self.features[rows], self.feature_names,
+            self.device[rows], self.kernel[rows], self.dataset[rows], self.synthetic[rows],
+        )  # fmt: skip
+
+    @property
+    def valid(self) -> np.ndarray:
+        """(S, W): within each scenario's maximum work-group size."""
+        return (self.sizes[:, 0] * self.sizes[:, 1])[None, :] <= self.max_wg[:, None]
+
+    @property
+    def legal(self) -> np.ndarray:
+        """(S, W): the size ran."""
+        return np.isfinite(self.runtimes)
+
+    @property
+    def oracle(self) -> np.ndarray:
+        """(S,) column of the fastest size of each scenario."""
+        return np.nanargmin(np.where(self.legal, self.runtimes, np.inf), axis=1)
+
+    def column(self, wc: int, wr: int) -> int | None:
+        hit = np.flatnonzero((self.sizes[:, 0] == wc) & (self.sizes[:, 1] == wr))
+        return int(hit[0]) if len(hit) else None
+
+
+def load_cummins_csv(path: str | Path) -> WgDataset:
+    """Cummins' pilot data (msc-thesis ``runtimes.csv``): one row per scenario, one column per
+    work-group size named ``{wc}x{wr}``, mean runtime in ms, 0 where nothing was measured.
+
+    Features are those the file has: the device (one-hot by name) and its count, the maximum
+    work-group size, the four border sizes and the data size."""
+    path = Path(path)
+    try:
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise SpecError(f"{path}: cannot read it as CSV ({exc})") from None
+    needed = {"host", "dev_name", "dev_count", "kern_checksum", "north", "south", "east", "west",
+              "data_width", "data_height", "max_wg_size"}  # fmt: skip
+    if not rows or needed - set(rows[0]):
+        raise SpecError(
+            f"{path}: not Cummins' runtimes.csv (needs columns {', '.join(sorted(needed))})"
+        )
+    columns = [c for c in rows[0] if "x" in c and c.replace("x", "").isdigit()]
+    sizes = np.array([[int(a) for a in c.split("x")] for c in columns])
+    try:
+        runtimes = np.array([[float(r[c]) for c in columns] for r in rows])
+        numeric = {
+            k: np.array([float(r[k]) for r in rows])
+            for k in needed - {"host", "dev_name", "kern_checksum"}
+        }
+    except ValueError as exc:
+        raise SpecError(f"{path}: a value is not a number ({exc})") from None
+    runtimes[runtimes <= 0] = np.nan
+    devices = np.array(
+        [f"{r['host'].strip()}:{r['dev_name'].strip()}x{r['dev_count'].strip()}" for r in rows]
+    )
+    names = sorted({r["dev_name"].strip() for r in rows})
+    one_hot = np.array([[float(r["dev_name"].strip() == n) for n in names] for r in rows])
+    feature_names = (
+        *(f"device_is_{n}" for n in names), "device_count", "max_wg_size",
+        "north", "south", "east", "west", "data_width", "data_height",
+    )  # fmt: skip
+    features = np.column_stack(
+        [one_hot, numeric["dev_count"], numeric["max_wg_size"], numeric["north"], numeric["south"],
+         numeric["east"], numeric["west"], numeric["data_width"], numeric["data_height"]]
+    )  # fmt: skip
+    return WgDataset(
+        sizes=sizes,
+        runtimes=runtimes,
+        max_wg=numeric["max_wg_size"].astype(np.int64),
+        features=features,
+        feature_names=feature_names,
+        device=devices,
+        kernel=np.array([r["kern_checksum"] for r in rows]),
+        dataset=np.array(
+            [f"{int(float(r['data_width']))}x{int(float(r['data_height']))}" for r in rows]
+        ),
+        synthetic=np.ones(
+            len(rows), dtype=bool
+        ),  # the pilot's "SimpleBig" kernels are all synthetic
+    )
+
+
+def geomean(values: Sequence[float] | np.ndarray) -> float:
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.log(v).mean())) if len(v) else float("nan")

@@ -1,0 +1,127 @@
+"""Work-group-size predictors and their evaluation, on a synthetic landscape and on Cummins'
+pilot data."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import SHARED, needs_shared
+from perfport.models import (
+    METHODS,
+    WgClassifier,
+    WgDataset,
+    WgRegressor,
+    evaluate,
+    folds,
+    load_cummins_csv,
+    reference_baseline,
+)
+
+GRID = np.array([(c, r) for c in (4, 8, 16, 32, 64) for r in (1, 2, 4, 8)])
+
+
+def landscape(n: int = 60, seed: int = 0) -> WgDataset:
+    """Scenarios whose best wc grows with a feature, on two devices, with refusals."""
+    rng = np.random.default_rng(seed)
+    width = rng.choice([512, 1024, 2048, 4096], size=n)
+    device = rng.integers(0, 2, size=n)
+    max_wg = np.where(device == 0, 256, 128)
+    best_c = np.where(width >= 2048, 64, 16)
+    t = (
+        1.0
+        + np.abs(np.log2(GRID[None, :, 0] / best_c[:, None]))
+        + 0.3 * np.abs(np.log2(GRID[None, :, 1] / 4))
+    )
+    t = t * width[:, None] / 1024.0
+    area = GRID[:, 0] * GRID[:, 1]
+    t[area[None, :] > max_wg[:, None]] = np.nan
+    t[(device == 1)[:, None] & (GRID[None, :, 1] == 8)] = np.nan  # refused on device 1
+    features = np.column_stack([width, device, max_wg]).astype(float)
+    return WgDataset(
+        GRID, t, max_wg, features, ("width", "device", "max_wg"), device.astype(str),
+        np.array([f"k{i % 3}" for i in range(n)]), width.astype(str), np.arange(n) % 4 != 0,
+    )  # fmt: skip
+
+
+def test_predictors_never_propose_refused_or_too_large():
+    data = landscape()
+    for predictor in (WgClassifier("decision_tree", "nearest_neighbour"), WgClassifier("naive_bayes", "random"),
+                      WgClassifier("logistic", "baseline"), WgRegressor("speedup", trees=10)):  # fmt: skip
+        predictor.fit(data)
+        refused = {3, 7}
+        for s in range(10):
+            w = predictor.propose(data.features[s], int(data.max_wg[s]), refused)
+            assert w not in refused and GRID[w].prod() <= data.max_wg[s], predictor.name
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "decision_tree+nearest_neighbour",
+        "speedup_regressor",
+        "performance_regressor",
+        "svm+baseline",
+    ],
+)
+def test_learning_beats_the_static_baseline(method):
+    data = landscape()
+    (result,) = evaluate(data, [method], ["10-fold"])
+    assert result.performance > 0.9 and result.speedup_over_baseline > 1.0
+    assert result.scenarios == len(data) and 0 <= result.refused <= 1 and result.validity == 1.0
+
+
+def test_partitions():
+    data = landscape()
+    tens = list(folds(data, "10-fold"))
+    assert len(tens) == 10 and sorted(np.concatenate([t for _, t in tens]).tolist()) == list(
+        range(len(data))
+    )
+    assert len(list(folds(data, "device"))) == 2 and len(list(folds(data, "synthetic-real"))) == 1
+    for train, test in folds(data, "kernel"):
+        assert not set(data.kernel[train]) & set(data.kernel[test])
+    base = reference_baseline(data)
+    assert data.legal[:, base].all()  # always runs ...
+    always = np.flatnonzero(data.legal.all(0))
+    perf = np.log(np.nanmin(data.runtimes, axis=1)[:, None] / data.runtimes[:, always]).mean(0)
+    assert base == always[int(np.argmax(perf))]  # ... and is the best of those
+
+
+@needs_shared
+def test_cummins_pilot_data():
+    data = load_cummins_csv(SHARED / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv")
+    assert (
+        len(data) == 226
+        and data.runtimes.shape[1] == 169
+        and int(np.isfinite(data.runtimes).sum()) == 13392
+    )
+    assert data.sizes[reference_baseline(data)].tolist() == [
+        4,
+        4,
+    ]  # nothing always ran: the paper's w(4x4)
+    (result,) = evaluate(data, ["decision_tree+nearest_neighbour"], ["dataset"])
+    assert result.performance > 0.7 and result.speedup_over_baseline > 2.0
+
+
+@needs_shared
+def test_cli_evaluate_json(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "evaluate", "--data", "cummins-pilot",
+         "--methods", "decision_tree+nearest_neighbour", "--partitions", "device", "--json"],
+        capture_output=True, text=True, env={**__import__("os").environ, "PERFPORT_SHARED_DATA": str(SHARED)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["results"]
+    assert {"method", "partition", "performance", "speedup_over_baseline", "speedup_over_expert", "accuracy",
+            "validity", "refused", "predict_ms"} <= set(row)  # fmt: skip
+    assert row["partition"] == "device"
+
+
+def test_method_names():
+    assert (
+        "random_forest+nearest_neighbour" in METHODS
+        and "speedup_regressor" in METHODS
+        and len(METHODS) == 18
+    )
