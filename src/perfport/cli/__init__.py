@@ -107,8 +107,27 @@ def _parser() -> argparse.ArgumentParser:
 
     wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
     wg_sub = wg.add_subparsers(dest="wg_command", required=True, metavar="COMMAND")
+    p = wg_sub.add_parser("collect", help="measure every work-group size of many stencil scenarios")
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument(
+        "--scenarios", type=int, default=60, help="how many scenarios (real-world first)"
+    )
+    p.add_argument("--sizes", default="512,1024,2048,4096", help="data sizes (square)")
+    p.add_argument("--repeats", type=int, default=5, help="timed launches per size")
+    p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no scenario after this")
+    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic scenarios")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
+
+    p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--out", required=True, help="the .npz file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
-    p.add_argument("--data", help="a dataset file, or 'cummins-pilot' for Cummins' pilot data")
+    p.add_argument(
+        "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"
+    )
     p.add_argument("--methods", help="comma-separated methods (default: all; see docs/wg.md)")
     p.add_argument(
         "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"

@@ -170,6 +170,41 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
+    from perfport.tune.wg_collect import collect, scenarios
+
+    device = get_device(args.device)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    chosen = scenarios(args.scenarios, sizes, args.seed)
+    for n, step in enumerate(collect(device, chosen, args.db, args.repeats, args.max_time), 1):
+        if args.json:
+            print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
+                              "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}), flush=True)  # fmt: skip
+        else:
+            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
+            console.print(
+                f"[{n}/{len(chosen)}] {step.scenario.label}: {step.measured} sizes in {step.seconds:.0f} s {failed or ''}"
+            )
+    return 0
+
+
+def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
+    from perfport.models import dataset_from_store, save_dataset
+
+    with Store(args.db, create=False) as store:
+        data = dataset_from_store(store)
+    save_dataset(data, args.out)
+    summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
+               "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum())}  # fmt: skip
+    if args.json:
+        _print_json(summary)
+    else:
+        console.print(
+            f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to {args.out}"
+        )
+    return 0
+
+
 def _wg_data_path(name: str | None) -> Path:
     if name is None:
         raise PerfportError(
@@ -193,9 +228,9 @@ def _wg_data_path(name: str | None) -> Path:
 
 
 def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
-    from perfport.models import METHODS, PARTITIONS, evaluate, load_cummins_csv
+    from perfport.models import METHODS, PARTITIONS, evaluate, load_dataset
 
-    data = load_cummins_csv(_wg_data_path(args.data))
+    data = load_dataset(_wg_data_path(args.data))
     methods = args.methods.split(",") if args.methods else list(METHODS)
     partitions = args.partitions.split(",") if args.partitions else list(PARTITIONS)
     unknown = [m for m in methods if m not in METHODS] + [

@@ -13,7 +13,8 @@ from perfport.models.wg import (
     baseline_column,
     make_predictor,
 )
-from perfport.models.wgdata import WgDataset, geomean, load_cummins_csv
+from perfport.models.wgdata import WgDataset, geomean, load_cummins_csv, load_dataset, save_dataset
+from perfport.models.wgstore import dataset_from_store
 
 __all__ = [
     "CLASSIFIERS",
@@ -27,10 +28,13 @@ __all__ = [
     "WgPredictor",
     "WgRegressor",
     "baseline_column",
+    "dataset_from_store",
     "evaluate",
     "folds",
     "geomean",
     "load_cummins_csv",
+    "load_dataset",
     "make_predictor",
     "reference_baseline",
+    "save_dataset",
 ]

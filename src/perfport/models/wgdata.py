@@ -126,3 +126,29 @@ def geomean(values: Sequence[float] | np.ndarray) -> float:
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
     return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
+
+
+def save_dataset(data: WgDataset, path: str | Path) -> None:
+    """A compressed .npz with every array and the feature names."""
+    np.savez_compressed(
+        path, sizes=data.sizes, runtimes=data.runtimes, max_wg=data.max_wg, features=data.features,
+        feature_names=np.array(data.feature_names), device=data.device, kernel=data.kernel,
+        dataset=data.dataset, synthetic=data.synthetic,
+    )  # fmt: skip
+
+
+def load_dataset(path: str | Path) -> WgDataset:
+    """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv)."""
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        return load_cummins_csv(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return WgDataset(
+                z["sizes"], z["runtimes"], z["max_wg"], z["features"], tuple(str(n) for n in z["feature_names"]),
+                z["device"], z["kernel"], z["dataset"], z["synthetic"],
+            )  # fmt: skip
+    except (OSError, KeyError, ValueError) as exc:
+        raise SpecError(
+            f"{path}: not a perfport work-group dataset (.npz) or Cummins CSV ({exc})"
+        ) from None

@@ -1,0 +1,104 @@
+"""Work-group-size data collection: exhaustive campaigns over many stencil scenarios.
+
+Each scenario (a stencil kernel and its problem: size, borders, types, complexity) is tuned by
+brute force over every legal work-group size on one device and stored as its own campaign, so
+an interrupted collection resumes where it stopped. Refused sizes are stored with their
+outcome like any other result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import DeviceInfo
+from perfport.kernels import builtin
+from perfport.measure import RunSettings, Timing
+from perfport.tune.tune import tune
+
+SIZES = (512, 1024, 2048, 4096)
+REAL_WORLD = ("gaussian", "gol", "heat", "nms", "sobel", "threshold")
+_BORDERS = (0, 1, 2, 3, 5, 10, 20, 30)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    kernel: str
+    problem: tuple[tuple[str, Any], ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kernel} " + " ".join(f"{k}={v}" for k, v in self.problem)
+
+
+def scenarios(count: int, sizes: Sequence[int] = SIZES, seed: int = 0) -> list[Scenario]:
+    """The real-world kernels at every size (gaussian at radii 1, 3 and 5), then synthetic ones
+    with random borders (0-30 each way), types and complexity, up to ``count`` in all."""
+    out: list[Scenario] = []
+    for name, size in itertools.product(REAL_WORLD, sizes):
+        radii = (1, 3, 5) if name == "gaussian" else (None,)
+        for r in radii:
+            problem = {"width": size, "height": size} | ({"radius": r} if r is not None else {})
+            out.append(Scenario(name, tuple(sorted(problem.items()))))
+    rng = np.random.default_rng(seed)
+    types = (
+        ("float", "same"),
+        ("double", "same"),
+        ("int", "same"),
+        ("int", "float"),
+        ("float", "double"),
+    )
+    seen = {s.problem for s in out if s.kernel == "synthetic"}
+    while len(out) < count:
+        size = int(rng.choice(sizes))
+        borders = {k: int(rng.choice(_BORDERS)) for k in ("north", "south", "east", "west")}
+        dtype, out_dtype = types[int(rng.integers(len(types)))]
+        problem = {
+            "width": size,
+            "height": size,
+            "dtype": dtype,
+            "out_dtype": out_dtype,
+            "complex": bool(rng.integers(2)),
+            **borders,
+        }
+        key = tuple(sorted(problem.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(Scenario("synthetic", key))
+    return out[:count]
+
+
+@dataclass(frozen=True)
+class CollectProgress:
+    scenario: Scenario
+    measured: int
+    outcomes: dict[str, int]
+    seconds: float
+
+
+def collect(
+    device: DeviceInfo,
+    chosen: Sequence[Scenario],
+    db: str | Path,
+    repeats: int = 5,
+    max_seconds: float | None = None,
+) -> Iterator[CollectProgress]:
+    """Tune every scenario exhaustively (fixed ``repeats`` timed launches per size, every size
+    verified); yields after each one. Stops before a scenario once ``max_seconds`` have passed."""
+    started = time.monotonic()
+    settings = RunSettings(timing=Timing.fixed(repeats), timeout_s=60.0)
+    for scenario in chosen:
+        if max_seconds is not None and time.monotonic() - started >= max_seconds:
+            return
+        began = time.monotonic()
+        result = tune(
+            builtin(scenario.kernel), problem=dict(scenario.problem), device=device,
+            strategy="brute_force", db=db, settings=settings,
+        )  # fmt: skip
+        yield CollectProgress(scenario, result.measured, result.outcomes, time.monotonic() - began)

@@ -1,0 +1,75 @@
+"""Collected work-group-size data: scenarios, the dataset built from the store, its file."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+from perfport import Measurement, Outcome, builtin
+from perfport.models import dataset_from_store, evaluate, load_dataset, save_dataset
+from perfport.space import kernel_space
+from perfport.store import Store
+from perfport.tune.wg_collect import REAL_WORLD, scenarios
+
+
+def test_scenarios_cover_real_world_then_synthetic():
+    chosen = scenarios(60, sizes=(512, 1024), seed=3)
+    assert (
+        len(chosen) == 60 and len({c.problem for c in chosen if c.kernel == "synthetic"}) == 60 - 16
+    )
+    assert {c.kernel for c in chosen} == {*REAL_WORLD, "synthetic"}
+    for c in chosen:  # every scenario is legal for its kernel
+        spec = builtin(c.kernel)
+        assert len(kernel_space(spec, spec.problem.merged(dict(c.problem)))) > 0, c.label
+    assert scenarios(60, sizes=(512, 1024), seed=3) == chosen
+
+
+def _fill(store, cpu, kernel, problem, scale):
+    spec = builtin(kernel)
+    full = spec.problem.merged(problem)
+    space = kernel_space(spec, full, cpu)
+    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(full))
+    campaign = store.open_campaign(f"{kernel}-{scale}", ids, "brute_force", 0, {}, space.report)
+    out = []
+    for config in (c for c in space if c["wc"] in (4, 8, 16, 32, 64) and c["wr"] in (1, 4, 8, 16)):
+        t = scale * (1 + abs(np.log2(config["wc"] / 32)) + abs(np.log2(config["wr"] / 4)))
+        if config["wc"] == 8 and config["wr"] == 8:
+            out.append(Measurement(config, Outcome.LAUNCH_REFUSED, "refused"))
+        else:
+            out.append(Measurement(config, Outcome.OK, times_ms=(t, t)))
+    store.record_many(campaign, out)
+
+
+def test_dataset_from_store_round_trips(db, cpu, tmp_path):
+    with Store(db) as store:
+        _fill(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        _fill(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        _fill(
+            store, cpu, "synthetic", {"width": 512, "height": 512, "north": 5, "complex": True}, 3.0
+        )
+        data = dataset_from_store(store)
+    assert (
+        len(data) == 3
+        and data.features.shape[1] > 20
+        and set(data.kernel) >= {"heat", "gaussian[r=3]"}
+    )
+    col = data.column(8, 8)
+    assert col is not None and np.isnan(data.runtimes[:, col]).all()  # refused sizes are not times
+    assert data.synthetic.tolist().count(True) == 1
+    path = tmp_path / "wg.npz"
+    save_dataset(data, path)
+    again = load_dataset(path)
+    assert (
+        np.array_equal(again.runtimes, data.runtimes, equal_nan=True)
+        and again.feature_names == data.feature_names
+    )
+    (result,) = evaluate(again, ["decision_tree+nearest_neighbour"], ["synthetic-real"])
+    assert result.scenarios == 2 and 0 < result.performance <= 1
+
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "dataset", "--db", str(db), "--out", str(tmp_path / "cli.npz"), "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scenarios"] == 3
