@@ -73,3 +73,38 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 3
+
+
+def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
+    from perfport.models.wgmodel import load_model, train
+    from perfport.tune.wg_predict import predict_wg, refused_sizes
+
+    with Store(db) as store:
+        _fill(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        _fill(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        data = dataset_from_store(store)
+    for method in ("speedup_regressor", "decision_tree+nearest_neighbour"):
+        path = tmp_path / f"{method}.model"
+        train(data, method).save(path)
+        model = load_model(path)
+        p = predict_wg(model, builtin("sobel"), {"width": 2048, "height": 2048}, cpu)  # never seen
+        assert p.method == method and p.wg[0] * p.wg[1] <= cpu.max_work_group_size
+        assert list(p.wg) in data.sizes.tolist()
+        # Sizes the device refused before are never proposed again.
+        everything = {tuple(s) for s in data.sizes.tolist()}
+        keep = (32, 4)
+        p = predict_wg(model, builtin("heat"), {}, cpu, refused=everything - {keep})
+        assert p.wg == keep
+    assert refused_sizes(db, builtin("heat"), cpu) == {(8, 8)}
+
+    out = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(path),
+         "--problem", "width=1024", "height=1024", "--db", str(db), "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    answer = json.loads(out.stdout)
+    assert set(answer) >= {"wg", "method", "predict_ms"} and len(answer["wg"]) == 2
+    bad = subprocess.run([sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(db)],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "not a perfport work-group model" in bad.stderr

@@ -124,6 +124,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = wg_sub.add_parser("train", help="train a predictor on a dataset and save it")
+    p.add_argument("--data", required=True, help="a dataset (.npz from 'wg dataset')")
+    p.add_argument(
+        "--method", default="speedup_regressor", help="see 'perfport wg evaluate --help'"
+    )
+    p.add_argument("--out", required=True, help="the model file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = wg_sub.add_parser("predict", help="a work-group size for a stencil on a device")
+    p.add_argument("--kernel", required=True, help="a stencil kernel (built-in name or spec file)")
+    p.add_argument("--device", help="device id (default: the default device)")
+    _add_problem(p)
+    p.add_argument("--model", help="a model from 'perfport wg train'")
+    p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
     p.add_argument(
         "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"

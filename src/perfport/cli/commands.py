@@ -205,6 +205,51 @@ def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
+    from perfport.models import METHODS, load_dataset
+    from perfport.models.wgmodel import train
+
+    if args.method not in METHODS:
+        raise PerfportError(f"unknown method {args.method}; methods: {', '.join(METHODS)}")
+    model = train(load_dataset(_wg_data_path(args.data)), args.method)
+    model.save(args.out)
+    summary = {
+        "out": args.out,
+        "method": model.method,
+        "scenarios": model.scenarios,
+        "sizes": len(model.sizes),
+    }
+    if args.json:
+        _print_json(summary)
+    else:
+        console.print(f"trained {model.method} on {model.scenarios} scenarios; wrote {args.out}")
+    return 0
+
+
+def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
+    from perfport.models.wgmodel import load_model
+    from perfport.tune.wg_predict import predict_wg, refused_sizes
+
+    if not args.model:
+        raise PerfportError(
+            "perfport ships no trained work-group model yet; give --model (see 'perfport wg train')"
+        )
+    spec = resolve_kernel(args.kernel)
+    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    device = get_device(args.device, spec.language)
+    prediction = predict_wg(
+        load_model(args.model), spec, problem, device, refused_sizes(args.db, spec, device)
+    )
+    if args.json:
+        _print_json(prediction.to_json())
+    else:
+        wc, wr = prediction.wg
+        console.print(
+            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms)"
+        )
+    return 0
+
+
 def _wg_data_path(name: str | None) -> Path:
     if name is None:
         raise PerfportError(

@@ -1,0 +1,81 @@
+"""Predict a work-group size for a stencil scenario (kernel, problem, device), including ones
+never measured: features from the kernel's compiled code and the device's queries, a trained
+model, and the sizes this device has refused for this kernel before (from the store)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
+from perfport.features import scenario_features
+from perfport.models.wgmodel import WgModel
+from perfport.space import kernel_space
+from perfport.store import Store
+
+
+@dataclass(frozen=True)
+class WgPrediction:
+    wg: tuple[int, int]
+    method: str
+    predict_ms: float
+    refused_known: int  # sizes excluded because this device refused them for this kernel
+
+    def to_json(self) -> dict[str, Any]:
+        return {"wg": list(self.wg), "method": self.method, "predict_ms": self.predict_ms,
+                "refused_known": self.refused_known}  # fmt: skip
+
+
+def refused_sizes(db: str | Path, spec: KernelSpec, device: DeviceInfo) -> set[tuple[int, int]]:
+    """(wc, wr) sizes the store has seen refused for this kernel on this device."""
+    if not Path(db).is_file():
+        return set()
+    with Store(db, create=False) as store:
+        rows = store.query(
+            "SELECT c.key FROM results r JOIN campaigns g ON g.id = r.campaign_id "
+            "JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id "
+            "JOIN configs c ON c.id = r.config_id WHERE d.fingerprint = ? AND k.source_hash = ? "
+            "AND r.outcome = 'launch_refused'",
+            (device.fingerprint, spec.source_hash),
+        )
+    return {(int(json.loads(k)["wc"]), int(json.loads(k)["wr"])) for (k,) in rows}
+
+
+def predict_wg(
+    model: WgModel,
+    spec: KernelSpec,
+    problem: Mapping[str, Any],
+    device: DeviceInfo,
+    refused: set[tuple[int, int]] = frozenset(),
+) -> WgPrediction:
+    """A size that is legal for the scenario (within the device's and kernel's limits) and not
+    known to be refused."""
+    if {p.name for p in spec.params} != {"wc", "wr"}:
+        raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
+    started = time.perf_counter()
+    features = scenario_features(spec, problem, device)
+    if tuple(model.feature_names) != tuple(features_names := features.as_dict()):
+        raise PerfportError(
+            f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
+        )
+    space = kernel_space(spec, spec.problem.merged(problem), device)
+    legal = {(int(c["wc"]), int(c["wr"])) for c in space}
+    excluded = {
+        i
+        for i, (c, r) in enumerate(model.sizes.tolist())
+        if (c, r) not in legal or (c, r) in refused
+    }
+    if len(excluded) == len(model.sizes):
+        raise PerfportError(f"none of the model's sizes is legal for {spec.name} on {device.id}")
+    max_wg = int(max(c * r for c, r in legal))
+    w = model.predictor.propose(features.as_array(), max_wg, excluded)
+    wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
+    return WgPrediction(
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused)
+    )
