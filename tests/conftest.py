@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from perfport import Measurement, Outcome, builtin
 from perfport._core import DeviceInfo
 from perfport.devices import get_device
+from perfport.space import kernel_space
 
 DATA = Path(__file__).parent / "data"
 # Third-party tuning data beside the checkout (see ../shared/data/README.md); tests that need
@@ -26,3 +29,20 @@ def cpu() -> DeviceInfo:
 @pytest.fixture
 def db(tmp_path: Path) -> Path:
     return tmp_path / "results.db"
+
+
+def fill_wg_campaign(store, cpu, kernel, problem, scale):
+    """Store a fake exhaustive campaign of a built-in stencil: smooth times, 8x8 refused."""
+    spec = builtin(kernel)
+    full = spec.problem.merged(problem)
+    space = kernel_space(spec, full, cpu)
+    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(full))
+    campaign = store.open_campaign(f"{kernel}-{scale}", ids, "brute_force", 0, {}, space.report)
+    out = []
+    for config in (c for c in space if c["wc"] in (4, 8, 16, 32, 64) and c["wr"] in (1, 4, 8, 16)):
+        t = scale * (1 + abs(np.log2(config["wc"] / 32)) + abs(np.log2(config["wr"] / 4)))
+        if config["wc"] == 8 and config["wr"] == 8:
+            out.append(Measurement(config, Outcome.LAUNCH_REFUSED, "refused"))
+        else:
+            out.append(Measurement(config, Outcome.OK, times_ms=(t, t)))
+    store.record_many(campaign, out)

@@ -6,7 +6,8 @@ import sys
 
 import numpy as np
 
-from perfport import Measurement, Outcome, builtin
+from conftest import fill_wg_campaign
+from perfport import builtin
 from perfport.models import dataset_from_store, evaluate, load_dataset, save_dataset
 from perfport.space import kernel_space
 from perfport.store import Store
@@ -25,27 +26,11 @@ def test_scenarios_cover_real_world_then_synthetic():
     assert scenarios(60, sizes=(512, 1024), seed=3) == chosen
 
 
-def _fill(store, cpu, kernel, problem, scale):
-    spec = builtin(kernel)
-    full = spec.problem.merged(problem)
-    space = kernel_space(spec, full, cpu)
-    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(full))
-    campaign = store.open_campaign(f"{kernel}-{scale}", ids, "brute_force", 0, {}, space.report)
-    out = []
-    for config in (c for c in space if c["wc"] in (4, 8, 16, 32, 64) and c["wr"] in (1, 4, 8, 16)):
-        t = scale * (1 + abs(np.log2(config["wc"] / 32)) + abs(np.log2(config["wr"] / 4)))
-        if config["wc"] == 8 and config["wr"] == 8:
-            out.append(Measurement(config, Outcome.LAUNCH_REFUSED, "refused"))
-        else:
-            out.append(Measurement(config, Outcome.OK, times_ms=(t, t)))
-    store.record_many(campaign, out)
-
-
 def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     with Store(db) as store:
-        _fill(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
-        _fill(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
-        _fill(
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        fill_wg_campaign(
             store, cpu, "synthetic", {"width": 512, "height": 512, "north": 5, "complex": True}, 3.0
         )
         data = dataset_from_store(store)
@@ -80,8 +65,8 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
     from perfport.tune.wg_predict import predict_wg, refused_sizes
 
     with Store(db) as store:
-        _fill(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
-        _fill(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
         data = dataset_from_store(store)
     for method in ("speedup_regressor", "decision_tree+nearest_neighbour"):
         path = tmp_path / f"{method}.model"

@@ -150,6 +150,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")
+    p.add_argument("--model", required=True, help="a model from 'perfport wg train'")
+    p.add_argument("--db", default="perfport.db", help="where refused sizes are stored")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
+    p.add_argument("--port", type=int, default=8765)
+
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")

@@ -291,3 +291,11 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
     else:
         render.wg_table(console, results)
     return 0
+
+
+def cmd_serve(args: argparse.Namespace, console: Console) -> int:
+    from perfport.service.app import serve
+
+    print(f"perfport serve: http://{args.host}:{args.port}/v1/health", file=sys.stderr, flush=True)
+    serve(args.model, args.db, args.host, args.port)
+    return 0

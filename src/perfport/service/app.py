@@ -1,0 +1,125 @@
+"""The work-group-size prediction daemon (FastAPI; pip install 'perfport[serve]').
+
+A kernel launcher asks ``POST /v1/wg/predict`` for a work-group size, sending the kernel (a
+built-in stencil and its problem) and the device's properties; the daemon extracts the
+features and answers. A launch the driver refused is reported to ``POST /v1/wg/refused`` and
+stored, so that size is never proposed again for that kernel and device. ``GET /v1/health``
+says it is up. Malformed requests get a 4xx with the reason, never a 500.
+"""
+
+# No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
+# run time, and the request models are local to create_app.
+from pathlib import Path
+from typing import Any
+
+from perfport._core import (
+    Backend,
+    Config,
+    DeviceInfo,
+    DeviceType,
+    Measurement,
+    Outcome,
+    PerfportError,
+)
+from perfport._core.optional import require
+from perfport._core.version import __version__
+from perfport.kernels import resolve_kernel
+from perfport.models.wgmodel import load_model
+from perfport.space import PruningReport
+from perfport.store import Store
+from perfport.tune.tune import resolve_problem
+from perfport.tune.wg_predict import predict_wg, refused_sizes
+
+
+def create_app(model_path: str | Path, db: str | Path = "perfport.db") -> Any:
+    fastapi = require("fastapi", "serve", "The prediction daemon")
+    pydantic = require("pydantic", "serve", "The prediction daemon")
+    responses = require("fastapi.responses", "serve", "The prediction daemon")
+    model = load_model(model_path)
+
+    class Device(pydantic.BaseModel):
+        """The device's OpenCL (or CUDA) properties, as the launcher queried them."""
+
+        model_config = pydantic.ConfigDict(extra="forbid")
+        name: str
+        vendor: str = ""
+        type: str = "gpu"
+        backend: str = "opencl"
+        driver: str = ""
+        platform: str = ""
+        version: str = ""
+        compute_units: int = pydantic.Field(gt=0)
+        max_work_group_size: int = pydantic.Field(gt=0)
+        max_work_item_sizes: list[int] = pydantic.Field(min_length=1, max_length=3)
+        local_mem_bytes: int = pydantic.Field(ge=0)
+        global_mem_bytes: int = pydantic.Field(default=0, ge=0)
+        subgroup_size: int | None = None
+
+        def info(self) -> DeviceInfo:
+            try:
+                backend, kind = Backend(self.backend), DeviceType(self.type)
+            except ValueError as exc:
+                raise PerfportError(f"device: {exc}") from None
+            return DeviceInfo(f"client:{self.name}", backend, self.name, self.vendor, kind, self.driver,
+                              self.platform, self.version, self.compute_units, self.max_work_group_size,
+                              tuple(self.max_work_item_sizes), self.local_mem_bytes, self.global_mem_bytes,
+                              self.subgroup_size)  # fmt: skip
+
+    class PredictRequest(pydantic.BaseModel):
+        model_config = pydantic.ConfigDict(extra="forbid")
+        kernel: str = pydantic.Field(min_length=1, max_length=200)
+        problem: dict[str, int | float | str | bool] = pydantic.Field(default_factory=dict)
+        device: Device
+
+    class RefusedRequest(PredictRequest):
+        wg: list[int] = pydantic.Field(min_length=2, max_length=2)
+        message: str = pydantic.Field(default="", max_length=2000)
+
+    app = fastapi.FastAPI(title="perfport", version=__version__)
+
+    @app.exception_handler(PerfportError)
+    async def bad_request(_: Any, exc: PerfportError) -> Any:
+        return responses.JSONResponse(status_code=400, content={"detail": str(exc)})
+
+    def scenario(request: PredictRequest) -> tuple[Any, Any, DeviceInfo]:
+        if "/" in request.kernel or request.kernel.endswith((".py", ".toml", ".yaml", ".yml")):
+            raise PerfportError("kernel: give a built-in stencil's name; the daemon loads no files")
+        spec = resolve_kernel(request.kernel)
+        return spec, resolve_problem(spec, request.problem), request.device.info()
+
+    @app.get("/v1/health")
+    def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "version": __version__,
+            "method": model.method,
+            "trained_on": model.scenarios,
+        }
+
+    @app.post("/v1/wg/predict")
+    def predict(request: PredictRequest) -> dict[str, Any]:
+        spec, problem, device = scenario(request)
+        return predict_wg(model, spec, problem, device, refused_sizes(db, spec, device)).to_json()
+
+    @app.post("/v1/wg/refused")
+    def refused(request: RefusedRequest) -> dict[str, Any]:
+        spec, problem, device = scenario(request)
+        wc, wr = request.wg
+        config = Config.of(wc=wc, wr=wr)
+        spec.check_config(config, "wg")
+        with Store(db) as store:
+            ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(problem))
+            key = f"reported-refusals-{device.fingerprint}-{spec.source_hash[:16]}-{ids[2]}"
+            campaign = store.open_campaign(key, ids, "reported", 0, {}, PruningReport(0, 0, ()))
+            message = f"reported by a client: {request.message}".strip()
+            added = store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, message))
+        return {"stored": added, "wg": [wc, wr]}
+
+    return app
+
+
+def serve(
+    model_path: str | Path, db: str | Path, host: str = "127.0.0.1", port: int = 8765
+) -> None:
+    uvicorn = require("uvicorn", "serve", "The prediction daemon")
+    uvicorn.run(create_app(model_path, db), host=host, port=port, log_level="warning")

@@ -1,0 +1,103 @@
+"""The prediction daemon: answers, remembers refusals, rejects malformed requests with 4xx."""
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import fill_wg_campaign
+from perfport.models import dataset_from_store
+from perfport.models.wgmodel import train
+from perfport.store import Store
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient
+
+from perfport.service.app import create_app
+
+
+@pytest.fixture
+def model(db, cpu, tmp_path):
+    with Store(db) as store:
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        data = dataset_from_store(store)
+    path = tmp_path / "wg.model"
+    train(data, "speedup_regressor").save(path)
+    return path
+
+
+DEVICE = {"name": "Client GPU", "type": "gpu", "compute_units": 40, "max_work_group_size": 256,
+          "max_work_item_sizes": [256, 256, 64], "local_mem_bytes": 49152, "subgroup_size": 32}  # fmt: skip
+
+
+def test_predict_refuse_and_predict_again(model, tmp_path):
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    assert client.get("/v1/health").json()["status"] == "ok"
+    request = {"kernel": "sobel", "problem": {"width": 2048, "height": 2048}, "device": DEVICE}
+    first = client.post("/v1/wg/predict", json=request)
+    assert first.status_code == 200, first.text
+    wg = first.json()["wg"]
+    assert wg[0] * wg[1] <= 256 and first.json()["method"] == "speedup_regressor"
+    told = client.post(
+        "/v1/wg/refused", json={**request, "wg": wg, "message": "CL_OUT_OF_RESOURCES"}
+    )
+    assert told.status_code == 200 and told.json()["stored"] is True
+    second = client.post("/v1/wg/predict", json=request).json()
+    assert second["wg"] != wg and second["refused_known"] == 1  # remembered, in the store
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"kernel": "sobel"},
+        {"kernel": "sobel", "device": {**DEVICE, "compute_units": -1}},
+        {"kernel": "sobel", "device": {**DEVICE, "bogus": 1}},
+        {"kernel": "nosuch", "device": DEVICE},
+        {"kernel": "../../etc/passwd.py", "device": DEVICE},
+        {"kernel": "sobel", "device": DEVICE, "problem": {"widht": 3}},
+        {"kernel": "matmul", "device": DEVICE},
+        {"kernel": "sobel", "device": {**DEVICE, "type": "toaster"}},
+    ],
+)
+def test_malformed_requests_get_4xx(model, tmp_path, body):
+    client = TestClient(create_app(model, tmp_path / "daemon.db"), raise_server_exceptions=False)
+    answer = client.post("/v1/wg/predict", json=body)
+    assert 400 <= answer.status_code < 500, answer.text
+    assert answer.json()["detail"]
+    bad_refusal = client.post(
+        "/v1/wg/refused", json={"kernel": "sobel", "device": DEVICE, "wg": [3, 3]}
+    )
+    assert 400 <= bad_refusal.status_code < 500
+
+
+def test_serve_binds_loopback_by_default(model, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "perfport", "serve", "--model", str(model), "--db",
+                             str(tmp_path / "d.db"), "--port", str(port)], stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=2) as r:
+                    assert r.status == 200
+                    break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, (
+                    proc.stderr.read().decode()
+                )
+                time.sleep(0.2)
+        if shutil.which("ss"):  # where the tool exists, check what is listening
+            out = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
+            listening = [line for line in out.splitlines() if f":{port} " in line]
+            assert listening and all("127.0.0.1" in line for line in listening)
+    finally:
+        proc.terminate()
+        proc.wait(10)
