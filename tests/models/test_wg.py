@@ -125,3 +125,16 @@ def test_method_names():
         and "speedup_regressor" in METHODS
         and len(METHODS) == 18
     )
+
+
+def test_plots_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from perfport.models import plots
+
+    data = landscape()
+    results = evaluate(data, ["decision_tree+nearest_neighbour", "speedup_regressor"], ["10-fold"])
+    plots.oracle_heatmap(data, tmp_path / "a.png")
+    plots.refused_ratio(data, tmp_path / "b.png")
+    plots.expert_violins(results, tmp_path / "c.png")
+    for name in "abc":
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

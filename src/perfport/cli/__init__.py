@@ -148,6 +148,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"
     )
+    p.add_argument(
+        "--plots", metavar="DIR", help="also write the figures (oracle, refusals, violins)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")

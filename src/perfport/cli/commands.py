@@ -286,6 +286,14 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
             f"unknown method or partition {', '.join(unknown)}; methods: {', '.join(METHODS)}; partitions: {', '.join(PARTITIONS)}"
         )
     results = evaluate(data, methods, partitions)
+    if args.plots:
+        from perfport.models import plots
+
+        out = Path(args.plots)
+        out.mkdir(parents=True, exist_ok=True)
+        plots.oracle_heatmap(data, out / "oracle_heatmap.png")
+        plots.refused_ratio(data, out / "refused_per_device.png")
+        plots.expert_violins(results, out / "speedup_over_expert.png")
     if args.json:
         _print_json({"results": [r.to_json() for r in results]})
     else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,9 +39,12 @@ class EvalResult:
     refused: float
     predict_ms: float
     scenarios: int
+    over_expert: tuple[float, ...] = field(default=(), repr=False)  # per scenario where w(32x4) ran
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["over_expert"]
+        return out
 
 
 def folds(
@@ -143,4 +146,5 @@ def _score(
         refused=float(np.mean(valid & ~ran_first)),
         predict_ms=float(np.mean(times)),
         scenarios=len(tests),
+        over_expert=tuple(float(v) for v in (expert_t / t)[np.isfinite(expert_t / t)]),
     )
