@@ -23,7 +23,7 @@ _MAX_LENGTH = 10_000
 _MAX_NODES = 2_000
 _MAX_EXPONENT = 256
 
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+BINARY_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -37,7 +37,7 @@ _BINARY: dict[type, Callable[[Any, Any], Any]] = {
     ast.LShift: operator.lshift,
     ast.RShift: operator.rshift,
 }
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+COMPARISONS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,
@@ -186,7 +186,7 @@ class _Compiler:
     _List = _Tuple
 
     def _BinOp(self, node: ast.BinOp) -> _Node:
-        op = _BINARY.get(type(node.op))
+        op = BINARY_OPERATORS.get(type(node.op))
         if op is None:
             raise self.fail(f"operator {type(node.op).__name__} is not allowed")
         left, right = self.compile(node.left), self.compile(node.right)
@@ -258,8 +258,8 @@ class _Compiler:
         return compare
 
     def _comparison(self, op: ast.cmpop) -> Callable[[Any, Any], Any]:
-        if type(op) in _COMPARE:
-            return _COMPARE[type(op)]
+        if type(op) in COMPARISONS:
+            return COMPARISONS[type(op)]
         if isinstance(op, ast.In | ast.NotIn):
             member = _member_vector if self.vector else _member_scalar
             if isinstance(op, ast.In):

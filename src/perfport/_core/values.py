@@ -9,30 +9,20 @@ from __future__ import annotations
 
 import ast
 import math
-import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from perfport._core.errors import ExpressionError
+from perfport._core.expr import BINARY_OPERATORS, COMPARISONS
 
 _MAX_ITEMS = 1_000_000
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
+# Arithmetic only (no bit operations), and the comparisons, as in expressions.
+_BINARY = {
+    op: f
+    for op, f in BINARY_OPERATORS.items()
+    if op in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 }
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-}
+_COMPARE = COMPARISONS
 
 
 def _checked_range(*args: int) -> range:
