@@ -81,6 +81,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
+    p = sub.add_parser(
+        "sweep", help="measure every configuration at each of many problems (in process)"
+    )
+    p.add_argument("kernel", metavar="KERNEL", help="built-in name or spec file")
+    p.add_argument(
+        "--problems",
+        required=True,
+        metavar="FILE|SET",
+        help="CSV with a header of problem names, or a shipped set: lawson-gemm",
+    )
+    p.add_argument("--device", help="device id; default: a GPU if any, else the CPU")
+    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no problem after this")
+    p.add_argument("--first", type=int, metavar="N", help="only the first N problems")
+    p.add_argument("--no-verify", action="store_true", help="do not check outputs")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per problem")
+
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
     p.add_argument("kernel", metavar="KERNEL")
     _add_problem(p)

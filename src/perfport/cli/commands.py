@@ -70,6 +70,31 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
 
 
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    from perfport.kernels import load_problems
+    from perfport.tune import SWEEP_TIMING, sweep
+
+    problems = load_problems(args.problems)[: args.first]
+    settings = RunSettings(verify=not args.no_verify, timing=SWEEP_TIMING)
+    steps = sweep(
+        args.kernel, problems, device=args.device, db=args.db, settings=settings,
+        max_seconds=args.max_time,
+    )  # fmt: skip
+    for n, step in enumerate(steps, 1):
+        if args.json:
+            print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
+                              "measured": step.measured, "outcomes": step.outcomes,
+                              "best_ms": step.best_ms, "seconds": round(step.seconds, 2)}), flush=True)  # fmt: skip
+        else:
+            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
+            best = f"{step.best_ms:.4g} ms" if step.best_ms is not None else "no result"
+            console.print(
+                f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
+                f"({step.seconds:.1f} s) {failed or ''}"
+            )
+    return 0
+
+
 def cmd_space(args: argparse.Namespace, console: Console) -> int:
     if is_space_file(args.kernel):  # a T1 or CAFF search-space file
         definition = load_space_file(args.kernel)

@@ -15,6 +15,7 @@ from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
+from perfport.kernels.problems import load_problems, problem_sets
 from perfport.kernels.stencil import make_stencil, stencil
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
@@ -31,7 +32,9 @@ __all__ = [
     "BUILTINS",
     "builtin",
     "load_kernel",
+    "load_problems",
     "make_stencil",
+    "problem_sets",
     "resolve_kernel",
 ]
 

@@ -38,7 +38,12 @@ class TrialEngine:
     ``-D`` defines, so launch-time parameters (work-group sizes) never rebuild."""
 
     def __init__(
-        self, session: Session, spec: KernelSpec, problem: Problem, settings: RunSettings
+        self,
+        session: Session,
+        spec: KernelSpec,
+        problem: Problem,
+        settings: RunSettings,
+        builds: dict[tuple[tuple[str, str], ...], CompiledKernel | BuildError] | None = None,
     ) -> None:
         self.session = session
         self.spec = spec
@@ -68,7 +73,8 @@ class TrialEngine:
         self.expected: dict[str, np.ndarray] | None = None
         self.verification = "not verified"
         self.captured: dict[str, np.ndarray] | None = None
-        self._builds: dict[tuple[tuple[str, str], ...], CompiledKernel | BuildError] = {}
+        # Shared between engines of one session when problem values are not -D defines.
+        self._builds = builds if builds is not None else {}
 
     def use_expected(self, expected: Mapping[str, np.ndarray], label: str) -> None:
         """Verify later trials against these outputs (from a numpy reference, or captured from
@@ -78,12 +84,17 @@ class TrialEngine:
 
     # ---- one trial --------------------------------------------------------------------
     def run(
-        self, config: Config, alive: Callable[[], None] = lambda: None, capture: bool = False
+        self,
+        config: Config,
+        alive: Callable[[], None] = lambda: None,
+        capture: bool = False,
+        verify: bool = True,
     ) -> Measurement:
         """Measure ``config``. ``alive`` is called after the build and after every batch of
         launches (batches last about a second), so a watchdog can tell slow from hung. With
         ``capture``, keep the outputs of one launch from the initial state in
-        ``self.captured`` (to serve as the gold of later trials)."""
+        ``self.captured`` (to serve as the gold of later trials). ``verify=False`` skips the
+        check against the expected outputs for this trial."""
         spec, device = self.spec, self.session.device
         self.captured = None
         env = spec.env(config, self.problem)
@@ -119,7 +130,7 @@ class TrialEngine:
                 compile_ms=compile_ms,
             )
 
-        expected = self.expected if self.settings.verify else None
+        expected = self.expected if self.settings.verify and verify else None
         args = [self._argument(a, dynamic) for a in spec.args]
         try:
             if expected is not None or capture:

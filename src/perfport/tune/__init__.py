@@ -2,14 +2,18 @@
 
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
+from perfport.tune.sweep import SWEEP_TIMING, SweepProgress, sweep
 from perfport.tune.tune import campaign_key, resolve_problem, tune
 
 __all__ = [
+    "SWEEP_TIMING",
     "Budget",
     "Progress",
     "RichProgress",
+    "SweepProgress",
     "TuneResult",
     "campaign_key",
     "resolve_problem",
+    "sweep",
     "tune",
 ]

@@ -1,0 +1,135 @@
+"""Exhaustive sweeps over many problems: every legal configuration at every problem, in this
+process.
+
+Data sets like Lawson's (640 matmul configurations at hundreds of GEMM shapes) are dominated
+by per-trial costs, not kernel time, if each trial goes through tune()'s worker round trip and
+each problem rebuilds every program. A sweep keeps one device session and one build cache for
+all problems (problem values that are kernel arguments, not ``-D`` defines, share builds),
+verifies each (build, configuration) pair once, on the first problem where it runs, and stores
+each problem as its own campaign as soon as it is done: an interrupted sweep resumes at the
+problem where it stopped and never measures a stored configuration again.
+
+There is no watchdog: a hung kernel hangs the sweep and a crash ends it (after the stored
+problems are safe). Sweep kernels whose configurations tune() has already run safely.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, PerfportError, Problem
+from perfport.devices import get_device, open_session
+from perfport.kernels import resolve_kernel
+from perfport.measure import RunSettings, Timing, TrialEngine
+from perfport.measure.data import reference_outputs
+from perfport.space import kernel_space
+from perfport.store import CampaignStatus, Store
+from perfport.tune.tune import campaign_key, resolve_problem
+
+# One launch when it lasts 3 ms or more, else up to 20 launches totalling about 3 ms: the
+# samples needed to rank configurations, at about one pass of kernel time per problem.
+SWEEP_TIMING = Timing(warmup=0, min_repeats=1, max_repeats=20, target_s=0.003)
+_CHUNK = 64  # results committed together
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """One problem done: how many configurations were measured now (0 when all were stored),
+    the outcome counts over the whole problem, and its fastest time."""
+
+    problem: Problem
+    campaign: str
+    measured: int
+    outcomes: dict[str, int]
+    best_ms: float | None
+    seconds: float
+
+
+def sweep(
+    kernel: KernelSpec | str | Path,
+    problems: Sequence[Mapping[str, Any]],
+    *,
+    device: DeviceInfo | str | None = None,
+    db: str | Path = "perfport.db",
+    settings: RunSettings | None = None,
+    max_seconds: float | None = None,
+) -> Iterator[SweepProgress]:
+    """Measure every legal configuration of ``kernel`` at each of ``problems`` (in order) and
+    store them; yields after each problem. Starts no problem after ``max_seconds``."""
+    spec = resolve_kernel(kernel)
+    resolved = [resolve_problem(spec, p) for p in problems]
+    dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
+    settings = settings or RunSettings(timing=SWEEP_TIMING)
+    started = time.monotonic()
+    session = open_session(dev)
+    builds: dict[Any, Any] = {}
+    verified: set[tuple[Any, Config]] = set()
+    try:
+        with Store(db) as store:
+            device_id, kernel_id = store.device_id(dev), store.kernel_id(spec)
+            for problem in resolved:
+                if max_seconds is not None and time.monotonic() - started >= max_seconds:
+                    return
+                began = time.monotonic()
+                space = kernel_space(spec, problem, dev)
+                key = campaign_key(spec, problem, dev, space, "sweep", settings)
+                campaign = store.open_campaign(
+                    key, (device_id, kernel_id, store.problem_id(problem)), "brute_force",
+                    settings.seed, asdict(settings), space.report,
+                )  # fmt: skip
+                stored = {m.config: m for m in store.measurements(campaign)}
+                todo = [c for c in list(space) if c not in stored]
+                engine = TrialEngine(session, spec, problem, settings, builds)
+                build_of = {
+                    c: tuple(spec.build_defines(spec.env(c, problem)).items()) for c in todo
+                }
+                if settings.verify and any((build_of[c], c) not in verified for c in todo):
+                    _set_gold(engine, spec, problem, settings, list(space))
+                pending: list[Measurement] = []
+                for config in todo:
+                    check = (build_of[config], config) not in verified
+                    m = engine.run(config, verify=check)
+                    if check and engine.expected is not None and m.ok:
+                        verified.add((build_of[config], config))
+                    pending.append(m)
+                    stored[config] = m
+                    if len(pending) >= _CHUNK or not session.healthy:
+                        store.record_many(campaign, pending)
+                        pending = []
+                    if not session.healthy:
+                        store.set_status(campaign, CampaignStatus.FAILED)
+                        raise PerfportError(
+                            f"the device context on {dev.id} was lost at {config} ({m.message}); "
+                            "run the sweep again to resume after it"
+                        )
+                store.record_many(campaign, pending)
+                store.set_status(campaign, CampaignStatus.COMPLETE)
+                times = [m.time_ms for m in stored.values() if m.time_ms is not None]
+                yield SweepProgress(
+                    problem, key, len(todo),
+                    dict(Counter(m.outcome.value for m in stored.values())),
+                    min(times) if times else None, time.monotonic() - began,
+                )  # fmt: skip
+    finally:
+        session.close()
+
+
+def _set_gold(
+    engine: TrialEngine,
+    spec: KernelSpec,
+    problem: Problem,
+    settings: RunSettings,
+    configs: Sequence[Config],
+) -> None:
+    """Expected outputs: the numpy reference, else the default configuration's output."""
+    if spec.reference is not None:
+        engine.use_expected(reference_outputs(spec, problem, settings.seed), "numpy reference")
+    elif spec.default is not None and spec.default in configs:
+        gold = engine.run(spec.default, capture=True)
+        if gold.ok and engine.captured is not None:
+            engine.use_expected(engine.captured, f"reference configuration {spec.default}")
