@@ -22,12 +22,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, PerfportError, Problem
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    Measurement,
+    Outcome,
+    PerfportError,
+    Problem,
+)
 from perfport.devices import get_device, open_session
 from perfport.kernels import resolve_kernel
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
-from perfport.space import kernel_space
+from perfport.space import ConstraintSource, kernel_space
 from perfport.store import CampaignStatus, Store
 from perfport.tune.tune import campaign_key, resolve_problem
 
@@ -110,9 +118,10 @@ def sweep(
                 store.record_many(campaign, pending)
                 store.set_status(campaign, CampaignStatus.COMPLETE)
                 times = [m.time_ms for m in stored.values() if m.time_ms is not None]
+                counts = Counter(m.outcome.value for m in stored.values())
+                counts[Outcome.PRUNED.value] += space.report.removed(ConstraintSource.DEVICE)
                 yield SweepProgress(
-                    problem, key, len(todo),
-                    dict(Counter(m.outcome.value for m in stored.values())),
+                    problem, key, len(todo), {o.value: counts[o.value] for o in Outcome},
                     min(times) if times else None, time.monotonic() - began,
                 )  # fmt: skip
     finally:

@@ -20,7 +20,7 @@ import numpy as np
 from perfport._core import DeviceInfo
 from perfport.kernels import builtin
 from perfport.measure import RunSettings, Timing
-from perfport.tune.tune import tune
+from perfport.tune.sweep import sweep
 
 SIZES = (512, 1024, 2048, 4096)
 REAL_WORLD = ("gaussian", "gol", "heat", "nms", "sobel", "threshold")
@@ -89,16 +89,20 @@ def collect(
     repeats: int = 5,
     max_seconds: float | None = None,
 ) -> Iterator[CollectProgress]:
-    """Tune every scenario exhaustively (fixed ``repeats`` timed launches per size, every size
-    verified); yields after each one. Stops before a scenario once ``max_seconds`` have passed."""
+    """Measure every legal work-group size of each scenario (one warm-up, ``repeats`` timed
+    launches); yields after each one. Runs of scenarios of the same kernel share one device
+    session and its builds (a sweep); every size is verified against the numpy reference the
+    first time its build runs. Starts no scenario after ``max_seconds``."""
     started = time.monotonic()
-    settings = RunSettings(timing=Timing.fixed(repeats), timeout_s=60.0)
-    for scenario in chosen:
-        if max_seconds is not None and time.monotonic() - started >= max_seconds:
+    settings = RunSettings(timing=Timing.fixed(repeats))
+    for kernel, group in itertools.groupby(chosen, key=lambda s: s.kernel):
+        runs = list(group)
+        left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
+        if left is not None and left <= 0:
             return
-        began = time.monotonic()
-        result = tune(
-            builtin(scenario.kernel), problem=dict(scenario.problem), device=device,
-            strategy="brute_force", db=db, settings=settings,
+        steps = sweep(
+            builtin(kernel), [dict(s.problem) for s in runs], device=device, db=db,
+            settings=settings, max_seconds=left,
         )  # fmt: skip
-        yield CollectProgress(scenario, result.measured, result.outcomes, time.monotonic() - began)
+        for scenario, step in zip(runs, steps, strict=False):
+            yield CollectProgress(scenario, step.measured, step.outcomes, step.seconds)
