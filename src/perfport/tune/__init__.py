@@ -2,12 +2,13 @@
 
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
-from perfport.tune.sweep import SWEEP_TIMING, SweepProgress, sweep
+from perfport.tune.sweep import SWEEP_TIMING, Gold, SweepProgress, sweep
 from perfport.tune.tune import campaign_key, resolve_problem, tune
 
 __all__ = [
     "SWEEP_TIMING",
     "Budget",
+    "Gold",
     "Progress",
     "RichProgress",
     "SweepProgress",
