@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The GPU-machine collection runs behind data/: run from the repository root there, after the
 # wheel recipe of ../shared/GPU.md (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file).
-#   bash data/collect_gpu.sh WG_SECONDS GEMM_SECONDS [GEMM_PROBLEMS]
+#   bash data/collect_gpu.sh WG_SECONDS GEMM_SECONDS [GEMM_PROBLEMS [POCL_JOB]]
 # On NVIDIA OpenCL, first stencil work-group scenarios (perfport wg collect) for WG_SECONDS,
 # then the matmul sweep over GEMM_PROBLEMS (default lawson-gemm) for GEMM_SECONDS; all the
-# while PoCL on the 16-core host collects stencil scenarios in the background.
+# while PoCL on the 16-core host runs POCL_JOB in the background: "wg" (default) collects
+# stencil scenarios, "gemm" sweeps matmul over lawson-gemm, smallest shapes first.
 # Each run resumes from the databases in $IN (from an earlier run) and leaves its databases in
 # $OUT (gzipped, in parts of at most 15 MB: NAME.db.gz.part-aa, -ab, ...) with logs.tar.gz.
 set -u
-wg_seconds=$1 gemm_seconds=$2 problems=${3:-lawson-gemm}
+wg_seconds=$1 gemm_seconds=$2 problems=${3:-lawson-gemm} pocl_job=${4:-wg}
 IN=${IN:-.gpu-in}
 work=/tmp/collect logs=/tmp/collect/logs
 mkdir -p "$work" "$logs"
@@ -20,9 +21,15 @@ pick() { python3 -c "import json,sys; d=json.load(open('$logs/devices.json'))['d
 nvidia=$(pick "'NVIDIA' in x['vendor'].upper()") pocl=$(pick "x['type'] == 'cpu'")
 echo "nvidia=$nvidia pocl=$pocl"
 total=$((wg_seconds + gemm_seconds))
-timeout $((total + 40)) python3 -m perfport wg collect --device "$pocl" --scenarios 400 \
-  --sizes 512,1024 --repeats 3 --max-time "$total" --db "$work/wg-pocl16.db" --json \
-  > "$logs/wg-pocl16.jsonl" 2>&1 &
+if [ "$pocl_job" = gemm ]; then
+  timeout $((total + 40)) python3 -m perfport sweep matmul --problems lawson-gemm \
+    --device "$pocl" --max-time "$total" --db "$work/gemm-pocl16.db" --json \
+    > "$logs/gemm-pocl16.jsonl" 2>&1 &
+else
+  timeout $((total + 40)) python3 -m perfport wg collect --device "$pocl" --scenarios 400 \
+    --sizes 512,1024 --repeats 3 --max-time "$total" --db "$work/wg-pocl16.db" --json \
+    > "$logs/wg-pocl16.jsonl" 2>&1 &
+fi
 if [ "$wg_seconds" -gt 0 ]; then
   python3 -m perfport wg collect --device "$nvidia" --scenarios 400 --max-time "$wg_seconds" \
     --db "$work/wg-nvidia.db" --json > "$logs/wg-nvidia.jsonl" 2>&1
