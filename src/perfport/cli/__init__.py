@@ -137,7 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
 
     p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument(
+        "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
+    )
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -168,6 +170,50 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plots", metavar="DIR", help="also write the figures (oracle, refusals, violins)"
     )
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    sel = sub.add_parser("select", help="deployable kernel subsets and runtime selectors (lawson)")
+    sel_sub = sel.add_subparsers(dest="select_command", required=True, metavar="COMMAND")
+    data_help = "a table (.csv.gz from 'select export') or a perfport store (.db); default: the shipped H100 GEMM data"
+    p = sel_sub.add_parser(
+        "evaluate", help="score normalisations x prunings x classifiers on held-out problems"
+    )
+    p.add_argument("--data", help=data_help)
+    p.add_argument(
+        "--kernels", default="4,6,8,15", metavar="K,K,...", help="set sizes (default 4,6,8,15)"
+    )
+    p.add_argument("--normalisations", help="comma-separated (default: all)")
+    p.add_argument("--prunings", help="comma-separated (default: all)")
+    p.add_argument("--classifiers", help="comma-separated (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
+    p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sel_sub.add_parser("fit", help="choose k configurations and write a deployment bundle")
+    p.add_argument("--data", required=True, help=data_help)
+    p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
+    p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
+    p.add_argument("--normalisation", default="relative")
+    p.add_argument("--pruning", default="decision_tree")
+    p.add_argument("--classifier", default="decision_tree_a", help="a decision tree (a, b or c)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")
+    p.add_argument("--bundle", required=True, metavar="DIR")
+    p.add_argument("--problem", nargs="+", action="extend", required=True, metavar="NAME=VALUE",
+                   help="problem values, e.g. --problem M=128 N=3136 K=576")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sel_sub.add_parser("export", help="write a store's sweep results as a table (.csv.gz)")
+    p.add_argument("--db", required=True)
+    p.add_argument("--out", required=True, help="the .csv.gz to write")
+    p.add_argument("--kernel", help="the kernel, when the store holds several")
+    p.add_argument("--device", help="the device, when the store holds several")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = sel_sub.add_parser(
+        "portable", help="k configurations for every GPU, from Kernel Tuner caches"
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="Kernel Tuner caches of one kernel")
+    p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
+    p.add_argument("--holdout", metavar="FILE", help="choose without this device, then score it")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")
@@ -219,7 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from perfport.cli import commands
 
-        command = args.command + (f"_{args.wg_command}" if args.command == "wg" else "")
+        group = {"wg": "wg_command", "select": "select_command"}.get(args.command)
+        command = args.command + (f"_{getattr(args, group)}" if group else "")
         handler = getattr(commands, f"cmd_{command}")
         return int(handler(args, console))
     except PerfportError as exc:

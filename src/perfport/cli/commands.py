@@ -14,6 +14,13 @@ from rich.console import Console
 import perfport
 from perfport._core import PerfportError
 from perfport.cli import parse_assignment, render
+from perfport.cli.select_commands import (  # noqa: F401  (dispatched by name)
+    cmd_select_evaluate,
+    cmd_select_export,
+    cmd_select_fit,
+    cmd_select_portable,
+    cmd_select_predict,
+)
 from perfport.devices import get_device
 from perfport.kernels import BUILTINS, resolve_kernel
 from perfport.measure import RunSettings, Timing
@@ -215,9 +222,13 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport.models import dataset_from_store, save_dataset
+    from perfport.models.wgdata import merge_datasets
 
-    with Store(args.db, create=False) as store:
-        data = dataset_from_store(store)
+    parts = []
+    for db in args.db or ["perfport.db"]:
+        with Store(db, create=False) as store:
+            parts.append(dataset_from_store(store))
+    data = merge_datasets(parts)
     save_dataset(data, args.out)
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum())}  # fmt: skip

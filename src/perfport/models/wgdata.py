@@ -128,6 +128,30 @@ def geomean(values: Sequence[float] | np.ndarray) -> float:
     return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
 
 
+def merge_datasets(parts: Sequence[WgDataset]) -> WgDataset:
+    """One dataset of the scenarios of all ``parts`` (e.g. one store per device); a size that
+    a part never listed is NaN there."""
+    if not parts:
+        raise ValueError("nothing to merge")
+    names = parts[0].feature_names
+    if any(p.feature_names != names for p in parts):
+        raise SpecError(
+            "the datasets have different features; rebuild them with one perfport version"
+        )
+    sizes = sorted({(int(wc), int(wr)) for p in parts for wc, wr in p.sizes})
+    column = {s: i for i, s in enumerate(sizes)}
+    runtimes = []
+    for p in parts:
+        block = np.full((len(p), len(sizes)), np.nan)
+        block[:, [column[(int(wc), int(wr))] for wc, wr in p.sizes]] = p.runtimes
+        runtimes.append(block)
+    return WgDataset(
+        np.array(sizes), np.vstack(runtimes), np.concatenate([p.max_wg for p in parts]),
+        np.vstack([p.features for p in parts]), names,
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in ("device", "kernel", "dataset", "synthetic")),
+    )  # fmt: skip
+
+
 def save_dataset(data: WgDataset, path: str | Path) -> None:
     """A compressed .npz with every array and the feature names."""
     np.savez_compressed(

@@ -19,13 +19,14 @@ _GROUPS = """
 SELECT d.info, k.name, k.source_hash, p.key, c.key, r.outcome, r.median_ms
 FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN devices d ON d.id = g.device_id
 JOIN kernels k ON k.id = g.kernel_id JOIN problems p ON p.id = g.problem_id JOIN configs c ON c.id = r.config_id
-WHERE k.name IN ({names})
+WHERE k.name IN ({names}) AND g.status = 'complete'
 """
 
 
 def dataset_from_store(store: Store) -> WgDataset:
-    """One scenario per (device, stencil kernel, problem); a size's time is its best ok median,
-    NaN where it was pruned, refused or failed."""
+    """One scenario per (device, stencil kernel, problem) of a complete campaign (a partial one
+    would make unmeasured sizes look refused); a size's time is its best ok median, NaN where it
+    was pruned, refused or failed."""
     names = sorted(_STENCILS & set(BUILTINS))
     rows = store.query(_GROUPS.format(names=", ".join("?" * len(names))), tuple(names))
     groups: dict[tuple[str, str, str], dict[tuple[int, int], float]] = {}

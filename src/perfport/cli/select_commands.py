@@ -1,0 +1,164 @@
+"""The ``perfport select ...`` commands (Lawson's kernel-subset selection)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from perfport._core import PerfportError
+from perfport.cli import parse_assignment
+
+SHIPPED = "lawson-gemm/h100-nvidia-opencl.csv.gz"
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=1))
+
+
+def _table(data: str | None) -> Any:
+    from perfport.select import from_store, load_csv
+
+    if data is None:
+        with resources.as_file(resources.files("perfport").joinpath("datasets", SHIPPED)) as p:
+            return load_csv(p)
+    path = Path(data)
+    if not path.is_file():
+        raise PerfportError(f"no data file {data}; give a .csv.gz table or a perfport store (.db)")
+    return from_store(path) if path.suffix == ".db" else load_csv(path)
+
+
+def _names(text: str | None, enum: Any, what: str) -> list[Any]:
+    if text is None:
+        return list(enum)
+    known = {e.value: e for e in enum}
+    wanted = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in known]
+    if unknown or not wanted:
+        raise PerfportError(
+            f"unknown {what} {', '.join(unknown) or '(none)'}; choose from {', '.join(known)}"
+        )
+    return [known[t] for t in wanted]
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 1:
+        raise PerfportError(f"--kernels expects set sizes like 4,6,8,15, got {text!r}")
+    return ks
+
+
+def cmd_select_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
+
+    table = _table(args.data)
+    results = evaluate(
+        table,
+        _names(args.normalisations, Normalisation, "normalisation"),
+        _names(args.prunings, Pruning, "pruning"),
+        _names(args.classifiers, Classifier, "classifier"),
+        _ks(args.kernels),
+        seed=args.seed,
+    )
+    if args.plots:
+        from perfport.select.plots import plot_classifiers, plot_pruning
+
+        out = Path(args.plots)
+        out.mkdir(parents=True, exist_ok=True)
+        plot_pruning(results, out / "pruning.png", title=table.device)
+        plot_classifiers(results, out / "classifiers.png", title=table.device)
+    if args.json:
+        _print_json(to_json(results))
+        return 0
+    view = Table(title=f"kernel subsets on held-out problems: {table.kernel} on {table.device}")
+    for col in ("normalisation", "pruning", "classifier", "k", "performance", "max achievable"):
+        view.add_column(
+            col, justify="right" if col in ("k", "performance", "max achievable") else "left"
+        )
+    for r in sorted(results, key=lambda r: -r.performance):
+        view.add_row(r.normalisation, r.pruning, r.classifier, str(r.k),
+                     f"{r.performance:.3f}", f"{r.max_achievable:.3f}")  # fmt: skip
+    console.print(view)
+    return 0
+
+
+def cmd_select_fit(args: argparse.Namespace, console: Console) -> int:
+    from perfport.select.deploy import fit_bundle
+
+    bundle = fit_bundle(
+        _table(args.data), args.kernels, args.out, args.normalisation, args.pruning,
+        args.classifier, args.seed,
+    )  # fmt: skip
+    summary = {
+        "out": str(bundle.path),
+        "kernel": bundle.kernel,
+        "configs": [dict(c) for c in bundle.configs],
+        "features": list(bundle.features),
+        "metadata": dict(bundle.metadata),
+    }
+    if args.json:
+        _print_json(summary)
+    else:
+        console.print(f"wrote {bundle.path}: {len(bundle.configs)} configurations of {bundle.kernel}, "
+                      f"selector in selector.c/.h/.py")  # fmt: skip
+        for c in bundle.configs:
+            console.print("  " + " ".join(f"{k}={v}" for k, v in c.items()))
+    return 0
+
+
+def cmd_select_predict(args: argparse.Namespace, console: Console) -> int:
+    import time
+
+    from perfport.select.bundle import load_bundle
+
+    bundle = load_bundle(args.bundle)
+    problem = dict(parse_assignment(p) for p in args.problem)
+    started = time.perf_counter()
+    index = bundle.choose(problem)
+    predict_ms = (time.perf_counter() - started) * 1000.0
+    config = dict(bundle.configs[index])
+    if args.json:
+        _print_json({"config": config, "index": index, "predict_ms": predict_ms})
+    else:
+        console.print(" ".join(f"{k}={v}" for k, v in config.items()))
+    return 0
+
+
+def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
+    from perfport.select import from_store, save_csv
+
+    table = from_store(args.db, kernel=args.kernel, device=args.device)
+    save_csv(table, args.out)
+    summary = {"out": args.out, "kernel": table.kernel, "device": table.device,
+               "problems": table.n_problems, "configs": table.n_configs}  # fmt: skip
+    if args.json:
+        _print_json(summary)
+    else:
+        console.print(f"wrote {args.out}: {table.n_problems} problems x {table.n_configs} "
+                      f"configurations of {table.kernel} on {table.device}")  # fmt: skip
+    return 0
+
+
+def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
+    from perfport.select.portable import portable
+
+    result = portable(args.files, args.kernels, holdout=args.holdout)
+    if args.json:
+        _print_json(result.to_json())
+        return 0
+    console.print(
+        f"{result.k} configurations for every device (geometric mean {result.geomean:.3f}):"
+    )
+    for c in result.configs:
+        console.print("  " + " ".join(f"{k}={v}" for k, v in c.items()))
+    for device, fraction in result.per_device.items():
+        console.print(f"  {device}: {fraction:.3f} of its optimum")
+    return 0

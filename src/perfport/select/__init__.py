@@ -1,0 +1,77 @@
+"""Layer 5: kernel-subset selection (Lawson, "Performance portability through machine learning
+guided kernel selection in SYCL libraries").
+
+A library can ship only a few compiled configurations of a kernel but must serve every input
+size. From times of every configuration at many problems (``PerfTable``): normalise each
+problem's times (``normalise``), choose k configurations (``choose``), train a cheap runtime
+selector among them (``Selector``), and score the whole pipeline on held-out problems
+(``evaluate``); then deploy: ``fit_bundle`` writes the chosen configurations and the selector
+as dependency-free C and Python, ``load_bundle`` reads one without scikit-learn, and a
+``Dispatcher`` launches a bundle's configurations. scikit-learn (the ``models`` extra) is imported only when a method needs it.
+"""
+
+from perfport.select.bundle import Bundle, load_bundle, write_bundle
+from perfport.select.classify import (
+    Classifier,
+    Selector,
+    best_in_set,
+    fit_selector,
+    log_features,
+)
+from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
+from perfport.select.deploy import fit_bundle
+from perfport.select.dispatch import Dispatcher
+from perfport.select.errors import SelectError
+from perfport.select.evaluate import (
+    DEFAULT_KS,
+    ORACLE,
+    ResultTable,
+    SelectResult,
+    classifier_table,
+    evaluate,
+    geomean_fraction,
+    pruning_table,
+    split_problems,
+    to_json,
+)
+from perfport.select.normalise import Normalisation, normalise, relative
+from perfport.select.prune import Pruning, choose, set_score
+from perfport.select.table import PerfTable, from_store, load_csv, save_csv
+
+__all__ = [
+    "DEFAULT_KS",
+    "ORACLE",
+    "Bundle",
+    "Classifier",
+    "Dispatcher",
+    "Normalisation",
+    "PerfTable",
+    "Pruning",
+    "ResultTable",
+    "SelectError",
+    "SelectResult",
+    "Selector",
+    "SelectorTree",
+    "Transform",
+    "best_in_set",
+    "choose",
+    "classifier_table",
+    "evaluate",
+    "fit_bundle",
+    "fit_selector",
+    "from_store",
+    "generate_c",
+    "generate_python",
+    "geomean_fraction",
+    "load_bundle",
+    "load_csv",
+    "log_features",
+    "normalise",
+    "pruning_table",
+    "relative",
+    "save_csv",
+    "set_score",
+    "split_problems",
+    "to_json",
+    "write_bundle",
+]

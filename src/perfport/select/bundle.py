@@ -1,0 +1,230 @@
+"""A deployment bundle: the k configurations a library ships and the selector among them.
+
+A bundle is a directory:
+
+- ``bundle.json``: format and version, kernel, features (with their transforms), parameter
+  names, configurations, the selector tree as plain arrays, and provenance (``metadata``:
+  device, performance, data, ...). It is written last and atomically, so a directory whose
+  writing was interrupted has no ``bundle.json`` and is refused rather than half read.
+- ``selector.h`` / ``selector.c``: the selector as dependency-free C (``KERNEL_select``).
+- ``selector.py``: the same selector as a standalone Python module.
+
+``load_bundle`` answers from ``bundle.json`` alone (walking the stored tree exactly as the
+fitted model would), so serving a bundle needs neither scikit-learn nor the generated files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from perfport._core import Config, SpecError, Value
+from perfport.select.codegen import (
+    SelectorTree,
+    Transform,
+    check_identifier,
+    generate_c,
+    generate_python,
+    is_reserved,
+    label_index,
+)
+from perfport.select.errors import SelectError
+
+FORMAT = "perfport-selector-bundle"
+VERSION = 1
+MANIFEST = "bundle.json"
+C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """A loaded bundle. ``predict`` needs only this record (no scikit-learn)."""
+
+    path: Path
+    kernel: str
+    param_names: tuple[str, ...]
+    configs: tuple[Config, ...]
+    tree: SelectorTree
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.tree.features
+
+    def choose(self, problem: Mapping[str, Any]) -> int:
+        """The index into ``configs`` for this problem (values that are not features are
+        ignored; a missing feature is a SelectError naming it)."""
+        return self.tree.choose(problem)
+
+    def predict(self, problem: Mapping[str, Any]) -> dict[str, Value]:
+        """The configuration to launch for this problem, as parameter -> value."""
+        config = self.configs[self.choose(problem)]
+        return {p: config[p] for p in self.param_names}
+
+
+def function_name(kernel: str) -> str:
+    """The C prefix of a kernel's selector: its name made an identifier (``KERNEL_select``)."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", kernel) or "kernel"
+    name = f"_{name}" if name[0].isdigit() else name
+    return f"{name}_" if is_reserved(name) else name
+
+
+def write_bundle(
+    directory: str | Path,
+    kernel_name: str,
+    param_names: Sequence[str],
+    configs: Sequence[Mapping[str, Any]],
+    feature_names: Sequence[str],
+    selector_tree: Any,
+    transforms: Sequence[Transform | str] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    labels: Mapping[Any, int] | None = None,
+) -> Bundle:
+    """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
+
+    ``selector_tree`` is a fitted ``DecisionTreeClassifier`` whose labels index ``configs``
+    (or map through ``labels``), a perfport ``Selector`` with a tree (or fitted on one class),
+    a ``SelectorTree``, or None when one configuration is shipped. ``transforms`` says what the tree saw of each feature (default: raw values).
+    """
+    directory = Path(directory)
+    param_names = tuple(param_names)
+    try:
+        plain = tuple(Config.of(c) for c in configs)
+    except SpecError as exc:
+        raise SelectError(f"{exc}; give numbers, strings or booleans") from None
+    for i, c in enumerate(plain):
+        if set(c) != set(param_names):
+            raise SelectError(
+                f"configuration {i} sets {sorted(c)}; each must set exactly {list(param_names)}"
+            )
+    tree = _tree(selector_tree, feature_names, transforms, labels, len(plain))
+    try:
+        info = json.loads(json.dumps(dict(metadata or {}), allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise SelectError(f"bundle metadata is not plain JSON ({exc}); pass numbers, "
+                          "strings, lists and dicts") from None  # fmt: skip
+    rows = [{p: c[p] for p in param_names} for c in plain]
+    name = function_name(kernel_name)
+    title = f"of kernel {kernel_name}"
+    c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title)
+    python = generate_python(tree, param_names, rows, title=title)
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "kernel": kernel_name,
+        "c_function": f"{name}_select",
+        "files": {"c_header": C_HEADER, "c_source": C_SOURCE, "python": PYTHON},
+        "params": list(param_names),
+        "configurations": rows,
+        **_tree_json(tree),
+        "metadata": info,
+    }
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        # An old manifest goes first: mid-rewrite the directory is no bundle, never a mix.
+        (directory / MANIFEST).unlink(missing_ok=True)
+        for file, text in ((C_HEADER, c_code.header), (C_SOURCE, c_code.source), (PYTHON, python)):
+            (directory / file).write_text(text)
+        staging = directory / f".{MANIFEST}.tmp"
+        staging.write_text(json.dumps(manifest, indent=1) + "\n")
+        os.replace(staging, directory / MANIFEST)
+    except OSError as exc:
+        raise SelectError(f"cannot write the bundle at {directory}: {exc.strerror}; "
+                          "choose a writable directory") from None  # fmt: skip
+    return Bundle(directory, kernel_name, param_names, plain, tree, MappingProxyType(info))
+
+
+def _tree(
+    given: Any,
+    feature_names: Sequence[str],
+    transforms: Sequence[Transform | str] | None,
+    labels: Mapping[Any, int] | None,
+    n_configs: int,
+) -> SelectorTree:
+    if given is None:
+        if n_configs != 1:
+            raise SelectError(
+                f"no selector for {n_configs} configurations; pass a fitted decision tree"
+            )
+        return SelectorTree.constant(feature_names, 0, transforms)
+    if isinstance(given, SelectorTree):
+        wanted = SelectorTree.constant(feature_names, 0, transforms)
+        if (given.features, given.transforms) != (wanted.features, wanted.transforms):
+            raise SelectError(
+                f"the selector tree reads {list(given.features)} "
+                f"({', '.join(t.value for t in given.transforms)}); pass the same "
+                "feature names and transforms"
+            )
+        return given
+    # A perfport Selector (select.classify) holds its scikit-learn model in ``model_``.
+    model = getattr(given, "model_", given)
+    classes = getattr(model, "classes_", ())
+    if not hasattr(model, "tree_") and len(classes) == 1:
+        # A one-class fit (e.g. a DummyClassifier): every problem gets that configuration.
+        return SelectorTree.constant(feature_names, label_index(classes[0], labels), transforms)
+    return SelectorTree.from_sklearn(model, feature_names, transforms, labels)
+
+
+def _tree_json(tree: SelectorTree) -> dict[str, Any]:
+    data = tree.to_json()
+    return {"features": data.pop("features"), "tree": data}
+
+
+def load_bundle(directory: str | Path) -> Bundle:
+    """Read a bundle written by ``write_bundle``; SelectError (one line) if it is missing or
+    malformed."""
+    directory = Path(directory)
+    path = directory / MANIFEST
+    fix = "write it again (perfport select fit ... --out DIR)"
+    if not directory.is_dir():
+        raise SelectError(f"no selector bundle at {directory}: not a directory; {fix}")
+    if not path.is_file():
+        raise SelectError(f"{directory} is not a selector bundle: it has no {MANIFEST}; {fix}")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SelectError(f"cannot read {path}: {exc}; {fix}") from None
+    except json.JSONDecodeError as exc:
+        raise SelectError(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); {fix}"
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SelectError(f"{path} is not a perfport selector bundle (no format {FORMAT!r}); {fix}")
+    version = data.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise SelectError(
+            f"{path} has format version {version!r}; this perfport reads up to {VERSION}: "
+            "upgrade perfport or write the bundle again"
+        )
+    missing = [
+        k for k in ("kernel", "params", "configurations", "features", "tree") if k not in data
+    ]
+    if missing:
+        raise SelectError(f"{path} is malformed: it lacks {', '.join(missing)}; {fix}")
+    try:
+        tree = SelectorTree.from_json({**data["tree"], "features": data["features"]})
+        params = tuple(str(p) for p in data["params"])
+        for p in params:
+            check_identifier(p, "parameter name")
+        configs = tuple(Config.of(c) for c in data["configurations"])
+        metadata = data.get("metadata", {})
+        if not isinstance(metadata, dict):
+            raise SelectError("metadata must be an object")
+    except (SelectError, SpecError, TypeError, ValueError, AttributeError) as exc:
+        raise SelectError(f"{path} is malformed ({exc}); {fix}") from None
+    if not configs or any(set(c) != set(params) for c in configs):
+        raise SelectError(
+            f"{path} is malformed: each configuration must set exactly {list(params)}; {fix}"
+        )
+    if max(tree.choices) >= len(configs):
+        raise SelectError(
+            f"{path} is malformed: the selector picks configuration {max(tree.choices)} of "
+            f"{len(configs)}; {fix}"
+        )
+    return Bundle(directory, str(data["kernel"]), params, configs, tree, MappingProxyType(metadata))

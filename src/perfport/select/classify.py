@@ -1,0 +1,189 @@
+"""Runtime selectors: from a problem's features, which of the k shipped configurations to run
+(Lawson, section 5).
+
+``Selector`` follows scikit-learn's conventions (the constructor stores settings, ``fit``
+learns, fitted attributes end in ``_``) and wraps one scikit-learn model by composition:
+
+- decision trees A (unlimited), B (depth <= 6, >= 3 samples per leaf) and C (depth <= 3,
+  >= 4 samples per leaf), as in the paper, and a random forest see the raw features. A tree's
+  splits depend only on the order of each feature's values, so scaling would change nothing
+  but the thresholds, and raw thresholds let generated code compare the user's sizes as given.
+  ``model_`` is then the ``DecisionTreeClassifier`` itself: ``model_.tree_`` holds the splits
+  and ``model_.classes_[argmax(model_.tree_.value[leaf])]`` is a leaf's answer.
+- 1/3/7-nearest-neighbours, linear and RBF SVMs and the MLP see ``sign(x) log2(1 + |x|)`` of
+  each feature, standardised: sizes span orders of magnitude, and without the log the largest
+  sizes would dominate every distance (and the SVM margins); ``log2(1 + x)`` leaves 0/1 flags
+  at 0/1. ``model_`` is then a scikit-learn Pipeline.
+
+The label of a training problem is the index, within the chosen set, of the chosen
+configuration that ran fastest on it (``best_in_set``); ``predict`` answers with such indices.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from perfport._core.optional import require
+from perfport.select.errors import SelectError
+from perfport.select.table import PerfTable
+
+
+class Classifier(Enum):
+    DECISION_TREE_A = "decision_tree_a"
+    DECISION_TREE_B = "decision_tree_b"
+    DECISION_TREE_C = "decision_tree_c"
+    NEAREST_1 = "1nn"
+    NEAREST_3 = "3nn"
+    NEAREST_7 = "7nn"
+    LINEAR_SVM = "linear_svm"
+    RBF_SVM = "rbf_svm"
+    RANDOM_FOREST = "random_forest"
+    MLP = "mlp"
+
+    @property
+    def is_tree(self) -> bool:
+        """A single decision tree: emitted as nested ifs by code generation."""
+        return self.value.startswith("decision_tree")
+
+
+# (max_depth, min_samples_leaf) of the paper's trees A, B and C.
+TREE_LIMITS = {
+    Classifier.DECISION_TREE_A: (None, 1),
+    Classifier.DECISION_TREE_B: (6, 3),
+    Classifier.DECISION_TREE_C: (3, 4),
+}
+_NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
+# Models that fit a single class without complaint; the others get a constant answer.
+_ONE_CLASS_OK = {*TREE_LIMITS, *_NEIGHBOURS, Classifier.RANDOM_FOREST}
+
+
+def _sklearn(module: str) -> Any:
+    return require(f"sklearn.{module}", "models", "Kernel-subset selectors")
+
+
+def log_features(x: np.ndarray) -> np.ndarray:
+    """sign(x) * log2(1 + |x|): sizes on a log scale, 0 and 1 (flags) unchanged."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.sign(x) * np.log2(1.0 + np.abs(x))
+
+
+def best_in_set(times: np.ndarray, chosen: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Per problem row, the index within ``chosen`` of its fastest configuration; -1 where none
+    of them ran (NaN)."""
+    sub = np.asarray(times, dtype=np.float64)[:, np.asarray(chosen, dtype=np.intp)]
+    ran = np.isfinite(sub).any(axis=1)
+    labels = np.full(len(sub), -1, dtype=np.intp)
+    labels[ran] = np.nanargmin(sub[ran], axis=1)
+    return labels
+
+
+class Selector:
+    """Predicts which chosen configuration (an index into the chosen set) to run."""
+
+    def __init__(self, classifier: Classifier | str = Classifier.DECISION_TREE_A, seed: int = 0):
+        self.classifier = Classifier(classifier)
+        self.seed = seed
+
+    def fit(
+        self,
+        features: np.ndarray,
+        labels: np.ndarray,
+        feature_names: Sequence[str] | None = None,
+    ) -> Selector:
+        """Learn from problem features (rows x features) and their labels (chosen-set
+        indices, as from ``best_in_set``); rows labelled -1 (nothing ran) are skipped."""
+        x = np.asarray(features, dtype=np.float64)
+        y = np.asarray(labels, dtype=np.intp)
+        if x.ndim != 2 or len(x) != len(y):
+            raise SelectError(f"features {x.shape} and labels {y.shape} do not match")
+        keep = y >= 0
+        x, y = x[keep], y[keep]
+        if len(y) == 0:
+            raise SelectError("no training problem ran any chosen configuration")
+        self.feature_names_ = (
+            tuple(feature_names)
+            if feature_names is not None
+            else tuple(f"x{i}" for i in range(x.shape[1]))
+        )
+        if len(self.feature_names_) != x.shape[1]:
+            raise SelectError(f"{len(self.feature_names_)} feature names for {x.shape[1]} columns")
+        self.n_features_in_ = x.shape[1]
+        self.classes_ = np.unique(y)
+        self.log_features_ = not (self.classifier.is_tree or self._forest)
+        if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
+            self.model_ = _sklearn("dummy").DummyClassifier(strategy="most_frequent")
+        else:
+            self.model_ = self._model(len(y))
+        with warnings.catch_warnings():
+            # The MLP's iteration limit is a deliberate bound on fitting time, not a fault.
+            warnings.simplefilter("ignore", _sklearn("exceptions").ConvergenceWarning)
+            self.model_.fit(x, y)
+        return self
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """Chosen-set indices for problem features (rows x features, or one row)."""
+        x = np.asarray(features, dtype=np.float64)
+        one = x.ndim == 1
+        x = np.atleast_2d(x)
+        if x.shape[1] != self.n_features_in_:
+            raise SelectError(f"expected {self.n_features_in_} features, got {x.shape[1]}")
+        out = np.asarray(self.model_.predict(x), dtype=np.intp)
+        return out[:1] if one else out
+
+    @property
+    def _forest(self) -> bool:
+        return self.classifier is Classifier.RANDOM_FOREST
+
+    def _model(self, n_train: int) -> Any:
+        c, seed = self.classifier, self.seed
+        if c in TREE_LIMITS:
+            depth, leaf = TREE_LIMITS[c]
+            return _sklearn("tree").DecisionTreeClassifier(
+                max_depth=depth, min_samples_leaf=leaf, random_state=seed
+            )
+        if c is Classifier.RANDOM_FOREST:
+            # 50 trees: on a few hundred rows the vote is settled well before that, and the
+            # forest is the largest cost of an evaluation grid.
+            return _sklearn("ensemble").RandomForestClassifier(
+                n_estimators=50, random_state=seed, n_jobs=1
+            )
+        if c in _NEIGHBOURS:
+            model = _sklearn("neighbors").KNeighborsClassifier(
+                n_neighbors=min(_NEIGHBOURS[c], n_train)
+            )
+        elif c is Classifier.LINEAR_SVM:
+            model = _sklearn("svm").SVC(kernel="linear", C=1.0)
+        elif c is Classifier.RBF_SVM:
+            model = _sklearn("svm").SVC(kernel="rbf", C=1.0, gamma="scale")
+        else:
+            # L-BFGS suits a few hundred rows: it converges in about 160 iterations on GEMM
+            # sizes, where Adam's default schedule stops unconverged at its limit.
+            model = _sklearn("neural_network").MLPClassifier(
+                hidden_layer_sizes=(64,), solver="lbfgs", max_iter=500, random_state=seed
+            )
+        pipeline = _sklearn("pipeline")
+        preprocessing = _sklearn("preprocessing")
+        return pipeline.make_pipeline(
+            preprocessing.FunctionTransformer(log_features),
+            preprocessing.StandardScaler(),
+            model,
+        )
+
+
+def fit_selector(
+    table: PerfTable,
+    chosen: Sequence[int] | np.ndarray,
+    classifier: Classifier | str = Classifier.DECISION_TREE_A,
+    rows: Sequence[int] | np.ndarray | None = None,
+    seed: int = 0,
+) -> Selector:
+    """A selector among ``chosen`` (configuration columns of ``table``) trained on ``rows``
+    (all problems by default)."""
+    index = np.arange(table.n_problems) if rows is None else np.asarray(rows)
+    labels = best_in_set(table.times[index], chosen)
+    return Selector(classifier, seed).fit(table.problems[index], labels, table.problem_names)

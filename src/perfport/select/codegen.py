@@ -1,0 +1,577 @@
+"""Code generation: a fitted decision-tree selector as dependency-free C and as plain Python
+(Lawson, section 5: the selector runs before every launch, so it must cost next to nothing
+and be easy to compile into a library).
+
+``SelectorTree`` is the fitted tree as plain data (no scikit-learn needed to use it): node
+arrays, one ``Transform`` per feature, and at each leaf the index of the shipped configuration
+it chooses. ``generate_c`` and ``generate_python`` emit it as nested ifs.
+
+Exactness. scikit-learn converts each input to float32 and sends it left when
+``float32(x) <= threshold`` with a float64 threshold. Instead of repeating that (and the
+feature's log, if any) at run time, every split is mapped back to raw-input space once, here:
+``float32(T(x)) <= t`` is monotone in ``x`` (both the transform and the rounding are), so it
+holds exactly for ``x`` up to one cutoff. A bisection over the inputs themselves, using the
+very numpy operations the model's pipeline uses, finds that cutoff: the largest ``long`` for
+the C code, the largest finite double for the Python code. The generated code then compares
+the caller's raw values with constants (no conversion, no ``log2``) and agrees with
+``model.predict`` on every input, ties at thresholds included (for |x| < 2**53, where a
+``long`` converts to double exactly).
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from perfport.select.errors import SelectError
+
+LEAF = -1
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+_MAX_PY_DEPTH = 90  # Python's parser refuses about 100 nested blocks
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Names a generated identifier must not take (C, and C++ for the header's users).
+_RESERVED = (
+    "auto break case char const continue default do double else enum extern float for goto if "
+    "inline int long register restrict return short signed sizeof static struct switch "
+    "typedef union unsigned void volatile while bool true false class namespace template "
+    "this new delete operator private public protected virtual friend"
+)
+_C_KEYWORDS = frozenset(_RESERVED.split())
+
+
+class Transform(Enum):
+    """What the tree saw of a feature. ``LOG2`` is ``sign(x) * log2(1 + |x|)`` (the same
+    formula as ``perfport.select.log_features``): sizes on a log scale, flags 0/1 unchanged."""
+
+    IDENTITY = "identity"
+    LOG2 = "log2"
+
+    def apply(self, values: Any) -> np.ndarray:
+        x = np.asarray(values, dtype=np.float64)
+        if self is Transform.IDENTITY:
+            return x
+        return np.sign(x) * np.log2(1.0 + np.abs(x))
+
+
+def model_inputs(
+    rows: np.ndarray | Sequence[Sequence[float]], transforms: Sequence[Transform]
+) -> np.ndarray:
+    """The float64 matrix a tree is trained on from raw feature rows (one column each)."""
+    raw = np.asarray(rows, dtype=np.float64)
+    return np.stack([t.apply(raw[:, j]) for j, t in enumerate(transforms)], axis=1)
+
+
+def _goes_left(transform: Transform, threshold: float, x: float) -> bool:
+    """scikit-learn's test on a raw value: float32 of the transformed value <= threshold, the
+    comparison in double. ``float()`` keeps it in double: a numpy float32 compared with a
+    Python float would round the threshold to float32 (NEP 50)."""
+    with np.errstate(over="ignore"):
+        z = np.float32(transform.apply(np.float64(x)))
+    return float(z) <= threshold
+
+
+def _last_true(lo: int, hi: int, test: Callable[[int], bool]) -> int:
+    """The largest n in [lo, hi] with test(n), for a test true then false; lo - 1 if none."""
+    if not test(lo):
+        return lo - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if test(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+_SIGN = 1 << 63
+
+
+def _order_key(x: float) -> int:
+    """An integer that orders finite doubles as their values do (bisection over doubles)."""
+    (bits,) = struct.unpack("<Q", struct.pack("<d", x))
+    return -(bits ^ _SIGN) if bits & _SIGN else bits
+
+
+def _from_key(key: int) -> float:
+    bits = key if key >= 0 else (-key) | _SIGN
+    return float(struct.unpack("<d", struct.pack("<Q", bits))[0])
+
+
+def long_cutoff(transform: Transform, threshold: float) -> int:
+    """The largest ``long`` n that goes left (the model sees float64(n)); LONG_MIN - 1 when
+    none does, LONG_MAX when all do."""
+    return _last_true(LONG_MIN, LONG_MAX, lambda n: _goes_left(transform, threshold, float(n)))
+
+
+def real_cutoff(transform: Transform, threshold: float) -> float:
+    """The largest finite double that goes left; -inf when none does, +inf when all do."""
+    top = _order_key(float(np.finfo(np.float64).max))
+    key = _last_true(-top, top, lambda k: _goes_left(transform, threshold, _from_key(k)))
+    if key < -top:
+        return -math.inf
+    return math.inf if key == top else _from_key(key)
+
+
+def is_reserved(name: str) -> bool:
+    """A C, C++ or Python keyword (no generated name may be one)."""
+    return name in _C_KEYWORDS or keyword.iskeyword(name)
+
+
+def check_identifier(name: str, what: str) -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise SelectError(f"{what} {name!r} is not an identifier; use letters, digits and _")
+    if is_reserved(name):
+        raise SelectError(f"{what} {name!r} is a C or Python keyword; rename it")
+    return name
+
+
+@dataclass(frozen=True)
+class SelectorTree:
+    """A fitted decision tree as plain data. Node 0 is the root; a leaf has ``left == -1``
+    and ``choice`` = the index of the configuration it picks (``-1`` at inner nodes).
+    ``threshold`` is scikit-learn's, in the transformed space of the node's feature."""
+
+    features: tuple[str, ...]
+    transforms: tuple[Transform, ...]
+    left: tuple[int, ...]
+    right: tuple[int, ...]
+    feature: tuple[int, ...]
+    threshold: tuple[float, ...]
+    choice: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in self.features:
+            check_identifier(name, "feature name")
+        if len(set(self.features)) != len(self.features):
+            raise SelectError(f"feature names repeat in {list(self.features)}; name each once")
+        if len(self.transforms) != len(self.features):
+            raise SelectError(
+                f"{len(self.transforms)} transforms for {len(self.features)} features; "
+                "give one per feature"
+            )
+        n = len(self.left)
+        arrays = (self.right, self.feature, self.threshold, self.choice)
+        if n == 0 or any(len(a) != n for a in arrays):
+            raise SelectError("selector tree arrays are empty or of different lengths")
+        for i in range(n):
+            if self.left[i] == LEAF:
+                if self.choice[i] < 0:
+                    raise SelectError(f"selector tree leaf {i} chooses no configuration")
+                continue
+            # Children numbered after their parent (as scikit-learn builds them) rules out
+            # cycles, so walking the tree always ends.
+            if not (i < self.left[i] < n and i < self.right[i] < n):
+                raise SelectError(f"selector tree node {i} has children out of order or range")
+            if not 0 <= self.feature[i] < len(self.features):
+                raise SelectError(f"selector tree node {i} tests unknown feature {self.feature[i]}")
+            if not math.isfinite(self.threshold[i]):
+                raise SelectError(f"selector tree node {i} has a non-finite threshold")
+
+    # ---- construction -----------------------------------------------------------------
+    @classmethod
+    def from_sklearn(
+        cls,
+        model: Any,
+        features: Sequence[str],
+        transforms: Sequence[Transform | str] | None = None,
+        labels: Mapping[Any, int] | None = None,
+    ) -> SelectorTree:
+        """From a fitted ``DecisionTreeClassifier``. ``labels`` maps each class label to the
+        index of its configuration; without it the labels must be those indices."""
+        tree = getattr(model, "tree_", None)
+        if tree is None or not hasattr(model, "classes_"):
+            raise SelectError(
+                f"{type(model).__name__} is not a fitted decision tree; fit a "
+                "DecisionTreeClassifier (or a tree selector) first"
+            )
+        if getattr(model, "n_outputs_", 1) != 1:
+            raise SelectError("the decision tree predicts several outputs; fit it on one label")
+        if tree.n_features != len(features):
+            raise SelectError(
+                f"the tree was fitted on {tree.n_features} features but {len(features)} names "
+                f"were given ({', '.join(features)}); give one name per column"
+            )
+        index = np.array([label_index(c, labels) for c in model.classes_], dtype=np.int64)
+        inner = np.asarray(tree.children_left) != LEAF
+        # scikit-learn's predict answers the class of the first largest value of the leaf.
+        chosen = index[np.argmax(np.asarray(tree.value)[:, 0, :], axis=1)]
+        return cls(
+            features=tuple(features),
+            transforms=_transforms(transforms, len(features)),
+            left=tuple(int(x) for x in np.where(inner, tree.children_left, LEAF)),
+            right=tuple(int(x) for x in np.where(inner, tree.children_right, LEAF)),
+            feature=tuple(int(x) for x in np.where(inner, tree.feature, LEAF)),
+            threshold=tuple(float(x) for x in np.where(inner, tree.threshold, 0.0)),
+            choice=tuple(int(x) for x in np.where(inner, LEAF, chosen)),
+        )
+
+    @classmethod
+    def constant(
+        cls,
+        features: Sequence[str],
+        choice: int = 0,
+        transforms: Sequence[Transform | str] | None = None,
+    ) -> SelectorTree:
+        """A selector that always answers ``choice`` (one shipped configuration)."""
+        return cls(
+            tuple(features), _transforms(transforms, len(features)), (LEAF,), (LEAF,), (LEAF,),
+            (0.0,), (int(choice),),
+        )  # fmt: skip
+
+    # ---- use ----------------------------------------------------------------------------
+    def choose(self, values: Mapping[str, Any]) -> int:
+        """The configuration index for one problem, exactly as the fitted model predicts."""
+        missing = [f for f in self.features if f not in values]
+        if missing:
+            raise SelectError(
+                f"the problem lacks feature(s) {', '.join(missing)}; give "
+                + ", ".join(f"{f}=..." for f in missing)
+            )
+        row = []
+        for f in self.features:
+            try:
+                x = float(values[f])
+            except (TypeError, ValueError):
+                raise SelectError(f"feature {f}={values[f]!r} is not a number; give one") from None
+            if not math.isfinite(x):
+                raise SelectError(f"feature {f}={values[f]!r} is not finite; give a finite number")
+            row.append(x)
+        node = 0
+        while self.left[node] != LEAF:
+            j = self.feature[node]
+            go_left = _goes_left(self.transforms[j], self.threshold[node], row[j])
+            node = self.left[node] if go_left else self.right[node]
+        return self.choice[node]
+
+    @property
+    def choices(self) -> frozenset[int]:
+        return frozenset(c for c in self.choice if c != LEAF)
+
+    @property
+    def depth(self) -> int:
+        def down(node: int) -> int:
+            if self.left[node] == LEAF:
+                return 0
+            return 1 + max(down(self.left[node]), down(self.right[node]))
+
+        return down(0)
+
+    # ---- storage ------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """Plain arrays; thresholds as JSON numbers (Python writes floats that read back
+        bit for bit)."""
+        return {
+            "features": [{"name": f, "transform": t.value} for f, t in zip(self.features, self.transforms, strict=True)],
+            "left": list(self.left), "right": list(self.right), "feature": list(self.feature),
+            "threshold": list(self.threshold), "choice": list(self.choice),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SelectorTree:
+        try:
+            feats = list(data["features"])
+            return cls(
+                features=tuple(str(f["name"]) for f in feats),
+                transforms=_transforms([f["transform"] for f in feats], len(feats)),
+                left=tuple(int(x) for x in data["left"]),
+                right=tuple(int(x) for x in data["right"]),
+                feature=tuple(int(x) for x in data["feature"]),
+                threshold=tuple(float(x) for x in data["threshold"]),
+                choice=tuple(int(x) for x in data["choice"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SelectError(f"the selector tree is malformed ({exc!r}); write it again") from None
+
+
+def label_index(label: Any, labels: Mapping[Any, int] | None) -> int:
+    """The configuration index of a class label: ``labels[label]``, or the label itself."""
+    if labels is not None:
+        key = label.item() if hasattr(label, "item") else label
+        if key not in labels:
+            raise SelectError(f"class label {key!r} has no configuration; add it to labels")
+        return int(labels[key])
+    try:
+        index = int(label)
+        exact = float(label) == index
+    except (TypeError, ValueError):
+        exact = False
+    if not exact or index < 0:
+        raise SelectError(
+            f"class label {label!r} is not a configuration index; pass labels=... to map it"
+        )
+    return index
+
+
+def _transforms(transforms: Sequence[Transform | str] | None, n: int) -> tuple[Transform, ...]:
+    if transforms is None:
+        return (Transform.IDENTITY,) * n
+    try:
+        out = tuple(Transform(t) for t in transforms)
+    except ValueError as exc:
+        raise SelectError(
+            f"{exc}; transforms are {', '.join(t.value for t in Transform)}"
+        ) from None
+    if len(out) != n:
+        raise SelectError(f"{len(out)} transforms for {n} features; give one per feature")
+    return out
+
+
+# ---- emission: a tree folded into (test, left, right) or a constant ------------------------
+@dataclass(frozen=True)
+class _Split:
+    feature: str
+    cutoff: int | float
+    model_test: str  # the model's own test, kept as a comment
+    left: _Node
+    right: _Node
+
+
+_Node = _Split | int
+
+
+def _fold(tree: SelectorTree, integer: bool) -> _Node:
+    """The tree with raw-space cutoffs (for ``long`` inputs when ``integer``, else doubles);
+    splits that every input passes (or fails), and splits whose two sides choose the same
+    configuration, are folded away."""
+    cutoff: Callable[[Transform, float], int | float] = long_cutoff if integer else real_cutoff
+    highest = LONG_MAX if integer else math.inf
+
+    def walk(node: int) -> _Node:
+        if tree.left[node] == LEAF:
+            return tree.choice[node]
+        j = tree.feature[node]
+        t = tree.transforms[j]
+        cut = cutoff(t, tree.threshold[node])
+        if cut >= highest:
+            return walk(tree.left[node])
+        if cut < LONG_MIN if integer else cut == -math.inf:
+            return walk(tree.right[node])
+        left, right = walk(tree.left[node]), walk(tree.right[node])
+        if isinstance(left, int) and left == right:
+            return left
+        name = tree.features[j]
+        shown = name if t is Transform.IDENTITY else f"log2(1 + {name})"
+        return _Split(name, cut, f"{shown} <= {tree.threshold[node]!r}", left, right)
+
+    return walk(0)
+
+
+def _check_configs(
+    tree: SelectorTree, param_names: Sequence[str], configs: Sequence[Mapping[str, Any]]
+) -> None:
+    for p in param_names:
+        check_identifier(p, "parameter name")
+    if not configs:
+        raise SelectError("no configurations to ship; choose at least one")
+    for i, c in enumerate(configs):
+        if set(c) != set(param_names):
+            raise SelectError(
+                f"configuration {i} sets {sorted(c)}; each must set exactly {list(param_names)}"
+            )
+    if max(tree.choices) >= len(configs):
+        raise SelectError(
+            f"the selector chooses configuration {max(tree.choices)} but only "
+            f"{len(configs)} are given; pass every configuration of the chosen set"
+        )
+    for p in param_names:
+        values = [c[p] for c in configs]
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            raise SelectError(f"parameter {p} has a non-finite value; ship finite values")
+        _c_type(p, values)  # one C type per parameter, or an error naming it
+
+
+# ---- C ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CSelector:
+    """The text of ``NAME.h`` (configuration table and prototype) and ``NAME.c``."""
+
+    header: str
+    source: str
+
+
+def _c_type(param: str, values: Sequence[Any]) -> str:
+    if all(isinstance(v, bool | int) for v in values):
+        if any(not LONG_MIN <= int(v) <= LONG_MAX for v in values):
+            raise SelectError(f"parameter {param} has a value outside the range of long")
+        return "long"
+    if all(isinstance(v, bool | int | float) for v in values):
+        return "double"
+    if all(isinstance(v, str) for v in values):
+        return "const char *"
+    raise SelectError(f"parameter {param} mixes value types; give it numbers or strings only")
+
+
+def _c_value(value: Any, ctype: str) -> str:
+    if ctype == "long":
+        return str(int(value))
+    if ctype == "double":
+        text = repr(float(value))  # shortest text that reads back as the same double
+        return text if any(ch in text for ch in ".en") else text + ".0"
+    escaped = "".join(
+        ch
+        if 32 <= ord(ch) < 127 and ch not in '"\\?'
+        else "".join(f"\\{b:03o}" for b in ch.encode())
+        for ch in value
+    )
+    return f'"{escaped}"'
+
+
+def _about(title: str) -> str:
+    # The title lands in a C comment and a Python docstring: nothing that could end either.
+    return f" {re.sub(r'[^A-Za-z0-9_.,:+=() -]', '_', title)}" if title else ""
+
+
+def _c_long(n: int) -> str:
+    # -2**63 has no literal of its own in C (the minus applies to an out-of-range constant).
+    return f"{n}LL" if n > LONG_MIN else f"({LONG_MIN + 1}LL - 1)"
+
+
+def generate_c(
+    tree: SelectorTree,
+    name: str,
+    param_names: Sequence[str],
+    configs: Sequence[Mapping[str, Any]],
+    header_name: str | None = None,
+    title: str = "",
+) -> CSelector:
+    """``int NAME_select(long F1, long F2, ...)`` returns the index into ``NAME_configs`` of
+    the configuration to launch. Features arrive as ``long`` (flags as 0/1); each comparison
+    is an integer cutoff, exact for every ``long`` (see the module docstring)."""
+    check_identifier(name, "selector name")
+    _check_configs(tree, param_names, configs)
+    header_name = header_name or f"{name}.h"
+    guard = "PERFPORT_" + re.sub(r"[^A-Za-z0-9]", "_", f"{name}_{header_name}").upper()
+    count = f"{name.upper()}_NUM_CONFIGS"
+    ctypes = [_c_type(p, [c[p] for c in configs]) for p in param_names]
+    args = ", ".join(f"long {f}" for f in tree.features)
+    fields = "".join(
+        f"    {t}{'' if t.endswith('*') else ' '}{p};\n"
+        for p, t in zip(param_names, ctypes, strict=True)
+    )
+    rows = "".join(
+        f"    {{{', '.join(_c_value(c[p], t) for p, t in zip(param_names, ctypes, strict=True))}}}, /* {i} */\n"
+        for i, c in enumerate(configs)
+    )  # fmt: skip
+    about = _about(title)
+    header = f"""/* Generated by perfport: the runtime selector{about}. Do not edit.
+ *
+ * {name}_select() returns the index into {name}_configs of the configuration to launch:
+ *     const struct {name}_config *c = &{name}_configs[{name}_select({", ".join(tree.features)})];
+ * It is the fitted decision tree as nested ifs on the raw inputs (no floating point, no
+ * log): each model test float32(x) <= threshold was mapped to an exact integer cutoff.
+ */
+#ifndef {guard}
+#define {guard}
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+#define {count} {len(configs)}
+
+/* One shipped configuration: its parameter values. */
+struct {name}_config {{
+{fields}}};
+
+/* {{{", ".join(param_names)}}} */
+static const struct {name}_config {name}_configs[{count}] = {{
+{rows}}};
+
+int {name}_select({args});
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* {guard} */
+"""
+    folded = _fold(tree, integer=True)
+    unused = [f for f in tree.features if f not in _tested(folded)]
+    body = "".join(f"    (void){f};\n" for f in unused) + _c_body(folded, 1)
+    source = f"""/* Generated by perfport: the runtime selector{about}. Do not edit. */
+#include "{header_name}"
+
+int {name}_select({args})
+{{
+{body}}}
+"""
+    return CSelector(header, source)
+
+
+def _tested(node: _Node) -> set[str]:
+    if isinstance(node, int):
+        return set()
+    return {node.feature} | _tested(node.left) | _tested(node.right)
+
+
+def _c_body(node: _Node, level: int) -> str:
+    pad = "    " * level
+    if isinstance(node, int):
+        return f"{pad}return {node};\n"
+    assert isinstance(node.cutoff, int)
+    return (
+        f"{pad}if ({node.feature} <= {_c_long(node.cutoff)}) {{ /* model: {node.model_test} */\n"
+        f"{_c_body(node.left, level + 1)}{pad}}}\n{_c_body(node.right, level)}"
+    )
+
+
+# ---- Python ----------------------------------------------------------------------------------
+def generate_python(
+    tree: SelectorTree,
+    param_names: Sequence[str],
+    configs: Sequence[Mapping[str, Any]],
+    title: str = "",
+) -> str:
+    """A standalone module: ``select(**problem) -> int`` (the index into ``CONFIGS``; problem
+    values that are not features are ignored) and ``config(**problem) -> dict``. Comparisons
+    use double cutoffs, exact for every finite int or float input."""
+    _check_configs(tree, param_names, configs)
+    if tree.depth > _MAX_PY_DEPTH:
+        raise SelectError(
+            f"the tree is {tree.depth} levels deep, too deep for Python; limit max_depth"
+        )
+    about = _about(title)
+    rows = "".join(f"    {dict((p, c[p]) for p in param_names)!r},\n" for c in configs)
+    args = ["*", *(f"{f}: float" for f in tree.features), "**_other: object"]
+    signature = f"select({', '.join(args)}) -> int:"
+    if len(signature) > 96:  # one argument per line, as a formatter would
+        signature = "select(\n" + "".join(f"    {a},\n" for a in args) + ") -> int:"
+    return f'''"""Generated by perfport: the runtime selector{about}. Do not edit.
+
+select(**problem) returns the index into CONFIGS of the configuration to launch. It is the
+fitted decision tree as nested ifs on the raw inputs: each model test float32(x) <= threshold
+was mapped to the exact cutoff on x, so no log or float32 rounding happens here.
+"""
+
+PARAMS = {tuple(param_names)!r}
+FEATURES = {tree.features!r}
+CONFIGS = (
+{rows})
+
+
+def {signature}
+    """The index into CONFIGS for this problem."""
+{_py_body(_fold(tree, integer=False), 1)}
+
+def config(**problem: float) -> dict[str, object]:
+    """The configuration to launch for this problem."""
+    return dict(CONFIGS[select(**problem)])
+'''
+
+
+def _py_body(node: _Node, level: int) -> str:
+    pad = "    " * level
+    if isinstance(node, int):
+        return f"{pad}return {node}\n"
+    return (
+        f"{pad}if {node.feature} <= {float(node.cutoff)!r}:  # model: {node.model_test}\n"
+        f"{_py_body(node.left, level + 1)}{_py_body(node.right, level)}"
+    )

@@ -1,0 +1,55 @@
+"""From measurements to a deployment bundle: normalise, choose k configurations on every
+problem of a table, train a decision-tree selector among them and write it as code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfport.select.bundle import Bundle, write_bundle
+from perfport.select.classify import Classifier, fit_selector
+from perfport.select.errors import SelectError
+from perfport.select.evaluate import geomean_fraction
+from perfport.select.normalise import Normalisation, normalise, relative
+from perfport.select.prune import Pruning, choose
+from perfport.select.table import PerfTable
+
+
+def fit_bundle(
+    table: PerfTable,
+    k: int,
+    out: str | Path,
+    normalisation: Normalisation | str = Normalisation.RELATIVE,
+    pruning: Pruning | str = Pruning.DECISION_TREE,
+    classifier: Classifier | str = Classifier.DECISION_TREE_A,
+    seed: int = 0,
+) -> Bundle:
+    """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
+    as C and Python, provenance) to ``out``. Only decision-tree classifiers become code."""
+    classifier = Classifier(classifier)
+    if not classifier.is_tree:
+        trees = ", ".join(c.value for c in Classifier if c.is_tree)
+        raise SelectError(
+            f"only decision trees can be deployed as code, not {classifier.value}; use one of {trees}"
+        )
+    norm = normalise(table.times, Normalisation(normalisation))
+    chosen = choose(norm, k, Pruning(pruning), seed, features=table.problems)
+    selector = fit_selector(table, chosen, classifier, seed=seed)
+    picked = chosen[selector.predict(table.problems)]
+    perf = relative(table.times)
+    rows = range(table.n_problems)
+    metadata = {
+        "device": table.device,
+        "problems": table.n_problems,
+        "normalisation": Normalisation(normalisation).value,
+        "pruning": Pruning(pruning).value,
+        "classifier": classifier.value,
+        "seed": seed,
+        # On the training problems: what the selector gets, and the best the set could give.
+        "train_performance": geomean_fraction(perf[rows, picked]),
+        "train_max_achievable": geomean_fraction(perf[:, chosen].max(axis=1)),
+    }
+    return write_bundle(
+        out, table.kernel or "kernel", table.param_names,
+        [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
+        metadata=metadata,
+    )  # fmt: skip

@@ -1,0 +1,181 @@
+"""Run a bundle: for each new problem, choose the shipped configuration and launch it.
+
+This is the library side of Lawson's scheme in Python: a bundle names the kernel and the k
+configurations shipped for it; ``Dispatcher`` builds each configuration the first time a
+problem needs it and keeps the build, so a process compiles at most the k shipped kernels
+(times the variants the problem itself compiles in, e.g. matmul's transposes and element type)
+and never anything else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import (
+    ArrayArg,
+    BuildError,
+    Config,
+    DeviceInfo,
+    Expr,
+    KernelSpec,
+    LaunchError,
+    LocalArg,
+    ScalarArg,
+    SpecError,
+)
+from perfport._core.dtypes import numpy_dtype
+from perfport.devices import CompiledKernel, LocalSpace, Session, get_device, open_session
+from perfport.kernels import resolve_kernel
+from perfport.measure.data import scalar_value
+from perfport.select.bundle import Bundle, load_bundle
+from perfport.select.errors import SelectError
+
+Defines = tuple[tuple[str, str], ...]
+
+
+class Dispatcher:
+    """Chooses and launches a bundle's configurations of its kernel on one device.
+
+    ``device`` is a DeviceInfo, a device id, or None for the default device; ``spec``
+    overrides the kernel named in the bundle (a built-in name, a spec file, or a KernelSpec).
+    The session opens on the first ``run``. Not thread-safe (one device queue): use one
+    dispatcher per thread, and ``close`` it (or use it as a context manager).
+    """
+
+    def __init__(
+        self,
+        bundle_dir: str | Path,
+        device: DeviceInfo | str | None = None,
+        spec: KernelSpec | str | Path | None = None,
+    ) -> None:
+        self.bundle: Bundle = load_bundle(bundle_dir)
+        try:
+            self.spec = resolve_kernel(spec if spec is not None else self.bundle.kernel)
+            for i, config in enumerate(self.bundle.configs):
+                self.spec.check_config(config, f"bundle configuration {i}")
+        except SpecError as exc:
+            raise SelectError(
+                f"{exc} (bundle {bundle_dir}); fit the bundle for this kernel"
+            ) from None
+        self.device = (
+            device if isinstance(device, DeviceInfo) else get_device(device, self.spec.language)
+        )
+        self._session: Session | None = None
+        self._builds: dict[Defines, CompiledKernel] = {}
+
+    # ---- choosing -----------------------------------------------------------------------
+    def choose(self, problem: Mapping[str, Any]) -> Config:
+        """The configuration the bundle picks for ``problem`` (the kernel's defaults fill
+        in the problem values it leaves out)."""
+        return self.bundle.configs[self.bundle.choose(self.spec.problem.merged(problem))]
+
+    @property
+    def builds(self) -> int:
+        """How many programs this dispatcher has compiled so far."""
+        return len(self._builds)
+
+    # ---- running ------------------------------------------------------------------------
+    def run(
+        self, problem: Mapping[str, Any], inputs: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """Launch the chosen configuration once on ``inputs`` (array arguments by name, any
+        shape with the right number of elements, converted to the kernel's element type;
+        outputs left out start as zeros) and return every output array, flat."""
+        spec = self.spec
+        full = spec.problem.merged(problem)
+        config = self.choose(full)
+        env = spec.env(config, full)
+        geometry = spec.geometry(env)
+        kernel = self._kernel(tuple(spec.build_defines(env).items()), config)
+        session = self._open()
+        hosts = self._host_arrays(env, inputs)
+        buffers = {name: session.upload(array) for name, array in hosts.items()}
+        dynamic = spec.local_arg_bytes(env)
+        args: list[Any] = []
+        for a in spec.args:
+            if isinstance(a, ArrayArg):
+                args.append(buffers[a.name])
+            elif isinstance(a, ScalarArg):
+                args.append(scalar_value(spec, a, env))
+            else:
+                assert isinstance(a, LocalArg)
+                args.append(LocalSpace(dynamic[a.name]))
+        try:
+            session.launch(kernel, geometry.global_size, geometry.local_size, args)
+        except LaunchError as exc:
+            raise SelectError(
+                f"{self.device.id} refused configuration {config} of {spec.name}: {exc}; "
+                "fit the bundle on this device"
+            ) from None
+        outputs = {}
+        for a in spec.args:
+            if isinstance(a, ArrayArg) and a.output:
+                out = np.empty_like(hosts[a.name])
+                session.download(buffers[a.name], out)
+                outputs[a.name] = out
+        return outputs
+
+    def close(self) -> None:
+        if self._session is not None:
+            self._session.close()
+            self._session = None
+        self._builds.clear()  # programs belong to the session's context
+
+    def __enter__(self) -> Dispatcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- helpers ------------------------------------------------------------------------
+    def _open(self) -> Session:
+        if self._session is None:
+            self._session = open_session(self.device)
+        return self._session
+
+    def _kernel(self, defines: Defines, config: Config) -> CompiledKernel:
+        # Keyed by the -D defines, as TrialEngine does: launch-time parameters (work-group
+        # sizes) share one build.
+        if defines not in self._builds:
+            try:
+                self._builds[defines] = self._open().compile(
+                    self.spec.source, self.spec.language, self.spec.entry, dict(defines)
+                )
+            except BuildError as exc:
+                raise SelectError(
+                    f"configuration {config} of {self.spec.name} does not build on "
+                    f"{self.device.id}: {str(exc).splitlines()[0]}; fit the bundle on this device"
+                ) from None
+        return self._builds[defines]
+
+    def _host_arrays(
+        self, env: Mapping[str, Any], inputs: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        spec = self.spec
+        unknown = set(inputs) - {a.name for a in spec.args if isinstance(a, ArrayArg)}
+        if unknown:
+            raise SelectError(
+                f"{spec.name} has no array argument(s) {', '.join(sorted(unknown))}; "
+                "pass inputs by argument name"
+            )
+        out = {}
+        for a in spec.args:
+            if not isinstance(a, ArrayArg):
+                continue
+            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+            size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
+            if a.name not in inputs:
+                if not a.output:
+                    raise SelectError(f"{spec.name} needs input array {a.name!r}; pass it")
+                out[a.name] = np.zeros(size, dtype)
+                continue
+            array = np.ascontiguousarray(inputs[a.name], dtype=dtype).reshape(-1)
+            if array.size != size:
+                raise SelectError(f"{a.name} has {array.size} elements; this problem needs {size}")
+            out[a.name] = array
+        return out

@@ -1,0 +1,194 @@
+"""Evaluation of kernel-subset selection as in Lawson, section 4.3 and 5: choose k
+configurations on the training problems, train a selector among them, and score held-out
+problems by the geometric mean of t_optimal / t_of_the_selected_configuration.
+
+``max_achievable`` scores an oracle restricted to the chosen set (the paper's Figures 5-6 and
+the limits quoted under Tables 1-2); ``performance`` scores the selector. A configuration that
+fails on a test problem counts as ``GEOMEAN_FLOOR`` (1000x slower) there.
+
+``classifier_table`` and ``pruning_table`` arrange results like the paper's Tables 1-2 and
+Figures 5-6; ``perfport.select.plots`` draws the figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from perfport._core.optional import require
+from perfport.select.classify import Classifier, Selector, best_in_set
+from perfport.select.errors import SelectError
+from perfport.select.normalise import Normalisation, normalise, relative
+from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
+from perfport.select.table import PerfTable
+
+DEFAULT_KS = (4, 6, 8, 15)
+ORACLE = "oracle"  # the classifier name of rows evaluated with no classifier: the set's limit
+
+
+@dataclass(frozen=True)
+class SelectResult:
+    """One (normalisation, pruning, classifier, k) on the held-out problems; fractions of the
+    optimum in [0, 1]."""
+
+    normalisation: str
+    pruning: str
+    classifier: str
+    k: int
+    performance: float
+    max_achievable: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def to_json(results: Iterable[SelectResult]) -> dict[str, Any]:
+    """``{"results": [{normalisation, pruning, classifier, k, performance, max_achievable}]}``,
+    the output of ``perfport select evaluate --json``."""
+    return {"results": [r.to_json() for r in results]}
+
+
+def split_problems(
+    table: PerfTable, test_fraction: float = 0.2, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(train rows, test rows): a seeded random split of the problems where anything ran
+    (a problem with no result has no optimum to score against)."""
+    if not 0 < test_fraction < 1:
+        raise SelectError(f"the test fraction must be between 0 and 1, got {test_fraction}")
+    usable = np.flatnonzero(np.isfinite(table.times).any(axis=1))
+    if len(usable) < 2:
+        raise SelectError(
+            f"{len(usable)} problem(s) have results; evaluation needs at least 2 to split"
+        )
+    order = np.random.default_rng(seed).permutation(usable)
+    n_test = min(max(1, round(test_fraction * len(usable))), len(usable) - 1)
+    return np.sort(order[n_test:]), np.sort(order[:n_test])
+
+
+def geomean_fraction(fractions: np.ndarray) -> float:
+    """Geometric mean of fractions of the optimum, failures (0) floored at GEOMEAN_FLOOR."""
+    return float(np.exp(np.log(np.maximum(fractions, GEOMEAN_FLOOR)).mean()))
+
+
+def evaluate(
+    table: PerfTable,
+    normalisations: Sequence[Normalisation | str] = tuple(Normalisation),
+    prunings: Sequence[Pruning | str] = tuple(Pruning),
+    classifiers: Sequence[Classifier | str] = tuple(Classifier),
+    ks: Sequence[int] = DEFAULT_KS,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+) -> list[SelectResult]:
+    """Every combination, in the order given. With no ``classifiers``, one row per set with
+    classifier ``oracle`` and performance = max_achievable (the pruning-only figures)."""
+    norms = [Normalisation(n) for n in normalisations]
+    methods = [Pruning(p) for p in prunings]
+    models = [Classifier(c) for c in classifiers]
+    if not norms or not methods or not ks:
+        raise SelectError("evaluate needs at least one normalisation, pruning method and k")
+    train, test = split_problems(table, test_fraction, seed)
+    x_train, x_test = table.problems[train], table.problems[test]
+    test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration
+    train_times = table.times[train]
+    scored: dict[tuple[tuple[int, ...], Classifier], float] = {}
+    out = []
+    # One thread per library call: on a few hundred rows, BLAS and OpenMP thread pools cost
+    # more to start than they save, and fight any other process for the cores.
+    threadpoolctl = require("threadpoolctl", "models", "Kernel-subset evaluation")
+    with threadpoolctl.threadpool_limits(1):
+        for norm in norms:
+            train_norm = normalise(train_times, norm)
+            for method in methods:
+                for k in ks:
+                    chosen = tuple(sorted(choose(train_norm, k, method, seed, x_train).tolist()))
+                    limit = geomean_fraction(test_perf[:, list(chosen)].max(axis=1))
+                    if not models:
+                        out.append(SelectResult(norm.value, method.value, ORACLE, k, limit, limit))
+                    for model in models:
+                        key = (chosen, model)
+                        if key not in scored:
+                            # The same set chosen twice (Top-N ignores the normalisation)
+                            # trains the same selector: score it once.
+                            labels = best_in_set(train_times, chosen)
+                            selector = Selector(model, seed).fit(
+                                x_train, labels, table.problem_names
+                            )
+                            picks = np.asarray(chosen)[selector.predict(x_test)]
+                            scored[key] = geomean_fraction(test_perf[np.arange(len(test)), picks])
+                        out.append(
+                            SelectResult(
+                                norm.value, method.value, model.value, k, scored[key], limit
+                            )
+                        )
+    return out
+
+
+# ---- the paper's tables and figures --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    """Labelled rows of fractions under one column per k."""
+
+    title: str
+    label: str  # what the rows are: "classifier" or "pruning"
+    ks: tuple[int, ...]
+    rows: tuple[tuple[str, tuple[float, ...]], ...]  # NaN where a k was not evaluated
+
+    def to_markdown(self) -> str:
+        """A markdown table in percent, two decimals, as the paper prints them."""
+        lines = [
+            f"{self.title}\n",
+            "| " + " | ".join([self.label, *map(str, self.ks)]) + " |",
+            "|---" * (len(self.ks) + 1) + "|",
+        ]
+        for name, values in self.rows:
+            cells = ["" if np.isnan(v) else f"{100 * v:.2f}" for v in values]
+            lines.append("| " + " | ".join([name, *cells]) + " |")
+        return "\n".join(lines) + "\n"
+
+
+def classifier_table(
+    results: Sequence[SelectResult],
+    normalisation: Normalisation | str = Normalisation.RELATIVE,
+    pruning: Pruning | str = Pruning.PCA_KMEANS,
+) -> ResultTable:
+    """The paper's Tables 1-2: each classifier's performance per k for one pruning method
+    (PCA + k-means in the paper), and a last row ``max achievable`` for the chosen sets."""
+    norm, method = Normalisation(normalisation).value, Pruning(pruning).value
+    mine = [r for r in results if r.normalisation == norm and r.pruning == method]
+    ks = tuple(sorted({r.k for r in mine}))
+    names = list(dict.fromkeys(r.classifier for r in mine))
+    cell = {(r.classifier, r.k): r.performance for r in mine}
+    limit = {r.k: r.max_achievable for r in mine}
+    rows = [(n, tuple(cell.get((n, k), np.nan) for k in ks)) for n in names]
+    rows.append(("max achievable", tuple(limit.get(k, np.nan) for k in ks)))
+    return ResultTable(
+        f"Classifiers among the configurations chosen by {method} ({norm} normalisation): "
+        "geometric mean fraction of the optimum on held-out problems",
+        "classifier",
+        ks,
+        tuple(rows),
+    )
+
+
+def pruning_table(
+    results: Sequence[SelectResult], normalisation: Normalisation | str = Normalisation.RELATIVE
+) -> ResultTable:
+    """The data of the paper's Figures 5-6 for one normalisation: per pruning method and k, the
+    fraction of the optimum reachable within the chosen set (max_achievable)."""
+    norm = Normalisation(normalisation).value
+    mine = [r for r in results if r.normalisation == norm]
+    ks = tuple(sorted({r.k for r in mine}))
+    names = list(dict.fromkeys(r.pruning for r in mine))
+    limit = {(r.pruning, r.k): r.max_achievable for r in mine}
+    return ResultTable(
+        f"Pruning methods ({norm} normalisation): geometric mean fraction of the optimum "
+        "reachable within the chosen configurations on held-out problems",
+        "pruning",
+        ks,
+        tuple((n, tuple(limit.get((n, k), np.nan) for k in ks)) for n in names),
+    )

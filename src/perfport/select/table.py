@@ -1,0 +1,362 @@
+"""The input of kernel-subset selection: one kernel on one device, every configuration timed at
+many problems, as a dense (problems x configurations) matrix.
+
+Loaded from a perfport store (``from_store``) or from a compact gzip CSV (``save_csv`` /
+``load_csv``) that can ship with the repository. The CSV has one row per (problem,
+configuration): ``problem.<name>`` columns, ``config.<name>`` columns and ``time_ms`` (empty
+where the configuration failed or was not measured), after ``# device:`` and ``# kernel:``
+comment lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport.select.errors import SelectError
+from perfport.store import Store, declared_params, export_rows
+
+_PROBLEM = "problem."
+_CONFIG = "config."
+_TIME = "time_ms"
+_MAGIC = "# perfport select table 1"
+
+
+@dataclass(frozen=True, eq=False)  # arrays have no single truth value: compare by identity
+class PerfTable:
+    """Median times (ms) of ``configs`` (columns) at ``problems`` (rows); NaN = no ok result.
+
+    ``problems`` holds each problem's numeric values (booleans as 0/1) in ``problem_names``
+    order; these are the features runtime selectors see. ``configs`` holds each
+    configuration's values in ``param_names`` order. The arrays are copied and made read-only,
+    so a table can be shared between evaluations without defensive copies.
+    """
+
+    problem_names: tuple[str, ...]
+    problems: np.ndarray
+    param_names: tuple[str, ...]
+    configs: tuple[tuple[Any, ...], ...]
+    times: np.ndarray
+    device: str = ""
+    kernel: str = ""
+    _config_index: dict[tuple[Any, ...], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        problems = np.array(self.problems, dtype=np.float64, ndmin=2)
+        times = np.array(self.times, dtype=np.float64, ndmin=2)
+        configs = tuple(tuple(c) for c in self.configs)
+        n, f = problems.shape
+        if f != len(self.problem_names):
+            raise SelectError(
+                f"problems has {f} columns for {len(self.problem_names)} problem names"
+            )
+        if times.shape != (n, len(configs)):
+            raise SelectError(
+                f"times is {times.shape[0]}x{times.shape[1]}, expected {n} problems x "
+                f"{len(configs)} configurations"
+            )
+        if any(len(c) != len(self.param_names) for c in configs):
+            raise SelectError(f"every configuration needs {len(self.param_names)} values")
+        if len(set(configs)) != len(configs):
+            raise SelectError("configurations must be distinct")
+        if not np.isfinite(problems).all():
+            raise SelectError("problem values must be finite numbers")
+        if (times[np.isfinite(times)] <= 0).any():
+            raise SelectError("times must be positive milliseconds (NaN where none was measured)")
+        times[~np.isfinite(times)] = np.nan  # inf means "no result" too; keep one marker
+        problems.setflags(write=False)
+        times.setflags(write=False)
+        object.__setattr__(self, "problems", problems)
+        object.__setattr__(self, "times", times)
+        object.__setattr__(self, "configs", configs)
+        object.__setattr__(self, "problem_names", tuple(self.problem_names))
+        object.__setattr__(self, "param_names", tuple(self.param_names))
+        object.__setattr__(self, "_config_index", {c: j for j, c in enumerate(configs)})
+
+    @property
+    def n_problems(self) -> int:
+        return int(self.times.shape[0])
+
+    @property
+    def n_configs(self) -> int:
+        return int(self.times.shape[1])
+
+    def config_dict(self, j: int) -> dict[str, Any]:
+        """Configuration ``j`` as parameter name -> value."""
+        return dict(zip(self.param_names, self.configs[j], strict=True))
+
+    def problem_dict(self, i: int) -> dict[str, float]:
+        """Problem ``i`` as name -> value."""
+        return dict(zip(self.problem_names, self.problems[i].tolist(), strict=True))
+
+    def config_index(self, config: Sequence[Any] | dict[str, Any]) -> int:
+        """The column of a configuration given as values or as a name -> value mapping."""
+        key = (
+            tuple(config[p] for p in self.param_names)
+            if isinstance(config, dict)
+            else tuple(config)
+        )
+        try:
+            return self._config_index[key]
+        except KeyError:
+            raise SelectError(f"configuration {config} is not in the table") from None
+
+    def subset(self, rows: Sequence[int] | np.ndarray) -> PerfTable:
+        """The table restricted to some problems (indices or a boolean mask), in that order."""
+        index = np.asarray(rows)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        return PerfTable(
+            self.problem_names,
+            self.problems[index],
+            self.param_names,
+            self.configs,
+            self.times[index],
+            self.device,
+            self.kernel,
+        )
+
+
+# ---- the store -----------------------------------------------------------------------------
+
+
+def from_store(
+    db_path: str | Path, kernel: str | None = None, device: str | None = None
+) -> PerfTable:
+    """Every ok median time of one kernel on one device in a perfport store.
+
+    ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name or
+    fingerprint; either may be left out where the store holds only one. Where several
+    campaigns timed the same configuration at the same problem, the fastest median counts.
+    Problem values that are the same everywhere and not numbers (``dtype``) are dropped; the
+    rest become the problem features.
+    """
+    path = Path(db_path)
+    if not path.is_file():
+        raise SelectError(f"no store at {path}; give the --db of a sweep or tuning run")
+    with Store(path, create=False) as store:
+        rows = list(export_rows(store, kernel=kernel, device=device))
+        if not rows:
+            raise SelectError(
+                f"{path} has no results for kernel {kernel or '(any)'} on device "
+                f"{device or '(any)'}; see 'perfport results --db {path}'"
+            )
+        _one_target(rows, "device_fingerprint", "device", "device", kernel, device)
+        _one_target(rows, "kernel_hash", "kernel", "kernel", kernel, device)
+        declared = declared_params(store, rows[0]["kernel_hash"])
+
+    problem_keys: dict[str, int] = {}
+    config_keys: dict[str, int] = {}
+    best: dict[tuple[int, int], float] = {}
+    for r in rows:
+        pi = problem_keys.setdefault(json.dumps(r["problem"], sort_keys=True), len(problem_keys))
+        ci = config_keys.setdefault(json.dumps(r["config"], sort_keys=True), len(config_keys))
+        if r["outcome"] == "ok" and r["median_ms"] is not None and r["median_ms"] > 0:
+            best[pi, ci] = min(r["median_ms"], best.get((pi, ci), math.inf))
+
+    problems = [json.loads(k) for k in problem_keys]
+    configs = [json.loads(k) for k in config_keys]
+    problem_names, features = _problem_features(problems)
+    param_names = _param_order(configs, declared)
+    times = np.full((len(problems), len(configs)), np.nan)
+    for (pi, ci), t in best.items():
+        times[pi, ci] = t
+    # A canonical order (problems by their values, configurations by theirs) so that the same
+    # measurements give the same table whatever order the store holds them in.
+    config_values = [tuple(c[p] for p in param_names) for c in configs]
+    p_order = np.lexsort(features.T[::-1]) if len(problem_names) else np.arange(len(problems))
+    c_order = sorted(range(len(configs)), key=lambda j: _sort_key(config_values[j]))
+    return PerfTable(
+        problem_names=problem_names,
+        problems=features[p_order],
+        param_names=param_names,
+        configs=tuple(config_values[j] for j in c_order),
+        times=times[np.ix_(p_order, c_order)],
+        device=rows[0]["device"],
+        kernel=rows[0]["kernel"],
+    )
+
+
+def _one_target(
+    rows: list[dict[str, Any]],
+    key: str,
+    name_key: str,
+    what: str,
+    kernel: str | None,
+    device: str | None,
+) -> None:
+    """Refuse a store that mixes several devices (or kernels) the caller did not choose among."""
+    found = sorted({(r[key], r[name_key]) for r in rows})
+    if len(found) > 1:
+        names = ", ".join(f"{name} ({ident[:12]})" for ident, name in found)
+        option = "--device NAME|FINGERPRINT" if what == "device" else "--kernel NAME|HASH"
+        raise SelectError(
+            f"the store holds {len(found)} {what}s matching kernel={kernel or 'any'} "
+            f"device={device or 'any'}: {names[:300]}; choose one with {option}"
+        )
+
+
+def _problem_features(problems: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndarray]:
+    names = sorted({k for p in problems for k in p})
+    kept = []
+    for name in names:
+        values = [p.get(name) for p in problems]
+        if all(isinstance(v, int | float) for v in values):  # bool is an int: 0/1
+            kept.append(name)
+        elif len({json.dumps(v) for v in values}) > 1:
+            raise SelectError(
+                f"problem value {name!r} varies and is not a number ({sorted(set(map(str, values)))[:4]}); "
+                "select one value's campaigns into a store of their own"
+            )
+    features = np.array([[float(p[n]) for n in kept] for p in problems], dtype=np.float64)
+    return tuple(kept), features.reshape(len(problems), len(kept))
+
+
+def _param_order(configs: list[dict[str, Any]], declared: dict[str, list[Any]]) -> tuple[str, ...]:
+    """The kernel's declared parameter order where it names them all, else alphabetical."""
+    names = {k for c in configs for k in c}
+    missing = [k for k in names if any(k not in c for c in configs)]
+    if missing:
+        raise SelectError(f"configurations do not all set parameters {sorted(missing)}")
+    ordered = [p for p in declared if p in names]
+    return tuple(ordered) if len(ordered) == len(names) else tuple(sorted(names))
+
+
+def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
+    # Numbers before strings, so mixed columns still sort without comparing str to int.
+    return tuple((0, v) if isinstance(v, int | float) else (1, str(v)) for v in values)
+
+
+# ---- compact CSV ---------------------------------------------------------------------------
+
+
+def save_csv(table: PerfTable, path: str | Path) -> None:
+    """Write ``table`` as gzip CSV. Byte-identical for equal tables: no gzip timestamp or file
+    name, rows in table order, times to 5 significant digits (steps of
+    0.01%, far finer than run-to-run timing noise)."""
+    text = io.StringIO()
+    text.write(f"{_MAGIC}\n# device: {_one_line(table.device)}\n")
+    text.write(f"# kernel: {_one_line(table.kernel)}\n")
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(
+        [_PROBLEM + n for n in table.problem_names]
+        + [_CONFIG + n for n in table.param_names]
+        + [_TIME]
+    )
+    config_cells = [[_cell(v) for v in c] for c in table.configs]
+    for i in range(table.n_problems):
+        problem_cells = [_cell(v) for v in table.problems[i].tolist()]
+        for j, cells in enumerate(config_cells):
+            t = table.times[i, j]
+            writer.writerow([*problem_cells, *cells, "" if np.isnan(t) else f"{t:.5g}"])
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as gz:
+        gz.write(text.getvalue().encode())
+
+
+def load_csv(path: str | Path) -> PerfTable:
+    """Read a table written by ``save_csv``; a malformed file is a one-line SelectError."""
+    where = str(path)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise SelectError(f"no table file {where}") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise SelectError(f"{where} is not a gzip CSV table ({exc})") from None
+    lines = text.splitlines()
+    body_start = next((n for n, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    meta = {"device": "", "kernel": ""}
+    for line in lines[:body_start]:
+        key, _, value = line[1:].partition(":")
+        if key.strip() in meta:
+            meta[key.strip()] = value.strip()
+    rows = list(csv.reader(lines[body_start:]))
+    if not rows:
+        raise SelectError(f"{where}: no header line; expected problem.*, config.* and time_ms")
+    header = rows[0]
+    p_cols = [k for k, h in enumerate(header) if h.startswith(_PROBLEM)]
+    c_cols = [k for k, h in enumerate(header) if h.startswith(_CONFIG)]
+    if _TIME not in header or not c_cols or len(set(header)) != len(header):
+        raise SelectError(
+            f"{where}: the header must name time_ms, at least one config.<name> column and "
+            f"each column once; got {','.join(header)[:200]}"
+        )
+    if len(p_cols) + len(c_cols) + 1 != len(header):
+        other = [h for h in header if not h.startswith((_PROBLEM, _CONFIG)) and h != _TIME]
+        raise SelectError(f"{where}: unknown columns {other}; use problem.<name>, config.<name>")
+    t_col = header.index(_TIME)
+    problem_index: dict[tuple[float, ...], int] = {}
+    config_index: dict[tuple[Any, ...], int] = {}
+    cells: dict[tuple[int, int], float] = {}
+    for n, row in enumerate(rows[1:], body_start + 2):
+        if len(row) != len(header):
+            raise SelectError(f"{where}: line {n} has {len(row)} fields for {len(header)} columns")
+        try:
+            problem = tuple(float(row[k]) for k in p_cols)
+        except ValueError:
+            raise SelectError(f"{where}: line {n}: problem values must be numbers") from None
+        config = tuple(_value(row[k]) for k in c_cols)
+        cell = row[t_col].strip()
+        try:
+            t = float(cell) if cell else math.nan
+        except ValueError:
+            raise SelectError(f"{where}: line {n}: time_ms {cell!r} is not a number") from None
+        if not math.isnan(t) and not (math.isfinite(t) and t > 0):
+            raise SelectError(f"{where}: line {n}: time_ms must be positive, got {cell}")
+        key = (
+            problem_index.setdefault(problem, len(problem_index)),
+            config_index.setdefault(config, len(config_index)),
+        )
+        if key in cells:
+            raise SelectError(f"{where}: line {n} repeats a problem and configuration")
+        cells[key] = t
+    if not cells:
+        raise SelectError(f"{where}: the table has a header but no rows")
+    times = np.full((len(problem_index), len(config_index)), np.nan)
+    for (i, j), t in cells.items():
+        times[i, j] = t
+    return PerfTable(
+        problem_names=tuple(header[k][len(_PROBLEM) :] for k in p_cols),
+        problems=np.array(list(problem_index), dtype=np.float64).reshape(
+            len(problem_index), len(p_cols)
+        ),
+        param_names=tuple(header[k][len(_CONFIG) :] for k in c_cols),
+        configs=tuple(config_index),
+        times=times,
+        device=meta["device"],
+        kernel=meta["kernel"],
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # 512.0 -> "512": shorter, and reads back as the same float
+    return str(value)
+
+
+def _value(text: str) -> Any:
+    """A configuration value: int, float, bool or string, as written by ``_cell``."""
+    text = text.strip()
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text

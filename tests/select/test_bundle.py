@@ -1,0 +1,217 @@
+"""Deployment bundles (write, load, predict without scikit-learn, refuse damage) and the
+Dispatcher that launches a bundle's configurations of the built-in matmul on PoCL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfport._core import PerfportError
+from perfport.kernels import builtin, load_problems
+from perfport.select import SelectError
+from perfport.select.bundle import load_bundle, write_bundle
+from perfport.select.codegen import SelectorTree, Transform, model_inputs
+from perfport.select.dispatch import Dispatcher
+
+tree_module = pytest.importorskip("sklearn.tree", reason="scikit-learn (the models extra)")
+
+FEATURES = ("M", "N", "K", "batch", "trans_a", "trans_b")
+PARAMS = ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")
+SMALL = {"row_tile": 1, "acc_tile": 2, "col_tile": 4, "wg_rows": 8, "wg_cols": 8}
+LARGE = {"row_tile": 4, "acc_tile": 4, "col_tile": 2, "wg_rows": 1, "wg_cols": 64}
+METADATA = {"device": "PoCL test", "performance": {"geomean": 0.93}, "k": 2}
+
+
+def fitted(transform: Transform = Transform.LOG2) -> tuple[object, list[dict]]:
+    """A tree sending M <= 16 to configuration 0 (SMALL), larger M to 1 (LARGE)."""
+    problems = load_problems("lawson-gemm") + [
+        {"M": m, "N": 8, "K": 8, "batch": 1, "trans_a": False, "trans_b": False}
+        for m in (2, 5, 9, 16, 17, 24, 40)
+    ]
+    rows = np.array([[float(p[f]) for f in FEATURES] for p in problems])
+    model = tree_module.DecisionTreeClassifier(max_leaf_nodes=8, random_state=0)
+    model.fit(model_inputs(rows, [transform] * 6), (rows[:, 0] > 16).astype(int))
+    return model, problems
+
+
+def write(tmp_path: Path, transform: Transform = Transform.LOG2) -> tuple[Path, object]:
+    model, _ = fitted(transform)
+    out = tmp_path / "bundle"
+    write_bundle(out, "matmul", PARAMS, [SMALL, LARGE], FEATURES, model, [transform] * 6, METADATA)
+    return out, model
+
+
+@pytest.mark.parametrize("transform", Transform)
+def test_bundle_round_trip_predicts_like_the_model(tmp_path, transform):
+    out, model = write(tmp_path, transform)
+    assert sorted(p.name for p in out.iterdir()) == [
+        "bundle.json", "selector.c", "selector.h", "selector.py",
+    ]  # fmt: skip
+    bundle = load_bundle(out)
+    assert bundle.kernel == "matmul" and bundle.features == FEATURES
+    assert dict(bundle.metadata) == METADATA
+    manifest = json.loads((out / "bundle.json").read_text())
+    assert manifest["format"] == "perfport-selector-bundle" and manifest["version"] == 1
+    assert manifest["configurations"] == [SMALL, LARGE]
+    assert [f["transform"] for f in manifest["features"]] == [transform.value] * 6
+    _, problems = fitted(transform)
+    rows = np.array([[float(p[f]) for f in FEATURES] for p in problems])
+    expected = model.predict(model_inputs(rows, [transform] * 6))
+    got = [bundle.predict({**p, "dtype": "float"}) for p in problems]  # extra values ignored
+    assert got == [[SMALL, LARGE][i] for i in expected]
+
+
+def test_loading_and_predicting_need_no_sklearn(tmp_path):
+    out, _ = write(tmp_path)
+    script = (
+        "import sys; sys.modules['sklearn'] = None\n"  # any import of scikit-learn now fails
+        "from perfport.select.bundle import load_bundle\n"
+        f"b = load_bundle({str(out)!r})\n"
+        "print(b.predict({'M': 4, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 0, 'trans_b': 0})"
+        "['wg_cols'], b.predict({'M': 4000, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 1,"
+        " 'trans_b': 0})['wg_cols'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["8", "64"]
+
+
+def test_generated_python_in_the_bundle_agrees(tmp_path):
+    out, _ = write(tmp_path)
+    bundle = load_bundle(out)
+    namespace: dict = {}
+    exec(compile((out / "selector.py").read_text(), "selector.py", "exec"), namespace)
+    _, problems = fitted()
+    for p in problems:
+        assert namespace["config"](**p) == bundle.predict(p)
+    assert (
+        "int matmul_select(long M, long N, long K, long batch, long trans_a, long trans_b)"
+        in (out / "selector.h").read_text()
+    )
+
+
+def test_one_configuration_needs_no_tree(tmp_path):
+    write_bundle(tmp_path, "matmul", PARAMS, [SMALL], FEATURES, None, metadata={})
+    bundle = load_bundle(tmp_path)
+    assert bundle.predict(dict.fromkeys(FEATURES, 7)) == SMALL
+    with pytest.raises(SelectError, match="pass a fitted decision tree"):
+        write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, None)
+
+
+def test_missing_features_are_named(tmp_path):
+    out, _ = write(tmp_path)
+    with pytest.raises(SelectError, match=r"lacks feature.*batch, trans_b") as info:
+        load_bundle(out).predict({"M": 1, "N": 2, "K": 3, "trans_a": 0})
+    assert "\n" not in str(info.value)
+
+
+def damage(out: Path, edit) -> None:
+    data = json.loads((out / "bundle.json").read_text())
+    edit(data)
+    (out / "bundle.json").write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(format="other"), "not a perfport selector bundle"),
+        (lambda d: d.update(version=99), "format version 99"),
+        (lambda d: d.pop("tree"), "lacks tree"),
+        (lambda d: d["tree"]["left"].append(3), "different lengths"),
+        (lambda d: d["tree"].update(left=[0] * len(d["tree"]["left"])), "out of order"),
+        (lambda d: d["configurations"].pop(), "picks configuration 1 of 1"),
+        (lambda d: d["configurations"][0].pop("wg_rows"), "must set exactly"),
+        (lambda d: d["features"][0].update(transform="log10"), "transforms are"),
+    ],
+)
+def test_damaged_bundles_are_refused_in_one_line(tmp_path, edit, message):
+    out, _ = write(tmp_path)
+    damage(out, edit)
+    with pytest.raises(PerfportError, match=message) as info:
+        load_bundle(out)
+    assert isinstance(info.value, SelectError) and "\n" not in str(info.value)
+
+
+def test_missing_and_unreadable_bundles(tmp_path):
+    with pytest.raises(SelectError, match="not a directory"):
+        load_bundle(tmp_path / "nowhere")
+    with pytest.raises(SelectError, match=r"has no bundle\.json"):
+        load_bundle(tmp_path)
+    (tmp_path / "bundle.json").write_text("{not json")
+    with pytest.raises(SelectError, match="not valid JSON"):
+        load_bundle(tmp_path)
+
+
+def test_bad_bundle_input_is_refused(tmp_path):
+    model, _ = fitted()
+    with pytest.raises(SelectError, match="not plain JSON"):
+        write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, model,
+                     metadata={"when": object()})  # fmt: skip
+    with pytest.raises(SelectError, match="must set exactly"):
+        write_bundle(tmp_path, "matmul", PARAMS, [SMALL, {"row_tile": 1}], FEATURES, model)
+    tree = SelectorTree.from_sklearn(model, FEATURES, [Transform.LOG2] * 6)
+    with pytest.raises(SelectError, match="same feature names and transforms"):
+        write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, tree)
+    assert not (tmp_path / "bundle.json").exists()
+
+
+# ---- Dispatcher on PoCL --------------------------------------------------------------------
+def test_dispatcher_launches_the_chosen_configuration(tmp_path, cpu):
+    out, _ = write(tmp_path)
+    spec = builtin("matmul")
+    problems = [
+        {"M": 5, "N": 7, "K": 9},
+        {"M": 13, "N": 3, "K": 20, "trans_a": True},
+        {"M": 33, "N": 10, "K": 6, "batch": 2},
+        {"M": 40, "N": 17, "K": 11, "batch": 2},
+        {"M": 3, "N": 9, "K": 4},
+    ]
+    rng = np.random.default_rng(0)
+    with Dispatcher(out, device=cpu) as dispatcher:
+        assert dict(dispatcher.choose(problems[0])) == SMALL
+        assert dict(dispatcher.choose(problems[2])) == LARGE
+        for problem in problems:
+            full = spec.problem.merged(problem)
+            m, n, k, b = (int(full[x]) for x in ("M", "N", "K", "batch"))
+            inputs = {
+                "lhs": rng.random(b * m * k, dtype=np.float32),
+                "rhs": rng.random(b * k * n, dtype=np.float32),
+            }
+            result = dispatcher.run(problem, inputs)
+            expected = spec.reference(full, inputs)["out"]
+            np.testing.assert_allclose(result["out"], expected, rtol=1e-5, atol=1e-5)
+        # One build per distinct set of -D defines: SMALL, SMALL transposed, LARGE.
+        assert dispatcher.builds == 3
+
+
+def test_dispatcher_refuses_a_bundle_of_another_kernel(tmp_path, cpu):
+    write_bundle(tmp_path, "vector_add", PARAMS, [SMALL], FEATURES, None)
+    with pytest.raises(SelectError, match="fit the bundle for this kernel"):
+        Dispatcher(tmp_path, device=cpu)
+    out, _ = write(tmp_path / "ok")
+    with Dispatcher(out, device=cpu) as dispatcher:
+        with pytest.raises(SelectError, match="needs input array 'rhs'"):
+            dispatcher.run({"M": 2, "N": 2, "K": 2}, {"lhs": np.ones(4, np.float32)})
+        with pytest.raises(SelectError, match="lhs has 3 elements; this problem needs 4"):
+            dispatcher.run({"M": 2, "N": 2, "K": 2}, {"lhs": np.ones(3), "rhs": np.ones(4)})
+
+
+def test_a_perfport_selector_can_be_bundled(tmp_path):
+    from perfport.select import Classifier, Selector
+
+    _, problems = fitted()
+    rows = np.array([[float(p[f]) for f in FEATURES] for p in problems])
+    labels = (rows[:, 1] > 300).astype(int) + (rows[:, 4] > 0)
+    selector = Selector(Classifier.DECISION_TREE_B).fit(rows, labels, FEATURES)
+    configs = [SMALL, LARGE, {**SMALL, "wg_rows": 16}]
+    write_bundle(tmp_path, "matmul", PARAMS, configs, FEATURES, selector)
+    bundle = load_bundle(tmp_path)
+    assert [bundle.choose(p) for p in problems] == list(selector.predict(rows))
+    one_class = Selector(Classifier.LINEAR_SVM).fit(rows, np.full(len(rows), 1), FEATURES)
+    write_bundle(tmp_path / "one", "matmul", PARAMS, configs, FEATURES, one_class)
+    assert load_bundle(tmp_path / "one").predict(problems[0]) == LARGE

@@ -1,0 +1,86 @@
+"""Sweeps: every configuration at each of many problems, in process, stored per problem."""
+
+import dataclasses
+import json
+
+import pytest
+
+from conftest import DATA
+from perfport import load_kernel
+from perfport._core import Outcome, SpecError
+from perfport.kernels import load_problems
+from perfport.measure import RunSettings
+from perfport.store import Store
+from perfport.tune import SWEEP_TIMING, Gold, sweep
+
+PROBLEMS = [{"n": 4096}, {"n": 1000}, {"n": 333}]
+
+
+def test_sweep_stores_every_problem_and_resumes(cpu, db):
+    steps = list(sweep("vector_add", PROBLEMS, device=cpu, db=db))
+    assert [s.problem["n"] for s in steps] == [4096, 1000, 333]
+    for step in steps:
+        assert step.measured > 0 and step.outcomes["ok"] == step.measured
+        assert step.best_ms is not None and step.best_ms > 0
+    again = list(sweep("vector_add", PROBLEMS, device=cpu, db=db))
+    assert [s.measured for s in again] == [0, 0, 0]  # nothing measured twice
+    assert [s.outcomes for s in again] == [s.outcomes for s in steps]
+    with Store(db, create=False) as store:
+        rows = store.query("SELECT status, COUNT(*) FROM campaigns GROUP BY status")
+    assert [tuple(r) for r in rows] == [("complete", 3)]
+
+
+def test_sweep_stops_starting_problems_after_the_time_limit(cpu, db):
+    assert list(sweep("vector_add", PROBLEMS, device=cpu, db=db, max_seconds=0)) == []
+
+
+@pytest.mark.parametrize("gold", list(Gold))
+def test_sweep_catches_wrong_results(cpu, db, gold):
+    """MODE 2 of the probe writes a wrong answer: caught against the numpy reference and
+    against the default configuration's output alike. Each (build, size) is checked once."""
+    spec = dataclasses.replace(
+        load_kernel(DATA / "probe.py"), restrictions=("MODE in (0, 2)", "lmem == 1")
+    )
+    settings = RunSettings(timing=SWEEP_TIMING)
+    steps = list(
+        sweep(spec, [{"n": 256}, {"n": 512}], device=cpu, db=db, settings=settings, gold=gold)
+    )
+    for step in steps:
+        assert step.outcomes[Outcome.OK.value] == 2
+        assert step.outcomes[Outcome.WRONG_RESULT.value] == 2
+
+
+def test_problem_sets_and_files(tmp_path):
+    gemm = load_problems("lawson-gemm")
+    assert len(gemm) == 431
+    assert len({(p["M"], p["N"], p["K"], p["batch"]) for p in gemm}) == 299
+    assert set(gemm[0]) == {"M", "N", "K", "batch", "trans_a", "trans_b"}
+    path = tmp_path / "p.csv"
+    path.write_text("# comment\nn, dtype\n64, float\n128, double\n")
+    assert load_problems(path) == [{"n": 64, "dtype": "float"}, {"n": 128, "dtype": "double"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "header line"), ("n,n\n1,2\n", "once"), ("n,m\n1\n", "line 2 has 1 values")],
+)
+def test_malformed_problem_files(tmp_path, text, message):
+    path = tmp_path / "p.csv"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=message):
+        load_problems(path)
+    with pytest.raises(SpecError, match="no problem file"):
+        load_problems(tmp_path / "missing.csv")
+
+
+def test_sweep_cli_json(tmp_path):
+    from cli.test_cli import perfport
+
+    path = tmp_path / "p.csv"
+    path.write_text("n\n512\n1024\n")
+    done = perfport("sweep", "vector_add", "--problems", path, "--db", tmp_path / "s.db", "--json")
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["problem"]["n"] for line in lines] == [512, 1024]
+    assert all(line["outcomes"]["ok"] == line["measured"] > 0 for line in lines)
+    bad = perfport("sweep", "vector_add", "--problems", tmp_path / "x.csv", check=False)
+    assert bad.returncode == 2 and "no problem file" in bad.stderr
