@@ -193,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
     p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
     p.add_argument("--normalisation", default="relative")
-    p.add_argument("--pruning", default="decision_tree")
+    p.add_argument("--pruning", default="kmeans")
     p.add_argument("--classifier", default="decision_tree_a", help="a decision tree (a, b or c)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print JSON")

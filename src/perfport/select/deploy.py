@@ -19,7 +19,7 @@ def fit_bundle(
     k: int,
     out: str | Path,
     normalisation: Normalisation | str = Normalisation.RELATIVE,
-    pruning: Pruning | str = Pruning.DECISION_TREE,
+    pruning: Pruning | str = Pruning.KMEANS,
     classifier: Classifier | str = Classifier.DECISION_TREE_A,
     seed: int = 0,
 ) -> Bundle:
