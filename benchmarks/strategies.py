@@ -3,6 +3,7 @@
     pip install -e '.[pocl,bench]'
     python benchmarks/strategies.py [--seeds 30] [--budgets 20,50,100,200] [--data ../shared/data]
         [--runs FILE[,FILE...]]   # reuse runs (saved to the first file); the slow part
+        [--summary-only]          # only summarise the stored runs; run nothing
 
 Data: every Kernel Tuner cache under kerneltuner-benchmark_hub (GEMM on RTX 2080 Ti and 3090,
 convolution on A100, A4000, MI250X and an older convolution space on RTX 3090). Both tools see
@@ -16,7 +17,11 @@ Per strategy it prints the mean fraction of the optimum reached (optimum / best 
 over caches and seeds) at each budget, and per cache the median number of evaluations to reach
 90% and 95% of the optimum (over seeds, at the largest budget; '>B' when most runs never do).
 The goal: perfport's default strategy needs at most half the evaluations of Kernel Tuner's best
-strategy to reach 95%, averaged over the caches.
+strategy to reach 95%, averaged over the caches (a cache whose median run never reaches 95%
+counts as the largest budget + 1).
+
+Run files are JSON, gzip-compressed when their name ends in .gz. The runs of
+docs/results/2026-11-22-strategies.md are in benchmarks/results/strategies-runs.json.gz.
 """
 
 from __future__ import annotations
@@ -53,6 +58,23 @@ CONDITIONS = {
 def load_cache(path: Path) -> dict[str, Any]:
     with gzip.open(path) as f:
         return json.load(f)
+
+
+def read_runs(path: Path) -> dict[str, list[float]]:
+    with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as f:
+        return json.load(f)
+
+
+def write_runs(path: Path, runs: dict[str, list[float]]) -> None:
+    with gzip.open(path, "wt") if path.suffix == ".gz" else path.open("w") as f:
+        json.dump(runs, f)
+
+
+def stored(runs: dict[str, list[float]], key: str, summary_only: bool) -> bool:
+    """Whether the run is stored; with --summary-only a missing run is an error."""
+    if key not in runs and summary_only:
+        sys.exit(f"no stored run {key!r} (--summary-only runs nothing)")
+    return key in runs
 
 
 def replay_data(path: Path, cache: dict[str, Any]) -> ReplayData:
@@ -160,6 +182,11 @@ def main() -> None:
         "--runs",
         help="comma-separated JSON files of runs to reuse; new runs are saved to the first",
     )
+    parser.add_argument(
+        "--summary-only",
+        action="store_true",
+        help="summarise the runs in --runs only: a missing run is an error and nothing is saved",
+    )
     parser.add_argument("--json", type=Path, help="write the summary here")
     parser.add_argument(
         "--prior",
@@ -175,7 +202,7 @@ def main() -> None:
     runs: dict[str, list[float]] = {}
     for f in files:
         if f.exists():
-            runs.update(json.loads(f.read_text()))
+            runs.update(read_runs(f))
 
     curves: dict[str, dict[str, np.ndarray]] = {}
     for path in paths:
@@ -193,7 +220,7 @@ def main() -> None:
             done = []
             for seed in range(args.seeds):
                 key = f"perfport|{data.label}|{name}|{top}|{seed}"
-                if key not in runs:
+                if not stored(runs, key, args.summary_only):
                     runs[key] = simulate(data, STRATEGIES[name], top, seed).tolist()
                 done.append(fractions(data, np.array(runs[key]), top))
             curves.setdefault(f"perfport:{name}", {})[data.label] = np.array(done)
@@ -208,7 +235,7 @@ def main() -> None:
             done = []
             for seed in range(args.seeds):
                 key = f"perfport|{data.label}|prior-other-devices|{top}|{seed}"
-                if key not in runs:
+                if not stored(runs, key, args.summary_only):
                     runs[key] = simulate(
                         data, partial(PriorGuided, scores=scores), top, seed
                     ).tolist()
@@ -226,7 +253,7 @@ def main() -> None:
                 done = []
                 for seed in range(args.seeds):
                     key = f"kernel_tuner|{data.label}|{name}|{budget}|{seed}"
-                    if key not in runs:
+                    if not stored(runs, key, args.summary_only):
                         runs[key] = run_kernel_tuner(path, cache, conditions, name, budget, seed)
                     done.append(fractions(data, np.array(runs[key]), budget))
                 per_budget.append(np.array(done))
@@ -241,8 +268,8 @@ def main() -> None:
                 file=sys.stderr,
                 flush=True,
             )
-        if files:
-            files[0].write_text(json.dumps(runs))
+        if files and not args.summary_only:
+            write_runs(files[0], runs)
 
     summary = summarise(curves, budgets)
     report(summary, budgets, top, f"perfport:{DEFAULT_STRATEGY}")
@@ -276,14 +303,25 @@ def report(summary: dict[str, dict[str, Any]], budgets: list[int], top: int, def
                 + f"{_fmt(mean, top):>8}"
             )
     kt = {n: r for n, r in summary.items() if n.startswith("kernel_tuner:")}
-    if default in summary and kt:
+    if not kt:
+        return
 
-        def mean95(row: dict[str, Any]) -> float:
-            values = [row["evals_to_95"][c] for c in caches]
-            return statistics.mean(min(v, top + 1) for v in values)  # unreached counts as top+1
+    def mean95(row: dict[str, Any]) -> float:
+        values = [row["evals_to_95"][c] for c in caches]
+        return statistics.mean(min(v, top + 1) for v in values)  # unreached counts as top+1
 
-        best_kt = min(kt, key=lambda n: mean95(kt[n]))
-        ours, theirs = mean95(summary[default]), mean95(kt[best_kt])
+    best_kt = min(kt, key=lambda n: mean95(kt[n]))
+    theirs = mean95(kt[best_kt])
+    print(
+        f"\nMean of the medians to 95% over the caches, unreached counted as {top + 1}, "
+        f"and the ratio to Kernel Tuner's best ({best_kt})"
+    )
+    print(f"{'strategy':34}{'unreached':>10}{'mean':>8}{'ratio':>8}")
+    for name, row in summary.items():
+        unreached = sum(not math.isfinite(row["evals_to_95"][c]) for c in caches)
+        print(f"{name:34}{unreached:10d}{mean95(row):8.1f}{mean95(row) / theirs:8.2f}")
+    if default in summary:
+        ours = mean95(summary[default])
         unreached = sum(not math.isfinite(summary[default]["evals_to_95"][c]) for c in caches)
         print(
             f"\nGoal: {default} needs {ours:.1f} evaluations to reach 95% on average vs {theirs:.1f} for "

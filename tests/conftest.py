@@ -12,6 +12,7 @@ from perfport import Measurement, Outcome, builtin
 from perfport._core import DeviceInfo
 from perfport.devices import get_device
 from perfport.space import kernel_space
+from perfport.store import CampaignStatus
 
 DATA = Path(__file__).parent / "data"
 # Third-party tuning data beside the checkout (see ../shared/data/README.md); tests that need
@@ -46,3 +47,4 @@ def fill_wg_campaign(store, cpu, kernel, problem, scale):
         else:
             out.append(Measurement(config, Outcome.OK, times_ms=(t, t)))
     store.record_many(campaign, out)
+    store.set_status(campaign, CampaignStatus.COMPLETE)

@@ -93,3 +93,22 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(db)],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "not a perfport work-group model" in bad.stderr
+
+
+def test_shipped_dataset_and_default_model(tmp_path):
+    """Without --data and --model, perfport uses its own dataset and a model trained on it
+    (once, then cached)."""
+    from perfport.cli.commands import WG_DATA, _shipped
+
+    data = load_dataset(_shipped(WG_DATA))
+    assert len(data) >= 200 and len(set(data.device.tolist())) >= 2
+    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
+    args = [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gaussian",
+            "--problem", "width=512", "height=512", "radius=3", "--db", str(tmp_path / "x.db"), "--json"]  # fmt: skip
+    for _ in range(2):  # trains, then loads the cached model
+        done = subprocess.run(args, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        answer = json.loads(done.stdout)
+        wc, wr = answer["wg"]
+        assert wc * wr <= 4096 and answer["method"] == "speedup_regressor"
+    assert len(list((tmp_path / "perfport").glob("wg-speedup_regressor-*.pkl"))) == 1

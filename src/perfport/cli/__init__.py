@@ -155,7 +155,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", required=True, help="a stencil kernel (built-in name or spec file)")
     p.add_argument("--device", help="device id (default: the default device)")
     _add_problem(p)
-    p.add_argument("--model", help="a model from 'perfport wg train'")
+    p.add_argument(
+        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
+    )
     p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -217,7 +219,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")
-    p.add_argument("--model", required=True, help="a model from 'perfport wg train'")
+    p.add_argument(
+        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
+    )
     p.add_argument("--db", default="perfport.db", help="where refused sizes are stored")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
     p.add_argument("--port", type=int, default=8765)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -263,19 +265,13 @@ def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
-    from perfport.models.wgmodel import load_model
     from perfport.tune.wg_predict import predict_wg, refused_sizes
 
-    if not args.model:
-        raise PerfportError(
-            "perfport ships no trained work-group model yet; give --model (see 'perfport wg train')"
-        )
+    model = _wg_model(args.model)
     spec = resolve_kernel(args.kernel)
     problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
     device = get_device(args.device, spec.language)
-    prediction = predict_wg(
-        load_model(args.model), spec, problem, device, refused_sizes(args.db, spec, device)
-    )
+    prediction = predict_wg(model, spec, problem, device, refused_sizes(args.db, spec, device))
     if args.json:
         _print_json(prediction.to_json())
     else:
@@ -286,12 +282,17 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+WG_DATA = "wg/stencils.npz"  # the work-group dataset perfport ships (see datasets/PROVENANCE.md)
+WG_METHOD = "speedup_regressor"  # the method of the default model
+
+
+def _shipped(name: str) -> Path:
+    return Path(str(resources.files("perfport").joinpath("datasets", name)))
+
+
 def _wg_data_path(name: str | None) -> Path:
     if name is None:
-        raise PerfportError(
-            "perfport does not ship its own work-group-size dataset yet; give --data cummins-pilot "
-            "or a path to Cummins' runtimes.csv"
-        )
+        return _shipped(WG_DATA)
     if name != "cummins-pilot":
         return Path(name)
     roots = [
@@ -306,6 +307,39 @@ def _wg_data_path(name: str | None) -> Path:
     raise PerfportError(
         "Cummins' pilot data not found: set PERFPORT_SHARED_DATA to the folder holding cummins-omnitune-wgsize/"
     )
+
+
+def _wg_model(path: str | None) -> Any:
+    """The model at ``path``; by default the speedup regressor trained on the shipped dataset,
+    trained on first use and cached (a pickled forest is too large to ship, and pickles are
+    tied to the scikit-learn version that wrote them, which is part of the cache key)."""
+    from perfport.models.wgdata import load_dataset
+    from perfport.models.wgmodel import load_model, train
+
+    if path:
+        return load_model(path)
+    import hashlib
+
+    from perfport._core.optional import require
+
+    sklearn = require("sklearn", "models", "Work-group-size models")
+    data = _shipped(WG_DATA)
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport"
+    cached = (
+        cache / f"wg-{WG_METHOD}-{digest}-{perfport.__version__}-sklearn{sklearn.__version__}.pkl"
+    )
+    if cached.is_file():
+        return load_model(cached)
+    print("perfport: training the default work-group model on the shipped data (once)...",
+          file=sys.stderr, flush=True)  # fmt: skip
+    model = train(load_dataset(data), WG_METHOD)
+    with contextlib.suppress(OSError):  # no cache is slower, not wrong
+        cache.mkdir(parents=True, exist_ok=True)
+        staging = cached.with_suffix(f".tmp{os.getpid()}")
+        model.save(staging)
+        os.replace(staging, cached)
+    return model
 
 
 def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
@@ -341,5 +375,5 @@ def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport.service.app import serve
 
     print(f"perfport serve: http://{args.host}:{args.port}/v1/health", file=sys.stderr, flush=True)
-    serve(args.model, args.db, args.host, args.port)
+    serve(_wg_model(args.model), args.db, args.host, args.port)
     return 0

@@ -35,6 +35,7 @@ from perfport.select.evaluate import (
     to_json,
 )
 from perfport.select.normalise import Normalisation, normalise, relative
+from perfport.select.portable import PortableResult, leave_one_out, load_caches, portable
 from perfport.select.prune import Pruning, choose, set_score
 from perfport.select.table import PerfTable, from_store, load_csv, save_csv
 
@@ -46,6 +47,7 @@ __all__ = [
     "Dispatcher",
     "Normalisation",
     "PerfTable",
+    "PortableResult",
     "Pruning",
     "ResultTable",
     "SelectError",
@@ -63,10 +65,13 @@ __all__ = [
     "generate_c",
     "generate_python",
     "geomean_fraction",
+    "leave_one_out",
     "load_bundle",
+    "load_caches",
     "load_csv",
     "log_features",
     "normalise",
+    "portable",
     "pruning_table",
     "relative",
     "save_csv",

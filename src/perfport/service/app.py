@@ -24,18 +24,18 @@ from perfport._core import (
 from perfport._core.optional import require
 from perfport._core.version import __version__
 from perfport.kernels import resolve_kernel
-from perfport.models.wgmodel import load_model
+from perfport.models.wgmodel import WgModel, load_model
 from perfport.space import PruningReport
 from perfport.store import Store
 from perfport.tune.tune import resolve_problem
 from perfport.tune.wg_predict import predict_wg, refused_sizes
 
 
-def create_app(model_path: str | Path, db: str | Path = "perfport.db") -> Any:
+def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> Any:
     fastapi = require("fastapi", "serve", "The prediction daemon")
     pydantic = require("pydantic", "serve", "The prediction daemon")
     responses = require("fastapi.responses", "serve", "The prediction daemon")
-    model = load_model(model_path)
+    model = model if isinstance(model, WgModel) else load_model(model)
 
     class Device(pydantic.BaseModel):
         """The device's OpenCL (or CUDA) properties, as the launcher queried them."""
@@ -119,7 +119,7 @@ def create_app(model_path: str | Path, db: str | Path = "perfport.db") -> Any:
 
 
 def serve(
-    model_path: str | Path, db: str | Path, host: str = "127.0.0.1", port: int = 8765
+    model: WgModel | str | Path, db: str | Path, host: str = "127.0.0.1", port: int = 8765
 ) -> None:
     uvicorn = require("uvicorn", "serve", "The prediction daemon")
-    uvicorn.run(create_app(model_path, db), host=host, port=port, log_level="warning")
+    uvicorn.run(create_app(model, db), host=host, port=port, log_level="warning")

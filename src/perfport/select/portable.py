@@ -1,0 +1,425 @@
+"""Configurations to ship for every GPU, including GPUs not in the data (issue 5, part 5).
+
+Lawson's pipeline chooses k configurations that serve every problem size of one device. Here
+the varying input is the device: from Kernel Tuner caches of one kernel on several GPUs,
+choose k configurations so that a new GPU, measuring only those k and keeping the best, gets
+close to its own optimum. ``leave_one_out`` scores that promise honestly: the set is chosen
+without a device and scored on it.
+
+Configurations are matched across caches by their parameter values. The columns are every
+configuration seen in any cache; one that is absent (it violates that device's constraints) or
+failed on a device has performance 0 there. Only configurations that ran on every *training*
+device are shipped: a configuration known to fail on some GPU is a liability to ship (on the
+convolution caches, 167 of 4362 fail somewhere, none of them a device's optimum). The held-out
+device's failures are not used for the choice (that would leak the answer); a shipped
+configuration that fails there scores 0, floored at ``GEOMEAN_FLOOR`` in a geometric mean.
+
+Methods (``Method``):
+
+- ``portable`` (the default): greedily add the configuration that most raises the geometric
+  mean over training devices of the best fraction within the set. Once that stops rising
+  (each training device already has its optimum in the set, at the latest at k = number of
+  training devices), spend the remaining slots on diversity: among configurations within
+  ``CUTOFF`` (90%) of the best training geometric mean, the one whose parameters differ
+  (Hamming distance) most from everything chosen. A new GPU's optimum tends to sit in another
+  region of the space than the known GPUs' (another tile shape, shared memory on or off), and
+  near-duplicates of a known optimum cannot reach it. In leave-one-device-out on the Kernel
+  Tuner caches (``benchmarks/select_portable.py``) this kept the held-out GPU at a geometric
+  mean of 0.94 (GEMM, k >= 4) and 0.87 (convolution, k >= 5); at k = 4 the variants below
+  reach 0.76 / 0.47 (``greedy_geomean``) and 0.75 / 0.41 (``clustered``).
+- ``greedy_geomean``: the same greedy without the diversity fill; once saturated, the next
+  configurations are the best remaining by training geometric mean.
+- ``clustered``: perfport's ``choose`` with k-means over devices (``Pruning.KMEANS``), then
+  its own greedy fill. With fewer devices than k, k-means has too few rows to say much.
+- ``most_often_best``: Kernel Tuner's "most often best": the configuration that is the optimum
+  of the most training devices, ties by training geometric mean (``Pruning.TOP_N``). It is a
+  single-configuration baseline; for k > 1 the next most often best are added the same way.
+- ``greedy_mean``: the issue's comparison baseline: greedy on the arithmetic mean of the best
+  fraction within the set (ties and saturation as in ``greedy_geomean``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport.select.errors import SelectError
+from perfport.select.normalise import CUTOFF, relative
+from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
+
+# A rise of the training geometric mean smaller than this (in log space) counts as "stopped
+# rising": it is below what repeated timings of one configuration can resolve.
+SATURATION = 1e-9
+DEFAULT_LOO_KS = tuple(range(1, 9))
+
+
+class Method(Enum):
+    PORTABLE = "portable"
+    GREEDY_GEOMEAN = "greedy_geomean"
+    CLUSTERED = "clustered"
+    MOST_OFTEN_BEST = "most_often_best"
+    GREEDY_MEAN = "greedy_mean"
+
+
+@dataclass(frozen=True)
+class DeviceTimes:
+    """Times of one kernel's configurations on several devices: ``times[d, c]`` in the caches'
+    unit (ms), NaN where configuration ``c`` is absent or failed on device ``d``."""
+
+    devices: tuple[str, ...]
+    files: tuple[str, ...]  # one per device, as given
+    param_names: tuple[str, ...]
+    configs: tuple[tuple[Any, ...], ...]
+    times: np.ndarray
+
+    def config_dict(self, index: int) -> dict[str, Any]:
+        return dict(zip(self.param_names, self.configs[index], strict=True))
+
+    def device_index(self, holdout: str | Path) -> int:
+        """The device of a file (as given, or the same resolved path) or a device name."""
+        wanted = Path(holdout)
+        for i, f in enumerate(self.files):
+            if str(holdout) == f or _same_file(wanted, Path(f)):
+                return i
+        if str(holdout) in self.devices:
+            return self.devices.index(str(holdout))
+        raise SelectError(
+            f"holdout {holdout} is neither one of the cache files nor a device name "
+            f"({', '.join(self.devices)}); pass one of those"
+        )
+
+
+@dataclass(frozen=True)
+class PortableResult:
+    """k configurations to ship. ``per_device`` is each device's fraction of its own optimum
+    reached by the best of the k (training devices and the held-out one, if any); ``geomean``
+    is the geometric mean over every device in ``per_device``, held-out one included (a
+    failure counts as ``GEOMEAN_FLOOR``). ``holdout`` names the held-out device, if any."""
+
+    k: int
+    configs: tuple[dict[str, Any], ...]
+    per_device: dict[str, float]
+    geomean: float
+    holdout: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"k", "configs", "per_device", "geomean"}``: the output of ``perfport select
+        portable --json``."""
+        return {
+            "k": self.k,
+            "configs": [dict(c) for c in self.configs],
+            "per_device": dict(self.per_device),
+            "geomean": self.geomean,
+        }
+
+
+@dataclass(frozen=True)
+class LooRow:
+    """One method, k and held-out device: the held-out device's fraction of its optimum."""
+
+    method: str
+    k: int
+    holdout: str
+    fraction: float
+
+
+# ---- loading --------------------------------------------------------------------------------
+
+
+def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
+    """Kernel Tuner cache files (``.json`` or ``.json.gz``) of one kernel on several devices,
+    as one devices x configurations time matrix. Every file must have the same
+    ``tune_params_keys`` (in any order)."""
+    if len(files) < 1:
+        raise SelectError("portable selection needs at least one Kernel Tuner cache file")
+    names: list[str] = []
+    per_file: list[dict[tuple[Any, ...], float]] = []
+    params: tuple[str, ...] = ()
+    for i, f in enumerate(files):
+        cache = _read_cache(Path(f))
+        keys = tuple(cache["tune_params_keys"])
+        if i == 0:
+            params = keys
+        elif set(keys) != set(params):
+            raise SelectError(
+                f"{f}: its parameters {sorted(keys)} differ from {files[0]}'s {sorted(params)}; "
+                "only caches of the same kernel and search space can be pooled"
+            )
+        per_file.append(_entries(Path(f), cache, params))
+        name = cache.get("device_name")
+        names.append(name if isinstance(name, str) and name.strip() else _stem(Path(f)))
+    # Two caches of one GPU model (another driver, another machine) stay two devices.
+    devices = [
+        f"{n} ({Path(f).name})" if names.count(n) > 1 else n
+        for n, f in zip(names, files, strict=True)
+    ]
+    configs = sorted(set().union(*per_file), key=_order)
+    col = {c: j for j, c in enumerate(configs)}
+    times = np.full((len(files), len(configs)), np.nan)
+    for d, entries in enumerate(per_file):
+        for c, t in entries.items():
+            times[d, col[c]] = t
+    return DeviceTimes(tuple(devices), tuple(str(f) for f in files), params, tuple(configs), times)
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise SelectError(f"{path}: cannot be read ({e.strerror}); check the path") from None
+    try:
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        cache = json.loads(text)
+    except (OSError, EOFError, ValueError):
+        raise SelectError(
+            f"{path}: not JSON or gzipped JSON; pass a Kernel Tuner cache file (.json or .json.gz)"
+        ) from None
+    if (
+        not isinstance(cache, dict)
+        or not isinstance(cache.get("tune_params_keys"), list)
+        or not isinstance(cache.get("cache"), dict)
+    ):
+        raise SelectError(
+            f"{path}: not a Kernel Tuner cache (needs 'tune_params_keys' and 'cache'); "
+            "pass a cache written by Kernel Tuner or `perfport store export --format kt`"
+        )
+    return cache
+
+
+def _entries(
+    path: Path, cache: dict[str, Any], params: tuple[str, ...]
+) -> dict[tuple[Any, ...], float]:
+    """Configuration (values in ``params`` order) -> time, for the entries that ran."""
+    out: dict[tuple[Any, ...], float] = {}
+    for key, entry in cache["cache"].items():
+        if not isinstance(entry, dict) or any(p not in entry for p in params):
+            raise SelectError(
+                f"{path}: cache entry {key!r} lacks some of {list(params)}; "
+                "the file is truncated or not a Kernel Tuner cache"
+            )
+        t = entry.get("time")
+        # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
+        if isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0:
+            out[tuple(_hashable(entry[p]) for p in params)] = float(t)
+    if not out:
+        raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")
+    return out
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _order(config: tuple[Any, ...]) -> tuple[tuple[int, float, str], ...]:
+    # Numbers before strings, numerically; a stable column order whatever the files' order.
+    return tuple(
+        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v)) for v in config
+    )
+
+
+def _stem(path: Path) -> str:
+    return path.name.split(".")[0]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+# ---- choosing -------------------------------------------------------------------------------
+
+
+def portable(
+    files: Sequence[str | Path] | DeviceTimes,
+    k: int,
+    holdout: str | Path | None = None,
+    method: Method | str = Method.PORTABLE,
+    seed: int = 0,
+) -> PortableResult:
+    """Choose ``k`` configurations of one kernel to ship for every GPU, from Kernel Tuner caches
+    (paths, or ``load_caches``' result). ``holdout`` (a file, which need not be among
+    ``files``, or a device name) is left out of the choice and scored like the others; the
+    geometric mean covers every device reported, the held-out one included."""
+    if k < 1:
+        raise SelectError(f"the number of configurations to ship must be at least 1, got {k}")
+    if not isinstance(files, DeviceTimes):
+        paths = list(files)
+        # A holdout file not among ``files`` joins them; otherwise it names one of them (by
+        # path or device name).
+        if (
+            holdout is not None
+            and Path(holdout).is_file()
+            and not any(str(holdout) == str(p) or _same_file(Path(holdout), Path(p)) for p in paths)
+        ):
+            paths.append(holdout)
+        data = load_caches(paths)
+    else:
+        data = files
+    held = None if holdout is None else data.device_index(holdout)
+    chosen = _choose_for(data, k, held, Method(method), seed)
+    perf = relative(data.times)
+    fractions = perf[:, chosen].max(axis=1)
+    per_device = {d: float(f) for d, f in zip(data.devices, fractions, strict=True)}
+    return PortableResult(
+        k=len(chosen),
+        configs=tuple(data.config_dict(int(c)) for c in chosen),
+        per_device=per_device,
+        geomean=_geomean(fractions),
+        holdout=None if held is None else data.devices[held],
+    )
+
+
+def _choose_for(
+    data: DeviceTimes, k: int, held: int | None, method: Method, seed: int
+) -> list[int]:
+    train = [d for d in range(len(data.devices)) if d != held]
+    if not train:
+        raise SelectError("holding out the only device leaves nothing to choose from; add caches")
+    times = data.times[train]
+    runs_everywhere = np.flatnonzero(np.isfinite(times).all(axis=0))
+    if len(runs_everywhere) == 0:
+        raise SelectError(
+            "no configuration ran on every training device; check that the caches are of the "
+            "same kernel and problem size"
+        )
+    # Each device's optimum comes from all its configurations, but only ones that ran on every
+    # training device are candidates.
+    norm = relative(times)[:, runs_everywhere]
+    picks = _METHODS[method](norm, min(k, norm.shape[1]), seed, data, runs_everywhere)
+    return [int(runs_everywhere[p]) for p in picks]
+
+
+def _geomean(values: np.ndarray) -> float:
+    return float(np.exp(np.log(np.maximum(values, GEOMEAN_FLOOR)).mean()))
+
+
+def _greedy(norm: np.ndarray, k: int, geometric: bool) -> list[int]:
+    """Greedy maximisation of the mean (geometric or arithmetic) over devices of the best
+    value within the set; once no configuration raises it, the best remaining by the mean."""
+    values = np.log(np.maximum(norm, GEOMEAN_FLOOR)) if geometric else norm
+    single = values.mean(axis=0)
+    chosen: list[int] = []
+    best = np.full(len(norm), -np.inf)
+    while len(chosen) < k:
+        if chosen:
+            score = np.maximum(best[:, None], values).mean(axis=0)
+            score[chosen] = -np.inf
+            if score.max() <= best.mean() + SATURATION:
+                score = single.copy()
+                score[chosen] = -np.inf
+        else:
+            score = single
+        pick = int(np.argmax(score))  # ties: the lowest column, i.e. the smallest parameters
+        chosen.append(pick)
+        best = np.maximum(best, values[:, pick])
+    return chosen
+
+
+def _portable(
+    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
+) -> list[int]:
+    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
+    single = logs.mean(axis=0)
+    # Parameter values as small integer codes, so that a Hamming distance is a count of
+    # differing parameters whatever their types.
+    configs = np.array([data.configs[c] for c in cols], dtype=object)
+    codes = np.column_stack(
+        [
+            np.unique(configs[:, j].astype(str), return_inverse=True)[1]
+            for j in range(len(configs[0]))
+        ]
+    )
+    good = single >= single.max() + math.log(CUTOFF)
+    chosen: list[int] = []
+    best = np.full(len(norm), -np.inf)
+    while len(chosen) < k:
+        score = np.maximum(best[:, None], logs).mean(axis=0)
+        score[chosen] = -np.inf
+        pick = int(np.argmax(score))
+        if chosen and score[pick] <= best.mean() + SATURATION:
+            pick = _most_different(codes, chosen, good, single)
+        chosen.append(pick)
+        best = np.maximum(best, logs[:, pick])
+    return chosen
+
+
+def _most_different(
+    codes: np.ndarray, chosen: list[int], good: np.ndarray, single: np.ndarray
+) -> int:
+    """Among ``good`` configurations not yet chosen (all remaining if none), the one whose
+    fewest differing parameters to any chosen one is largest; ties to the better geomean."""
+    pool = good.copy()
+    pool[chosen] = False
+    if not pool.any():
+        pool = np.ones(len(codes), dtype=bool)
+        pool[chosen] = False
+    cand = np.flatnonzero(pool)
+    distance = (codes[cand][:, None, :] != codes[chosen][None, :, :]).sum(axis=2).min(axis=1)
+    return int(cand[np.lexsort((-single[cand], -distance))[0]])
+
+
+_METHODS = {
+    Method.PORTABLE: _portable,
+    Method.GREEDY_GEOMEAN: lambda norm, k, seed, data, cols: _greedy(norm, k, geometric=True),
+    Method.GREEDY_MEAN: lambda norm, k, seed, data, cols: _greedy(norm, k, geometric=False),
+    Method.CLUSTERED: lambda norm, k, seed, data, cols: list(choose(norm, k, Pruning.KMEANS, seed)),
+    Method.MOST_OFTEN_BEST: lambda norm, k, seed, data, cols: list(choose(norm, k, Pruning.TOP_N)),
+}
+
+
+# ---- evaluation -----------------------------------------------------------------------------
+
+
+def leave_one_out(
+    files: Sequence[str | Path] | DeviceTimes,
+    ks: Iterable[int] = DEFAULT_LOO_KS,
+    methods: Iterable[Method | str] = tuple(Method),
+    seed: int = 0,
+) -> list[LooRow]:
+    """For each method, held-out device and k: choose k configurations on the other devices
+    and report the held-out device's fraction of its own optimum."""
+    data = files if isinstance(files, DeviceTimes) else load_caches(files)
+    if len(data.devices) < 2:
+        raise SelectError("leave-one-device-out needs caches of at least 2 devices")
+    ks = sorted(set(ks))
+    perf = relative(data.times)
+    rows = []
+    for method in map(Method, methods):
+        for held, device in enumerate(data.devices):
+            for k in ks:
+                chosen = _choose_for(data, k, held, method, seed)
+                rows.append(LooRow(method.value, k, device, float(perf[held, chosen].max())))
+    return rows
+
+
+def loo_markdown(rows: Sequence[LooRow]) -> str:
+    """A markdown table: per method, one line per held-out device and a geometric-mean line
+    over held-out devices; one column per k."""
+    ks = sorted({r.k for r in rows})
+    cell = {(r.method, r.holdout, r.k): r.fraction for r in rows}
+    lines = [
+        "| method | held-out device | " + " | ".join(f"k={k}" for k in ks) + " |",
+        "|---|---|" + "---:|" * len(ks),
+    ]
+    for method in dict.fromkeys(r.method for r in rows):
+        devices = list(dict.fromkeys(r.holdout for r in rows if r.method == method))
+        for device in devices:
+            values = [cell.get((method, device, k), math.nan) for k in ks]
+            lines.append(
+                f"| {method} | {device} | " + " | ".join(f"{v:.3f}" for v in values) + " |"
+            )
+        means = [_geomean(np.array([cell[method, d, k] for d in devices])) for k in ks]
+        lines.append(
+            f"| **{method}** | **geomean** | " + " | ".join(f"**{v:.3f}**" for v in means) + " |"
+        )
+    return "\n".join(lines) + "\n"

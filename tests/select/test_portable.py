@@ -1,0 +1,192 @@
+"""Configurations shipped to every GPU, on synthetic Kernel Tuner caches whose answer is known."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfport.select.errors import SelectError
+from perfport.select.portable import (
+    Method,
+    leave_one_out,
+    load_caches,
+    loo_markdown,
+    portable,
+)
+
+PARAMS = ("tile", "wg")
+CONFIGS = [(t, w) for t in (1, 2, 4, 8) for w in (32, 64, 128)]
+A, B, C = (1, 64), (8, 128), (4, 32)  # family X's best, family Y's best, a compromise
+
+
+def write_cache(
+    path: Path, device: str | None, times: dict[tuple[int, int], float | str], **extra: Any
+) -> Path:
+    """A Kernel Tuner cache (gzipped when the name ends in .gz) of the given times."""
+    cache = {
+        "tune_params_keys": list(PARAMS),
+        "tune_params": {"tile": [1, 2, 4, 8], "wg": [32, 64, 128]},
+        "cache": {
+            ",".join(map(str, c)): {"tile": c[0], "wg": c[1], "time": t} for c, t in times.items()
+        },
+        **extra,
+    }
+    if device is not None:
+        cache["device_name"] = device
+    text = json.dumps(cache).encode()
+    path.write_bytes(gzip.compress(text) if path.name.endswith(".gz") else text)
+    return path
+
+
+def family_times(best: tuple[int, int], other: tuple[int, int], seed: int) -> dict:
+    """``best`` at 1 ms, ``other`` 3x slower, the compromise C at 1/0.6 ms, the rest 2-10x."""
+    rng = np.random.default_rng(seed)
+    times = {c: float(rng.uniform(2.0, 10.0)) for c in CONFIGS}
+    times[best], times[other], times[C] = 1.0, 3.0, 1 / 0.6
+    return times
+
+
+@pytest.fixture
+def families(tmp_path: Path) -> list[Path]:
+    """Four GPUs of family X (A best) and two of family Y (B best)."""
+    xs = [write_cache(tmp_path / f"x{i}.json.gz", f"X{i}", family_times(A, B, i)) for i in range(4)]
+    ys = [
+        write_cache(tmp_path / f"y{i}.json.gz", f"Y{i}", family_times(B, A, 10 + i))
+        for i in range(2)
+    ]
+    return xs + ys
+
+
+def configs_of(result) -> set[tuple[int, int]]:
+    return {(c["tile"], c["wg"]) for c in result.configs}
+
+
+def test_greedy_geomean_ships_both_families_where_most_often_best_fails_one(families):
+    two = portable(families, 2)
+    assert configs_of(two) == {A, B}
+    assert two.geomean == pytest.approx(1.0)
+    single = portable(families, 1, method=Method.MOST_OFTEN_BEST)
+    assert configs_of(single) == {A}  # best on 4 of 6 devices
+    assert single.per_device["Y0"] == pytest.approx(1 / 3)
+    assert single.per_device["X0"] == pytest.approx(1.0)
+    assert portable(families, 2, method="greedy_mean").k == 2
+
+
+def test_json_contract(families):
+    out = portable(families, 3).to_json()
+    assert set(out) == {"k", "configs", "per_device", "geomean"}
+    assert out["k"] == 3 and len(out["configs"]) == 3
+    assert all(set(c) == set(PARAMS) for c in out["configs"])
+    assert set(out["per_device"]) == {"X0", "X1", "X2", "X3", "Y0", "Y1"}
+    assert json.loads(json.dumps(out)) == out
+
+
+def test_holdout_is_left_out_of_the_choice_and_reported(families, tmp_path):
+    # A third family, one GPU, whose optimum D is bad everywhere else.
+    d = (2, 32)
+    times = family_times(A, B, 20)
+    times[d] = 0.5
+    z = write_cache(tmp_path / "z.json.gz", "Z", times)
+    assert d in configs_of(portable([*families, z], 3))
+    for holdout in (z, str(z), "Z"):
+        files = families if holdout != "Z" else [*families, z]
+        held = portable(files, 3, holdout=holdout)
+        assert d not in configs_of(held)
+        assert held.holdout == "Z"
+        assert held.per_device["Z"] == pytest.approx(0.5)  # A at 1 ms vs the optimum's 0.5 ms
+        assert len(held.per_device) == 7
+        # The geometric mean covers every device reported, the held-out one included.
+        expected = np.exp(np.mean(np.log(list(held.per_device.values()))))
+        assert held.geomean == pytest.approx(expected)
+    # The same file passed twice (in files and as holdout) is one device.
+    assert len(portable([*families, z], 2, holdout=z).per_device) == 7
+
+
+def test_failures_are_never_shipped_and_score_zero_when_held_out(tmp_path):
+    good = {c: 2.0 for c in CONFIGS}
+    good[A], good[B] = 1.0, 1.05
+    failing = dict(good)
+    failing[A] = "CompilationFailedConfig"
+    one = write_cache(tmp_path / "one.json.gz", "one", good)
+    two = write_cache(tmp_path / "two.json.gz", "two", failing)
+    assert A not in configs_of(portable([one, two], 1))
+    held = portable([one, two], 1, holdout=two)
+    assert configs_of(held) == {A}
+    assert held.per_device["two"] == 0.0
+    assert held.geomean == pytest.approx(np.sqrt(1e-3))  # failures floored at GEOMEAN_FLOOR
+
+
+def test_saturated_set_is_filled_with_different_configurations(tmp_path):
+    times = {c: 5.0 for c in CONFIGS}
+    times[(1, 32)], times[(1, 64)], times[(8, 128)] = 1.0, 1 / 0.99, 1 / 0.92
+    one = write_cache(tmp_path / "one.json", "one", times)  # plain JSON works too
+    assert configs_of(portable([one], 2)) == {(1, 32), (8, 128)}
+    assert configs_of(portable([one], 2, method=Method.GREEDY_GEOMEAN)) == {(1, 32), (1, 64)}
+
+
+def test_device_names_fall_back_to_the_file_and_stay_distinct(tmp_path):
+    times = family_times(A, B, 0)
+    data = load_caches(
+        [
+            write_cache(tmp_path / "MI250X.json.gz", "", times),
+            write_cache(tmp_path / "a.json.gz", "GPU", times),
+            write_cache(tmp_path / "b.json.gz", "GPU", times),
+        ]
+    )
+    assert data.devices == ("MI250X", "GPU (a.json.gz)", "GPU (b.json.gz)")
+    assert data.times.shape == (3, len(CONFIGS))
+
+
+def test_leave_one_out_rows_and_table(families):
+    rows = leave_one_out(families, ks=(1, 2), methods=(Method.PORTABLE, Method.MOST_OFTEN_BEST))
+    assert len(rows) == 2 * 6 * 2
+    by = {(r.method, r.holdout, r.k): r.fraction for r in rows}
+    assert by["portable", "Y0", 2] == pytest.approx(1.0)  # Y1 still votes for B
+    assert by["most_often_best", "Y0", 1] == pytest.approx(1 / 3)
+    table = loo_markdown(rows)
+    assert "| portable | Y0 |" in table and "**geomean**" in table
+    assert table.count("\n") == 2 + 2 * 7
+
+
+def one_line_error(files, match: str, **kwargs: Any) -> None:
+    with pytest.raises(SelectError, match=match) as info:
+        portable(files, 1, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_malformed_and_mismatched_files_give_one_line_errors(families, tmp_path):
+    junk = tmp_path / "junk.json.gz"
+    junk.write_bytes(b"\x1f\x8bnot really gzip")
+    one_line_error([junk], "junk.json.gz: not JSON")
+    t4 = tmp_path / "t4.json"
+    t4.write_text(json.dumps({"schema_version": "1.0.0", "results": []}))
+    one_line_error([t4], "t4.json: not a Kernel Tuner cache")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"tune_params_keys": ["bx"], "cache": {"1": {"bx": 1, "time": 1}}}))
+    one_line_error([families[0], other], "other.json: its parameters")
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(json.dumps({"tune_params_keys": ["tile", "wg"], "cache": {"1": {}}}))
+    one_line_error([truncated], "truncated.json: cache entry")
+    failed = write_cache(tmp_path / "failed.json", "f", {A: "RuntimeFailedConfig"})
+    one_line_error([failed], "failed.json: no configuration has a valid time")
+    one_line_error([tmp_path / "missing.json.gz"], "missing.json.gz: cannot be read")
+    one_line_error(families, "holdout nowhere", holdout="nowhere")
+    one_line_error(families[:1], "only device", holdout=families[0])
+    with pytest.raises(SelectError, match="at least 1"):
+        portable(families, 0)
+
+
+HUB = Path(__file__).resolve().parents[3] / "shared/data/kerneltuner-benchmark_hub"
+
+
+@pytest.mark.skipif(not (HUB / "convolution_milo").is_dir(), reason="shared data not present")
+def test_real_convolution_caches():
+    files = [HUB / "convolution_milo" / f"{d}.json.gz" for d in ("A4000", "MI250X")]
+    result = portable(files, 2)
+    assert set(result.per_device) == {"NVIDIA RTX A4000", "MI250X"}
+    assert min(result.per_device.values()) > 0.97  # one configuration is near-best on both
