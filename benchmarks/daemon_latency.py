@@ -1,12 +1,11 @@
 """Latency of the work-group-size prediction daemon on loopback.
 
     pip install -e '.[pocl,features,serve]'
-    perfport wg train --data wg.npz --method speedup_regressor --out /tmp/wg-model.pkl
-    python benchmarks/daemon_latency.py --model /tmp/wg-model.pkl [--requests 2000] [--json]
+    python benchmarks/daemon_latency.py [--model MODEL] [--requests 2000] [--json]
 
 Goal: "The daemon answers /v1/wg/predict in under 5 ms at p99 on loopback".
 
-The script starts ``python -m perfport serve --model MODEL --db TMPDB --port FREE_PORT`` on
+The script starts ``python -m perfport serve [--model MODEL] --db TMPDB --port FREE_PORT`` on
 127.0.0.1 as a subprocess, waits for ``GET /v1/health``, warms up (see below), reports one
 refused size (as a launcher would, so the database exists and every prediction pays its SQLite
 look-up of refused sizes), then sends --requests sequential ``POST /v1/wg/predict`` requests over one
@@ -24,8 +23,11 @@ kernel compiled with PoCL) per kernel source and compile-time defines, in proces
 compiled once whatever its size. That cache is legitimate, since a launcher asks about the same
 kernels again and again, so the warm-up first sends every scenario once (their round trips are
 reported as "cold", the first request of each kernel paying a compile) and the timed requests
-measure the steady state. Nothing else is cached: the problem, the device's features, the
-legal sizes, the SQLite look-up and the model's prediction are done on every request.
+measure the steady state. The daemon also remembers its answers, keyed by the request and the
+refused sizes in the store (read on every request), since a launcher asks the same question at
+every launch: the timed loop measures those repeated questions, and a separate pass of
+first-time questions (each scenario at a data size not asked before: features cached, the
+model runs) measures an answer the daemon has to compute.
 
 Prints p50, p90, p99 and max of both round trips, their p99 ratio, the ``predict_ms`` the
 daemon reports (features + legal sizes + model, timed inside ``predict_wg``), and the verdict
@@ -56,11 +58,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import perfport
-
 TARGET_MS = 5.0
 HOST = "127.0.0.1"
-SHIPPED_MODEL = Path(perfport.__file__).parent / "datasets" / "wg" / "model.pkl"
 
 # The devices perfport found on the H100 machine (docs/results/2026-11-22-h100-builtins).
 DEVICES: tuple[dict[str, Any], ...] = (
@@ -191,8 +190,9 @@ class Client:
         self.conn.close()
 
 
-def start_server(model: Path, db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "perfport", "serve", "--model", str(model), "--db", str(db)]
+def start_server(model: Path | None, db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "perfport", "serve", "--db", str(db)]
+    command += ["--model", str(model)] if model else []
     command += ["--host", HOST, "--port", str(port)]
     with log.open("wb") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -240,6 +240,14 @@ def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     for s in all_scenarios:
         ms, _ = client.call("POST", "/v1/wg/predict", s.body)
         cold.setdefault(s.label, ms)
+    # First-time questions: every scenario at a data size not asked before. Its features are
+    # cached (sizes are not compiled in) but its answer is not, so the model runs.
+    first_time: list[float] = []
+    for n, s in enumerate(all_scenarios):
+        body = json.loads(s.body)
+        body["problem"] = {**body["problem"], "width": 600 + 8 * n, "height": 600 + 8 * n}
+        ms, _ = client.call("POST", "/v1/wg/predict", json.dumps(body).encode())
+        first_time.append(ms)
     # A launcher reports a refused size: the database then exists, and every prediction looks
     # up this device's refusals for its kernel in SQLite (as a deployed daemon does).
     first = json.loads(all_scenarios[0].body)
@@ -280,6 +288,7 @@ def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
         "predict_ms_inside": Stats.of(inside) if len(inside) >= 2 else None,
         "by_kernel": {k: Stats.of(v) for k, v in sorted(by_kernel.items()) if len(v) >= 2},
         "cold_ms": cold,
+        "first_time": Stats.of(first_time),
         "scenarios": len(all_scenarios),
         "answers_with_refusal": refused_seen,
     }
@@ -290,9 +299,12 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
     health: Stats = result["health"]
     inside: Stats | None = result["predict_ms_inside"]
     ratio = predict.p99 / health.p99 if health.p99 > 0 else float("inf")
+    first: Stats = result["first_time"]
     met = predict.p99 < TARGET_MS
     verdict = (
-        f"p99 predict {predict.p99:.3f} ms: target < {TARGET_MS:g} ms {'met' if met else 'not met'}"
+        f"p99 predict {predict.p99:.3f} ms (questions asked before: answers cached): target < "
+        f"{TARGET_MS:g} ms {'met' if met else 'not met'}; first-time questions (the model runs) "
+        f"p99 {first.p99:.3f} ms: {'met' if first.p99 < TARGET_MS else 'not met'}"
     )
     if args.json:
         summary = {
@@ -304,6 +316,7 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
             "health_round_trip_ms": health.to_json(),
             "p99_ratio_predict_over_health": round(ratio, 3),
             "predict_ms_reported": inside.to_json() if inside else None,
+            "first_time_round_trip_ms": first.to_json(),
             "by_kernel_round_trip_ms": {k: s.to_json() for k, s in result["by_kernel"].items()},
             "cold_first_request_ms": {k: round(v, 3) for k, v in result["cold_ms"].items()},
             "answers_with_refusal": result["answers_with_refusal"],
@@ -333,6 +346,7 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
     print(f"{'ms':34} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
     print(f"{'POST /v1/wg/predict round trip':34} {predict.row()}")
     print(f"{'GET /v1/health round trip':34} {health.row()}")
+    print(f"{'first-time questions round trip':34} {first.row()}")
     if inside:
         print(f"{'predict_ms reported by the daemon':34} {inside.row()}")
     print(f"p99 ratio predict / health: {ratio:.2f}")
@@ -351,14 +365,11 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    has_shipped = SHIPPED_MODEL.is_file()
     parser.add_argument(
         "--model",
         type=Path,
-        default=SHIPPED_MODEL if has_shipped else None,
-        required=not has_shipped,
-        help="a model from 'perfport wg train'"
-        + (f" (default: {SHIPPED_MODEL})" if has_shipped else ""),
+        help="a model from 'perfport wg train' (default: the daemon's own, trained on the "
+        "dataset perfport ships)",
     )
     parser.add_argument("--requests", type=int, default=2000, help="timed requests (2000)")
     parser.add_argument("--warmup", type=int, default=200, help="extra warm-up pairs (200)")
@@ -368,7 +379,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.requests < 2:
         parser.error("--requests must be at least 2")
-    if not args.model.is_file():
+    if args.model is not None and not args.model.is_file():
         parser.error(f"--model {args.model}: no such file")
 
     # SIGTERM ends the run like Ctrl-C does, through the finally below.
@@ -380,7 +391,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="perfport-daemon-latency-") as tmp:
         db, log = Path(tmp) / "wg.db", Path(tmp) / "serve.log"
         port = free_port()
-        server = start_server(args.model.resolve(), db, port, log)
+        server = start_server(args.model and args.model.resolve(), db, port, log)
         client: Client | None = None
         try:
             health = wait_healthy(server, port, log, args.startup_timeout)
@@ -400,7 +411,7 @@ def main() -> int:
         "load_average": load,
         "method": health.get("method"),
         "trained_on": health.get("trained_on"),
-        "model": str(args.model),
+        "model": str(args.model or "default: trained on the shipped dataset"),
     }
     report(result, header, args)
     return 0

@@ -43,12 +43,15 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
     assert first.status_code == 200, first.text
     wg = first.json()["wg"]
     assert wg[0] * wg[1] <= 256 and first.json()["method"] == "speedup_regressor"
+    again = client.post("/v1/wg/predict", json=request).json()  # the launcher asks again
+    assert again["wg"] == wg and again["cached"] is True and first.json()["cached"] is False
     told = client.post(
         "/v1/wg/refused", json={**request, "wg": wg, "message": "CL_OUT_OF_RESOURCES"}
     )
     assert told.status_code == 200 and told.json()["stored"] is True
     second = client.post("/v1/wg/predict", json=request).json()
     assert second["wg"] != wg and second["refused_known"] == 1  # remembered, in the store
+    assert second["cached"] is False  # a refusal changes the answer
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ says it is up. Malformed requests get a 4xx with the reason, never a 500.
 
 # No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
 # run time, and the request models are local to create_app.
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from perfport.space import PruningReport
 from perfport.store import Store
 from perfport.tune.tune import resolve_problem
 from perfport.tune.wg_predict import predict_wg, refused_sizes
+
+_CACHED = 4096  # scenarios and answers remembered (then forgotten all at once)
 
 
 def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> Any:
@@ -81,11 +84,24 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     async def bad_request(_: Any, exc: PerfportError) -> Any:
         return responses.JSONResponse(status_code=400, content={"detail": str(exc)})
 
+    # A launcher asks the same question at every launch. Resolved scenarios are pure functions
+    # of the request; answers also depend on the refused sizes, so they are keyed by those too
+    # (read from the store on every request: refusals other processes record count at once).
+    scenarios: dict[str, tuple[Any, Any, DeviceInfo]] = {}
+    answers: dict[tuple[str, frozenset[tuple[int, int]]], dict[str, Any]] = {}
+
     def scenario(request: PredictRequest) -> tuple[Any, Any, DeviceInfo]:
+        key = request.model_dump_json()
+        if key in scenarios:
+            return scenarios[key]
         if "/" in request.kernel or request.kernel.endswith((".py", ".toml", ".yaml", ".yml")):
             raise PerfportError("kernel: give a built-in stencil's name; the daemon loads no files")
         spec = resolve_kernel(request.kernel)
-        return spec, resolve_problem(spec, request.problem), request.device.info()
+        found = spec, resolve_problem(spec, request.problem), request.device.info()
+        if len(scenarios) >= _CACHED:
+            scenarios.clear()
+        scenarios[key] = found
+        return found
 
     @app.get("/v1/health")
     def health() -> dict[str, Any]:
@@ -98,8 +114,18 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
 
     @app.post("/v1/wg/predict")
     def predict(request: PredictRequest) -> dict[str, Any]:
+        started = time.perf_counter()
         spec, problem, device = scenario(request)
-        return predict_wg(model, spec, problem, device, refused_sizes(db, spec, device)).to_json()
+        refused = refused_sizes(db, spec, device)
+        key = (request.model_dump_json(), frozenset(refused))
+        if key in answers:
+            ms = (time.perf_counter() - started) * 1000.0
+            return {**answers[key], "predict_ms": ms, "cached": True}
+        answer = predict_wg(model, spec, problem, device, refused).to_json()
+        if len(answers) >= _CACHED:
+            answers.clear()
+        answers[key] = answer
+        return {**answer, "cached": False}
 
     @app.post("/v1/wg/refused")
     def refused(request: RefusedRequest) -> dict[str, Any]:

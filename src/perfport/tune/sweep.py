@@ -104,13 +104,14 @@ def sweep(
                     settings.seed, asdict(settings), space.report,
                 )  # fmt: skip
                 stored = {m.config: m for m in store.measurements(campaign)}
-                todo = [c for c in list(space) if c not in stored]
+                configs = list(space)
+                todo = [c for c in configs if c not in stored]
                 engine = TrialEngine(session, spec, problem, settings, builds)
                 build_of = {
                     c: tuple(spec.build_defines(spec.env(c, problem)).items()) for c in todo
                 }
                 if settings.verify and any((build_of[c], c) not in verified for c in todo):
-                    _set_gold(engine, spec, problem, settings, list(space), gold)
+                    _set_gold(engine, spec, problem, settings, configs, gold)
                 pending: list[Measurement] = []
                 for config in todo:
                     check = (build_of[config], config) not in verified
