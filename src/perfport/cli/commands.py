@@ -33,14 +33,10 @@ from perfport.tune import Budget, resolve_problem
 from perfport.tune.replay import replay_db
 
 
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=1))
-
-
 def cmd_devices(args: argparse.Namespace, console: Console) -> int:
     devices = perfport.devices()
     if args.json:
-        _print_json({"devices": [d.to_json() for d in devices]})
+        render.print_json({"devices": [d.to_json() for d in devices]})
     else:
         render.devices_table(console, devices)
     return 0
@@ -49,7 +45,7 @@ def cmd_devices(args: argparse.Namespace, console: Console) -> int:
 def cmd_kernels(args: argparse.Namespace, console: Console) -> int:
     specs = [make() for make in BUILTINS.values()]
     if args.json:
-        _print_json({"kernels": [s.describe() for s in specs]})
+        render.print_json({"kernels": [s.describe() for s in specs]})
     else:
         render.kernels_table(console, specs)
     return 0
@@ -73,7 +69,7 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
         min_work_groups=args.min_work_groups,
     )
     if args.json:
-        _print_json(result.to_json())
+        render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
@@ -116,7 +112,7 @@ def cmd_space(args: argparse.Namespace, console: Console) -> int:
         space = perfport.kernel_space(spec, problem, device, args.min_work_groups)
         name, report = spec.name, space.report
     if args.json:
-        _print_json(
+        render.print_json(
             {"kernel": name, "device": device and device.id, "problem": problem, **report.to_json()}
         )
     else:
@@ -130,7 +126,7 @@ def cmd_strategies(args: argparse.Namespace, console: Console) -> int:
         for n, s in STRATEGIES.items()
     ]
     if args.json:
-        _print_json({"default": DEFAULT_STRATEGY, "strategies": rows})
+        render.print_json({"default": DEFAULT_STRATEGY, "strategies": rows})
     else:
         for r in rows:
             console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}")
@@ -142,7 +138,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
         args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
     )
     if args.json:
-        _print_json(result.to_json())
+        render.print_json(result.to_json())
     else:
         console.print(
             f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
@@ -159,7 +155,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 def cmd_results(args: argparse.Namespace, console: Console) -> int:
     found = perfport.results(args.db, kernel=args.kernel, device=args.device)
     if args.json:
-        _print_json({"results": [r.to_json() for r in found]})
+        render.print_json({"results": [r.to_json() for r in found]})
     else:
         render.results_table(console, found)
     return 0
@@ -169,7 +165,7 @@ def cmd_import(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db) as store:
         imported = interchange.import_file(store, args.file, args.device_name, args.kernel_name)
     if args.json:
-        _print_json(imported.to_json())
+        render.print_json(imported.to_json())
     else:
         console.print(
             f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
@@ -235,7 +231,7 @@ def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum())}  # fmt: skip
     if args.json:
-        _print_json(summary)
+        render.print_json(summary)
     else:
         console.print(
             f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to {args.out}"
@@ -258,7 +254,7 @@ def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
         "sizes": len(model.sizes),
     }
     if args.json:
-        _print_json(summary)
+        render.print_json(summary)
     else:
         console.print(f"trained {model.method} on {model.scenarios} scenarios; wrote {args.out}")
     return 0
@@ -273,7 +269,7 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
     device = get_device(args.device, spec.language)
     prediction = predict_wg(model, spec, problem, device, refused_sizes(args.db, spec, device))
     if args.json:
-        _print_json(prediction.to_json())
+        render.print_json(prediction.to_json())
     else:
         wc, wr = prediction.wg
         console.print(
@@ -365,7 +361,7 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
         plots.refused_ratio(data, out / "refused_per_device.png")
         plots.expert_violins(results, out / "speedup_over_expert.png")
     if args.json:
-        _print_json({"results": [r.to_json() for r in results]})
+        render.print_json({"results": [r.to_json() for r in results]})
     else:
         render.wg_table(console, results)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,11 @@ from perfport._core import DeviceInfo, KernelSpec, Measurement
 from perfport.space import PruningReport
 from perfport.store import BestResult
 from perfport.tune import TuneResult
+
+
+def print_json(data: Any) -> None:
+    """What every --json prints: one indented JSON document on stdout."""
+    print(json.dumps(data, indent=1))
 
 
 def _ms(value: float | None) -> str:

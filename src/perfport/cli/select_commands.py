@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -12,13 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from perfport._core import PerfportError
-from perfport.cli import parse_assignment
+from perfport.cli import parse_assignment, render
 
 SHIPPED = "lawson-gemm/h100-nvidia-opencl.csv.gz"
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=1))
 
 
 def _table(data: str | None) -> Any:
@@ -76,7 +71,7 @@ def cmd_select_evaluate(args: argparse.Namespace, console: Console) -> int:
         plot_pruning(results, out / "pruning.png", title=table.device)
         plot_classifiers(results, out / "classifiers.png", title=table.device)
     if args.json:
-        _print_json(to_json(results))
+        render.print_json(to_json(results))
         return 0
     view = Table(title=f"kernel subsets on held-out problems: {table.kernel} on {table.device}")
     for col in ("normalisation", "pruning", "classifier", "k", "performance", "max achievable"):
@@ -105,7 +100,7 @@ def cmd_select_fit(args: argparse.Namespace, console: Console) -> int:
         "metadata": dict(bundle.metadata),
     }
     if args.json:
-        _print_json(summary)
+        render.print_json(summary)
     else:
         console.print(f"wrote {bundle.path}: {len(bundle.configs)} configurations of {bundle.kernel}, "
                       f"selector in selector.c/.h/.py")  # fmt: skip
@@ -126,7 +121,7 @@ def cmd_select_predict(args: argparse.Namespace, console: Console) -> int:
     predict_ms = (time.perf_counter() - started) * 1000.0
     config = dict(bundle.configs[index])
     if args.json:
-        _print_json({"config": config, "index": index, "predict_ms": predict_ms})
+        render.print_json({"config": config, "index": index, "predict_ms": predict_ms})
     else:
         console.print(" ".join(f"{k}={v}" for k, v in config.items()))
     return 0
@@ -140,7 +135,7 @@ def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
     summary = {"out": args.out, "kernel": table.kernel, "device": table.device,
                "problems": table.n_problems, "configs": table.n_configs}  # fmt: skip
     if args.json:
-        _print_json(summary)
+        render.print_json(summary)
     else:
         console.print(f"wrote {args.out}: {table.n_problems} problems x {table.n_configs} "
                       f"configurations of {table.kernel} on {table.device}")  # fmt: skip
@@ -152,7 +147,7 @@ def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
 
     result = portable(args.files, args.kernels, holdout=args.holdout)
     if args.json:
-        _print_json(result.to_json())
+        render.print_json(result.to_json())
         return 0
     console.print(
         f"{result.k} configurations for every device (geometric mean {result.geomean:.3f}):"
