@@ -1,5 +1,5 @@
 """Layer 3: learned predictors (work-group-size classifiers with fallbacks, runtime, speedup
-and performance regressors) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
+and performance regressors, performance vectors from neighbours) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
 
 from perfport.models.evaluate import PARTITIONS, EvalResult, evaluate, folds, reference_baseline
 from perfport.models.wg import (
@@ -7,6 +7,7 @@ from perfport.models.wg import (
     FALLBACKS,
     METHODS,
     REGRESSORS,
+    VECTOR_METHODS,
     WgClassifier,
     WgPredictor,
     WgRegressor,
@@ -15,6 +16,7 @@ from perfport.models.wg import (
 )
 from perfport.models.wgdata import WgDataset, geomean, load_cummins_csv, load_dataset, save_dataset
 from perfport.models.wgstore import dataset_from_store
+from perfport.models.wgvector import WgPerformanceKnn
 
 __all__ = [
     "CLASSIFIERS",
@@ -22,9 +24,11 @@ __all__ = [
     "METHODS",
     "PARTITIONS",
     "REGRESSORS",
+    "VECTOR_METHODS",
     "EvalResult",
     "WgClassifier",
     "WgDataset",
+    "WgPerformanceKnn",
     "WgPredictor",
     "WgRegressor",
     "baseline_column",

@@ -8,6 +8,8 @@
 - ``WgRegressor``: predicts, for every candidate size, the runtime (``runtime``) or the
   speedup over a reference size (``speedup``) and picks the best; a refused size is dropped and
   the next best taken. Their Algorithm 2.
+- ``performance_knn`` and ``performance_knn+fixed`` (beyond the paper, in ``wgvector``): the
+  whole vector of relative performance over sizes from the nearest training scenarios.
 - ``performance`` (beyond the paper): a regressor of each size's fraction of the scenario's
   optimum, chosen by its mean minus half the spread of the forest's trees, so that sizes the
   model is unsure about need a larger predicted margin.
@@ -30,6 +32,7 @@ from perfport.models.wgdata import WgDataset
 CLASSIFIERS = ("naive_bayes", "logistic", "decision_tree", "random_forest", "svm")
 FALLBACKS = ("baseline", "random", "nearest_neighbour")
 REGRESSORS = ("runtime", "speedup", "performance")
+VECTOR_METHODS = ("performance_knn", "performance_knn+fixed")  # perfport.models.wgvector
 
 
 def _sklearn(module: str) -> Any:
@@ -164,8 +167,12 @@ class WgRegressor(WgPredictor):
 
 
 def make_predictor(name: str, seed: int = 0) -> WgPredictor:
-    """``classifier+fallback`` (e.g. ``random_forest+nearest_neighbour``) or
-    ``{runtime,speedup,performance}_regressor``."""
+    """``classifier+fallback`` (e.g. ``random_forest+nearest_neighbour``),
+    ``{runtime,speedup,performance}_regressor`` or ``performance_knn[+fixed]``."""
+    if name in VECTOR_METHODS:
+        from perfport.models.wgvector import WgPerformanceKnn  # it subclasses WgPredictor
+
+        return WgPerformanceKnn(fallback=name.endswith("+fixed"))
     if name.endswith("_regressor"):
         return WgRegressor(name.removesuffix("_regressor"), seed=seed)
     classifier, _, fallback = name.partition("+")
@@ -175,4 +182,5 @@ def make_predictor(name: str, seed: int = 0) -> WgPredictor:
 METHODS: tuple[str, ...] = (
     *(f"{c}+{f}" for c in CLASSIFIERS for f in FALLBACKS),
     *(f"{r}_regressor" for r in REGRESSORS),
+    *VECTOR_METHODS,
 )

@@ -1,0 +1,141 @@
+"""Beyond Cummins et al. 2016: predict a scenario's whole performance vector, then choose.
+
+``WgPerformanceKnn`` predicts, for every candidate size w at once, the log relative performance
+log(t_oracle / t_w) of a new scenario as the distance-weighted mean of the vectors of its k
+nearest training scenarios (standardised features, the device's features weighted up), and
+proposes the best predicted size that is legal for the scenario and not refused. Classifiers
+keep only each training scenario's oracle label and the paper's regressors learn one size at a
+time; the vector keeps the near ties (the second best is often within 1% of the best) and the
+sizes that are bad everywhere, which is what decides a good choice on devices where most sizes
+are close.
+
+A size a neighbour's driver refused counts as far below that neighbour's worst size that ran;
+a size above a neighbour's maximum work-group size says nothing and is left out of the mean.
+
+With ``fallback=True`` (method ``performance_knn+fixed``), the choice falls back to the best
+fixed size (the one of the scenario's device where the training data has that device, else
+the one over all training scenarios) unless the neighbours agree that the choice beats it:
+the mean predicted gain must exceed ``margin`` times its standard error over the neighbours.
+
+No scikit-learn: fitting stores standardised arrays and prediction is a few numpy operations
+on them (tens of microseconds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfport.models.wg import WgPredictor
+from perfport.models.wgdata import WgDataset
+
+_REFUSED = np.log(0.5)  # a refused size: half the speed of the neighbour's worst size that ran
+
+
+class WgPerformanceKnn(WgPredictor):
+    """k-nearest-neighbour regression of the vector log(t_oracle / t_w) over all sizes w."""
+
+    def __init__(
+        self,
+        k: int = 10,
+        device_weight: float = 10.0,
+        fallback: bool = False,
+        margin: float = 2.0,
+    ) -> None:
+        if k < 1 or device_weight <= 0 or margin < 0:
+            raise ValueError("k >= 1, device_weight > 0, margin >= 0")
+        self.k, self.device_weight, self.fallback, self.margin = k, device_weight, fallback, margin
+        self.name = "performance_knn+fixed" if fallback else "performance_knn"
+
+    def fit(self, data: WgDataset) -> WgPerformanceKnn:
+        self._store_sizes(data)
+        x = np.asarray(data.features, dtype=np.float64)
+        self.mean_ = x.mean(0)
+        scale = x.std(0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        device = np.array([n.startswith("device_") for n in data.feature_names])
+        self.weights_ = np.where(device, self.device_weight, 1.0)
+        self.points_ = (x - self.mean_) / self.scale_ * self.weights_
+        self.vectors_ = _performance_vectors(data)
+        self.device_columns_ = np.flatnonzero(device)
+        self.fixed_ = _best_fixed(self.vectors_, np.ones(len(data), dtype=bool))
+        # The best fixed size of each device the training data has, keyed by its features.
+        self.device_fixed_: dict[bytes, int] = {}
+        if len(self.device_columns_):
+            keys = [x[i, self.device_columns_].tobytes() for i in range(len(data))]
+            for key in set(keys):
+                rows = np.array([k == key for k in keys])
+                self.device_fixed_[key] = _best_fixed(self.vectors_, rows)
+        return self
+
+    def predict_vector(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(predicted log relative performance per size, the neighbours' vectors, their
+        weights); NaN where no neighbour has the size within its limits."""
+        point = (np.asarray(x, dtype=np.float64) - self.mean_) / self.scale_ * self.weights_
+        distance = np.sqrt(((self.points_ - point) ** 2).sum(1))
+        k = min(self.k, len(distance))
+        nearest = np.argpartition(distance, k - 1)[:k] if k < len(distance) else np.arange(k)
+        weights = 1.0 / (distance[nearest] + 1e-3)
+        vectors = self.vectors_[nearest]
+        known = np.isfinite(vectors)
+        total = (np.where(known, vectors, 0.0) * weights[:, None]).sum(0)
+        mass = (known * weights[:, None]).sum(0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            predicted = np.where(mass > 0, total / mass, np.nan)
+        return predicted, vectors, weights
+
+    def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
+        candidates = self._candidates(max_wg, refused)
+        if not len(candidates):
+            return self.baseline_
+        predicted, vectors, weights = self.predict_vector(x)
+        score = predicted[candidates]
+        score = np.where(np.isfinite(score), score, -np.inf)
+        best = int(candidates[int(np.argmax(score))])
+        if not self.fallback:
+            return best
+        fixed = self._fixed_for(x)
+        if fixed == best or fixed not in candidates:
+            return best
+        # The gain of the choice over the fixed size, per neighbour that has both sizes.
+        gain = vectors[:, best] - vectors[:, fixed]
+        ok = np.isfinite(gain)
+        if ok.sum() < 2:
+            return best if ok.any() and gain[ok].mean() > 0 else fixed
+        g, v = gain[ok], weights[ok]
+        mean = np.average(g, weights=v)
+        # Standard error of the weighted mean: weighted spread over the effective count.
+        n = v.sum() ** 2 / (v**2).sum()
+        spread = np.sqrt(np.average((g - mean) ** 2, weights=v) * len(g) / (len(g) - 1))
+        return best if mean > self.margin * spread / np.sqrt(n) else fixed
+
+    def _fixed_for(self, x: np.ndarray) -> int:
+        if len(self.device_columns_):
+            key = np.asarray(x, dtype=np.float64)[self.device_columns_].tobytes()
+            if key in self.device_fixed_:
+                return self.device_fixed_[key]
+        return self.fixed_
+
+
+def _performance_vectors(data: WgDataset) -> np.ndarray:
+    """(S, W) log(t_oracle / t_w): 0 at the oracle, negative elsewhere; refused sizes (within
+    the scenario's limit but did not run) well below the worst that ran; NaN above the limit."""
+    runtimes = data.runtimes
+    legal = np.isfinite(runtimes)
+    oracle = np.nanmin(np.where(legal, runtimes, np.nan), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vectors = np.log(oracle[:, None] / runtimes)
+    worst = np.nanmin(np.where(legal, vectors, np.nan), axis=1)
+    refused = data.valid & ~legal
+    vectors = np.where(refused, (worst + _REFUSED)[:, None], vectors)
+    return np.where(legal | refused, vectors, np.nan)
+
+
+def _best_fixed(vectors: np.ndarray, rows: np.ndarray) -> int:
+    """The size with the best mean log relative performance over ``rows`` among those within
+    every one of their limits (a size above some scenario's limit is never a fixed choice)."""
+    block = vectors[rows]
+    everywhere = np.isfinite(block).all(0)
+    if not everywhere.any():
+        everywhere = np.isfinite(block).any(0)
+    score = np.where(everywhere, np.nanmean(np.where(everywhere, block, 0.0), axis=0), -np.inf)
+    return int(np.argmax(score))

@@ -1,0 +1,157 @@
+"""The performance-vector predictor (performance_knn): it must find known answers, never
+propose a size that is too large or refused, and fall back to the fixed size when unsure."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfport.models import METHODS, WgDataset, WgPerformanceKnn, evaluate, make_predictor
+from perfport.models.wgvector import _performance_vectors
+
+GRID = np.array([(c, r) for c in (4, 8, 16, 32, 64) for r in (1, 2, 4, 8)])
+AREA = GRID[:, 0] * GRID[:, 1]
+
+
+def two_devices(n: int = 80, seed: int = 0, noise: float = 0.0) -> WgDataset:
+    """Device 0 (max 256) is fastest at w(64x4) for wide data and w(16x4) for narrow data;
+    device 1 (max 128) at w(8x8) everywhere but refuses every size with 2 rows."""
+    rng = np.random.default_rng(seed)
+    device = np.arange(n) % 2
+    width = rng.choice([512, 1024, 2048, 4096], size=n)
+    max_wg = np.where(device == 0, 256, 128)
+    best_c = np.where(device == 0, np.where(width >= 2048, 64, 16), 8)
+    best_r = np.where(device == 0, 4, 8)
+    t = 1.0 + 0.5 * np.abs(np.log2(GRID[None, :, 0] / best_c[:, None]))
+    t = t + 0.5 * np.abs(np.log2(GRID[None, :, 1] / best_r[:, None]))
+    t = t * (1.0 + noise * rng.standard_normal(t.shape)) * width[:, None] / 1024.0
+    t[AREA[None, :] > max_wg[:, None]] = np.nan
+    t[(device == 1)[:, None] & (GRID[None, :, 1] == 2)] = np.nan
+    features = np.column_stack([device, max_wg, np.log2(width)]).astype(float)
+    return WgDataset(
+        GRID, t, max_wg, features, ("device_kind", "device_max_wg", "data_log2_width"),
+        device.astype(str), np.array([f"k{i % 4}" for i in range(n)]), width.astype(str),
+        np.arange(n) % 4 != 0,
+    )  # fmt: skip
+
+
+def column(wc: int, wr: int) -> int:
+    return int(np.flatnonzero((GRID[:, 0] == wc) & (GRID[:, 1] == wr))[0])
+
+
+def test_registered():
+    assert {"performance_knn", "performance_knn+fixed"} <= set(METHODS)
+    assert make_predictor("performance_knn").name == "performance_knn"
+    assert make_predictor("performance_knn+fixed").fallback
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_finds_the_known_best_size_of_unseen_scenarios(fallback):
+    data = two_devices()
+    train, test = np.arange(60), np.arange(60, 80)
+    model = WgPerformanceKnn(k=3, fallback=fallback).fit(data.subset(train))
+    for s in test:
+        chosen = model.propose(data.features[s], int(data.max_wg[s]), set())
+        assert chosen == data.oracle[s], (s, GRID[chosen], GRID[data.oracle[s]])
+    (result,) = evaluate(
+        data, ["performance_knn+fixed" if fallback else "performance_knn"], ["10-fold"]
+    )
+    assert result.performance == pytest.approx(1.0) and result.accuracy == 1.0
+    assert result.speedup_over_baseline > 1.1 and result.validity == 1.0 and result.refused == 0.0
+
+
+def test_never_proposes_too_large_or_refused_sizes():
+    data = two_devices()
+    model = WgPerformanceKnn(k=3).fit(data.subset(np.arange(60)))
+    x, best = data.features[61], column(8, 8)  # device 1, limit 128
+    assert model.propose(x, 128, set()) == best
+    # A smaller limit masks w(8x8) and everything larger.
+    small = model.propose(x, 32, set())
+    assert AREA[small] <= 32
+    # Refused sizes are skipped, best first: the next best is one step from w(8x8).
+    refused: set[int] = set()
+    for _ in range(5):
+        w = model.propose(x, 128, refused)
+        assert w not in refused and AREA[w] <= 128
+        refused.add(w)
+    assert column(8, 8) in refused and len(refused) == 5
+    # Nothing left: the baseline, as the other predictors do.
+    everything = set(range(len(GRID)))
+    assert model.propose(x, 128, everything) == model.baseline_
+
+
+def test_refused_sizes_of_the_training_data_count_as_bad():
+    data = two_devices()
+    vectors = _performance_vectors(data)
+    device1 = np.flatnonzero(data.device == "1")
+    rows2 = np.flatnonzero(GRID[:, 1] == 2)
+    too_large = np.flatnonzero(AREA > 128)
+    ran = np.isfinite(data.runtimes[device1])
+    worst = np.nanmin(np.where(ran, vectors[device1], np.nan), axis=1)
+    refused = vectors[np.ix_(device1, rows2[AREA[rows2] <= 128])]
+    assert (refused < worst[:, None]).all()  # refused: below the worst size that ran
+    assert np.isnan(vectors[np.ix_(device1, too_large)]).all()  # too large: unknown
+    # So a device-1 scenario never gets a size its neighbours' driver refused, even when the
+    # refused size is otherwise the fastest: make w(8x2) refused but tempting on device 0.
+    model = WgPerformanceKnn(k=4).fit(data)
+    scores, _, _ = model.predict_vector(data.features[device1[0]])
+    assert scores[rows2[AREA[rows2] <= 128]].max() < np.nanmax(scores)
+    assert GRID[model.propose(data.features[device1[0]], 128, set())][1] != 2
+
+
+def test_fallback_takes_the_device_fixed_size_when_neighbours_disagree():
+    # One device; the neighbours' best sizes are scattered by noise: no size reliably beats
+    # the fixed best, so the safe variant keeps it while the plain one follows the noise.
+    rng = np.random.default_rng(3)
+    n = 40
+    t = 1.0 + 0.02 * rng.standard_normal((n, len(GRID)))
+    fixed = column(16, 4)
+    t[:, fixed] = 0.985  # always good, rarely the very best
+    features = np.column_stack([np.zeros(n), rng.standard_normal(n)])
+    data = WgDataset(
+        GRID, t, np.full(n, 256), features, ("device_kind", "data_x"), np.zeros(n).astype(str),
+        np.array(["k"] * n), np.array(["d"] * n), np.ones(n, dtype=bool),
+    )  # fmt: skip
+    safe = WgPerformanceKnn(k=10, fallback=True).fit(data)
+    plain = WgPerformanceKnn(k=1).fit(data)
+    assert safe._fixed_for(features[0]) == fixed
+    probes = rng.standard_normal((20, 2))
+    probes[:, 0] = 0.0
+    assert all(safe.propose(p, 256, set()) == fixed for p in probes)
+    assert any(plain.propose(p, 256, set()) != fixed for p in probes)
+    # Where the fixed size is refused, the safe variant still answers with a legal size.
+    assert safe.propose(probes[0], 256, {fixed}) != fixed
+
+
+def test_fixed_size_is_per_device_where_the_device_is_known():
+    data = two_devices()
+    model = WgPerformanceKnn(fallback=True).fit(data)
+    d0, d1 = data.features[0], data.features[1]
+    assert AREA[model._fixed_for(d1)] <= 128 and GRID[model._fixed_for(d1)][1] != 2
+    assert model._fixed_for(d0) != model._fixed_for(d1)
+    unknown = np.array([5.0, 512.0, 11.0])
+    assert model._fixed_for(unknown) == model.fixed_
+
+
+def test_rejects_bad_settings():
+    with pytest.raises(ValueError):
+        WgPerformanceKnn(k=0)
+    with pytest.raises(ValueError):
+        WgPerformanceKnn(device_weight=0.0)
+
+
+def test_predicts_in_well_under_a_millisecond_on_the_shipped_data():
+    from perfport.models import load_dataset
+
+    shipped = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
+    data = load_dataset(shipped)
+    model = WgPerformanceKnn(fallback=True).fit(data)
+    times = []
+    for s in range(0, len(data), 3):
+        started = time.perf_counter()
+        model.propose(data.features[s], int(data.max_wg[s]), set())
+        times.append(time.perf_counter() - started)
+    assert np.median(times) * 1000.0 < 1.0
