@@ -37,7 +37,7 @@ from perfport.select.codegen import (
 from perfport.select.errors import SelectError
 
 FORMAT = "perfport-selector-bundle"
-VERSION = 1
+VERSION = 2  # 2: the tree may read derived features ("derived"); version 1 has none
 MANIFEST = "bundle.json"
 C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
 
@@ -116,7 +116,8 @@ def write_bundle(
     python = generate_python(tree, param_names, rows, title=title)
     manifest = {
         "format": FORMAT,
-        "version": VERSION,
+        # A reader of version 1 ignores "derived" and would answer wrongly: mark such bundles.
+        "version": VERSION if tree.derived else 1,
         "kernel": kernel_name,
         "c_function": f"{name}_select",
         "files": {"c_header": C_HEADER, "c_source": C_SOURCE, "python": PYTHON},
@@ -162,13 +163,15 @@ def _tree(
                 "feature names and transforms"
             )
         return given
-    # A perfport Selector (select.classify) holds its scikit-learn model in ``model_``.
+    # A perfport Selector (select.classify) holds its scikit-learn model in ``model_`` and
+    # the derived features it computes in ``derived_``.
     model = getattr(given, "model_", given)
+    derived = tuple(getattr(given, "derived_", ()))
     classes = getattr(model, "classes_", ())
     if not hasattr(model, "tree_") and len(classes) == 1:
         # A one-class fit (e.g. a DummyClassifier): every problem gets that configuration.
         return SelectorTree.constant(feature_names, label_index(classes[0], labels), transforms)
-    return SelectorTree.from_sklearn(model, feature_names, transforms, labels)
+    return SelectorTree.from_sklearn(model, feature_names, transforms, labels, derived)
 
 
 def _tree_json(tree: SelectorTree) -> dict[str, Any]:

@@ -15,6 +15,11 @@ learns, fitted attributes end in ``_``) and wraps one scikit-learn model by comp
   sizes would dominate every distance (and the SVM margins); ``log2(1 + x)`` leaves 0/1 flags
   at 0/1. ``model_`` is then a scikit-learn Pipeline.
 
+``decision_tree_a_derived`` and ``decision_tree_b_derived`` are trees A and B that also see
+derived features (``perfport.select.derive``: output size ``M*N``, ``M*N*batch``, work
+``K*M*N*batch``, divisibility of each size by 16-128), chosen from the feature names and the
+training rows at ``fit`` and stored in ``derived_``; generated code computes them exactly.
+
 The label of a training problem is the index, within the chosen set, of the chosen
 configuration that ran fastest on it (``best_in_set``); ``predict`` answers with such indices.
 """
@@ -29,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
+from perfport.select.derive import Derived, default_derived, with_derived
 from perfport.select.errors import SelectError
 from perfport.select.table import PerfTable
 
@@ -44,11 +50,18 @@ class Classifier(Enum):
     RBF_SVM = "rbf_svm"
     RANDOM_FOREST = "random_forest"
     MLP = "mlp"
+    DECISION_TREE_A_DERIVED = "decision_tree_a_derived"
+    DECISION_TREE_B_DERIVED = "decision_tree_b_derived"
 
     @property
     def is_tree(self) -> bool:
         """A single decision tree: emitted as nested ifs by code generation."""
         return self.value.startswith("decision_tree")
+
+    @property
+    def derives(self) -> bool:
+        """Sees derived features (products, divisibility) besides the problem's own."""
+        return self.value.endswith("_derived")
 
 
 # (max_depth, min_samples_leaf) of the paper's trees A, B and C.
@@ -56,6 +69,8 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_A: (None, 1),
     Classifier.DECISION_TREE_B: (6, 3),
     Classifier.DECISION_TREE_C: (3, 4),
+    Classifier.DECISION_TREE_A_DERIVED: (None, 1),
+    Classifier.DECISION_TREE_B_DERIVED: (6, 3),
 }
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
 # Models that fit a single class without complaint; the others get a constant answer.
@@ -113,6 +128,10 @@ class Selector:
         if len(self.feature_names_) != x.shape[1]:
             raise SelectError(f"{len(self.feature_names_)} feature names for {x.shape[1]} columns")
         self.n_features_in_ = x.shape[1]
+        self.derived_: tuple[Derived, ...] = (
+            default_derived(self.feature_names_, x) if self.classifier.derives else ()
+        )
+        x = with_derived(x, self.feature_names_, self.derived_)
         self.classes_ = np.unique(y)
         self.log_features_ = not (self.classifier.is_tree or self._forest)
         if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
@@ -132,6 +151,7 @@ class Selector:
         x = np.atleast_2d(x)
         if x.shape[1] != self.n_features_in_:
             raise SelectError(f"expected {self.n_features_in_} features, got {x.shape[1]}")
+        x = with_derived(x, self.feature_names_, self.derived_)
         out = np.asarray(self.model_.predict(x), dtype=np.intp)
         return out[:1] if one else out
 

@@ -16,6 +16,13 @@ the C code, the largest finite double for the Python code. The generated code th
 the caller's raw values with constants (no conversion, no ``log2``) and agrees with
 ``model.predict`` on every input, ties at thresholds included (for |x| < 2**53, where a
 ``long`` converts to double exactly).
+
+Derived features (``perfport.select.derive``: products such as ``M*N``, divisibility such as
+``M%64``) are computed from the raw inputs first, in double precision exactly as the model's
+numpy code computes them (``(double)M * (double)N``; IEEE products are correctly rounded), so
+a product's cutoff is the largest double that goes left and the generated code compares the
+same double. A divisibility flag is 0 or 1. In C, ``(double)M`` is exact for |M| < 2**53;
+divisibility is taken of that double, as numpy does, for every ``long``.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport.select.derive import Derived, DerivedKind, check_derived, parse_derived
 from perfport.select.errors import SelectError
 
 LEAF = -1
@@ -137,7 +145,9 @@ def check_identifier(name: str, what: str) -> str:
 class SelectorTree:
     """A fitted decision tree as plain data. Node 0 is the root; a leaf has ``left == -1``
     and ``choice`` = the index of the configuration it picks (``-1`` at inner nodes).
-    ``threshold`` is scikit-learn's, in the transformed space of the node's feature."""
+    ``threshold`` is scikit-learn's, in the transformed space of the node's feature.
+    ``feature`` indexes ``features`` (the inputs, each through its transform) followed by
+    ``derived`` (computed from the raw inputs, seen as they are)."""
 
     features: tuple[str, ...]
     transforms: tuple[Transform, ...]
@@ -146,10 +156,15 @@ class SelectorTree:
     feature: tuple[int, ...]
     threshold: tuple[float, ...]
     choice: tuple[int, ...]
+    derived: tuple[Derived, ...] = ()
 
     def __post_init__(self) -> None:
         for name in self.features:
             check_identifier(name, "feature name")
+        object.__setattr__(self, "derived", tuple(self.derived))
+        check_derived(self.derived, self.features)
+        for d in self.derived:
+            check_identifier(d.name, "derived feature name")
         if len(set(self.features)) != len(self.features):
             raise SelectError(f"feature names repeat in {list(self.features)}; name each once")
         if len(self.transforms) != len(self.features):
@@ -170,7 +185,7 @@ class SelectorTree:
             # cycles, so walking the tree always ends.
             if not (i < self.left[i] < n and i < self.right[i] < n):
                 raise SelectError(f"selector tree node {i} has children out of order or range")
-            if not 0 <= self.feature[i] < len(self.features):
+            if not 0 <= self.feature[i] < self.n_columns:
                 raise SelectError(f"selector tree node {i} tests unknown feature {self.feature[i]}")
             if not math.isfinite(self.threshold[i]):
                 raise SelectError(f"selector tree node {i} has a non-finite threshold")
@@ -183,9 +198,11 @@ class SelectorTree:
         features: Sequence[str],
         transforms: Sequence[Transform | str] | None = None,
         labels: Mapping[Any, int] | None = None,
+        derived: Sequence[Derived] = (),
     ) -> SelectorTree:
         """From a fitted ``DecisionTreeClassifier``. ``labels`` maps each class label to the
-        index of its configuration; without it the labels must be those indices."""
+        index of its configuration; without it the labels must be those indices. A tree fitted
+        on derived columns too (``derive.with_derived``) names them in ``derived``."""
         tree = getattr(model, "tree_", None)
         if tree is None or not hasattr(model, "classes_"):
             raise SelectError(
@@ -194,10 +211,11 @@ class SelectorTree:
             )
         if getattr(model, "n_outputs_", 1) != 1:
             raise SelectError("the decision tree predicts several outputs; fit it on one label")
-        if tree.n_features != len(features):
+        if tree.n_features != len(features) + len(derived):
             raise SelectError(
                 f"the tree was fitted on {tree.n_features} features but {len(features)} names "
-                f"were given ({', '.join(features)}); give one name per column"
+                f"and {len(derived)} derived features were given ({', '.join(features)}); "
+                "give one name per column"
             )
         index = np.array([label_index(c, labels) for c in model.classes_], dtype=np.int64)
         inner = np.asarray(tree.children_left) != LEAF
@@ -211,6 +229,7 @@ class SelectorTree:
             feature=tuple(int(x) for x in np.where(inner, tree.feature, LEAF)),
             threshold=tuple(float(x) for x in np.where(inner, tree.threshold, 0.0)),
             choice=tuple(int(x) for x in np.where(inner, LEAF, chosen)),
+            derived=tuple(derived),
         )
 
     @classmethod
@@ -244,12 +263,27 @@ class SelectorTree:
             if not math.isfinite(x):
                 raise SelectError(f"feature {f}={values[f]!r} is not finite; give a finite number")
             row.append(x)
+        columns = {f: np.array([x]) for f, x in zip(self.features, row, strict=True)}
+        row += [float(d.values(columns)[0]) for d in self.derived]
         node = 0
         while self.left[node] != LEAF:
             j = self.feature[node]
-            go_left = _goes_left(self.transforms[j], self.threshold[node], row[j])
+            go_left = _goes_left(self.transform_of(j), self.threshold[node], row[j])
             node = self.left[node] if go_left else self.right[node]
         return self.choice[node]
+
+    @property
+    def n_columns(self) -> int:
+        """Columns the tree tests: the inputs, then the derived features."""
+        return len(self.features) + len(self.derived)
+
+    def transform_of(self, column: int) -> Transform:
+        """What the tree saw of a column: an input's transform; a derived value as it is."""
+        return self.transforms[column] if column < len(self.features) else Transform.IDENTITY
+
+    def column_name(self, column: int) -> str:
+        n = len(self.features)
+        return self.features[column] if column < n else self.derived[column - n].name
 
     @property
     def choices(self) -> frozenset[int]:
@@ -272,6 +306,7 @@ class SelectorTree:
             "features": [{"name": f, "transform": t.value} for f, t in zip(self.features, self.transforms, strict=True)],
             "left": list(self.left), "right": list(self.right), "feature": list(self.feature),
             "threshold": list(self.threshold), "choice": list(self.choice),
+            "derived": [d.text for d in self.derived],
         }  # fmt: skip
 
     @classmethod
@@ -286,6 +321,7 @@ class SelectorTree:
                 feature=tuple(int(x) for x in data["feature"]),
                 threshold=tuple(float(x) for x in data["threshold"]),
                 choice=tuple(int(x) for x in data["choice"]),
+                derived=parse_derived([str(d) for d in data.get("derived", [])]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SelectError(f"the selector tree is malformed ({exc!r}); write it again") from None
@@ -337,27 +373,40 @@ class _Split:
 _Node = _Split | int
 
 
+def _integer_column(tree: SelectorTree, column: int, integer: bool) -> bool:
+    """Whether generated code holds the column as a ``long``: C's inputs and divisibility
+    flags; products are doubles, and everything is a double in Python."""
+    if not integer or column < len(tree.features):
+        return integer
+    return tree.derived[column - len(tree.features)].kind is DerivedKind.DIVISIBLE
+
+
 def _fold(tree: SelectorTree, integer: bool) -> _Node:
     """The tree with raw-space cutoffs (for ``long`` inputs when ``integer``, else doubles);
     splits that every input passes (or fails), and splits whose two sides choose the same
     configuration, are folded away."""
-    cutoff: Callable[[Transform, float], int | float] = long_cutoff if integer else real_cutoff
-    highest = LONG_MAX if integer else math.inf
 
     def walk(node: int) -> _Node:
         if tree.left[node] == LEAF:
             return tree.choice[node]
         j = tree.feature[node]
-        t = tree.transforms[j]
-        cut = cutoff(t, tree.threshold[node])
-        if cut >= highest:
+        t = tree.transform_of(j)
+        as_long = _integer_column(tree, j, integer)
+        cut: int | float
+        if as_long:
+            cut = long_cutoff(t, tree.threshold[node])
+            always, never = cut >= LONG_MAX, cut < LONG_MIN
+        else:
+            cut = real_cutoff(t, tree.threshold[node])
+            always, never = cut == math.inf, cut == -math.inf
+        if always:
             return walk(tree.left[node])
-        if cut < LONG_MIN if integer else cut == -math.inf:
+        if never:
             return walk(tree.right[node])
         left, right = walk(tree.left[node]), walk(tree.right[node])
         if isinstance(left, int) and left == right:
             return left
-        name = tree.features[j]
+        name = tree.column_name(j)
         shown = name if t is Transform.IDENTITY else f"log2(1 + {name})"
         return _Split(name, cut, f"{shown} <= {tree.threshold[node]!r}", left, right)
 
@@ -413,8 +462,7 @@ def _c_value(value: Any, ctype: str) -> str:
     if ctype == "long":
         return str(int(value))
     if ctype == "double":
-        text = repr(float(value))  # shortest text that reads back as the same double
-        return text if any(ch in text for ch in ".en") else text + ".0"
+        return _c_double(value)
     escaped = "".join(
         ch
         if 32 <= ord(ch) < 127 and ch not in '"\\?'
@@ -465,8 +513,9 @@ def generate_c(
  *
  * {name}_select() returns the index into {name}_configs of the configuration to launch:
  *     const struct {name}_config *c = &{name}_configs[{name}_select({", ".join(tree.features)})];
- * It is the fitted decision tree as nested ifs on the raw inputs (no floating point, no
- * log): each model test float32(x) <= threshold was mapped to an exact integer cutoff.
+ * It is the fitted decision tree as nested ifs on the raw inputs (no log, no float32
+ * rounding): each model test float32(x) <= threshold was mapped to an exact cutoff on x
+ * (an integer; a double for derived products, computed in double as the model did).
  */
 #ifndef {guard}
 #define {guard}
@@ -494,8 +543,14 @@ int {name}_select({args});
 #endif /* {guard} */
 """
     folded = _fold(tree, integer=True)
-    unused = [f for f in tree.features if f not in _tested(folded)]
-    body = "".join(f"    (void){f};\n" for f in unused) + _c_body(folded, 1)
+    derived = _used_derived(tree, folded)
+    read = _tested(folded) | {i for d in derived for i in d.inputs}
+    unused = [f for f in tree.features if f not in read]
+    body = (
+        "".join(f"    (void){f};\n" for f in unused)
+        + "".join(f"    {_c_derived(d)}\n" for d in derived)
+        + _c_body(folded, 1)
+    )
     source = f"""/* Generated by perfport: the runtime selector{about}. Do not edit. */
 #include "{header_name}"
 
@@ -512,13 +567,37 @@ def _tested(node: _Node) -> set[str]:
     return {node.feature} | _tested(node.left) | _tested(node.right)
 
 
+def _used_derived(tree: SelectorTree, folded: _Node) -> list[Derived]:
+    tested = _tested(folded)
+    return [d for d in tree.derived if d.name in tested]
+
+
+def _c_double(x: float) -> str:
+    text = repr(float(x))  # the shortest text that reads back as the same double
+    return text if any(ch in text for ch in ".en") else text + ".0"
+
+
+def _c_derived(d: Derived) -> str:
+    """A derived feature as C, computed as numpy computes it (see the module docstring)."""
+    if d.kind is DerivedKind.PRODUCT:
+        return f"const double {d.name} = {' * '.join(f'(double){i}' for i in d.inputs)};"
+    x = f"(double){d.inputs[0]}"
+    # (double)x rounds up to 2**63 for the largest longs, which (long) cannot hold: that
+    # value's divisibility is known here.
+    top = int((1 << 63) % d.divisor == 0)
+    return (
+        f"const long {d.name} = {x} >= 9223372036854775808.0 ? {top}L : "
+        f"(long)((long){x} % {d.divisor}L == 0);"
+    )
+
+
 def _c_body(node: _Node, level: int) -> str:
     pad = "    " * level
     if isinstance(node, int):
         return f"{pad}return {node};\n"
-    assert isinstance(node.cutoff, int)
+    cut = _c_long(node.cutoff) if isinstance(node.cutoff, int) else _c_double(node.cutoff)
     return (
-        f"{pad}if ({node.feature} <= {_c_long(node.cutoff)}) {{ /* model: {node.model_test} */\n"
+        f"{pad}if ({node.feature} <= {cut}) {{ /* model: {node.model_test} */\n"
         f"{_c_body(node.left, level + 1)}{pad}}}\n{_c_body(node.right, level)}"
     )
 
@@ -539,6 +618,7 @@ def generate_python(
             f"the tree is {tree.depth} levels deep, too deep for Python; limit max_depth"
         )
     about = _about(title)
+    folded = _fold(tree, integer=False)
     rows = "".join(f"    {dict((p, c[p]) for p in param_names)!r},\n" for c in configs)
     args = ["*", *(f"{f}: float" for f in tree.features), "**_other: object"]
     signature = f"select({', '.join(args)}) -> int:"
@@ -559,12 +639,25 @@ CONFIGS = (
 
 def {signature}
     """The index into CONFIGS for this problem."""
-{_py_body(_fold(tree, integer=False), 1)}
+{_py_derived(tree, folded)}{_py_body(folded, 1)}
 
 def config(**problem: float) -> dict[str, object]:
     """The configuration to launch for this problem."""
     return dict(CONFIGS[select(**problem)])
 '''
+
+
+def _py_derived(tree: SelectorTree, folded: _Node) -> str:
+    """Derived features as Python: products of floats, divisibility of the float value."""
+    lines = []
+    for d in _used_derived(tree, folded):
+        if d.kind is DerivedKind.PRODUCT:
+            lines.append(f"    {d.name} = {' * '.join(f'float({i})' for i in d.inputs)}\n")
+        else:
+            lines.append(
+                f"    {d.name} = 1.0 if float({d.inputs[0]}) % {float(d.divisor)!r} == 0.0 else 0.0\n"
+            )
+    return "".join(lines)
 
 
 def _py_body(node: _Node, level: int) -> str:
