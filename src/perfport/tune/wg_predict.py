@@ -4,6 +4,7 @@ model, and the sizes this device has refused for this kernel before (from the st
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ import numpy as np
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
 from perfport.features import scenario_features
 from perfport.models.wgmodel import WgModel
-from perfport.space import kernel_space
+from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store
 
 
@@ -47,6 +48,34 @@ def refused_sizes(db: str | Path, spec: KernelSpec, device: DeviceInfo) -> set[t
     return {(int(json.loads(k)["wc"]), int(json.loads(k)["wr"])) for (k,) in rows}
 
 
+@functools.lru_cache(maxsize=1024)
+def _constraints(spec: KernelSpec, device: DeviceInfo) -> tuple[Constraint, ...]:
+    """The kernel's restrictions and the device's limits, as ``kernel_space`` builds them:
+    parsed once per kernel and device, not per problem (parsing is most of a space's cost)."""
+    return (
+        *(Constraint.of(r) for r in spec.restrictions),
+        *spec_device_constraints(spec, device),
+    )
+
+
+def legal_sizes(
+    spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo
+) -> tuple[np.ndarray, np.ndarray]:
+    """(wc, wr) arrays of the sizes legal for the scenario: ``kernel_space``'s configurations,
+    with the constraints parsed once per kernel and device and no Config built per size, so a
+    first-time answer stays fast."""
+    constants = spec.env({}, spec.problem.merged(problem))
+    space = Space(spec.params, _constraints(spec, device), constants, spec.derived_exprs)
+    columns = space.columns()
+    return (np.asarray(columns["wc"], dtype=np.int64), np.asarray(columns["wr"], dtype=np.int64))
+
+
+def _member(sizes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """(len(sizes),) bool: each (wc, wr) row of ``sizes`` is one of ``pairs``."""
+    sizes, pairs = np.asarray(sizes, dtype=np.int64), np.asarray(pairs, dtype=np.int64)
+    return np.isin(sizes[:, 0] << 32 | sizes[:, 1], pairs[:, 0] << 32 | pairs[:, 1])
+
+
 def predict_wg(
     model: WgModel,
     spec: KernelSpec,
@@ -64,16 +93,14 @@ def predict_wg(
         raise PerfportError(
             f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
         )
-    space = kernel_space(spec, spec.problem.merged(problem), device)
-    legal = {(int(c["wc"]), int(c["wr"])) for c in space}
-    excluded = {
-        i
-        for i, (c, r) in enumerate(model.sizes.tolist())
-        if (c, r) not in legal or (c, r) in refused
-    }
-    if len(excluded) == len(model.sizes):
+    wc_legal, wr_legal = legal_sizes(spec, problem, device)
+    allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
+    if refused:
+        allowed &= ~_member(model.sizes, np.array(sorted(refused), dtype=np.int64).reshape(-1, 2))
+    if not allowed.any():
         raise PerfportError(f"none of the model's sizes is legal for {spec.name} on {device.id}")
-    max_wg = int(max(c * r for c, r in legal))
+    max_wg = int((wc_legal * wr_legal).max())
+    excluded = set(np.flatnonzero(~allowed).tolist())
     w = model.predictor.propose(features.as_array(), max_wg, excluded)
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
     return WgPrediction(
