@@ -68,7 +68,7 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
         fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
         data = dataset_from_store(store)
-    for method in ("speedup_regressor", "decision_tree+nearest_neighbour"):
+    for method in ("speedup_regressor", "decision_tree+nearest_neighbour", "performance_knn+fixed"):
         path = tmp_path / f"{method}.model"
         train(data, method).save(path)
         model = load_model(path)

@@ -279,7 +279,7 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
 
 
 WG_DATA = "wg/stencils.npz"  # the work-group dataset perfport ships (see datasets/PROVENANCE.md)
-WG_METHOD = "speedup_regressor"  # the method of the default model
+WG_METHOD = "performance_knn+fixed"  # the method of the default model (docs/wg.md)
 
 
 def _shipped(name: str) -> Path:
@@ -306,9 +306,9 @@ def _wg_data_path(name: str | None) -> Path:
 
 
 def _wg_model(path: str | None) -> Any:
-    """The model at ``path``; by default the speedup regressor trained on the shipped dataset,
-    trained on first use and cached (a pickled forest is too large to ship, and pickles are
-    tied to the scikit-learn version that wrote them, which is part of the cache key)."""
+    """The model at ``path``; by default ``WG_METHOD`` trained on the shipped dataset, trained
+    on first use (well under a second) and cached (pickles are tied to the library versions
+    that wrote them, which are part of the cache key)."""
     from perfport.models.wgdata import load_dataset
     from perfport.models.wgmodel import load_model, train
 
