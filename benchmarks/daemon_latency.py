@@ -1,7 +1,7 @@
 """Latency of the work-group-size prediction daemon on loopback.
 
     pip install -e '.[pocl,features,serve]'
-    python benchmarks/daemon_latency.py [--model MODEL] [--requests 2000] [--json]
+    python benchmarks/daemon_latency.py [--model MODEL] [--requests 2000] [--first-time 5] [--json]
 
 Goal: "The daemon answers /v1/wg/predict in under 5 ms at p99 on loopback".
 
@@ -25,9 +25,10 @@ kernels again and again, so the warm-up first sends every scenario once (their r
 reported as "cold", the first request of each kernel paying a compile) and the timed requests
 measure the steady state. The daemon also remembers its answers, keyed by the request and the
 refused sizes in the store (read on every request), since a launcher asks the same question at
-every launch: the timed loop measures those repeated questions, and a separate pass of
-first-time questions (each scenario at a data size not asked before: features cached, the
-model runs) measures an answer the daemon has to compute.
+every launch: the timed loop measures those repeated questions, and separate passes of
+first-time questions (--first-time rounds, each scenario at data sizes not asked before:
+features cached, the legal sizes computed and the model run, after the refusal below so the
+SQLite look-up is paid too) measure an answer the daemon has to compute.
 
 Prints p50, p90, p99 and max of both round trips, their p99 ratio, the ``predict_ms`` the
 daemon reports (features + legal sizes + model, timed inside ``predict_wg``), and the verdict
@@ -240,20 +241,32 @@ def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     for s in all_scenarios:
         ms, _ = client.call("POST", "/v1/wg/predict", s.body)
         cold.setdefault(s.label, ms)
-    # First-time questions: every scenario at a data size not asked before. Its features are
-    # cached (sizes are not compiled in) but its answer is not, so the model runs.
-    first_time: list[float] = []
-    for n, s in enumerate(all_scenarios):
-        body = json.loads(s.body)
-        body["problem"] = {**body["problem"], "width": 600 + 8 * n, "height": 600 + 8 * n}
-        ms, _ = client.call("POST", "/v1/wg/predict", json.dumps(body).encode())
-        first_time.append(ms)
     # A launcher reports a refused size: the database then exists, and every prediction looks
     # up this device's refusals for its kernel in SQLite (as a deployed daemon does).
     first = json.loads(all_scenarios[0].body)
     _, answer = client.call("POST", "/v1/wg/predict", all_scenarios[0].body)
     refusal = {**first, "wg": answer["wg"], "message": "CL_INVALID_WORK_GROUP_SIZE (benchmark)"}
     client.call("POST", "/v1/wg/refused", json.dumps(refusal).encode())
+    # First-time questions: every scenario at data sizes not asked before (--first-time
+    # rounds). Its features are cached (sizes are not compiled in) but its answer is not, so
+    # the legal sizes are computed and the model runs; the SQLite look-up is paid as well.
+    first_time: list[float] = []
+    first_inside: list[float] = []
+    bodies = []
+    for n in range(args.first_time * len(all_scenarios)):
+        body = json.loads(all_scenarios[n % len(all_scenarios)].body)
+        body["problem"] = {**body["problem"], "width": 600 + 8 * n, "height": 600 + 8 * n}
+        bodies.append(json.dumps(body).encode())
+    gc.collect()
+    gc.disable()
+    try:
+        for body in bodies:
+            ms, answer = client.call("POST", "/v1/wg/predict", body)
+            first_time.append(ms)
+            if answer.get("cached") is False and isinstance(answer.get("predict_ms"), int | float):
+                first_inside.append(float(answer["predict_ms"]))
+    finally:
+        gc.enable()
     # Warm-up, part 2: the timed loop's own pattern, not recorded.
     for _ in range(args.warmup):
         client.call("POST", "/v1/wg/predict", rng.choice(all_scenarios).body)
@@ -289,6 +302,8 @@ def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
         "by_kernel": {k: Stats.of(v) for k, v in sorted(by_kernel.items()) if len(v) >= 2},
         "cold_ms": cold,
         "first_time": Stats.of(first_time),
+        "first_time_ms": first_time,
+        "first_time_inside": Stats.of(first_inside) if len(first_inside) >= 2 else None,
         "scenarios": len(all_scenarios),
         "answers_with_refusal": refused_seen,
     }
@@ -316,7 +331,11 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
             "health_round_trip_ms": health.to_json(),
             "p99_ratio_predict_over_health": round(ratio, 3),
             "predict_ms_reported": inside.to_json() if inside else None,
+            "first_time_questions": len(result["first_time_ms"]),
             "first_time_round_trip_ms": first.to_json(),
+            "first_time_predict_ms_reported": (
+                result["first_time_inside"].to_json() if result["first_time_inside"] else None
+            ),
             "by_kernel_round_trip_ms": {k: s.to_json() for k, s in result["by_kernel"].items()},
             "cold_first_request_ms": {k: round(v, 3) for k, v in result["cold_ms"].items()},
             "answers_with_refusal": result["answers_with_refusal"],
@@ -349,6 +368,9 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
     print(f"{'first-time questions round trip':34} {first.row()}")
     if inside:
         print(f"{'predict_ms reported by the daemon':34} {inside.row()}")
+    if result["first_time_inside"]:
+        print(f"{'  the same, first-time questions':34} {result['first_time_inside'].row()}")
+    print(f"first-time questions: {len(result['first_time_ms'])} (each scenario at new data sizes)")
     print(f"p99 ratio predict / health: {ratio:.2f}")
     print()
     print(f"{'predict round trip by kernel, ms':34} {'p50':>8} {'p90':>8} {'p99':>8} {'max':>8}")
@@ -373,6 +395,9 @@ def main() -> int:
     )
     parser.add_argument("--requests", type=int, default=2000, help="timed requests (2000)")
     parser.add_argument("--warmup", type=int, default=200, help="extra warm-up pairs (200)")
+    parser.add_argument(
+        "--first-time", type=int, default=5, help="rounds of first-time questions (5)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="order of the scenarios (0)")
     parser.add_argument("--startup-timeout", type=float, default=120.0, help="seconds (120)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")

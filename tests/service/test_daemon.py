@@ -104,3 +104,24 @@ def test_serve_binds_loopback_by_default(model, tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_kernel_spec_built_once_per_name(model, tmp_path, monkeypatch):
+    # First-time questions about new problem sizes must not rebuild the kernel's spec (several
+    # ms of expression parsing), the main cost of a first-time answer before.
+    import perfport.service.app as app_module
+
+    calls: list[str] = []
+    real = app_module.resolve_kernel
+
+    def counting(name):
+        calls.append(name)
+        return real(name)
+
+    monkeypatch.setattr(app_module, "resolve_kernel", counting)
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    for width in (512, 640, 768):
+        request = {"kernel": "heat", "problem": {"width": width, "height": 512}, "device": DEVICE}
+        answer = client.post("/v1/wg/predict", json=request)
+        assert answer.status_code == 200 and answer.json()["cached"] is False, answer.text
+    assert calls == ["heat"]

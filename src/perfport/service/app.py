@@ -89,6 +89,17 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     # (read from the store on every request: refusals other processes record count at once).
     scenarios: dict[str, tuple[Any, Any, DeviceInfo]] = {}
     answers: dict[tuple[str, frozenset[tuple[int, int]]], dict[str, Any]] = {}
+    # Built-in kernels by name: building a KernelSpec validates and parses all its expressions
+    # (several ms), and the same spec object keeps the caches keyed by it warm (features,
+    # constraints), so a question about a new problem size does not pay for it again.
+    specs: dict[str, Any] = {}
+
+    def kernel(name: str) -> Any:
+        if name not in specs:
+            if len(specs) >= _CACHED:
+                specs.clear()
+            specs[name] = resolve_kernel(name)
+        return specs[name]
 
     def scenario(request: PredictRequest) -> tuple[Any, Any, DeviceInfo]:
         key = request.model_dump_json()
@@ -96,7 +107,7 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
             return scenarios[key]
         if "/" in request.kernel or request.kernel.endswith((".py", ".toml", ".yaml", ".yml")):
             raise PerfportError("kernel: give a built-in stencil's name; the daemon loads no files")
-        spec = resolve_kernel(request.kernel)
+        spec = kernel(request.kernel)
         found = spec, resolve_problem(spec, request.problem), request.device.info()
         if len(scenarios) >= _CACHED:
             scenarios.clear()
