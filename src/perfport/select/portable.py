@@ -36,6 +36,20 @@ Methods (``Method``):
   single-configuration baseline; for k > 1 the next most often best are added the same way.
 - ``greedy_mean``: the issue's comparison baseline: greedy on the arithmetic mean of the best
   fraction within the set (ties and saturation as in ``greedy_geomean``).
+
+Two methods choose for robustness rather than for the mean of the known devices:
+
+- ``maximin``: greedily raise the *worst* training device's best fraction within the set
+  (ties to the geometric mean), so that no known device is sacrificed for the others; once
+  every training device has its optimum, the diversity fill of ``portable``.
+- ``perturbed``: the expected geometric mean over devices that *might* exist: besides the
+  training devices, ``PERTURBED_DEVICES`` synthetic ones, each a training device whose
+  preference for every parameter value is shifted by a random factor (log-normal, its width
+  the spread between the training devices of each value's best configuration, so a parameter
+  the known GPUs disagree on moves more). Greedy on the mean over real and synthetic devices
+  (half the weight each) of the log best fraction within the set. A set good for the
+  synthetic devices covers regions (other values of the parameters) where a new GPU's best
+  might lie. Seeded, deterministic.
 """
 
 from __future__ import annotations
@@ -58,6 +72,7 @@ from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
 # A rise of the training geometric mean smaller than this (in log space) counts as "stopped
 # rising": it is below what repeated timings of one configuration can resolve.
 SATURATION = 1e-9
+PERTURBED_DEVICES = 256  # synthetic devices of the ``perturbed`` method
 DEFAULT_LOO_KS = tuple(range(1, 9))
 
 
@@ -67,6 +82,8 @@ class Method(Enum):
     CLUSTERED = "clustered"
     MOST_OFTEN_BEST = "most_often_best"
     GREEDY_MEAN = "greedy_mean"
+    MAXIMIN = "maximin"
+    PERTURBED = "perturbed"
 
 
 @dataclass(frozen=True)
@@ -325,20 +342,24 @@ def _greedy(norm: np.ndarray, k: int, geometric: bool) -> list[int]:
     return chosen
 
 
-def _portable(
-    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
-) -> list[int]:
-    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
-    single = logs.mean(axis=0)
-    # Parameter values as small integer codes, so that a Hamming distance is a count of
-    # differing parameters whatever their types.
+def _codes(data: DeviceTimes, cols: np.ndarray) -> np.ndarray:
+    """Parameter values as small integer codes (columns x parameters), so that a Hamming
+    distance is a count of differing parameters whatever their types."""
     configs = np.array([data.configs[c] for c in cols], dtype=object)
-    codes = np.column_stack(
+    return np.column_stack(
         [
             np.unique(configs[:, j].astype(str), return_inverse=True)[1]
             for j in range(len(configs[0]))
         ]
     )
+
+
+def _portable(
+    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
+) -> list[int]:
+    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
+    single = logs.mean(axis=0)
+    codes = _codes(data, cols)
     good = single >= single.max() + math.log(CUTOFF)
     chosen: list[int] = []
     best = np.full(len(norm), -np.inf)
@@ -350,6 +371,80 @@ def _portable(
             pick = _most_different(codes, chosen, good, single)
         chosen.append(pick)
         best = np.maximum(best, logs[:, pick])
+    return chosen
+
+
+def _maximin(norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray) -> list[int]:
+    """Greedy on (worst training device, then geometric mean) of the best within the set;
+    saturated, the diversity fill of ``portable``."""
+    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
+    single = logs.mean(axis=0)
+    codes = _codes(data, cols)
+    good = single >= single.max() + math.log(CUTOFF)
+    chosen: list[int] = []
+    best = np.full(len(norm), -np.inf)
+    while len(chosen) < k:
+        within = np.maximum(best[:, None], logs)
+        worst, mean = within.min(axis=0), within.mean(axis=0)
+        worst[chosen] = -np.inf
+        mean[chosen] = -np.inf
+        if (
+            chosen
+            and worst.max() <= best.min() + SATURATION
+            and mean.max() <= best.mean() + SATURATION
+        ):
+            pick = _most_different(codes, chosen, good, single)
+        else:
+            pick = int(np.lexsort((-mean, -worst))[0])  # ties: the better mean, then lower index
+        chosen.append(pick)
+        best = np.maximum(best, logs[:, pick])
+    return chosen
+
+
+def synthetic_devices(logs: np.ndarray, codes: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """``count`` devices (rows of log fractions of their optimum, floored) made from the
+    training devices' ``logs``: each a random training device whose every parameter value's
+    configurations are shifted by one normal draw (per parameter, the standard deviation
+    between devices of each value's best log fraction, averaged over values; 0.1 with one
+    device), then renormalised so its best is 0."""
+    rng = np.random.default_rng(seed)
+    widths = []
+    for j in range(codes.shape[1]):
+        values = np.unique(codes[:, j])
+        if len(values) < 2:
+            widths.append(0.0)
+            continue
+        peaks = np.array([[row[codes[:, j] == v].max() for v in values] for row in logs])
+        peaks -= peaks.max(axis=1, keepdims=True)
+        widths.append(float(peaks.std(axis=0).mean()) if len(logs) > 1 else 0.1)
+    out = np.empty((count, logs.shape[1]))
+    for i in range(count):
+        row = logs[rng.integers(len(logs))].copy()
+        for j, width in enumerate(widths):
+            if width > 0:
+                row += rng.normal(0.0, width, codes[:, j].max() + 1)[codes[:, j]]
+        out[i] = row - row.max()
+    return np.maximum(out, math.log(GEOMEAN_FLOOR))
+
+
+def _perturbed(
+    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
+) -> list[int]:
+    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
+    synthetic = synthetic_devices(logs, _codes(data, cols), PERTURBED_DEVICES, seed)
+    rows = np.vstack([logs, synthetic])
+    # Half the weight on the real devices, half on the synthetic ones.
+    weight = np.concatenate(
+        [np.full(len(logs), 0.5 / len(logs)), np.full(len(synthetic), 0.5 / len(synthetic))]
+    )
+    chosen: list[int] = []
+    best = np.full(len(rows), -np.inf)
+    while len(chosen) < k:
+        score = weight @ np.maximum(best[:, None], rows)
+        score[chosen] = -np.inf
+        pick = int(np.argmax(score))  # ties: the lowest column
+        chosen.append(pick)
+        best = np.maximum(best, rows[:, pick])
     return chosen
 
 
@@ -374,6 +469,8 @@ _METHODS = {
     Method.GREEDY_MEAN: lambda norm, k, seed, data, cols: _greedy(norm, k, geometric=False),
     Method.CLUSTERED: lambda norm, k, seed, data, cols: list(choose(norm, k, Pruning.KMEANS, seed)),
     Method.MOST_OFTEN_BEST: lambda norm, k, seed, data, cols: list(choose(norm, k, Pruning.TOP_N)),
+    Method.MAXIMIN: _maximin,
+    Method.PERTURBED: _perturbed,
 }
 
 
