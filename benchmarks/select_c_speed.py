@@ -2,6 +2,7 @@
 
     pip install -e '.[models]'          # scikit-learn fits the tree; gcc compiles the C
     python benchmarks/select_c_speed.py [--leaves 16] [--passes 2000] [--rounds 7]
+    python benchmarks/select_c_speed.py --bundle DIR      # a bundle's own selector.c
 
 A decision tree (``max_leaf_nodes`` = --leaves, log2 features, as a deployed selector would
 be) is fitted on the 431 lawson-gemm shapes with synthetic labels (4 configurations by output
@@ -13,11 +14,16 @@ calls it for every shape, in a shuffled order so branch prediction cannot learn 
 another translation unit (a table lookup): both in one process, alternating, best of
 ``--rounds``. It prints ns per decision for each, their ratio, and the selector's own cost
 (the difference). Target: under 1 microsecond (1000 ns) per decision.
+
+With ``--bundle DIR`` (from ``perfport select fit``) the bundle's own ``selector.c`` is timed
+instead, on the lawson-gemm shapes in the bundle's feature order, and its answers are checked
+against the bundle's tree walk (which answers as the fitted model does).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -27,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from perfport.kernels import load_problems
+from perfport.select.bundle import load_bundle
 from perfport.select.codegen import SelectorTree, Transform, generate_c, model_inputs
 
 FEATURES = ("M", "N", "K", "batch", "trans_a", "trans_b")
@@ -49,7 +56,8 @@ HARNESS = """
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "gemm.h"
+#include "%(header)s"
+#define gemm_select %(function)s
 
 int baseline_select(long M, long N, long K, long batch, long trans_a, long trans_b);
 typedef int (*select_fn)(long, long, long, long, long, long);
@@ -106,29 +114,57 @@ def main() -> int:
     parser.add_argument("--leaves", type=int, default=16, help="max_leaf_nodes of the tree")
     parser.add_argument("--passes", type=int, default=2000, help="passes over all shapes")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds (best is kept)")
+    parser.add_argument("--bundle", metavar="DIR", help="time this bundle's selector.c instead")
     args = parser.parse_args()
     if shutil.which("gcc") is None:
         print("gcc is not installed; nothing to measure", file=sys.stderr)
         return 2
-    from sklearn.tree import DecisionTreeClassifier
-
-    rows = np.array([[float(p[f]) for f in FEATURES] for p in load_problems("lawson-gemm")])
-    m, n, k = rows[:, 0], rows[:, 1], rows[:, 2]
-    labels = ((np.log2(m * n) // 5 + (k > 2000) + rows[:, 4]) % len(CONFIGS)).astype(int)
-    transforms = [Transform.LOG2] * len(FEATURES)
-    model = DecisionTreeClassifier(max_leaf_nodes=args.leaves, random_state=0)
-    model.fit(model_inputs(rows, transforms), labels)
-    tree = SelectorTree.from_sklearn(model, FEATURES, transforms)
+    features = FEATURES
+    if args.bundle:
+        bundle = load_bundle(args.bundle)
+        features = bundle.features
+        if sorted(features) != sorted(FEATURES):
+            print(f"the bundle reads {features}, not the GEMM shape {FEATURES}", file=sys.stderr)
+            return 2
+    rows = np.array([[float(p[f]) for f in features] for p in load_problems("lawson-gemm")])
     shuffled = rows[np.random.default_rng(0).permutation(len(rows))].astype(np.int64)
+    if args.bundle:
+        function = _c_function(args.bundle)
+        about = f"bundle {args.bundle}: {len(bundle.configs)} configurations, "
+        about += f"{len(bundle.tree.derived)} derived features, depth {bundle.tree.depth}"
+        expected = np.array([bundle.choose(dict(zip(features, r, strict=True))) for r in shuffled])
+        sources = {"gemm.h": Path(args.bundle, "selector.h").read_text(),
+                   "gemm.c": Path(args.bundle, "selector.c").read_text().replace(
+                       '#include "selector.h"', '#include "gemm.h"')}  # fmt: skip
+    else:
+        from sklearn.tree import DecisionTreeClassifier
+
+        m, n, k = rows[:, 0], rows[:, 1], rows[:, 2]
+        labels = ((np.log2(m * n) // 5 + (k > 2000) + rows[:, 4]) % len(CONFIGS)).astype(int)
+        transforms = [Transform.LOG2] * len(FEATURES)
+        model = DecisionTreeClassifier(max_leaf_nodes=args.leaves, random_state=0)
+        model.fit(model_inputs(rows, transforms), labels)
+        tree = SelectorTree.from_sklearn(model, FEATURES, transforms)
+        function = "gemm_select"
+        about = f"tree: {model.get_n_leaves()} leaves, depth {model.get_depth()} (log2 features)"
+        expected = model.predict(model_inputs(shuffled.astype(np.float64), transforms))
+        code = generate_c(tree, "gemm", PARAMS, CONFIGS)
+        sources = {"gemm.h": code.header, "gemm.c": code.source}
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        code = generate_c(tree, "gemm", PARAMS, CONFIGS)
-        (work / "gemm.h").write_text(code.header)
-        (work / "gemm.c").write_text(code.source)
-        (work / "baseline.c").write_text(BASELINE)
+        for name, text in sources.items():
+            (work / name).write_text(text)
+        # The baseline and the harness call with the bundle's argument order.
+        args_c = ", ".join(f"long {f}" for f in features)
+        (work / "baseline.c").write_text(
+            BASELINE.replace("long M, long N, long K, long batch, long trans_a, long trans_b", args_c)
+            .replace("M + N + K + batch + trans_a + trans_b", " + ".join(features))
+        )  # fmt: skip
         shapes = ",\n".join("    {" + ", ".join(map(str, r)) + "}" for r in shuffled)
-        (work / "main.c").write_text(HARNESS % {"shapes": shapes})
+        (work / "main.c").write_text(
+            HARNESS % {"shapes": shapes, "header": "gemm.h", "function": function}
+        )
         exe = work / "speed"
         subprocess.run(
             ["gcc", "-O2", "-o", str(exe), "main.c", "gemm.c", "baseline.c"],
@@ -140,12 +176,10 @@ def main() -> int:
         ).stdout.splitlines()  # fmt: skip
 
     answers = [int(x) for x in out[0].split()]
-    expected = model.predict(model_inputs(shuffled.astype(np.float64), transforms))
     agrees = bool(np.array_equal(answers, expected))
     selector_ns, baseline_ns = (float(x) for x in out[1].split()[:2])
     print(
-        f"tree: {model.get_n_leaves()} leaves, depth {model.get_depth()} (log2 features); "
-        f"{len(shuffled)} lawson-gemm shapes x {args.passes} passes, best of {args.rounds}"
+        f"{about}; {len(shuffled)} lawson-gemm shapes x {args.passes} passes, best of {args.rounds}"
     )
     print(f"C selector answers exactly as the model on every shape: {'yes' if agrees else 'NO'}")
     print(f"C selector (gcc -O2, a call):         {selector_ns:7.2f} ns per decision")
@@ -156,6 +190,11 @@ def main() -> int:
         f"{'met' if selector_ns < 1000 else 'MISSED'}"
     )
     return 0 if agrees else 1
+
+
+def _c_function(directory: str) -> str:
+    manifest = json.loads(Path(directory, "bundle.json").read_text())
+    return str(manifest["c_function"])
 
 
 if __name__ == "__main__":

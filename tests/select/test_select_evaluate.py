@@ -96,6 +96,29 @@ def test_split_is_seeded_and_skips_problems_without_results():
         split_problems(t.subset([0]), 0.5)
 
 
+def test_grouped_split_keeps_each_size_on_one_side():
+    """Transposed variants of a size (same M, N, K, batch) are never split."""
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 500, (40, 4)).astype(float)
+    problems = np.array([[*s, ta, tb] for s in sizes for ta in (0, 1) for tb in (0, 1)])
+    names = ("M", "N", "K", "batch", "trans_a", "trans_b")
+    times = rng.uniform(1.0, 2.0, (len(problems), 3))
+    t = PerfTable(names, problems, ("x",), ((1,), (2,), (3,)), times)
+    train, test = split_problems(t, 0.2, seed=1, group_by=("M", "N", "K", "batch"))
+    assert len(test) == 8 * 4 and len(train) == 32 * 4
+    held = {tuple(problems[i, :4]) for i in test}
+    assert not held & {tuple(problems[i, :4]) for i in train}
+    # A plain split of the same table separates some size from its transposes.
+    plain_train, plain_test = split_problems(t, 0.2, seed=1)
+    assert {tuple(problems[i, :4]) for i in plain_test} & {
+        tuple(problems[i, :4]) for i in plain_train
+    }
+    rows = evaluate(t, ["relative"], ["kmeans"], ["decision_tree_a_derived"], [2], group_by=["M"])
+    assert len(rows) == 1 and 0 < rows[0].performance <= rows[0].max_achievable <= 1
+    with pytest.raises(SelectError, match="cannot group by Q"):
+        split_problems(t, 0.2, group_by=["Q"])
+
+
 def test_tables_arrange_results_like_the_paper(grid):
     table = classifier_table(grid, "sigmoid", "pca_kmeans")
     assert table.ks == (2, 4)

@@ -52,10 +52,18 @@ def to_json(results: Iterable[SelectResult]) -> dict[str, Any]:
 
 
 def split_problems(
-    table: PerfTable, test_fraction: float = 0.2, seed: int = 0
+    table: PerfTable,
+    test_fraction: float = 0.2,
+    seed: int = 0,
+    group_by: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(train rows, test rows): a seeded random split of the problems where anything ran
-    (a problem with no result has no optimum to score against)."""
+    (a problem with no result has no optimum to score against).
+
+    With ``group_by`` (problem names, e.g. M, N, K, batch) problems that agree on those values
+    fall on the same side, and ``test_fraction`` counts groups: the transposed variants of one
+    GEMM size are then never split between training and test, so a selector is not scored
+    on a size it has seen."""
     if not 0 < test_fraction < 1:
         raise SelectError(f"the test fraction must be between 0 and 1, got {test_fraction}")
     usable = np.flatnonzero(np.isfinite(table.times).any(axis=1))
@@ -63,6 +71,23 @@ def split_problems(
         raise SelectError(
             f"{len(usable)} problem(s) have results; evaluation needs at least 2 to split"
         )
+    if group_by:
+        unknown = [g for g in group_by if g not in table.problem_names]
+        if unknown:
+            raise SelectError(
+                f"cannot group by {', '.join(unknown)}: the problems have "
+                f"{', '.join(table.problem_names)}"
+            )
+        columns = [table.problem_names.index(g) for g in group_by]
+        _, group = np.unique(table.problems[usable][:, columns], axis=0, return_inverse=True)
+        group = group.ravel()
+        n_groups = int(group.max()) + 1
+        if n_groups < 2:
+            raise SelectError(f"the problems form one group by {', '.join(group_by)}; no split")
+        order = np.random.default_rng(seed).permutation(n_groups)
+        n_test = min(max(1, round(test_fraction * n_groups)), n_groups - 1)
+        held = np.isin(group, order[:n_test])
+        return np.sort(usable[~held]), np.sort(usable[held])
     order = np.random.default_rng(seed).permutation(usable)
     n_test = min(max(1, round(test_fraction * len(usable))), len(usable) - 1)
     return np.sort(order[n_test:]), np.sort(order[:n_test])
@@ -81,15 +106,18 @@ def evaluate(
     ks: Sequence[int] = DEFAULT_KS,
     test_fraction: float = 0.2,
     seed: int = 0,
+    group_by: Sequence[str] | None = None,
 ) -> list[SelectResult]:
     """Every combination, in the order given. With no ``classifiers``, one row per set with
-    classifier ``oracle`` and performance = max_achievable (the pruning-only figures)."""
+    classifier ``oracle`` and performance = max_achievable (the pruning-only figures).
+    ``group_by`` keeps problems that share those values on one side of the split
+    (``split_problems``)."""
     norms = [Normalisation(n) for n in normalisations]
     methods = [Pruning(p) for p in prunings]
     models = [Classifier(c) for c in classifiers]
     if not norms or not methods or not ks:
         raise SelectError("evaluate needs at least one normalisation, pruning method and k")
-    train, test = split_problems(table, test_fraction, seed)
+    train, test = split_problems(table, test_fraction, seed, group_by)
     x_train, x_test = table.problems[train], table.problems[test]
     test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration
     train_times = table.times[train]
