@@ -1,6 +1,7 @@
 """Leave-one-device-out for configurations shipped to every GPU (issue 5, part 5).
 
     python benchmarks/select_portable.py [--data ../shared/data] [--ks 1-8] [--out FILE.md]
+        [--reach 0.9]
 
 Kernels and the caches pooled for each (only caches with identical parameter sets can be
 pooled; see kerneltuner-benchmark_hub/PROVENANCE.md):
@@ -12,15 +13,25 @@ Per method, held-out device and k, the held-out GPU's fraction of its own optimu
 the best of the k configurations chosen on the other GPUs; per method a geometric mean over
 held-out GPUs. The issue's goal: at k = 8 a geometric mean of at least 0.90; Kernel Tuner's
 most-often-best single configuration is quoted at about 0.81 (GEMM) and 0.85 (convolution).
+
+Then, per held-out device, what the goal asks of it: the fraction of its optimum it needs for
+the geometric mean over held-out devices to reach ``--reach`` when the others keep their k = 8
+value (portable method), how many configurations reach that on it, and how the other devices
+rank the best of those (1 = that device's own optimum): if every other device ranks them far
+down, no choice made on the other devices alone can be expected to ship one.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
-from perfport.select.portable import leave_one_out, load_caches, loo_markdown
+import numpy as np
+
+from perfport.select.normalise import relative
+from perfport.select.portable import DeviceTimes, LooRow, leave_one_out, load_caches, loo_markdown
 
 KERNELS = {
     "GEMM": ("gemm", ("RTX_2080_Ti", "RTX_3090")),
@@ -34,6 +45,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=here.parent / "shared" / "data")
     parser.add_argument("--ks", default="1-8", help="a range like 1-8")
     parser.add_argument("--out", type=Path, help="also write the markdown tables here")
+    parser.add_argument("--reach", type=float, default=0.9, help="the goal's geometric mean")
     args = parser.parse_args()
     lo, _, hi = args.ks.partition("-")
     ks = range(int(lo), int(hi or lo) + 1)
@@ -46,11 +58,44 @@ def main() -> None:
         seconds = time.perf_counter() - started
         text.append(
             f"### {kernel}: {len(data.devices)} devices, {len(data.configs)} configurations "
-            f"({seconds:.1f} s)\n\n{loo_markdown(rows)}"
+            f"({seconds:.1f} s)\n\n{loo_markdown(rows)}\n{_needs(data, rows, args.reach)}"
         )
     print("\n".join(text))
     if args.out:
         args.out.write_text("\n".join(text))
+
+
+def _needs(data: DeviceTimes, rows: list[LooRow], reach: float) -> str:
+    """Per held-out device: what it needs for the goal and where the configurations that give
+    it rank on the other devices."""
+    top = max(r.k for r in rows)
+    kept = {r.holdout: r.fraction for r in rows if r.method == "portable" and r.k == top}
+    perf = relative(data.times)
+    ran = np.isfinite(data.times)
+    lines = [
+        f"| held-out device | needs (geomean {reach} at k={top}) | has | configurations reaching "
+        "it | best of those on each other device: rank (fraction) |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for d, device in enumerate(data.devices):
+        others = [o for o in range(len(data.devices)) if o != d]
+        rest = sum(math.log(max(kept[data.devices[o]], 1e-3)) for o in others)
+        need = math.exp(len(data.devices) * math.log(reach) - rest)
+        good = np.flatnonzero((perf[d] >= need) & ran[others].all(axis=0))
+        cells = []
+        for o in others:
+            if len(good) == 0:
+                break
+            order = np.argsort(-perf[o], kind="stable")
+            rank = np.empty(len(order), dtype=int)
+            rank[order] = np.arange(1, len(order) + 1)
+            best = good[np.argmin(rank[good])]
+            cells.append(f"{data.devices[o]}: {rank[best]} ({perf[o, best]:.3f})")
+        lines.append(
+            f"| {device} | {min(need, 1.0):.3f}{'' if need <= 1 else ' (impossible)'} | "
+            f"{kept[device]:.3f} | {len(good)} | {'; '.join(cells) or '-'} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

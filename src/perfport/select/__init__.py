@@ -8,6 +8,8 @@ selector among them (``Selector``), and score the whole pipeline on held-out pro
 (``evaluate``); then deploy: ``fit_bundle`` writes the chosen configurations and the selector
 as dependency-free C and Python, ``load_bundle`` reads one without scikit-learn, and a
 ``Dispatcher`` launches a bundle's configurations. scikit-learn (the ``models`` extra) is imported only when a method needs it.
+Derived features (``derive``: products and divisibility of problem sizes) let tree selectors
+split on quantities such as a GEMM's output size; generated code computes them exactly.
 """
 
 from perfport.select.bundle import Bundle, load_bundle, write_bundle
@@ -20,6 +22,7 @@ from perfport.select.classify import (
 )
 from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
 from perfport.select.deploy import fit_bundle
+from perfport.select.derive import Derived, DerivedKind, default_derived, parse_derived
 from perfport.select.dispatch import Dispatcher
 from perfport.select.errors import SelectError
 from perfport.select.evaluate import (
@@ -44,6 +47,8 @@ __all__ = [
     "ORACLE",
     "Bundle",
     "Classifier",
+    "Derived",
+    "DerivedKind",
     "Dispatcher",
     "Normalisation",
     "PerfTable",
@@ -58,6 +63,7 @@ __all__ = [
     "best_in_set",
     "choose",
     "classifier_table",
+    "default_derived",
     "evaluate",
     "fit_bundle",
     "fit_selector",
@@ -71,6 +77,7 @@ __all__ = [
     "load_csv",
     "log_features",
     "normalise",
+    "parse_derived",
     "portable",
     "pruning_table",
     "relative",
