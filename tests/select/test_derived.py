@@ -4,6 +4,7 @@ Python that compute them, answer exactly what the fitted model predicts."""
 from __future__ import annotations
 
 import ctypes
+import json
 import math
 import shutil
 import subprocess
@@ -87,6 +88,8 @@ def test_derived_features_are_what_the_selector_reads(fitted):
     assert {"M%16", "N%128", "K%64", "batch%32"} <= set(texts)
     assert not any(t.startswith("trans") for t in texts)  # flags are not sizes
     assert load_bundle(out).tree.derived == selector.derived_
+    manifest = json.loads((out / "bundle.json").read_text())
+    assert manifest["version"] == 2 and manifest["tree"]["derived"][:2] == ["M*N", "M*N*batch"]
 
 
 def test_bundle_and_generated_python_match_the_model(fitted):
