@@ -11,7 +11,10 @@ the same objective, the cache's ``time`` (Kernel Tuner's mean of the repetitions
 legal space (the cache's configurations, which the T1 constraints reproduce exactly) and the
 same failures. Kernel Tuner runs in its simulation mode with those constraints, once per budget
 and seed (its strategies know the budget). perfport's strategies ignore the budget, so one run
-of the largest budget per seed gives every smaller budget as a prefix.
+of the largest budget per seed gives every smaller budget as a prefix. perfport's ``prior``
+strategy gets what ``perfport tune`` would give it if the store held every cache: the other
+devices' results of the same kernel (none for the older convolution space, which has no
+sibling), so on each cache it sees only other GPUs' data.
 
 Per strategy it prints the mean fraction of the optimum reached (optimum / best found, averaged
 over caches and seeds) at each budget, and per cache the median number of evaluations to reach
@@ -33,6 +36,7 @@ import math
 import random
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 from functools import partial
@@ -43,7 +47,10 @@ import numpy as np
 
 from perfport._core import Param
 from perfport.space import Space, load_space_file
-from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, PriorGuided
+from perfport.store import Store
+from perfport.store.interchange import external_device, import_file
+from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
+from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "bayes_opt", "dual_annealing", "diff_evo")
@@ -126,28 +133,17 @@ def run_kernel_tuner(
     return trace[:budget]
 
 
-def transfer_scores(path: Path, paths: list[Path], data: ReplayData) -> np.ndarray:
-    """A prior for one cache from the others of the same kernel space (other devices): each
-    configuration's mean fraction of their optima (0 where it failed or is missing). This is
-    the portability question: what did other GPUs teach about this one?"""
-    keys = None
-    total = np.zeros(len(data.space))
-    siblings = 0
-    for other in paths:
-        if other == path:
-            continue
-        cache = load_cache(other)
-        if keys is None:
-            keys = [p.name for p in data.space.params]
-        if sorted(cache["tune_params_keys"]) != sorted(keys):
-            continue
-        siblings += 1
-        best = min(e["time"] for e in cache["cache"].values() if not isinstance(e["time"], str))
-        for e in cache["cache"].values():
-            i = data.space.index({k: e[k] for k in keys})
-            if i is not None and not isinstance(e["time"], str):
-                total[i] += best / e["time"]
-    return total / max(siblings, 1)
+def priors(paths: list[Path], spaces: dict[Path, Space]) -> dict[Path, Prior | None]:
+    """What ``perfport tune`` and ``replay`` would give the ``prior`` strategy on each cache's
+    device: every cache imported into one store, and the prior built from the *other* devices'
+    results of the same kernel and parameters (None where no other device has them)."""
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "caches.db") as store:
+        imported = {path: import_file(store, path) for path in paths}
+        for path, got in imported.items():
+            fingerprint = external_device(got.device).fingerprint
+            out[path] = transfer_prior(store, got.kernel, spaces[path], fingerprint, got.problem)
+    return out
 
 
 def summarise(
@@ -188,11 +184,6 @@ def main() -> None:
         help="summarise the runs in --runs only: a missing run is an error and nothing is saved",
     )
     parser.add_argument("--json", type=Path, help="write the summary here")
-    parser.add_argument(
-        "--prior",
-        action="store_true",
-        help="also run the prior strategy with a ranking learned from the other devices' caches",
-    )
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     top = max(budgets)
@@ -204,45 +195,34 @@ def main() -> None:
         if f.exists():
             runs.update(read_runs(f))
 
+    caches = {path: load_cache(path) for path in paths}
+    datas = {path: replay_data(path, cache) for path, cache in caches.items()}
+    prior = priors(paths, {path: data.space for path, data in datas.items()})
     curves: dict[str, dict[str, np.ndarray]] = {}
     for path in paths:
-        cache = load_cache(path)
-        data = replay_data(path, cache)
+        cache, data = caches[path], datas[path]
         t1, count = CONDITIONS[path.parent.name]
         conditions = list(load_space_file(hub / "t1_inputs" / t1).constraints[:count])
+        sources = prior[path].sources if prior[path] else 0
         print(
-            f"{data.label}: {len(data.space)} configurations, optimum {data.optimum:.4g} ms",
+            f"{data.label}: {len(data.space)} configurations, optimum {data.optimum:.4g} ms, "
+            f"prior from {sources} other devices",
             file=sys.stderr,
             flush=True,
         )
+        scores = prior[path].scores if prior[path] else None
         for name in args.strategies.split(",") if args.strategies else []:
             started = time.perf_counter()
+            make = partial(make_strategy, STRATEGIES[name], scores=scores)
             done = []
             for seed in range(args.seeds):
                 key = f"perfport|{data.label}|{name}|{top}|{seed}"
                 if not stored(runs, key, args.summary_only):
-                    runs[key] = simulate(data, STRATEGIES[name], top, seed).tolist()
+                    runs[key] = simulate(data, make, top, seed).tolist()
                 done.append(fractions(data, np.array(runs[key]), top))
             curves.setdefault(f"perfport:{name}", {})[data.label] = np.array(done)
             print(
                 f"  perfport {name:14} {time.perf_counter() - started:7.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
-        if args.prior:
-            started = time.perf_counter()
-            scores = transfer_scores(path, paths, data)
-            done = []
-            for seed in range(args.seeds):
-                key = f"perfport|{data.label}|prior-other-devices|{top}|{seed}"
-                if not stored(runs, key, args.summary_only):
-                    runs[key] = simulate(
-                        data, partial(PriorGuided, scores=scores), top, seed
-                    ).tolist()
-                done.append(fractions(data, np.array(runs[key]), top))
-            curves.setdefault("perfport:prior(other devices)", {})[data.label] = np.array(done)
-            print(
-                f"  perfport prior(other devices) {time.perf_counter() - started:7.1f} s",
                 file=sys.stderr,
                 flush=True,
             )

@@ -82,3 +82,20 @@ def test_prior_scores_lead():
     assert strategy.ask() == int(np.nanargmin(times))
     with pytest.raises(ValueError, match="configurations"):
         STRATEGIES["prior"](SPACE, 0, scores=[1.0, 2.0])
+
+
+def test_prior_without_scores_is_bayes_rf():
+    plain = simulate(DATA, STRATEGIES["bayes_rf"], 25, seed=4)
+    assert np.array_equal(simulate(DATA, STRATEGIES["prior"], 25, seed=4), plain)
+
+
+def test_prior_skips_configurations_it_knows_nothing_of():
+    scores = np.full(len(SPACE), np.nan)
+    scores[[5, 9]] = [0.5, 0.9]
+    strategy = STRATEGIES["prior"](SPACE, 0, scores=scores)
+    first = []
+    for _ in range(3):
+        i = strategy.ask()
+        first.append(i)
+        strategy.tell(i, 1.0)
+    assert first[:2] == [9, 5] and first[2] not in (5, 9)  # then Bayesian optimisation

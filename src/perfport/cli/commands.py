@@ -144,6 +144,8 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
             f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
             f"optimum {result.optimum_ms:.4g} ms"
         )
+        if result.prior_sources:
+            console.print(f"prior from {result.prior_sources} other device result sets in the db")
         console.print(f"mean fraction of the optimum reached: {result.mean_best_fraction:.3f}")
         for target, evals in result.evals_to.items():
             console.print(

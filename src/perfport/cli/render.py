@@ -70,7 +70,13 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
     console.print(f"[bold]{result.kernel}[/] on [bold]{result.device.name}[/] ({result.device.id})")
     console.print(f"problem: {result.problem}")
     console.print(
-        f"campaign: {result.campaign} ({result.status.value}), strategy {result.strategy}, "
+        f"campaign: {result.campaign} ({result.status.value}), strategy {result.strategy}"
+        + (
+            f" (prior from {result.prior_sources} other result sets)"
+            if result.prior_sources
+            else ""
+        )
+        + ", "
         f"verification: {result.verification}, db: {result.db}"
     )
     ok = sorted((m for m in result.measurements if m.ok), key=lambda m: m.time_ms or 0.0)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from perfport._core import PerfportError
+from perfport.space import Space
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
@@ -43,8 +46,16 @@ __all__ = [
     "SimulatedAnnealing",
     "Strategy",
     "TrustRegionBayes",
+    "make_strategy",
     "strategy_class",
 ]
+
+
+def make_strategy(
+    cls: type[Strategy], space: Space, seed: int, scores: Sequence[float] | None = None
+) -> Strategy:
+    """An instance of ``cls``; prior ``scores`` go to a strategy that takes them."""
+    return cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]
 
 
 def strategy_class(name: str | None) -> type[Strategy]:

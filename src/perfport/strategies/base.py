@@ -26,6 +26,7 @@ class Strategy(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    takes_prior: ClassVar[bool] = False  # whether the constructor takes ``scores=``
 
     def __init__(self, space: Space, seed: int = 0) -> None:
         self.space = space

@@ -64,25 +64,27 @@ class GridSearch(Strategy):
 class PriorGuided(Strategy):
     """Measure the ``first`` configurations a prior ranks highest, then search on with
     Bayesian optimisation (random forest), which has seen them. ``scores`` (one per legal
-    configuration, higher is more promising) come from a learned model or from other devices'
-    results; without them the start is random."""
+    configuration, higher is more promising, NaN for unknown) come from a learned model or from other devices'
+    results (``perfport tune`` and ``replay`` take them from the store); without them this is
+    plain ``bayes_rf``, so the strategy is never worse off for having no prior."""
 
     name = "prior"
-    summary = "the prior's top-ranked configurations first, then Bayesian optimisation"
+    summary = "other devices' best configurations first (from the store), then bayes_rf"
+    takes_prior = True
 
     def __init__(
         self, space: Space, seed: int = 0, scores: Sequence[float] | None = None, first: int = 10
     ) -> None:
         super().__init__(space, seed)
-        rng = np.random.default_rng(seed)
-        values = (
-            np.asarray(scores, dtype=np.float64) if scores is not None else rng.random(len(space))
-        )
-        if len(values) != len(space):
-            raise ValueError(
-                f"the prior scores {len(values)} configurations; the space has {len(space)}"
-            )
-        self._ranking = np.argsort(-values, kind="stable")[: max(1, first)]
+        self._ranking = np.zeros(0, dtype=np.int64)
+        if scores is not None:
+            values = np.asarray(scores, dtype=np.float64)
+            if len(values) != len(space):
+                raise ValueError(
+                    f"the prior scores {len(values)} configurations; the space has {len(space)}"
+                )
+            known = np.flatnonzero(np.isfinite(values))  # NaN: the prior knows nothing of it
+            self._ranking = known[np.argsort(-values[known], kind="stable")][: max(1, first)]
         self._next = 0
         self._then = BayesRandomForest(space, seed)
 

@@ -100,79 +100,74 @@ class GaussianProcess:
 
 
 class RandomForest:
-    """Extremely randomised trees, grown in numpy; the spread of the trees' predictions is
-    the uncertainty."""
+    """Extremely randomised trees on bootstrap samples; the spread of the trees' predictions
+    is the uncertainty. All trees grow together, a level at a time: each level is a few array
+    operations over every row of every tree, not a Python call per node."""
 
     def __init__(self, trees: int = 30, min_leaf: int = 2, seed: int = 0) -> None:
         self.trees, self.min_leaf, self.seed = trees, min_leaf, seed
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> RandomForest:
         rng = np.random.default_rng(self.seed)
-        self.forest_ = [
-            self._grow(x, y, rng.integers(len(x), size=len(x)), rng) for _ in range(self.trees)
-        ]
+        n, d = x.shape
+        tries = max(1, d // 2 + 1)  # dimensions tried per split: about half
+        # Every tree's bootstrap rows, kept grouped by the node they sit in.
+        rows = rng.integers(n, size=self.trees * n)
+        node = np.repeat(np.arange(self.trees), n)
+        dim = np.full(self.trees, -1)
+        value = np.zeros(self.trees)  # the cut of an inner node, the mean of a leaf
+        child = np.full(self.trees, -1)  # the left child; the right one is child + 1
+        while len(rows):
+            level, starts, count = np.unique(node, return_index=True, return_counts=True)
+            groups = np.repeat(np.arange(len(level)), count)
+            yr = y[rows]
+            total = np.add.reduceat(yr, starts)
+            square = np.add.reduceat(yr * yr, starts)
+            value[level] = total / count
+            dims = np.argsort(rng.random((len(level), d)), axis=1)[:, :tries]
+            xv = x[rows[:, None], dims[groups]]  # (rows, tries)
+            lo, hi = np.minimum.reduceat(xv, starts), np.maximum.reduceat(xv, starts)
+            cuts = lo + rng.random(lo.shape) * (hi - lo)
+            left = xv <= cuts[groups]
+            n_left = np.add.reduceat(left, starts).astype(np.float64)
+            s_left = np.add.reduceat(left * yr[:, None], starts)
+            q_left = np.add.reduceat(left * (yr * yr)[:, None], starts)
+            n, s, q = count[:, None], total[:, None], square[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cost = (q_left - s_left**2 / n_left) + (
+                    (q - q_left) - (s - s_left) ** 2 / (n - n_left)
+                )
+            usable = (hi > lo) & (n_left >= self.min_leaf) & (n - n_left >= self.min_leaf)
+            cost = np.where(usable, cost, np.inf)
+            best = np.argmin(cost, axis=1)
+            best_cost = cost[np.arange(len(level)), best]
+            splits = (count >= 2 * self.min_leaf) & (best_cost < square - total**2 / count - 1e-12)
+            parents = level[splits]
+            first = len(dim) + 2 * np.arange(len(parents))
+            dim[parents] = dims[splits, best[splits]]
+            value[parents] = cuts[splits, best[splits]]
+            child[parents] = first
+            dim = np.concatenate([dim, np.full(2 * len(parents), -1)])
+            value = np.concatenate([value, np.zeros(2 * len(parents))])
+            child = np.concatenate([child, np.full(2 * len(parents), -1)])
+            # Rows of split nodes move to a child; rows of leaves are done.
+            moving = splits[groups]
+            goes_right = ~left[moving, best[groups[moving]]]
+            rows, node = rows[moving], child[node[moving]] + goes_right
+            order = np.argsort(node, kind="stable")
+            rows, node = rows[order], node[order]
+        self.dim_, self.value_, self.child_ = dim, value, child
         return self
 
-    def _grow(
-        self, x: np.ndarray, y: np.ndarray, rows: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, ...]:
-        """A tree as arrays: split dimension (-1 at leaves), cut or leaf value, children."""
-        dim: list[int] = []
-        cut: list[float] = []
-        left: list[int] = []
-        right: list[int] = []
-        stack = [(rows, -1, False)]
-        while stack:
-            rows, parent, is_right = stack.pop()
-            me = len(dim)
-            if parent >= 0:
-                (right if is_right else left)[parent] = me
-            split = self._split(x[rows], y[rows], rng) if len(rows) >= 2 * self.min_leaf else None
-            dim.append(-1 if split is None else split[0])
-            cut.append(float(y[rows].mean()) if split is None else split[1])
-            left.append(-1)
-            right.append(-1)
-            if split is not None:
-                go_left = x[rows, split[0]] <= split[1]
-                stack.append((rows[~go_left], me, True))
-                stack.append((rows[go_left], me, False))
-        return np.array(dim), np.array(cut), np.array(left), np.array(right)
-
-    def _split(
-        self, x: np.ndarray, y: np.ndarray, rng: np.random.Generator
-    ) -> tuple[int, float] | None:
-        # One random cut in each of about half the dimensions, all scored at once: the cost of a
-        # split is the summed squared deviation of both sides, from counts, sums and squares.
-        dims = rng.permutation(x.shape[1])[: max(1, x.shape[1] // 2 + 1)]
-        lo, hi = x[:, dims].min(0), x[:, dims].max(0)
-        cuts = lo + rng.random(len(dims)) * (hi - lo)
-        left = x[:, dims] <= cuts
-        n = float(len(y))
-        n_left = left.sum(0).astype(np.float64)
-        s_left, q_left = y @ left, (y * y) @ left
-        s, q = y.sum(), (y * y).sum()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            cost = (q_left - s_left**2 / n_left) + ((q - q_left) - (s - s_left) ** 2 / (n - n_left))
-        usable = (hi > lo) & (n_left >= self.min_leaf) & (n - n_left >= self.min_leaf)
-        cost = np.where(usable, cost, np.inf)
-        k = int(np.argmin(cost))
-        if not np.isfinite(cost[k]) or cost[k] >= q - s * s / n - 1e-12:
-            return None
-        return int(dims[k]), float(cuts[k])
-
     def predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        outputs = np.stack([self._predict_tree(tree, x) for tree in self.forest_])
-        return outputs.mean(0), outputs.std(0) + 1e-6
-
-    @staticmethod
-    def _predict_tree(tree: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray:
-        dim, cut, left, right = tree
-        node = np.zeros(len(x), dtype=np.int64)
-        rows = np.arange(len(x))
-        while True:
-            d = dim[node]
+        node = np.repeat(np.arange(self.trees), len(x))
+        cols = np.tile(np.arange(len(x)), self.trees)
+        active = np.arange(len(node))
+        while len(active):
+            d = self.dim_[node[active]]
             inner = d >= 0
-            if not inner.any():
-                return cut[node]
-            r, n = rows[inner], node[inner]
-            node[inner] = np.where(x[r, d[inner]] <= cut[n], left[n], right[n])
+            active, d = active[inner], d[inner]
+            n = node[active]
+            node[active] = self.child_[n] + (x[cols[active], d] > self.value_[n])
+        outputs = self.value_[node].reshape(self.trees, len(x))
+        return outputs.mean(0), outputs.std(0) + 1e-6

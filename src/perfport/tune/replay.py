@@ -8,8 +8,8 @@ divided by the best time found so far (1.0 = the optimum was found).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ import numpy as np
 from perfport._core import Config, Param, PerfportError
 from perfport.space import Space
 from perfport.store import Store, declared_params, one_group
-from perfport.strategies import Strategy, strategy_class
+from perfport.strategies import Strategy, make_strategy, strategy_class
+from perfport.tune.prior import Prior, transfer_prior
 
 StrategyFactory = Callable[[Space, int], Strategy]
 
@@ -30,6 +31,9 @@ class ReplayData:
     label: str
     space: Space
     times: np.ndarray  # median ms per legal configuration; NaN where it failed
+    kernel: str = ""  # where the data came from, when it came from a store
+    device_fingerprint: str = ""
+    problem: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def optimum(self) -> float:
@@ -60,7 +64,9 @@ class ReplayData:
                 times[i] = r["median_ms"]
         if not np.isfinite(times).any():
             raise PerfportError("the selected results have no successful measurement to replay")
-        return cls(f"{rows[0]['kernel']} on {rows[0]['device']}", space, times)
+        first = rows[0]
+        return cls(f"{first['kernel']} on {first['device']}", space, times, first["kernel"],
+                   first["device_fingerprint"], first["problem"])  # fmt: skip
 
     def config(self, index: int) -> Config:
         return self.space.config(index)
@@ -97,6 +103,7 @@ class ReplayResult:
     evals_to: dict[
         float, int | None
     ]  # fraction -> median evaluations to reach it (None: not in most runs)
+    prior_sources: int = 0  # other devices' result sets the strategy's prior came from
 
     @property
     def median_evals_to_95(self) -> int | None:
@@ -112,6 +119,7 @@ class ReplayResult:
             "mean_best_fraction": self.mean_best_fraction,
             "median_evals_to_95": self.median_evals_to_95,
             "median_evals_to_90": self.evals_to.get(0.9),
+            "prior_sources": self.prior_sources,
             "curve": list(self.curve),
         }
 
@@ -147,17 +155,21 @@ def replay(
     repeats: int = 30,
     seed: int = 0,
     factory: StrategyFactory | None = None,
+    prior: Prior | None = None,
 ) -> ReplayResult:
-    """Run a strategy ``repeats`` times (seeds seed..seed+repeats-1) on replayed data."""
+    """Run a strategy ``repeats`` times (seeds seed..seed+repeats-1) on replayed data;
+    ``prior`` goes to a strategy that takes one."""
     if budget < 1 or repeats < 1:
         raise PerfportError("replay needs --budget >= 1 and --repeats >= 1")
     cls = strategy_class(strategy)
-    make = factory or (lambda space, s: cls(space, s))
+    make = factory or (lambda space, s: make_strategy(cls, space, s, prior and prior.scores))
     budget = min(budget, len(data.space))
     traces = [simulate(data, make, budget, seed + r) for r in range(repeats)]
     curve, reached = score(data, traces, budget)
+    sources = prior.sources if prior is not None and cls.takes_prior else 0
     return ReplayResult(cls.name if factory is None else (strategy or "custom"), data.label, budget, repeats,
-                        data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached)  # fmt: skip
+                        data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached,
+                        sources)  # fmt: skip
 
 
 def replay_db(
@@ -169,6 +181,13 @@ def replay_db(
     repeats: int,
     seed: int = 0,
 ) -> ReplayResult:
+    """Replay one device's stored results; a strategy that takes a prior gets one from the
+    other devices' results in the same store, as ``perfport tune`` would."""
     with Store(db, create=False) as store:
         data = ReplayData.from_store(store, kernel=kernel, device=device)
-    return replay(data, strategy, budget, repeats, seed)
+        prior = (
+            transfer_prior(store, data.kernel, data.space, data.device_fingerprint, data.problem)
+            if strategy_class(strategy).takes_prior
+            else None
+        )
+    return replay(data, strategy, budget, repeats, seed, prior=prior)

@@ -36,6 +36,7 @@ class TuneResult:
     default: Measurement | None
     verification: str
     db: str
+    prior_sources: int = 0  # other devices' result sets the strategy's prior came from
 
     @property
     def best(self) -> Measurement | None:
@@ -94,6 +95,7 @@ class TuneResult:
             "kernel": self.kernel,
             "problem": dict(self.problem),
             "strategy": self.strategy,
+            "prior_sources": self.prior_sources,
             "configs_total": self.configs_total,
             "pruned": self.pruned,
             "measured": self.measured,

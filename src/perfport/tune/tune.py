@@ -24,7 +24,8 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
-from perfport.strategies import Strategy, strategy_class
+from perfport.strategies import Strategy, make_strategy, strategy_class
+from perfport.tune.prior import transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
 
@@ -115,9 +116,13 @@ def tune(
         record = store.open_campaign(
             key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
         )
-        session = _Session(
-            space, strategy_type(space, settings.seed), runner, store, record, budget, reporter
+        prior = (
+            transfer_prior(store, spec.name, space, dev.fingerprint, dict(the_problem))
+            if strategy_type.takes_prior
+            else None
         )
+        searcher = make_strategy(strategy_type, space, settings.seed, prior and prior.scores)
+        session = _Session(space, searcher, runner, store, record, budget, reporter)
         status = session.run(spec.default, f"{spec.name} on {dev.name}")
         verification = runner.verification if runner.starts else "(no trial ran this session)"
     return TuneResult(
@@ -132,6 +137,7 @@ def tune(
         default=session.results.get(spec.default) if spec.default is not None else None,
         verification=verification if settings.verify else "not verified",
         db=str(db),
+        prior_sources=prior.sources if prior else 0,
     )
 
 
