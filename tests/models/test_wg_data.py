@@ -110,5 +110,5 @@ def test_shipped_dataset_and_default_model(tmp_path):
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
         wc, wr = answer["wg"]
-        assert wc * wr <= 4096 and answer["method"] == "speedup_regressor"
-    assert len(list((tmp_path / "perfport").glob("wg-speedup_regressor-*.pkl"))) == 1
+        assert wc * wr <= 4096 and answer["method"] == "performance_knn+fixed"
+    assert len(list((tmp_path / "perfport").glob("wg-performance_knn+fixed-*.pkl"))) == 1

@@ -125,3 +125,33 @@ def test_kernel_spec_built_once_per_name(model, tmp_path, monkeypatch):
         answer = client.post("/v1/wg/predict", json=request)
         assert answer.status_code == 200 and answer.json()["cached"] is False, answer.text
     assert calls == ["heat"]
+
+
+def test_refusals_stored_by_another_process_count_at_once(model, tmp_path):
+    # The daemon keeps its read connection open; a refusal committed through another
+    # connection (another launcher, another daemon) must still change the next answer.
+    from perfport import Measurement, Outcome, builtin
+    from perfport._core import Backend, Config, DeviceInfo, DeviceType
+    from perfport.space import PruningReport
+
+    db = tmp_path / "daemon.db"
+    client = TestClient(create_app(model, db))
+    request = {"kernel": "sobel", "problem": {"width": 1024, "height": 1024}, "device": DEVICE}
+    spec = builtin("sobel")
+    seen = []
+    for round_ in range(3):
+        answer = client.post("/v1/wg/predict", json=request).json()
+        assert answer["wg"] not in seen and answer["refused_known"] == round_, answer
+        seen.append(answer["wg"])
+        # The record the daemon builds from DEVICE (so the same fingerprint).
+        info = DeviceInfo(f"client:{DEVICE['name']}", Backend.OPENCL, DEVICE["name"], "",
+                          DeviceType.GPU, "", "", "", 40, 256, (256, 256, 64), 49152, 0, 32)  # fmt: skip
+        with Store(db) as store:
+            problem = spec.problem.merged(request["problem"])
+            ids = (store.device_id(info), store.kernel_id(spec), store.problem_id(problem))
+            campaign = store.open_campaign(f"other-{round_}", ids, "reported", 0, {},
+                                           PruningReport(0, 0, ()))  # fmt: skip
+            wc, wr = answer["wg"]
+            store.record(
+                campaign, Measurement(Config.of(wc=wc, wr=wr), Outcome.LAUNCH_REFUSED, "x")
+            )

@@ -9,6 +9,7 @@ says it is up. Malformed requests get a 4xx with the reason, never a 500.
 
 # No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
 # run time, and the request models are local to create_app.
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,17 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
             specs[name] = resolve_kernel(name)
         return specs[name]
 
+    # One read connection per worker thread (sqlite3 connections stay in their thread),
+    # opened once the database exists: opening a store costs more than the look-up. The
+    # connection is in autocommit mode, so each look-up sees refusals other processes stored.
+    local = threading.local()
+
+    def reader() -> Store | None:
+        store = getattr(local, "store", None)
+        if store is None and Path(db).is_file():
+            store = local.store = Store(db, create=False)
+        return store
+
     def scenario(request: PredictRequest) -> tuple[Any, Any, DeviceInfo]:
         key = request.model_dump_json()
         if key in scenarios:
@@ -127,7 +139,8 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     def predict(request: PredictRequest) -> dict[str, Any]:
         started = time.perf_counter()
         spec, problem, device = scenario(request)
-        refused = refused_sizes(db, spec, device)
+        store = reader()
+        refused = refused_sizes(store, spec, device) if store is not None else set()
         key = (request.model_dump_json(), frozenset(refused))
         if key in answers:
             ms = (time.perf_counter() - started) * 1000.0

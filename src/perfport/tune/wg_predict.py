@@ -33,18 +33,28 @@ class WgPrediction:
                 "refused_known": self.refused_known}  # fmt: skip
 
 
-def refused_sizes(db: str | Path, spec: KernelSpec, device: DeviceInfo) -> set[tuple[int, int]]:
-    """(wc, wr) sizes the store has seen refused for this kernel on this device."""
+def refused_sizes(
+    db: str | Path | Store, spec: KernelSpec, device: DeviceInfo
+) -> set[tuple[int, int]]:
+    """(wc, wr) sizes the store has seen refused for this kernel on this device. ``db`` is a
+    path (opened and closed here) or an open store (a daemon keeps one per thread: opening
+    one costs more than the query)."""
+    if isinstance(db, Store):
+        return _refused(db, spec, device)
     if not Path(db).is_file():
         return set()
     with Store(db, create=False) as store:
-        rows = store.query(
-            "SELECT c.key FROM results r JOIN campaigns g ON g.id = r.campaign_id "
-            "JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id "
-            "JOIN configs c ON c.id = r.config_id WHERE d.fingerprint = ? AND k.source_hash = ? "
-            "AND r.outcome = 'launch_refused'",
-            (device.fingerprint, spec.source_hash),
-        )
+        return _refused(store, spec, device)
+
+
+def _refused(store: Store, spec: KernelSpec, device: DeviceInfo) -> set[tuple[int, int]]:
+    rows = store.query(
+        "SELECT c.key FROM results r JOIN campaigns g ON g.id = r.campaign_id "
+        "JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id "
+        "JOIN configs c ON c.id = r.config_id WHERE d.fingerprint = ? AND k.source_hash = ? "
+        "AND r.outcome = 'launch_refused'",
+        (device.fingerprint, spec.source_hash),
+    )
     return {(int(json.loads(k)["wc"]), int(json.loads(k)["wr"])) for (k,) in rows}
 
 
