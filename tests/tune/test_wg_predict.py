@@ -41,3 +41,22 @@ def test_member():
         True,
     ]
     assert not _member(sizes, np.zeros((0, 2), dtype=np.int64)).any()
+
+
+def test_legal_sizes_remembered_by_the_values_the_constraints_read(cpu):
+    from perfport.tune.wg_predict import _legal_sizes
+
+    spec = builtin("sobel")
+    small = dataclasses.replace(cpu, max_work_group_size=1024, local_mem_bytes=4096)
+    floats = legal_sizes(spec, {"width": 512, "height": 512, "dtype": "float"}, small)
+    hits = _legal_sizes.cache_info().hits
+    again = legal_sizes(spec, {"width": 999, "height": 333, "dtype": "float"}, small)
+    assert _legal_sizes.cache_info().hits == hits + 1  # width and height are not read
+    assert np.array_equal(floats[0], again[0]) and np.array_equal(floats[1], again[1])
+    # dtype is read (the local-memory footprint): doubles fit fewer sizes into 4 KiB.
+    doubles = legal_sizes(spec, {"width": 512, "height": 512, "dtype": "double"}, small)
+    assert len(doubles[0]) < len(floats[0])
+    columns = kernel_space(spec, spec.problem.merged({"dtype": "double"}), small).columns()
+    assert sorted(zip(doubles[0].tolist(), doubles[1].tolist(), strict=True)) == sorted(
+        zip(columns["wc"].tolist(), columns["wr"].tolist(), strict=True)
+    )

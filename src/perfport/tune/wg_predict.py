@@ -59,31 +59,56 @@ def _refused(store: Store, spec: KernelSpec, device: DeviceInfo) -> set[tuple[in
 
 
 @functools.lru_cache(maxsize=1024)
-def _constraints(spec: KernelSpec, device: DeviceInfo) -> tuple[Constraint, ...]:
-    """The kernel's restrictions and the device's limits, as ``kernel_space`` builds them:
-    parsed once per kernel and device, not per problem (parsing is most of a space's cost)."""
-    return (
+def _constraints(
+    spec: KernelSpec, device: DeviceInfo
+) -> tuple[tuple[Constraint, ...], frozenset[str]]:
+    """The kernel's restrictions and the device's limits, as ``kernel_space`` builds them,
+    parsed once per kernel and device; and the problem names they (and the kernel's derived
+    values) read, which alone decide the legal sizes."""
+    constraints = (
         *(Constraint.of(r) for r in spec.restrictions),
         *spec_device_constraints(spec, device),
     )
+    names = set().union(
+        *(c.expr.names for c in constraints), *(e.names for _, e in spec.derived_exprs)
+    )
+    names -= {p.name for p in spec.params} | {name for name, _ in spec.derived_exprs}
+    return constraints, frozenset(names)
 
 
 def legal_sizes(
     spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(wc, wr) arrays of the sizes legal for the scenario: ``kernel_space``'s configurations,
-    with the constraints parsed once per kernel and device and no Config built per size, so a
-    first-time answer stays fast."""
-    constants = spec.env({}, spec.problem.merged(problem))
-    space = Space(spec.params, _constraints(spec, device), constants, spec.derived_exprs)
-    columns = space.columns()
-    return (np.asarray(columns["wc"], dtype=np.int64), np.asarray(columns["wr"], dtype=np.int64))
+    """(wc, wr) arrays of the sizes legal for the scenario: ``kernel_space``'s configurations.
+    Remembered per kernel, device and the values of the problem names the constraints read
+    (a stencil's sizes do not depend on its width and height: its global size is rounded up),
+    so a first-time question about a new data size does not enumerate the space again."""
+    _, names = _constraints(spec, device)
+    env = spec.env({}, spec.problem.merged(problem))
+    return _legal_sizes(spec, device, tuple(sorted((n, env[n]) for n in names if n in env)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _legal_sizes(
+    spec: KernelSpec, device: DeviceInfo, values: tuple[tuple[str, Any], ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    constraints, _ = _constraints(spec, device)
+    columns = Space(spec.params, constraints, dict(values), spec.derived_exprs).columns()
+    out = tuple(np.asarray(columns[n], dtype=np.int64) for n in ("wc", "wr"))
+    for array in out:
+        array.setflags(write=False)  # shared by every caller
+    return out[0], out[1]
 
 
 def _member(sizes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """(len(sizes),) bool: each (wc, wr) row of ``sizes`` is one of ``pairs``."""
     sizes, pairs = np.asarray(sizes, dtype=np.int64), np.asarray(pairs, dtype=np.int64)
-    return np.isin(sizes[:, 0] << 32 | sizes[:, 1], pairs[:, 0] << 32 | pairs[:, 1])
+    if not len(pairs):
+        return np.zeros(len(sizes), dtype=bool)
+    wanted = np.sort(pairs[:, 0] << 32 | pairs[:, 1])  # searchsorted: np.isin sorts both
+    codes = sizes[:, 0] << 32 | sizes[:, 1]
+    at = np.minimum(np.searchsorted(wanted, codes), len(wanted) - 1)
+    return wanted[at] == codes
 
 
 def predict_wg(
