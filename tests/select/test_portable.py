@@ -226,3 +226,14 @@ def test_perturbed_covers_other_parameter_values_where_the_mean_takes_a_near_dup
         assert (8, 128) in configs_of(portable([one], 2, method=Method.PERTURBED, seed=seed))
     # Seeded: the same answer twice.
     assert portable([one], 3, method="perturbed") == portable([one], 3, method="perturbed")
+
+
+def test_cli_method_names_are_the_methods(families, capsys):
+    from perfport.cli import PORTABLE_METHODS, main
+
+    assert set(PORTABLE_METHODS) == {m.value for m in Method}
+    code = main(["select", "portable", *map(str, families), "--kernels", "2",
+                 "--method", "most_often_best", "--json"])  # fmt: skip
+    assert code in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    assert out["k"] == 2 and {"configs", "per_device", "geomean"} <= set(out)

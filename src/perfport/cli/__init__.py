@@ -12,6 +12,11 @@ from rich.console import Console
 from perfport._core import PerfportError, Value
 from perfport._core.version import __version__
 
+# perfport.select.portable.Method's values, spelled out so the CLI starts without importing
+# the selection stack (tests/cli checks they agree).
+PORTABLE_METHODS = ("portable", "greedy_geomean", "clustered", "most_often_best", "greedy_mean",
+                    "maximin", "perturbed")  # fmt: skip
+
 
 def parse_assignment(text: str) -> tuple[str, Value]:
     """``name=value`` with value read as bool (true/false), int, float or else string."""
@@ -216,6 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE", help="Kernel Tuner caches of one kernel")
     p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
     p.add_argument("--holdout", metavar="FILE", help="choose without this device, then score it")
+    p.add_argument("--method", choices=PORTABLE_METHODS, default="portable",
+                   help="how the set is chosen (docs/select.md; default: portable)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")

@@ -145,7 +145,7 @@ def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
 def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.portable import portable
 
-    result = portable(args.files, args.kernels, holdout=args.holdout)
+    result = portable(args.files, args.kernels, holdout=args.holdout, method=args.method)
     if args.json:
         render.print_json(result.to_json())
         return 0
