@@ -184,6 +184,7 @@ def main() -> None:
         help="summarise the runs in --runs only: a missing run is an error and nothing is saved",
     )
     parser.add_argument("--json", type=Path, help="write the summary here")
+    parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
     args = parser.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     top = max(budgets)
@@ -199,8 +200,11 @@ def main() -> None:
     datas = {path: replay_data(path, cache) for path, cache in caches.items()}
     prior = priors(paths, {path: data.space for path, data in datas.items()})
     curves: dict[str, dict[str, np.ndarray]] = {}
+    wanted = args.caches.split(",") if args.caches else [""]
     for path in paths:
         cache, data = caches[path], datas[path]
+        if not any(w in data.label for w in wanted):
+            continue
         t1, count = CONDITIONS[path.parent.name]
         conditions = list(load_space_file(hub / "t1_inputs" / t1).constraints[:count])
         sources = prior[path].sources if prior[path] else 0

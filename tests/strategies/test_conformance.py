@@ -62,7 +62,7 @@ def test_deterministic_given_seed(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["local_search", "annealing", "bayes_opt", "bayes_tr", DEFAULT_STRATEGY]
+    "name", ["local_search", "annealing", "bayes_opt", "bayes_tr", "bayes_rf", DEFAULT_STRATEGY]
 )
 def test_model_and_walkers_beat_random(name):
     ours = replay(DATA, name, budget=20, repeats=12).mean_best_fraction
@@ -89,13 +89,18 @@ def test_prior_without_scores_is_bayes_rf():
     assert np.array_equal(simulate(DATA, STRATEGIES["prior"], 25, seed=4), plain)
 
 
-def test_prior_skips_configurations_it_knows_nothing_of():
-    scores = np.full(len(SPACE), np.nan)
-    scores[[5, 9]] = [0.5, 0.9]
+def test_prior_picks_are_spread_and_skip_the_unknown():
+    pos = SPACE.positions()
+    best = 0
+    near = next(i for i in range(len(SPACE)) if np.count_nonzero(pos[i] != pos[best]) == 1)
+    far = next(i for i in range(len(SPACE)) if np.count_nonzero(pos[i] != pos[best]) >= 2)
+    scores = np.full(len(SPACE), np.nan)  # NaN: unknown to the prior, never a first pick
+    scores[[best, near, far]] = [0.9, 0.8, 0.5]
     strategy = STRATEGIES["prior"](SPACE, 0, scores=scores)
     first = []
     for _ in range(3):
         i = strategy.ask()
         first.append(i)
         strategy.tell(i, 1.0)
-    assert first[:2] == [9, 5] and first[2] not in (5, 9)  # then Bayesian optimisation
+    # near is one parameter away from best: skipped; then Bayesian optimisation takes over
+    assert first[:2] == [best, far] and first[2] not in (best, far)

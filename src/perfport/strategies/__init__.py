@@ -29,7 +29,10 @@ STRATEGIES: dict[str, type[Strategy]] = {
         PriorGuided,
     )
 }
-DEFAULT_STRATEGY = "bayes_rf"  # chosen by benchmarks/strategies.py (docs/results)
+# Chosen by benchmarks/strategies.py (docs/results/2026-11-22-strategies.md): with other
+# devices' results in the store it needs far fewer evaluations than any strategy without
+# them; with none it is exactly bayes_rf, the best of those.
+DEFAULT_STRATEGY = "prior"
 
 __all__ = [
     "DEFAULT_STRATEGY",
