@@ -1,0 +1,146 @@
+"""benchmarks/wg_repeatability.py: matching re-measured scenarios and the noise ceiling."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from perfport.models import WgDataset, save_dataset
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "wg_repeatability.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("wg_repeatability", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+wr = _load()
+
+SIZES = np.array([[1, 1], [2, 1], [4, 1], [8, 1]])
+
+
+def _dataset(
+    sizes: np.ndarray, runtimes: list[list[float]], names: list[tuple[str, str, str]],
+    features: list[list[float]],
+) -> WgDataset:  # fmt: skip
+    s = len(runtimes)
+    return WgDataset(
+        sizes=np.asarray(sizes), runtimes=np.array(runtimes, dtype=np.float64),
+        max_wg=np.full(s, 1024), features=np.array(features, dtype=np.float64),
+        feature_names=("a", "b"), device=np.array([n[0] for n in names]),
+        kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
+        synthetic=np.array([n[1] == "synthetic" for n in names]),
+    )  # fmt: skip
+
+
+FIRST = _dataset(
+    SIZES,
+    [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [5.0, 1.0, 2.0, 2.0]],
+    [("gpu", "sobel", "512"), ("gpu", "synthetic", "512"), ("gpu", "synthetic", "512")],
+    [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]],
+)
+
+
+def test_identical_runs_reach_the_ceiling_of_one() -> None:
+    (ceiling,) = wr.device_ceilings(FIRST, FIRST, "same.npz")
+    assert ceiling.scenarios == 3 and ceiling.unmatched == 0
+    assert ceiling.first_best_on_second == pytest.approx(1.0)
+    assert ceiling.second_best_on_first == pytest.approx(1.0)
+    assert ceiling.first_best_on_second_min == pytest.approx(1.0)
+    assert ceiling.correlation_median == pytest.approx(1.0)
+    assert ceiling.time_ratio_median == pytest.approx(1.0)
+
+
+def test_swapped_best_size_gives_the_known_fraction() -> None:
+    a = np.array([4.0, 2.0, 1.0, 3.0])
+    b = np.array([4.0, 1.0, 2.0, 3.0])  # the best and the second best swapped
+    n, _, one, two, ratio = wr.compare_runs(a, b)
+    assert n == 4
+    assert one == pytest.approx(0.5)  # run 1's best (w 4x1) takes 2.0 in run 2, whose best is 1.0
+    assert two == pytest.approx(0.5)
+    assert ratio == pytest.approx(1.0)  # median of (1, 0.5, 2, 1)
+
+
+def test_sizes_that_did_not_run_in_one_run_are_left_out() -> None:
+    a = np.array([4.0, np.nan, 1.0, 3.0])
+    b = np.array([4.0, 0.5, 2.0, 3.0])  # 0.5 ran only in run 2: not a best for either
+    n, _, one, two, _ = wr.compare_runs(a, b)
+    assert (n, one, two) == (3, 1.0, 1.0)
+    assert wr.compare_runs(np.array([np.nan, 1.0]), np.array([1.0, np.nan]))[0] == 0
+
+
+def test_matching_by_name_then_features_and_sizes_by_pairs() -> None:
+    # The second run lists sizes in another order and lacks w(1x1); its scenarios come in
+    # another order; the two synthetic ones share a name and differ only in features; one
+    # scenario was never measured in the first run.
+    second = _dataset(
+        np.array([[8, 1], [4, 1], [2, 1]]),
+        [[2.0, 2.0, 1.0], [3.0, 1.0, 2.0], [2.0, 3.0, 4.0], [1.0, 1.0, 1.0]],
+        [("gpu", "synthetic", "512"), ("gpu", "sobel", "512"), ("gpu", "synthetic", "512"),
+         ("gpu", "heat", "512")],
+        [[2.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 0.0]],
+    )  # fmt: skip
+    first_cols, second_cols = wr.common_columns(FIRST.sizes, second.sizes)
+    assert first_cols.tolist() == [3, 2, 1] and second_cols.tolist() == [0, 1, 2]
+    pairs, unmatched = wr.match_scenarios(FIRST, second)
+    assert sorted(pairs) == [(0, 1), (1, 2), (2, 0)] and unmatched == [3]
+    rows, _ = wr.scenario_repeats(FIRST, second)
+    by_first = {r.first: r for r in rows}
+    assert by_first[0].first_best_on_second == pytest.approx(1.0)  # sobel: same order of sizes
+    assert by_first[2].first_best_on_second == pytest.approx(1.0)  # w(2x1) best in both
+    # synthetic #1: run 1's best of the shared sizes is w(2x1) (2.0), which takes 4.0 in run 2
+    # where w(8x1) takes 2.0; run 2's best, w(8x1), takes 4.0 in run 1, whose best is 2.0
+    assert by_first[1].first_best_on_second == pytest.approx(0.5)
+    assert by_first[1].second_best_on_first == pytest.approx(0.5)
+    (ceiling,) = wr.device_ceilings(FIRST, second, "again.npz")
+    assert ceiling.scenarios == 3 and ceiling.unmatched == 1
+    assert ceiling.first_best_on_second == pytest.approx(0.5 ** (1 / 3))
+    assert ceiling.first_best_on_second_min == pytest.approx(0.5)
+
+
+def test_an_ambiguous_scenario_is_not_matched() -> None:
+    twins = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]] * 2, [("gpu", "synthetic", "512")] * 2,
+                     [[1.0, 0.0]] * 2)  # fmt: skip
+    pairs, unmatched = wr.match_scenarios(twins, twins)
+    assert pairs == [] and unmatched == [0, 1]
+    stranger = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]], [("gpu", "synthetic", "512")], [[9.0, 0.0]])
+    assert wr.match_scenarios(FIRST, stranger) == ([], [0])  # two names match, no features do
+
+
+def test_method_at_the_first_oracle_scores_one_and_the_ceiling_on_the_second_run() -> None:
+    second = _dataset(
+        SIZES,
+        [[4.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]],
+        [("gpu", "sobel", "512"), ("gpu", "synthetic", "512")],
+        [[0.0, 0.0], [1.0, 0.0]],
+    )
+    chosen = FIRST.oracle
+    (m,) = wr.method_on_devices(FIRST, chosen, [second], "oracle", "kernel")
+    assert (m.scenarios, m.matched) == (3, 2)
+    assert m.performance == pytest.approx(1.0) and m.performance_matched == pytest.approx(1.0)
+    assert m.performance_second_run == pytest.approx(math.sqrt(0.5))
+    (c,) = wr.device_ceilings(FIRST, second, "again.npz")
+    assert m.performance_second_run == pytest.approx(c.first_best_on_second)
+
+
+def test_command_line_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    save_dataset(FIRST, tmp_path / "first.npz")
+    save_dataset(FIRST, tmp_path / "again.npz")
+    argv = ["--data", str(tmp_path / "first.npz"), "--repeat", str(tmp_path / "again.npz")]
+    assert wr.main([*argv, "--no-method", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (ceiling,) = out["ceilings"]
+    assert ceiling["repeat"] == "again.npz" and ceiling["first_best_on_second"] == 1.0
+    assert out["method"] == []
