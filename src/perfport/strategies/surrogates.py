@@ -132,12 +132,14 @@ class RandomForest:
             n_left = np.add.reduceat(left, starts).astype(np.float64)
             s_left = np.add.reduceat(left * yr[:, None], starts)
             q_left = np.add.reduceat(left * (yr * yr)[:, None], starts)
-            n, s, q = count[:, None], total[:, None], square[:, None]
+            n_all, s_all, q_all = count[:, None], total[:, None], square[:, None]
+            n_right = n_all - n_left
             with np.errstate(divide="ignore", invalid="ignore"):
+                # Summed squared deviation of both sides, from counts, sums and squares.
                 cost = (q_left - s_left**2 / n_left) + (
-                    (q - q_left) - (s - s_left) ** 2 / (n - n_left)
+                    (q_all - q_left) - (s_all - s_left) ** 2 / n_right
                 )
-            usable = (hi > lo) & (n_left >= self.min_leaf) & (n - n_left >= self.min_leaf)
+            usable = (hi > lo) & (n_left >= self.min_leaf) & (n_right >= self.min_leaf)
             cost = np.where(usable, cost, np.inf)
             best = np.argmin(cost, axis=1)
             best_cost = cost[np.arange(len(level)), best]

@@ -33,8 +33,9 @@ def transfer_prior(
 ) -> Prior | None:
     """Each legal configuration's mean fraction of the optimum over the other devices' results
     of ``kernel`` (same parameter names) in the store: 1.0 where it was the best everywhere,
-    counting 0 where it failed or was not measured; NaN where it never ran. Results for ``problem`` are used when any other
-    device has them, else those of every problem. None when no other device has results."""
+    counting 0 where it failed or was not measured; NaN where it never ran. Results for
+    ``problem`` are used when any other device has them, else those of every problem. None
+    when no other device has results."""
     names = sorted(p.name for p in space.params)
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in export_rows(store, kernel=kernel):
