@@ -198,7 +198,14 @@ def main() -> None:
 
     caches = {path: load_cache(path) for path in paths}
     datas = {path: replay_data(path, cache) for path, cache in caches.items()}
-    prior = priors(paths, {path: data.space for path, data in datas.items()})
+    names = args.strategies.split(",") if args.strategies else []
+    # Importing every cache takes tens of seconds: only when a run will need the prior.
+    needs_prior = not args.summary_only and any(STRATEGIES[n].takes_prior for n in names)
+    prior = (
+        priors(paths, {path: data.space for path, data in datas.items()})
+        if needs_prior
+        else dict.fromkeys(paths)
+    )
     curves: dict[str, dict[str, np.ndarray]] = {}
     wanted = args.caches.split(",") if args.caches else [""]
     for path in paths:
@@ -207,15 +214,15 @@ def main() -> None:
             continue
         t1, count = CONDITIONS[path.parent.name]
         conditions = list(load_space_file(hub / "t1_inputs" / t1).constraints[:count])
-        sources = prior[path].sources if prior[path] else 0
+        found = prior[path]
         print(
-            f"{data.label}: {len(data.space)} configurations, optimum {data.optimum:.4g} ms, "
-            f"prior from {sources} other devices",
+            f"{data.label}: {len(data.space)} configurations, optimum {data.optimum:.4g} ms"
+            + (f", prior from {found.sources} other devices" if found else ""),
             file=sys.stderr,
             flush=True,
         )
-        scores = prior[path].scores if prior[path] else None
-        for name in args.strategies.split(",") if args.strategies else []:
+        scores = found.scores if found else None
+        for name in names:
             started = time.perf_counter()
             make = partial(make_strategy, STRATEGIES[name], scores=scores)
             done = []

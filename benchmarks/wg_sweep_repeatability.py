@@ -14,27 +14,32 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from perfport.select import load_csv
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wg_repeatability import compare_runs  # a sibling script
+
 REPEAT = Path(__file__).resolve().parents[1] / "src" / "perfport" / "datasets" / "wg" / "repeat"
 KERNELS = ("heat", "gol", "sobel")
 
 
 def compare(first: np.ndarray, second: np.ndarray) -> dict[str, float]:
-    """Two runs' times of the same sizes: how well one run's choice holds in the other."""
-    ok = np.isfinite(first) & np.isfinite(second)
-    a, b = first[ok], second[ok]
+    """Two runs' times of the same sizes (``wg_repeatability.compare_runs``), plus the first
+    run's best time and how far its median size is from it."""
+    sizes, corr, one, two, _ = compare_runs(first, second)
+    ran = np.isfinite(first) & np.isfinite(second)
     return {
-        "sizes": int(ok.sum()),
-        "corr_log_t": float(np.corrcoef(np.log(a), np.log(b))[0, 1]),
-        "first_best_on_second": float(b.min() / b[np.argmin(a)]),
-        "second_best_on_first": float(a.min() / a[np.argmin(b)]),
-        "best_ms": float(a.min()),
-        "median_over_best": float(np.median(a) / a.min()),
+        "sizes": sizes,
+        "corr_log_t": corr,
+        "first_best_on_second": one,
+        "second_best_on_first": two,
+        "best_ms": float(first[ran].min()),
+        "median_over_best": float(np.median(first[ran]) / first[ran].min()),
     }
 
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -354,9 +354,17 @@ def _codes(data: DeviceTimes, cols: np.ndarray) -> np.ndarray:
     )
 
 
-def _portable(
-    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
+def _spread_greedy(
+    norm: np.ndarray,
+    k: int,
+    data: DeviceTimes,
+    cols: np.ndarray,
+    propose: Callable[[np.ndarray, np.ndarray, list[int]], int | None],
 ) -> list[int]:
+    """Greedy choice of ``k`` configurations: ``propose(logs, best, chosen)`` picks the next
+    one from the log fractions and the best of each device within the set so far, or returns
+    None once nothing it can add helps; then the most different good configuration fills the
+    slot instead (diversity for devices not in the data)."""
     logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
     single = logs.mean(axis=0)
     codes = _codes(data, cols)
@@ -364,26 +372,31 @@ def _portable(
     chosen: list[int] = []
     best = np.full(len(norm), -np.inf)
     while len(chosen) < k:
-        score = np.maximum(best[:, None], logs).mean(axis=0)
-        score[chosen] = -np.inf
-        pick = int(np.argmax(score))
-        if chosen and score[pick] <= best.mean() + SATURATION:
+        pick = propose(logs, best, chosen)
+        if pick is None:
             pick = _most_different(codes, chosen, good, single)
         chosen.append(pick)
         best = np.maximum(best, logs[:, pick])
     return chosen
 
 
+def _portable(
+    norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray
+) -> list[int]:
+    def propose(logs: np.ndarray, best: np.ndarray, chosen: list[int]) -> int | None:
+        score = np.maximum(best[:, None], logs).mean(axis=0)
+        score[chosen] = -np.inf
+        pick = int(np.argmax(score))
+        return None if chosen and score[pick] <= best.mean() + SATURATION else pick
+
+    return _spread_greedy(norm, k, data, cols, propose)
+
+
 def _maximin(norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.ndarray) -> list[int]:
     """Greedy on (worst training device, then geometric mean) of the best within the set;
     saturated, the diversity fill of ``portable``."""
-    logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
-    single = logs.mean(axis=0)
-    codes = _codes(data, cols)
-    good = single >= single.max() + math.log(CUTOFF)
-    chosen: list[int] = []
-    best = np.full(len(norm), -np.inf)
-    while len(chosen) < k:
+
+    def propose(logs: np.ndarray, best: np.ndarray, chosen: list[int]) -> int | None:
         within = np.maximum(best[:, None], logs)
         worst, mean = within.min(axis=0), within.mean(axis=0)
         worst[chosen] = -np.inf
@@ -393,12 +406,10 @@ def _maximin(norm: np.ndarray, k: int, seed: int, data: DeviceTimes, cols: np.nd
             and worst.max() <= best.min() + SATURATION
             and mean.max() <= best.mean() + SATURATION
         ):
-            pick = _most_different(codes, chosen, good, single)
-        else:
-            pick = int(np.lexsort((-mean, -worst))[0])  # ties: the better mean, then lower index
-        chosen.append(pick)
-        best = np.maximum(best, logs[:, pick])
-    return chosen
+            return None
+        return int(np.lexsort((-mean, -worst))[0])  # ties: the better mean, then lower index
+
+    return _spread_greedy(norm, k, data, cols, propose)
 
 
 def synthetic_devices(logs: np.ndarray, codes: np.ndarray, count: int, seed: int) -> np.ndarray:
