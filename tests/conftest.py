@@ -32,8 +32,9 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "results.db"
 
 
-def fill_wg_campaign(store, cpu, kernel, problem, scale):
-    """Store a fake exhaustive campaign of a built-in stencil: smooth times, 8x8 refused."""
+def fill_wg_campaign(store, cpu, kernel, problem, scale, samples=2):
+    """Store a fake exhaustive campaign of a built-in stencil: smooth times (``samples`` equal
+    ones per size), 8x8 refused."""
     spec = builtin(kernel)
     full = spec.problem.merged(problem)
     space = kernel_space(spec, full, cpu)
@@ -45,6 +46,6 @@ def fill_wg_campaign(store, cpu, kernel, problem, scale):
         if config["wc"] == 8 and config["wr"] == 8:
             out.append(Measurement(config, Outcome.LAUNCH_REFUSED, "refused"))
         else:
-            out.append(Measurement(config, Outcome.OK, times_ms=(t, t)))
+            out.append(Measurement(config, Outcome.OK, times_ms=(t,) * samples))
     store.record_many(campaign, out)
     store.set_status(campaign, CampaignStatus.COMPLETE)

@@ -7,9 +7,9 @@ import pytest
 
 from conftest import DATA
 from perfport import load_kernel
-from perfport._core import Outcome, SpecError
+from perfport._core import Outcome, PerfportError, SpecError
 from perfport.kernels import load_problems
-from perfport.measure import RunSettings
+from perfport.measure import RunSettings, Timing
 from perfport.store import Store
 from perfport.tune import SWEEP_TIMING, Gold, sweep
 
@@ -84,3 +84,23 @@ def test_sweep_cli_json(tmp_path):
     assert all(line["outcomes"]["ok"] == line["measured"] > 0 for line in lines)
     bad = perfport("sweep", "vector_add", "--problems", tmp_path / "x.csv", check=False)
     assert bad.returncode == 2 and "no problem file" in bad.stderr
+
+
+def test_rounds_interleave_and_keep_every_sample(cpu, db):
+    """Three rounds: every configuration carries the samples of all three (one fixed-count
+    batch per round), in a campaign of its own, which resumes without measuring again."""
+    settings = RunSettings(timing=Timing.fixed(2, warmup=0))
+    problems = PROBLEMS[:2]
+    once = list(sweep("vector_add", problems, device=cpu, db=db, settings=settings))
+    thrice = list(sweep("vector_add", problems, device=cpu, db=db, settings=settings, rounds=3))
+    assert [s.campaign for s in once] != [s.campaign for s in thrice]
+    assert [s.measured for s in thrice] == [s.measured for s in once]
+    with Store(db, create=False) as store:
+        for step in thrice:
+            results = store.measurements(store.campaign(step.campaign))
+            assert len(results) == step.measured
+            assert {len(m.times_ms) for m in results if m.ok} == {6}
+    again = list(sweep("vector_add", problems, device=cpu, db=db, settings=settings, rounds=3))
+    assert [s.measured for s in again] == [0, 0]
+    with pytest.raises(PerfportError, match="at least 1 round"):
+        list(sweep("vector_add", problems, device=cpu, db=db, rounds=0))

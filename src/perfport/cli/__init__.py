@@ -100,6 +100,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
     p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no problem after this")
     p.add_argument("--first", type=int, metavar="N", help="only the first N problems")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every configuration this many times, interleaved (default 1)",
+    )
     p.add_argument("--no-verify", action="store_true", help="do not check outputs")
     p.add_argument("--json", action="store_true", help="print JSON lines, one per problem")
 
@@ -135,7 +141,13 @@ def _parser() -> argparse.ArgumentParser:
         "--scenarios", type=int, default=60, help="how many scenarios (real-world first)"
     )
     p.add_argument("--sizes", default="512,1024,2048,4096", help="data sizes (square)")
-    p.add_argument("--repeats", type=int, default=5, help="timed launches per size")
+    p.add_argument("--repeats", type=int, default=5, help="timed launches per size and round")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every size this many times, interleaved in random order (default 1)",
+    )
     p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no scenario after this")
     p.add_argument("--seed", type=int, default=0, help="seed of the synthetic scenarios")
     p.add_argument("--db", default="perfport.db")

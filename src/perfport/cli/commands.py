@@ -83,7 +83,7 @@ def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     settings = RunSettings(verify=not args.no_verify, timing=SWEEP_TIMING)
     steps = sweep(
         args.kernel, problems, device=args.device, db=args.db, settings=settings,
-        max_seconds=args.max_time,
+        max_seconds=args.max_time, rounds=args.rounds,
     )  # fmt: skip
     for n, step in enumerate(steps, 1):
         if args.json:
@@ -208,7 +208,10 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
     device = get_device(args.device)
     sizes = [int(x) for x in args.sizes.split(",")]
     chosen = scenarios(args.scenarios, sizes, args.seed)
-    for n, step in enumerate(collect(device, chosen, args.db, args.repeats, args.max_time), 1):
+    if args.rounds < 1 or args.repeats < 1:
+        raise PerfportError("wg collect needs --rounds >= 1 and --repeats >= 1")
+    steps = collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
+    for n, step in enumerate(steps, 1):
         if args.json:
             print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
                               "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}), flush=True)  # fmt: skip

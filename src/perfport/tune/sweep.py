@@ -9,12 +9,21 @@ verifies each (build, configuration) pair once, on the first problem where it ru
 each problem as its own campaign as soon as it is done: an interrupted sweep resumes at the
 problem where it stopped and never measures a stored configuration again.
 
+With ``rounds`` > 1 every configuration of a problem is measured once per round, the later
+rounds in a fresh random order each, and its stored samples are those of all rounds. Slow
+drifts of the machine (clock, other tenants, the runtime's thread pool) then reach every
+configuration alike instead of whichever happened to run during them: on CPUs, where most
+configurations are within the run-to-run noise of the best, this decides whether the fastest
+one is reproducible. A problem is stored when all its rounds are done.
+
 There is no watchdog: a hung kernel hangs the sweep and a crash ends it (after the stored
 problems are safe). Sweep kernels whose configurations tune() has already run safely.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -78,10 +87,14 @@ def sweep(
     settings: RunSettings | None = None,
     max_seconds: float | None = None,
     gold: Gold = Gold.NUMPY,
+    rounds: int = 1,
 ) -> Iterator[SweepProgress]:
     """Measure every legal configuration of ``kernel`` at each of ``problems`` (in order) and
     store them; yields after each problem. Starts no problem after ``max_seconds``. ``gold``
-    says what outputs are checked against (without a numpy reference: the default config)."""
+    says what outputs are checked against (without a numpy reference: the default config).
+    ``rounds`` measures each configuration that many times, interleaved (module docstring)."""
+    if rounds < 1:
+        raise PerfportError(f"a sweep needs at least 1 round, got {rounds}")
     spec = resolve_kernel(kernel)
     resolved = [resolve_problem(spec, p) for p in problems]
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
@@ -98,7 +111,9 @@ def sweep(
                     return
                 began = time.monotonic()
                 space = kernel_space(spec, problem, dev)
-                key = campaign_key(spec, problem, dev, space, "sweep", settings)
+                # One round keeps the key of sweeps made before rounds existed, so they resume.
+                protocol = "sweep" if rounds == 1 else f"sweep/rounds={rounds}"
+                key = campaign_key(spec, problem, dev, space, protocol, settings)
                 campaign = store.open_campaign(
                     key, (device_id, kernel_id, store.problem_id(problem)), "brute_force",
                     settings.seed, asdict(settings), space.report,
@@ -120,15 +135,17 @@ def sweep(
                         verified.add((build_of[config], config))
                     pending.append(m)
                     stored[config] = m
-                    if len(pending) >= _CHUNK or not session.healthy:
+                    if (rounds == 1 and len(pending) >= _CHUNK) or not session.healthy:
                         store.record_many(campaign, pending)
                         pending = []
                     if not session.healthy:
-                        store.set_status(campaign, CampaignStatus.FAILED)
-                        raise PerfportError(
-                            f"the device context on {dev.id} was lost at {config} ({m.message}); "
-                            "run the sweep again to resume after it"
-                        )
+                        _lost(store, campaign, dev, config, m)
+                if rounds > 1:
+                    pending = _more_rounds(engine, pending, rounds, settings.seed)
+                    if not session.healthy:
+                        store.record_many(campaign, pending)
+                        _lost(store, campaign, dev, None, None)
+                    stored.update((m.config, m) for m in pending)
                 store.record_many(campaign, pending)
                 store.set_status(campaign, CampaignStatus.COMPLETE)
                 times = [m.time_ms for m in stored.values() if m.time_ms is not None]
@@ -140,6 +157,39 @@ def sweep(
                 )  # fmt: skip
     finally:
         session.close()
+
+
+def _more_rounds(
+    engine: TrialEngine, first: list[Measurement], rounds: int, seed: int
+) -> list[Measurement]:
+    """Rounds 2..``rounds`` over the configurations that ran in round 1, each round in its own
+    seeded random order; each result carries the samples of every round, round by round. A
+    configuration that fails in a later round keeps that failure: it is not reliable."""
+    merged = {m.config: m for m in first}
+    for r in range(1, rounds):
+        order = [c for c, m in merged.items() if m.ok]
+        random.Random(seed * 1_000_003 + r).shuffle(order)
+        for config in order:
+            m = engine.run(config, verify=False)
+            before = merged[config]
+            merged[config] = (
+                dataclasses.replace(before, times_ms=before.times_ms + m.times_ms, stats=None)
+                if m.ok
+                else m
+            )
+            if not engine.session.healthy:
+                return list(merged.values())
+    return list(merged.values())
+
+
+def _lost(
+    store: Store, campaign: str, dev: DeviceInfo, config: Config | None, m: Measurement | None
+) -> None:
+    store.set_status(campaign, CampaignStatus.FAILED)
+    where = f" at {config} ({m.message})" if config is not None and m is not None else ""
+    raise PerfportError(
+        f"the device context on {dev.id} was lost{where}; run the sweep again to resume after it"
+    )
 
 
 def _set_gold(

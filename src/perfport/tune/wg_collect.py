@@ -88,9 +88,11 @@ def collect(
     db: str | Path,
     repeats: int = 5,
     max_seconds: float | None = None,
+    rounds: int = 1,
 ) -> Iterator[CollectProgress]:
     """Measure every legal work-group size of each scenario (one warm-up, ``repeats`` timed
-    launches); yields after each one. Runs of scenarios of the same kernel share one device
+    launches, in each of ``rounds`` interleaved rounds: ``perfport.tune.sweep``); yields after
+    each one. Runs of scenarios of the same kernel share one device
     session and its builds (a sweep); every size is verified against the output of the default
     size, w(32x4), the first time its build runs (the numpy references cost more than the
     sweep at large sizes and borders; tests check them against the kernels). Starts no scenario after ``max_seconds``."""
@@ -103,7 +105,7 @@ def collect(
             return
         steps = sweep(
             builtin(kernel), [dict(s.problem) for s in runs], device=device, db=db,
-            settings=settings, max_seconds=left, gold=Gold.DEFAULT_CONFIG,
+            settings=settings, max_seconds=left, gold=Gold.DEFAULT_CONFIG, rounds=rounds,
         )  # fmt: skip
         for scenario, step in zip(runs, steps, strict=False):
             yield CollectProgress(scenario, step.measured, step.outcomes, step.seconds)
