@@ -58,6 +58,14 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 3
+    merged = tmp_path / "merged.npz"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "dataset", "--merge", str(path), "--db", str(db), "--out", str(merged), "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scenarios"] == 6
+    assert np.array_equal(load_dataset(merged).runtimes[:3], again.runtimes, equal_nan=True)
 
 
 def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):

@@ -157,6 +157,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
     )
+    p.add_argument(
+        "--merge",
+        action="append",
+        metavar="NPZ",
+        help="a dataset already written (.npz) whose scenarios come first; repeatable",
+    )
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -225,10 +225,10 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport.models import dataset_from_store, save_dataset
-    from perfport.models.wgdata import merge_datasets
+    from perfport.models.wgdata import load_dataset, merge_datasets
 
-    parts = []
-    for db in args.db or ["perfport.db"]:
+    parts = [load_dataset(path) for path in args.merge or []]
+    for db in args.db or ([] if args.merge else ["perfport.db"]):
         with Store(db, create=False) as store:
             parts.append(dataset_from_store(store))
     data = merge_datasets(parts)

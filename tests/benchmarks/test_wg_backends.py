@@ -1,0 +1,37 @@
+"""benchmarks/wg_backends.py: one GPU through two APIs, paired scenario by scenario."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SCRIPT = Path(__file__).parents[2] / "benchmarks" / "wg_backends.py"
+spec = importlib.util.spec_from_file_location("wg_backends", SCRIPT)
+assert spec and spec.loader
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+
+
+def test_best_fixed_size_needs_every_row():
+    times = np.array([[1.0, 2.0, np.nan], [2.0, 1.0, 0.5]])
+    column, fractions = module.best_fixed(
+        times
+    )  # column 2 is best where it ran, but not everywhere
+    assert column in (0, 1) and np.allclose(sorted(fractions), [0.25, 1.0])
+
+
+def test_shipped_pairs():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["scenarios"] >= 100
+    assert 0.0 < report["first_best_on_second"] <= 1.0 and 0.0 <= report["same_best_size"] <= 1.0
+    gone = subprocess.run(
+        [sys.executable, str(SCRIPT), "--second", "nothing"], capture_output=True, text=True
+    )
+    assert gone.returncode == 2 and "no scenario" in gone.stderr
