@@ -5,6 +5,7 @@ size and element types. docs/features.md lists every feature."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -99,14 +100,20 @@ def kernel_features(spec: KernelSpec, problem: Mapping[str, Any]) -> dict[str, f
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _expr(text: str, where: str) -> Expr:
+    # Parsed once: a prediction daemon asks for the same few expressions at every request.
+    return Expr(text, where)
+
+
 def dataset_features(spec: KernelSpec, problem: Mapping[str, Any]) -> dict[str, float]:
     env = spec.env({}, spec.problem.merged(problem))
     arrays = [a for a in spec.args if isinstance(a, ArrayArg)]
     inputs = [a for a in arrays if not a.output] or arrays
     outputs = [a for a in arrays if a.output] or arrays
-    in_dtype = numpy_dtype(Expr(inputs[0].dtype, spec.name).value(env))
-    out_dtype = numpy_dtype(Expr(outputs[0].dtype, spec.name).value(env))
-    shape = [int(Expr(s, spec.name).value(env)) for s in inputs[0].shape]
+    in_dtype = numpy_dtype(_expr(inputs[0].dtype, spec.name).value(env))
+    out_dtype = numpy_dtype(_expr(outputs[0].dtype, spec.name).value(env))
+    shape = [int(_expr(s, spec.name).value(env)) for s in inputs[0].shape]
     height, width = [1, *shape] if len(shape) == 1 else shape[-2:]
     return {
         "data_width": float(width),
