@@ -1,15 +1,15 @@
-"""One GPU through two APIs: do the best work-group sizes carry from OpenCL to CUDA?
+"""Two device set-ups, scenario by scenario: do the best work-group sizes carry over?
 
     python benchmarks/wg_backends.py [--data STENCILS.npz] [--first LABEL] [--second LABEL] [--json]
 
-Takes the scenarios of the two device labels (by default the H100 through NVIDIA OpenCL and
-through CUDA, both in the shipped ``src/perfport/datasets/wg/stencils.npz``), pairs the ones
-with the same kernel, dataset and features (the same scenario), and compares each pair over
-the sizes that ran in both as ``wg_repeatability.compare_runs`` compares two runs: the
-correlation of log times, what the first API's best size reaches in the second (and back),
-and the median time ratio second / first. Also: how often the two APIs' best sizes are equal,
-and what the best single size of one API (over all paired scenarios, in hindsight) reaches in
-the other. No figure is hard-coded.
+Takes the scenarios of two device labels (by default the H100 through NVIDIA OpenCL and
+through CUDA; ``--second "NVIDIA H200 (opencl)"`` compares two GPUs; all in the shipped
+``src/perfport/datasets/wg/stencils.npz``), pairs the ones with the same kernel and features
+apart from the device's (the same scenario), and compares each pair over the sizes that ran
+in both as ``wg_repeatability.compare_runs`` compares two runs: the correlation of log
+times, what the first set-up's best size reaches on the second (and back), and the median
+time ratio second / first. Also: how often the two best sizes are equal, and what the best
+single size of each set-up (over all paired scenarios, in hindsight) reaches. No figure is hard-coded.
 """
 
 from __future__ import annotations

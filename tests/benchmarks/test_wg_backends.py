@@ -1,4 +1,4 @@
-"""benchmarks/wg_backends.py: one GPU through two APIs, paired scenario by scenario."""
+"""benchmarks/wg_backends.py: two device set-ups, paired scenario by scenario."""
 
 from __future__ import annotations
 
