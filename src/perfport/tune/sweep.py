@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from perfport._core import (
     Config,
@@ -46,7 +46,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
 from perfport.space import ConstraintSource, kernel_space
-from perfport.store import CampaignStatus, Store
+from perfport.store import Campaign, CampaignStatus, Store
 from perfport.tune.tune import campaign_key, resolve_problem
 
 # One launch when it lasts 3 ms or more, else up to 20 launches totalling about 3 ms: the
@@ -135,16 +135,15 @@ def sweep(
                         verified.add((build_of[config], config))
                     pending.append(m)
                     stored[config] = m
-                    if (rounds == 1 and len(pending) >= _CHUNK) or not session.healthy:
+                    if rounds == 1 and (len(pending) >= _CHUNK or not session.healthy):
                         store.record_many(campaign, pending)
                         pending = []
                     if not session.healthy:
-                        _lost(store, campaign, dev, config, m)
+                        _lost(store, campaign, dev, f" at {config} ({m.message})")
                 if rounds > 1:
                     pending = _more_rounds(engine, pending, rounds, settings.seed)
-                    if not session.healthy:
-                        store.record_many(campaign, pending)
-                        _lost(store, campaign, dev, None, None)
+                    if not session.healthy:  # nothing of this problem is stored
+                        _lost(store, campaign, dev)
                     stored.update((m.config, m) for m in pending)
                 store.record_many(campaign, pending)
                 store.set_status(campaign, CampaignStatus.COMPLETE)
@@ -182,11 +181,8 @@ def _more_rounds(
     return list(merged.values())
 
 
-def _lost(
-    store: Store, campaign: str, dev: DeviceInfo, config: Config | None, m: Measurement | None
-) -> None:
+def _lost(store: Store, campaign: Campaign, dev: DeviceInfo, where: str = "") -> NoReturn:
     store.set_status(campaign, CampaignStatus.FAILED)
-    where = f" at {config} ({m.message})" if config is not None and m is not None else ""
     raise PerfportError(
         f"the device context on {dev.id} was lost{where}; run the sweep again to resume after it"
     )

@@ -90,12 +90,12 @@ def collect(
     max_seconds: float | None = None,
     rounds: int = 1,
 ) -> Iterator[CollectProgress]:
-    """Measure every legal work-group size of each scenario (one warm-up, ``repeats`` timed
-    launches, in each of ``rounds`` interleaved rounds: ``perfport.tune.sweep``); yields after
-    each one. Runs of scenarios of the same kernel share one device
-    session and its builds (a sweep); every size is verified against the output of the default
-    size, w(32x4), the first time its build runs (the numpy references cost more than the
-    sweep at large sizes and borders; tests check them against the kernels). Starts no scenario after ``max_seconds``."""
+    """Measure every legal work-group size of each scenario (one warm-up and ``repeats`` timed
+    launches in each of ``rounds`` interleaved rounds: ``perfport.tune.sweep``); yields after
+    each one. Runs of scenarios of the same kernel share one device session and its builds (a
+    sweep); every size is verified against the output of the default size, w(32x4), the first
+    time its build runs (the numpy references cost more than the sweep at large sizes and
+    borders; tests check them against the kernels). Starts no scenario after ``max_seconds``."""
     started = time.monotonic()
     settings = RunSettings(timing=Timing.fixed(repeats))
     for kernel, group in itertools.groupby(chosen, key=lambda s: s.kernel):
