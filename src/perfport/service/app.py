@@ -135,8 +135,11 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
             "trained_on": model.scenarios,
         }
 
+    # On the event loop, not in the thread pool: an answer takes well under a millisecond of
+    # Python (GIL-bound either way), and the hop to a worker thread and back cost more than
+    # that (first-time p50 2.8-3.0 ms in the pool, 1.8-1.9 ms here; benchmarks/daemon_latency.py).
     @app.post("/v1/wg/predict")
-    def predict(request: PredictRequest) -> dict[str, Any]:
+    async def predict(request: PredictRequest) -> dict[str, Any]:
         started = time.perf_counter()
         spec, problem, device = scenario(request)
         store = reader()
