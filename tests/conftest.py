@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ctypes
+import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -15,6 +20,30 @@ from perfport.space import kernel_space
 from perfport.store import CampaignStatus
 
 DATA = Path(__file__).parent / "data"
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ imported as a module (registered under its name: dataclasses
+    look their module up, and sibling scripts import each other by name)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def compile_shared(source: Path, lib: Path) -> ctypes.CDLL:
+    """Generated C built as strictly as a user's compiler may (C99, all warnings as errors)."""
+    subprocess.run(
+        ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-shared",
+         "-fPIC", "-o", str(lib), str(source)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return ctypes.CDLL(str(lib))
+
+
 # Third-party tuning data beside the checkout (see ../shared/data/README.md); tests that need
 # it skip where it is absent.
 SHARED = Path(os.environ.get("PERFPORT_SHARED_DATA", Path(__file__).parents[2] / "shared" / "data"))

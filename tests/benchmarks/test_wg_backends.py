@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "wg_backends.py"
-spec = importlib.util.spec_from_file_location("wg_backends", SCRIPT)
-assert spec and spec.loader
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+from conftest import BENCHMARKS, load_benchmark
+
+SCRIPT = BENCHMARKS / "wg_backends.py"
+module = load_benchmark("wg_backends")
 
 
 def test_best_fixed_size_needs_every_row():

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from conftest import load_benchmark
 from perfport.models import WgDataset, save_dataset
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "wg_repeatability.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("wg_repeatability", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-wr = _load()
+wr = load_benchmark("wg_repeatability")
 
 SIZES = np.array([[1, 1], [2, 1], [4, 1], [8, 1]])
 

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import fill_wg_campaign
+from conftest import BENCHMARKS, fill_wg_campaign, load_benchmark
 
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "wg_rounds.py"
-spec = importlib.util.spec_from_file_location("wg_rounds", SCRIPT)
-assert spec and spec.loader
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+SCRIPT = BENCHMARKS / "wg_rounds.py"
+module = load_benchmark("wg_rounds")
 
 
 def test_noiseless_rounds_reach_the_ceiling_and_a_drifting_round_does_not():

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import compile_shared
 from perfport.kernels import load_problems
 from perfport.select import SelectError
 from perfport.select.codegen import (
@@ -88,13 +89,7 @@ def compile_c(tree: SelectorTree, tmp_path: Path) -> ctypes.CDLL:
     code = generate_c(tree, "gemm", PARAMS, CONFIGS)
     (tmp_path / "gemm.h").write_text(code.header)
     (tmp_path / "gemm.c").write_text(code.source)
-    lib = tmp_path / "libgemm.so"
-    subprocess.run(
-        ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-shared",
-         "-fPIC", "-o", str(lib), str(tmp_path / "gemm.c")],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    dll = ctypes.CDLL(str(lib))
+    dll = compile_shared(tmp_path / "gemm.c", tmp_path / "libgemm.so")
     dll.gemm_select.argtypes = [ctypes.c_long] * len(FEATURES)
     dll.gemm_select.restype = ctypes.c_int
     return dll

@@ -7,7 +7,6 @@ import ctypes
 import json
 import math
 import shutil
-import subprocess
 import types
 from importlib import resources
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import compile_shared
 from perfport.select import SelectError, fit_selector, load_csv
 from perfport.select.bundle import load_bundle, write_bundle
 from perfport.select.classify import Classifier, Selector
@@ -109,13 +109,7 @@ def test_bundle_and_generated_python_match_the_model(fitted):
 @needs_gcc
 def test_generated_c_matches_the_model(fitted, tmp_path):
     selector, out, probes = fitted
-    lib = tmp_path / "libselector.so"
-    subprocess.run(
-        ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-shared",
-         "-fPIC", "-o", str(lib), str(out / "selector.c")],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    dll = ctypes.CDLL(str(lib))
+    dll = compile_shared(out / "selector.c", tmp_path / "libselector.so")
     dll.matmul_select.argtypes = [ctypes.c_long] * probes.shape[1]
     dll.matmul_select.restype = ctypes.c_int
     got = [dll.matmul_select(*(int(x) for x in row)) for row in probes]
