@@ -15,7 +15,8 @@ followed by a ``GET /v1/health`` on the same connection: the health round trip i
 ``time.perf_counter`` from sending the request to having read the whole response body.
 
 Requests rotate, in a seeded random order, over the built-in stencils of Cummins et al.
-(sobel, heat, gol, nms, threshold, gaussian with three radii, synthetic), four data sizes and
+(sobel, heat, gol, nms, threshold, gaussian with three radii, synthetic) and a stencil sent as
+a description (the client's own kernel, compiled by the daemon), four data sizes and
 the three devices of docs/results/2026-11-22-h100-builtins/devices.json (H100 via OpenCL and
 via CUDA, a PoCL CPU). The daemon caches the kernel features (instruction counts of the
 kernel compiled with PoCL) per kernel source and compile-time defines, in process
@@ -111,9 +112,17 @@ DEVICES: tuple[dict[str, Any], ...] = (
     },
 )
 
-# (label, kernel, problem without the data size): the stencils of Cummins et al.'s Table 2 and
-# two synthetic ones. Each label is one compile-time variant (one entry in the feature cache).
-KERNELS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+# A client's own stencil, sent as a description (docs/wg.md, "Your own stencils").
+CROSS = {
+    "name": "cross",
+    "body": "return (OUT)(GET(0, -2) + GET(0, 2) + GET(-3, 0) + GET(3, 0));",
+    "north": 2, "south": 2, "east": 3, "west": 3,
+}  # fmt: skip
+
+# (label, kernel, problem without the data size): the stencils of Cummins et al.'s Table 2, two
+# synthetic ones and a described one. Each label is one compile-time variant (one entry in the
+# feature cache).
+KERNELS: tuple[tuple[str, str | dict[str, Any], dict[str, Any]], ...] = (
     ("sobel", "sobel", {}),
     ("heat", "heat", {}),
     ("gol", "gol", {}),
@@ -124,6 +133,7 @@ KERNELS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("gaussian[r=5]", "gaussian", {"radius": 5}),
     ("synthetic[n=5,complex]", "synthetic", {"north": 5, "complex": True}),
     ("synthetic[s=2,int]", "synthetic", {"south": 2, "dtype": "int"}),
+    ("described cross", CROSS, {}),
 )
 SIZES: tuple[tuple[int, int], ...] = ((512, 512), (1024, 1024), (2048, 2048), (4096, 2048))
 

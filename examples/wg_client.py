@@ -4,16 +4,22 @@ the answer, and reports a refused size so that the daemon never proposes it agai
 
     perfport serve --model wg.model &          # a model from 'perfport wg train'
     python examples/wg_client.py sobel 2048    # kernel and size
+    python examples/wg_client.py cross.json 2048   # a stencil of its own (docs/wg.md)
+
+PERFPORT_DAEMON overrides the daemon's address (http://127.0.0.1:8765).
 """
 
 import json
+import os
 import sys
 import urllib.request
+from pathlib import Path
 
 import perfport
+from perfport.kernels import described_stencil
 from perfport.measure import Runner, RunSettings
 
-DAEMON = "http://127.0.0.1:8765"
+DAEMON = os.environ.get("PERFPORT_DAEMON", "http://127.0.0.1:8765")
 
 
 def ask(path: str, body: dict) -> dict:
@@ -25,18 +31,22 @@ def ask(path: str, body: dict) -> dict:
 
 
 def main() -> None:
-    kernel, size = sys.argv[1], int(sys.argv[2])
+    name, size = sys.argv[1], int(sys.argv[2])
+    if name.endswith(".json"):  # its own stencil: the daemon gets the description itself
+        kernel = json.loads(Path(name).read_text())
+        spec = described_stencil(kernel)
+    else:
+        kernel, spec = name, perfport.builtin(name)
     device = perfport.get_device()  # this launcher's device
     properties = {k: v for k, v in device.to_json().items() if k not in ("id", "fingerprint")}
     request = {"kernel": kernel, "problem": {"width": size, "height": size}, "device": properties}
-    spec = perfport.builtin(kernel)
     with Runner(spec, spec.problem.merged(request["problem"]), device, RunSettings()) as runner:
         for _ in range(5):
             wc, wr = ask("/v1/wg/predict", request)["wg"]
             result = runner.measure(perfport.Config.of(wc=wc, wr=wr))
             if result.outcome is not perfport.Outcome.LAUNCH_REFUSED:
                 print(
-                    f"{kernel} {size}x{size}: work-group {wc}x{wr}, {result.outcome.value}, {result.time_ms} ms"
+                    f"{spec.name} {size}x{size}: work-group {wc}x{wr}, {result.outcome.value}, {result.time_ms} ms"
                 )
                 return
             print(f"work-group {wc}x{wr} refused ({result.message}); telling the daemon")

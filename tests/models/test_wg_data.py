@@ -98,6 +98,20 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     assert set(answer) >= {"wg", "method", "predict_ms"} and len(answer["wg"]) == 2
+    # A stencil of the user's own, described in a JSON file (never measured, never built in).
+    own = tmp_path / "own.json"
+    own.write_text(
+        json.dumps(
+            {"name": "cross", "body": "return GET(0, -2) + GET(3, 0);", "north": 2, "east": 3}
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", str(own), "--model", str(path),
+         "--problem", "width=700", "height=300", "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["wg"] in data.sizes.tolist()
     bad = subprocess.run([sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(db)],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "not a perfport work-group model" in bad.stderr

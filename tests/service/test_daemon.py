@@ -1,11 +1,15 @@
 """The prediction daemon: answers, remembers refusals, rejects malformed requests with 4xx."""
 
+import contextlib
+import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +37,15 @@ def model(db, cpu, tmp_path):
 
 DEVICE = {"name": "Client GPU", "type": "gpu", "compute_units": 40, "max_work_group_size": 256,
           "max_work_item_sizes": [256, 256, 64], "local_mem_bytes": 49152, "subgroup_size": 32}  # fmt: skip
+
+
+# A client's own stencil: a 5x3 box blur, described as the daemon reads it.
+BLUR = {
+    "name": "box5x3",
+    "body": "ELEM s = 0; for (int dy = -1; dy <= 1; ++dy) for (int dx = -2; dx <= 2; ++dx) "
+    "s += GET(dx, dy); return (OUT)(s / 15);",
+    "north": 1, "south": 1, "east": 2, "west": 2,
+}  # fmt: skip
 
 
 def test_predict_refuse_and_predict_again(model, tmp_path):
@@ -66,6 +79,14 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
         {"kernel": "sobel", "device": DEVICE, "problem": {"widht": 3}},
         {"kernel": "matmul", "device": DEVICE},
         {"kernel": "sobel", "device": {**DEVICE, "type": "toaster"}},
+        {"kernel": "blur.json", "device": DEVICE},
+        {"kernel": {**BLUR, "radius": 2}, "device": DEVICE},
+        {"kernel": {**BLUR, "name": "two words"}, "device": DEVICE},
+        {"kernel": {**BLUR, "north": 65}, "device": DEVICE},
+        {"kernel": {**BLUR, "west": "2"}, "device": DEVICE},
+        {"kernel": {**BLUR, "body": ""}, "device": DEVICE},
+        {"kernel": {**BLUR, "body": "return nonsense(;"}, "device": DEVICE},
+        {"kernel": [1, 2], "device": DEVICE},
     ],
 )
 def test_malformed_requests_get_4xx(model, tmp_path, body):
@@ -79,12 +100,14 @@ def test_malformed_requests_get_4xx(model, tmp_path, body):
     assert 400 <= bad_refusal.status_code < 500
 
 
-def test_serve_binds_loopback_by_default(model, tmp_path):
+@contextlib.contextmanager
+def serving(model, db):
+    """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "perfport", "serve", "--model", str(model), "--db",
-                             str(tmp_path / "d.db"), "--port", str(port)], stderr=subprocess.PIPE)  # fmt: skip
+                             str(db), "--port", str(port)], stderr=subprocess.PIPE)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -97,13 +120,31 @@ def test_serve_binds_loopback_by_default(model, tmp_path):
                     proc.stderr.read().decode()
                 )
                 time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_serve_binds_loopback_by_default(model, tmp_path):
+    with serving(model, tmp_path / "d.db") as port:
         if shutil.which("ss"):  # where the tool exists, check what is listening
             out = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
             listening = [line for line in out.splitlines() if f":{port} " in line]
             assert listening and all("127.0.0.1" in line for line in listening)
-    finally:
-        proc.terminate()
-        proc.wait(10)
+
+
+def test_example_launcher_asks_and_launches(model, tmp_path):
+    own = tmp_path / "box.json"
+    own.write_text(json.dumps(BLUR))
+    example = Path(__file__).parents[2] / "examples" / "wg_client.py"
+    with serving(model, tmp_path / "d.db") as port:
+        env = {**os.environ, "PERFPORT_DAEMON": f"http://127.0.0.1:{port}"}
+        for kernel, name in (("heat", "heat"), (str(own), "box5x3")):
+            done = subprocess.run([sys.executable, str(example), kernel, "96"], env=env,
+                                  capture_output=True, text=True, timeout=120)  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.startswith(f"{name} 96x96: work-group ") and ", ok, " in done.stdout
 
 
 def test_kernel_spec_built_once_per_name(model, tmp_path, monkeypatch):
@@ -112,13 +153,13 @@ def test_kernel_spec_built_once_per_name(model, tmp_path, monkeypatch):
     import perfport.service.app as app_module
 
     calls: list[str] = []
-    real = app_module.resolve_kernel
+    real = app_module.builtin
 
     def counting(name):
         calls.append(name)
         return real(name)
 
-    monkeypatch.setattr(app_module, "resolve_kernel", counting)
+    monkeypatch.setattr(app_module, "builtin", counting)
     client = TestClient(create_app(model, tmp_path / "daemon.db"))
     for width in (512, 640, 768):
         request = {"kernel": "heat", "problem": {"width": width, "height": 512}, "device": DEVICE}
@@ -155,3 +196,20 @@ def test_refusals_stored_by_another_process_count_at_once(model, tmp_path):
             store.record(
                 campaign, Measurement(Config.of(wc=wc, wr=wr), Outcome.LAUNCH_REFUSED, "x")
             )
+
+
+def test_a_described_stencil_is_predicted_and_its_refusals_stored(model, tmp_path):
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    request = {"kernel": BLUR, "problem": {"width": 1000, "height": 700}, "device": DEVICE}
+    first = client.post("/v1/wg/predict", json=request)
+    assert first.status_code == 200, first.text
+    wg = first.json()["wg"]
+    assert wg[0] * wg[1] <= 256
+    told = client.post("/v1/wg/refused", json={**request, "wg": wg})
+    assert told.status_code == 200 and told.json()["stored"] is True
+    again = client.post("/v1/wg/predict", json=request).json()
+    assert again["wg"] != wg and again["refused_known"] == 1
+    # Another body is another kernel: the refusal of the first does not carry over.
+    other = {**BLUR, "body": BLUR["body"].replace("/ 15", "/ 16")}
+    answer = client.post("/v1/wg/predict", json={**request, "kernel": other}).json()
+    assert answer["refused_known"] == 0

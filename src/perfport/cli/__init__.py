@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "kernel",
         metavar="KERNEL",
-        help="built-in name (see 'perfport kernels') or spec file (.py/.toml/.yaml)",
+        help="built-in name (see 'perfport kernels'), spec file (.py/.toml/.yaml) or stencil description (.json)",
     )
     _add_problem(p)
     p.add_argument(
@@ -175,7 +175,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = wg_sub.add_parser("predict", help="a work-group size for a stencil on a device")
-    p.add_argument("--kernel", required=True, help="a stencil kernel (built-in name or spec file)")
+    p.add_argument(
+        "--kernel", required=True,
+        help="a stencil kernel: built-in name, spec file or stencil description (.json)",
+    )  # fmt: skip
     p.add_argument("--device", help="device id (default: the default device)")
     _add_problem(p)
     p.add_argument(

@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from perfport._core import BuildError, DeviceError, KernelSpec, Language
+from perfport._core import BuildError, DeviceError, KernelSpec, Language, SpecError
 from perfport._core.optional import require
 from perfport.devices import list_devices, open_session
 
@@ -98,6 +98,7 @@ def pocl_device_id() -> str:
     )
 
 
+_CACHED = 4096
 _CACHE: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
 
 
@@ -106,17 +107,20 @@ def instruction_classes(spec: KernelSpec, defines: Mapping[str, str]) -> dict[st
     key = (spec.source_hash, tuple(sorted(defines.items())))
     if key not in _CACHE:
         if spec.language is Language.CUDA:
-            raise ValueError(
-                f"kernel {spec.name} is CUDA C; instruction counts come from OpenCL builds"
+            raise SpecError(
+                f"kernel {spec.name} is CUDA C; instruction counts come from OpenCL builds: "
+                "write it in OpenCL C or the portable dialect"
             )
         device = next(d for d in list_devices() if d.id == pocl_device_id())
         session = open_session(device)
         try:
             compiled = session.compile(spec.source, spec.language, spec.entry, defines)
         except BuildError as exc:
-            raise ValueError(
-                f"kernel {spec.name} does not compile for its features: {exc}"
+            raise SpecError(
+                f"kernel {spec.name} does not compile for its features: {exc}; fix its source"
             ) from None
         binary = compiled.program.binaries[0]  # type: ignore[attr-defined]
+        if len(_CACHE) >= _CACHED:  # a daemon compiles whatever stencils its clients describe
+            _CACHE.clear()
         _CACHE[key] = class_counts(opcode_counts(bitcode_of(binary)))
     return _CACHE[key]

@@ -8,6 +8,7 @@ stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``so
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from perfport.kernels.convolution import convolution
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.problems import load_problems, problem_sets
-from perfport.kernels.stencil import make_stencil, stencil
+from perfport.kernels.stencil import described_stencil, make_stencil, stencil
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 
@@ -31,6 +32,7 @@ BUILTINS: dict[str, Callable[[], KernelSpec]] = {
 __all__ = [
     "BUILTINS",
     "builtin",
+    "described_stencil",
     "load_kernel",
     "load_problems",
     "make_stencil",
@@ -50,12 +52,29 @@ def builtin(name: str) -> KernelSpec:
 
 
 def resolve_kernel(kernel: KernelSpec | str | Path) -> KernelSpec:
-    """A KernelSpec as is, a built-in by name, or a spec file by path."""
+    """A KernelSpec as is, a built-in by name, a spec file by path, or a stencil described in
+    a ``.json`` file (``described_stencil``)."""
     if isinstance(kernel, KernelSpec):
         return kernel
     text = str(kernel)
     if text in BUILTINS:
         return builtin(text)
+    if Path(text).suffix.lower() == ".json":
+        return _described_stencil_file(Path(text))
     if Path(text).suffix.lower() in (".py", ".toml", ".yaml", ".yml") or Path(text).exists():
         return load_kernel(text)
     return builtin(text)
+
+
+def _described_stencil_file(path: Path) -> KernelSpec:
+    try:
+        description = json.loads(path.read_text())
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read ({exc.strerror}); give an existing file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not JSON ({exc}); give a stencil description object") from None
+    if not isinstance(description, dict):
+        raise SpecError(
+            f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
+        )
+    return described_stencil(description)

@@ -15,8 +15,10 @@ default); in C they are ``ELEM`` and ``OUT``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
+    SpecError,
 )
 from perfport._core.dtypes import numpy_dtype
 
@@ -116,7 +119,7 @@ class StencilReference:
 def make_stencil(
     name: str,
     c_body: str,
-    numpy_function: NumpyFunction,
+    numpy_function: NumpyFunction | None,
     *,
     problem: Mapping[str, object] | None = None,
     borders: tuple[str, str, str, str] = BORDERS,
@@ -128,6 +131,7 @@ def make_stencil(
     ``dtype`` and ``out_dtype`` (int, float, double; 'same'), ``boundary`` ('nearest' or 'pad')
     and ``pad`` have defaults that ``problem`` overrides. ``borders`` are expressions for the
     north/south/east/west border sizes (e.g. a radius). Tunable: the work-group ``wc`` x ``wr``.
+    Without ``numpy_function`` outputs are checked against the default size's.
     """
     defaults: dict[str, object] = {
         "width": 512, "height": 512, "dtype": "float", "out_dtype": "same",
@@ -168,7 +172,7 @@ def make_stencil(
             ("PAD", "pad"),
         ),
         default={"wc": 32, "wr": 4},  # Cummins' "human expert" choice, w(32x4)
-        reference=StencilReference(numpy_function, borders),
+        reference=None if numpy_function is None else StencilReference(numpy_function, borders),
         doc=doc,
     )
 
@@ -199,3 +203,39 @@ def stencil() -> KernelSpec:
         doc="SkelCL-style 2D stencil: mean over the north/south/east/west border region; "
         "tunes the work-group size wc x wr.",
     )
+
+
+MAX_BODY = 20_000  # characters of a described stencil's C body
+MAX_BORDER = 64
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def described_stencil(description: Mapping[str, Any]) -> KernelSpec:
+    """A stencil from a description, as a JSON object: ``name``, ``body`` (the customising
+    function's C body, reading neighbours with ``GET(dx, dy)`` and returning an ``OUT``) and
+    the ``north``, ``south``, ``east``, ``west`` border sizes (0 when absent). This is how a
+    client that is not Python (a launcher asking the daemon, a JSON file) gives its own stencil."""
+    unknown = set(description) - {"name", "body", *BORDERS}
+    if unknown:
+        raise SpecError(
+            f"stencil description: unknown keys {sorted(unknown)}; give name, body, north, south, east, west"
+        )
+    name, body = description.get("name"), description.get("body")
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise SpecError(
+            f"stencil description: name {name!r} must be an identifier of at most 64 characters"
+        )
+    if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY:
+        raise SpecError(
+            f"stencil {name}: body must be the C body of the customising function, 1 to {MAX_BODY} characters"
+        )
+    borders = []
+    for key in BORDERS:
+        value = description.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BORDER:
+            raise SpecError(
+                f"stencil {name}: {key} must be an integer from 0 to {MAX_BORDER}, got {value!r}"
+            )
+        borders.append(str(value))
+    n, s, e, w = borders
+    return make_stencil(name, body, None, borders=(n, s, e, w), doc=f"described stencil {name}")

@@ -1,14 +1,16 @@
 """The work-group-size prediction daemon (FastAPI; pip install 'perfport[serve]').
 
 A kernel launcher asks ``POST /v1/wg/predict`` for a work-group size, sending the kernel (a
-built-in stencil and its problem) and the device's properties; the daemon extracts the
-features and answers. A launch the driver refused is reported to ``POST /v1/wg/refused`` and
+built-in stencil's name, or its own stencil described as ``perfport.kernels.described_stencil``
+reads it: name, C body, border sizes), its problem and the device's properties; the daemon
+extracts the features (compiling the kernel with PoCL, once per kernel) and answers. A launch the driver refused is reported to ``POST /v1/wg/refused`` and
 stored, so that size is never proposed again for that kernel and device. ``GET /v1/health``
 says it is up. Malformed requests get a 4xx with the reason, never a 500.
 """
 
 # No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
 # run time, and the request models are local to create_app.
+import json
 import threading
 import time
 from pathlib import Path
@@ -25,7 +27,7 @@ from perfport._core import (
 )
 from perfport._core.optional import require
 from perfport._core.version import __version__
-from perfport.kernels import resolve_kernel
+from perfport.kernels import builtin, described_stencil
 from perfport.models.wgmodel import WgModel, load_model
 from perfport.space import PruningReport
 from perfport.store import Store
@@ -33,6 +35,7 @@ from perfport.tune.tune import resolve_problem
 from perfport.tune.wg_predict import predict_wg, refused_sizes
 
 _CACHED = 4096  # scenarios and answers remembered (then forgotten all at once)
+_FILES = (".py", ".toml", ".yaml", ".yml", ".json")
 
 
 def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> Any:
@@ -71,7 +74,8 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
 
     class PredictRequest(pydantic.BaseModel):
         model_config = pydantic.ConfigDict(extra="forbid")
-        kernel: str = pydantic.Field(min_length=1, max_length=200)
+        # A built-in stencil's name, or a stencil description (described_stencil checks it).
+        kernel: str | dict[str, Any]
         problem: dict[str, int | float | str | bool] = pydantic.Field(default_factory=dict)
         device: Device
 
@@ -95,12 +99,22 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     # constraints), so a question about a new problem size does not pay for it again.
     specs: dict[str, Any] = {}
 
-    def kernel(name: str) -> Any:
-        if name not in specs:
+    def kernel(given: str | dict[str, Any]) -> Any:
+        key = given if isinstance(given, str) else json.dumps(given, sort_keys=True)
+        if key not in specs:
+            if isinstance(given, dict):
+                spec = described_stencil(given)
+            elif not 0 < len(given) <= 200 or "/" in given or given.endswith(_FILES):
+                raise PerfportError(
+                    "kernel: give a built-in stencil's name or a stencil description "
+                    "({name, body, north, south, east, west}); the daemon loads no files"
+                )
+            else:
+                spec = builtin(given)
             if len(specs) >= _CACHED:
                 specs.clear()
-            specs[name] = resolve_kernel(name)
-        return specs[name]
+            specs[key] = spec
+        return specs[key]
 
     # One read connection per worker thread (sqlite3 connections stay in their thread),
     # opened once the database exists: opening a store costs more than the look-up. The
@@ -117,8 +131,6 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
         key = request.model_dump_json()
         if key in scenarios:
             return scenarios[key]
-        if "/" in request.kernel or request.kernel.endswith((".py", ".toml", ".yaml", ".yml")):
-            raise PerfportError("kernel: give a built-in stencil's name; the daemon loads no files")
         spec = kernel(request.kernel)
         found = spec, resolve_problem(spec, request.problem), request.device.info()
         if len(scenarios) >= _CACHED:

@@ -1,0 +1,78 @@
+"""A stencil described as data (name, C body, borders): runs like the built-ins, loads from a
+.json file, and malformed descriptions get one-line errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from perfport._core import Config, Outcome, Problem, SpecError
+from perfport.devices import open_session
+from perfport.kernels import described_stencil, resolve_kernel
+from perfport.kernels.stencil import shifted_views
+from perfport.measure import RunSettings, Timing, TrialEngine
+
+QUICK = RunSettings(timing=Timing.fixed(1, warmup=0))
+
+# A 5 x 3 box sum reaching 2 columns east and west, 1 row north and south.
+BOX = {
+    "name": "box5x3",
+    "body": "ELEM s = 0; for (int dy = -1; dy <= 1; ++dy) for (int dx = -2; dx <= 2; ++dx) "
+    "s += GET(dx, dy); return (OUT)s;",
+    "north": 1, "south": 1, "east": 2, "west": 2,
+}  # fmt: skip
+
+
+def test_described_stencil_computes_its_body(cpu):
+    spec = described_stencil(BOX)
+    assert spec.reference is None and spec.name == "box5x3"
+    engine = TrialEngine(
+        open_session(cpu), spec, Problem.of({"width": 37, "height": 23, "dtype": "int"}), QUICK
+    )
+    get = shifted_views(
+        engine.initial["input"],
+        {"boundary": "nearest", "north": 1, "south": 1, "east": 2, "west": 2},
+    )
+    expected = sum(get(dx, dy) for dy in (-1, 0, 1) for dx in (-2, -1, 0, 1, 2))
+    engine.use_expected({"output": expected.astype(np.int32)}, "numpy box sum")
+    for wc, wr in ((1, 1), (16, 4), (8, 16)):
+        m = engine.run(Config.of(wc=wc, wr=wr))
+        assert m.outcome is Outcome.OK, (wc, wr, m.message)
+
+
+def test_described_stencil_loads_from_a_json_file(tmp_path):
+    path = tmp_path / "box.json"
+    path.write_text(json.dumps(BOX))
+    spec = resolve_kernel(path)
+    assert spec.source == described_stencil(BOX).source
+    assert dict(spec.define_exprs)["EAST"].value({}) == 2
+
+
+@pytest.mark.parametrize(
+    ("description", "message"),
+    [
+        ({**BOX, "radius": 2}, "unknown keys ['radius']"),
+        ({**BOX, "name": "two words"}, "must be an identifier"),
+        ({**BOX, "name": 3}, "must be an identifier"),
+        ({**BOX, "body": "  "}, "body must be"),
+        ({**BOX, "body": "x" * 20_001}, "body must be"),
+        ({**BOX, "north": -1}, "north must be an integer from 0 to 64"),
+        ({**BOX, "west": 2.5}, "west must be an integer"),
+        ({**BOX, "south": True}, "south must be an integer"),
+    ],
+)
+def test_malformed_descriptions_are_refused(description, message):
+    with pytest.raises(SpecError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        described_stencil(description)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("not json", "not JSON"), ("[1, 2]", "not a JSON object")]
+)
+def test_a_malformed_json_file_is_refused(tmp_path, text, message):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=message):
+        resolve_kernel(path)
+    with pytest.raises(SpecError, match="cannot be read"):
+        resolve_kernel(tmp_path / "missing.json")
