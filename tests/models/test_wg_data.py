@@ -66,6 +66,21 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 6
     assert np.array_equal(load_dataset(merged).runtimes[:3], again.runtimes, equal_nan=True)
+    # Replacing a device's scenarios: the merged file's are dropped, the store's stay.
+    device = str(again.device[0])
+    replaced = tmp_path / "replaced.npz"
+    args = [sys.executable, "-m", "perfport", "wg", "dataset", "--merge", str(merged), "--db", str(db),
+            "--drop-device", device, "--out", str(replaced), "--json"]  # fmt: skip
+    done = subprocess.run(args, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scenarios"] == 3
+    assert np.array_equal(load_dataset(replaced).runtimes, again.runtimes, equal_nan=True)
+    done = subprocess.run([*args[:-5], "--drop-device", "no such device", "--out", str(replaced)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert (
+        done.returncode == 2
+        and "--drop-device: no --merge scenario is on no such device" in done.stderr
+    )
 
 
 def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):

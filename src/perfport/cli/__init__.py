@@ -163,6 +163,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NPZ",
         help="a dataset already written (.npz) whose scenarios come first; repeatable",
     )
+    p.add_argument(
+        "--drop-device",
+        action="append",
+        metavar="DEVICE",
+        help="leave out the --merge scenarios of this device label (to replace them); repeatable",
+    )
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -224,10 +224,21 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
+    import numpy as np
+
     from perfport.models import dataset_from_store, save_dataset
     from perfport.models.wgdata import load_dataset, merge_datasets
 
     parts = [load_dataset(path) for path in args.merge or []]
+    if args.drop_device:
+        labels = {str(d) for part in parts for d in part.device}
+        unknown = sorted(set(args.drop_device) - labels)
+        if unknown:
+            raise PerfportError(
+                f"--drop-device: no --merge scenario is on {', '.join(unknown)}; "
+                f"their devices: {', '.join(sorted(labels))}"
+            )
+        parts = [p.subset(np.flatnonzero(~np.isin(p.device, args.drop_device))) for p in parts]
     for db in args.db or ([] if args.merge else ["perfport.db"]):
         with Store(db, create=False) as store:
             parts.append(dataset_from_store(store))
