@@ -4,8 +4,8 @@ Runs on the GPU machine's 16-core host (docs/wg.md, "Collecting data"). On PoCL
 every new work-group size compiles a kernel specialisation at its first launch, and the 229
 sizes of a scenario make those builds most of the first round's time. So the scenarios not yet
 complete in --db are first launched once at every size by --prebuild worker processes in
-parallel (into throw-away stores), which leaves every specialisation in PoCL's on-disk kernel
-cache; then they are measured one after the other, with nothing else running, in --rounds
+parallel, one PoCL thread each (into throw-away stores), which leaves every specialisation in
+PoCL's on-disk kernel cache (its key does not depend on the thread count); then they are measured one after the other, with nothing else running, in --rounds
 interleaved rounds (``perfport.tune.wg_collect.collect``). Stop it whenever: a scenario is
 stored when all its rounds are done, and the next run resumes.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -55,12 +56,18 @@ def _warm(job: tuple[str, Scenario, str]) -> tuple[str, float]:
     return scenario.label, time.monotonic() - started
 
 
+def _one_thread() -> None:
+    # PoCL runs a launch on every core; 16 workers doing so fight over the cores (a scenario's
+    # builds took 70-200 s instead of about 15 s). The kernel cache does not depend on it.
+    os.environ["POCL_MAX_PTHREAD_COUNT"] = "1"
+
+
 def prebuild(device: str, todo: list[Scenario], workers: int, seconds: float) -> None:
     """Launch every size of ``todo`` once, ``workers`` scenarios at a time, for at most ``seconds``."""
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory() as tmp,
-        multiprocessing.get_context("spawn").Pool(workers) as pool,
+        multiprocessing.get_context("spawn").Pool(workers, initializer=_one_thread) as pool,
     ):
         jobs = [(device, s, f"{tmp}/{i}.db") for i, s in enumerate(todo)]
         pending = pool.imap_unordered(_warm, jobs)

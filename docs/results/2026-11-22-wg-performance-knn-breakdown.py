@@ -1,16 +1,18 @@
 """Where performance_knn loses on perfport's stencil dataset: per device, per partition.
 
-    .venv/bin/python docs/results/2026-11-22-wg-performance-knn-breakdown.py
+    .venv/bin/python docs/results/2026-11-22-wg-performance-knn-breakdown.py [DATASET.npz]
 
 For the leave-one-kernel-out and synthetic-to-real partitions, prints per device the geometric
 mean of t_oracle / t_chosen of performance_knn and performance_knn+fixed (answered as
 ``perfport wg evaluate`` does), of the device's best fixed size learnt from the training
 folds, and of the device's best fixed size chosen in hindsight on the test scenarios themselves
 (an upper bound for any fixed choice). Then each device's share of the total log loss.
+Without an argument, on the shipped dataset.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +25,7 @@ DATA = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "ste
 
 
 def main() -> None:
-    data = load_dataset(DATA)
+    data = load_dataset(sys.argv[1] if len(sys.argv) > 1 else DATA)
     vectors = _performance_vectors(data)
     ran = np.where(np.isfinite(data.runtimes), vectors, np.nan)
     devices = np.unique(data.device)
