@@ -10,6 +10,7 @@ says it is up. Malformed requests get a 4xx with the reason, never a 500.
 
 # No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
 # run time, and the request models are local to create_app.
+import gc
 import json
 import threading
 import time
@@ -187,4 +188,10 @@ def serve(
     model: WgModel | str | Path, db: str | Path, host: str = "127.0.0.1", port: int = 8765
 ) -> None:
     uvicorn = require("uvicorn", "serve", "The prediction daemon")
-    uvicorn.run(create_app(model, db), host=host, port=port, log_level="warning")
+    app = create_app(model, db)
+    # The model and the libraries live as long as the daemon: frozen, they are no longer walked
+    # by the collector's full passes, which paused one first-time answer in a few hundred for
+    # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results).
+    gc.collect()
+    gc.freeze()
+    uvicorn.run(app, host=host, port=port, log_level="warning")
