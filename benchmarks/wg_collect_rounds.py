@@ -1,13 +1,16 @@
 """Collect stencil work-group scenarios on a PoCL CPU in interleaved rounds, builds first.
 
-Runs on the GPU machine's 16-core host (docs/wg.md, "Collecting data"). On PoCL
-every new work-group size compiles a kernel specialisation at its first launch, and the 229
-sizes of a scenario make those builds most of the first round's time. So the scenarios not yet
-complete in --db are first launched once at every size by --prebuild worker processes in
-parallel, one PoCL thread each (into throw-away stores), which leaves every specialisation in
-PoCL's on-disk kernel cache (its key does not depend on the thread count); then they are measured one after the other, with nothing else running, in --rounds
-interleaved rounds (``perfport.tune.wg_collect.collect``). Stop it whenever: a scenario is
-stored when all its rounds are done, and the next run resumes.
+Runs on the GPU machine's 16-core host (docs/wg.md, "Collecting data"). On PoCL every new
+work-group size compiles a kernel specialisation at its first launch, and the 229 sizes of a
+scenario make those builds most of the first round's time. So the scenarios not yet complete
+in --db are first launched once at every size by --prebuild worker processes in parallel, one
+PoCL thread each (into throw-away stores), which leaves every specialisation in PoCL's on-disk
+kernel cache (its key does not depend on the thread count); then they are measured one after
+the other, with nothing else running, in --rounds interleaved rounds
+(``perfport.tune.wg_collect.collect``). Stop it whenever: a scenario is stored when all its
+rounds are done, and the next run resumes; one still running when the process is killed is
+lost, so leave --max-time room for the slowest scenario (gaussian r = 5 at 1024^2 needs more
+than 460 s of rounds on the 16-core Xeon).
 
     python3 benchmarks/wg_collect_rounds.py --scenarios 60 --sizes 512,1024 \
         --rounds 8 --repeats 1 --prebuild 16 --prebuild-time 200 --max-time 420 --db rounds.db

@@ -3,9 +3,10 @@
 A kernel launcher asks ``POST /v1/wg/predict`` for a work-group size, sending the kernel (a
 built-in stencil's name, or its own stencil described as ``perfport.kernels.described_stencil``
 reads it: name, C body, border sizes), its problem and the device's properties; the daemon
-extracts the features (compiling the kernel with PoCL, once per kernel) and answers. A launch the driver refused is reported to ``POST /v1/wg/refused`` and
-stored, so that size is never proposed again for that kernel and device. ``GET /v1/health``
-says it is up. Malformed requests get a 4xx with the reason, never a 500.
+extracts the features (compiling the kernel with PoCL, once per kernel) and answers. A launch
+the driver refused is reported to ``POST /v1/wg/refused`` and stored, so that size is never
+proposed again for that kernel and device. ``GET /v1/health`` says it is up. Malformed
+requests get a 4xx with the reason, never a 500.
 """
 
 # No `from __future__ import annotations` here: FastAPI and pydantic read these annotations at
@@ -98,10 +99,14 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     # Built-in kernels by name: building a KernelSpec validates and parses all its expressions
     # (several ms), and the same spec object keeps the caches keyed by it warm (features,
     # constraints), so a question about a new problem size does not pay for it again.
-    specs: dict[str, Any] = {}
+    specs: dict[tuple[str, str], Any] = {}
 
     def kernel(given: str | dict[str, Any]) -> Any:
-        key = given if isinstance(given, str) else json.dumps(given, sort_keys=True)
+        key = (
+            ("name", given)
+            if isinstance(given, str)
+            else ("described", json.dumps(given, sort_keys=True))
+        )
         if key not in specs:
             if isinstance(given, dict):
                 spec = described_stencil(given)
