@@ -22,6 +22,15 @@ from perfport.store import CampaignStatus
 DATA = Path(__file__).parent / "data"
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
+# A stencil described as data (perfport.kernels.described_stencil): the sum of a 5 x 3 box,
+# 2 columns east and west, 1 row north and south.
+BOX_STENCIL = {
+    "name": "box5x3",
+    "body": "ELEM s = 0; for (int dy = -1; dy <= 1; ++dy) for (int dx = -2; dx <= 2; ++dx) "
+    "s += GET(dx, dy); return (OUT)s;",
+    "north": 1, "south": 1, "east": 2, "west": 2,
+}  # fmt: skip
+
 
 def load_benchmark(name: str) -> ModuleType:
     """A script of benchmarks/ imported as a module (registered under its name: dataclasses

@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import BOX_STENCIL
 from perfport._core import Config, Outcome, Problem, SpecError
 from perfport.devices import open_session
 from perfport.kernels import described_stencil, resolve_kernel
@@ -14,17 +15,9 @@ from perfport.measure import RunSettings, Timing, TrialEngine
 
 QUICK = RunSettings(timing=Timing.fixed(1, warmup=0))
 
-# A 5 x 3 box sum reaching 2 columns east and west, 1 row north and south.
-BOX = {
-    "name": "box5x3",
-    "body": "ELEM s = 0; for (int dy = -1; dy <= 1; ++dy) for (int dx = -2; dx <= 2; ++dx) "
-    "s += GET(dx, dy); return (OUT)s;",
-    "north": 1, "south": 1, "east": 2, "west": 2,
-}  # fmt: skip
-
 
 def test_described_stencil_computes_its_body(cpu):
-    spec = described_stencil(BOX)
+    spec = described_stencil(BOX_STENCIL)
     assert spec.reference is None and spec.name == "box5x3"
     engine = TrialEngine(
         open_session(cpu), spec, Problem.of({"width": 37, "height": 23, "dtype": "int"}), QUICK
@@ -42,23 +35,23 @@ def test_described_stencil_computes_its_body(cpu):
 
 def test_described_stencil_loads_from_a_json_file(tmp_path):
     path = tmp_path / "box.json"
-    path.write_text(json.dumps(BOX))
+    path.write_text(json.dumps(BOX_STENCIL))
     spec = resolve_kernel(path)
-    assert spec.source == described_stencil(BOX).source
+    assert spec.source == described_stencil(BOX_STENCIL).source
     assert dict(spec.define_exprs)["EAST"].value({}) == 2
 
 
 @pytest.mark.parametrize(
     ("description", "message"),
     [
-        ({**BOX, "radius": 2}, "unknown keys ['radius']"),
-        ({**BOX, "name": "two words"}, "must be an identifier"),
-        ({**BOX, "name": 3}, "must be an identifier"),
-        ({**BOX, "body": "  "}, "body must be"),
-        ({**BOX, "body": "x" * 20_001}, "body must be"),
-        ({**BOX, "north": -1}, "north must be an integer from 0 to 64"),
-        ({**BOX, "west": 2.5}, "west must be an integer"),
-        ({**BOX, "south": True}, "south must be an integer"),
+        ({**BOX_STENCIL, "radius": 2}, "unknown keys ['radius']"),
+        ({**BOX_STENCIL, "name": "two words"}, "must be an identifier"),
+        ({**BOX_STENCIL, "name": 3}, "must be an identifier"),
+        ({**BOX_STENCIL, "body": "  "}, "body must be"),
+        ({**BOX_STENCIL, "body": "x" * 20_001}, "body must be"),
+        ({**BOX_STENCIL, "north": -1}, "north must be an integer from 0 to 64"),
+        ({**BOX_STENCIL, "west": 2.5}, "west must be an integer"),
+        ({**BOX_STENCIL, "south": True}, "south must be an integer"),
     ],
 )
 def test_malformed_descriptions_are_refused(description, message):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fill_wg_campaign
+from conftest import BOX_STENCIL, fill_wg_campaign
 from perfport.models import dataset_from_store
 from perfport.models.wgmodel import train
 from perfport.store import Store
@@ -37,15 +37,6 @@ def model(db, cpu, tmp_path):
 
 DEVICE = {"name": "Client GPU", "type": "gpu", "compute_units": 40, "max_work_group_size": 256,
           "max_work_item_sizes": [256, 256, 64], "local_mem_bytes": 49152, "subgroup_size": 32}  # fmt: skip
-
-
-# A client's own stencil: a 5x3 box blur, described as the daemon reads it.
-BLUR = {
-    "name": "box5x3",
-    "body": "ELEM s = 0; for (int dy = -1; dy <= 1; ++dy) for (int dx = -2; dx <= 2; ++dx) "
-    "s += GET(dx, dy); return (OUT)(s / 15);",
-    "north": 1, "south": 1, "east": 2, "west": 2,
-}  # fmt: skip
 
 
 def test_predict_refuse_and_predict_again(model, tmp_path):
@@ -80,12 +71,12 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
         {"kernel": "matmul", "device": DEVICE},
         {"kernel": "sobel", "device": {**DEVICE, "type": "toaster"}},
         {"kernel": "blur.json", "device": DEVICE},
-        {"kernel": {**BLUR, "radius": 2}, "device": DEVICE},
-        {"kernel": {**BLUR, "name": "two words"}, "device": DEVICE},
-        {"kernel": {**BLUR, "north": 65}, "device": DEVICE},
-        {"kernel": {**BLUR, "west": "2"}, "device": DEVICE},
-        {"kernel": {**BLUR, "body": ""}, "device": DEVICE},
-        {"kernel": {**BLUR, "body": "return nonsense(;"}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "radius": 2}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "name": "two words"}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "north": 65}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "west": "2"}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "body": ""}, "device": DEVICE},
+        {"kernel": {**BOX_STENCIL, "body": "return nonsense(;"}, "device": DEVICE},
         {"kernel": [1, 2], "device": DEVICE},
     ],
 )
@@ -136,7 +127,7 @@ def test_serve_binds_loopback_by_default(model, tmp_path):
 
 def test_example_launcher_asks_and_launches(model, tmp_path):
     own = tmp_path / "box.json"
-    own.write_text(json.dumps(BLUR))
+    own.write_text(json.dumps(BOX_STENCIL))
     example = Path(__file__).parents[2] / "examples" / "wg_client.py"
     with serving(model, tmp_path / "d.db") as port:
         env = {**os.environ, "PERFPORT_DAEMON": f"http://127.0.0.1:{port}"}
@@ -200,7 +191,7 @@ def test_refusals_stored_by_another_process_count_at_once(model, tmp_path):
 
 def test_a_described_stencil_is_predicted_and_its_refusals_stored(model, tmp_path):
     client = TestClient(create_app(model, tmp_path / "daemon.db"))
-    request = {"kernel": BLUR, "problem": {"width": 1000, "height": 700}, "device": DEVICE}
+    request = {"kernel": BOX_STENCIL, "problem": {"width": 1000, "height": 700}, "device": DEVICE}
     first = client.post("/v1/wg/predict", json=request)
     assert first.status_code == 200, first.text
     wg = first.json()["wg"]
@@ -210,6 +201,6 @@ def test_a_described_stencil_is_predicted_and_its_refusals_stored(model, tmp_pat
     again = client.post("/v1/wg/predict", json=request).json()
     assert again["wg"] != wg and again["refused_known"] == 1
     # Another body is another kernel: the refusal of the first does not carry over.
-    other = {**BLUR, "body": BLUR["body"].replace("/ 15", "/ 16")}
+    other = {**BOX_STENCIL, "body": BOX_STENCIL["body"].replace("(OUT)s", "(OUT)(s / 15)")}
     answer = client.post("/v1/wg/predict", json={**request, "kernel": other}).json()
     assert answer["refused_known"] == 0

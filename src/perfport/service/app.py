@@ -133,8 +133,8 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
             store = local.store = Store(db, create=False)
         return store
 
-    def scenario(request: PredictRequest) -> tuple[Any, Any, DeviceInfo]:
-        key = request.model_dump_json()
+    def scenario(request: PredictRequest, key: str) -> tuple[Any, Any, DeviceInfo]:
+        """The request's kernel spec, problem and device; ``key`` is the request as JSON."""
         if key in scenarios:
             return scenarios[key]
         spec = kernel(request.kernel)
@@ -159,10 +159,11 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     @app.post("/v1/wg/predict")
     async def predict(request: PredictRequest) -> dict[str, Any]:
         started = time.perf_counter()
-        spec, problem, device = scenario(request)
+        asked = request.model_dump_json()
+        spec, problem, device = scenario(request, asked)
         store = reader()
         refused = refused_sizes(store, spec, device) if store is not None else set()
-        key = (request.model_dump_json(), frozenset(refused))
+        key = (asked, frozenset(refused))
         if key in answers:
             ms = (time.perf_counter() - started) * 1000.0
             return {**answers[key], "predict_ms": ms, "cached": True}
@@ -174,7 +175,7 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
 
     @app.post("/v1/wg/refused")
     def refused(request: RefusedRequest) -> dict[str, Any]:
-        spec, problem, device = scenario(request)
+        spec, problem, device = scenario(request, request.model_dump_json())
         wc, wr = request.wg
         config = Config.of(wc=wc, wr=wr)
         spec.check_config(config, "wg")
