@@ -82,6 +82,7 @@ class MethodOnDevice:
     """What a method reaches on a device, next to the device's ceiling."""
 
     device: str
+    repeat: str  # file name of the re-measurement ("" where none has this device)
     method: str
     partition: str
     scenarios: int  # the device's scenarios in the shipped dataset that were tested
@@ -217,42 +218,54 @@ def method_choices(data: WgDataset, method: str, partition: str) -> np.ndarray:
 
 
 def method_on_devices(
-    data: WgDataset, chosen: np.ndarray, repeats: Sequence[WgDataset], method: str, partition: str
-) -> list[MethodOnDevice]:
-    """Per device of ``data``: the method's score, overall, on re-measured scenarios, and with
-    its choices timed in the re-measurement (over the sizes that ran in both runs)."""
+    data: WgDataset, chosen: np.ndarray, repeats: Sequence[tuple[str, WgDataset]], method: str,
+    partition: str,
+) -> list[MethodOnDevice]:  # fmt: skip
+    """Per device of ``data``: the method's score over all its scenarios and, for each named
+    re-measurement with scenarios of that device (one row each; a row with repeat "" where
+    none has), on the re-measured scenarios: in the first run, with its choices timed in the
+    second (over the sizes that ran in both runs), and against both runs' geometric-mean times."""
     tested = chosen >= 0
     rows = np.flatnonzero(tested)
     score = np.full(len(data), np.nan)
     best = np.nanmin(np.where(data.legal, data.runtimes, np.nan), axis=1)
     score[rows] = best[rows] / data.runtimes[rows, chosen[rows]]
-    second_score = np.full(len(data), np.nan)
-    both_score = np.full(len(data), np.nan)
-    for second in repeats:
-        cols_first, cols_second = common_columns(data.sizes, second.sizes)
-        where = {int(c): k for k, c in enumerate(cols_first)}
-        for i, j in match_scenarios(data, second)[0]:
-            if not tested[i] or int(chosen[i]) not in where:
-                continue
-            a, b = data.runtimes[i, cols_first], second.runtimes[j, cols_second]
-            ran = np.isfinite(a) & np.isfinite(b)
-            k = where[int(chosen[i])]
-            if ran[k]:
-                second_score[i] = b[ran].min() / b[k]
-                both = np.sqrt(a * b)
-                both_score[i] = both[ran].min() / both[k]
+    scored = [(name, *_second_scores(data, chosen, tested, second)) for name, second in repeats]
     out = []
     for device in sorted({str(d) for d in data.device}):
         mine = tested & (data.device == device)
-        again = mine & np.isfinite(second_score)
-        out.append(MethodOnDevice(
-            device=device, method=method, partition=partition, scenarios=int(mine.sum()),
-            performance=geomean(score[mine]), matched=int(again.sum()),
-            performance_matched=geomean(score[again]),
-            performance_second_run=geomean(second_score[again]),
-            performance_both_runs=geomean(both_score[again]),
-        ))  # fmt: skip
+        found = [(name, two, both) for name, two, both in scored if np.isfinite(two[mine]).any()]
+        for name, two, both in found or [("", np.full(len(data), np.nan), None)]:
+            again = mine & np.isfinite(two)
+            out.append(MethodOnDevice(
+                device=device, repeat=name, method=method, partition=partition,
+                scenarios=int(mine.sum()), performance=geomean(score[mine]),
+                matched=int(again.sum()), performance_matched=geomean(score[again]),
+                performance_second_run=geomean(two[again]),
+                performance_both_runs=geomean(both[again]) if both is not None else np.nan,
+            ))  # fmt: skip
     return out
+
+
+def _second_scores(
+    data: WgDataset, chosen: np.ndarray, tested: np.ndarray, second: WgDataset
+) -> tuple[np.ndarray, np.ndarray]:
+    """(S,) t_best / t_chosen in the re-measurement, and against both runs' geometric-mean
+    times; NaN where the scenario was not re-measured or its choice did not run in both."""
+    two, both = np.full(len(data), np.nan), np.full(len(data), np.nan)
+    cols_first, cols_second = common_columns(data.sizes, second.sizes)
+    where = {int(c): k for k, c in enumerate(cols_first)}
+    for i, j in match_scenarios(data, second)[0]:
+        if not tested[i] or int(chosen[i]) not in where:
+            continue
+        a, b = data.runtimes[i, cols_first], second.runtimes[j, cols_second]
+        ran = np.isfinite(a) & np.isfinite(b)
+        k = where[int(chosen[i])]
+        if ran[k]:
+            two[i] = b[ran].min() / b[k]
+            mean = np.sqrt(a * b)
+            both[i] = mean[ran].min() / mean[k]
+    return two, both
 
 
 def render(ceilings: Sequence[DeviceCeiling], methods: Sequence[MethodOnDevice]) -> str:
@@ -269,11 +282,12 @@ def render(ceilings: Sequence[DeviceCeiling], methods: Sequence[MethodOnDevice])
     if methods:
         m = methods[0]
         lines += ["", f"{m.method}, {m.partition} partition (t_oracle / t_chosen, geomean)",
-                  f"  {'device':40} {'n':>4} {'all':>7} {'matched':>8} {'on them':>8} "
+                  f"  {'device':40} {'n':>4} {'all':>7} {'repeat':32} {'matched':>7} {'on them':>8} "
                   f"{'2nd run':>8} {'both':>7}"]  # fmt: skip
         for m in methods:
             lines.append(
-                f"  {m.device[:40]:40} {m.scenarios:4d} {m.performance:7.1%} {m.matched:8d} "
+                f"  {m.device[:40]:40} {m.scenarios:4d} {m.performance:7.1%} {m.repeat[:32]:32} "
+                f"{m.matched:7d} "
                 f"{_percent(m.performance_matched):>8} {_percent(m.performance_second_run):>8} "
                 f"{_percent(m.performance_both_runs):>7}"
             )
@@ -306,7 +320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     methods: list[MethodOnDevice] = []
     if not args.no_method:
         chosen = method_choices(data, args.method, args.partition)
-        methods = method_on_devices(data, chosen, repeats, args.method, args.partition)
+        named = [(p.name, r) for p, r in zip(paths, repeats, strict=True)]
+        methods = method_on_devices(data, chosen, named, args.method, args.partition)
     if args.json:
         out: dict[str, Any] = {
             "data": str(args.data), "repeats": [str(p) for p in paths],

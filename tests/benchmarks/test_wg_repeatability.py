@@ -113,16 +113,18 @@ def test_method_at_the_first_oracle_scores_one_and_the_ceiling_on_the_second_run
         [[0.0, 0.0], [1.0, 0.0]],
     )
     chosen = FIRST.oracle
-    (m,) = wr.method_on_devices(FIRST, chosen, [second], "oracle", "kernel")
-    assert (m.scenarios, m.matched) == (3, 2)
+    (m,) = wr.method_on_devices(FIRST, chosen, [("again.npz", second)], "oracle", "kernel")
+    assert (m.scenarios, m.matched, m.repeat) == (3, 2, "again.npz")
     assert m.performance == pytest.approx(1.0) and m.performance_matched == pytest.approx(1.0)
     assert m.performance_second_run == pytest.approx(math.sqrt(0.5))
     # Against both runs' geometric-mean times, sobel's sizes 4x1 and 2x1 tie at sqrt(2).
     assert m.performance_both_runs == pytest.approx(1.0)
     worst = chosen.copy()
     worst[0] = 3  # sobel at 8x1: 3.0 in both runs, against sqrt(2)
-    (poor,) = wr.method_on_devices(FIRST, worst, [second], "worst", "kernel")
+    (poor,) = wr.method_on_devices(FIRST, worst, [("again.npz", second)], "worst", "kernel")
     assert poor.performance_both_runs == pytest.approx(math.sqrt(math.sqrt(2) / 3))
+    rows = wr.method_on_devices(FIRST, chosen, [("a.npz", second), ("b.npz", FIRST)], "o", "kernel")
+    assert [(r.repeat, r.matched) for r in rows] == [("a.npz", 2), ("b.npz", 3)]  # one row each
     (c,) = wr.device_ceilings(FIRST, second, "again.npz")
     assert m.performance_second_run == pytest.approx(c.first_best_on_second)
 
