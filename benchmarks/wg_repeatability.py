@@ -235,14 +235,15 @@ def method_on_devices(
     for device in sorted({str(d) for d in data.device}):
         mine = tested & (data.device == device)
         found = [(name, two, both) for name, two, both in scored if np.isfinite(two[mine]).any()]
-        for name, two, both in found or [("", np.full(len(data), np.nan), None)]:
+        none = np.full(len(data), np.nan)
+        for name, two, both in found or [("", none, none)]:
             again = mine & np.isfinite(two)
             out.append(MethodOnDevice(
                 device=device, repeat=name, method=method, partition=partition,
                 scenarios=int(mine.sum()), performance=geomean(score[mine]),
                 matched=int(again.sum()), performance_matched=geomean(score[again]),
                 performance_second_run=geomean(two[again]),
-                performance_both_runs=geomean(both[again]) if both is not None else np.nan,
+                performance_both_runs=geomean(both[again]),
             ))  # fmt: skip
     return out
 
