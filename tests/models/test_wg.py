@@ -18,6 +18,7 @@ from perfport.models import (
     folds,
     load_cummins_csv,
     reference_baseline,
+    save_dataset,
 )
 
 GRID = np.array([(c, r) for c in (4, 8, 16, 32, 64) for r in (1, 2, 4, 8)])
@@ -71,6 +72,28 @@ def test_learning_beats_the_static_baseline(method):
     (result,) = evaluate(data, [method], ["10-fold"])
     assert result.performance > 0.9 and result.speedup_over_baseline > 1.0
     assert result.scenarios == len(data) and 0 <= result.refused <= 1 and result.validity == 1.0
+
+
+def test_performance_per_device_combines_into_the_overall(tmp_path):
+    data = landscape()
+    (result,) = evaluate(data, ["decision_tree+nearest_neighbour"], ["kernel"])
+    devices = [d for d, _, _ in result.per_device]
+    assert devices == ["0", "1"] and sum(n for _, _, n in result.per_device) == len(data)
+    pooled = np.exp(sum(n * np.log(p) for _, p, n in result.per_device) / len(data))
+    assert pooled == pytest.approx(result.performance)
+    assert "per_device" not in result.to_json()  # the contract's keys, unless asked for
+    counts = {d: n for d, _, n in result.per_device}
+    assert result.to_json(per_device=True)["per_device"]["1"]["scenarios"] == counts["1"]
+
+    save_dataset(data, tmp_path / "wg.npz")
+    argv = [sys.executable, "-m", "perfport", "wg", "evaluate", "--data", str(tmp_path / "wg.npz"),
+            "--methods", "decision_tree+nearest_neighbour", "--partitions", "kernel", "--by-device"]  # fmt: skip
+    done = subprocess.run([*argv, "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["results"]
+    assert row["per_device"]["0"]["performance"] == pytest.approx(result.per_device[0][1])
+    text = subprocess.run(argv, capture_output=True, text=True)
+    assert text.returncode == 0 and "Performance per device set-up" in text.stdout
 
 
 def test_partitions():

@@ -204,6 +204,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plots", metavar="DIR", help="also write the figures (oracle, refusals, violins)"
     )
+    p.add_argument(
+        "--by-device", action="store_true", help="also the performance per device set-up"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     sel = sub.add_parser("select", help="deployable kernel subsets and runtime selectors (lawson)")

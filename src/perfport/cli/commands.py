@@ -377,9 +377,11 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
         plots.refused_ratio(data, out / "refused_per_device.png")
         plots.expert_violins(results, out / "speedup_over_expert.png")
     if args.json:
-        render.print_json({"results": [r.to_json() for r in results]})
+        render.print_json({"results": [r.to_json(per_device=args.by_device) for r in results]})
     else:
         render.wg_table(console, results)
+        if args.by_device:
+            render.wg_device_table(console, results)
     return 0
 
 

@@ -9,7 +9,9 @@ Metrics per method and partition: ``performance`` (geometric mean of t_oracle / 
 ``speedup_over_baseline`` (t_baseline / t_chosen; the baseline is the best size that ran in
 every scenario, w(4x4) in the paper and wherever no size always ran), ``speedup_over_expert`` (over w(32x4), where it ran), ``accuracy`` (chose the
 oracle), ``validity`` (the first proposal fits the maximum work-group size), ``refused`` (the
-first proposal fits but does not run) and ``predict_ms`` (time to a size that runs).
+first proposal fits but does not run) and ``predict_ms`` (time to a size that runs); and
+``performance`` per device label of the test scenarios (``per_device``), since one device
+set-up's noisy or unpredictable optima can hide behind the others in the mean.
 """
 
 from __future__ import annotations
@@ -40,10 +42,16 @@ class EvalResult:
     predict_ms: float
     scenarios: int
     over_expert: tuple[float, ...] = field(default=(), repr=False)  # per scenario where w(32x4) ran
+    # (device, performance, scenarios) per device label of the test scenarios
+    per_device: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, per_device: bool = False) -> dict[str, Any]:
         out = asdict(self)
-        del out["over_expert"]
+        del out["over_expert"], out["per_device"]
+        if per_device:
+            out["per_device"] = {
+                d: {"performance": p, "scenarios": n} for d, p, n in self.per_device
+            }
         return out
 
 
@@ -135,6 +143,7 @@ def _score(
     valid = data.valid[tests, first]
     ran_first = np.isfinite(data.runtimes[tests, first])
     expert_t = data.runtimes[tests, expert] if expert is not None else np.full(len(tests), np.nan)
+    devices = data.device[tests]
     return EvalResult(
         method=method,
         partition=partition,
@@ -147,4 +156,8 @@ def _score(
         predict_ms=float(np.mean(times)),
         scenarios=len(tests),
         over_expert=tuple(float(v) for v in (expert_t / t)[np.isfinite(expert_t / t)]),
+        per_device=tuple(
+            (str(d), geomean(best[devices == d] / t[devices == d]), int((devices == d).sum()))
+            for d in sorted(set(devices.tolist()))
+        ),
     )
