@@ -181,15 +181,12 @@ def wg_table(console: Console, results: Sequence[Any]) -> None:
 def wg_device_table(console: Console, results: Sequence[Any]) -> None:
     """Performance per partition and device set-up, one column per method."""
     methods = list(dict.fromkeys(r.method for r in results))
-    cells = {(r.partition, d, r.method): (p, n) for r in results for d, p, n in r.per_device}
+    perf = {(r.partition, d, r.method): p for r in results for d, p, _ in r.per_device}
+    counts = {(r.partition, d): n for r in results for d, _, n in r.per_device}
     table = Table(title="Performance per device set-up")
     for col in ("partition", "device", "n", *methods):
         table.add_column(col, justify="left" if col in ("partition", "device") else "right")
-    for partition, device in dict.fromkeys((k[0], k[1]) for k in cells):
-        n = next(
-            cells[(partition, device, m)][1] for m in methods if (partition, device, m) in cells
-        )
-        row = [f"{cells[(partition, device, m)][0]:.1%}" if (partition, device, m) in cells else "-"
-               for m in methods]  # fmt: skip
-        table.add_row(partition, device, str(n), *row)
+    for (partition, device), n in counts.items():
+        cells = [perf.get((partition, device, m)) for m in methods]
+        table.add_row(partition, device, str(n), *("-" if c is None else f"{c:.1%}" for c in cells))
     console.print(table)
