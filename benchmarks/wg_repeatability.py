@@ -41,7 +41,15 @@ from typing import Any
 
 import numpy as np
 
-from perfport.models import WgDataset, folds, geomean, load_dataset, make_predictor
+from perfport.models import (
+    WgDataset,
+    common_columns,
+    folds,
+    geomean,
+    load_dataset,
+    make_predictor,
+    match_scenarios,
+)
 
 DATASETS = Path(__file__).parents[1] / "src" / "perfport" / "datasets" / "wg"
 SHIPPED = DATASETS / "stencils.npz"
@@ -91,48 +99,6 @@ class MethodOnDevice:
     performance_matched: float  # over the re-measured ones, first run's times
     performance_second_run: float  # its choices timed in the second run, against its best
     performance_both_runs: float  # against the two runs' geometric-mean times: less noise
-
-
-def common_columns(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Columns of the (wc, wr) sizes both size lists have: (first's columns, second's)."""
-    index = {(int(wc), int(wr)): k for k, (wc, wr) in enumerate(first)}
-    pairs = [(index[(int(wc), int(wr))], k) for k, (wc, wr) in enumerate(second)
-             if (int(wc), int(wr)) in index]  # fmt: skip
-    if not pairs:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    a, b = zip(*pairs, strict=True)
-    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
-
-
-def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int, int]], list[int]]:
-    """Pairs (row in first, row in second) of the same scenario, and second's unmatched rows.
-
-    A scenario is named by its device, kernel and dataset labels; where several rows of
-    ``first`` share a name (synthetic scenarios differ only in their borders, types and
-    complexity, which are features), the one with equal features is taken. A row of ``second``
-    with no such row, or with several, is unmatched; so is one whose match is already taken.
-    """
-    by_name: dict[tuple[str, str, str], list[int]] = {}
-    for i in range(len(first)):
-        by_name.setdefault(_name(first, i), []).append(i)
-    pairs: list[tuple[int, int]] = []
-    unmatched: list[int] = []
-    taken: set[int] = set()
-    for j in range(len(second)):
-        candidates = by_name.get(_name(second, j), [])
-        if len(candidates) > 1:
-            candidates = [i for i in candidates if np.allclose(
-                first.features[i], second.features[j], rtol=1e-6, atol=0.0, equal_nan=True)]  # fmt: skip
-        if len(candidates) != 1 or candidates[0] in taken:
-            unmatched.append(j)
-            continue
-        taken.add(candidates[0])
-        pairs.append((candidates[0], j))
-    return pairs, unmatched
-
-
-def _name(data: WgDataset, row: int) -> tuple[str, str, str]:
-    return str(data.device[row]), str(data.kernel[row]), str(data.dataset[row])
 
 
 def compare_runs(first: np.ndarray, second: np.ndarray) -> tuple[int, float, float, float, float]:

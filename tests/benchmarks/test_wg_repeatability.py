@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import load_benchmark
-from perfport.models import WgDataset, save_dataset
+from perfport.models import WgDataset, common_columns, match_scenarios, save_dataset
 
 wr = load_benchmark("wg_repeatability")
 
@@ -78,9 +78,9 @@ def test_matching_by_name_then_features_and_sizes_by_pairs() -> None:
          ("gpu", "heat", "512")],
         [[2.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 0.0]],
     )  # fmt: skip
-    first_cols, second_cols = wr.common_columns(FIRST.sizes, second.sizes)
+    first_cols, second_cols = common_columns(FIRST.sizes, second.sizes)
     assert first_cols.tolist() == [3, 2, 1] and second_cols.tolist() == [0, 1, 2]
-    pairs, unmatched = wr.match_scenarios(FIRST, second)
+    pairs, unmatched = match_scenarios(FIRST, second)
     assert sorted(pairs) == [(0, 1), (1, 2), (2, 0)] and unmatched == [3]
     rows, _ = wr.scenario_repeats(FIRST, second)
     by_first = {r.first: r for r in rows}
@@ -99,10 +99,10 @@ def test_matching_by_name_then_features_and_sizes_by_pairs() -> None:
 def test_an_ambiguous_scenario_is_not_matched() -> None:
     twins = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]] * 2, [("gpu", "synthetic", "512")] * 2,
                      [[1.0, 0.0]] * 2)  # fmt: skip
-    pairs, unmatched = wr.match_scenarios(twins, twins)
+    pairs, unmatched = match_scenarios(twins, twins)
     assert pairs == [] and unmatched == [0, 1]
     stranger = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]], [("gpu", "synthetic", "512")], [[9.0, 0.0]])
-    assert wr.match_scenarios(FIRST, stranger) == ([], [0])  # two names match, no features do
+    assert match_scenarios(FIRST, stranger) == ([], [0])  # two names match, no features do
 
 
 def test_method_at_the_first_oracle_scores_one_and_the_ceiling_on_the_second_run() -> None:

@@ -149,3 +149,70 @@ def test_shipped_dataset_and_default_model(tmp_path):
         wc, wr = answer["wg"]
         assert wc * wr <= 4096 and answer["method"] == "performance_knn+fixed"
     assert len(list((tmp_path / "perfport").glob("wg-performance_knn+fixed-*.pkl"))) == 1
+
+
+def _tiny(runtimes, names, features, sizes=((1, 1), (2, 1), (4, 1))):
+    from perfport.models import WgDataset
+
+    s = len(runtimes)
+    return WgDataset(
+        sizes=np.array(sizes), runtimes=np.array(runtimes, dtype=np.float64),
+        max_wg=np.full(s, 1024), features=np.array(features, dtype=np.float64),
+        feature_names=("a", "b"), device=np.array([n[0] for n in names]),
+        kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
+        synthetic=np.array([n[1] == "synthetic" for n in names]),
+    )  # fmt: skip
+
+
+def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():
+    from perfport.models import replace_scenarios
+
+    base = _tiny(
+        [[3.0, 2.0, 1.0], [1.0, 2.0, 3.0], [5.0, 5.0, 5.0]],
+        [("gpu", "sobel", "512"), ("gpu", "synthetic", "512"), ("gpu", "synthetic", "512")],
+        [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]],
+    )
+    # Measured again, sizes in another order: the second synthetic scenario (told apart by its
+    # features), where w(1x1) did not run this time; sobel with the same times; and a scenario
+    # base lacks.
+    new = _tiny(
+        [[9.0, 8.0, np.nan], [1.0, 2.0, 3.0], [7.0, 7.0, 7.0]],
+        [("gpu", "synthetic", "512"), ("gpu", "sobel", "512"), ("gpu", "heat", "512")],
+        [[2.0, 0.0], [0.0, 0.0], [0.0, 1.0]],
+        sizes=((4, 1), (2, 1), (1, 1)),
+    )
+    updated, old = replace_scenarios(base, new)
+    assert len(updated) == 4 and updated.kernel.tolist()[-1] == "heat"
+    assert np.array_equal(updated.runtimes[2], [np.nan, 8.0, 9.0], equal_nan=True)
+    assert np.array_equal(updated.runtimes[:2], base.runtimes[:2])  # unchanged rows stay
+    assert len(old) == 1 and old.runtimes[0].tolist() == [5.0, 5.0, 5.0]
+    again, none = replace_scenarios(updated, new)  # replacing twice changes nothing
+    assert len(again) == 4 and len(none) == 0
+
+
+def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path):
+    with Store(db) as store:
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        fill_wg_campaign(store, cpu, "gol", {"width": 512, "height": 512}, 2.0)
+    base = tmp_path / "base.npz"
+    save_dataset(dataset_from_store(Store(db, create=False)), base)
+    again = tmp_path / "again.db"
+    with Store(again) as store:  # heat measured again, twice as slow; sobel is new
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 2.0)
+        fill_wg_campaign(store, cpu, "sobel", {"width": 512, "height": 512}, 1.0)
+    out, old = tmp_path / "out.npz", tmp_path / "old.npz"
+    cli = [sys.executable, "-m", "perfport", "wg", "dataset"]
+    done = subprocess.run(
+        [*cli, "--merge", str(base), "--db", str(again), "--replace", "--superseded", str(old),
+         "--out", str(out), "--json"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["scenarios"] == 3 and summary["replaced"] == 1
+    before, after, kept = load_dataset(base), load_dataset(out), load_dataset(old)
+    heat = before.kernel.tolist().index("heat")
+    assert np.allclose(after.runtimes[heat], 2 * before.runtimes[heat], equal_nan=True)
+    assert np.array_equal(kept.runtimes[0], before.runtimes[heat], equal_nan=True)
+    bad = subprocess.run([*cli, "--db", str(again), "--replace", "--out", str(out)],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "--replace needs --merge" in bad.stderr

@@ -169,6 +169,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DEVICE",
         help="leave out the --merge scenarios of this device label (to replace them); repeatable",
     )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="a --db scenario that a --merge dataset has replaces its times (a re-measurement)",
+    )
+    p.add_argument(
+        "--superseded", metavar="NPZ", help="with --replace: write the replaced rows here"
+    )
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -227,8 +227,12 @@ def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     import numpy as np
 
     from perfport.models import dataset_from_store, save_dataset
-    from perfport.models.wgdata import load_dataset, merge_datasets
+    from perfport.models.wgdata import load_dataset, merge_datasets, replace_scenarios
 
+    if args.replace and not (args.merge and args.db):
+        raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
+    if args.superseded and not args.replace:
+        raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
     parts = [load_dataset(path) for path in args.merge or []]
     if args.drop_device:
         labels = {str(d) for part in parts for d in part.device}
@@ -239,18 +243,28 @@ def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
                 f"their devices: {', '.join(sorted(labels))}"
             )
         parts = [p.subset(np.flatnonzero(~np.isin(p.device, args.drop_device))) for p in parts]
+    stored = []
     for db in args.db or ([] if args.merge else ["perfport.db"]):
         with Store(db, create=False) as store:
-            parts.append(dataset_from_store(store))
-    data = merge_datasets(parts)
+            stored.append(dataset_from_store(store))
+    replaced = 0
+    if args.replace:
+        data, old = replace_scenarios(merge_datasets(parts), merge_datasets(stored))
+        replaced = len(old)
+        if args.superseded:
+            save_dataset(old, args.superseded)
+    else:
+        data = merge_datasets(parts + stored)
     save_dataset(data, args.out)
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
-               "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum())}  # fmt: skip
+               "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
+               "replaced": replaced}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
         console.print(
-            f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to {args.out}"
+            f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to "
+            f"{args.out}" + (f" ({replaced} replaced)" if args.replace else "")
         )
     return 0
 

@@ -14,7 +14,17 @@ from perfport.models.wg import (
     baseline_column,
     make_predictor,
 )
-from perfport.models.wgdata import WgDataset, geomean, load_cummins_csv, load_dataset, save_dataset
+from perfport.models.wgdata import (
+    WgDataset,
+    common_columns,
+    geomean,
+    load_cummins_csv,
+    load_dataset,
+    match_scenarios,
+    merge_datasets,
+    replace_scenarios,
+    save_dataset,
+)
 from perfport.models.wgstore import dataset_from_store
 from perfport.models.wgvector import WgPerformanceKnn
 
@@ -32,6 +42,7 @@ __all__ = [
     "WgPredictor",
     "WgRegressor",
     "baseline_column",
+    "common_columns",
     "dataset_from_store",
     "evaluate",
     "folds",
@@ -39,6 +50,9 @@ __all__ = [
     "load_cummins_csv",
     "load_dataset",
     "make_predictor",
+    "match_scenarios",
+    "merge_datasets",
     "reference_baseline",
+    "replace_scenarios",
     "save_dataset",
 ]

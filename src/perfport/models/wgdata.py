@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +150,73 @@ def merge_datasets(parts: Sequence[WgDataset]) -> WgDataset:
         np.vstack([p.features for p in parts]), names,
         *(np.concatenate([getattr(p, f) for p in parts]) for f in ("device", "kernel", "dataset", "synthetic")),
     )  # fmt: skip
+
+
+def common_columns(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns of the (wc, wr) sizes both size lists have: (first's columns, second's)."""
+    index = {(int(wc), int(wr)): k for k, (wc, wr) in enumerate(first)}
+    pairs = [(index[(int(wc), int(wr))], k) for k, (wc, wr) in enumerate(second)
+             if (int(wc), int(wr)) in index]  # fmt: skip
+    if not pairs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    a, b = zip(*pairs, strict=True)
+    return np.array(a, dtype=np.int64), np.array(b, dtype=np.int64)
+
+
+def _name(data: WgDataset, row: int) -> tuple[str, str, str]:
+    return str(data.device[row]), str(data.kernel[row]), str(data.dataset[row])
+
+
+def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int, int]], list[int]]:
+    """Pairs (row in first, row in second) of the same scenario, and second's unmatched rows.
+
+    A scenario is named by its device, kernel and dataset labels; where several rows of
+    ``first`` share a name (synthetic scenarios differ only in their borders, types and
+    complexity, which are features), the one with equal features is taken. A row of ``second``
+    with no such row, or with several, is unmatched; so is one whose match is already taken.
+    """
+    by_name: dict[tuple[str, str, str], list[int]] = {}
+    for i in range(len(first)):
+        by_name.setdefault(_name(first, i), []).append(i)
+    pairs: list[tuple[int, int]] = []
+    unmatched: list[int] = []
+    taken: set[int] = set()
+    for j in range(len(second)):
+        candidates = by_name.get(_name(second, j), [])
+        if len(candidates) > 1:
+            candidates = [i for i in candidates if np.allclose(
+                first.features[i], second.features[j], rtol=1e-6, atol=0.0, equal_nan=True)]  # fmt: skip
+        if len(candidates) != 1 or candidates[0] in taken:
+            unmatched.append(j)
+            continue
+        taken.add(candidates[0])
+        pairs.append((candidates[0], j))
+    return pairs, unmatched
+
+
+def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDataset]:
+    """``base`` with its scenarios that ``new`` measured again taking the new times (over the
+    sizes ``new`` lists; the others become NaN), and ``new``'s other scenarios appended; and the
+    rows of ``base`` that changed, as they were (to keep as a re-measurement). A scenario whose
+    times are already ``new``'s is left alone, so replacing twice changes nothing."""
+    if base.feature_names != new.feature_names:
+        raise SpecError(
+            "the datasets have different features; rebuild them with one perfport version"
+        )
+    pairs, unmatched = match_scenarios(base, new)
+    cols_base, cols_new = common_columns(base.sizes, new.sizes)
+    runtimes = base.runtimes.copy()
+    changed = []
+    for i, j in pairs:
+        row = np.full(base.runtimes.shape[1], np.nan)
+        row[cols_base] = new.runtimes[j, cols_new]
+        if not np.array_equal(row, runtimes[i], equal_nan=True):
+            changed.append(i)
+            runtimes[i] = row
+    replaced = replace(base, runtimes=runtimes)
+    if unmatched:
+        replaced = merge_datasets([replaced, new.subset(np.array(unmatched))])
+    return replaced, base.subset(np.array(changed, dtype=np.int64))
 
 
 def save_dataset(data: WgDataset, path: str | Path) -> None:
