@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+DATASETS = Path(__file__).parents[2] / "src" / "perfport" / "datasets"
+GEMM = DATASETS / "lawson-gemm" / "xeon16-pocl.csv.gz"
+SHIPPED_WG = DATASETS / "wg" / "stencils.npz"
 
 
 def perfport(*args, check=True):
@@ -116,6 +119,21 @@ def test_console_script_and_module_agree():
         (["tune", "stencil", "--budget", "0"], "at least 1"),
         (["tune", "missing.toml"], "does not exist"),
         (["results", "--db", EXAMPLES / "saxpy.cl"], "give another --db path"),
+        (["tune", "stencil", "--seed", "-1"], "must be at least 0"),
+        (["tune", "stencil", "--timeout", "0"], "not a positive number of seconds"),
+        (["tune", "sobel", "--problem", "pad=abc"], "pad must be an integer"),
+        (["wg", "predict", "--kernel", "sobel", "--problem", "width=abc"], "must be an integer"),
+        (["wg", "predict", "--kernel", "sobel", "--problem", "width=-5"], "unusable shape"),
+        (["wg", "predict", "--kernel", "sobel", "--problem", "boundary=x"], "restrictions"),
+        (["wg", "collect", "--sizes", "512,,1024"], "give sizes like 512,1024"),
+        (["wg", "collect", "--scenarios", "0"], "must be at least 1"),
+        (["wg", "evaluate", "--methods", ""], "--methods: give at least one"),
+        (["serve", "--port", "99999"], "not a port"),
+        (["select", "evaluate", "--kernels", "1000"], "each must be 1 to 640"),
+        (
+            ["select", "fit", "--data", GEMM, "--kernels", "4", "--out", "x", "--pruning", "no"],
+            "unknown pruning",
+        ),
     ],
 )
 def test_bad_input_is_one_line(args, message):
@@ -123,3 +141,32 @@ def test_bad_input_is_one_line(args, message):
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_bad_files_and_paths_are_one_line_and_outputs_land_where_named(tmp_path):
+    spec = tmp_path / "quits.py"
+    spec.write_text("raise SystemExit(0)\n")
+    empty_space = tmp_path / "none.toml"
+    saxpy = (EXAMPLES / "saxpy.toml").read_text()  # with its files' paths, and no legal size
+    saxpy = saxpy.replace('"saxpy.cl"', f'"{EXAMPLES / "saxpy.cl"}"')
+    saxpy = saxpy.replace('"saxpy.py:', f'"{EXAMPLES / "saxpy.py"}:')
+    empty_space.write_text(saxpy.replace("[problem]", 'restrictions = ["wg > 10000"]\n[problem]'))
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes((SHIPPED_WG).read_bytes()[:1000])
+    cases = [
+        (["space", spec], "raised SystemExit"),
+        (["tune", empty_space, "--db", tmp_path / "t.db"], "no configuration is legal"),
+        (["wg", "evaluate", "--data", cut], "not a perfport work-group dataset"),
+        (
+            ["wg", "dataset", "--merge", SHIPPED_WG, "--out", tmp_path / "no" / "x.npz"],
+            "check the path",
+        ),
+    ]
+    for args, message in cases:
+        done = perfport(*args, check=False)
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "t.db").exists()  # refused before a store was made
+    out = tmp_path / "named"  # no .npz suffix: the file is written under the name given
+    perfport("wg", "dataset", "--merge", SHIPPED_WG, "--out", out)
+    assert out.is_file() and not out.with_suffix(".npz").exists()

@@ -161,3 +161,22 @@ def test_plots_are_written(tmp_path):
     plots.expert_violins(results, tmp_path / "c.png")
     for name in "abc":
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("HEADER\n", "no scenarios, only a header"),
+        ("HEADER\nh,dev,1,k,1,1,1,1,512,512,256,1.0\n", "line 2 does not have one cell"),
+        ("HEADER\nh,dev,1,k,1,1,1,1,512,512,256,1.0,nan\n", "NaN or infinite"),
+        ("HEADER\nh,dev,1,k,1,1,1,1,512,512,256,1.0,abc\n", "not a number"),
+    ],
+)
+def test_a_malformed_cummins_csv_is_named(tmp_path, text, message):
+    from perfport._core import SpecError
+
+    header = "host,dev_name,dev_count,kern_checksum,north,south,east,west,data_width,data_height,max_wg_size,4x4,8x4"
+    path = tmp_path / "runtimes.csv"
+    path.write_text(text.replace("HEADER", header))
+    with pytest.raises(SpecError, match=message):
+        load_cummins_csv(path)

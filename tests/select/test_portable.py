@@ -179,6 +179,8 @@ def test_malformed_and_mismatched_files_give_one_line_errors(families, tmp_path)
     one_line_error(families[:1], "only device", holdout=families[0])
     with pytest.raises(SelectError, match="at least 1"):
         portable(families, 0)
+    with pytest.raises(SelectError, match="ship at most that many"):
+        portable(families, 10**6)
 
 
 HUB = Path(__file__).resolve().parents[3] / "shared/data/kerneltuner-benchmark_hub"

@@ -78,6 +78,10 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
         {"kernel": {**BOX_STENCIL, "body": ""}, "device": DEVICE},
         {"kernel": {**BOX_STENCIL, "body": "return nonsense(;"}, "device": DEVICE},
         {"kernel": [1, 2], "device": DEVICE},
+        {"kernel": "sobel", "device": DEVICE, "problem": {"width": "abc"}},
+        {"kernel": "sobel", "device": DEVICE, "problem": {"width": 1e308}},
+        {"kernel": "sobel", "device": DEVICE, "problem": {"width": 10**200}},
+        {"kernel": "sobel", "device": DEVICE, "problem": {"width": -5}},
     ],
 )
 def test_malformed_requests_get_4xx(model, tmp_path, body):
@@ -89,6 +93,35 @@ def test_malformed_requests_get_4xx(model, tmp_path, body):
         "/v1/wg/refused", json={"kernel": "sobel", "device": DEVICE, "wg": [3, 3]}
     )
     assert 400 <= bad_refusal.status_code < 500
+
+
+def test_a_malformed_refusal_stores_nothing_and_errors_do_not_echo_the_input(model, tmp_path):
+    db = tmp_path / "daemon.db"
+    client = TestClient(create_app(model, db), raise_server_exceptions=False)
+    refusal = {"kernel": "sobel", "device": DEVICE, "wg": [32, 8], "problem": {"width": "abc"}}
+    assert client.post("/v1/wg/refused", json=refusal).status_code == 400
+    assert not db.exists()  # nothing was stored, not even an empty store
+    # A number JSON cannot hold (1e400 is infinity to the parser) and a large body: a short
+    # 4xx naming the field, not a 500 and not the body echoed back.
+    raw = json.dumps({"kernel": "sobel", "device": DEVICE}).replace(
+        '"compute_units": 40', '"compute_units": 1e400'
+    )
+    answer = client.post(
+        "/v1/wg/predict", content=raw, headers={"content-type": "application/json"}
+    )
+    assert answer.status_code == 422 and "compute_units" in answer.json()["detail"]
+    big = {"kernel": "sobel", "device": {**DEVICE, "name": ["x" * 1000] * 1000}}
+    answer = client.post("/v1/wg/predict", json=big)
+    assert answer.status_code == 422 and len(answer.text) < 3000
+
+
+def test_a_store_that_is_not_perfports_is_refused_at_start(model, tmp_path):
+    from perfport._core import PerfportError
+
+    other = tmp_path / "other.db"
+    other.write_text("not a database")
+    with pytest.raises(PerfportError, match="cannot use"):
+        create_app(model, other)
 
 
 @contextlib.contextmanager

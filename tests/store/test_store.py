@@ -87,8 +87,10 @@ def test_foreign_sqlite_and_newer_schema_refused(tmp_path):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE stuff (x)")
+    before = foreign.read_bytes()
     with pytest.raises(StoreError, match="not a perfport one"):
         Store(foreign)
+    assert foreign.read_bytes() == before  # not even switched to WAL: the file is not ours
     newer = tmp_path / "newer.db"
     Store(newer).close()
     with sqlite3.connect(newer) as conn:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from rich.console import Console
 
@@ -38,8 +39,64 @@ def parse_assignment(text: str) -> tuple[str, Value]:
     return name.strip(), value
 
 
+def _integer(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: must be at least {low}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated positive integers, e.g. 512,1024."""
+    try:
+        sizes = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give sizes like 512,1024") from None
+    if any(n < 1 for n in sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be positive")
+    return sizes
+
+
+_COUNT, _SEED = _integer(1), _integer(0)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0-65535."""
+    port = _SEED(text)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0-65535)")
+    return port
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors on one line, as every other perfport error, with where to look (argparse would
+    print the whole usage first). Subcommands' parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="perfport",
         description="Find the fastest launch configuration of OpenCL and CUDA kernels.",
     )
@@ -63,19 +120,21 @@ def _parser() -> argparse.ArgumentParser:
         "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
     )
     p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
-    p.add_argument("--budget", type=int, help="at most this many configurations in the campaign")
+    p.add_argument("--budget", type=_COUNT, help="at most this many configurations in the campaign")
     p.add_argument(
-        "--max-time", type=float, metavar="SECONDS", help="stop this session after this long"
+        "--max-time", type=_seconds, metavar="SECONDS", help="stop this session after this long"
     )
     p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
     p.add_argument(
         "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed for input data and the strategy")
-    p.add_argument("--repeats", type=int, help="fixed number of timed launches (default: adaptive)")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed for input data and the strategy")
+    p.add_argument(
+        "--repeats", type=_COUNT, help="fixed number of timed launches (default: adaptive)"
+    )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=30.0,
         metavar="SECONDS",
         help="kill a launch that runs longer than this (default 30)",
@@ -98,11 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--device", help="device id; default: a GPU if any, else the CPU")
     p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
-    p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no problem after this")
-    p.add_argument("--first", type=int, metavar="N", help="only the first N problems")
+    p.add_argument(
+        "--max-time", type=_seconds, metavar="SECONDS", help="start no problem after this"
+    )
+    p.add_argument("--first", type=_COUNT, metavar="N", help="only the first N problems")
     p.add_argument(
         "--rounds",
-        type=int,
+        type=_COUNT,
         default=1,
         help="measure every configuration this many times, interleaved (default 1)",
     )
@@ -128,9 +189,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
     p.add_argument("--device", help="the device (fingerprint or name)")
     p.add_argument("--strategy", help="search strategy (default: the default strategy)")
-    p.add_argument("--budget", type=int, required=True, help="evaluations per run")
-    p.add_argument("--repeats", type=int, required=True, help="runs, each with its own seed")
-    p.add_argument("--seed", type=int, default=0, help="seed of the first run")
+    p.add_argument("--budget", type=_COUNT, required=True, help="evaluations per run")
+    p.add_argument("--repeats", type=_COUNT, required=True, help="runs, each with its own seed")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the first run")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
@@ -138,18 +199,22 @@ def _parser() -> argparse.ArgumentParser:
     p = wg_sub.add_parser("collect", help="measure every work-group size of many stencil scenarios")
     p.add_argument("--device", help="device id (default: the default device)")
     p.add_argument(
-        "--scenarios", type=int, default=60, help="how many scenarios (real-world first)"
+        "--scenarios", type=_COUNT, default=60, help="how many scenarios (real-world first)"
     )
-    p.add_argument("--sizes", default="512,1024,2048,4096", help="data sizes (square)")
-    p.add_argument("--repeats", type=int, default=5, help="timed launches per size and round")
+    p.add_argument(
+        "--sizes", type=_sizes, default=(512, 1024, 2048, 4096), help="data sizes (square)"
+    )
+    p.add_argument("--repeats", type=_COUNT, default=5, help="timed launches per size and round")
     p.add_argument(
         "--rounds",
-        type=int,
+        type=_COUNT,
         default=1,
         help="measure every size this many times, interleaved in random order (default 1)",
     )
-    p.add_argument("--max-time", type=float, metavar="SECONDS", help="start no scenario after this")
-    p.add_argument("--seed", type=int, default=0, help="seed of the synthetic scenarios")
+    p.add_argument(
+        "--max-time", type=_seconds, metavar="SECONDS", help="start no scenario after this"
+    )
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the synthetic scenarios")
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
 
@@ -230,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--normalisations", help="comma-separated (default: all)")
     p.add_argument("--prunings", help="comma-separated (default: all)")
     p.add_argument("--classifiers", help="comma-separated (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the train/test split")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the train/test split")
     p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("fit", help="choose k configurations and write a deployment bundle")
@@ -240,7 +305,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--normalisation", default="relative")
     p.add_argument("--pruning", default="kmeans")
     p.add_argument("--classifier", default="decision_tree_a", help="a decision tree (a, b or c)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_SEED, default=0)
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")
     p.add_argument("--bundle", required=True, metavar="DIR")
@@ -269,7 +334,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--db", default="perfport.db", help="where refused sizes are stored")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback only)")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--port", type=_port, default=8765)
 
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
     p.add_argument("--db", default="perfport.db")
@@ -327,3 +392,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `perfport export | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a path the user gave cannot be read or written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(
+            f"perfport: error: {where}{exc.strerror or exc}; check the path and its permissions",
+            file=sys.stderr,
+        )
+        return 2

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -206,10 +207,7 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune.wg_collect import collect, scenarios
 
     device = get_device(args.device)
-    sizes = [int(x) for x in args.sizes.split(",")]
-    chosen = scenarios(args.scenarios, sizes, args.seed)
-    if args.rounds < 1 or args.repeats < 1:
-        raise PerfportError("wg collect needs --rounds >= 1 and --repeats >= 1")
+    chosen = scenarios(args.scenarios, args.sizes, args.seed)
     steps = collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
     for n, step in enumerate(steps, 1):
         if args.json:
@@ -368,19 +366,24 @@ def _wg_model(path: str | None) -> Any:
     return model
 
 
+def _listed(text: str | None, known: Sequence[str], flag: str) -> list[str]:
+    """A comma-separated choice among ``known`` (all of them when the flag is not given)."""
+    if text is None:
+        return list(known)
+    wanted = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in known]
+    if unknown or not wanted:
+        what = f"unknown {', '.join(unknown)}" if unknown else "give at least one"
+        raise PerfportError(f"{flag}: {what}; choose from {', '.join(known)}")
+    return wanted
+
+
 def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.models import METHODS, PARTITIONS, evaluate, load_dataset
 
     data = load_dataset(_wg_data_path(args.data))
-    methods = args.methods.split(",") if args.methods else list(METHODS)
-    partitions = args.partitions.split(",") if args.partitions else list(PARTITIONS)
-    unknown = [m for m in methods if m not in METHODS] + [
-        p for p in partitions if p not in PARTITIONS
-    ]
-    if unknown:
-        raise PerfportError(
-            f"unknown method or partition {', '.join(unknown)}; methods: {', '.join(METHODS)}; partitions: {', '.join(PARTITIONS)}"
-        )
+    methods = _listed(args.methods, METHODS, "--methods")
+    partitions = _listed(args.partitions, PARTITIONS, "--partitions")
     results = evaluate(data, methods, partitions)
     if args.plots:
         from perfport.models import plots
@@ -402,6 +405,5 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport.service.app import serve
 
-    print(f"perfport serve: http://{args.host}:{args.port}/v1/health", file=sys.stderr, flush=True)
     serve(_wg_model(args.model), args.db, args.host, args.port)
     return 0

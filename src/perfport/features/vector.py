@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import ArrayArg, DeviceInfo, DeviceType, Expr, KernelSpec, Problem
+from perfport._core import ArrayArg, DeviceInfo, DeviceType, Expr, KernelSpec, Problem, SpecError
 from perfport._core.dtypes import numpy_dtype
 from perfport.features.ir import CLASS_NAMES, instruction_classes
 
@@ -114,6 +114,11 @@ def dataset_features(spec: KernelSpec, problem: Mapping[str, Any]) -> dict[str, 
     in_dtype = numpy_dtype(_expr(inputs[0].dtype, spec.name).value(env))
     out_dtype = numpy_dtype(_expr(outputs[0].dtype, spec.name).value(env))
     shape = [int(_expr(s, spec.name).value(env)) for s in inputs[0].shape]
+    if any(not 1 <= n < 2**31 for n in shape):  # kernels index with 32-bit ints
+        raise SpecError(
+            f"kernel {spec.name}: argument {inputs[0].name} has an unusable shape {shape}; "
+            "give positive sizes below 2^31"
+        )
     height, width = [1, *shape] if len(shape) == 1 else shape[-2:]
     return {
         "data_width": float(width),

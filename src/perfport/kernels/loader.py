@@ -60,7 +60,7 @@ def import_file(path: str | Path) -> ModuleType:
     except SyntaxError as exc:
         del sys.modules[name]
         raise SpecError(f"{path}:{exc.lineno}: Python syntax error: {exc.msg}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a spec file that calls exit() is a bad spec too
         del sys.modules[name]
         raise SpecError(
             f"{path}: running the file raised {type(exc).__name__}: {exc}; fix the file"

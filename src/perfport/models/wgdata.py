@@ -8,6 +8,7 @@ advance) or at or below it (refused by the driver, found only by trying).
 from __future__ import annotations
 
 import csv
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,16 +73,23 @@ def load_cummins_csv(path: str | Path) -> WgDataset:
     path = Path(path)
     try:
         with path.open(newline="") as f:
-            rows = list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise SpecError(f"{path}: cannot read it as CSV ({exc})") from None
     needed = {"host", "dev_name", "dev_count", "kern_checksum", "north", "south", "east", "west",
               "data_width", "data_height", "max_wg_size"}  # fmt: skip
-    if not rows or needed - set(rows[0]):
+    if needed - set(header):
         raise SpecError(
             f"{path}: not Cummins' runtimes.csv (needs columns {', '.join(sorted(needed))})"
         )
-    columns = [c for c in rows[0] if "x" in c and c.replace("x", "").isdigit()]
+    if not rows:
+        raise SpecError(f"{path}: no scenarios, only a header")
+    for line, r in enumerate(rows, start=2):
+        if None in r.values() or None in r:
+            raise SpecError(f"{path}: line {line} does not have one cell per column of the header")
+    columns = [c for c in header if "x" in c and c.replace("x", "").isdigit()]
     sizes = np.array([[int(a) for a in c.split("x")] for c in columns])
     try:
         runtimes = np.array([[float(r[c]) for c in columns] for r in rows])
@@ -91,6 +99,8 @@ def load_cummins_csv(path: str | Path) -> WgDataset:
         }
     except ValueError as exc:
         raise SpecError(f"{path}: a value is not a number ({exc})") from None
+    if not all(np.isfinite(v).all() for v in (runtimes, *numeric.values())):
+        raise SpecError(f"{path}: a value is NaN or infinite; write 0 where nothing was measured")
     runtimes[runtimes <= 0] = np.nan
     devices = np.array(
         [f"{r['host'].strip()}:{r['dev_name'].strip()}x{r['dev_count'].strip()}" for r in rows]
@@ -220,12 +230,14 @@ def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDat
 
 
 def save_dataset(data: WgDataset, path: str | Path) -> None:
-    """A compressed .npz with every array and the feature names."""
-    np.savez_compressed(
-        path, sizes=data.sizes, runtimes=data.runtimes, max_wg=data.max_wg, features=data.features,
-        feature_names=np.array(data.feature_names), device=data.device, kernel=data.kernel,
-        dataset=data.dataset, synthetic=data.synthetic,
-    )  # fmt: skip
+    """A compressed .npz with every array and the feature names, at exactly ``path`` (numpy
+    would add ``.npz`` to a name without it, and the user would not find the file)."""
+    with open(path, "wb") as out:
+        np.savez_compressed(
+            out, sizes=data.sizes, runtimes=data.runtimes, max_wg=data.max_wg, features=data.features,
+            feature_names=np.array(data.feature_names), device=data.device, kernel=data.kernel,
+            dataset=data.dataset, synthetic=data.synthetic,
+        )  # fmt: skip
 
 
 def load_dataset(path: str | Path) -> WgDataset:
@@ -233,13 +245,26 @@ def load_dataset(path: str | Path) -> WgDataset:
     path = Path(path)
     if path.suffix.lower() == ".csv":
         return load_cummins_csv(path)
+    names = ("sizes", "runtimes", "max_wg", "features", "feature_names", "device", "kernel",
+             "dataset", "synthetic")  # fmt: skip
     try:
         with np.load(path, allow_pickle=False) as z:
-            return WgDataset(
-                z["sizes"], z["runtimes"], z["max_wg"], z["features"], tuple(str(n) for n in z["feature_names"]),
-                z["device"], z["kernel"], z["dataset"], z["synthetic"],
-            )  # fmt: skip
-    except (OSError, KeyError, ValueError) as exc:
+            missing = [n for n in names if n not in z.files]
+            arrays = {n: z[n] for n in names if n in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        # numpy's own message for a text file suggests unpickling it: not ours to suggest.
+        why = (
+            exc.strerror if isinstance(exc, OSError) and exc.strerror else "unreadable or cut short"
+        )
         raise SpecError(
-            f"{path}: not a perfport work-group dataset (.npz) or Cummins CSV ({exc})"
+            f"{path}: not a perfport work-group dataset (.npz) or Cummins CSV ({why}); "
+            "write one with 'perfport wg dataset'"
         ) from None
+    if missing:
+        raise SpecError(f"{path}: a work-group dataset lacks {', '.join(missing)}; write it "
+                        "again with 'perfport wg dataset'")  # fmt: skip
+    arrays["feature_names"] = tuple(str(n) for n in arrays["feature_names"])
+    try:
+        return WgDataset(**arrays)
+    except ValueError as exc:
+        raise SpecError(f"{path}: {exc}; write it again with 'perfport wg dataset'") from None

@@ -324,7 +324,7 @@ class SelectorTree:
                 derived=parse_derived([str(d) for d in data.get("derived", [])]),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise SelectError(f"the selector tree is malformed ({exc!r}); write it again") from None
+            raise SelectError(f"the selector tree is malformed ({exc!r})") from None
 
 
 def label_index(label: Any, labels: Mapping[Any, int] | None) -> int:

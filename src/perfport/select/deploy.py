@@ -4,6 +4,7 @@ problem of a table, train a decision-tree selector among them and write it as co
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from perfport.select.bundle import Bundle, write_bundle
 from perfport.select.classify import Classifier, fit_selector
@@ -25,14 +26,18 @@ def fit_bundle(
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
     as C and Python, provenance) to ``out``. Only decision-tree classifiers become code."""
-    classifier = Classifier(classifier)
+    classifier = _member(Classifier, classifier, "classifier")
+    normalisation = _member(Normalisation, normalisation, "normalisation")
+    pruning = _member(Pruning, pruning, "pruning")
+    if not 1 <= k <= table.n_configs:
+        raise SelectError(f"k = {k}: choose 1 to {table.n_configs} of the table's configurations")
     if not classifier.is_tree:
         trees = ", ".join(c.value for c in Classifier if c.is_tree)
         raise SelectError(
             f"only decision trees can be deployed as code, not {classifier.value}; use one of {trees}"
         )
-    norm = normalise(table.times, Normalisation(normalisation))
-    chosen = choose(norm, k, Pruning(pruning), seed, features=table.problems)
+    norm = normalise(table.times, normalisation)
+    chosen = choose(norm, k, pruning, seed, features=table.problems)
     selector = fit_selector(table, chosen, classifier, seed=seed)
     picked = chosen[selector.predict(table.problems)]
     perf = relative(table.times)
@@ -53,3 +58,11 @@ def fit_bundle(
         [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
         metadata=metadata,
     )  # fmt: skip
+
+
+def _member(enum: Any, value: Any, what: str) -> Any:
+    try:
+        return enum(value)
+    except ValueError:
+        known = ", ".join(e.value for e in enum)
+        raise SelectError(f"unknown {what} {value!r}; choose from {known}") from None

@@ -117,6 +117,11 @@ def evaluate(
     models = [Classifier(c) for c in classifiers]
     if not norms or not methods or not ks:
         raise SelectError("evaluate needs at least one normalisation, pruning method and k")
+    if not 1 <= min(ks) <= max(ks) <= table.n_configs:
+        raise SelectError(
+            f"set sizes {', '.join(map(str, ks))}: each must be 1 to {table.n_configs}, the "
+            "table's configurations"
+        )
     train, test = split_problems(table, test_fraction, seed, group_by)
     x_train, x_test = table.problems[train], table.problems[test]
     test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration

@@ -206,7 +206,7 @@ def _read_cache(path: Path) -> dict[str, Any]:
     ):
         raise SelectError(
             f"{path}: not a Kernel Tuner cache (needs 'tune_params_keys' and 'cache'); "
-            "pass a cache written by Kernel Tuner or `perfport store export --format kt`"
+            "pass a cache written by Kernel Tuner or `perfport export --format kt-cache`"
         )
     return cache
 
@@ -282,6 +282,10 @@ def portable(
         data = load_caches(paths)
     else:
         data = files
+    if k > len(data.configs):
+        raise SelectError(
+            f"k = {k}: the caches have {len(data.configs)} configurations; ship at most that many"
+        )
     held = None if holdout is None else data.device_index(holdout)
     chosen = _choose_for(data, k, held, Method(method), seed)
     perf = relative(data.times)

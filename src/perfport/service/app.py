@@ -13,6 +13,7 @@ requests get a 4xx with the reason, never a 500.
 # run time, and the request models are local to create_app.
 import gc
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from perfport._core import (
 )
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.features import dataset_features
 from perfport.kernels import builtin, described_stencil
 from perfport.models.wgmodel import WgModel, load_model
 from perfport.space import PruningReport
@@ -45,6 +47,8 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     pydantic = require("pydantic", "serve", "The prediction daemon")
     responses = require("fastapi.responses", "serve", "The prediction daemon")
     model = model if isinstance(model, WgModel) else load_model(model)
+    if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
+        Store(db, create=False).close()
 
     class Device(pydantic.BaseModel):
         """The device's OpenCL (or CUDA) properties, as the launcher queried them."""
@@ -90,6 +94,18 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
     @app.exception_handler(PerfportError)
     async def bad_request(_: Any, exc: PerfportError) -> Any:
         return responses.JSONResponse(status_code=400, content={"detail": str(exc)})
+
+    @app.exception_handler(fastapi.exceptions.RequestValidationError)
+    async def malformed(_: Any, exc: Any) -> Any:
+        # FastAPI's own answer echoes the whole input back (megabytes for a big body) and fails
+        # on a number JSON cannot hold (1e400 parses as infinity): name the fields instead.
+        problems = [
+            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg', '')}"
+            for e in exc.errors()[:5]
+        ]
+        return responses.JSONResponse(
+            status_code=422, content={"detail": "; ".join(problems)[:2000]}
+        )
 
     # A launcher asks the same question at every launch. Resolved scenarios are pure functions
     # of the request; answers also depend on the refused sizes, so they are keyed by those too
@@ -138,7 +154,9 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
         if key in scenarios:
             return scenarios[key]
         spec = kernel(request.kernel)
-        found = spec, resolve_problem(spec, request.problem), request.device.info()
+        problem = resolve_problem(spec, request.problem)
+        dataset_features(spec, problem)  # checks the data's shape before anything is stored
+        found = spec, problem, request.device.info()
         if len(scenarios) >= _CACHED:
             scenarios.clear()
         scenarios[key] = found
@@ -195,6 +213,7 @@ def serve(
 ) -> None:
     uvicorn = require("uvicorn", "serve", "The prediction daemon")
     app = create_app(model, db)
+    print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
     # The model and the libraries live as long as the daemon: frozen, they are no longer walked
     # by the collector's full passes, which paused one first-time answer in a few hundred for
     # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results).

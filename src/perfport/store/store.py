@@ -59,9 +59,11 @@ class Store:
         try:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA foreign_keys = ON")
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             self._conn.execute("PRAGMA synchronous = FULL")
+            # The schema first: a file that is not a perfport store is refused unchanged (the
+            # journal mode is written into the file).
             migrate(self._conn, self.path)
+            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"cannot use {self.path} as a results database ({exc}); give another --db path"

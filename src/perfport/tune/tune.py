@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -39,7 +40,28 @@ def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Prob
         raise SpecError(
             f"kernel {spec.name} has no problem value {', '.join(sorted(unknown))}; its problem values: {known}"
         )
+    for name, value in given.items():
+        _check_problem_value(spec, name, value, spec.problem[name])
     return spec.problem.merged(given)
+
+
+def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) -> None:
+    """A given problem value has its default's type (an integer size stays an integer): a
+    wrong one would otherwise be stored, or fail deep inside a build."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(default, bool):
+        ok, kind = isinstance(value, bool), "true or false"
+    elif isinstance(default, int):
+        ok, kind = number and isinstance(value, int), "an integer"
+    elif isinstance(default, float):
+        ok, kind = number and math.isfinite(value), "a finite number"
+    else:
+        ok, kind = isinstance(value, str), "a name"
+    if not ok:
+        raise SpecError(
+            f"kernel {spec.name}: problem value {name} must be {kind} (default {default!r}), "
+            f"got {value!r}"
+        )
 
 
 def campaign_key(
@@ -106,6 +128,12 @@ def tune(
     if budget.max_evals is not None and budget.max_evals < 1:
         raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
     space = kernel_space(spec, the_problem, dev, min_work_groups)
+    if not space.report.legal:
+        removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
+        raise SpecError(
+            f"kernel {spec.name}: no configuration is legal for this problem on {dev.id}; "
+            f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
+        )
     key = campaign or campaign_key(spec, the_problem, dev, space, strategy_type.name, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()

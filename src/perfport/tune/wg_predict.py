@@ -129,6 +129,12 @@ def predict_wg(
             f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
         )
     wc_legal, wr_legal = legal_sizes(spec, problem, device)
+    if not len(wc_legal):
+        rules = "; ".join(spec.restrictions) or "none besides the device's limits"
+        raise SpecError(
+            f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
+            f"check the problem values against the kernel's restrictions: {rules}"
+        )
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
     if refused:
         allowed &= ~_member(model.sizes, np.array(sorted(refused), dtype=np.int64).reshape(-1, 2))
