@@ -88,6 +88,7 @@ def _write(path, text: str) -> None:
         ("problem.M,config.wg,time_ms,extra\n1,2,3,4\n", "unknown columns"),
         ("problem.M,config.wg,time_ms\n1,2,fast\n", "line 2: time_ms 'fast' is not a number"),
         ("problem.M,config.wg,time_ms\n1,2,-1\n", "positive"),
+        ("problem.M,config.wg,time_ms\n1,2,nan\n", "empty where nothing ran"),
         ("problem.M,config.wg,time_ms\nbig,2,1\n", "problem values must be numbers"),
         ("problem.M,config.wg,time_ms\n1,2\n", "line 2 has 2 fields for 3 columns"),
         ("problem.M,config.wg,time_ms\n1,2,3\n1,2,4\n", "repeats"),

@@ -310,8 +310,11 @@ def load_csv(path: str | Path) -> PerfTable:
             t = float(cell) if cell else math.nan
         except ValueError:
             raise SelectError(f"{where}: line {n}: time_ms {cell!r} is not a number") from None
-        if not math.isnan(t) and not (math.isfinite(t) and t > 0):
-            raise SelectError(f"{where}: line {n}: time_ms must be positive, got {cell}")
+        if cell and not (math.isfinite(t) and t > 0):  # empty, not "nan", marks no result
+            raise SelectError(
+                f"{where}: line {n}: time_ms must be positive, or empty where nothing ran; "
+                f"got {cell}"
+            )
         key = (
             problem_index.setdefault(problem, len(problem_index)),
             config_index.setdefault(config, len(config_index)),
