@@ -180,10 +180,10 @@ def _name(data: WgDataset, row: int) -> tuple[str, str, str]:
 def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int, int]], list[int]]:
     """Pairs (row in first, row in second) of the same scenario, and second's unmatched rows.
 
-    A scenario is named by its device, kernel and dataset labels; where several rows of
-    ``first`` share a name (synthetic scenarios differ only in their borders, types and
-    complexity, which are features), the one with equal features is taken. A row of ``second``
-    with no such row, or with several, is unmatched; so is one whose match is already taken.
+    A scenario is named by its device, kernel and dataset labels, and its features must be
+    equal too (synthetic scenarios differ only in their borders, types and complexity, which
+    are features, so one of a name is not another's re-measurement). A row of ``second`` with
+    no such row, or with several, is unmatched; so is one whose match is already taken.
     """
     by_name: dict[tuple[str, str, str], list[int]] = {}
     for i in range(len(first)):
@@ -192,10 +192,8 @@ def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int
     unmatched: list[int] = []
     taken: set[int] = set()
     for j in range(len(second)):
-        candidates = by_name.get(_name(second, j), [])
-        if len(candidates) > 1:
-            candidates = [i for i in candidates if np.allclose(
-                first.features[i], second.features[j], rtol=1e-6, atol=0.0, equal_nan=True)]  # fmt: skip
+        candidates = [i for i in by_name.get(_name(second, j), []) if np.allclose(
+            first.features[i], second.features[j], rtol=1e-6, atol=0.0, equal_nan=True)]  # fmt: skip
         if len(candidates) != 1 or candidates[0] in taken:
             unmatched.append(j)
             continue
