@@ -76,12 +76,12 @@ def _sizes(text: str) -> tuple[int, ...]:
     return sizes
 
 
-_COUNT, _SEED = _integer(1), _integer(0)
+_count, _natural = _integer(1), _integer(0)
 
 
 def _port(text: str) -> int:
     """An argparse type: a TCP port, 0-65535."""
-    port = _SEED(text)
+    port = _natural(text)
     if port > 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port (0-65535)")
     return port
@@ -120,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
         "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
     )
     p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
-    p.add_argument("--budget", type=_COUNT, help="at most this many configurations in the campaign")
+    p.add_argument("--budget", type=_count, help="at most this many configurations in the campaign")
     p.add_argument(
         "--max-time", type=_seconds, metavar="SECONDS", help="stop this session after this long"
     )
@@ -128,9 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
     )
-    p.add_argument("--seed", type=_SEED, default=0, help="seed for input data and the strategy")
+    p.add_argument("--seed", type=_natural, default=0, help="seed for input data and the strategy")
     p.add_argument(
-        "--repeats", type=_COUNT, help="fixed number of timed launches (default: adaptive)"
+        "--repeats", type=_count, help="fixed number of timed launches (default: adaptive)"
     )
     p.add_argument(
         "--timeout",
@@ -160,10 +160,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-time", type=_seconds, metavar="SECONDS", help="start no problem after this"
     )
-    p.add_argument("--first", type=_COUNT, metavar="N", help="only the first N problems")
+    p.add_argument("--first", type=_count, metavar="N", help="only the first N problems")
     p.add_argument(
         "--rounds",
-        type=_COUNT,
+        type=_count,
         default=1,
         help="measure every configuration this many times, interleaved (default 1)",
     )
@@ -189,9 +189,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
     p.add_argument("--device", help="the device (fingerprint or name)")
     p.add_argument("--strategy", help="search strategy (default: the default strategy)")
-    p.add_argument("--budget", type=_COUNT, required=True, help="evaluations per run")
-    p.add_argument("--repeats", type=_COUNT, required=True, help="runs, each with its own seed")
-    p.add_argument("--seed", type=_SEED, default=0, help="seed of the first run")
+    p.add_argument("--budget", type=_count, required=True, help="evaluations per run")
+    p.add_argument("--repeats", type=_count, required=True, help="runs, each with its own seed")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the first run")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
@@ -199,22 +199,22 @@ def _parser() -> argparse.ArgumentParser:
     p = wg_sub.add_parser("collect", help="measure every work-group size of many stencil scenarios")
     p.add_argument("--device", help="device id (default: the default device)")
     p.add_argument(
-        "--scenarios", type=_COUNT, default=60, help="how many scenarios (real-world first)"
+        "--scenarios", type=_count, default=60, help="how many scenarios (real-world first)"
     )
     p.add_argument(
         "--sizes", type=_sizes, default=(512, 1024, 2048, 4096), help="data sizes (square)"
     )
-    p.add_argument("--repeats", type=_COUNT, default=5, help="timed launches per size and round")
+    p.add_argument("--repeats", type=_count, default=5, help="timed launches per size and round")
     p.add_argument(
         "--rounds",
-        type=_COUNT,
+        type=_count,
         default=1,
         help="measure every size this many times, interleaved in random order (default 1)",
     )
     p.add_argument(
         "--max-time", type=_seconds, metavar="SECONDS", help="start no scenario after this"
     )
-    p.add_argument("--seed", type=_SEED, default=0, help="seed of the synthetic scenarios")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the synthetic scenarios")
     p.add_argument("--db", default="perfport.db")
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
 
@@ -295,7 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--normalisations", help="comma-separated (default: all)")
     p.add_argument("--prunings", help="comma-separated (default: all)")
     p.add_argument("--classifiers", help="comma-separated (default: all)")
-    p.add_argument("--seed", type=_SEED, default=0, help="seed of the train/test split")
+    p.add_argument("--seed", type=_natural, default=0, help="seed of the train/test split")
     p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("fit", help="choose k configurations and write a deployment bundle")
@@ -305,7 +305,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--normalisation", default="relative")
     p.add_argument("--pruning", default="kmeans")
     p.add_argument("--classifier", default="decision_tree_a", help="a decision tree (a, b or c)")
-    p.add_argument("--seed", type=_SEED, default=0)
+    p.add_argument("--seed", type=_natural, default=0)
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")
     p.add_argument("--bundle", required=True, metavar="DIR")
