@@ -289,12 +289,13 @@ def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
-    from perfport.tune.wg_predict import predict_wg, refused_sizes
+    from perfport.tune.wg_predict import check_scenario, predict_wg, refused_sizes
 
-    model = _wg_model(args.model)
     spec = resolve_kernel(args.kernel)
     problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
     device = get_device(args.device, spec.language)
+    check_scenario(spec, problem, device)  # bad input is refused before a model is trained
+    model = _wg_model(args.model)
     prediction = predict_wg(model, spec, problem, device, refused_sizes(args.db, spec, device))
     if args.json:
         render.print_json(prediction.to_json())

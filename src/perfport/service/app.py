@@ -30,13 +30,12 @@ from perfport._core import (
 )
 from perfport._core.optional import require
 from perfport._core.version import __version__
-from perfport.features import dataset_features
 from perfport.kernels import builtin, described_stencil
 from perfport.models.wgmodel import WgModel, load_model
 from perfport.space import PruningReport
 from perfport.store import Store
 from perfport.tune.tune import resolve_problem
-from perfport.tune.wg_predict import predict_wg, refused_sizes
+from perfport.tune.wg_predict import check_scenario, predict_wg, refused_sizes
 
 _CACHED = 4096  # scenarios and answers remembered (then forgotten all at once)
 _FILES = (".py", ".toml", ".yaml", ".yml", ".json")
@@ -154,9 +153,9 @@ def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> A
         if key in scenarios:
             return scenarios[key]
         spec = kernel(request.kernel)
-        problem = resolve_problem(spec, request.problem)
-        dataset_features(spec, problem)  # checks the data's shape before anything is stored
-        found = spec, problem, request.device.info()
+        problem, device = resolve_problem(spec, request.problem), request.device.info()
+        check_scenario(spec, problem, device)  # before anything is stored
+        found = spec, problem, device
         if len(scenarios) >= _CACHED:
             scenarios.clear()
         scenarios[key] = found

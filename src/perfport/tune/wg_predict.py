@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
-from perfport.features import scenario_features
+from perfport.features import dataset_features, scenario_features
 from perfport.models.wgmodel import WgModel
 from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store
@@ -111,6 +111,21 @@ def _member(sizes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return wanted[at] == codes
 
 
+def check_scenario(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo) -> None:
+    """SpecError (one line) unless ``spec`` is a stencil with work-group parameters, the
+    problem's data has a usable shape and some work-group size is legal for it on ``device``:
+    what a prediction needs, checked before any model is loaded or trained."""
+    if {p.name for p in spec.params} != {"wc", "wr"}:
+        raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
+    dataset_features(spec, problem)  # checks the shape
+    if not len(legal_sizes(spec, problem, device)[0]):
+        rules = "; ".join(spec.restrictions) or "none besides the device's limits"
+        raise SpecError(
+            f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
+            f"check the problem values against the kernel's restrictions: {rules}"
+        )
+
+
 def predict_wg(
     model: WgModel,
     spec: KernelSpec,
@@ -120,21 +135,14 @@ def predict_wg(
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
     known to be refused."""
-    if {p.name for p in spec.params} != {"wc", "wr"}:
-        raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
     started = time.perf_counter()
+    check_scenario(spec, problem, device)
     features = scenario_features(spec, problem, device)
     if tuple(model.feature_names) != tuple(features_names := features.as_dict()):
         raise PerfportError(
             f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
         )
     wc_legal, wr_legal = legal_sizes(spec, problem, device)
-    if not len(wc_legal):
-        rules = "; ".join(spec.restrictions) or "none besides the device's limits"
-        raise SpecError(
-            f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
-            f"check the problem values against the kernel's restrictions: {rules}"
-        )
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
     if refused:
         allowed &= ~_member(model.sizes, np.array(sorted(refused), dtype=np.int64).reshape(-1, 2))
