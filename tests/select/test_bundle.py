@@ -160,6 +160,17 @@ def test_bad_bundle_input_is_refused(tmp_path):
     assert not (tmp_path / "bundle.json").exists()
 
 
+def test_select_predict_names_a_value_the_selector_does_not_read(tmp_path):
+    model, _ = fitted()
+    write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, model)
+    cli = [sys.executable, "-m", "perfport", "select", "predict", "--bundle", str(tmp_path),
+           "--problem", "M=4", "N=8", "K=8", "batch=1", "trans_a=0", "trans_b=0"]  # fmt: skip
+    done = subprocess.run([*cli, "--json"], capture_output=True, text=True)
+    assert done.returncode == 0 and json.loads(done.stdout)["config"] == SMALL, done.stderr
+    typo = subprocess.run([*cli, "Kk=3"], capture_output=True, text=True)
+    assert typo.returncode == 2 and "not Kk" in typo.stderr
+
+
 # ---- Dispatcher on PoCL --------------------------------------------------------------------
 def test_dispatcher_launches_the_chosen_configuration(tmp_path, cpu):
     out, _ = write(tmp_path)

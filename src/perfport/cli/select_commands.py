@@ -116,6 +116,11 @@ def cmd_select_predict(args: argparse.Namespace, console: Console) -> int:
 
     bundle = load_bundle(args.bundle)
     problem = dict(parse_assignment(p) for p in args.problem)
+    unknown = sorted(set(problem) - set(bundle.features))
+    if unknown:  # a typo here would otherwise be ignored silently (the library allows extras)
+        raise PerfportError(
+            f"the bundle's selector reads {', '.join(bundle.features)}; not {', '.join(unknown)}"
+        )
     started = time.perf_counter()
     index = bundle.choose(problem)
     predict_ms = (time.perf_counter() - started) * 1000.0
