@@ -87,3 +87,18 @@ def fill_wg_campaign(store, cpu, kernel, problem, scale, samples=2):
             out.append(Measurement(config, Outcome.OK, times_ms=(t,) * samples))
     store.record_many(campaign, out)
     store.set_status(campaign, CampaignStatus.COMPLETE)
+
+
+def tiny_wg_dataset(sizes, runtimes, names, features):
+    """A hand-made work-group dataset: ``names`` are (device, kernel, dataset) per scenario, the
+    features are two numbers ("a", "b"); a scenario is synthetic when its kernel is."""
+    from perfport.models import WgDataset
+
+    s = len(runtimes)
+    return WgDataset(
+        sizes=np.asarray(sizes), runtimes=np.array(runtimes, dtype=np.float64),
+        max_wg=np.full(s, 1024), features=np.array(features, dtype=np.float64),
+        feature_names=("a", "b"), device=np.array([n[0] for n in names]),
+        kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
+        synthetic=np.array([n[1] == "synthetic" for n in names]),
+    )  # fmt: skip

@@ -9,29 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
-from perfport.models import WgDataset, common_columns, match_scenarios, save_dataset
+from conftest import load_benchmark, tiny_wg_dataset
+from perfport.models import common_columns, match_scenarios, save_dataset
 
 wr = load_benchmark("wg_repeatability")
 
 SIZES = np.array([[1, 1], [2, 1], [4, 1], [8, 1]])
 
 
-def _dataset(
-    sizes: np.ndarray, runtimes: list[list[float]], names: list[tuple[str, str, str]],
-    features: list[list[float]],
-) -> WgDataset:  # fmt: skip
-    s = len(runtimes)
-    return WgDataset(
-        sizes=np.asarray(sizes), runtimes=np.array(runtimes, dtype=np.float64),
-        max_wg=np.full(s, 1024), features=np.array(features, dtype=np.float64),
-        feature_names=("a", "b"), device=np.array([n[0] for n in names]),
-        kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
-        synthetic=np.array([n[1] == "synthetic" for n in names]),
-    )  # fmt: skip
-
-
-FIRST = _dataset(
+FIRST = tiny_wg_dataset(
     SIZES,
     [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [5.0, 1.0, 2.0, 2.0]],
     [("gpu", "sobel", "512"), ("gpu", "synthetic", "512"), ("gpu", "synthetic", "512")],
@@ -71,7 +57,7 @@ def test_matching_by_name_then_features_and_sizes_by_pairs() -> None:
     # The second run lists sizes in another order and lacks w(1x1); its scenarios come in
     # another order; the two synthetic ones share a name and differ only in features; one
     # scenario was never measured in the first run.
-    second = _dataset(
+    second = tiny_wg_dataset(
         np.array([[8, 1], [4, 1], [2, 1]]),
         [[2.0, 2.0, 1.0], [3.0, 1.0, 2.0], [2.0, 3.0, 4.0], [1.0, 1.0, 1.0]],
         [("gpu", "synthetic", "512"), ("gpu", "sobel", "512"), ("gpu", "synthetic", "512"),
@@ -97,16 +83,19 @@ def test_matching_by_name_then_features_and_sizes_by_pairs() -> None:
 
 
 def test_an_ambiguous_scenario_is_not_matched() -> None:
-    twins = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]] * 2, [("gpu", "synthetic", "512")] * 2,
-                     [[1.0, 0.0]] * 2)  # fmt: skip
+    twins = tiny_wg_dataset(
+        SIZES, [[1.0, 2.0, 3.0, 4.0]] * 2, [("gpu", "synthetic", "512")] * 2, [[1.0, 0.0]] * 2
+    )
     pairs, unmatched = match_scenarios(twins, twins)
     assert pairs == [] and unmatched == [0, 1]
-    stranger = _dataset(SIZES, [[1.0, 2.0, 3.0, 4.0]], [("gpu", "synthetic", "512")], [[9.0, 0.0]])
+    stranger = tiny_wg_dataset(
+        SIZES, [[1.0, 2.0, 3.0, 4.0]], [("gpu", "synthetic", "512")], [[9.0, 0.0]]
+    )
     assert match_scenarios(FIRST, stranger) == ([], [0])  # two names match, no features do
 
 
 def test_method_at_the_first_oracle_scores_one_and_the_ceiling_on_the_second_run() -> None:
-    second = _dataset(
+    second = tiny_wg_dataset(
         SIZES,
         [[4.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]],
         [("gpu", "sobel", "512"), ("gpu", "synthetic", "512")],

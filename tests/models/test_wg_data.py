@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from conftest import fill_wg_campaign
+from conftest import fill_wg_campaign, tiny_wg_dataset
 from perfport import builtin
 from perfport.models import dataset_from_store, evaluate, load_dataset, save_dataset
 from perfport.space import kernel_space
@@ -151,23 +151,11 @@ def test_shipped_dataset_and_default_model(tmp_path):
     assert len(list((tmp_path / "perfport").glob("wg-performance_knn+fixed-*.pkl"))) == 1
 
 
-def _tiny(runtimes, names, features, sizes=((1, 1), (2, 1), (4, 1))):
-    from perfport.models import WgDataset
-
-    s = len(runtimes)
-    return WgDataset(
-        sizes=np.array(sizes), runtimes=np.array(runtimes, dtype=np.float64),
-        max_wg=np.full(s, 1024), features=np.array(features, dtype=np.float64),
-        feature_names=("a", "b"), device=np.array([n[0] for n in names]),
-        kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
-        synthetic=np.array([n[1] == "synthetic" for n in names]),
-    )  # fmt: skip
-
-
 def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():
     from perfport.models import replace_scenarios
 
-    base = _tiny(
+    base = tiny_wg_dataset(
+        ((1, 1), (2, 1), (4, 1)),
         [[3.0, 2.0, 1.0], [1.0, 2.0, 3.0], [5.0, 5.0, 5.0]],
         [("gpu", "sobel", "512"), ("gpu", "synthetic", "512"), ("gpu", "synthetic", "512")],
         [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]],
@@ -175,11 +163,11 @@ def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():
     # Measured again, sizes in another order: the second synthetic scenario (told apart by its
     # features), where w(1x1) did not run this time; sobel with the same times; and a scenario
     # base lacks.
-    new = _tiny(
+    new = tiny_wg_dataset(
+        ((4, 1), (2, 1), (1, 1)),
         [[9.0, 8.0, np.nan], [1.0, 2.0, 3.0], [7.0, 7.0, 7.0]],
         [("gpu", "synthetic", "512"), ("gpu", "sobel", "512"), ("gpu", "heat", "512")],
         [[2.0, 0.0], [0.0, 0.0], [0.0, 1.0]],
-        sizes=((4, 1), (2, 1), (1, 1)),
     )
     updated, old = replace_scenarios(base, new)
     assert len(updated) == 4 and updated.kernel.tolist()[-1] == "heat"
