@@ -1,0 +1,177 @@
+"""Re-measure a sweep table's single-launch cells, where one hiccup becomes the stored time.
+
+    python3 benchmarks/select_recheck.py measure --data TABLE.csv.gz --device opencl:0:0 \
+        --out recheck.csv [--max-time 450]                  # on the GPU machine; resumes
+    python benchmarks/select_recheck.py apply --data TABLE.csv.gz --recheck recheck.csv \
+        --out PATCHED.csv.gz [--json]                       # here
+
+``perfport sweep`` times a configuration with one launch when that launch lasts 3 ms or more
+(``perfport.tune.SWEEP_TIMING``: no warm-up), and with up to 20 launches below that. A
+one-off delay in that single launch (a context or clock hiccup) then stands as the cell's
+time, with no other sample to outvote it. ``measure`` launches every such cell (time >=
+``--threshold-ms``, the sweep's 3 ms) twice more, in the table's problem order, one CSV line
+per cell, flushed per problem, so a killed run loses at most one problem and the next run
+resumes after the problems already in ``--out``. Outputs are not checked again: the sweep
+verified every (build, configuration) against numpy.
+
+``apply`` replaces each re-measured cell by the median of its three samples (the sweep's and
+the two new ones), which outvotes one hiccup in either run, writes the patched table, and
+reports how many cells moved by more than 10% and 2x, and the largest moves. Every cell is
+treated alike: which cells are re-measured depends only on how the sweep timed them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config
+from perfport.kernels import builtin
+from perfport.select import PerfTable, load_csv
+from perfport.select.table import save_csv
+
+SINGLE_LAUNCH_MS = 3.0  # perfport.tune.SWEEP_TIMING.target_s: at or above it, one launch
+NEW_SAMPLES = 2
+
+
+def single_launch_cells(table: PerfTable, threshold_ms: float) -> dict[int, list[int]]:
+    """Problem row -> configuration columns whose stored time came from one launch."""
+    slow = np.nan_to_num(table.times, nan=0.0) >= threshold_ms
+    return {int(p): np.flatnonzero(slow[p]).tolist() for p in np.flatnonzero(slow.any(axis=1))}
+
+
+def _problem(table: PerfTable, row: int, kernel: str) -> dict[str, Any]:
+    """The row's problem with each value of its default's type (the table stores numbers)."""
+    defaults = dict(builtin(kernel).problem)
+    return {
+        name: type(defaults[name])(value)
+        for name, value in zip(table.problem_names, table.problems[row].tolist(), strict=True)
+    }
+
+
+def _done(out: Path) -> set[int]:
+    if not out.is_file():
+        return set()
+    with out.open(newline="") as f:
+        return {int(r["row"]) for r in csv.DictReader(f)}
+
+
+def measure(args: argparse.Namespace) -> int:
+    from perfport.devices import get_device, open_session
+    from perfport.measure import RunSettings, Timing, TrialEngine
+    from perfport.tune.tune import resolve_problem
+
+    table = load_csv(args.data)
+    spec = builtin(table.kernel)
+    cells = single_launch_cells(table, args.threshold_ms)
+    done = _done(args.out)
+    device = get_device(args.device, spec.language)
+    if device.name != table.device:
+        raise SystemExit(f"{args.data} was measured on {table.device}, not on {device.name}")
+    settings = RunSettings(verify=False, timing=Timing.fixed(NEW_SAMPLES, warmup=0))
+    started = time.monotonic()
+    new_file = not args.out.is_file()
+    session = open_session(device)
+    builds: dict[Any, Any] = {}
+    measured = 0
+    try:
+        with args.out.open("a", newline="") as f:
+            writer = csv.writer(f)
+            if new_file:
+                writer.writerow(["row", "config", "sweep_ms", "new_ms"])
+            for row, columns in cells.items():
+                if row in done:
+                    continue
+                if time.monotonic() - started >= args.max_time:
+                    break
+                problem = resolve_problem(spec, _problem(table, row, table.kernel))
+                engine = TrialEngine(session, spec, problem, settings, builds)
+                for c in columns:
+                    config = Config.of(dict(zip(table.param_names, table.configs[c], strict=True)))
+                    m = engine.run(config, verify=False)
+                    new = " ".join(f"{t:.5g}" for t in m.times_ms) if m.ok else m.outcome.value
+                    writer.writerow([row, c, f"{table.times[row, c]:.5g}", new])
+                f.flush()
+                measured += 1
+    finally:
+        session.close()
+    left = len(cells) - len(done) - measured
+    print(json.dumps({"device": device.name, "problems_measured": measured,
+                      "problems_left": left, "seconds": round(time.monotonic() - started, 1)}))  # fmt: skip
+    return 0
+
+
+def patched(table: PerfTable, recheck: Path) -> tuple[PerfTable, list[dict[str, Any]]]:
+    """The table with each re-measured cell at the median of its three samples, and one record
+    per cell: row, column, sweep and patched times."""
+    times = table.times.copy()
+    moves = []
+    with recheck.open(newline="") as f:
+        for r in csv.DictReader(f):
+            row, col = int(r["row"]), int(r["config"])
+            try:
+                samples = [float(r["sweep_ms"]), *(float(t) for t in r["new_ms"].split())]
+            except ValueError:  # an outcome in place of times: it failed now, the sweep's stands
+                continue
+            times[row, col] = float(np.median(samples))
+            moves.append({"row": row, "col": col, "sweep_ms": samples[0],
+                          "patched_ms": float(times[row, col])})  # fmt: skip
+    out = PerfTable(table.problem_names, table.problems, table.param_names, table.configs,
+                    times, table.device, table.kernel)  # fmt: skip
+    return out, moves
+
+
+def apply(args: argparse.Namespace) -> int:
+    table = load_csv(args.data)
+    out, moves = patched(table, args.recheck)
+    save_csv(out, args.out)
+    ratio = np.array([m["sweep_ms"] / m["patched_ms"] for m in moves])
+    largest = sorted(moves, key=lambda m: -m["sweep_ms"] / m["patched_ms"])[:10]
+    report = {
+        "cells": len(moves),
+        "single_launch_cells": sum(len(c) for c in single_launch_cells(table, args.threshold_ms).values()),
+        "slower_in_sweep_10pct": int((ratio > 1.1).sum()),
+        "faster_in_sweep_10pct": int((ratio < 1 / 1.1).sum()),
+        "slower_in_sweep_2x": int((ratio > 2).sum()),
+        "largest": [{**{n: v for n, v in zip(table.problem_names, table.problems[m["row"]].tolist(), strict=True)},
+                     **dict(zip(table.param_names, table.configs[m["col"]], strict=True)),
+                     "sweep_ms": m["sweep_ms"], "patched_ms": m["patched_ms"]} for m in largest],
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(f"{report['cells']} of {report['single_launch_cells']} single-launch cells "
+              f"re-measured; the sweep's time was > 10% slower at {report['slower_in_sweep_10pct']}, "
+              f"> 10% faster at {report['faster_in_sweep_10pct']}, > 2x slower at "
+              f"{report['slower_in_sweep_2x']}")  # fmt: skip
+        for m in report["largest"]:
+            print("  ", m)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("measure", "apply"):
+        p = sub.add_parser(name)
+        p.add_argument("--data", type=Path, required=True, help="a sweep table (.csv.gz)")
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--threshold-ms", type=float, default=SINGLE_LAUNCH_MS)
+    sub.choices["measure"].add_argument("--device", required=True)
+    sub.choices["measure"].add_argument("--max-time", type=float, default=450.0)
+    sub.choices["apply"].add_argument("--recheck", type=Path, required=True)
+    sub.choices["apply"].add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    return measure(args) if args.command == "measure" else apply(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
