@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import sys
 import time
@@ -110,11 +111,13 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def patched(table: PerfTable, recheck: Path) -> tuple[PerfTable, list[dict[str, Any]]]:
-    """The table with each re-measured cell at the median of its three samples, and one record
-    per cell: row, column, sweep and patched times."""
+    """The table with each cell of ``recheck`` (what ``measure`` wrote, maybe gzipped) at the
+    median of its three samples, and one record per cell: row, column, sweep and patched
+    times."""
     times = table.times.copy()
     moves = []
-    with recheck.open(newline="") as f:
+    opener = gzip.open if recheck.suffix == ".gz" else open
+    with opener(recheck, "rt", newline="") as f:
         for r in csv.DictReader(f):
             row, col = int(r["row"]), int(r["config"])
             try:
