@@ -11,6 +11,11 @@ configurations, values in [0, 1], see ``normalise``) and returns k distinct colu
   of its hyper-parameters looks for one that gives k clusters.
 - ``decision_tree``: a regression tree of at most k leaves from problem features to the whole
   performance vector; each leaf's mean vector votes for its best configuration.
+- ``greedy`` (not in the paper): no clustering; the k configurations that, added one at a
+  time, most raise the geometric mean over all rows of the best performance within the set
+  (on ``relative`` performance, the set's max achievable). On perfport's H100 GEMM data its
+  sets are both better in the limit and easier for a tree selector to separate than the
+  clusterings' (docs/results/2026-11-23-lawson-gemm-recheck.md).
 
 Votes are taken from the largest cluster down. Where clusters agree (two vote for the same
 configuration) or there are fewer than k clusters, the set is filled greedily with the
@@ -49,6 +54,7 @@ class Pruning(Enum):
     SPECTRAL = "spectral"
     HDBSCAN = "hdbscan"
     DECISION_TREE = "decision_tree"
+    GREEDY = "greedy"
 
 
 def _sklearn(module: str) -> Any:
@@ -77,6 +83,8 @@ def choose(
     target = min(k, norm.shape[1])
     if method is Pruning.TOP_N:
         return _top_n(norm, target)
+    if method is Pruning.GREEDY:
+        return _fill(norm, [], target)
     if method is Pruning.DECISION_TREE:
         if features is None or len(features) != len(norm):
             raise SelectError("decision_tree pruning needs one row of problem features per row")
