@@ -20,12 +20,14 @@ def fit_bundle(
     k: int,
     out: str | Path,
     normalisation: Normalisation | str = Normalisation.RELATIVE,
-    pruning: Pruning | str = Pruning.KMEANS,
-    classifier: Classifier | str = Classifier.DECISION_TREE_A,
+    pruning: Pruning | str = Pruning.GREEDY,
+    classifier: Classifier | str = Classifier.DECISION_TREE_A_DERIVED,
     seed: int = 0,
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
-    as C and Python, provenance) to ``out``. Only decision-tree classifiers become code."""
+    as C and Python, provenance) to ``out``. Only decision-tree classifiers become code. The
+    defaults are the pipeline that did best on held-out GEMM shapes over ten splits
+    (docs/results/2026-11-23-lawson-gemm-recheck.md)."""
     classifier = _member(Classifier, classifier, "classifier")
     normalisation = _member(Normalisation, normalisation, "normalisation")
     pruning = _member(Pruning, pruning, "pruning")
