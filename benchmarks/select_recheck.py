@@ -5,8 +5,9 @@
     python benchmarks/select_recheck.py apply --data TABLE.csv.gz --recheck recheck.csv \
         --out PATCHED.csv.gz [--json]                       # here
 
-``perfport sweep`` times a configuration with one launch when that launch lasts 3 ms or more
-(``perfport.tune.SWEEP_TIMING``: no warm-up), and with up to 20 launches below that. A
+``perfport sweep`` timed a configuration with one launch when that launch lasted 3 ms or more
+(``perfport.tune.SWEEP_TIMING`` before 2026-11-23, no warm-up; it now takes at least 3), and
+with up to 20 launches below that; the shipped GEMM tables were measured so. A
 one-off delay in that single launch (a context or clock hiccup) then stands as the cell's
 time, with no other sample to outvote it. ``measure`` launches every such cell (time >=
 ``--threshold-ms``, the sweep's 3 ms) twice more, in the table's problem order, one CSV line
@@ -39,7 +40,7 @@ from perfport.kernels import builtin
 from perfport.select import PerfTable, load_csv
 from perfport.select.table import save_csv
 
-SINGLE_LAUNCH_MS = 3.0  # perfport.tune.SWEEP_TIMING.target_s: at or above it, one launch
+SINGLE_LAUNCH_MS = 3.0  # SWEEP_TIMING.target_s: at or above it, the old sweep launched once
 NEW_SAMPLES = 2
 
 

@@ -50,6 +50,12 @@ def test_sweep_catches_wrong_results(cpu, db, gold):
         assert step.outcomes[Outcome.WRONG_RESULT.value] == 2
 
 
+def test_sweep_never_times_a_configuration_by_one_launch():
+    """One delayed launch must not stand as a configuration's time, however slow it is."""
+    assert SWEEP_TIMING.repeats(first_ms=50.0) >= 3
+    assert SWEEP_TIMING.repeats(first_ms=0.01) == SWEEP_TIMING.max_repeats
+
+
 def test_problem_sets_and_files(tmp_path):
     gemm = load_problems("lawson-gemm")
     assert len(gemm) == 431
