@@ -5,20 +5,21 @@
     python benchmarks/select_recheck.py apply --data TABLE.csv.gz --recheck recheck.csv \
         --out PATCHED.csv.gz [--json]                       # here
 
-``perfport sweep`` timed a configuration with one launch when that launch lasted 3 ms or more
-(``perfport.tune.SWEEP_TIMING`` before 2026-11-23, no warm-up; it now takes at least 3), and
-with up to 20 launches below that; the shipped GEMM tables were measured so. A
-one-off delay in that single launch (a context or clock hiccup) then stands as the cell's
-time, with no other sample to outvote it. ``measure`` launches every such cell (time >=
-``--threshold-ms``, the sweep's 3 ms) twice more, in the table's problem order, one CSV line
-per cell, flushed per problem, so a killed run loses at most one problem and the next run
-resumes after the problems already in ``--out``. Outputs are not checked again: the sweep
-verified every (build, configuration) against numpy.
+``perfport sweep`` timed a configuration with one launch when that launch lasted more than
+3 ms (``perfport.tune.SWEEP_TIMING`` before 2026-11-23, no warm-up; it now takes at least 3),
+and with up to 20 launches below that; the shipped GEMM tables were measured so. A one-off
+delay in that single launch then stood as the cell's time, with no other sample to outvote
+it. ``measure`` launches every cell stored at ``--threshold-ms`` (3 ms) or more (a superset of
+the single-launch cells, picked by stored time alone) twice more, in problem order, on a device
+of the same name as the table's (give one of the same backend too: the table does not say
+which). A problem's lines are written and flushed together; a later run keeps the problems
+complete in ``--out``, drops a partial one, and measures the rest. Outputs are not checked
+again: the sweep verified every (build, configuration) against numpy.
 
 ``apply`` replaces each re-measured cell by the median of its three samples (the sweep's and
-the two new ones), which outvotes one hiccup in either run, writes the patched table, and
-reports how many cells moved by more than 10% and 2x, and the largest moves. Every cell is
-treated alike: which cells are re-measured depends only on how the sweep timed them.
+the two new ones), which outvotes one delay in either run, writes the patched table, and
+reports how many cells moved by more than 10% and 2x, and the largest moves. It refuses a
+file whose cells or sweep times do not match the table.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import gzip
 import json
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,7 @@ from perfport.select.table import save_csv
 
 SINGLE_LAUNCH_MS = 3.0  # SWEEP_TIMING.target_s: at or above it, the old sweep launched once
 NEW_SAMPLES = 2
+HEADER = ["row", "config", "sweep_ms", "new_ms"]
 
 
 def single_launch_cells(table: PerfTable, threshold_ms: float) -> dict[int, list[int]]:
@@ -59,11 +62,40 @@ def _problem(table: PerfTable, row: int, kernel: str) -> dict[str, Any]:
     }
 
 
-def _done(out: Path) -> set[int]:
-    if not out.is_file():
+def read_recheck(path: Path) -> list[dict[str, str]]:
+    """The lines of a file ``measure`` wrote (maybe gzipped; empty: none)."""
+    if not path.is_file():
+        raise SystemExit(f"no recheck file at {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", newline="") as f:
+            reader = csv.DictReader(f)
+            lines = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:  # a bad gzip file is an OSError
+        raise SystemExit(f"{path} is not a recheck CSV: {exc}") from None
+    if reader.fieldnames is not None and list(reader.fieldnames) != HEADER:
+        raise SystemExit(f"{path} has columns {reader.fieldnames}, not {HEADER}")
+    return lines
+
+
+def _complete(out: Path, cells: dict[int, list[int]]) -> set[int]:
+    """The problems ``out`` holds every cell of. A killed run may have left part of a problem:
+    ``out`` is rewritten without it, so that it is measured again in full."""
+    if not out.is_file() or out.stat().st_size == 0:
+        out.write_text(",".join(HEADER) + "\n")
         return set()
-    with out.open(newline="") as f:
-        return {int(r["row"]) for r in csv.DictReader(f)}
+    lines = read_recheck(out)
+    count = Counter(line["row"] for line in lines)
+    done = {int(row) for row, n in count.items() if n == len(cells.get(int(row), ()))}
+    kept = [line for line in lines if int(line["row"]) in done]
+    if len(kept) < len(lines):
+        partial = out.with_suffix(".partial")
+        with partial.open("w", newline="") as f:
+            writer = csv.DictWriter(f, HEADER)
+            writer.writeheader()
+            writer.writerows(kept)
+        partial.replace(out)
+    return done
 
 
 def measure(args: argparse.Namespace) -> int:
@@ -74,21 +106,18 @@ def measure(args: argparse.Namespace) -> int:
     table = load_csv(args.data)
     spec = builtin(table.kernel)
     cells = single_launch_cells(table, args.threshold_ms)
-    done = _done(args.out)
+    done = _complete(args.out, cells)
     device = get_device(args.device, spec.language)
     if device.name != table.device:
         raise SystemExit(f"{args.data} was measured on {table.device}, not on {device.name}")
     settings = RunSettings(verify=False, timing=Timing.fixed(NEW_SAMPLES, warmup=0))
     started = time.monotonic()
-    new_file = not args.out.is_file()
     session = open_session(device)
     builds: dict[Any, Any] = {}
     measured = 0
     try:
         with args.out.open("a", newline="") as f:
             writer = csv.writer(f)
-            if new_file:
-                writer.writerow(["row", "config", "sweep_ms", "new_ms"])
             for row, columns in cells.items():
                 if row in done:
                     continue
@@ -96,11 +125,13 @@ def measure(args: argparse.Namespace) -> int:
                     break
                 problem = resolve_problem(spec, _problem(table, row, table.kernel))
                 engine = TrialEngine(session, spec, problem, settings, builds)
+                lines = []
                 for c in columns:
                     config = Config.of(dict(zip(table.param_names, table.configs[c], strict=True)))
                     m = engine.run(config, verify=False)
                     new = " ".join(f"{t:.5g}" for t in m.times_ms) if m.ok else m.outcome.value
-                    writer.writerow([row, c, f"{table.times[row, c]:.5g}", new])
+                    lines.append([row, c, f"{table.times[row, c]:.5g}", new])
+                writer.writerows(lines)  # a problem's lines together: see _complete
                 f.flush()
                 measured += 1
     finally:
@@ -117,20 +148,37 @@ def patched(table: PerfTable, recheck: Path) -> tuple[PerfTable, list[dict[str, 
     times."""
     times = table.times.copy()
     moves = []
-    opener = gzip.open if recheck.suffix == ".gz" else open
-    with opener(recheck, "rt", newline="") as f:
-        for r in csv.DictReader(f):
-            row, col = int(r["row"]), int(r["config"])
-            try:
-                samples = [float(r["sweep_ms"]), *(float(t) for t in r["new_ms"].split())]
-            except ValueError:  # an outcome in place of times: it failed now, the sweep's stands
-                continue
-            times[row, col] = float(np.median(samples))
-            moves.append({"row": row, "col": col, "sweep_ms": samples[0],
-                          "patched_ms": float(times[row, col])})  # fmt: skip
+    seen: set[tuple[int, int]] = set()
+    for n, line in enumerate(read_recheck(recheck), start=2):
+        where = f"{recheck}, line {n}"
+        try:
+            row, col, sweep_ms = int(line["row"]), int(line["config"]), float(line["sweep_ms"])
+        except (TypeError, ValueError):
+            raise SystemExit(f"{where}: row, config and sweep_ms must be numbers") from None
+        if not (0 <= row < table.n_problems and 0 <= col < table.n_configs) or (row, col) in seen:
+            raise SystemExit(f"{where}: cell ({row}, {col}) is outside the table or repeated; "
+                             "is this the recheck file of this table?")  # fmt: skip
+        seen.add((row, col))
+        try:
+            new = [float(t) for t in line["new_ms"].split()]
+        except ValueError:  # an outcome in place of times: it failed now, the sweep's stands
+            continue
+        if len(new) != NEW_SAMPLES:
+            raise SystemExit(f"{where}: {len(new)} new samples, expected {NEW_SAMPLES}")
+        median = float(np.median([sweep_ms, *new]))
+        # The table holds the sweep's time, or this median where the file was applied before.
+        if _sig(table.times[row, col]) not in (_sig(sweep_ms), _sig(median)):
+            raise SystemExit(f"{where}: the table has {table.times[row, col]:.5g} ms at this "
+                             f"cell, not {sweep_ms:.5g}: the file belongs to another table")  # fmt: skip
+        times[row, col] = median
+        moves.append({"row": row, "col": col, "sweep_ms": sweep_ms, "patched_ms": median})
     out = PerfTable(table.problem_names, table.problems, table.param_names, table.configs,
                     times, table.device, table.kernel)  # fmt: skip
     return out, moves
+
+
+def _sig(ms: float) -> str:
+    return f"{ms:.5g}"  # the precision of a table's times
 
 
 def apply(args: argparse.Namespace) -> int:

@@ -42,6 +42,45 @@ def test_a_cell_becomes_the_median_of_three_and_a_failure_keeps_the_sweep_time(t
     assert [(m["row"], m["col"]) for m in moves] == [(0, 0), (1, 1)]
 
 
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("0,0,4.9,1.0 1.2", "belongs to another table"),  # the table has 5 ms there
+        ("0,7,5,1.0 1.2", "outside the table"),
+        ("-1,0,5,1.0 1.2", "outside the table"),
+        ("0,0,5,1.0", "1 new samples, expected 2"),
+        ("x,0,5,1.0 1.2", "must be numbers"),
+    ],
+)
+def test_apply_refuses_a_file_that_does_not_fit_the_table(tmp_path, line, error):
+    recheck = tmp_path / "recheck.csv"
+    recheck.write_text(f"row,config,sweep_ms,new_ms\n{line}\n")
+    with pytest.raises(SystemExit, match=error):
+        module.patched(_table("x"), recheck)
+    recheck.write_text("row,cfg\n0,0\n")
+    with pytest.raises(SystemExit, match="columns"):
+        module.patched(_table("x"), recheck)
+
+
+def test_applying_twice_gives_the_same_table(tmp_path):
+    recheck = tmp_path / "recheck.csv"
+    recheck.write_text("row,config,sweep_ms,new_ms\n0,0,5,1.0 1.2\n1,1,7,6.5 9\n")
+    once, _ = module.patched(_table("x"), recheck)
+    twice, _ = module.patched(once, recheck)
+    np.testing.assert_array_equal(once.times, twice.times)
+
+
+def test_resume_measures_a_partial_problem_again(tmp_path):
+    cells = {0: [0], 1: [1, 2]}
+    out = tmp_path / "re.csv"
+    out.write_text("")  # killed before anything was written
+    assert module._complete(out, cells) == set()
+    assert out.read_text().startswith("row,config")
+    out.write_text("row,config,sweep_ms,new_ms\n0,0,5,1 1\n1,1,7,6 6\n")  # problem 1 half done
+    assert module._complete(out, cells) == {0}
+    assert out.read_text().splitlines() == ["row,config,sweep_ms,new_ms", "0,0,5,1 1"]
+
+
 def test_measure_then_apply_on_the_test_device(cpu, tmp_path, capsys):
     data, out, fixed = tmp_path / "t.csv.gz", tmp_path / "re.csv", tmp_path / "p.csv.gz"
     save_csv(_table(cpu.name), data)
