@@ -14,8 +14,8 @@ configurations, values in [0, 1], see ``normalise``) and returns k distinct colu
 - ``greedy`` (not in the paper): no clustering; the k configurations that, added one at a
   time, most raise the geometric mean over all rows of the best performance within the set
   (on ``relative`` performance, the set's max achievable). On perfport's H100 GEMM data its
-  sets are both better in the limit and easier for a tree selector to separate than the
-  clusterings' (docs/results/2026-11-23-lawson-gemm-recheck.md).
+  sets have a higher limit than the clusterings', which a tree selector turns into the best
+  held-out performance at k = 8 (docs/results/2026-11-23-lawson-gemm-recheck.md).
 
 Votes are taken from the largest cluster down. Where clusters agree (two vote for the same
 configuration) or there are fewer than k clusters, the set is filled greedily with the

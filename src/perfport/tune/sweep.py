@@ -50,9 +50,10 @@ from perfport.store import Campaign, CampaignStatus, Store
 from perfport.tune.tune import campaign_key, resolve_problem
 
 # Launches totalling about 3 ms, at least 3 and at most 20, median: the samples needed to rank
-# configurations at about one pass of kernel time per problem. At least 3 because a single
-# launch lets one delayed launch stand as the time (NVIDIA OpenCL on an H100 delayed about 1
-# in 800 un-warmed launches by ~4 ms; docs/results/2026-11-23-lawson-gemm-recheck.md).
+# configurations. At least 3 because a single launch lets one delayed launch stand as the
+# time (NVIDIA OpenCL on an H100 delayed about 1 in 800 un-warmed single launches by ~4 ms);
+# it costs 3 launches where a configuration lasts 1 ms or more, 1.5x the old sweep's time on
+# the largest GEMM shapes (docs/results/2026-11-23-lawson-gemm-recheck.md).
 SWEEP_TIMING = Timing(warmup=0, min_repeats=3, max_repeats=20, target_s=0.003)
 _CHUNK = 64  # results committed together
 
