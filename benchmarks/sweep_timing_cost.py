@@ -1,11 +1,11 @@
 """What the sweep's at-least-3-launches timing costs against the old single-launch one.
 
     python benchmarks/sweep_timing_cost.py [--kernel matmul] [--problems lawson-gemm]
-        [--largest 4] [--device ID] [--json]
+        [--largest 8] [--device ID] [--json]
 
 ``perfport.tune.SWEEP_TIMING`` took one launch for a configuration of 3 ms or more until
 2026-11-23 and now takes at least three (docs/results/2026-11-23-lawson-gemm-recheck.md).
-For the ``--largest`` problems of the set (by the product of their numeric values: where the
+For the ``--largest`` problems of the set (by the product of their numeric values, flags left out: where the
 slow configurations are), each problem is swept with both timings, side by side in one run
 and in alternating order, each into its own throw-away store; the sweep builds and verifies
 the same way in both (after an untimed pass that leaves every build in the runtime's cache),
@@ -38,7 +38,9 @@ ARMS = {"single": OLD_TIMING, "median_of_3": SWEEP_TIMING}
 
 def largest(problems: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     def size(p: dict[str, Any]) -> float:
-        return math.prod(float(v) for v in p.values() if isinstance(v, int | float))
+        return math.prod(
+            float(v) for v in p.values() if isinstance(v, int | float) and not isinstance(v, bool)
+        )
 
     return sorted(problems, key=size, reverse=True)[:n]
 
@@ -79,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernel", default="matmul")
     parser.add_argument("--problems", default="lawson-gemm", help="a named set or a CSV file")
-    parser.add_argument("--largest", type=int, default=4, help="how many of the largest problems")
+    parser.add_argument("--largest", type=int, default=8, help="how many of the largest problems")
     parser.add_argument("--device", help="device id (default: a GPU if any, else the CPU)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

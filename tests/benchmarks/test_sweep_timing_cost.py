@@ -10,8 +10,12 @@ module = load_benchmark("sweep_timing_cost")
 
 
 def test_largest_problems_by_the_product_of_their_values():
-    problems = [{"n": 4, "m": 8, "dtype": "float"}, {"n": 64, "m": 1}, {"n": 16, "m": 16}]
-    assert module.largest(problems, 2) == [{"n": 16, "m": 16}, {"n": 64, "m": 1}]
+    problems = [
+        {"n": 4, "m": 8, "dtype": "float"},
+        {"n": 64, "m": 1},
+        {"n": 16, "m": 16, "t": False},
+    ]
+    assert module.largest(problems, 2) == [{"n": 16, "m": 16, "t": False}, {"n": 64, "m": 1}]
 
 
 def test_both_timings_on_the_test_device(cpu, tmp_path, capsys):
