@@ -5,13 +5,13 @@
 
 ``perfport.tune.SWEEP_TIMING`` took one launch for a configuration of 3 ms or more until
 2026-11-23 and now takes at least three (docs/results/2026-11-23-lawson-gemm-recheck.md).
-For the ``--largest`` problems of the set (by the product of their numeric values, flags left out: where the
-slow configurations are), each problem is swept with both timings, side by side in one run
-and in alternating order, each into its own throw-away store; the sweep builds and verifies
-the same way in both (after an untimed pass that leaves every build in the runtime's cache),
-so the difference in wall time is the extra launches. Printed: each
-arm's seconds, their ratio, and how often one arm's time of a configuration is more than
-twice the other's (a one-off delay that a single launch keeps and a median of three drops).
+For the ``--largest`` problems of the set (by the product of their numeric values, flags left
+out: where the slow configurations are), each problem is swept with both timings, side by side
+in one run and in alternating order, each into its own throw-away store; the sweep builds and
+verifies the same way in both (after an untimed pass that leaves every build in the runtime's
+cache), so the difference in wall time is the extra launches. Printed: each arm's seconds,
+their ratio, and how often one arm's time of a configuration is more than twice the other's
+(a one-off delay that a single launch keeps and a median of three drops).
 """
 
 from __future__ import annotations
