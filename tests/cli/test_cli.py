@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -170,3 +171,36 @@ def test_bad_files_and_paths_are_one_line_and_outputs_land_where_named(tmp_path)
     out = tmp_path / "named"  # no .npz suffix: the file is written under the name given
     perfport("wg", "dataset", "--merge", SHIPPED_WG, "--out", out)
     assert out.is_file() and not out.with_suffix(".npz").exists()
+
+
+def test_wg_evaluate_skips_a_partition_the_data_cannot_split(tmp_path):
+    """One device: leave-one-device-out has nothing to train on. Asked alone it is a one-line
+    error; beside a partition that works it is skipped with a note on stderr."""
+    from conftest import tiny_wg_dataset
+    from perfport.models import save_dataset
+
+    rng = np.random.default_rng(0)
+    names = [("cpu", k, f"{n}") for k in ("synthetic", "heat") for n in (512, 1024, 2048)]
+    data = tiny_wg_dataset(
+        [[4, 4], [8, 4], [16, 4]], rng.uniform(1, 2, (6, 3)), names, rng.uniform(0, 1, (6, 2))
+    )
+    path = tmp_path / "one-device.npz"
+    save_dataset(data, path)
+    alone = perfport("wg", "evaluate", "--data", path, "--partitions", "device", check=False)
+    assert alone.returncode == 2 and "needs at least two devices" in alone.stderr
+    assert len(alone.stderr.strip().splitlines()) == 1
+    both = perfport("wg", "evaluate", "--data", path, "--partitions", "device,kernel",
+                    "--methods", "performance_knn", "--json")  # fmt: skip
+    assert [r["partition"] for r in json.loads(both.stdout)["results"]] == ["kernel"]
+    assert "skipped device" in both.stderr
+
+
+def test_select_evaluate_plots_what_was_evaluated(tmp_path):
+    """The classifier chart is the paper's (relative, PCA + k-means) where those ran, else the
+    first normalisation and pruning that did."""
+    done = perfport("select", "evaluate", "--data", GEMM, "--kernels", "2,4",
+                    "--normalisations", "sigmoid", "--prunings", "greedy,top_n",
+                    "--classifiers", "decision_tree_a", "--plots", tmp_path, "--json")  # fmt: skip
+    assert {r["pruning"] for r in json.loads(done.stdout)["results"]} == {"greedy", "top_n"}
+    assert (tmp_path / "pruning.png").stat().st_size > 0
+    assert (tmp_path / "classifiers.png").stat().st_size > 0

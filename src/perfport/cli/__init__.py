@@ -299,7 +299,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("fit", help="choose k configurations and write a deployment bundle")
-    p.add_argument("--data", required=True, help=data_help)
+    p.add_argument("--data", required=True,
+                   help="a table (.csv.gz from 'select export') or a perfport store (.db)")  # fmt: skip
     p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
     p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
     p.add_argument("--normalisation", default="relative")

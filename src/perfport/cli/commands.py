@@ -386,6 +386,14 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
     methods = _listed(args.methods, METHODS, "--methods")
     partitions = _listed(args.partitions, PARTITIONS, "--partitions")
     results = evaluate(data, methods, partitions)
+    skipped = [p for p in partitions if p not in {r.partition for r in results}]
+    why = ("a leave-one-out partition needs at least two devices, kernels or data sizes, and "
+           "synthetic-real both synthetic and real-world kernels")  # fmt: skip
+    if not results:
+        raise PerfportError(f"no partition of {', '.join(partitions)} can be evaluated on this "
+                            f"data: {why}")  # fmt: skip
+    if skipped:
+        print(f"perfport: skipped {', '.join(skipped)}: {why}", file=sys.stderr)
     if args.plots:
         from perfport.models import plots
 

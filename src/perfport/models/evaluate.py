@@ -70,6 +70,8 @@ def folds(
         yield rows[data.synthetic], rows[~data.synthetic]
     elif partition in ("device", "kernel", "dataset"):
         labels = getattr(data, partition)
+        if len(np.unique(labels)) < 2:
+            return  # leaving the only one out leaves nothing to train on
         for label in np.unique(labels):
             yield rows[labels != label], rows[labels == label]
     else:
