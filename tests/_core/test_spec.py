@@ -43,6 +43,7 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"params": (Param("wg", (1,)), Param("wg", (2,)))}, "repeat"),
         ({"language": "fortran"}, "language"),
         ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
+        ({"defines": {"UNROLL": "n"}}, "defined twice"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):
@@ -58,3 +59,10 @@ def test_param_values_checked():
         Param("x", (1, 1))
     with pytest.raises(SpecError, match="list"):
         Param("x", "abc")
+    with pytest.raises(SpecError, match="launch parameter has no define"):
+        Param("x", (1,), ParamKind.LAUNCH, define="X")
+    with pytest.raises(SpecError, match="identifier"):
+        Param("x", (1,), define="1X")
+    assert Param("read_only", (0, 1), define="READ_ONLY").macro == "READ_ONLY"
+    with pytest.raises(SpecError, match="read-only"):
+        ArrayArg("a", "float", ("n",), output=True, constant=True)

@@ -1,7 +1,10 @@
 """Each built-in kernel runs and verifies on PoCL, across parameter values and problem options."""
 
+import gzip
+import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +62,48 @@ CASES = [
             {"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": 8, "wg_cols": 8},
             {"row_tile": 8, "acc_tile": 4, "col_tile": 2, "wg_rows": 1, "wg_cols": 64},
             {"row_tile": 2, "acc_tile": 8, "col_tile": 8, "wg_rows": 16, "wg_cols": 16},
+        ],
+    ),
+    (  # a non-square filter and a size no tile divides; every variant of the code
+        "convolution2d",
+        {"width": 37, "height": 21, "filter_width": 5, "filter_height": 3},
+        [
+            {
+                "block_size_x": 16,
+                "block_size_y": 16,
+                "tile_size_x": 1,
+                "tile_size_y": 1,
+                "read_only": 0,
+                "use_padding": 1,
+                "use_shmem": 1,
+            },
+            {
+                "block_size_x": 48,
+                "block_size_y": 2,
+                "tile_size_x": 3,
+                "tile_size_y": 2,
+                "read_only": 1,
+                "use_padding": 1,
+                "use_shmem": 1,
+            },
+            {
+                "block_size_x": 32,
+                "block_size_y": 4,
+                "tile_size_x": 4,
+                "tile_size_y": 3,
+                "read_only": 1,
+                "use_padding": 0,
+                "use_shmem": 0,
+            },
+            {
+                "block_size_x": 16,
+                "block_size_y": 1,
+                "tile_size_x": 2,
+                "tile_size_y": 4,
+                "read_only": 0,
+                "use_padding": 0,
+                "use_shmem": 0,
+            },
         ],
     ),
     (
@@ -156,3 +201,30 @@ def test_scenario_restrictions_reject_bad_types(cpu):
     assert len(space) == 0 and any(
         "dtype == 'int'" in label for label, _, _ in space.report.removed_by
     )
+
+
+HUB = Path(__file__).resolve().parents[3] / "shared/data/kerneltuner-benchmark_hub"
+
+
+def test_convolution2d_space_is_the_hubs(cpu):
+    """The 4,362 configurations the benchmark hub brute-forced for convolution_milo (15x15
+    filter), and its padded local-memory rows as the kernel declares them."""
+    spec = builtin("convolution2d")
+    space = kernel_space(spec, None, cpu)
+    assert len(space) == 4362
+    env = spec.env(
+        {"block_size_x": 48, "block_size_y": 4, "tile_size_x": 3, "tile_size_y": 2,
+         "read_only": 0, "use_padding": 1, "use_shmem": 1},
+        spec.problem,
+    )  # fmt: skip
+    assert env["sh_w"] == 176 and env["sh_w"] % 32 == 48 % 32 and env["sh_w"] >= 48 * 3 + 14
+    assert spec.build_defines(env)["READ_ONLY"] == "0" and "read_only" not in spec.build_defines(
+        env
+    )
+    cache_file = HUB / "convolution_milo" / "A100.json.gz"
+    if cache_file.is_file():
+        cache = json.loads(gzip.decompress(cache_file.read_bytes()))
+        names = spec.param_names
+        hub = {tuple(e[n] for n in names) for e in cache["cache"].values()}
+        ours = {tuple(c[n] for n in names) for c in space}
+        assert ours == hub

@@ -95,3 +95,110 @@ def test_values_as_expressions_and_derived(tmp_path):
     spec = load_kernel(path)
     assert spec.params[0].values == (16, 32, 64, 128, 256)
     assert spec.env({"wg": 64, "ITEMS": 2}, {})["groups"] == 8192
+
+
+CONSTANT_TOML = '''
+name = "weighted"
+entry = "weighted"
+language = "portable"
+global_size = ["round_up(n, wg)"]
+local_size = ["wg"]
+reference = "ref.py:reference"
+source = """
+CONSTANT_DECL(float, w, 4)
+KERNEL void weighted(GLOBAL const float* x, GLOBAL float* y, int n CONSTANT_PARAM(float, w)) {
+    const int i = GID(0);
+    if (i >= n) return;
+#if READ_ONLY
+    const float v = LDG(x + i);
+#else
+    const float v = x[i];
+#endif
+    y[i] = v * (w[0] + w[1] + w[2] + w[3]);
+}
+"""
+
+[[params]]
+name = "wg"
+values = [8, 16]
+kind = "launch"
+
+[[params]]
+name = "read_only"
+values = [0, 1]
+define = "READ_ONLY"
+
+[[args]]
+kind = "array"
+name = "x"
+dtype = "float"
+shape = ["n"]
+
+[[args]]
+kind = "array"
+name = "y"
+dtype = "float"
+shape = ["n"]
+output = true
+
+[[args]]
+kind = "scalar"
+name = "n"
+dtype = "int"
+value = "n"
+
+[[args]]
+kind = "array"
+name = "w"
+dtype = "float"
+shape = [4]
+constant = true
+
+[problem]
+n = 37
+
+[default]
+wg = 8
+read_only = 0
+'''
+
+REFERENCE = """
+def reference(problem, inputs):
+    return {"y": inputs["x"] * inputs["w"].sum()}
+"""
+
+
+def test_constant_arrays_and_parameter_defines_run(tmp_path, cpu):
+    """A constant-memory argument and a parameter under another macro name (OpenCL reserves
+    ``read_only``), from TOML, verified against numpy on every configuration."""
+    from perfport import Config, Outcome, Problem
+    from perfport.devices import open_session
+    from perfport.measure import RunSettings, Timing, TrialEngine
+    from perfport.measure.data import reference_outputs
+
+    (tmp_path / "ref.py").write_text(REFERENCE)
+    path = tmp_path / "weighted.toml"
+    path.write_text(CONSTANT_TOML)
+    spec = load_kernel(path)
+    assert spec.args[-1].constant and spec.params[1].macro == "READ_ONLY"
+    assert spec.describe()["params"][1]["define"] == "READ_ONLY"
+    settings = RunSettings(timing=Timing.fixed(1, warmup=0))
+    engine = TrialEngine(open_session(cpu), spec, Problem(), settings)
+    engine.use_expected(reference_outputs(spec, engine.problem, settings.seed), "numpy")
+    for wg in (8, 16):
+        for read_only in (0, 1):
+            m = engine.run(Config.of({"wg": wg, "read_only": read_only}))
+            assert m.outcome is Outcome.OK, m.message
+    broken = {
+        "drop output or constant": CONSTANT_TOML.replace(
+            "output = true", "output = true\nconstant = true"
+        ),
+        "defined twice": CONSTANT_TOML.replace(
+            'define = "READ_ONLY"', 'define = "n_"\n[defines]\nn_ = "n"'
+        ),
+    }
+    for message, text in broken.items():
+        path.write_text(text)
+        with pytest.raises(SpecError, match=message) as info:
+            load_kernel(path)
+        assert "\n" not in str(info.value)

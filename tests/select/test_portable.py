@@ -167,8 +167,9 @@ def test_malformed_and_mismatched_files_give_one_line_errors(families, tmp_path)
     t4.write_text(json.dumps({"schema_version": "1.0.0", "results": []}))
     one_line_error([t4], "t4.json: not a Kernel Tuner cache")
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"tune_params_keys": ["bx"], "cache": {"1": {"bx": 1, "time": 1}}}))
-    one_line_error([families[0], other], "other.json: its parameters")
+    entries = {f"{b}": {"bx": b, "time": 1} for b in (1, 2)}
+    other.write_text(json.dumps({"tune_params_keys": ["bx"], "cache": entries}))
+    one_line_error([families[0], other], "json.gz: parameter '(tile|wg)' varies here")
     truncated = tmp_path / "truncated.json"
     truncated.write_text(json.dumps({"tune_params_keys": ["tile", "wg"], "cache": {"1": {}}}))
     one_line_error([truncated], "truncated.json: cache entry")
@@ -181,6 +182,33 @@ def test_malformed_and_mismatched_files_give_one_line_errors(families, tmp_path)
         portable(families, 0)
     with pytest.raises(SelectError, match="ship at most that many"):
         portable(families, 10**6)
+
+
+def test_a_parameter_constant_in_the_files_that_list_it_is_left_out(families, tmp_path):
+    """The hub's caches list fixed values (filter size) as parameters; another tool's cache of
+    the same space may not: they pool on the parameters that vary."""
+    times = family_times(A, B, 3)
+    cache = {
+        "device_name": "Z",
+        "tune_params_keys": ["wg", "tile", "filter"],
+        "tune_params": {"tile": [1, 2, 4, 8], "wg": [32, 64, 128], "filter": [15]},
+        "cache": {
+            f"{w},{t},15": {"tile": t, "wg": w, "filter": 15, "time": v}
+            for (t, w), v in times.items()
+        },
+    }
+    extra = tmp_path / "z.json"
+    extra.write_text(json.dumps(cache))
+    data = load_caches([extra, *families])
+    assert data.param_names == ("wg", "tile")
+    assert data.devices[0] == "Z"
+    assert np.nanmin(data.times[0]) == pytest.approx(1.0)
+    result = portable([extra, *families], 2)
+    assert configs_of(result) == {A, B}
+    assert set(result.configs[0]) == {"tile", "wg"}
+    cache["cache"]["8,128,17"] = {"tile": 8, "wg": 128, "filter": 17, "time": 1.0}
+    extra.write_text(json.dumps(cache))
+    one_line_error([extra, *families], "z.json: parameter 'filter' varies here")
 
 
 HUB = Path(__file__).resolve().parents[3] / "shared/data/kerneltuner-benchmark_hub"

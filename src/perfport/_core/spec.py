@@ -36,14 +36,23 @@ class ParamKind(Enum):
 
 @dataclass(frozen=True)
 class Param:
-    """A tunable parameter and the values it may take."""
+    """A tunable parameter and the values it may take. A compile-time parameter is the
+    ``-D`` macro ``define`` (default: its name), for names the language reserves (OpenCL's
+    ``read_only``) or that another tool's records fix."""
 
     name: str
     values: tuple[Value, ...]
     kind: ParamKind = ParamKind.COMPILE
+    define: str = ""
+
+    @property
+    def macro(self) -> str:
+        return self.define or self.name
 
     def __post_init__(self) -> None:
         _check_ident(self.name, "parameter name")
+        if self.define:
+            _check_ident(self.define, f"parameter {self.name}: define")
         if isinstance(self.values, str | bytes) or not isinstance(self.values, Sequence):
             raise SpecError(f"parameter {self.name}: values must be a list, got {self.values!r}")
         values = tuple(_plain(v, f"parameter {self.name}") for v in self.values)
@@ -53,6 +62,8 @@ class Param:
             raise SpecError(f"parameter {self.name}: values repeat in {list(values)}")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "kind", ParamKind(self.kind))
+        if self.define and self.kind is ParamKind.LAUNCH:
+            raise SpecError(f"parameter {self.name}: a launch parameter has no define; drop it")
 
 
 class Init(Enum):
@@ -66,18 +77,26 @@ class Init(Enum):
 
 @dataclass(frozen=True)
 class ArrayArg:
-    """A global-memory array. ``dtype`` and each entry of ``shape`` are expressions."""
+    """A global-memory array. ``dtype`` and each entry of ``shape`` are expressions.
+    A ``constant`` array is a read-only input in constant memory: an OpenCL ``__constant``
+    parameter, or in CUDA a ``__constant__`` array of the same name that the backend fills
+    before each launch (Kernel Tuner's ``cmem_args``)."""
 
     name: str
     dtype: str
     shape: tuple[str, ...]
     init: Init = Init.RANDOM
     output: bool = False
+    constant: bool = False
 
     def __post_init__(self) -> None:
         shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
         object.__setattr__(self, "shape", tuple(str(s) for s in shape))
         object.__setattr__(self, "init", Init(self.init))
+        if self.output and self.constant:
+            raise SpecError(
+                f"argument {self.name}: constant memory is read-only; drop output or constant"
+            )
 
 
 @dataclass(frozen=True)
@@ -210,6 +229,13 @@ class KernelSpec:
             raise SpecError(f"{what}: a reference needs at least one output array (output=true)")
         for k, _ in self.defines:
             _check_ident(k, f"{what}: define")
+        macros = [p.macro for p in self.params if p.kind is ParamKind.COMPILE]
+        macros += [k for k, _ in self.defines]
+        if len(set(macros)) != len(macros):
+            twice = sorted({m for m in macros if macros.count(m) > 1})
+            raise SpecError(
+                f"{what}: macro(s) {twice} defined twice (by parameters or defines); rename one"
+            )
         known = set(names) | set(self.problem) | set(DTYPE_NAMES)
         launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
         for name, expr in self.derived_exprs:  # each may use what comes before it
@@ -342,7 +368,7 @@ class KernelSpec:
     def build_defines(self, env: Mapping[str, Any]) -> dict[str, str]:
         """``-D`` defines: every compile-time parameter, then the spec's own defines."""
         out = {
-            p.name: _define_text(env[p.name]) for p in self.params if p.kind is ParamKind.COMPILE
+            p.macro: _define_text(env[p.name]) for p in self.params if p.kind is ParamKind.COMPILE
         }
         for k, e in self.define_exprs:
             out[k] = _define_text(e.value(env))
@@ -357,6 +383,7 @@ class KernelSpec:
             "entry": self.entry,
             "params": [
                 {"name": p.name, "values": list(p.values), "kind": p.kind.value}
+                | ({"define": p.define} if p.define else {})
                 for p in self.params
             ],
             "global_size": list(self.global_size),
@@ -393,7 +420,7 @@ def _describe_arg(a: Arg) -> dict[str, Any]:
             "shape": list(a.shape),
             "init": a.init.value,
             "output": a.output,
-        }
+        } | ({"constant": True} if a.constant else {})
     if isinstance(a, ScalarArg):
         return {"kind": "scalar", "name": a.name, "dtype": a.dtype, "value": a.value}
     return {"kind": "local", "name": a.name, "dtype": a.dtype, "count": a.count}

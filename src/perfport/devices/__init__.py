@@ -9,10 +9,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language
-from perfport.devices.session import CompiledKernel, LocalSpace, Session
+from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 __all__ = [
     "CompiledKernel",
+    "ConstantData",
     "LocalSpace",
     "Session",
     "default_device",

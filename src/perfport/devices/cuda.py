@@ -13,7 +13,7 @@ from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceT
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
 from perfport.devices.portable import CUDA_PRELUDE
-from perfport.devices.session import CompiledKernel, LocalSpace, Session
+from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 # Errors after which the CUDA context is unusable: the worker must start afresh.
 _STICKY = (
@@ -139,8 +139,11 @@ class CudaSession(Session):
         grid = tuple(g // b for g, b in zip(global_size, local_size, strict=True))
         grid += (1,) * (3 - len(grid))
         shared = sum(a.nbytes for a in args if isinstance(a, LocalSpace))
-        plain = tuple(a for a in args if not isinstance(a, LocalSpace))
+        plain = tuple(a for a in args if not isinstance(a, LocalSpace | ConstantData))
         try:
+            for a in args:
+                if isinstance(a, ConstantData):
+                    self._fill_constant(kernel, a)
             if shared > _DEFAULT_DYNAMIC_SHARED:
                 kernel.kernel.max_dynamic_shared_size_bytes = shared
             pairs = []
@@ -153,11 +156,31 @@ class CudaSession(Session):
                     pairs.append((start, end))
             self._stream.synchronize()
             return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
+        except LaunchError:
+            raise
         except Exception as exc:
             code = _error_code(exc)
             if any(s in code for s in _STICKY):
                 self.healthy = False
             raise LaunchError(code, str(exc).splitlines()[0][:300]) from None
+
+    def _fill_constant(self, kernel: _CudaKernel, data: ConstantData) -> None:
+        """Copy ``data`` into the module's ``__constant__`` array of the same name."""
+        try:
+            symbol = kernel.module.get_global(data.name)
+        except Exception:
+            raise LaunchError(
+                "NO_CONSTANT_SYMBOL",
+                f"the kernel declares no __constant__ array {data.name!r}; declare it with "
+                f"CONSTANT_DECL(type, {data.name}, count) or __constant__",
+            ) from None
+        if data.buffer.nbytes > symbol.mem.size:
+            raise LaunchError(
+                "CONSTANT_TOO_SMALL",
+                f"__constant__ {data.name} holds {symbol.mem.size} bytes, the argument has "
+                f"{data.buffer.nbytes}; enlarge its declared count",
+            )
+        symbol.copy_from_device_async(data.buffer.data, data.buffer.nbytes, self._stream)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

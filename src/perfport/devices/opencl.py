@@ -12,7 +12,7 @@ from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceT
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
 from perfport.devices.portable import OPENCL_PRELUDE
-from perfport.devices.session import CompiledKernel, LocalSpace, Session
+from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 
 def _cl() -> Any:
@@ -151,9 +151,7 @@ class OpenCLSession(Session):
         assert isinstance(kernel, _OpenCLKernel)
         k = kernel.kernel
         try:
-            k.set_args(
-                *(cl.LocalMemory(a.nbytes) if isinstance(a, LocalSpace) else a for a in args)
-            )
+            k.set_args(*(_cl_arg(cl, a) for a in args))
             events = [
                 cl.enqueue_nd_range_kernel(self._queue, k, tuple(global_size), tuple(local_size))
                 for _ in range(repeats)
@@ -169,3 +167,11 @@ class OpenCLSession(Session):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._queue.finish()
+
+
+def _cl_arg(cl: Any, arg: Any) -> Any:
+    if isinstance(arg, LocalSpace):
+        return cl.LocalMemory(arg.nbytes)
+    if isinstance(arg, ConstantData):  # a buffer serves a __constant parameter as it is
+        return arg.buffer
+    return arg

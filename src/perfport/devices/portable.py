@@ -14,6 +14,11 @@ the matching prelude before compiling.
   BARRIER()                   work-group barrier with a local-memory fence
   GID(d) LID(d) GROUP(d) LSIZE(d) NGROUPS(d)   ids and sizes as int, d in 0..2
   RESTRICT                    restrict qualifier
+  CONSTANT_DECL(T, name, n)   at file scope: a constant-memory array of n elements (CUDA);
+                              n must be a compile-time constant
+  CONSTANT_PARAM(T, name)     its parameter (OpenCL), written like LOCAL_PARAM; pass the
+                              argument as ArrayArg(..., constant=True)
+  LDG(p)                      *p through the read-only data cache (CUDA __ldg)
 """
 
 from __future__ import annotations
@@ -36,6 +41,9 @@ OPENCL_PRELUDE = r"""
 #define LSIZE(d) ((int)get_local_size(d))
 #define NGROUPS(d) ((int)get_num_groups(d))
 #define RESTRICT restrict
+#define CONSTANT_DECL(T, name, n)
+#define CONSTANT_PARAM(T, name) , __constant T* name
+#define LDG(p) (*(p))
 #line 1
 """
 
@@ -57,5 +65,8 @@ __device__ static inline int perfport_dim_(unsigned x, unsigned y, unsigned z, i
 #define NGROUPS(d) perfport_dim_(gridDim.x, gridDim.y, gridDim.z, d)
 #define GID(d) (GROUP(d) * LSIZE(d) + LID(d))
 #define RESTRICT __restrict__
+#define CONSTANT_DECL(T, name, n) __constant__ T name[n];
+#define CONSTANT_PARAM(T, name)
+#define LDG(p) __ldg(p)
 #line 1
 """

@@ -19,6 +19,16 @@ class LocalSpace:
     nbytes: int
 
 
+@dataclass(frozen=True)
+class ConstantData:
+    """A launch argument whose device ``buffer`` belongs in constant memory: OpenCL passes
+    the buffer to a ``__constant`` parameter, CUDA copies it into the module's
+    ``__constant__`` array ``name``."""
+
+    name: str
+    buffer: Any
+
+
 class CompiledKernel(ABC):
     """A built kernel and the limits the driver reports for it after the build."""
 
@@ -66,7 +76,7 @@ class Session(ABC):
         repeats: int = 1,
     ) -> list[float]:
         """Launch ``repeats`` times back to back; return each launch's device time in ms.
-        ``args`` holds device buffers, numpy scalars and LocalSpace."""
+        ``args`` holds device buffers, numpy scalars, LocalSpace and ConstantData."""
 
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the context."""

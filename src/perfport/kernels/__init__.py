@@ -1,7 +1,8 @@
 """Layer 1: the built-in kernel library and kernel-spec files.
 
 Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``matmul`` (Lawson's tiled GEMM),
-``convolution`` (erdem2018's 1D convolution), ``vector_add`` (smoke tests), and cummins2016's
+``convolution`` (erdem2018's 1D convolution), ``convolution2d`` (a tiled 2D convolution over
+the benchmark hub's convolution_milo space), ``vector_add`` (smoke tests), and cummins2016's
 stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``sobel``,
 ``threshold``.
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
+from perfport.kernels.convolution2d import convolution2d
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.problems import load_problems, problem_sets
@@ -25,6 +27,7 @@ BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
     "matmul": matmul,
     "convolution": convolution,
+    "convolution2d": convolution2d,
     "vector_add": vector_add,
     **STENCILS,
 }

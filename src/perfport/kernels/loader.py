@@ -35,7 +35,7 @@ _TOP_KEYS = {
     "reference", "tolerance", "doc",
 }  # fmt: skip
 _ARG_KEYS = {
-    "array": {"kind", "name", "dtype", "shape", "init", "output"},
+    "array": {"kind", "name", "dtype", "shape", "init", "output", "constant"},
     "scalar": {"kind", "name", "dtype", "value"},
     "local": {"kind", "name", "dtype", "count"},
 }
@@ -180,12 +180,12 @@ def _source(fields: dict[str, Any], path: Path) -> str:
 def _param(p: Any, where: str) -> Param:
     if (
         not isinstance(p, dict)
-        or set(p) - {"name", "values", "kind"}
+        or set(p) - {"name", "values", "kind", "define"}
         or "name" not in p
         or "values" not in p
     ):
         raise SpecError(
-            f"{where}: each param needs 'name' and 'values' (and optionally 'kind'), got {p!r}"
+            f"{where}: each param needs 'name' and 'values' (optionally 'kind', 'define'), got {p!r}"
         )
     try:
         kind = ParamKind(p.get("kind", "compile"))
@@ -198,7 +198,7 @@ def _param(p: Any, where: str) -> Param:
         values, str
     ):  # a Python list expression: "range(1, 9)", "[2**i for i in range(6)]"
         values = evaluate_values(values, f"{where}: param {p['name']} values")
-    return Param(p["name"], values, kind)
+    return Param(p["name"], values, kind, p.get("define", ""))
 
 
 def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
@@ -206,7 +206,7 @@ def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
         raise SpecError(f"{where}: each arg needs kind = 'array', 'scalar' or 'local', got {a!r}")
     kind = a["kind"]
     unknown = set(a) - _ARG_KEYS[kind]
-    missing = _ARG_KEYS[kind] - {"init", "output"} - set(a)
+    missing = _ARG_KEYS[kind] - {"init", "output", "constant"} - set(a)
     if unknown or missing:
         raise SpecError(
             f"{where}: {kind} arg {a.get('name')!r}: "

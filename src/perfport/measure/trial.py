@@ -24,7 +24,7 @@ from perfport._core import (
     Problem,
     ScalarArg,
 )
-from perfport.devices import CompiledKernel, LocalSpace, Session
+from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.measure.settings import RunSettings
 from perfport.measure.verify import default_tolerance, mismatch
@@ -166,7 +166,8 @@ class TrialEngine:
 
     def _argument(self, arg: Any, dynamic: Mapping[str, int]) -> Any:
         if isinstance(arg, ArrayArg):
-            return self.buffers[arg.name]
+            buffer = self.buffers[arg.name]
+            return ConstantData(arg.name, buffer) if arg.constant else buffer
         if isinstance(arg, ScalarArg):
             return self.scalars[arg.name]
         return LocalSpace(dynamic[arg.name])

@@ -29,7 +29,14 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.dtypes import numpy_dtype
-from perfport.devices import CompiledKernel, LocalSpace, Session, get_device, open_session
+from perfport.devices import (
+    CompiledKernel,
+    ConstantData,
+    LocalSpace,
+    Session,
+    get_device,
+    open_session,
+)
 from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
 from perfport.select.bundle import Bundle, load_bundle
@@ -99,7 +106,9 @@ class Dispatcher:
         args: list[Any] = []
         for a in spec.args:
             if isinstance(a, ArrayArg):
-                args.append(buffers[a.name])
+                args.append(
+                    ConstantData(a.name, buffers[a.name]) if a.constant else buffers[a.name]
+                )
             elif isinstance(a, ScalarArg):
                 args.append(scalar_value(spec, a, env))
             else:

@@ -153,23 +153,24 @@ class LooRow:
 
 def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     """Kernel Tuner cache files (``.json`` or ``.json.gz``) of one kernel on several devices,
-    as one devices x configurations time matrix. Every file must have the same
-    ``tune_params_keys`` (in any order)."""
+    as one devices x configurations time matrix. The files must tune the same parameters (in
+    any order); a parameter that only some files list is allowed where it takes one value in
+    each of them (a constant such as a fixed filter size), and is left out."""
     if len(files) < 1:
         raise SelectError("portable selection needs at least one Kernel Tuner cache file")
+    caches = [_read_cache(Path(f)) for f in files]
+    first = tuple(caches[0]["tune_params_keys"])
+    shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
+    params = tuple(k for k in first if k in shared)
     names: list[str] = []
     per_file: list[dict[tuple[Any, ...], float]] = []
-    params: tuple[str, ...] = ()
-    for i, f in enumerate(files):
-        cache = _read_cache(Path(f))
-        keys = tuple(cache["tune_params_keys"])
-        if i == 0:
-            params = keys
-        elif set(keys) != set(params):
-            raise SelectError(
-                f"{f}: its parameters {sorted(keys)} differ from {files[0]}'s {sorted(params)}; "
-                "only caches of the same kernel and search space can be pooled"
-            )
+    for f, cache in zip(files, caches, strict=True):
+        for key in set(cache["tune_params_keys"]) - shared:
+            if len(_values(cache, key)) > 1:
+                raise SelectError(
+                    f"{f}: parameter {key!r} varies here but not every file tunes it; "
+                    "only caches of the same kernel and search space can be pooled"
+                )
         per_file.append(_entries(Path(f), cache, params))
         name = cache.get("device_name")
         names.append(name if isinstance(name, str) and name.strip() else _stem(Path(f)))
@@ -229,6 +230,11 @@ def _entries(
     if not out:
         raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")
     return out
+
+
+def _values(cache: dict[str, Any], key: str) -> set[Any]:
+    """The values parameter ``key`` takes in a cache's entries."""
+    return {_hashable(e.get(key)) for e in cache["cache"].values() if isinstance(e, dict)}
 
 
 def _hashable(value: Any) -> Any:
