@@ -1,13 +1,15 @@
 """Leave-one-device-out for configurations shipped to every GPU (issue 5, part 5).
 
     python benchmarks/select_portable.py [--data ../shared/data] [--ks 1-8] [--out FILE.md]
-        [--reach 0.9]
+        [--reach 0.9] [--add KERNEL=CACHE ...]
 
 Kernels and the caches pooled for each (only caches with identical parameter sets can be
 pooled; see kerneltuner-benchmark_hub/PROVENANCE.md):
 - GEMM (CLBlast Xgemm 4096^2): gemm/RTX_2080_Ti, gemm/RTX_3090.
 - Convolution (4096^2, 15x15 filter): convolution_milo/A100, A4000, MI250X. The older
   convolution space (convolution/RTX_3090, no use_shmem/use_cmem) has one device only.
+``--add convolution=FILE`` pools one more cache into a kernel's devices, e.g. perfport's own
+convolution2d measured on a new GPU (src/perfport/datasets/convolution2d/h100-cuda.json.gz).
 
 Per method, held-out device and k, the held-out GPU's fraction of its own optimum reached by
 the best of the k configurations chosen on the other GPUs; per method a geometric mean over
@@ -46,14 +48,25 @@ def main() -> None:
     parser.add_argument("--ks", default="1-8", help="a range like 1-8")
     parser.add_argument("--out", type=Path, help="also write the markdown tables here")
     parser.add_argument("--reach", type=float, default=0.9, help="the goal's geometric mean")
+    parser.add_argument(
+        "--add", action="append", default=[], metavar="KERNEL=CACHE",
+        help="pool one more Kernel Tuner cache into a kernel's devices (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
+    added: dict[str, list[Path]] = {}
+    for item in args.add:
+        kernel, sep, path = item.partition("=")
+        if not sep or kernel not in KERNELS:
+            parser.error(f"--add {item!r}: give KERNEL=CACHE with KERNEL one of {list(KERNELS)}")
+        added.setdefault(kernel, []).append(Path(path))
     lo, _, hi = args.ks.partition("-")
     ks = range(int(lo), int(hi or lo) + 1)
     hub = args.data / "kerneltuner-benchmark_hub"
     text = []
     for kernel, (folder, devices) in KERNELS.items():
         started = time.perf_counter()
-        data = load_caches([hub / folder / f"{d}.json.gz" for d in devices])
+        files = [hub / folder / f"{d}.json.gz" for d in devices] + added.get(kernel, [])
+        data = load_caches(files)
         rows = leave_one_out(data, ks)
         seconds = time.perf_counter() - started
         text.append(

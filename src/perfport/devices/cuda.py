@@ -71,8 +71,22 @@ class _CudaKernel(CompiledKernel):
     def __init__(self, module: Any, kernel: Any) -> None:
         self.module = module  # keeps the module alive
         self.kernel = kernel
+        self.constants: dict[str, tuple[int, int] | None] = {}  # __constant__ address, bytes
         self.max_work_group_size = int(kernel.max_threads_per_block)
         self.static_local_mem_bytes = int(kernel.shared_size_bytes)
+
+
+def _module_global(module: int, name: str) -> tuple[int, int] | None:
+    """Address and size of a module's global variable, or None. CuPy's get_global does not
+    tell the size, so ask the driver."""
+    import ctypes
+
+    driver = ctypes.CDLL("libcuda.so.1")
+    address, size = ctypes.c_uint64(), ctypes.c_size_t()
+    status = driver.cuModuleGetGlobal_v2(
+        ctypes.byref(address), ctypes.byref(size), ctypes.c_void_p(module), name.encode()
+    )
+    return (address.value, size.value) if status == 0 else None
 
 
 def _error_code(exc: Exception) -> str:
@@ -166,21 +180,30 @@ class CudaSession(Session):
 
     def _fill_constant(self, kernel: _CudaKernel, data: ConstantData) -> None:
         """Copy ``data`` into the module's ``__constant__`` array of the same name."""
-        try:
-            symbol = kernel.module.get_global(data.name)
-        except Exception:
+        if data.name not in kernel.constants:
+            kernel.constants[data.name] = _module_global(kernel.module.module.ptr, data.name)
+        found = kernel.constants[data.name]
+        if found is None:
             raise LaunchError(
                 "NO_CONSTANT_SYMBOL",
                 f"the kernel declares no __constant__ array {data.name!r}; declare it with "
                 f"CONSTANT_DECL(type, {data.name}, count) or __constant__",
-            ) from None
-        if data.buffer.nbytes > symbol.mem.size:
+            )
+        address, size = found
+        if data.buffer.nbytes > size:
             raise LaunchError(
                 "CONSTANT_TOO_SMALL",
-                f"__constant__ {data.name} holds {symbol.mem.size} bytes, the argument has "
+                f"__constant__ {data.name} holds {size} bytes, the argument has "
                 f"{data.buffer.nbytes}; enlarge its declared count",
             )
-        symbol.copy_from_device_async(data.buffer.data, data.buffer.nbytes, self._stream)
+        runtime = self._cupy.cuda.runtime
+        runtime.memcpyAsync(
+            address,
+            data.buffer.data.ptr,
+            data.buffer.nbytes,
+            runtime.memcpyDeviceToDevice,
+            self._stream.ptr,
+        )
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
