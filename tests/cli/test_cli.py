@@ -204,3 +204,21 @@ def test_select_evaluate_plots_what_was_evaluated(tmp_path):
     assert {r["pruning"] for r in json.loads(done.stdout)["results"]} == {"greedy", "top_n"}
     assert (tmp_path / "pruning.png").stat().st_size > 0
     assert (tmp_path / "classifiers.png").stat().st_size > 0
+
+
+def test_tune_measures_a_shipped_set(tmp_path):
+    """The portable workflow's last step: a new device measures only the shipped set."""
+    shipped = tmp_path / "set.json"
+    shipped.write_text(json.dumps({"k": 2, "configs": [{"wc": 8, "wr": 8}, {"wc": 16, "wr": 4}]}))
+    db = tmp_path / "r.db"
+    args = ["tune", "stencil", "--problem", "width=64", "height=64", "--repeats", "2",
+            "--db", db, "--configs", shipped, "--json"]  # fmt: skip
+    out = json.loads(perfport(*args).stdout)
+    assert out["measured"] == 2 and out["status"] == "complete" and out["default"] is None
+    assert out["best"]["config"] in ({"wc": 8, "wr": 8}, {"wc": 16, "wr": 4})  # not the default
+    for text, message in [("{", "not JSON"), ('{"configs": 3}', "list of parameter dicts"),
+                          ('[{"wc": 8}]', "exactly the parameters")]:  # fmt: skip
+        shipped.write_text(text)
+        done = perfport(*args, check=False)
+        assert done.returncode == 2 and message in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1

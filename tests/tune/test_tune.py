@@ -87,3 +87,34 @@ def test_model_strategy_resumes_from_stored_values(db):
     after = _rows(db)
     assert after[:12] == before and len(after) == 16 and len({r[0] for r in after}) == 16
     assert more.measured == 16
+
+
+def test_listed_configurations_are_measured_alone(db):
+    """A shipped set on a new device: exactly these, in order, once each; one beyond the
+    device's limits is stored as pruned; the default is not measured unless listed."""
+    import pytest
+
+    from perfport import Outcome, PerfportError, SpecError
+
+    listed = [{"wc": 16, "wr": 8}, {"wc": 96, "wr": 96}, {"wc": 16, "wr": 8}, {"wc": 4, "wr": 4}]
+    r = tune("stencil", problem=PROBLEM, db=db, settings=FAST, configs=listed)
+    assert r.status.value == "complete" and r.default is None
+    got = [(m.config["wc"], m.config["wr"], m.outcome) for m in r.measurements]
+    assert got == [(16, 8, Outcome.OK), (4, 4, Outcome.OK), (96, 96, Outcome.PRUNED)]
+    assert "exceed the device" in next(
+        m.message for m in r.measurements if m.outcome is Outcome.PRUNED
+    )
+    again = tune("stencil", problem=PROBLEM, db=db, settings=FAST, configs=listed)
+    assert again.campaign == r.campaign and len(_rows(db)) == 3  # resumed, nothing re-measured
+    other = tune("stencil", problem=PROBLEM, db=db, settings=FAST, configs=listed[:1])
+    assert other.campaign != r.campaign
+    for bad, message in [
+        ([{"wc": 16}], "exactly the parameters"),
+        ([{"wc": 16, "wr": 5}], "not one of"),
+        ([], "at least one"),
+        (["16x8"], "parameter names and values"),
+    ]:
+        with pytest.raises((SpecError, PerfportError), match=message):
+            tune("stencil", problem=PROBLEM, db=db, settings=FAST, configs=bad)
+    with pytest.raises(PerfportError, match="not both"):
+        tune("stencil", problem=PROBLEM, db=db, strategy="random", configs=listed)

@@ -120,6 +120,11 @@ def _parser() -> argparse.ArgumentParser:
         "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
     )
     p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
+    p.add_argument(
+        "--configs", metavar="FILE",
+        help="measure exactly these configurations instead of searching: a JSON list of "
+        "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
+    )  # fmt: skip
     p.add_argument("--budget", type=_count, help="at most this many configurations in the campaign")
     p.add_argument(
         "--max-time", type=_seconds, metavar="SECONDS", help="stop this session after this long"

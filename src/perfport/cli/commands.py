@@ -68,12 +68,30 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
         settings=settings,
         progress=sys.stderr.isatty(),
         min_work_groups=args.min_work_groups,
+        configs=_read_configs(args.configs) if args.configs else None,
     )
     if args.json:
         render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def _read_configs(path: str) -> list[dict[str, Any]]:
+    """A JSON list of configurations, or an object holding one under 'configs'."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise PerfportError(f"--configs {path}: cannot be read ({exc.strerror})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PerfportError(f"--configs {path}: not JSON ({exc})") from None
+    configs = data.get("configs") if isinstance(data, dict) else data
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise PerfportError(
+            f"--configs {path}: give a list of parameter dicts, or an object with 'configs' "
+            "such as 'perfport select portable --json' prints"
+        )
+    return configs
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from perfport._core import PerfportError
 from perfport.space import Space
 from perfport.strategies.base import Strategy
-from perfport.strategies.basic import BruteForce, RandomSearch
+from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.ordered import GridSearch, PriorGuided
@@ -43,6 +43,7 @@ __all__ = [
     "DifferentialEvolution",
     "GeneticAlgorithm",
     "GridSearch",
+    "Listed",
     "LocalSearch",
     "PriorGuided",
     "RandomSearch",

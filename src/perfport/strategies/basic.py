@@ -39,3 +39,21 @@ class RandomSearch(Strategy):
         while self._next < len(self._order) and int(self._order[self._next]) in self.told:
             self._next += 1
         return int(self._order[self._next]) if self._next < len(self._order) else None
+
+
+class Listed(Strategy):
+    """Exactly the given configurations, in the given order: a shipped set measured on a new
+    device (``perfport tune --configs``). Built with the list, so not chosen by name."""
+
+    name = "listed"
+    summary = "exactly the given configurations, in order"
+
+    def __init__(self, space: Space, seed: int = 0, order: tuple[int, ...] = ()) -> None:
+        super().__init__(space, seed)
+        self._order = order
+        self._next = 0
+
+    def ask(self) -> int | None:
+        while self._next < len(self._order) and self._order[self._next] in self.told:
+            self._next += 1
+        return self._order[self._next] if self._next < len(self._order) else None

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
-from perfport.strategies import Strategy, make_strategy, strategy_class
+from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.prior import transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
@@ -62,6 +62,29 @@ def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) 
             f"kernel {spec.name}: problem value {name} must be {kind} (default {default!r}), "
             f"got {value!r}"
         )
+
+
+def _listed(
+    spec: KernelSpec, problem: Problem, configs: Sequence[Mapping[str, Any]], strategy: str | None
+) -> tuple[Config, ...]:
+    """The configurations to measure, checked against the kernel (not yet the device)."""
+    if strategy is not None:
+        raise PerfportError("give configurations to measure or a strategy, not both")
+    if not configs:
+        raise PerfportError("no configurations to measure; give at least one")
+    kernel_only = kernel_space(spec, problem)
+    out: dict[Config, None] = {}
+    for n, c in enumerate(configs, 1):
+        if not isinstance(c, Mapping):
+            raise SpecError(f"configuration {n} is {c!r}; give parameter names and values")
+        spec.check_config(c, f"configuration {n}")
+        if kernel_only.index(c) is None:
+            raise SpecError(
+                f"configuration {n} {dict(c)} breaks kernel {spec.name}'s restrictions; "
+                "it is not one of its configurations"
+            )
+        out.setdefault(Config.of(c))
+    return tuple(out)
 
 
 def campaign_key(
@@ -102,6 +125,7 @@ def tune(
     settings: RunSettings | None = None,
     progress: bool | Progress = False,
     min_work_groups: bool = False,
+    configs: Sequence[Mapping[str, Any]] | None = None,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -111,6 +135,8 @@ def tune(
     kernel's default configuration is measured first (it is the baseline for speedups).
     Ctrl-C stops cleanly and returns what was measured, with status ``interrupted``.
     ``min_work_groups`` adds the soft rule that every compute unit gets a work-group.
+    ``configs`` measures exactly these configurations instead of searching (a shipped set on
+    a new device: ``perfport select portable``); one the device cannot run is stored as pruned.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -121,7 +147,8 @@ def tune(
     the_problem = resolve_problem(spec, problem)
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
     settings = settings or RunSettings()
-    strategy_type = strategy_class(strategy)
+    listed = None if configs is None else _listed(spec, the_problem, configs, strategy)
+    strategy_type = Listed if listed is not None else strategy_class(strategy)
     if isinstance(budget, int):
         budget = Budget(max_evals=budget)
     budget = budget or Budget()
@@ -134,7 +161,11 @@ def tune(
             f"kernel {spec.name}: no configuration is legal for this problem on {dev.id}; "
             f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
         )
-    key = campaign or campaign_key(spec, the_problem, dev, space, strategy_type.name, settings)
+    label = strategy_type.name
+    if listed is not None:  # another list is another campaign
+        text = json.dumps([dict(c) for c in listed], sort_keys=True, default=str)
+        label += ":" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
@@ -149,9 +180,16 @@ def tune(
             if strategy_type.takes_prior
             else None
         )
-        searcher = make_strategy(strategy_type, space, settings.seed, prior and prior.scores)
+        if listed is None:
+            searcher = make_strategy(strategy_type, space, settings.seed, prior and prior.scores)
+        else:
+            found = [space.index(c) for c in listed]
+            searcher = Listed(space, settings.seed, tuple(i for i in found if i is not None))
         session = _Session(space, searcher, runner, store, record, budget, reporter)
-        status = session.run(spec.default, f"{spec.name} on {dev.name}")
+        status = session.run(spec.default if listed is None else None, f"{spec.name} on {dev.name}")
+        for c in listed or ():
+            if space.index(c) is None and status is not CampaignStatus.INTERRUPTED:
+                session.measure_outside(c)  # beyond the device's limits: stored as pruned
         verification = runner.verification if runner.starts else "(no trial ran this session)"
     return TuneResult(
         campaign=key,
@@ -214,6 +252,15 @@ class _Session:
             if index is None or index in self.strategy.told:
                 return CampaignStatus.COMPLETE
             self._evaluate(index)
+
+    def measure_outside(self, config: Config) -> None:
+        """A configuration outside the device's space: the runner reports why, unbuilt."""
+        m = self.stored.get(config)
+        if m is None:
+            m = self.runner.measure(config)
+            self.store.record(self.campaign, m)
+            self.stored[config] = m
+        self.results[config] = m
 
     def _evaluate(self, index: int) -> None:
         config = self.space.config(index)
