@@ -212,7 +212,7 @@ def test_tune_measures_a_shipped_set(tmp_path):
     shipped.write_text(json.dumps({"k": 2, "configs": [{"wc": 8, "wr": 8}, {"wc": 16, "wr": 4}]}))
     db = tmp_path / "r.db"
     args = ["tune", "stencil", "--problem", "width=64", "height=64", "--repeats", "2",
-            "--db", db, "--configs", shipped, "--json"]  # fmt: skip
+            "--db", db, "--configs", shipped, "--build-jobs", "2", "--json"]  # fmt: skip
     out = json.loads(perfport(*args).stdout)
     assert out["measured"] == 2 and out["status"] == "complete" and out["default"] is None
     assert out["best"]["config"] in ({"wc": 8, "wr": 8}, {"wc": 16, "wr": 4})  # not the default

@@ -104,3 +104,27 @@ def test_prior_picks_are_spread_and_skip_the_unknown():
         strategy.tell(i, 1.0)
     # near is one parameter away from best: skipped; then Bayesian optimisation takes over
     assert first[:2] == [best, far] and first[2] not in (best, far)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_plan_is_what_the_strategy_asks_in_order(name):
+    """plan() (for compiling builds ahead) lists exactly the asks to come, less what was told."""
+    strategy = STRATEGIES[name](SPACE, 5)
+    plan = strategy.plan()
+    if plan is None:
+        assert name not in ("brute_force", "random", "grid")
+        return
+    strategy.tell(plan[3], 1.0)
+    asked = []
+    while (i := strategy.ask()) is not None:
+        asked.append(i)
+        strategy.tell(i, 1.0)
+    assert asked == [i for i in plan if i != plan[3]] and sorted(plan) == list(range(len(SPACE)))
+
+
+def test_listed_plans_its_list():
+    from perfport.strategies import Listed
+
+    strategy = Listed(SPACE, 0, (7, 2, 9))
+    assert list(strategy.plan()) == [7, 2, 9]
+    assert [strategy.ask(), strategy.tell(7, 1.0), strategy.ask()] == [7, None, 2]

@@ -133,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
     )
+    p.add_argument(
+        "--build-jobs", type=_count, default=0, metavar="N",
+        help="compile builds ahead in N processes (strategies with a fixed order, --configs)",
+    )  # fmt: skip
     p.add_argument("--seed", type=_natural, default=0, help="seed for input data and the strategy")
     p.add_argument(
         "--repeats", type=_count, help="fixed number of timed launches (default: adaptive)"

@@ -69,6 +69,7 @@ def cmd_tune(args: argparse.Namespace, console: Console) -> int:
         progress=sys.stderr.isatty(),
         min_work_groups=args.min_work_groups,
         configs=_read_configs(args.configs) if args.configs else None,
+        build_jobs=args.build_jobs,
     )
     if args.json:
         render.print_json(result.to_json())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from typing import ClassVar
 
 from perfport.space import Space
@@ -38,6 +39,12 @@ class Strategy(ABC):
 
     def tell(self, index: int, value: float | None) -> None:
         self.told[index] = value
+
+    def plan(self) -> Sequence[int] | None:
+        """Every index this strategy will ask for, in order, when that is fixed up front
+        (so builds can be compiled ahead, ``perfport tune --build-jobs``); None when it
+        chooses as it goes."""
+        return None
 
     @property
     def best(self) -> tuple[int, float] | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from perfport.space import Space
@@ -23,6 +25,9 @@ class BruteForce(Strategy):
             self._next += 1
         return self._next if self._next < len(self.space) else None
 
+    def plan(self) -> Sequence[int]:
+        return range(len(self.space))
+
 
 class RandomSearch(Strategy):
     """Legal configurations in a seeded random order, each at most once."""
@@ -39,6 +44,9 @@ class RandomSearch(Strategy):
         while self._next < len(self._order) and int(self._order[self._next]) in self.told:
             self._next += 1
         return int(self._order[self._next]) if self._next < len(self._order) else None
+
+    def plan(self) -> Sequence[int]:
+        return [int(i) for i in self._order]
 
 
 class Listed(Strategy):
@@ -57,3 +65,6 @@ class Listed(Strategy):
         while self._next < len(self._order) and self._order[self._next] in self.told:
             self._next += 1
         return self._order[self._next] if self._next < len(self._order) else None
+
+    def plan(self) -> Sequence[int]:
+        return self._order

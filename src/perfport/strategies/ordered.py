@@ -60,6 +60,9 @@ class GridSearch(Strategy):
             self._next += 1
         return int(self._order[self._next]) if self._next < len(self._order) else None
 
+    def plan(self) -> Sequence[int]:
+        return [int(i) for i in self._order]
+
 
 def _diverse_top(scores: np.ndarray, positions: np.ndarray, count: int) -> list[int]:
     """The ``count`` best-scored configurations that differ from each other in at least two

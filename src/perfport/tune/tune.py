@@ -14,6 +14,7 @@ from typing import Any
 from perfport._core import (
     Config,
     DeviceInfo,
+    DeviceType,
     KernelSpec,
     Measurement,
     PerfportError,
@@ -26,6 +27,7 @@ from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
+from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
@@ -126,6 +128,7 @@ def tune(
     progress: bool | Progress = False,
     min_work_groups: bool = False,
     configs: Sequence[Mapping[str, Any]] | None = None,
+    build_jobs: int = 0,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -137,6 +140,9 @@ def tune(
     ``min_work_groups`` adds the soft rule that every compute unit gets a work-group.
     ``configs`` measures exactly these configurations instead of searching (a shipped set on
     a new device: ``perfport select portable``); one the device cannot run is stored as pruned.
+    ``build_jobs`` > 1 compiles the builds ahead in that many processes (``perfport.tune.
+    prebuild``), beside the trials on a GPU and before them on a CPU, whose timings the
+    compiles would disturb; it needs a strategy whose order is fixed (or ``configs``).
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -149,6 +155,11 @@ def tune(
     settings = settings or RunSettings()
     listed = None if configs is None else _listed(spec, the_problem, configs, strategy)
     strategy_type = Listed if listed is not None else strategy_class(strategy)
+    if build_jobs > 1 and strategy_type.plan is Strategy.plan:
+        raise PerfportError(
+            f"strategy {strategy_type.name} chooses as it goes, so its builds cannot be compiled "
+            "ahead; use --build-jobs with brute_force, random, grid or --configs"
+        )
     if isinstance(budget, int):
         budget = Budget(max_evals=budget)
     budget = budget or Budget()
@@ -186,7 +197,18 @@ def tune(
             found = [space.index(c) for c in listed]
             searcher = Listed(space, settings.seed, tuple(i for i in found if i is not None))
         session = _Session(space, searcher, runner, store, record, budget, reporter)
-        status = session.run(spec.default if listed is None else None, f"{spec.name} on {dev.name}")
+        ahead = None
+        if build_jobs > 1:
+            ahead = Prebuild(spec, dev, session.planned_builds(spec, the_problem), build_jobs)
+            if dev.type is DeviceType.CPU:
+                ahead.wait()
+        try:
+            status = session.run(
+                spec.default if listed is None else None, f"{spec.name} on {dev.name}"
+            )
+        finally:
+            if ahead is not None:
+                ahead.close()
         for c in listed or ():
             if space.index(c) is None and status is not CampaignStatus.INTERRUPTED:
                 session.measure_outside(c)  # beyond the device's limits: stored as pruned
@@ -252,6 +274,16 @@ class _Session:
             if index is None or index in self.strategy.told:
                 return CampaignStatus.COMPLETE
             self._evaluate(index)
+
+    def planned_builds(self, spec: KernelSpec, problem: Problem) -> list[dict[str, str]]:
+        """The define sets of the configurations the strategy will ask for and the store does
+        not hold yet, each once, in the strategy's order."""
+        builds: dict[tuple[tuple[str, str], ...], None] = {}
+        for i in self.strategy.plan() or ():
+            config = self.space.config(i)
+            if config not in self.stored:
+                builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))
+        return [dict(b) for b in builds]
 
     def measure_outside(self, config: Config) -> None:
         """A configuration outside the device's space: the runner reports why, unbuilt."""
