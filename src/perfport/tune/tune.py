@@ -198,11 +198,11 @@ def tune(
             searcher = Listed(space, settings.seed, tuple(i for i in found if i is not None))
         session = _Session(space, searcher, runner, store, record, budget, reporter)
         ahead = None
-        if build_jobs > 1:
-            ahead = Prebuild(spec, dev, session.planned_builds(spec, the_problem), build_jobs)
-            if dev.type is DeviceType.CPU:
-                ahead.wait()
         try:
+            if build_jobs > 1:
+                ahead = Prebuild(spec, dev, session.planned_builds(spec, the_problem), build_jobs)
+                if dev.type is DeviceType.CPU:
+                    ahead.wait()
             status = session.run(
                 spec.default if listed is None else None, f"{spec.name} on {dev.name}"
             )
