@@ -1,6 +1,6 @@
 """Compiling a tuning run's builds ahead, in parallel (``perfport tune --build-jobs N``).
 
-A build can cost more than the trial that uses it: NVRTC spends about 1.3 s on each build of
+A build can cost more than the trial that uses it: NVRTC spends about 2 s on each build of
 the 2D convolution (its 15x15 filter unrolled over each work-item's tile), whose trials take
 about 0.2 s, and a tuning run builds one at a time. Every backend keeps what it compiles in an
 on-disk cache (CuPy's kernel cache, NVIDIA's OpenCL compute cache, PoCL's kernel cache), so
