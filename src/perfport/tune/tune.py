@@ -67,11 +67,9 @@ def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) 
 
 
 def _listed(
-    spec: KernelSpec, problem: Problem, configs: Sequence[Mapping[str, Any]], strategy: str | None
+    spec: KernelSpec, problem: Problem, configs: Sequence[Mapping[str, Any]]
 ) -> tuple[Config, ...]:
     """The configurations to measure, checked against the kernel (not yet the device)."""
-    if strategy is not None:
-        raise PerfportError("give configurations to measure or a strategy, not both")
     if not configs:
         raise PerfportError("no configurations to measure; give at least one")
     kernel_only = kernel_space(spec, problem)
@@ -153,7 +151,9 @@ def tune(
     the_problem = resolve_problem(spec, problem)
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
     settings = settings or RunSettings()
-    listed = None if configs is None else _listed(spec, the_problem, configs, strategy)
+    if configs is not None and strategy is not None:
+        raise PerfportError("give configurations to measure or a strategy, not both")
+    listed = None if configs is None else _listed(spec, the_problem, configs)
     strategy_type = Listed if listed is not None else strategy_class(strategy)
     if build_jobs > 1 and strategy_type.plan is Strategy.plan:
         raise PerfportError(
