@@ -193,6 +193,11 @@ def test_wg_evaluate_skips_a_partition_the_data_cannot_split(tmp_path):
                     "--methods", "performance_knn", "--json")  # fmt: skip
     assert [r["partition"] for r in json.loads(both.stdout)["results"]] == ["kernel"]
     assert "skipped device" in both.stderr
+    seeded = perfport("wg", "evaluate", "--data", path, "--partitions", "10-fold", "--seed", 3,
+                      "--methods", "performance_forest+fixed", "--json")  # fmt: skip
+    assert json.loads(seeded.stdout)["results"][0]["method"] == "performance_forest+fixed"
+    negative = perfport("wg", "evaluate", "--data", path, "--seed", -1, check=False)
+    assert negative.returncode == 2 and len(negative.stderr.strip().splitlines()) == 1
 
 
 def test_select_evaluate_plots_what_was_evaluated(tmp_path):

@@ -146,7 +146,7 @@ def test_method_names():
     assert (
         "random_forest+nearest_neighbour" in METHODS
         and "speedup_regressor" in METHODS
-        and len(METHODS) == 20
+        and len(METHODS) == 22
     )
 
 

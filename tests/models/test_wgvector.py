@@ -1,8 +1,10 @@
-"""The performance-vector predictor (performance_knn): it must find known answers, never
-propose a size that is too large or refused, and fall back to the fixed size when unsure."""
+"""The performance-vector predictors (performance_knn, performance_forest): they must find
+known answers, never propose a size that is too large or refused, and fall back to the fixed
+size when unsure."""
 
 from __future__ import annotations
 
+import pickle
 import time
 from pathlib import Path
 
@@ -10,7 +12,10 @@ import numpy as np
 import pytest
 
 from perfport.models import METHODS, WgDataset, WgPerformanceKnn, evaluate, make_predictor
+from perfport.models.wgforest import WgPerformanceForest
 from perfport.models.wgvector import _performance_vectors
+
+PREDICTORS = {"performance_knn": WgPerformanceKnn, "performance_forest": WgPerformanceForest}
 
 GRID = np.array([(c, r) for c in (4, 8, 16, 32, 64) for r in (1, 2, 4, 8)])
 AREA = GRID[:, 0] * GRID[:, 1]
@@ -42,30 +47,41 @@ def column(wc: int, wr: int) -> int:
     return int(np.flatnonzero((GRID[:, 0] == wc) & (GRID[:, 1] == wr))[0])
 
 
-def test_registered():
-    assert {"performance_knn", "performance_knn+fixed"} <= set(METHODS)
-    assert make_predictor("performance_knn").name == "performance_knn"
-    assert make_predictor("performance_knn+fixed").fallback
+def sized(name: str, fallback: bool = False) -> WgPerformanceKnn:
+    """A predictor sized for the small test datasets."""
+    if name == "performance_knn":
+        return WgPerformanceKnn(k=3, fallback=fallback)
+    return WgPerformanceForest(trees=20, min_leaf=2, fallback=fallback)
 
 
+@pytest.mark.parametrize("name", PREDICTORS)
+def test_registered(name):
+    assert {name, f"{name}+fixed"} <= set(METHODS)
+    assert isinstance(make_predictor(name), PREDICTORS[name])
+    assert make_predictor(name).name == name
+    assert make_predictor(f"{name}+fixed").fallback
+    if name == "performance_forest":
+        assert make_predictor(name, seed=3).seed == 3  # evaluate's seed reaches the forest
+
+
+@pytest.mark.parametrize("name", PREDICTORS)
 @pytest.mark.parametrize("fallback", [False, True])
-def test_finds_the_known_best_size_of_unseen_scenarios(fallback):
+def test_finds_the_known_best_size_of_unseen_scenarios(name, fallback):
     data = two_devices()
     train, test = np.arange(60), np.arange(60, 80)
-    model = WgPerformanceKnn(k=3, fallback=fallback).fit(data.subset(train))
+    model = sized(name, fallback).fit(data.subset(train))
     for s in test:
         chosen = model.propose(data.features[s], int(data.max_wg[s]), set())
         assert chosen == data.oracle[s], (s, GRID[chosen], GRID[data.oracle[s]])
-    (result,) = evaluate(
-        data, ["performance_knn+fixed" if fallback else "performance_knn"], ["10-fold"]
-    )
+    (result,) = evaluate(data, [f"{name}+fixed" if fallback else name], ["10-fold"])
     assert result.performance == pytest.approx(1.0) and result.accuracy == 1.0
     assert result.speedup_over_baseline > 1.1 and result.validity == 1.0 and result.refused == 0.0
 
 
-def test_never_proposes_too_large_or_refused_sizes():
+@pytest.mark.parametrize("name", PREDICTORS)
+def test_never_proposes_too_large_or_refused_sizes(name):
     data = two_devices()
-    model = WgPerformanceKnn(k=3).fit(data.subset(np.arange(60)))
+    model = sized(name).fit(data.subset(np.arange(60)))
     x, best = data.features[61], column(8, 8)  # device 1, limit 128
     assert model.propose(x, 128, set()) == best
     # A smaller limit masks w(8x8) and everything larger.
@@ -141,14 +157,62 @@ def test_rejects_bad_settings():
         WgPerformanceKnn(k=0)
     with pytest.raises(ValueError):
         WgPerformanceKnn(device_weight=0.0)
+    for bad in ({"trees": 0}, {"min_leaf": 0}, {"max_features": 0.0}, {"margin": -1.0}):
+        with pytest.raises(ValueError):
+            WgPerformanceForest(**bad)
 
 
-def test_predicts_in_well_under_a_millisecond_on_the_shipped_data():
+def test_forest_walks_its_trees_as_scikit_learn_does():
+    # The numpy walk must put every training scenario in the leaf scikit-learn's apply() did,
+    # including features that float32 rounds (scikit-learn compares in float32).
+    data = two_devices(noise=0.05)
+    features = data.features.copy()
+    features[:, 2] += 1e-9 * np.arange(len(data))
+    data = WgDataset(
+        data.sizes, data.runtimes, data.max_wg, features, data.feature_names, data.device,
+        data.kernel, data.dataset, data.synthetic,
+    )  # fmt: skip
+    forest = WgPerformanceForest(trees=15, min_leaf=1, seed=4).fit(data)
+    walked = np.array([forest.leaves(x) for x in data.features]).T
+    assert (walked == forest.leaves_).all()
+    rows, weights = forest.neighbours(data.features[7])
+    assert weights.sum() == pytest.approx(1.0) and (weights > 0).all()
+    # Only scenarios that share a leaf with it in some tree, each in proportion to its share.
+    shares = forest.counts_ * (forest.leaves_ == walked[:, [7]])
+    assert set(rows) == set(np.flatnonzero(shares.sum(0) > 0))
+
+
+def test_forest_neighbours_follow_the_features_that_matter():
+    # Data width decides device 0's best size, a noise feature decides nothing: the forest
+    # splits on width, so its neighbours of a wide device-0 scenario are wide device-0 ones,
+    # however far their noise feature lies.
+    data = two_devices(n=120)
+    rng = np.random.default_rng(1)
+    features = np.column_stack([data.features, 100.0 * rng.standard_normal(len(data))])
+    data = WgDataset(
+        data.sizes, data.runtimes, data.max_wg, features, (*data.feature_names, "noise"),
+        data.device, data.kernel, data.dataset, data.synthetic,
+    )  # fmt: skip
+    forest = WgPerformanceForest(trees=30, min_leaf=3).fit(data)
+    wide = np.flatnonzero((data.features[:, 0] == 0) & (data.features[:, 2] >= 11))
+    rows, weights = forest.neighbours(data.features[wide[0]])
+    same = np.isin(rows, wide)
+    assert weights[same].sum() > 0.95
+
+
+def test_a_fitted_forest_holds_no_scikit_learn_objects():
+    # So a saved default model loads and predicts where scikit-learn is not installed.
+    forest = WgPerformanceForest(trees=5).fit(two_devices())
+    assert b"sklearn" not in pickle.dumps(forest)
+
+
+@pytest.mark.parametrize("name", PREDICTORS)
+def test_predicts_in_well_under_a_millisecond_on_the_shipped_data(name):
     from perfport.models import load_dataset
 
     shipped = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
     data = load_dataset(shipped)
-    model = WgPerformanceKnn(fallback=True).fit(data)
+    model = make_predictor(f"{name}+fixed").fit(data)
     times = []
     for s in range(0, len(data), 3):
         started = time.perf_counter()

@@ -327,7 +327,7 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
 
 
 WG_DATA = "wg/stencils.npz"  # the work-group dataset perfport ships (see datasets/PROVENANCE.md)
-WG_METHOD = "performance_knn+fixed"  # the method of the default model (docs/wg.md)
+WG_METHOD = "performance_forest"  # the method of the default model (docs/wg.md)
 
 
 def _shipped(name: str) -> Path:
@@ -355,7 +355,7 @@ def _wg_data_path(name: str | None) -> Path:
 
 def _wg_model(path: str | None) -> Any:
     """The model at ``path``; by default ``WG_METHOD`` trained on the shipped dataset, trained
-    on first use (well under a second) and cached (pickles are tied to the library versions
+    on first use (a few seconds) and cached (pickles are tied to the library versions
     that wrote them, which are part of the cache key)."""
     from perfport.models.wgdata import load_dataset
     from perfport.models.wgmodel import load_model, train
@@ -404,7 +404,7 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
     data = load_dataset(_wg_data_path(args.data))
     methods = _listed(args.methods, METHODS, "--methods")
     partitions = _listed(args.partitions, PARTITIONS, "--partitions")
-    results = evaluate(data, methods, partitions)
+    results = evaluate(data, methods, partitions, seed=args.seed)
     skipped = [p for p in partitions if p not in {r.partition for r in results}]
     why = ("a leave-one-out partition needs at least two devices, kernels or data sizes, and "
            "synthetic-real both synthetic and real-world kernels")  # fmt: skip

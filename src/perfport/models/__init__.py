@@ -1,5 +1,6 @@
 """Layer 3: learned predictors (work-group-size classifiers with fallbacks, runtime, speedup
-and performance regressors, performance vectors from neighbours) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
+and performance regressors, performance vectors from neighbours, nearest or chosen by a
+forest) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
 
 from perfport.models.evaluate import PARTITIONS, EvalResult, evaluate, folds, reference_baseline
 from perfport.models.wg import (
@@ -25,6 +26,7 @@ from perfport.models.wgdata import (
     replace_scenarios,
     save_dataset,
 )
+from perfport.models.wgforest import WgPerformanceForest
 from perfport.models.wgstore import dataset_from_store
 from perfport.models.wgvector import WgPerformanceKnn
 
@@ -38,6 +40,7 @@ __all__ = [
     "EvalResult",
     "WgClassifier",
     "WgDataset",
+    "WgPerformanceForest",
     "WgPerformanceKnn",
     "WgPredictor",
     "WgRegressor",

@@ -9,7 +9,9 @@
   speedup over a reference size (``speedup``) and picks the best; a refused size is dropped and
   the next best taken. Their Algorithm 2.
 - ``performance_knn`` and ``performance_knn+fixed`` (beyond the paper, in ``wgvector``): the
-  whole vector of relative performance over sizes from the nearest training scenarios.
+  whole vector of relative performance over sizes from the nearest training scenarios;
+  ``performance_forest[+fixed]`` (in ``wgforest``; the default model) from the training
+  scenarios that share a random forest's leaves.
 - ``performance`` (beyond the paper): a regressor of each size's fraction of the scenario's
   optimum, chosen by its mean minus half the spread of the forest's trees, so that sizes the
   model is unsure about need a larger predicted margin.
@@ -32,7 +34,10 @@ from perfport.models.wgdata import WgDataset
 CLASSIFIERS = ("naive_bayes", "logistic", "decision_tree", "random_forest", "svm")
 FALLBACKS = ("baseline", "random", "nearest_neighbour")
 REGRESSORS = ("runtime", "speedup", "performance")
-VECTOR_METHODS = ("performance_knn", "performance_knn+fixed")  # perfport.models.wgvector
+# perfport.models.wgvector and perfport.models.wgforest
+VECTOR_METHODS = (
+    "performance_knn", "performance_knn+fixed", "performance_forest", "performance_forest+fixed",
+)  # fmt: skip
 
 
 def _sklearn(module: str) -> Any:
@@ -168,11 +173,16 @@ class WgRegressor(WgPredictor):
 
 def make_predictor(name: str, seed: int = 0) -> WgPredictor:
     """``classifier+fallback`` (e.g. ``random_forest+nearest_neighbour``),
-    ``{runtime,speedup,performance}_regressor`` or ``performance_knn[+fixed]``."""
-    if name in VECTOR_METHODS:
-        from perfport.models.wgvector import WgPerformanceKnn  # it subclasses WgPredictor
+    ``{runtime,speedup,performance}_regressor`` or ``performance_{knn,forest}[+fixed]``."""
+    if name in VECTOR_METHODS:  # their modules subclass WgPredictor, so import them here
+        fallback = name.endswith("+fixed")
+        if name.startswith("performance_forest"):
+            from perfport.models.wgforest import WgPerformanceForest
 
-        return WgPerformanceKnn(fallback=name.endswith("+fixed"))
+            return WgPerformanceForest(fallback=fallback, seed=seed)
+        from perfport.models.wgvector import WgPerformanceKnn
+
+        return WgPerformanceKnn(fallback=fallback)
     if name.endswith("_regressor"):
         return WgRegressor(name.removesuffix("_regressor"), seed=seed)
     classifier, _, fallback = name.partition("+")

@@ -47,15 +47,22 @@ class WgPerformanceKnn(WgPredictor):
         self.name = "performance_knn+fixed" if fallback else "performance_knn"
 
     def fit(self, data: WgDataset) -> WgPerformanceKnn:
-        self._store_sizes(data)
+        self._fit_vectors(data)
         x = np.asarray(data.features, dtype=np.float64)
         self.mean_ = x.mean(0)
         scale = x.std(0)
         self.scale_ = np.where(scale > 0, scale, 1.0)
-        device = np.array([n.startswith("device_") for n in data.feature_names])
-        self.weights_ = np.where(device, self.device_weight, 1.0)
+        self.weights_ = np.ones(x.shape[1])
+        self.weights_[self.device_columns_] = self.device_weight
         self.points_ = (x - self.mean_) / self.scale_ * self.weights_
+        return self
+
+    def _fit_vectors(self, data: WgDataset) -> None:
+        """What every vector method keeps: the training vectors and the best fixed sizes."""
+        self._store_sizes(data)
+        x = np.asarray(data.features, dtype=np.float64)
         self.vectors_ = _performance_vectors(data)
+        device = np.array([n.startswith("device_") for n in data.feature_names])
         self.device_columns_ = np.flatnonzero(device)
         self.fixed_ = _best_fixed(self.vectors_, np.ones(len(data), dtype=bool))
         # The best fixed size of each device the training data has, keyed by its features.
@@ -65,16 +72,19 @@ class WgPerformanceKnn(WgPredictor):
             for key in set(keys):
                 rows = np.array([k == key for k in keys])
                 self.device_fixed_[key] = _best_fixed(self.vectors_, rows)
-        return self
 
-    def predict_vector(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(predicted log relative performance per size, the neighbours' vectors, their
-        weights); NaN where no neighbour has the size within its limits."""
+    def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(training rows, their weights): the k nearest, weighted by inverse distance."""
         point = (np.asarray(x, dtype=np.float64) - self.mean_) / self.scale_ * self.weights_
         distance = np.sqrt(((self.points_ - point) ** 2).sum(1))
         k = min(self.k, len(distance))
         nearest = np.argpartition(distance, k - 1)[:k] if k < len(distance) else np.arange(k)
-        weights = 1.0 / (distance[nearest] + 1e-3)
+        return nearest, 1.0 / (distance[nearest] + 1e-3)
+
+    def predict_vector(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(predicted log relative performance per size, the neighbours' vectors, their
+        weights); NaN where no neighbour has the size within its limits."""
+        nearest, weights = self.neighbours(x)
         vectors = self.vectors_[nearest]
         known = np.isfinite(vectors)
         total = (np.where(known, vectors, 0.0) * weights[:, None]).sum(0)
