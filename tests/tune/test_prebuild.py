@@ -1,7 +1,14 @@
 """perfport tune --build-jobs: builds compiled ahead in background processes."""
 
+import contextlib
 import dataclasses
+import importlib
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -9,6 +16,7 @@ from perfport import PerfportError, RunSettings, Timing, load_kernel, tune
 from perfport.tune.prebuild import Prebuild
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
+TUNE_MODULE = importlib.import_module("perfport.tune.tune")  # the package exports tune()
 FAST = RunSettings(timing=Timing.fixed(2))
 
 
@@ -43,3 +51,94 @@ def test_tuning_with_builds_ahead_measures_the_same(cpu, tmp_path):
 def test_a_strategy_that_chooses_as_it_goes_cannot_build_ahead(cpu, tmp_path):
     with pytest.raises(PerfportError, match="chooses as it goes"):
         tune(EXAMPLES / "saxpy.toml", device=cpu.id, db=tmp_path / "r.db", build_jobs=2)
+
+
+class _Recorded(Prebuild):
+    """A Prebuild that compiles nothing and remembers what it was given."""
+
+    seen: ClassVar[list[tuple[int, float | None]]] = []
+
+    def __init__(self, spec, device, builds, jobs):
+        self.builds = builds
+
+    def wait(self, timeout=None):
+        _Recorded.seen.append((len(self.builds), timeout))
+        return len(self.builds), 0
+
+    def close(self) -> None:
+        pass
+
+
+def test_only_the_builds_the_budget_reaches_are_compiled_and_the_time_budget_holds(
+    cpu, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(TUNE_MODULE, "Prebuild", _Recorded)
+    _Recorded.seen.clear()
+    kernel, db = EXAMPLES / "saxpy.toml", tmp_path / "r.db"
+    from perfport.tune.result import Budget
+
+    first = tune(kernel, device=cpu.id, strategy="brute_force", db=db, settings=FAST,
+                 build_jobs=1, problem={"n": 4096}, budget=Budget(3, 60.0))  # fmt: skip
+    assert first.status.value == "budget"
+    # 3 evaluations, of 20 configurations: at most 3 builds (the CPU waits, within 60 s).
+    assert 1 <= _Recorded.seen[0][0] <= 3 and _Recorded.seen[0][1] == 60.0
+    tune(kernel, device=cpu.id, strategy="brute_force", db=db, settings=FAST,
+         build_jobs=1, problem={"n": 4096}, budget=5)  # fmt: skip
+    assert 1 <= _Recorded.seen[1][0] <= 2  # the campaign's 3 stored results count
+
+
+def test_ctrl_c_while_compiling_ahead_stops_cleanly(cpu, tmp_path, monkeypatch):
+    def interrupted(self, timeout=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_Recorded, "wait", interrupted)
+    monkeypatch.setattr(TUNE_MODULE, "Prebuild", _Recorded)
+    from perfport.store import Store
+
+    result = tune(EXAMPLES / "saxpy.toml", device=cpu.id, strategy="brute_force",
+                  db=tmp_path / "r.db", settings=FAST, build_jobs=2, problem={"n": 4096})  # fmt: skip
+    assert result.status.value == "interrupted" and not result.measurements
+    with Store(tmp_path / "r.db") as store:
+        assert store.campaign(result.campaign).status.value == "interrupted"
+
+
+def test_too_many_compiling_processes_are_refused(cpu, tmp_path):
+    with pytest.raises(PerfportError, match="per core"):
+        tune(EXAMPLES / "saxpy.toml", device=cpu.id, strategy="brute_force",
+             db=tmp_path / "r.db", build_jobs=10**6)  # fmt: skip
+    with pytest.raises(PerfportError, match="chooses as it goes"):
+        tune(EXAMPLES / "saxpy.toml", device=cpu.id, db=tmp_path / "r.db", build_jobs=1)
+
+
+def test_compiling_processes_end_when_the_run_is_killed(tmp_path):
+    # A run killed outright shuts no pool down: its compiling processes must notice and end.
+    script = (
+        "import os, sys, time\n"
+        "from perfport import load_kernel, get_device\n"
+        "from perfport.tune.prebuild import Prebuild\n"
+        f"spec = load_kernel({str(EXAMPLES / 'saxpy.toml')!r})\n"
+        "ahead = Prebuild(spec, get_device('opencl:0:0'), [{'ITEMS': '1'}, {'ITEMS': '2'}], 2)\n"
+        "ahead.wait()\n"
+        "print(' '.join(str(p) for p in ahead._pool._processes), flush=True)\n"
+        "os._exit(0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pids = [int(p) for p in done.stdout.split()]
+    assert pids
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.2)
+    assert not any(_alive(p) for p in pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead: it waits only for its (gone) parent's reaping.
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    return False

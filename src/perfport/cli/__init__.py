@@ -135,7 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--build-jobs", type=_count, default=0, metavar="N",
-        help="compile builds ahead in N processes (strategies with a fixed order, --configs)",
+        help="compile the builds the budget reaches ahead in N processes (fixed-order strategies, --configs)",
     )  # fmt: skip
     p.add_argument("--seed", type=_natural, default=0, help="seed for input data and the strategy")
     p.add_argument(

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -23,7 +27,17 @@ _worker: dict[str, Any] = {}  # this compiling process's spec and session
 
 
 def _start(spec: KernelSpec, device: DeviceInfo) -> None:
+    # Ctrl-C reaches the whole process group: the run stops us, we need not print about it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
     _worker["spec"], _worker["session"] = spec, open_session(device)
+
+
+def _exit_with(parent: int) -> None:
+    """End this process once the run's process is gone (killed, it shuts no pool down)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
 
 
 def _build(defines: dict[str, str]) -> bool:
@@ -52,9 +66,10 @@ class Prebuild:
         )
         self._futures: list[Future[bool]] = [self._pool.submit(_build, d) for d in builds]
 
-    def wait(self) -> tuple[int, int]:
-        wait(self._futures)
-        results = [f.result() for f in self._futures]
+    def wait(self, timeout: float | None = None) -> tuple[int, int]:
+        """Wait for every build, or ``timeout`` seconds; (built, failed) among those done."""
+        wait(self._futures, timeout)
+        results = [f.result() for f in self._futures if f.done() and not f.cancelled()]
         return results.count(True), results.count(False)
 
     def close(self) -> None:
