@@ -196,9 +196,21 @@ def test_constant_arrays_and_parameter_defines_run(tmp_path, cpu):
         "defined twice": CONSTANT_TOML.replace(
             'define = "READ_ONLY"', 'define = "n_"\n[defines]\nn_ = "n"'
         ),
+        "constant must be true or false": CONSTANT_TOML.replace(
+            "constant = true", 'constant = "false"'
+        ),
+        "output must be true or false": CONSTANT_TOML.replace("output = true", 'output = "no"'),
+        "define must be a macro name": CONSTANT_TOML.replace(
+            'define = "READ_ONLY"', "define = false"
+        ),
+        "must be an identifier": CONSTANT_TOML.replace('define = "READ_ONLY"', 'define = "1RO"'),
+        "word of OpenCL C or CUDA": CONSTANT_TOML.replace(
+            'define = "READ_ONLY"', 'define = "read_only"'
+        ),
+        "would rename the argument": CONSTANT_TOML.replace('define = "READ_ONLY"', 'define = "n"'),
     }
     for message, text in broken.items():
         path.write_text(text)
         with pytest.raises(SpecError, match=message) as info:
             load_kernel(path)
-        assert "\n" not in str(info.value)
+        assert "\n" not in str(info.value) and str(path) in str(info.value), message

@@ -101,6 +101,7 @@ def test_listed_configurations_are_measured_alone(db):
     assert r.status.value == "complete" and r.default is None
     got = [(m.config["wc"], m.config["wr"], m.outcome) for m in r.measurements]
     assert got == [(16, 8, Outcome.OK), (4, 4, Outcome.OK), (96, 96, Outcome.PRUNED)]
+    assert r.pruned == 1 and r.outcomes["pruned"] == 1 and r.outcomes["ok"] == 2  # of the list
     assert "exceed the device" in next(
         m.message for m in r.measurements if m.outcome is Outcome.PRUNED
     )
@@ -111,6 +112,8 @@ def test_listed_configurations_are_measured_alone(db):
     for bad, message in [
         ([{"wc": 16}], "exactly the parameters"),
         ([{"wc": 16, "wr": 5}], "not one of"),
+        ([{"wc": 16.0, "wr": 8}], "not one of"),  # equal in Python, not the same value
+        ([{"wc": 16, "wr": True}], "not one of"),
         ([], "at least one"),
         (["16x8"], "parameter names and values"),
     ]:

@@ -20,6 +20,61 @@ from perfport._core.records import Config, Language, Problem, Value, _plain
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+# Words of OpenCL C and CUDA C++ that a -D macro of the same name would rewrite.
+_RESERVED = frozenset(
+    [
+        "auto",
+        "bool",
+        "break",
+        "case",
+        "char",
+        "const",
+        "constant",
+        "continue",
+        "default",
+        "do",
+        "double",
+        "else",
+        "enum",
+        "extern",
+        "float",
+        "for",
+        "global",
+        "goto",
+        "half",
+        "if",
+        "inline",
+        "int",
+        "kernel",
+        "local",
+        "long",
+        "private",
+        "read_only",
+        "read_write",
+        "register",
+        "restrict",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "typedef",
+        "union",
+        "unsigned",
+        "void",
+        "volatile",
+        "while",
+        "write_only",
+        "size_t",
+        "true",
+        "false",
+        "NULL",
+    ]
+)
+
+
 def _check_ident(name: Any, what: str) -> str:
     if not isinstance(name, str) or not _IDENT.match(name):
         raise SpecError(f"{what} {name!r} must be an identifier (letters, digits, _)")
@@ -51,6 +106,10 @@ class Param:
 
     def __post_init__(self) -> None:
         _check_ident(self.name, "parameter name")
+        if not isinstance(self.define, str):
+            raise SpecError(
+                f"parameter {self.name}: define must be a macro name, got {self.define!r}"
+            )
         if self.define:
             _check_ident(self.define, f"parameter {self.name}: define")
         if isinstance(self.values, str | bytes) or not isinstance(self.values, Sequence):
@@ -93,6 +152,11 @@ class ArrayArg:
         shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
         object.__setattr__(self, "shape", tuple(str(s) for s in shape))
         object.__setattr__(self, "init", Init(self.init))
+        for flag in ("output", "constant"):
+            if not isinstance(getattr(self, flag), bool | np.bool_):
+                raise SpecError(
+                    f"argument {self.name}: {flag} must be true or false, got {getattr(self, flag)!r}"
+                )
         if self.output and self.constant:
             raise SpecError(
                 f"argument {self.name}: constant memory is read-only; drop output or constant"
@@ -236,6 +300,19 @@ class KernelSpec:
             raise SpecError(
                 f"{what}: macro(s) {twice} defined twice (by parameters or defines); rename one"
             )
+        for p in self.params:  # a kernel's own defines may name problem values on purpose
+            if p.define in arg_names or p.define in self.problem:
+                raise SpecError(
+                    f"{what}: parameter {p.name}: define {p.define!r} would rename the argument "
+                    "or problem value of that name in the source; choose another"
+                )
+        for m in macros:  # a macro would rewrite these wherever the source says them
+            if m in _RESERVED or m.startswith("__"):
+                raise SpecError(
+                    f"{what}: macro {m!r} is a word of OpenCL C or CUDA; give the parameter "
+                    "another define, e.g. define = '" + m.strip("_").upper() + "'"
+                )
+
         known = set(names) | set(self.problem) | set(DTYPE_NAMES)
         launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
         for name, expr in self.derived_exprs:  # each may use what comes before it
@@ -297,7 +374,7 @@ class KernelSpec:
                 f"{what} {dict(config)} must set exactly the parameters {sorted(names)}"
             )
         for p in self.params:
-            if config[p.name] not in p.values:
+            if not any(_same_value(config[p.name], v) for v in p.values):
                 raise SpecError(
                     f"{what}: {p.name}={config[p.name]!r} is not one of {list(p.values)}"
                 )
@@ -438,3 +515,15 @@ def _define_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def _same_value(given: Any, value: Any) -> bool:
+    """Equal and of the same kind: True == 1 and 16.0 == 16 in Python, but a configuration
+    saying ``true`` or ``16.0`` for an integer parameter is a mistake, not a spelling."""
+    kinds = (bool, np.bool_), (int, np.integer), (float, np.floating), (str,)
+    kind = next((k for k in kinds if isinstance(value, k)), None)
+    return (
+        given == value
+        and (kind is None or isinstance(given, kind))
+        and (isinstance(given, (bool, np.bool_)) == isinstance(value, (bool, np.bool_)))
+    )

@@ -113,6 +113,8 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         if result.speedup:
             line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
         console.print(f"[bold green]{line}[/]")
+    elif result.measurements and result.status.value == "complete":
+        console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
 
 
 def _first_line(m: Measurement) -> str:

@@ -198,7 +198,10 @@ def _param(p: Any, where: str) -> Param:
         values, str
     ):  # a Python list expression: "range(1, 9)", "[2**i for i in range(6)]"
         values = evaluate_values(values, f"{where}: param {p['name']} values")
-    return Param(p["name"], values, kind, p.get("define", ""))
+    try:
+        return Param(p["name"], values, kind, p.get("define", ""))
+    except SpecError as exc:
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
@@ -225,6 +228,8 @@ def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
         return LocalArg(**fields)
     except (TypeError, ValueError) as exc:
         raise SpecError(f"{where}: {kind} arg {a.get('name')!r}: {exc}") from None
+    except SpecError as exc:
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def _reference(ref: Any, path: Path) -> Callable[..., Any]:

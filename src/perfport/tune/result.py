@@ -50,8 +50,11 @@ class TuneResult:
 
     @property
     def pruned(self) -> int:
-        """Ruled out by device limits: before building, or by the built kernel's limits."""
+        """Ruled out by device limits: before building, or by the built kernel's limits. For
+        a list of configurations (``strategy == "listed"``), only the listed ones."""
         after_build = sum(m.outcome is Outcome.PRUNED for m in self.measurements)
+        if self.strategy == "listed":  # the space's own pruning is not what was asked about
+            return after_build
         return self.space.removed(ConstraintSource.DEVICE) + after_build
 
     @property
