@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perfport.select.errors import SelectError
 from perfport.select.normalise import relative
 from perfport.select.portable import DeviceTimes, LooRow, leave_one_out, load_caches, loo_markdown
 
@@ -56,17 +57,22 @@ def main() -> None:
     added: dict[str, list[Path]] = {}
     for item in args.add:
         kernel, sep, path = item.partition("=")
-        if not sep or kernel not in KERNELS:
+        if not sep or kernel not in KERNELS or not path:
             parser.error(f"--add {item!r}: give KERNEL=CACHE with KERNEL one of {list(KERNELS)}")
         added.setdefault(kernel, []).append(Path(path))
     lo, _, hi = args.ks.partition("-")
+    if not lo.isdigit() or not (hi or lo).isdigit() or not 1 <= int(lo) <= int(hi or lo):
+        parser.error(f"--ks {args.ks!r}: give a range like 1-8 (from 1, low to high)")
     ks = range(int(lo), int(hi or lo) + 1)
     hub = args.data / "kerneltuner-benchmark_hub"
     text = []
     for kernel, (folder, devices) in KERNELS.items():
         started = time.perf_counter()
         files = [hub / folder / f"{d}.json.gz" for d in devices] + added.get(kernel, [])
-        data = load_caches(files)
+        try:  # load_caches refuses a file given twice, among other mistakes
+            data = load_caches(files)
+        except SelectError as exc:
+            parser.error(f"{kernel}: {exc}")
         rows = leave_one_out(data, ks)
         seconds = time.perf_counter() - started
         text.append(

@@ -79,7 +79,7 @@ def test_greedy_geomean_ships_both_families_where_most_often_best_fails_one(fami
 
 def test_json_contract(families):
     out = portable(families, 3).to_json()
-    assert set(out) == {"k", "configs", "per_device", "geomean"}
+    assert set(out) == {"k", "configs", "per_device", "geomean", "fixed"} and out["fixed"] == {}
     assert out["k"] == 3 and len(out["configs"]) == 3
     assert all(set(c) == set(PARAMS) for c in out["configs"])
     assert set(out["per_device"]) == {"X0", "X1", "X2", "X3", "Y0", "Y1"}
@@ -173,6 +173,22 @@ def test_malformed_and_mismatched_files_give_one_line_errors(families, tmp_path)
     truncated = tmp_path / "truncated.json"
     truncated.write_text(json.dumps({"tune_params_keys": ["tile", "wg"], "cache": {"1": {}}}))
     one_line_error([truncated], "truncated.json: cache entry")
+    # Crafted files: a dict or nested list as a value, a list as a parameter name, deep JSON.
+    base = json.loads(gzip.decompress(families[0].read_bytes()))
+    for name, change in {
+        "dictval": lambda c: next(iter(c["cache"].values())).update(tile={"x": 1}),
+        "nested": lambda c: next(iter(c["cache"].values())).update(tile=[[1, 2]]),
+        "listkey": lambda c: c.update(tune_params_keys=[["tile"], "wg"]),
+    }.items():
+        crafted = json.loads(json.dumps(base))
+        change(crafted)
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(crafted))
+        one_line_error([families[1], path], f"{name}.json: (cache entry|not a Kernel Tuner)")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000 + "]" * 100000)
+    one_line_error([deep], "deep.json: not JSON")
+    one_line_error([families[0], families[1], families[0]], "given twice")
     failed = write_cache(tmp_path / "failed.json", "f", {A: "RuntimeFailedConfig"})
     one_line_error([failed], "failed.json: no configuration has a valid time")
     one_line_error([tmp_path / "missing.json.gz"], "missing.json.gz: cannot be read")
@@ -267,3 +283,53 @@ def test_cli_method_names_are_the_methods(families, capsys):
     assert code in (0, None)
     out = json.loads(capsys.readouterr().out)
     assert out["k"] == 2 and {"configs", "per_device", "geomean"} <= set(out)
+
+
+def test_parameters_fixed_everywhere_are_reported_apart_and_must_agree(tmp_path):
+    times = family_times(A, B, 3)
+    x = write_cache(tmp_path / "x.json", "X", times)
+    y = write_cache(tmp_path / "y.json", "Y", times)
+    for path, filter_size in ((x, 15), (y, 15)):
+        cache = json.loads(path.read_text())
+        cache["tune_params_keys"].append("filter")
+        for entry in cache["cache"].values():
+            entry["filter"] = filter_size
+        path.write_text(json.dumps(cache))
+    out = portable([x, y], 2).to_json()
+    assert out["fixed"] == {"filter": 15} and all(set(c) == set(PARAMS) for c in out["configs"])
+    cache = json.loads(y.read_text())
+    for entry in cache["cache"].values():
+        entry["filter"] = 7
+    y.write_text(json.dumps(cache))
+    one_line_error([x, y], "'filter' is fixed at 7 here but at 15")
+    # Caches of different problem sizes rank configurations for different work.
+    small = write_cache(tmp_path / "small.json", "S", times, problem_size=[64, 64])
+    large = write_cache(tmp_path / "large.json", "L", times, problem_size=[4096, 4096])
+    one_line_error([small, large], "problem size")
+
+
+def test_same_device_and_file_name_in_two_folders_stay_two_devices(tmp_path):
+    times = family_times(A, B, 4)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    data = load_caches([write_cache(tmp_path / d / "gpu.json", "GPU", times) for d in ("a", "b")])
+    assert len(set(data.devices)) == 2
+
+
+def test_cli_says_when_fewer_than_k_ran_everywhere(tmp_path):
+    import subprocess
+    import sys
+
+    ran = {c: 1.0 + i for i, c in enumerate(CONFIGS)}
+    failed = {c: t if i < 3 else "RuntimeFailedConfig" for i, (c, t) in enumerate(ran.items())}
+    files = [
+        write_cache(tmp_path / "P.json", "P", ran),
+        write_cache(tmp_path / "Q.json", "Q", failed),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "select", "portable", *map(str, files),
+         "--kernels", "5", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["k"] == 3 and "only 3 configurations" in done.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,9 @@ def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.portable import portable
 
     result = portable(args.files, args.kernels, holdout=args.holdout, method=args.method)
+    if result.k < args.kernels:  # "k" in the JSON is what is shipped; say why it is fewer
+        print(f"perfport: only {result.k} configurations ran on every training device; "
+              f"shipping those, not {args.kernels}", file=sys.stderr)  # fmt: skip
     if args.json:
         render.print_json(result.to_json())
         return 0

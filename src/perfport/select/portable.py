@@ -58,7 +58,7 @@ import gzip
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -96,6 +96,7 @@ class DeviceTimes:
     param_names: tuple[str, ...]
     configs: tuple[tuple[Any, ...], ...]
     times: np.ndarray
+    fixed: dict[str, Any] = field(default_factory=dict)  # parameters with one value everywhere
 
     def config_dict(self, index: int) -> dict[str, Any]:
         return dict(zip(self.param_names, self.configs[index], strict=True))
@@ -126,15 +127,18 @@ class PortableResult:
     per_device: dict[str, float]
     geomean: float
     holdout: str | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"k", "configs", "per_device", "geomean"}``: the output of ``perfport select
-        portable --json``."""
+        """``{"k", "configs", "per_device", "geomean", "fixed"}``: the output of ``perfport
+        select portable --json``; ``fixed`` holds the parameters every cache fixes at one
+        value, left out of ``configs`` (they are not a choice)."""
         return {
             "k": self.k,
             "configs": [dict(c) for c in self.configs],
             "per_device": dict(self.per_device),
             "geomean": self.geomean,
+            "fixed": dict(self.fixed),
         }
 
 
@@ -154,38 +158,95 @@ class LooRow:
 def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     """Kernel Tuner cache files (``.json`` or ``.json.gz``) of one kernel on several devices,
     as one devices x configurations time matrix. The files must tune the same parameters (in
-    any order); a parameter that only some files list is allowed where it takes one value in
-    each of them (a constant such as a fixed filter size), and is left out."""
+    any order) on the same problem size; a parameter that only some files list is allowed where
+    it takes one value in each of them (a constant such as a fixed filter size). Parameters
+    with a single value everywhere are left out of the configurations, into ``fixed``."""
     if len(files) < 1:
         raise SelectError("portable selection needs at least one Kernel Tuner cache file")
-    caches = [_read_cache(Path(f)) for f in files]
+    paths = [Path(f) for f in files]
+    for i, a in enumerate(paths):
+        for b in paths[:i]:
+            if str(a) == str(b) or _same_file(a, b):
+                raise SelectError(f"{a} is given twice (as {b}); give each cache once")
+    caches = [_read_cache(p) for p in paths]
+    _check_same_problem(paths, caches)
     first = tuple(caches[0]["tune_params_keys"])
     shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
-    params = tuple(k for k in first if k in shared)
-    names: list[str] = []
-    per_file: list[dict[tuple[Any, ...], float]] = []
-    for f, cache in zip(files, caches, strict=True):
-        for key in set(cache["tune_params_keys"]) - shared:
-            if len(_values(cache, key)) > 1:
+    fixed: dict[str, tuple[Any, Path]] = {}  # parameter -> its single value, and where seen
+    for path, cache in zip(paths, caches, strict=True):
+        for key in cache["tune_params_keys"]:
+            values = _values(cache, key)
+            if len(values) > 1:
+                if key not in shared:
+                    raise SelectError(
+                        f"{path}: parameter {key!r} varies here but not every file tunes it; "
+                        "only caches of the same kernel and search space can be pooled"
+                    )
+                fixed.pop(key, None)
+                shared.add(key)  # varies somewhere: a choice, whatever other files say
+                continue
+            if not values:
+                continue  # no entry gives it: _entries says which entry lacks it
+            (value,) = values
+            if key in fixed and fixed[key][0] != value:
                 raise SelectError(
-                    f"{f}: parameter {key!r} varies here but not every file tunes it; "
-                    "only caches of the same kernel and search space can be pooled"
+                    f"{path}: parameter {key!r} is fixed at {value!r} here but at "
+                    f"{fixed[key][0]!r} in {fixed[key][1]}; pool caches of the same problem only"
                 )
-        per_file.append(_entries(Path(f), cache, params))
+            fixed.setdefault(key, (value, path))
+    varies = {k for k in shared if k not in fixed}
+    params = tuple(k for k in first if k in varies)
+    per_file = [_entries(p, c, params) for p, c in zip(paths, caches, strict=True)]
+    names = []
+    for path, cache in zip(paths, caches, strict=True):
         name = cache.get("device_name")
-        names.append(name if isinstance(name, str) and name.strip() else _stem(Path(f)))
-    # Two caches of one GPU model (another driver, another machine) stay two devices.
+        names.append(name if isinstance(name, str) and name.strip() else _stem(path))
+    # Two caches of one GPU model (another driver, another machine) stay two devices, named by
+    # their file, or by their path where the file names are the same too.
     devices = [
-        f"{n} ({Path(f).name})" if names.count(n) > 1 else n
-        for n, f in zip(names, files, strict=True)
-    ]
+        n if names.count(n) == 1
+        else f"{n} ({p.name})" if [q.name for q in paths].count(p.name) == 1
+        else f"{n} ({p})"
+        for n, p in zip(names, paths, strict=True)
+    ]  # fmt: skip
     configs = sorted(set().union(*per_file), key=_order)
     col = {c: j for j, c in enumerate(configs)}
     times = np.full((len(files), len(configs)), np.nan)
     for d, entries in enumerate(per_file):
         for c, t in entries.items():
             times[d, col[c]] = t
-    return DeviceTimes(tuple(devices), tuple(str(f) for f in files), params, tuple(configs), times)
+    return DeviceTimes(
+        tuple(devices), tuple(str(f) for f in files), params, tuple(configs), times,
+        {k: v for k, (v, _) in fixed.items()},
+    )  # fmt: skip
+
+
+def _check_same_problem(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> None:
+    """Caches of different problem sizes rank configurations for different work. One size may
+    list more values than the other (perfport's export lists a filter size that Kernel Tuner
+    keeps as a parameter: [15, 15, 4096, 4096] against [4096, 4096]), so two differ only where
+    neither holds the other's values."""
+    seen = [
+        (p, c["problem_size"]) for p, c in zip(paths, caches, strict=True) if "problem_size" in c
+    ]
+    for path, size in seen[1:]:
+        if not _holds(size, seen[0][1]) and not _holds(seen[0][1], size):
+            raise SelectError(
+                f"{path} was tuned on problem size {size}, {seen[0][0]} on {seen[0][1]}; "
+                "pool caches of the same problem only"
+            )
+
+
+def _holds(big: Any, small: Any) -> bool:
+    """Whether the values of problem size ``small`` are among those of ``big`` (as multisets)."""
+    if not isinstance(big, list) or not isinstance(small, list):
+        return bool(big == small)
+    left = [str(v) for v in big]
+    for v in map(str, small):
+        if v not in left:
+            return False
+        left.remove(v)
+    return True
 
 
 def _read_cache(path: Path) -> dict[str, Any]:
@@ -196,13 +257,14 @@ def _read_cache(path: Path) -> dict[str, Any]:
     try:
         text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
         cache = json.loads(text)
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, RecursionError):
         raise SelectError(
             f"{path}: not JSON or gzipped JSON; pass a Kernel Tuner cache file (.json or .json.gz)"
         ) from None
     if (
         not isinstance(cache, dict)
         or not isinstance(cache.get("tune_params_keys"), list)
+        or not all(isinstance(k, str) for k in cache["tune_params_keys"])
         or not isinstance(cache.get("cache"), dict)
     ):
         raise SelectError(
@@ -223,6 +285,11 @@ def _entries(
                 f"{path}: cache entry {key!r} lacks some of {list(params)}; "
                 "the file is truncated or not a Kernel Tuner cache"
             )
+        if not all(_scalar(entry[p]) for p in params):
+            raise SelectError(
+                f"{path}: cache entry {key!r} has a parameter value that is not a number or "
+                "string; not a Kernel Tuner cache"
+            )
         t = entry.get("time")
         # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
         if isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0:
@@ -233,8 +300,19 @@ def _entries(
 
 
 def _values(cache: dict[str, Any], key: str) -> set[Any]:
-    """The values parameter ``key`` takes in a cache's entries."""
-    return {_hashable(e.get(key)) for e in cache["cache"].values() if isinstance(e, dict)}
+    """The values parameter ``key`` takes in a cache's entries (those that are valid)."""
+    return {
+        _hashable(e[key])
+        for e in cache["cache"].values()
+        if isinstance(e, dict) and key in e and _scalar(e[key])
+    }
+
+
+def _scalar(value: Any) -> bool:
+    """A parameter value: a number, a string, or a flat list of them (Kernel Tuner's tuples)."""
+    if isinstance(value, list):
+        return all(isinstance(v, int | float | str) for v in value)
+    return value is None or isinstance(value, int | float | str)
 
 
 def _hashable(value: Any) -> Any:
@@ -303,6 +381,7 @@ def portable(
         per_device=per_device,
         geomean=_geomean(fractions),
         holdout=None if held is None else data.devices[held],
+        fixed=data.fixed,
     )
 
 
