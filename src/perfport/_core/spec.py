@@ -21,58 +21,13 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 # Words of OpenCL C and CUDA C++ that a -D macro of the same name would rewrite.
-_RESERVED = frozenset(
-    [
-        "auto",
-        "bool",
-        "break",
-        "case",
-        "char",
-        "const",
-        "constant",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "global",
-        "goto",
-        "half",
-        "if",
-        "inline",
-        "int",
-        "kernel",
-        "local",
-        "long",
-        "private",
-        "read_only",
-        "read_write",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "write_only",
-        "size_t",
-        "true",
-        "false",
-        "NULL",
-    ]
-)
+_RESERVED = frozenset((
+    "auto", "bool", "break", "case", "char", "const", "constant", "continue", "default", "do",
+    "double", "else", "enum", "extern", "false", "float", "for", "global", "goto", "half", "if",
+    "inline", "int", "kernel", "local", "long", "NULL", "private", "read_only", "read_write",
+    "register", "restrict", "return", "short", "signed", "size_t", "sizeof", "static", "struct",
+    "switch", "true", "typedef", "union", "unsigned", "void", "volatile", "while", "write_only",
+))  # fmt: skip
 
 
 def _check_ident(name: Any, what: str) -> str:
@@ -312,7 +267,6 @@ class KernelSpec:
                     f"{what}: macro {m!r} is a word of OpenCL C or CUDA; give the parameter "
                     "another define, e.g. define = '" + m.strip("_").upper() + "'"
                 )
-
         known = set(names) | set(self.problem) | set(DTYPE_NAMES)
         launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
         for name, expr in self.derived_exprs:  # each may use what comes before it

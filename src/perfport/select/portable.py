@@ -172,22 +172,20 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     _check_same_problem(paths, caches)
     first = tuple(caches[0]["tune_params_keys"])
     shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
+    values = [{key: _values(cache, key) for key in cache["tune_params_keys"]} for cache in caches]
+    varying = {key for per_key in values for key, v in per_key.items() if len(v) > 1}
+    for path, per_key in zip(paths, values, strict=True):
+        for key in {k for k, v in per_key.items() if len(v) > 1} - shared:
+            raise SelectError(
+                f"{path}: parameter {key!r} varies here but not every file tunes it; "
+                "only caches of the same kernel and search space can be pooled"
+            )
     fixed: dict[str, tuple[Any, Path]] = {}  # parameter -> its single value, and where seen
-    for path, cache in zip(paths, caches, strict=True):
-        for key in cache["tune_params_keys"]:
-            values = _values(cache, key)
-            if len(values) > 1:
-                if key not in shared:
-                    raise SelectError(
-                        f"{path}: parameter {key!r} varies here but not every file tunes it; "
-                        "only caches of the same kernel and search space can be pooled"
-                    )
-                fixed.pop(key, None)
-                shared.add(key)  # varies somewhere: a choice, whatever other files say
+    for path, per_key in zip(paths, values, strict=True):
+        for key, v in per_key.items():
+            if key in varying or not v:  # no value at all: _entries says which entry lacks it
                 continue
-            if not values:
-                continue  # no entry gives it: _entries says which entry lacks it
-            (value,) = values
+            (value,) = v
             if key in fixed and fixed[key][0] != value:
                 raise SelectError(
                     f"{path}: parameter {key!r} is fixed at {value!r} here but at "
