@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +44,7 @@ KERNELS = {
 }
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     here = Path(__file__).resolve().parents[1]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=here.parent / "shared" / "data")
@@ -53,35 +55,65 @@ def main() -> None:
         "--add", action="append", default=[], metavar="KERNEL=CACHE",
         help="pool one more Kernel Tuner cache into a kernel's devices (repeatable)",
     )  # fmt: skip
-    args = parser.parse_args()
-    added: dict[str, list[Path]] = {}
-    for item in args.add:
-        kernel, sep, path = item.partition("=")
-        if not sep or kernel not in KERNELS or not path:
-            parser.error(f"--add {item!r}: give KERNEL=CACHE with KERNEL one of {list(KERNELS)}")
-        added.setdefault(kernel, []).append(Path(path))
-    lo, _, hi = args.ks.partition("-")
-    if not lo.isdigit() or not (hi or lo).isdigit() or not 1 <= int(lo) <= int(hi or lo):
-        parser.error(f"--ks {args.ks!r}: give a range like 1-8 (from 1, low to high)")
-    ks = range(int(lo), int(hi or lo) + 1)
-    hub = args.data / "kerneltuner-benchmark_hub"
+    args = parser.parse_args(argv)
+    ks = _ks(parser, args.ks)
+    if not 0 < args.reach <= 1:  # also refuses NaN; log(reach) below needs it positive
+        parser.error(f"--reach {args.reach}: give a geometric mean in (0, 1], like 0.9")
+    if args.out is not None and not args.out.parent.is_dir():  # before minutes of work
+        parser.error(f"--out {args.out}: no folder {args.out.parent}; create it first")
+    # Every kernel's caches are loaded (and refused) before any leave-one-out runs.
+    pooled = {kernel: _load(parser, args.data, kernel, files)
+              for kernel, files in _added(parser, args.add).items()}  # fmt: skip
     text = []
-    for kernel, (folder, devices) in KERNELS.items():
+    for kernel, (data, load_s) in pooled.items():
         started = time.perf_counter()
-        files = [hub / folder / f"{d}.json.gz" for d in devices] + added.get(kernel, [])
-        try:  # load_caches refuses a file given twice, among other mistakes
-            data = load_caches(files)
-        except SelectError as exc:
-            parser.error(f"{kernel}: {exc}")
         rows = leave_one_out(data, ks)
-        seconds = time.perf_counter() - started
+        seconds = load_s + time.perf_counter() - started
         text.append(
             f"### {kernel}: {len(data.devices)} devices, {len(data.configs)} configurations "
             f"({seconds:.1f} s)\n\n{loo_markdown(rows)}\n{_needs(data, rows, args.reach)}"
         )
     print("\n".join(text))
     if args.out:
-        args.out.write_text("\n".join(text))
+        try:
+            args.out.write_text("\n".join(text))
+        except OSError as exc:
+            parser.error(f"--out {args.out}: cannot be written ({exc.strerror})")
+
+
+def _ks(parser: argparse.ArgumentParser, text: str) -> range:
+    """``--ks LO-HI`` (or one k) as a range, from 1 and low to high."""
+    # ASCII digits only: str.isdigit() also passes "²", which int() refuses.
+    match = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", text.strip())
+    lo, hi = (int(match[1]), int(match[2] or match[1])) if match else (0, 0)
+    if not 1 <= lo <= hi:
+        parser.error(f"--ks {text!r}: give a range like 1-8 (from 1, low to high)")
+    return range(lo, hi + 1)
+
+
+def _added(parser: argparse.ArgumentParser, items: Sequence[str]) -> dict[str, list[Path]]:
+    """The ``--add KERNEL=CACHE`` files by kernel, every kernel present (maybe with none)."""
+    added: dict[str, list[Path]] = {kernel: [] for kernel in KERNELS}
+    for item in items:
+        kernel, sep, path = item.partition("=")
+        if not sep or kernel not in KERNELS or not path.strip():
+            parser.error(f"--add {item!r}: give KERNEL=CACHE with KERNEL one of {list(KERNELS)}")
+        added[kernel].append(Path(path))
+    return added
+
+
+def _load(
+    parser: argparse.ArgumentParser, data: Path, kernel: str, added: list[Path]
+) -> tuple[DeviceTimes, float]:
+    """A kernel's hub caches and its added ones pooled, and the seconds that took."""
+    started = time.perf_counter()
+    folder, devices = KERNELS[kernel]
+    hub = data / "kerneltuner-benchmark_hub" / folder
+    try:  # load_caches refuses a file given twice (an --add of a hub cache), among others
+        pooled = load_caches([hub / f"{d}.json.gz" for d in devices] + added)
+    except SelectError as exc:
+        parser.error(f"{kernel}: {exc}")
+    return pooled, time.perf_counter() - started
 
 
 def _needs(data: DeviceTimes, rows: list[LooRow], reach: float) -> str:

@@ -333,3 +333,189 @@ def test_cli_says_when_fewer_than_k_ran_everywhere(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["k"] == 3 and "only 3 configurations" in done.stderr
+
+
+def crafted(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(text)
+    return path
+
+
+def test_crafted_values_keys_and_sizes_give_one_line_errors(families, tmp_path):
+    """Every entry is checked for every parameter the cache tunes, not only the pooled ones."""
+    good = json.loads(gzip.decompress(families[0].read_bytes()))
+    plain = json.dumps(good)
+    first = next(iter(good["cache"]))
+    cases = {
+        # NaN matches no other cache's configuration and cannot go back out as JSON.
+        "nan": (plain.replace('"tile": 1,', '"tile": NaN,', 1), "'tile' = NaN, not a finite"),
+        "inf": (plain.replace('"wg": 32,', '"wg": -Infinity,', 1), "'wg' = -Infinity"),
+        "dupkeys": (json.dumps({**good, "tune_params_keys": ["tile", "wg", "tile"]}), "distinct"),
+        "nokeys": (json.dumps({**good, "tune_params_keys": []}), "not a Kernel Tuner cache"),
+        "empty": (json.dumps({**good, "cache": {}}), "holds no configurations"),
+        "deepsize": (json.dumps({**good, "problem_size": [[[64]]]}), "flat 'problem_size'"),
+        "notdict": (json.dumps({**good, "cache": {first: [1]}}), "is a list, not an object"),
+        "longkey": (json.dumps({**good, "cache": {"k" * 100_000: {"tile": 1}}}), "kkk\\.\\.\\."),
+    }
+    for name, (text, match) in cases.items():
+        one_line_error([families[1], crafted(tmp_path, name, text)], f"{name}.json: .*{match}")
+    # The clipped key keeps the message short.
+    with pytest.raises(SelectError) as info:
+        portable([tmp_path / "longkey.json"], 1)
+    assert len(str(info.value)) < 300
+
+
+def test_a_fixed_parameter_is_checked_in_every_entry(families, tmp_path):
+    """A parameter with one value is not pooled, but a dict there, or an entry without it, still
+    means the file is not a Kernel Tuner cache."""
+    base = json.loads(gzip.decompress(families[0].read_bytes()))
+    base["tune_params_keys"].append("filter")
+    for entry in base["cache"].values():
+        entry["filter"] = 15
+    for name, broken in (("dictfix", {"x": 1}), ("lacking", None)):
+        cache = json.loads(json.dumps(base))
+        entry = next(iter(cache["cache"].values()))
+        if broken is None:
+            del entry["filter"]
+        else:
+            entry["filter"] = broken
+        path = crafted(tmp_path, name, json.dumps(cache))
+        one_line_error([families[1], path], f"{name}.json: cache entry .*'filter'")
+
+
+def test_huge_integers_neither_crash_nor_pass_for_times(tmp_path):
+    times = {c: 1.0 + i for i, c in enumerate(CONFIGS)}
+    text = json.dumps(json.loads(write_cache(tmp_path / "p.json", "P", times).read_text()))
+    # A 400-digit tile value is a (strange) configuration; a 400-digit time is no time.
+    big = "1" + "0" * 400
+    odd = crafted(tmp_path, "odd", text.replace('"tile": 8,', f'"tile": {big},', 1))
+    result = portable([odd], len(CONFIGS))
+    assert result.k == len(CONFIGS)
+    slow = crafted(tmp_path, "slow", text.replace('"time": 1.0', f'"time": {big}', 1))
+    assert (1, 32) not in configs_of(portable([slow], len(CONFIGS) - 1))  # a failure, not a time
+
+
+def test_a_hard_link_is_the_same_file(families, tmp_path):
+    link = tmp_path / "link.json.gz"
+    link.hardlink_to(families[0])
+    one_line_error([families[0], link], "link.json.gz is given twice")
+    symlink = tmp_path / "sym.json.gz"
+    symlink.symlink_to(families[1])
+    one_line_error([families[1], symlink], "sym.json.gz is given twice")
+
+
+def test_device_names_stay_distinct_even_when_a_name_reads_like_a_label(tmp_path):
+    times = family_times(A, B, 5)
+    files = [
+        write_cache(tmp_path / "a.json", "GPU", times),
+        write_cache(tmp_path / "b.json", "GPU", times),
+        write_cache(tmp_path / "c.json", "GPU (a.json)", times),
+    ]
+    data = load_caches(files)
+    assert len(set(data.devices)) == 3
+    assert len(portable(files, 1).per_device) == 3
+
+
+def fixed_cache(
+    path: Path, device: str, size: list[int], fixed: dict[str, int], seed: int = 0
+) -> Path:
+    """A cache of ``family_times`` on ``size`` whose every entry also carries ``fixed``."""
+    write_cache(path, device, family_times(A, B, seed), problem_size=size)
+    cache = json.loads(path.read_text())
+    cache["tune_params_keys"] += list(fixed)
+    for entry in cache["cache"].values():
+        entry.update(fixed)
+    path.write_text(json.dumps(cache))
+    return path
+
+
+def test_extra_problem_values_must_be_the_other_caches_fixed_parameters(tmp_path):
+    """Kernel Tuner's convolution keeps the filter as parameters fixed at 15 (size [64, 64]);
+    perfport's export lists it in the size instead ([15, 15, 64, 64]). A 7x7 export must not
+    pass for it because 64 and 64 are among its values."""
+    hub = fixed_cache(tmp_path / "hub.json", "H", [64, 64], {"fw": 15, "fh": 15})
+    ours = write_cache(
+        tmp_path / "ours.json", "O", family_times(A, B, 1), problem_size=[15, 15, 64, 64]
+    )
+    assert load_caches([hub, ours]).fixed == {"fw": 15, "fh": 15}
+    seven = write_cache(
+        tmp_path / "seven.json", "S", family_times(A, B, 2), problem_size=[7, 7, 64, 64]
+    )
+    one_line_error(
+        [hub, seven],
+        r"seven.json .*\[7, 7, 64, 64\], .*hub.json on \[64, 64\] \(with fw=15, fh=15 fixed\)",
+    )
+    bare = write_cache(tmp_path / "bare.json", "B", family_times(A, B, 3), problem_size=[64, 64])
+    one_line_error([bare, ours], r"problem size")  # nothing in bare says its filter is 15
+    small = write_cache(
+        tmp_path / "small.json", "S", family_times(A, B, 4), problem_size=[3, 3, 64, 64]
+    )
+    one_line_error([ours, small], r"small.json was tuned on problem size \[3, 3, 64, 64\]")
+
+
+def test_problem_sizes_are_compared_pairwise(tmp_path):
+    """Each of [15, 64, 64] and [7, 64, 64] fits a cache fixing f = 15 and g = 7, but not each
+    other: comparing every file with the first only would pool them."""
+    hub = fixed_cache(tmp_path / "hub.json", "H", [64, 64], {"f": 15, "g": 7})
+    f15 = write_cache(tmp_path / "f15.json", "F", family_times(A, B, 1), problem_size=[15, 64, 64])
+    g7 = write_cache(tmp_path / "g7.json", "G", family_times(A, B, 2), problem_size=[7, 64, 64])
+    assert len(load_caches([hub, f15]).devices) == len(load_caches([hub, g7]).devices) == 2
+    one_line_error([hub, f15, g7], r"g7.json .*\[7, 64, 64\], .*f15.json on \[15, 64, 64\]")
+
+
+def test_a_fixed_parameter_differing_is_refused_even_if_a_third_cache_lacks_it(tmp_path):
+    x = fixed_cache(tmp_path / "x.json", "X", [64, 64], {"filter_width": 15})
+    y = fixed_cache(tmp_path / "y.json", "Y", [64, 64], {"filter_width": 7}, seed=1)
+    z = write_cache(tmp_path / "z.json", "Z", family_times(B, A, 2))
+    for files in ([z, x, y], [x, z, y]):
+        one_line_error(files, "y.json: parameter 'filter_width' is fixed at 7 here but at 15 in")
+
+
+def test_a_parameter_of_another_kernel_names_the_file_that_lacks_it(families, tmp_path):
+    other = tmp_path / "other.json"
+    entries = {f"{b}": {"bx": b, "time": 1} for b in (1, 2)}
+    other.write_text(json.dumps({"tune_params_keys": ["bx"], "cache": entries}))
+    one_line_error(
+        [families[0], other],
+        "x0.json.gz: parameter 'tile' varies here but .*other.json does not tune it",
+    )
+
+
+def test_cli_text_mode_notice_and_fixed_parameters(tmp_path, capsys):
+    from perfport.cli import main
+
+    ran = {c: 1.0 + i for i, c in enumerate(CONFIGS)}
+    failed = {c: t if i < 1 else "RuntimeFailedConfig" for i, (c, t) in enumerate(ran.items())}
+    p = fixed_cache(tmp_path / "P.json", "P", [64, 64], {"filter": 15})
+    q = write_cache(tmp_path / "Q.json", "Q", failed)
+    assert main(["select", "portable", str(p), str(q), "--kernels", "4"]) in (0, None)
+    out, err = capsys.readouterr()
+    assert (
+        err
+        == "perfport: only 1 configuration ran on every training device; shipping those, not 4\n"
+    )
+    assert (
+        out.startswith("1 configuration for every device")
+        and "fixed in every cache: filter=15" in out
+    )
+    assert main(["select", "portable", str(p), str(q), "--kernels", "4", "--json"]) in (0, None)
+    out, err = capsys.readouterr()
+    assert json.loads(out)["k"] == 1 and json.loads(out)["fixed"] == {"filter": 15}
+    assert err.count("\n") == 1  # the notice; stdout holds the JSON alone
+
+
+@pytest.mark.skipif(not (HUB / "convolution_milo").is_dir(), reason="shared data not present")
+def test_hub_convolution_set_holds_only_the_tuning_decisions():
+    """The set chosen from the hub's caches alone feeds ``perfport tune convolution2d
+    --configs``: its configurations name exactly convolution2d's parameters."""
+    files = [HUB / "convolution_milo" / f"{d}.json.gz" for d in ("A100", "A4000", "MI250X")]
+    out = portable(files, 8).to_json()
+    assert out["fixed"] == {"use_cmem": 1, "filter_height": 15, "filter_width": 15}
+    names = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
+             "use_padding", "use_shmem"}  # fmt: skip
+    assert out["k"] == 8 and all(set(c) == names for c in out["configs"])
+    h100 = (
+        Path(__file__).resolve().parents[2]
+        / "src/perfport/datasets/convolution2d/h100-cuda.json.gz"
+    )
+    assert len(portable([*files, h100], 2).per_device) == 4  # [15, 15, 4096, 4096] pools

@@ -158,17 +158,19 @@ def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.portable import portable
 
     result = portable(args.files, args.kernels, holdout=args.holdout, method=args.method)
+    shipped = "1 configuration" if result.k == 1 else f"{result.k} configurations"
     if result.k < args.kernels:  # "k" in the JSON is what is shipped; say why it is fewer
-        print(f"perfport: only {result.k} configurations ran on every training device; "
-              f"shipping those, not {args.kernels}", file=sys.stderr)  # fmt: skip
+        print(f"perfport: only {shipped} ran on every training device; shipping those, "
+              f"not {args.kernels}", file=sys.stderr)  # fmt: skip
     if args.json:
         render.print_json(result.to_json())
         return 0
-    console.print(
-        f"{result.k} configurations for every device (geometric mean {result.geomean:.3f}):"
-    )
+    console.print(f"{shipped} for every device (geometric mean {result.geomean:.3f}):")
     for c in result.configs:
-        console.print("  " + " ".join(f"{k}={v}" for k, v in c.items()))
+        console.print("  " + " ".join(f"{k}={v}" for k, v in c.items()), markup=False)
+    if result.fixed:  # the same in every cache: not a choice, but part of each configuration
+        fixed = " ".join(f"{k}={v}" for k, v in result.fixed.items())
+        console.print(f"  fixed in every cache: {fixed}", markup=False)
     for device, fraction in result.per_device.items():
-        console.print(f"  {device}: {fraction:.3f} of its optimum")
+        console.print(f"  {device}: {fraction:.3f} of its optimum", markup=False)
     return 0

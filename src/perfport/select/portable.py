@@ -57,6 +57,8 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -169,44 +171,29 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
             if str(a) == str(b) or _same_file(a, b):
                 raise SelectError(f"{a} is given twice (as {b}); give each cache once")
     caches = [_read_cache(p) for p in paths]
-    _check_same_problem(paths, caches)
+    values = [{key: _values(cache, key) for key in cache["tune_params_keys"]} for cache in caches]
+    _check_same_problem(paths, caches, values)
     first = tuple(caches[0]["tune_params_keys"])
     shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
-    values = [{key: _values(cache, key) for key in cache["tune_params_keys"]} for cache in caches]
     varying = {key for per_key in values for key, v in per_key.items() if len(v) > 1}
-    for path, per_key in zip(paths, values, strict=True):
-        for key in {k for k, v in per_key.items() if len(v) > 1} - shared:
-            raise SelectError(
-                f"{path}: parameter {key!r} varies here but not every file tunes it; "
-                "only caches of the same kernel and search space can be pooled"
-            )
+    _check_tuned_everywhere(paths, caches, values, shared)
     fixed: dict[str, tuple[Any, Path]] = {}  # parameter -> its single value, and where seen
     for path, per_key in zip(paths, values, strict=True):
         for key, v in per_key.items():
-            if key in varying or not v:  # no value at all: _entries says which entry lacks it
+            if key in varying:
                 continue
             (value,) = v
             if key in fixed and fixed[key][0] != value:
                 raise SelectError(
-                    f"{path}: parameter {key!r} is fixed at {value!r} here but at "
-                    f"{fixed[key][0]!r} in {fixed[key][1]}; pool caches of the same problem only"
+                    f"{path}: parameter {_clip(key)} is fixed at {_clip(value)} here but at "
+                    f"{_clip(fixed[key][0])} in {fixed[key][1]}; "
+                    "pool caches of the same problem only"
                 )
             fixed.setdefault(key, (value, path))
     varies = {k for k in shared if k not in fixed}
     params = tuple(k for k in first if k in varies)
     per_file = [_entries(p, c, params) for p, c in zip(paths, caches, strict=True)]
-    names = []
-    for path, cache in zip(paths, caches, strict=True):
-        name = cache.get("device_name")
-        names.append(name if isinstance(name, str) and name.strip() else _stem(path))
-    # Two caches of one GPU model (another driver, another machine) stay two devices, named by
-    # their file, or by their path where the file names are the same too.
-    devices = [
-        n if names.count(n) == 1
-        else f"{n} ({p.name})" if [q.name for q in paths].count(p.name) == 1
-        else f"{n} ({p})"
-        for n, p in zip(names, paths, strict=True)
-    ]  # fmt: skip
+    devices = _device_names(paths, caches)
     configs = sorted(set().union(*per_file), key=_order)
     col = {c: j for j, c in enumerate(configs)}
     times = np.full((len(files), len(configs)), np.nan)
@@ -219,32 +206,118 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     )  # fmt: skip
 
 
-def _check_same_problem(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> None:
-    """Caches of different problem sizes rank configurations for different work. One size may
-    list more values than the other (perfport's export lists a filter size that Kernel Tuner
-    keeps as a parameter: [15, 15, 4096, 4096] against [4096, 4096]), so two differ only where
-    neither holds the other's values."""
-    seen = [
-        (p, c["problem_size"]) for p, c in zip(paths, caches, strict=True) if "problem_size" in c
-    ]
-    for path, size in seen[1:]:
-        if not _holds(size, seen[0][1]) and not _holds(seen[0][1], size):
+def _check_tuned_everywhere(
+    paths: Sequence[Path],
+    caches: Sequence[dict[str, Any]],
+    values: Sequence[dict[str, set[Any]]],
+    shared: set[str],
+) -> None:
+    """A parameter that varies in one cache must be tuned by every cache: else the caches are of
+    different kernels or search spaces. The message names a file that lacks it, which is the
+    odd one out as often as the file where it varies."""
+    for path, cache, per_key in zip(paths, caches, values, strict=True):
+        # In the file's own order, so the message is the same on every run.
+        key = next((k for k in cache["tune_params_keys"]
+                    if len(per_key[k]) > 1 and k not in shared), None)  # fmt: skip
+        if key is not None:
+            lacking = next(q for q, c in zip(paths, caches, strict=True)
+                           if key not in c["tune_params_keys"])  # fmt: skip
             raise SelectError(
-                f"{path} was tuned on problem size {size}, {seen[0][0]} on {seen[0][1]}; "
-                "pool caches of the same problem only"
+                f"{path}: parameter {_clip(key)} varies here but {lacking} does not tune it; "
+                "only caches of the same kernel and search space can be pooled"
             )
 
 
-def _holds(big: Any, small: Any) -> bool:
-    """Whether the values of problem size ``small`` are among those of ``big`` (as multisets)."""
-    if not isinstance(big, list) or not isinstance(small, list):
-        return bool(big == small)
-    left = [str(v) for v in big]
-    for v in map(str, small):
-        if v not in left:
-            return False
-        left.remove(v)
-    return True
+def _device_names(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> list[str]:
+    """One distinct name per cache: its ``device_name``, else its file name without suffixes.
+    Two caches of one GPU model (another driver, another machine) stay two devices, named by
+    their file, or by their path where the file names are the same too."""
+    names = []
+    for path, cache in zip(paths, caches, strict=True):
+        name = cache.get("device_name")
+        names.append(name if isinstance(name, str) and name.strip() else _stem(path))
+    file_names = [p.name for p in paths]
+    labelled = [
+        n if names.count(n) == 1
+        else f"{n} ({p.name})" if file_names.count(p.name) == 1
+        else f"{n} ({p})"
+        for n, p in zip(names, paths, strict=True)
+    ]  # fmt: skip
+    return _distinct(labelled)
+
+
+def _distinct(names: Sequence[str]) -> list[str]:
+    """``names`` with a number added to any that still repeats (a device_name may itself read
+    like "GPU (a.json)"): per_device is keyed by these, and a repeat would merge two devices."""
+    out: list[str] = []
+    for i, name in enumerate(names):
+        candidate, n = name, i + 1
+        while candidate in out or (candidate == name and names.count(name) > 1):
+            candidate, n = f"{name} #{n}", n + len(names)
+        out.append(candidate)
+    return out
+
+
+def _check_same_problem(
+    paths: Sequence[Path], caches: Sequence[dict[str, Any]], values: Sequence[dict[str, set[Any]]]
+) -> None:
+    """Caches of different problem sizes rank configurations for different work; every pair
+    that records a ``problem_size`` is compared (containment is not transitive)."""
+    sized = [i for i, c in enumerate(caches) if "problem_size" in c]
+    for n, i in enumerate(sized):
+        for j in sized[:n]:
+            if not _same_problem(caches[i], values[i], caches[j], values[j]):
+                raise SelectError(
+                    f"{paths[i]} was tuned on problem size {_clip(caches[i]['problem_size'])}"
+                    f"{_constants_note(caches[i], values[i], caches[j])}, {paths[j]} on "
+                    f"{_clip(caches[j]['problem_size'])}"
+                    f"{_constants_note(caches[j], values[j], caches[i])}"
+                    "; pool caches of the same problem only"
+                )
+
+
+def _same_problem(
+    a: dict[str, Any],
+    a_values: dict[str, set[Any]],
+    b: dict[str, Any],
+    b_values: dict[str, set[Any]],
+) -> bool:
+    """Whether two caches' problem sizes agree. One size may list more values than the other:
+    perfport's export lists the filter size ([15, 15, 4096, 4096]) that Kernel Tuner keeps as
+    parameters fixed at one value ([4096, 4096] with filter_width = filter_height = 15). The
+    extra values must then be those of the other cache's fixed parameters (that the longer one
+    does not tune), or a 7x7 filter would pass for a 15x15 one."""
+    sa, sb = a["problem_size"], b["problem_size"]
+    if not isinstance(sa, list) or not isinstance(sb, list):
+        return bool(sa == sb)
+    return _covers(sa, sb, _constants(b_values, a)) or _covers(sb, sa, _constants(a_values, b))
+
+
+def _covers(big: list[Any], small: list[Any], constants: list[str]) -> bool:
+    """Whether ``big`` is ``small`` plus values found among ``constants`` (as multisets)."""
+    have, want = Counter(map(str, big)), Counter(map(str, small))
+    return not (want - have) and not (have - want - Counter(constants))
+
+
+def _constants(values: dict[str, set[Any]], other: dict[str, Any]) -> list[str]:
+    """The values (as text) of a cache's single-valued parameters that ``other`` does not tune."""
+    return [str(v) for v in _fixed_apart(values, other).values()]
+
+
+def _constants_note(
+    cache: dict[str, Any], values: dict[str, set[Any]], other: dict[str, Any]
+) -> str:
+    """Where a cache's fixed parameters stand for problem values that the other cache lists in
+    its size, " (with filter_width=15 fixed)": the reader sees what was compared."""
+    fixed = [f"{_clip(k)[1:-1]}={_clip(v)}" for k, v in _fixed_apart(values, other).items()]
+    fixed = fixed if len(fixed) <= 4 else [*fixed[:4], "..."]
+    return f" (with {', '.join(fixed)} fixed)" if fixed else ""
+
+
+def _fixed_apart(values: dict[str, set[Any]], other: dict[str, Any]) -> dict[str, Any]:
+    """A cache's parameters with a single value that ``other`` does not tune, and that value."""
+    tuned = set(other["tune_params_keys"])
+    return {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and k not in tuned}
 
 
 def _read_cache(path: Path) -> dict[str, Any]:
@@ -259,69 +332,119 @@ def _read_cache(path: Path) -> dict[str, Any]:
         raise SelectError(
             f"{path}: not JSON or gzipped JSON; pass a Kernel Tuner cache file (.json or .json.gz)"
         ) from None
+    keys = cache.get("tune_params_keys") if isinstance(cache, dict) else None
     if (
-        not isinstance(cache, dict)
-        or not isinstance(cache.get("tune_params_keys"), list)
-        or not all(isinstance(k, str) for k in cache["tune_params_keys"])
+        not isinstance(keys, list)
+        or not keys
+        or not all(isinstance(k, str) for k in keys)
+        or len(set(keys)) != len(keys)
         or not isinstance(cache.get("cache"), dict)
+        # A size is a number, a string or a flat list of them (Kernel Tuner's problem_size);
+        # deep nesting would blow the stack where an error message prints it.
+        or not _scalar(cache.get("problem_size"))
     ):
         raise SelectError(
-            f"{path}: not a Kernel Tuner cache (needs 'tune_params_keys' and 'cache'); "
-            "pass a cache written by Kernel Tuner or `perfport export --format kt-cache`"
+            f"{path}: not a Kernel Tuner cache (needs 'tune_params_keys', a list of distinct "
+            "parameter names, 'cache', and a flat 'problem_size' if any); pass a cache written "
+            "by Kernel Tuner or `perfport export --format kt-cache`"
         )
+    _check_entries(path, cache)
     return cache
+
+
+def _check_entries(path: Path, cache: dict[str, Any]) -> None:
+    """Every entry holds every parameter the cache tunes, each a valid value: the pooling
+    checks after this (fixed values, varying parameters) may then read any entry."""
+    keys = cache["tune_params_keys"]
+    if not cache["cache"]:
+        raise SelectError(f"{path}: the cache holds no configurations; re-run the tuning")
+    for key, entry in cache["cache"].items():
+        if not isinstance(entry, dict):
+            raise SelectError(
+                f"{path}: cache entry {_clip(key)} is a {type(entry).__name__}, not an object; "
+                "not a Kernel Tuner cache"
+            )
+        missing = next((p for p in keys if p not in entry), None)
+        if missing is not None:
+            raise SelectError(
+                f"{path}: cache entry {_clip(key)} lacks parameter {_clip(missing)}; "
+                "the file is truncated or not a Kernel Tuner cache"
+            )
+        bad = next((p for p in keys if not _scalar(entry[p])), None)
+        if bad is not None:
+            raise SelectError(
+                f"{path}: cache entry {_clip(key)} has {_clip(bad)} = {_short(entry[bad])}, "
+                "not a finite number or a string; not a Kernel Tuner cache"
+            )
+
+
+def _clip(value: Any) -> str:
+    """``repr(value)``, cut short: keys, names and values come from the file, and a crafted
+    megabyte would make the one-line error a megabyte long."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _short(value: Any) -> str:
+    # The value may be a crafted megabyte of nesting: name its kind, keep the message short.
+    return json.dumps(value) if isinstance(value, float) else f"a {type(value).__name__}"
 
 
 def _entries(
     path: Path, cache: dict[str, Any], params: tuple[str, ...]
 ) -> dict[tuple[Any, ...], float]:
-    """Configuration (values in ``params`` order) -> time, for the entries that ran."""
+    """Configuration (values in ``params`` order) -> time, for the entries that ran (entries
+    already checked by ``_check_entries``)."""
     out: dict[tuple[Any, ...], float] = {}
-    for key, entry in cache["cache"].items():
-        if not isinstance(entry, dict) or any(p not in entry for p in params):
-            raise SelectError(
-                f"{path}: cache entry {key!r} lacks some of {list(params)}; "
-                "the file is truncated or not a Kernel Tuner cache"
-            )
-        if not all(_scalar(entry[p]) for p in params):
-            raise SelectError(
-                f"{path}: cache entry {key!r} has a parameter value that is not a number or "
-                "string; not a Kernel Tuner cache"
-            )
-        t = entry.get("time")
+    for entry in cache["cache"].values():
+        t = _time(entry.get("time"))
         # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
-        if isinstance(t, int | float) and not isinstance(t, bool) and math.isfinite(t) and t > 0:
-            out[tuple(_hashable(entry[p]) for p in params)] = float(t)
+        if t is not None:
+            out[tuple(_hashable(entry[p]) for p in params)] = t
     if not out:
         raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")
     return out
 
 
+def _time(value: Any) -> float | None:
+    """A positive finite time in ms, or None (a failure string, or junk)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        t = float(value)  # an int of 400 digits does not fit
+    except OverflowError:
+        return None
+    return t if math.isfinite(t) and t > 0 else None
+
+
 def _values(cache: dict[str, Any], key: str) -> set[Any]:
-    """The values parameter ``key`` takes in a cache's entries (those that are valid)."""
-    return {
-        _hashable(e[key])
-        for e in cache["cache"].values()
-        if isinstance(e, dict) and key in e and _scalar(e[key])
-    }
+    """The values parameter ``key`` takes in a cache's entries."""
+    return {_hashable(e[key]) for e in cache["cache"].values()}
 
 
 def _scalar(value: Any) -> bool:
-    """A parameter value: a number, a string, or a flat list of them (Kernel Tuner's tuples)."""
+    """A parameter value: a number, a string, or a flat list of them (Kernel Tuner's tuples).
+    NaN and infinities are refused: NaN never equals itself, so it matches no configuration
+    of another cache, and neither can be written back as JSON for ``tune --configs``."""
     if isinstance(value, list):
-        return all(isinstance(v, int | float | str) for v in value)
-    return value is None or isinstance(value, int | float | str)
+        return all(_atom(v) for v in value)
+    return value is None or _atom(value)
+
+
+def _atom(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int | str)
 
 
 def _hashable(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _order(config: tuple[Any, ...]) -> tuple[tuple[int, float, str], ...]:
+def _order(config: tuple[Any, ...]) -> tuple[tuple[int, Any, str], ...]:
     # Numbers before strings, numerically; a stable column order whatever the files' order.
-    return tuple(
-        (0, float(v), "") if isinstance(v, int | float) else (1, 0.0, str(v)) for v in config
-    )
+    # Numbers are compared as they are: float() of a 400-digit int would overflow.
+    return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in config)
 
 
 def _stem(path: Path) -> str:
@@ -329,9 +452,10 @@ def _stem(path: Path) -> str:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    """One file under two paths: a symlink, another spelling, or a hard link."""
     try:
-        return a.resolve() == b.resolve()
-    except OSError:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # a path that does not exist is read (and refused) later
         return False
 
 
