@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
+
 from perfport.space import Space
 
 
@@ -51,3 +53,21 @@ class Strategy(ABC):
         """The best (index, value) told so far."""
         ok = [(v, i) for i, v in self.told.items() if v is not None]
         return (min(ok)[1], min(ok)[0]) if ok else None
+
+
+class FixedOrder(Strategy):
+    """Walks an order fixed at construction, skipping what has been told; its plan is that
+    order, so the builds can be compiled ahead."""
+
+    def __init__(self, space: Space, seed: int, order: Sequence[int]) -> None:
+        super().__init__(space, seed)
+        self._order = np.asarray(order, dtype=np.int64)
+        self._next = 0
+
+    def ask(self) -> int | None:
+        while self._next < len(self._order) and int(self._order[self._next]) in self.told:
+            self._next += 1
+        return int(self._order[self._next]) if self._next < len(self._order) else None
+
+    def plan(self) -> Sequence[int]:
+        return [int(i) for i in self._order]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfport.space import Space
-from perfport.strategies.base import Strategy
+from perfport.strategies.base import FixedOrder, Strategy
 from perfport.strategies.bayes import BayesRandomForest
 from perfport.strategies.geometry import Geometry
 
@@ -36,7 +36,7 @@ def _refinement_depth(size: int) -> np.ndarray:
     return depth
 
 
-class GridSearch(Strategy):
+class GridSearch(FixedOrder):
     """Coarse to fine: first the configurations whose every value lies on a coarse lattice of
     its parameter's values (ends, then middles, then quarters, ...), in random order within a
     level."""
@@ -45,23 +45,13 @@ class GridSearch(Strategy):
     summary = "coarse-to-fine grid over each parameter's values"
 
     def __init__(self, space: Space, seed: int = 0) -> None:
-        super().__init__(space, seed)
         geometry = Geometry(space)
         depths = [
             _refinement_depth(int(n))[geometry.pos[:, d]] for d, n in enumerate(geometry.sizes)
         ]
         level = np.max(np.stack(depths), axis=0) if depths else np.zeros(len(space), dtype=np.int64)
         tiebreak = np.random.default_rng(seed).random(len(space))
-        self._order = np.lexsort((tiebreak, level))
-        self._next = 0
-
-    def ask(self) -> int | None:
-        while self._next < len(self._order) and int(self._order[self._next]) in self.told:
-            self._next += 1
-        return int(self._order[self._next]) if self._next < len(self._order) else None
-
-    def plan(self) -> Sequence[int]:
-        return [int(i) for i in self._order]
+        super().__init__(space, seed, np.lexsort((tiebreak, level)))
 
 
 def _diverse_top(scores: np.ndarray, positions: np.ndarray, count: int) -> list[int]:

@@ -307,15 +307,17 @@ class _Session:
 
     def measure_outside(self, config: Config) -> None:
         """A configuration outside the device's space: the runner reports why, unbuilt."""
-        m = self.stored.get(config)
-        if m is None:
-            m = self.runner.measure(config)
-            self.store.record(self.campaign, m)
-            self.stored[config] = m
-        self.results[config] = m
+        self._measured(config)
 
     def _evaluate(self, index: int) -> None:
-        config = self.space.config(index)
+        m, fresh = self._measured(self.space.config(index))
+        self.strategy.tell(index, m.time_ms)
+        if fresh:
+            best = self.strategy.best
+            self.progress.update(len(self.stored), m, best[1] if best else None)
+
+    def _measured(self, config: Config) -> tuple[Measurement, bool]:
+        """The stored measurement of ``config``, or a new one, stored now; and whether new."""
         m = self.stored.get(config)
         fresh = m is None
         if m is None:
@@ -323,7 +325,4 @@ class _Session:
             self.store.record(self.campaign, m)
             self.stored[config] = m
         self.results[config] = m
-        self.strategy.tell(index, m.time_ms)
-        if fresh:
-            best = self.strategy.best
-            self.progress.update(len(self.stored), m, best[1] if best else None)
+        return m, fresh
