@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from conftest import fill_wg_campaign, tiny_wg_dataset
 from perfport import builtin
@@ -24,6 +25,31 @@ def test_scenarios_cover_real_world_then_synthetic():
         spec = builtin(c.kernel)
         assert len(kernel_space(spec, spec.problem.merged(dict(c.problem)))) > 0, c.label
     assert scenarios(60, sizes=(512, 1024), seed=3) == chosen
+
+
+def test_compact_scenarios_stay_within_their_borders():
+    # The shipped list must not move: later collections resume "the first N of the list".
+    assert scenarios(60, sizes=(512, 1024), seed=3, max_border=30) == scenarios(
+        60, sizes=(512, 1024), seed=3
+    )
+    compact = scenarios(40, sizes=(512,), seed=1, max_border=5, real_world=False)
+    assert len(compact) == 40 and {c.kernel for c in compact} == {"synthetic"}
+    sides = [dict(c.problem)[k] for c in compact for k in ("north", "south", "east", "west")]
+    assert max(sides) == 5 and min(sides) == 0
+    # 1 border x 1 size x 5 types x 2 complexities: 10 distinct synthetic scenarios at most
+    assert len(scenarios(10, sizes=(512,), max_border=0, real_world=False)) == 10
+    with pytest.raises(ValueError, match="only 10"):
+        scenarios(11, sizes=(512,), max_border=0, real_world=False)
+
+
+def test_collect_asking_for_too_many_compact_scenarios_is_one_line(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "perfport", "wg", "collect", "--scenarios", "50", "--sizes", "512",
+         "--max-border", "0", "--no-real-world", "--db", str(tmp_path / "x.db")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 2 and "only 10" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "x.db").exists()
 
 
 def test_dataset_from_store_round_trips(db, cpu, tmp_path):

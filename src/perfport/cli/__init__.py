@@ -213,6 +213,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sizes", type=_sizes, default=(512, 1024, 2048, 4096), help="data sizes (square)"
     )
+    p.add_argument(
+        "--max-border",
+        type=_natural,
+        default=30,
+        help="synthetic borders at most this wide each way (default 30: the paper's range; "
+        "5 collects compact stencils like most real ones)",
+    )
+    p.add_argument(
+        "--no-real-world",
+        dest="real_world",
+        action="store_false",
+        help="synthetic scenarios only (the real-world kernels are the usual test set)",
+    )
     p.add_argument("--repeats", type=_count, default=5, help="timed launches per size and round")
     p.add_argument(
         "--rounds",

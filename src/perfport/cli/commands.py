@@ -225,8 +225,11 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune.wg_collect import collect, scenarios
 
+    try:
+        chosen = scenarios(args.scenarios, args.sizes, args.seed, args.max_border, args.real_world)
+    except ValueError as exc:
+        raise PerfportError(f"--scenarios: {exc}") from None
     device = get_device(args.device)
-    chosen = scenarios(args.scenarios, args.sizes, args.seed)
     steps = collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
     for n, step in enumerate(steps, 1):
         if args.json:
