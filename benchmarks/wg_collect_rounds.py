@@ -14,6 +14,10 @@ than 460 s of rounds on the 16-core Xeon).
 
     python3 benchmarks/wg_collect_rounds.py --scenarios 60 --sizes 512,1024 \
         --rounds 8 --repeats 1 --prebuild 16 --prebuild-time 200 --max-time 420 --db rounds.db
+
+``--max-border``, ``--no-real-world`` and ``--seed`` choose the scenarios as they do for
+``perfport wg collect`` (e.g. compact synthetic stencils only: ``--max-border 5
+--no-real-world --seed 1``).
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ def main() -> int:
     parser.add_argument("--device", default="opencl:0:0")
     parser.add_argument("--scenarios", type=int, default=60)
     parser.add_argument("--sizes", default="512,1024")
+    parser.add_argument("--max-border", type=int, default=30, help="as for 'perfport wg collect'")
+    parser.add_argument("--no-real-world", dest="real_world", action="store_false")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic scenarios")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--prebuild", type=int, default=16, help="worker processes (0: none)")
@@ -98,7 +105,8 @@ def main() -> int:
     parser.add_argument("--max-time", type=float, default=420.0, help="start no scenario after")
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args()
-    chosen = scenarios(args.scenarios, tuple(int(s) for s in args.sizes.split(",")))
+    sizes = tuple(int(s) for s in args.sizes.split(","))
+    chosen = scenarios(args.scenarios, sizes, args.seed, args.max_border, args.real_world)
     done = complete(args.db, chosen)
     todo = [s for s in chosen if s not in done]
     print(f"{len(done)} of {len(chosen)} scenarios complete in {args.db}", flush=True)
