@@ -308,6 +308,27 @@ def test_parameters_fixed_everywhere_are_reported_apart_and_must_agree(tmp_path)
     one_line_error([small, large], "problem size")
 
 
+def test_a_parameter_of_two_kinds_is_refused_not_pooled(tmp_path):
+    # true == 1 in Python: without the check the two caches would pool into one column.
+    times = family_times(A, B, 5)
+    x = write_cache(tmp_path / "x.json", "X", times)
+    y = write_cache(tmp_path / "y.json", "Y", times)
+    for path, flag in ((x, 1), (y, True)):
+        cache = json.loads(path.read_text())
+        cache["tune_params_keys"].append("use_shmem")
+        for n, entry in enumerate(cache["cache"].values()):
+            entry["use_shmem"] = flag if n % 2 else type(flag)(0)
+        path.write_text(json.dumps(cache))
+    one_line_error([x, y], "'use_shmem' has boolean values here and number values in")
+    # 16 and 16.0 are one number: they pool.
+    cache = json.loads(y.read_text())
+    for n, entry in enumerate(cache["cache"].values()):
+        entry["use_shmem"], entry["wg"] = n % 2, float(entry["wg"])
+    y.write_text(json.dumps(cache))
+    pooled = load_caches([x, y])
+    assert len(pooled.configs) == len(CONFIGS) and np.isfinite(pooled.times).all()
+
+
 def test_same_device_and_file_name_in_two_folders_stay_two_devices(tmp_path):
     times = family_times(A, B, 4)
     (tmp_path / "a").mkdir()

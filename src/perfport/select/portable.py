@@ -173,6 +173,7 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     caches = [_read_cache(p) for p in paths]
     values = [{key: _values(cache, key) for key in cache["tune_params_keys"]} for cache in caches]
     _check_same_problem(paths, caches, values)
+    _check_value_kinds(paths, values)
     first = tuple(caches[0]["tune_params_keys"])
     shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
     varying = {key for per_key in values for key, v in per_key.items() if len(v) > 1}
@@ -226,6 +227,33 @@ def _check_tuned_everywhere(
                 f"{path}: parameter {_clip(key)} varies here but {lacking} does not tune it; "
                 "only caches of the same kernel and search space can be pooled"
             )
+
+
+def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, set[Any]]]) -> None:
+    """One kind of value per parameter in every cache: Python counts ``true`` and ``1`` as one
+    value, so they would pool silently, and the shipped configuration would carry whichever
+    came first (``tune --configs`` refuses a boolean for an integer parameter)."""
+    seen: dict[str, tuple[str, Path]] = {}
+    for path, per_key in zip(paths, values, strict=True):
+        for key, vs in per_key.items():
+            for kind in sorted({_kind(v) for v in vs}):
+                other = seen.setdefault(key, (kind, path))
+                if other[0] != kind:
+                    where = "here" if other[1] == path else f"in {other[1]}"
+                    raise SelectError(
+                        f"{path}: parameter {_clip(key)} has {kind} values here and {other[0]} "
+                        f"values {where}; write one kind in every cache (1 and 0, or true and "
+                        "false)"
+                    )
+
+
+def _kind(value: Any) -> str:
+    # int and float are one kind: 16 and 16.0 are the same work-group size.
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", tuple: "list"}.get(type(value), "null")
 
 
 def _device_names(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> list[str]:
