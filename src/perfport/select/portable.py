@@ -239,10 +239,10 @@ def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, set[Any
             for kind in sorted({_kind(v) for v in vs}):
                 other = seen.setdefault(key, (kind, path))
                 if other[0] != kind:
-                    where = "here" if other[1] == path else f"in {other[1]}"
+                    where = "" if other[1] == path else f" in {other[1]}"
                     raise SelectError(
                         f"{path}: parameter {_clip(key)} has {kind} values here and {other[0]} "
-                        f"values {where}; write one kind in every cache (1 and 0, or true and "
+                        f"values{where}; write one kind in every cache (1 and 0, or true and "
                         "false)"
                     )
 

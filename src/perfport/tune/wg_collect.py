@@ -48,7 +48,7 @@ def scenarios(
     ``real_world=False``), then synthetic ones with random borders (each way one of
     ``BORDERS`` up to ``max_border``), types and complexity, up to ``count`` in all.
 
-    The defaults give the list every shipped collection used. Borders drawn independently
+    The defaults give the list of the first shipped collections. Borders drawn independently
     from 0-30 make a stencil with all four at most 2 wide (what most real stencils are) a
     2% event, so ``max_border=5`` collects that region on purpose."""
     borders_from = tuple(b for b in BORDERS if b <= max_border)
