@@ -3,6 +3,7 @@
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py curve [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py margin M [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py gate POINTS [DATASET.npz]
+    .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py fallbacks [DATASET.npz]
 
 - ``curve``: synthetic-to-real performance of ``performance_forest`` trained on a random 50,
   70, 85 and 100% of the synthetic scenarios (three draws each): does more of the same
@@ -13,6 +14,9 @@
   data gets its best fixed size when the forest's out-of-bag choices on its training
   scenarios score more than POINTS (e.g. 0.01) below that fixed size (mean log performance);
   otherwise the forest's choice.
+- ``fallbacks``: seed 0, per device and partition, how often ``performance_forest+fixed``
+  answers otherwise than ``performance_forest``, and what that gains (log ratio of the two
+  choices' times, in %) on average, with its wins and losses.
 Default dataset: the shipped one. Each takes 1-3 minutes on the 2-core machine.
 """
 
@@ -82,14 +86,38 @@ def score(data, partition, seed, make):  # type: ignore[no-untyped-def]
     return geomean(perf) * 100
 
 
+def fallbacks(data) -> None:  # type: ignore[no-untyped-def]
+    for partition in ("kernel", "synthetic-real"):
+        stats: dict[str, list] = {}
+        for train, test in folds(data, partition, 0):
+            plain = WgPerformanceForest(seed=0).fit(data.subset(train))
+            fixed = WgPerformanceForest(fallback=True, seed=0).fit(data.subset(train))
+            for s in test:
+                a, b = _choose(plain, data, s)[0], _choose(fixed, data, s)[0]
+                counts = stats.setdefault(str(data.device[s]), [0, []])
+                counts[0] += 1
+                if a != b:
+                    counts[1].append(np.log(data.runtimes[s, a] / data.runtimes[s, b]) * 100)
+        for device, (n, gains) in stats.items():
+            g = np.array(gains)
+            mean = f"{g.mean():+.1f}%" if len(g) else "-"
+            print(
+                f"{partition} {device[:30]}: {n} scenarios, {len(g)} fall back, gain {mean}, "
+                f"{int((g > 0).sum())} wins, {int((g < 0).sum())} losses"
+            )
+
+
 def main() -> None:
     what = sys.argv[1]
-    arg = float(sys.argv[2]) if what != "curve" else None
+    arg = float(sys.argv[2]) if what not in ("curve", "fallbacks") else None
     data = load_dataset(
         sys.argv[3 if arg is not None else 2]
         if len(sys.argv) > (3 if arg is not None else 2)
         else DATA
     )
+    if what == "fallbacks":
+        fallbacks(data)
+        return
     if what == "curve":
         train, test = next(folds(data, "synthetic-real"))
         best = np.nanmin(data.runtimes, axis=1)
