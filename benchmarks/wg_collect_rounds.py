@@ -106,7 +106,12 @@ def main() -> int:
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
-    chosen = scenarios(args.scenarios, sizes, args.seed, args.max_border, args.real_world)
+    if args.max_border < 0:
+        parser.error(f"--max-border {args.max_border}: borders are 0 or more")
+    try:
+        chosen = scenarios(args.scenarios, sizes, args.seed, args.max_border, args.real_world)
+    except ValueError as exc:
+        parser.error(f"--scenarios: {exc}")
     done = complete(args.db, chosen)
     todo = [s for s in chosen if s not in done]
     print(f"{len(done)} of {len(chosen)} scenarios complete in {args.db}", flush=True)

@@ -67,7 +67,7 @@ def test_runs_on_the_pooled_caches_and_an_added_one(data, tmp_path, capsys):
         (["--ks", "5-2"], "--ks '5-2'"),
         (["--ks", "\u00b2-3"], "--ks '\u00b2-3'"),  # isdigit() passes it, int() does not
         (["--ks", "1-"], "--ks '1-'"),
-        (["--ks", "1-99999"], "--ks 1-99999: a kernel has only"),
+        (["--ks", "1-99999"], "--ks 1-99999: GEMM has only"),
         (["--add", "convolution="], "--add 'convolution=': give KERNEL=CACHE"),
         (["--add", "convolution"], "--add 'convolution'"),
         (["--add", "conv=x.json"], "--add 'conv=x.json'"),

@@ -327,6 +327,19 @@ def test_a_parameter_of_two_kinds_is_refused_not_pooled(tmp_path):
     y.write_text(json.dumps(cache))
     pooled = load_caches([x, y])
     assert len(pooled.configs) == len(CONFIGS) and np.isfinite(pooled.times).all()
+    # Lists are their elements' kinds: [true] and [1] are equal in Python too.
+    for path, flag in ((x, [1]), (y, [True])):
+        cache = json.loads(path.read_text())
+        for entry in cache["cache"].values():
+            entry["use_shmem"] = flag
+        path.write_text(json.dumps(cache))
+    one_line_error([x, y], "list of boolean values here and list of number values")
+    # null is no kind: it matches nothing else, so it may sit beside numbers.
+    cache = json.loads(y.read_text())
+    for n, entry in enumerate(cache["cache"].values()):
+        entry["use_shmem"] = None if n % 2 else [1]
+    y.write_text(json.dumps(cache))
+    assert len(load_caches([x, y]).configs) > len(CONFIGS)
 
 
 def test_same_device_and_file_name_in_two_folders_stay_two_devices(tmp_path):

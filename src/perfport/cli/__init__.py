@@ -217,8 +217,8 @@ def _parser() -> argparse.ArgumentParser:
         "--max-border",
         type=_natural,
         default=30,
-        help="synthetic borders at most this wide each way (default 30: the paper's range; "
-        "5 collects compact stencils like most real ones)",
+        help="synthetic borders drawn from 0,1,2,3,5,10,20,30 up to this (default 30: the "
+        "paper's range; 5 collects compact stencils like most real ones)",
     )
     p.add_argument(
         "--no-real-world",

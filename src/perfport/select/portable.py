@@ -232,28 +232,30 @@ def _check_tuned_everywhere(
 def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, set[Any]]]) -> None:
     """One kind of value per parameter in every cache: Python counts ``true`` and ``1`` as one
     value, so they would pool silently, and the shipped configuration would carry whichever
-    came first (``tune --configs`` refuses a boolean for an integer parameter)."""
+    came first (``tune --configs`` refuses a boolean for an integer parameter). A missing
+    value (``null``) is no kind: it equals no number or string, so it cannot pool wrongly."""
     seen: dict[str, tuple[str, Path]] = {}
     for path, per_key in zip(paths, values, strict=True):
         for key, vs in per_key.items():
-            for kind in sorted({_kind(v) for v in vs}):
+            for kind in sorted({_kind(v) for v in vs if v is not None}):
                 other = seen.setdefault(key, (kind, path))
                 if other[0] != kind:
                     where = "" if other[1] == path else f" in {other[1]}"
                     raise SelectError(
                         f"{path}: parameter {_clip(key)} has {kind} values here and {other[0]} "
-                        f"values{where}; write one kind in every cache (1 and 0, or true and "
-                        "false)"
+                        f"values{where}; write each parameter's values as one kind in every "
+                        "cache (e.g. 1 and 0 everywhere, not true and false in one)"
                     )
 
 
 def _kind(value: Any) -> str:
-    # int and float are one kind: 16 and 16.0 are the same work-group size.
+    # int and float are one kind: 16 and 16.0 are the same work-group size. A list is its
+    # elements' kinds, since [true] and [1] compare equal as well.
+    if isinstance(value, tuple):
+        return "list of " + "/".join(sorted({_kind(v) for v in value})) if value else "list"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return {str: "string", tuple: "list"}.get(type(value), "null")
+    return "number" if isinstance(value, int | float) else "string"
 
 
 def _device_names(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> list[str]:

@@ -51,6 +51,7 @@ def scenarios(
     The defaults give the list of the first shipped collections. Borders drawn independently
     from 0-30 make a stencil with all four at most 2 wide (what most real stencils are) a
     2% event, so ``max_border=5`` collects that region on purpose."""
+    sizes = tuple(dict.fromkeys(sizes))  # a size given twice is one size
     borders_from = tuple(b for b in BORDERS if b <= max_border)
     if not borders_from:
         raise ValueError(f"max_border {max_border}: borders are 0 or more")
@@ -68,11 +69,11 @@ def scenarios(
         ("int", "float"),
         ("float", "double"),
     )
-    distinct = len(set(sizes)) * len(borders_from) ** 4 * len(types) * 2
+    distinct = len(sizes) * len(borders_from) ** 4 * len(types) * 2
     if count - len(out) > distinct:
         raise ValueError(
             f"{count} scenarios asked for, but these sizes and borders give only "
-            f"{len(out) + distinct}; ask for fewer or allow wider borders"
+            f"{len(out) + distinct}; ask for fewer, or give more sizes or a larger border limit"
         )
     seen: set[tuple[tuple[str, Any], ...]] = set()
     while len(out) < count:
