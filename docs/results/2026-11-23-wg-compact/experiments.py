@@ -4,6 +4,7 @@
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py margin M [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py gate POINTS [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py fallbacks [DATASET.npz]
+    .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py time [DATASET.npz]
 
 - ``curve``: synthetic-to-real performance of ``performance_forest`` trained on a random 50,
   70, 85 and 100% of the synthetic scenarios (three draws each): does more of the same
@@ -17,12 +18,16 @@
 - ``fallbacks``: seed 0, per device and partition, how often ``performance_forest+fixed``
   answers otherwise than ``performance_forest``, and what that gains (log ratio of the two
   choices' times, in %) on average, with its wins and losses.
-Default dataset: the shipped one. Each takes 1-3 minutes on the 2-core machine.
+- ``time``: one proposal of ``performance_forest`` fitted on all of the dataset: the median and
+  99th percentile over every seventh scenario, three passes.
+Default dataset: the shipped one; the 600 scenarios before the compact ones are
+``git show ae47212:src/perfport/datasets/wg/stencils.npz > 600.npz``. Each takes 1-3 minutes on the 2-core machine.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -87,29 +92,44 @@ def score(data, partition, seed, make):  # type: ignore[no-untyped-def]
 
 
 def fallbacks(data) -> None:  # type: ignore[no-untyped-def]
+    best = np.nanmin(data.runtimes, axis=1)
     for partition in ("kernel", "synthetic-real"):
-        stats: dict[str, list] = {}
+        chosen: dict[int, tuple[int, int]] = {}  # scenario -> (plain's size, fallback's size)
         for train, test in folds(data, partition, 0):
             plain = WgPerformanceForest(seed=0).fit(data.subset(train))
             fixed = WgPerformanceForest(fallback=True, seed=0).fit(data.subset(train))
             for s in test:
-                a, b = _choose(plain, data, s)[0], _choose(fixed, data, s)[0]
-                counts = stats.setdefault(str(data.device[s]), [0, []])
-                counts[0] += 1
-                if a != b:
-                    counts[1].append(np.log(data.runtimes[s, a] / data.runtimes[s, b]) * 100)
-        for device, (n, gains) in stats.items():
-            g = np.array(gains)
+                chosen[s] = (_choose(plain, data, s)[0], _choose(fixed, data, s)[0])
+        gaining = set()
+        for device in sorted(set(data.device[list(chosen)])):
+            rows = [s for s in chosen if data.device[s] == device]
+            g = np.array([np.log(data.runtimes[s, chosen[s][0]] / data.runtimes[s, chosen[s][1]])
+                          for s in rows if chosen[s][0] != chosen[s][1]]) * 100  # fmt: skip
+            if len(g) and g.mean() > 0:
+                gaining.add(device)
             mean = f"{g.mean():+.1f}%" if len(g) else "-"
-            print(
-                f"{partition} {device[:30]}: {n} scenarios, {len(g)} fall back, gain {mean}, "
-                f"{int((g > 0).sum())} wins, {int((g < 0).sum())} losses"
-            )
+            print(f"{partition} {device[:30]}: {len(rows)} scenarios, {len(g)} fall back, "
+                  f"gain {mean}, {int((g > 0).sum())} wins, {int((g < 0).sum())} losses")  # fmt: skip
+        # In hindsight: the fallback only on the set-ups where it gained.
+        perf = [best[s] / data.runtimes[s, chosen[s][data.device[s] in gaining]] for s in chosen]
+        print(f"{partition}: the fallback only on {sorted(gaining)}: {geomean(perf) * 100:.2f}%")
+
+
+def proposal_time(data) -> None:  # type: ignore[no-untyped-def]
+    model = WgPerformanceForest().fit(data)
+    times = []
+    for _ in range(3):
+        for s in range(0, len(data), 7):
+            started = time.perf_counter()
+            model.propose(data.features[s], int(data.max_wg[s]), set())
+            times.append((time.perf_counter() - started) * 1000)
+    print(f"{len(data)} scenarios: one proposal {np.median(times):.3f} ms median, "
+          f"{np.percentile(times, 99):.3f} ms p99")  # fmt: skip
 
 
 def main() -> None:
     what = sys.argv[1]
-    arg = float(sys.argv[2]) if what not in ("curve", "fallbacks") else None
+    arg = float(sys.argv[2]) if what not in ("curve", "fallbacks", "time") else None
     data = load_dataset(
         sys.argv[3 if arg is not None else 2]
         if len(sys.argv) > (3 if arg is not None else 2)
@@ -117,6 +137,9 @@ def main() -> None:
     )
     if what == "fallbacks":
         fallbacks(data)
+        return
+    if what == "time":
+        proposal_time(data)
         return
     if what == "curve":
         train, test = next(folds(data, "synthetic-real"))
