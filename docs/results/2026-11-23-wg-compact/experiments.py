@@ -5,6 +5,7 @@
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py gate POINTS [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py fallbacks [DATASET.npz]
     .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py time [DATASET.npz]
+    .venv/bin/python docs/results/2026-11-23-wg-compact/experiments.py nested [DATASET.npz]
 
 - ``curve``: synthetic-to-real performance of ``performance_forest`` trained on a random 50,
   70, 85 and 100% of the synthetic scenarios (three draws each): does more of the same
@@ -18,6 +19,10 @@
 - ``fallbacks``: seed 0, per device and partition, how often ``performance_forest+fixed``
   answers otherwise than ``performance_forest``, and what that gains (log ratio of the two
   choices' times, in %) on average, with its wins and losses.
+- ``nested``: the per-device switch decided by cross-validation inside the training data
+  instead: each training kernel left out in turn (forests of 30 trees), and a device gets the
+  fallback where it gained on average over that device's left-out scenarios. Seeds 0-2,
+  leave-one-kernel-out and synthetic-to-real; about 7 minutes.
 - ``time``: one proposal of ``performance_forest`` fitted on all of the dataset: the median and
   99th percentile over every seventh scenario, three passes.
 Default dataset: the shipped one; the 600 scenarios before the compact ones are
@@ -82,6 +87,38 @@ class Gated(WgPerformanceForest):
         return super().propose(x, max_wg, refused)
 
 
+class Nested(WgPerformanceForest):
+    def __init__(self, seed: int = 0) -> None:
+        super().__init__(fallback=True, seed=seed)
+
+    def fit(self, data):  # type: ignore[no-untyped-def]
+        super().fit(data)
+        x = np.asarray(data.features, dtype=np.float64)
+        keys = [x[i, self.device_columns_].tobytes() for i in range(len(data))]
+        gains: dict[bytes, list[float]] = {}
+        for kernel in np.unique(data.kernel):
+            train = np.flatnonzero(data.kernel != kernel)
+            if not len(train):
+                continue
+            inner = WgPerformanceForest(trees=30, fallback=True, seed=self.seed)
+            inner.fit(data.subset(train))
+            for s in np.flatnonzero(data.kernel == kernel):
+                inner.fallback = True
+                b = _choose(inner, data, s)[0]
+                inner.fallback = False
+                a = _choose(inner, data, s)[0]
+                gains.setdefault(keys[s], []).append(
+                    np.log(data.runtimes[s, a] / data.runtimes[s, b])
+                )
+        self.distrust_ = {k for k, v in gains.items() if np.mean(v) > 0}
+        return self
+
+    def propose(self, x, max_wg, refused):  # type: ignore[no-untyped-def]
+        key = np.asarray(x, dtype=np.float64)[self.device_columns_].tobytes()
+        self.fallback = key in self.distrust_
+        return super().propose(x, max_wg, refused)
+
+
 def score(data, partition, seed, make):  # type: ignore[no-untyped-def]
     best = np.nanmin(data.runtimes, axis=1)
     perf = []
@@ -129,7 +166,7 @@ def proposal_time(data) -> None:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     what = sys.argv[1]
-    arg = float(sys.argv[2]) if what not in ("curve", "fallbacks", "time") else None
+    arg = float(sys.argv[2]) if what not in ("curve", "fallbacks", "time", "nested") else None
     data = load_dataset(
         sys.argv[3 if arg is not None else 2]
         if len(sys.argv) > (3 if arg is not None else 2)
@@ -161,7 +198,9 @@ def main() -> None:
                 + f", mean {np.mean(values):.2f}"
             )
         return
-    if what == "margin":
+    if what == "nested":
+        make = lambda d, seed: Nested(seed).fit(d)  # noqa: E731
+    elif what == "margin":
         make = lambda d, seed: WgPerformanceForest(fallback=True, margin=arg, seed=seed).fit(d)  # noqa: E731
     else:
         make = lambda d, seed: Gated(arg, seed).fit(d)  # noqa: E731
