@@ -252,7 +252,8 @@ def _kind(value: Any) -> str:
     # int and float are one kind: 16 and 16.0 are the same work-group size. A list is its
     # elements' kinds, since [true] and [1] compare equal as well.
     if isinstance(value, tuple):
-        return "list of " + "/".join(sorted({_kind(v) for v in value})) if value else "list"
+        kinds = sorted({_kind(v) for v in value if v is not None})
+        return "list of " + "/".join(kinds) if kinds else "list"
     if isinstance(value, bool):
         return "boolean"
     return "number" if isinstance(value, int | float) else "string"
