@@ -96,6 +96,24 @@ def test_performance_per_device_combines_into_the_overall(tmp_path):
     assert text.returncode == 0 and "Performance per device set-up" in text.stdout
 
 
+def test_arithmetic_performance_is_the_mean_of_each_scenarios_fraction():
+    from perfport.models.evaluate import _choose
+    from perfport.models.wg import make_predictor
+
+    data = landscape()
+    (result,) = evaluate(data, ["decision_tree+nearest_neighbour"], ["device"])
+    fractions = []
+    for train, test in folds(data, "device"):
+        predictor = make_predictor("decision_tree+nearest_neighbour", 0).fit(data.subset(train))
+        for s in test:
+            w, _ = _choose(predictor, data, s)
+            fractions.append(np.nanmin(data.runtimes[s]) / data.runtimes[s, w])
+    assert result.performance_arithmetic == pytest.approx(np.mean(fractions))
+    assert result.performance == pytest.approx(np.exp(np.mean(np.log(fractions))))
+    assert result.performance < result.performance_arithmetic <= 1.0
+    assert result.to_json()["performance_arithmetic"] == result.performance_arithmetic
+
+
 def test_partitions():
     data = landscape()
     tens = list(folds(data, "10-fold"))
