@@ -34,9 +34,15 @@ needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not i
 LONG_TOP = (1 << 63) - 1024  # the largest long a double holds exactly
 
 
-@pytest.fixture(scope="module")
-def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Selector, Path, np.ndarray]:
-    """Tree A with derived features among 8 k-means configurations of the shipped H100 table,
+@pytest.fixture(
+    scope="module",
+    params=[Classifier.DECISION_TREE_A_DERIVED, Classifier.DECISION_TREE_REGRET_DERIVED],
+)
+def fitted(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Selector, Path, np.ndarray]:
+    """Tree A with derived features (and the regret tree, which sees the same features) among
+    8 k-means configurations of the shipped H100 table,
     written as a bundle; and the probe rows: every shape of the table, plus inputs at and
     around every cutoff of the tree (products pinned on either side of their cutoff, flags
     with multiples and non-multiples, sizes near 2**53 and 2**63)."""
@@ -46,7 +52,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Selector, Path, np
     with resources.as_file(data) as path:
         table = load_csv(path)
     chosen = choose(normalise(table.times), 8, "kmeans", 0, table.problems)
-    selector = fit_selector(table, chosen, Classifier.DECISION_TREE_A_DERIVED)
+    selector = fit_selector(table, chosen, request.param)
     out = tmp_path_factory.mktemp("derived") / "bundle"
     write_bundle(
         out, "matmul", table.param_names, [table.config_dict(int(j)) for j in chosen],

@@ -17,6 +17,7 @@ from perfport.select import (
     fit_selector,
     log_features,
     normalise,
+    regret_targets,
     set_score,
 )
 
@@ -194,6 +195,26 @@ def test_trees_expose_the_fitted_sklearn_tree(classifier, depth, leaf):
     assert tree.node_count == 3 and tree.feature[0] == 0 and 64 < tree.threshold[0] < 1024
     assert selector.predict(np.array([32.0, 64, 512])).tolist() == [1]  # one row -> A's index
     assert selector.predict(np.array([[4096.0, 64, 512]])).tolist() == [0]
+
+
+def test_the_regret_tree_weighs_what_a_wrong_choice_costs():
+    # One feature value, five problems: A wins three by 1%, B wins two by 10x. The label tree
+    # answers the majority, A; the regret tree the better geometric mean, B.
+    x = np.ones((5, 1))
+    times = np.array([[1.0, 1.01]] * 3 + [[10.0, 1.0]] * 2)
+    labels = best_in_set(times, [0, 1])
+    assert labels.tolist() == [0, 0, 0, 1, 1]
+    assert Selector("decision_tree_a").fit(x, labels).predict(x[:1]).tolist() == [0]
+    regret = Selector("decision_tree_regret_derived").fit(x, labels, times=times)
+    assert regret.predict(x[:1]).tolist() == [1]
+    # Without times it learns from the labels alone, like the label tree.
+    assert Selector("decision_tree_regret_derived").fit(x, labels).predict(x[:1]).tolist() == [0]
+    target = regret_targets(np.array([[2.0, 1.0, np.nan], [1.0, 5000.0, 4.0]]), 1e-3)
+    np.testing.assert_allclose(target, np.log([[0.5, 1.0, 1e-3], [1.0, 1e-3, 0.25]]))
+    with pytest.raises(SelectError, match="one row per label"):
+        Selector("decision_tree_regret_derived").fit(x, labels, times=times[:4])
+    with pytest.raises(SelectError, match="times cover 1 configurations"):
+        Selector("decision_tree_regret_derived").fit(x, labels, times=times[:, :1])
 
 
 def test_selector_edge_cases():

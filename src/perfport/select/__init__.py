@@ -19,6 +19,7 @@ from perfport.select.classify import (
     best_in_set,
     fit_selector,
     log_features,
+    regret_targets,
 )
 from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
 from perfport.select.deploy import fit_bundle
@@ -80,6 +81,7 @@ __all__ = [
     "parse_derived",
     "portable",
     "pruning_table",
+    "regret_targets",
     "relative",
     "save_csv",
     "set_score",

@@ -22,6 +22,16 @@ training rows at ``fit`` and stored in ``derived_``; generated code computes the
 
 The label of a training problem is the index, within the chosen set, of the chosen
 configuration that ran fastest on it (``best_in_set``); ``predict`` answers with such indices.
+
+``decision_tree_regret_derived`` (beyond the paper) is tree A over the same features, fitted to
+what a wrong answer costs rather than to the label: a regression tree whose targets are, per
+training problem, the log fraction of the best in the set that each chosen configuration
+reaches (``regret_targets``). A leaf answers the configuration with the best mean there, so
+the tree maximises the geometric mean the selector is scored by, and a split is worth most
+where a wrong choice is expensive; a problem on which every configuration is nearly as fast
+hardly moves it. ``fit`` takes those times as ``times``; without them each problem's target
+is its label alone. ``model_`` is then the ``DecisionTreeRegressor``, one output per chosen
+configuration, and generated code is nested ifs as for the other trees.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import numpy as np
 from perfport._core.optional import require
 from perfport.select.derive import Derived, default_derived, with_derived
 from perfport.select.errors import SelectError
+from perfport.select.prune import GEOMEAN_FLOOR
 from perfport.select.table import PerfTable
 
 
@@ -52,11 +63,17 @@ class Classifier(Enum):
     MLP = "mlp"
     DECISION_TREE_A_DERIVED = "decision_tree_a_derived"
     DECISION_TREE_B_DERIVED = "decision_tree_b_derived"
+    DECISION_TREE_REGRET_DERIVED = "decision_tree_regret_derived"
 
     @property
     def is_tree(self) -> bool:
         """A single decision tree: emitted as nested ifs by code generation."""
         return self.value.startswith("decision_tree")
+
+    @property
+    def regret(self) -> bool:
+        """Fitted to every chosen configuration's performance, not to the label."""
+        return "_regret" in self.value
 
     @property
     def derives(self) -> bool:
@@ -71,6 +88,7 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_C: (3, 4),
     Classifier.DECISION_TREE_A_DERIVED: (None, 1),
     Classifier.DECISION_TREE_B_DERIVED: (6, 3),
+    Classifier.DECISION_TREE_REGRET_DERIVED: (None, 1),
 }
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
 # Models that fit a single class without complaint; the others get a constant answer.
@@ -97,6 +115,16 @@ def best_in_set(times: np.ndarray, chosen: Sequence[int] | np.ndarray) -> np.nda
     return labels
 
 
+def regret_targets(times: np.ndarray, floor: float) -> np.ndarray:
+    """Per problem row (times of the chosen configurations), log(t_best_in_set / t) of each:
+    0 for the fastest, negative for the others, ``log(floor)`` at most for one that is that
+    much slower or did not run (NaN)."""
+    t = np.asarray(times, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.nanmin(t, axis=1, keepdims=True) / t
+    return np.log(np.where(np.isfinite(fraction), np.maximum(fraction, floor), floor))
+
+
 class Selector:
     """Predicts which chosen configuration (an index into the chosen set) to run."""
 
@@ -109,13 +137,22 @@ class Selector:
         features: np.ndarray,
         labels: np.ndarray,
         feature_names: Sequence[str] | None = None,
+        times: np.ndarray | None = None,
     ) -> Selector:
         """Learn from problem features (rows x features) and their labels (chosen-set
-        indices, as from ``best_in_set``); rows labelled -1 (nothing ran) are skipped."""
+        indices, as from ``best_in_set``); rows labelled -1 (nothing ran) are skipped.
+        ``times`` (rows x chosen configurations, NaN where one did not run) is what the regret
+        tree learns from; the other classifiers need only the labels."""
         x = np.asarray(features, dtype=np.float64)
         y = np.asarray(labels, dtype=np.intp)
         if x.ndim != 2 or len(x) != len(y):
             raise SelectError(f"features {x.shape} and labels {y.shape} do not match")
+        if times is not None and (np.ndim(times) != 2 or len(times) != len(y)):
+            raise SelectError(f"times {np.shape(times)} do not have one row per label {y.shape}")
+        if times is not None and len(y) and y.max() >= np.shape(times)[1]:
+            raise SelectError(
+                f"a label is {y.max()} but times cover {np.shape(times)[1]} configurations"
+            )
         keep = y >= 0
         x, y = x[keep], y[keep]
         if len(y) == 0:
@@ -134,6 +171,15 @@ class Selector:
         x = with_derived(x, self.feature_names_, self.derived_)
         self.classes_ = np.unique(y)
         self.log_features_ = not (self.classifier.is_tree or self._forest)
+        if self.classifier.regret:
+            if times is None:  # each problem's target is its label alone
+                target = np.full((len(y), int(y.max()) + 1), np.log(GEOMEAN_FLOOR))
+                target[np.arange(len(y)), y] = 0.0
+            else:
+                target = regret_targets(np.asarray(times)[keep], GEOMEAN_FLOOR)
+            self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
+            self.model_.fit(x, target)
+            return self
         if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
             self.model_ = _sklearn("dummy").DummyClassifier(strategy="most_frequent")
         else:
@@ -152,7 +198,10 @@ class Selector:
         if x.shape[1] != self.n_features_in_:
             raise SelectError(f"expected {self.n_features_in_} features, got {x.shape[1]}")
         x = with_derived(x, self.feature_names_, self.derived_)
-        out = np.asarray(self.model_.predict(x), dtype=np.intp)
+        if self.classifier.regret:  # the configuration with the best predicted performance
+            out = np.argmax(np.asarray(self.model_.predict(x)).reshape(len(x), -1), axis=1)
+        else:
+            out = np.asarray(self.model_.predict(x), dtype=np.intp)
         return out[:1] if one else out
 
     @property
@@ -205,5 +254,8 @@ def fit_selector(
     """A selector among ``chosen`` (configuration columns of ``table``) trained on ``rows``
     (all problems by default)."""
     index = np.arange(table.n_problems) if rows is None else np.asarray(rows)
+    times = table.times[index][:, np.asarray(chosen, dtype=np.intp)]
     labels = best_in_set(table.times[index], chosen)
-    return Selector(classifier, seed).fit(table.problems[index], labels, table.problem_names)
+    return Selector(classifier, seed).fit(
+        table.problems[index], labels, table.problem_names, times=times
+    )

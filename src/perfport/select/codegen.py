@@ -200,16 +200,19 @@ class SelectorTree:
         labels: Mapping[Any, int] | None = None,
         derived: Sequence[Derived] = (),
     ) -> SelectorTree:
-        """From a fitted ``DecisionTreeClassifier``. ``labels`` maps each class label to the
+        """From a fitted ``DecisionTreeClassifier``, or a ``DecisionTreeRegressor`` with one
+        output per configuration whose leaves answer the largest output (the regret tree of
+        ``select.classify``). ``labels`` maps each class label (each output's position) to the
         index of its configuration; without it the labels must be those indices. A tree fitted
         on derived columns too (``derive.with_derived``) names them in ``derived``."""
         tree = getattr(model, "tree_", None)
-        if tree is None or not hasattr(model, "classes_"):
+        if tree is None:
             raise SelectError(
                 f"{type(model).__name__} is not a fitted decision tree; fit a "
                 "DecisionTreeClassifier (or a tree selector) first"
             )
-        if getattr(model, "n_outputs_", 1) != 1:
+        classifier = hasattr(model, "classes_")
+        if classifier and getattr(model, "n_outputs_", 1) != 1:
             raise SelectError("the decision tree predicts several outputs; fit it on one label")
         if tree.n_features != len(features) + len(derived):
             raise SelectError(
@@ -217,10 +220,15 @@ class SelectorTree:
                 f"and {len(derived)} derived features were given ({', '.join(features)}); "
                 "give one name per column"
             )
-        index = np.array([label_index(c, labels) for c in model.classes_], dtype=np.int64)
+        value = np.asarray(tree.value)
+        # scikit-learn's predict answers the class of the first largest value of the leaf; a
+        # regret tree's leaf holds one mean per configuration, and the selector takes the first
+        # largest of those.
+        outputs = value[:, 0, :] if classifier else value[:, :, 0]
+        classes = model.classes_ if classifier else range(outputs.shape[1])
+        index = np.array([label_index(c, labels) for c in classes], dtype=np.int64)
         inner = np.asarray(tree.children_left) != LEAF
-        # scikit-learn's predict answers the class of the first largest value of the leaf.
-        chosen = index[np.argmax(np.asarray(tree.value)[:, 0, :], axis=1)]
+        chosen = index[np.argmax(outputs, axis=1)]
         return cls(
             features=tuple(features),
             transforms=_transforms(transforms, len(features)),

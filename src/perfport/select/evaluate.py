@@ -147,8 +147,9 @@ def evaluate(
                             # trains the same selector: score it once.
                             labels = best_in_set(train_times, chosen)
                             selector = Selector(model, seed).fit(
-                                x_train, labels, table.problem_names
-                            )
+                                x_train, labels, table.problem_names,
+                                times=train_times[:, list(chosen)],
+                            )  # fmt: skip
                             picks = np.asarray(chosen)[selector.predict(x_test)]
                             scored[key] = geomean_fraction(test_perf[np.arange(len(test)), picks])
                         out.append(
