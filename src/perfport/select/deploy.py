@@ -21,13 +21,13 @@ def fit_bundle(
     out: str | Path,
     normalisation: Normalisation | str = Normalisation.RELATIVE,
     pruning: Pruning | str = Pruning.GREEDY,
-    classifier: Classifier | str = Classifier.DECISION_TREE_A_DERIVED,
+    classifier: Classifier | str = Classifier.DECISION_TREE_REGRET_DERIVED,
     seed: int = 0,
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
     as C and Python, provenance) to ``out``. Only decision-tree classifiers become code. The
-    defaults did best (or tied) at k = 8 on held-out H100 GEMM shapes over ten splits
-    (docs/results/2026-11-23-lawson-gemm-recheck.md)."""
+    defaults did best at k = 6 and 8 on held-out H100 GEMM shapes over twenty splits, through
+    NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-regret-tree.md)."""
     classifier = _member(Classifier, classifier, "classifier")
     normalisation = _member(Normalisation, normalisation, "normalisation")
     pruning = _member(Pruning, pruning, "pruning")
