@@ -226,3 +226,36 @@ def test_a_perfport_selector_can_be_bundled(tmp_path):
     one_class = Selector(Classifier.LINEAR_SVM).fit(rows, np.full(len(rows), 1), FEATURES)
     write_bundle(tmp_path / "one", "matmul", PARAMS, configs, FEATURES, one_class)
     assert load_bundle(tmp_path / "one").predict(problems[0]) == LARGE
+
+
+def test_a_regret_tree_bundle_predicts_without_sklearn_and_a_bare_regressor_is_refused(tmp_path):
+    from perfport.select import Classifier, Selector
+
+    _, problems = fitted()
+    rows = np.array([[float(p[f]) for f in FEATURES] for p in problems])
+    small = rows[:, 0] <= 64
+    # SMALL is 3x faster on small problems, LARGE 2x faster on the others.
+    times = np.column_stack([np.where(small, 1.0, 2.0), np.where(small, 3.0, 1.0)])
+    labels = np.argmin(times, axis=1)
+    selector = Selector(Classifier.DECISION_TREE_REGRET_DERIVED).fit(
+        rows, labels, FEATURES, times=times
+    )
+    write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, selector)
+    assert [load_bundle(tmp_path).choose(p) for p in problems] == labels.tolist()
+    script = (
+        "import sys; sys.modules['sklearn'] = None\n"
+        "from perfport.select.bundle import load_bundle\n"
+        f"b = load_bundle({str(tmp_path)!r})\n"
+        "print(b.predict({'M': 4, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 0, 'trans_b': 0})"
+        "['wg_cols'], b.predict({'M': 4000, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 1,"
+        " 'trans_b': 0})['wg_cols'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["8", "64"]
+    # A regression tree fitted to something else (here runtimes) is no selector.
+    runtimes = tree_module.DecisionTreeRegressor().fit(rows, times[:, 0])
+    with pytest.raises(SelectError, match="is a regression tree"):
+        write_bundle(tmp_path / "bare", "matmul", PARAMS, [SMALL, LARGE], FEATURES, runtimes)
+    with pytest.raises(SelectError, match="times must be positive"):
+        Selector(Classifier.DECISION_TREE_REGRET_DERIVED).fit(rows, labels, times=times * 0)

@@ -6,7 +6,7 @@ Each test scenario is answered as a kernel launcher would: propose a size, and w
 run (too large, or refused by the driver), remember it and ask again.
 
 Metrics per method and partition: ``performance`` (geometric mean of t_oracle / t_chosen;
-``performance_arithmetic`` is its arithmetic mean, the statistic of Cummins' own result queries,
+``performance_arithmetic`` is its arithmetic mean, the statistic of one of Cummins' result queries,
 for comparing with the thesis' tables),
 ``speedup_over_baseline`` (t_baseline / t_chosen; the baseline is the best size that ran in
 every scenario, w(4x4) in the paper and wherever no size always ran), ``speedup_over_expert`` (over w(32x4), where it ran), ``accuracy`` (chose the

@@ -89,7 +89,8 @@ def write_bundle(
     """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
 
     ``selector_tree`` is a fitted ``DecisionTreeClassifier`` whose labels index ``configs``
-    (or map through ``labels``), a perfport ``Selector`` with a tree (or fitted on one class),
+    (or map through ``labels``), a perfport ``Selector`` with a tree (the regret tree included,
+    or fitted on one class),
     a ``SelectorTree``, or None when one configuration is shipped. ``transforms`` says what the tree saw of each feature (default: raw values).
     """
     directory = Path(directory)
@@ -171,7 +172,8 @@ def _tree(
     if not hasattr(model, "tree_") and len(classes) == 1:
         # A one-class fit (e.g. a DummyClassifier): every problem gets that configuration.
         return SelectorTree.constant(feature_names, label_index(classes[0], labels), transforms)
-    return SelectorTree.from_sklearn(model, feature_names, transforms, labels, derived)
+    regret = bool(getattr(getattr(given, "classifier", None), "regret", False))
+    return SelectorTree.from_sklearn(model, feature_names, transforms, labels, derived, regret)
 
 
 def _tree_json(tree: SelectorTree) -> dict[str, Any]:

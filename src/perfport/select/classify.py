@@ -23,15 +23,18 @@ training rows at ``fit`` and stored in ``derived_``; generated code computes the
 The label of a training problem is the index, within the chosen set, of the chosen
 configuration that ran fastest on it (``best_in_set``); ``predict`` answers with such indices.
 
-``decision_tree_regret_derived`` (beyond the paper) is tree A over the same features, fitted to
-what a wrong answer costs rather than to the label: a regression tree whose targets are, per
-training problem, the log fraction of the best in the set that each chosen configuration
-reaches (``regret_targets``). A leaf answers the configuration with the best mean there, so
-the tree maximises the geometric mean the selector is scored by, and a split is worth most
-where a wrong choice is expensive; a problem on which every configuration is nearly as fast
-hardly moves it. ``fit`` takes those times as ``times``; without them each problem's target
-is its label alone. ``model_`` is then the ``DecisionTreeRegressor``, one output per chosen
-configuration, and generated code is nested ifs as for the other trees.
+``decision_tree_regret_derived`` (beyond the paper) is tree A over the same features with
+another split criterion. It is a regression tree whose targets are, per training problem, the
+log fraction of the best in the set that each chosen configuration reaches
+(``regret_targets``). A split is chosen to reduce the squared error of those vectors, so
+separating problems on which a wrong choice is expensive counts for much, and a problem on
+which every configuration runs about as fast (a vector near 0) hardly counts; the label
+tree's Gini criterion counts every label alike. A leaf answers the configuration with the
+best mean there (the geometric mean the selector is scored by); grown like tree A, a leaf
+holds problems with equal features only, usually one, and answers its best. ``fit`` takes
+those times as ``times``; without them each problem's target is its label alone. ``model_``
+is then the ``DecisionTreeRegressor``, one output per chosen configuration, and generated
+code is nested ifs as for the other trees.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def best_in_set(times: np.ndarray, chosen: Sequence[int] | np.ndarray) -> np.nda
 
 
 def regret_targets(times: np.ndarray, floor: float) -> np.ndarray:
-    """Per problem row (times of the chosen configurations), log(t_best_in_set / t) of each:
+    """Per problem row (positive times of the chosen configurations), log(t_best_in_set / t) of each:
     0 for the fastest, negative for the others, ``log(floor)`` at most for one that is that
     much slower or did not run (NaN)."""
     t = np.asarray(times, dtype=np.float64)
@@ -149,6 +152,8 @@ class Selector:
             raise SelectError(f"features {x.shape} and labels {y.shape} do not match")
         if times is not None and (np.ndim(times) != 2 or len(times) != len(y)):
             raise SelectError(f"times {np.shape(times)} do not have one row per label {y.shape}")
+        if times is not None and (np.asarray(times)[np.isfinite(times)] <= 0).any():
+            raise SelectError("times must be positive (NaN where a configuration did not run)")
         if times is not None and len(y) and y.max() >= np.shape(times)[1]:
             raise SelectError(
                 f"a label is {y.max()} but times cover {np.shape(times)[1]} configurations"
@@ -179,6 +184,7 @@ class Selector:
                 target = regret_targets(np.asarray(times)[keep], GEOMEAN_FLOOR)
             self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
             self.model_.fit(x, target)
+            self.classes_ = np.arange(target.shape[1])  # what it can answer: every output
             return self
         if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
             self.model_ = _sklearn("dummy").DummyClassifier(strategy="most_frequent")

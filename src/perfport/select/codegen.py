@@ -199,12 +199,14 @@ class SelectorTree:
         transforms: Sequence[Transform | str] | None = None,
         labels: Mapping[Any, int] | None = None,
         derived: Sequence[Derived] = (),
+        regret: bool = False,
     ) -> SelectorTree:
-        """From a fitted ``DecisionTreeClassifier``, or a ``DecisionTreeRegressor`` with one
-        output per configuration whose leaves answer the largest output (the regret tree of
-        ``select.classify``). ``labels`` maps each class label (each output's position) to the
-        index of its configuration; without it the labels must be those indices. A tree fitted
-        on derived columns too (``derive.with_derived``) names them in ``derived``."""
+        """From a fitted ``DecisionTreeClassifier``, or with ``regret`` from the regret tree of
+        ``select.classify``: a ``DecisionTreeRegressor`` with one output per configuration,
+        whose leaves answer the largest. ``labels`` maps each class label (each output's
+        position) to the index of its configuration; without it the labels must be those
+        indices. A tree fitted on derived columns too (``derive.with_derived``) names them in
+        ``derived``."""
         tree = getattr(model, "tree_", None)
         if tree is None:
             raise SelectError(
@@ -212,6 +214,13 @@ class SelectorTree:
                 "DecisionTreeClassifier (or a tree selector) first"
             )
         classifier = hasattr(model, "classes_")
+        if not classifier and not regret:
+            raise SelectError(
+                f"{type(model).__name__} is a regression tree; its outputs are configurations "
+                "only in a regret tree: pass a DecisionTreeClassifier or a perfport Selector"
+            )
+        if classifier and regret:
+            raise SelectError("regret=True needs the regret tree's DecisionTreeRegressor")
         if classifier and getattr(model, "n_outputs_", 1) != 1:
             raise SelectError("the decision tree predicts several outputs; fit it on one label")
         if tree.n_features != len(features) + len(derived):
