@@ -119,9 +119,9 @@ def best_in_set(times: np.ndarray, chosen: Sequence[int] | np.ndarray) -> np.nda
 
 
 def regret_targets(times: np.ndarray, floor: float) -> np.ndarray:
-    """Per problem row (positive times of the chosen configurations), log(t_best_in_set / t) of each:
-    0 for the fastest, negative for the others, ``log(floor)`` at most for one that is that
-    much slower or did not run (NaN)."""
+    """Per problem row (positive times of the chosen configurations), log(t_best_in_set / t)
+    of each: 0 for the fastest, negative for the others, ``log(floor)`` for one that is that
+    much slower or more, or did not run (NaN)."""
     t = np.asarray(times, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         fraction = np.nanmin(t, axis=1, keepdims=True) / t
@@ -150,14 +150,16 @@ class Selector:
         y = np.asarray(labels, dtype=np.intp)
         if x.ndim != 2 or len(x) != len(y):
             raise SelectError(f"features {x.shape} and labels {y.shape} do not match")
-        if times is not None and (np.ndim(times) != 2 or len(times) != len(y)):
-            raise SelectError(f"times {np.shape(times)} do not have one row per label {y.shape}")
-        if times is not None and (np.asarray(times)[np.isfinite(times)] <= 0).any():
-            raise SelectError("times must be positive (NaN where a configuration did not run)")
-        if times is not None and len(y) and y.max() >= np.shape(times)[1]:
-            raise SelectError(
-                f"a label is {y.max()} but times cover {np.shape(times)[1]} configurations"
-            )
+        if times is not None:
+            times = np.asarray(times, dtype=np.float64)
+            if times.ndim != 2 or len(times) != len(y):
+                raise SelectError(f"times {times.shape} do not have one row per label {y.shape}")
+            if (times[np.isfinite(times)] <= 0).any():
+                raise SelectError("times must be positive (NaN where a configuration did not run)")
+            if len(y) and y.max() >= times.shape[1]:
+                raise SelectError(
+                    f"a label is {y.max()} but times cover {times.shape[1]} configurations"
+                )
         keep = y >= 0
         x, y = x[keep], y[keep]
         if len(y) == 0:
@@ -181,7 +183,7 @@ class Selector:
                 target = np.full((len(y), int(y.max()) + 1), np.log(GEOMEAN_FLOOR))
                 target[np.arange(len(y)), y] = 0.0
             else:
-                target = regret_targets(np.asarray(times)[keep], GEOMEAN_FLOOR)
+                target = regret_targets(times[keep], GEOMEAN_FLOOR)
             self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
             self.model_.fit(x, target)
             self.classes_ = np.arange(target.shape[1])  # what it can answer: every output
