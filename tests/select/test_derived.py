@@ -36,16 +36,20 @@ LONG_TOP = (1 << 63) - 1024  # the largest long a double holds exactly
 
 @pytest.fixture(
     scope="module",
-    params=[Classifier.DECISION_TREE_A_DERIVED, Classifier.DECISION_TREE_REGRET_DERIVED],
+    params=[
+        Classifier.DECISION_TREE_A_DERIVED,
+        Classifier.DECISION_TREE_REGRET_DERIVED,
+        Classifier.DECISION_TREE_DISTILLED_DERIVED,
+    ],
 )
 def fitted(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Selector, Path, np.ndarray]:
-    """Tree A with derived features (and the regret tree, which sees the same features) among
-    8 k-means configurations of the shipped H100 table,
-    written as a bundle; and the probe rows: every shape of the table, plus inputs at and
-    around every cutoff of the tree (products pinned on either side of their cutoff, flags
-    with multiples and non-multiples, sizes near 2**53 and 2**63)."""
+    """Tree A with derived features (and the regret and distilled trees, which see the same
+    features) among 8 k-means configurations of the shipped H100 table, written as a bundle;
+    and the probe rows: every shape of the table, plus inputs at and around every cutoff of
+    the tree (products pinned on either side of their cutoff, flags with multiples and
+    non-multiples, sizes near 2**53 and 2**63)."""
     data = resources.files("perfport").joinpath(
         "datasets", "lawson-gemm", "h100-nvidia-opencl.csv.gz"
     )

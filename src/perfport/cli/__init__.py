@@ -330,9 +330,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
     p.add_argument("--normalisation", default="relative")
     p.add_argument("--pruning", default="greedy", help="how the set is chosen (default: greedy)")
-    p.add_argument("--classifier", default="decision_tree_regret_derived",
-                   help="a decision tree: decision_tree_a, _b, _c, a or b _derived, or "
-                   "decision_tree_regret_derived (the default)")  # fmt: skip
+    p.add_argument("--classifier", default="decision_tree_distilled_derived",
+                   help="a decision tree: decision_tree_a, _b, _c, a or b _derived, "
+                   "decision_tree_regret_derived, or decision_tree_distilled_derived "
+                   "(the default)")  # fmt: skip
     p.add_argument("--seed", type=_natural, default=0)
     p.add_argument("--json", action="store_true", help="print JSON")
     p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")

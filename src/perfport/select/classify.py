@@ -35,6 +35,14 @@ holds problems with equal features only, usually one, and answers its best. ``fi
 those times as ``times``; without them each problem's target is its label alone. ``model_``
 is then the ``DecisionTreeRegressor``, one output per chosen configuration, and generated
 code is nested ifs as for the other trees.
+
+``decision_tree_distilled_derived`` (beyond the paper) is a forest's answers in one tree. A
+random forest of regret trees (``DISTIL_TREES`` of them) generalises better than any single
+tree, but is no deployable nested-ifs selector. So the forest answers the training problems
+and ``DISTIL_POINTS`` problems drawn around them (a training problem with each size scaled
+by a factor between 1/2 and 2, rounded where the sizes are whole), and a tree grown like
+tree A learns those answers. ``model_`` is that ``DecisionTreeClassifier``; it needs
+``times`` as the regret tree does.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
-from perfport.select.derive import Derived, default_derived, with_derived
+from perfport.select.derive import Derived, default_derived, size_features, with_derived
 from perfport.select.errors import SelectError
 from perfport.select.prune import GEOMEAN_FLOOR
 from perfport.select.table import PerfTable
@@ -67,6 +75,7 @@ class Classifier(Enum):
     DECISION_TREE_A_DERIVED = "decision_tree_a_derived"
     DECISION_TREE_B_DERIVED = "decision_tree_b_derived"
     DECISION_TREE_REGRET_DERIVED = "decision_tree_regret_derived"
+    DECISION_TREE_DISTILLED_DERIVED = "decision_tree_distilled_derived"
 
     @property
     def is_tree(self) -> bool:
@@ -75,8 +84,13 @@ class Classifier(Enum):
 
     @property
     def regret(self) -> bool:
-        """Fitted to every chosen configuration's performance, not to the label."""
+        """A regression tree over every chosen configuration's performance."""
         return "_regret" in self.value
+
+    @property
+    def learns_costs(self) -> bool:
+        """Learns from every chosen configuration's time (``Selector.fit``'s ``times``)."""
+        return self.regret or "_distilled" in self.value
 
     @property
     def derives(self) -> bool:
@@ -92,7 +106,13 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_A_DERIVED: (None, 1),
     Classifier.DECISION_TREE_B_DERIVED: (6, 3),
     Classifier.DECISION_TREE_REGRET_DERIVED: (None, 1),
+    Classifier.DECISION_TREE_DISTILLED_DERIVED: (None, 1),
 }
+# The distilled tree's forest, and how many problems around the training ones it answers;
+# 5,000 keep the tree at a few hundred nodes on the GEMM tables
+# (docs/results/2026-11-23-select-regret-tree.md).
+DISTIL_TREES = 100
+DISTIL_POINTS = 5000
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
 # Models that fit a single class without complaint; the others get a constant answer.
 _ONE_CLASS_OK = {*TREE_LIMITS, *_NEIGHBOURS, Classifier.RANDOM_FOREST}
@@ -175,19 +195,21 @@ class Selector:
         self.derived_: tuple[Derived, ...] = (
             default_derived(self.feature_names_, x) if self.classifier.derives else ()
         )
-        x = with_derived(x, self.feature_names_, self.derived_)
-        self.classes_ = np.unique(y)
+        raw, x = x, with_derived(x, self.feature_names_, self.derived_)
         self.log_features_ = not (self.classifier.is_tree or self._forest)
-        if self.classifier.regret:
+        if self.classifier.learns_costs:
             if times is None:  # each problem's target is its label alone
                 target = np.full((len(y), int(y.max()) + 1), np.log(GEOMEAN_FLOOR))
                 target[np.arange(len(y)), y] = 0.0
             else:
                 target = regret_targets(times[keep], GEOMEAN_FLOOR)
-            self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
-            self.model_.fit(x, target)
-            self.classes_ = np.arange(target.shape[1])  # what it can answer: every output
-            return self
+            if self.classifier.regret:
+                self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
+                self.model_.fit(x, target)
+                self.classes_ = np.arange(target.shape[1])  # what it can answer: every output
+                return self
+            x, y = self._distil(raw, x, target)
+        self.classes_ = np.unique(y)
         if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
             self.model_ = _sklearn("dummy").DummyClassifier(strategy="most_frequent")
         else:
@@ -211,6 +233,25 @@ class Selector:
         else:
             out = np.asarray(self.model_.predict(x), dtype=np.intp)
         return out[:1] if one else out
+
+    def _distil(
+        self, raw: np.ndarray, x: np.ndarray, target: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The training rows and ``DISTIL_POINTS`` problems around them (derived features
+        included), each labelled with the answer of a forest of regret trees."""
+        forest = _sklearn("ensemble").RandomForestRegressor(
+            n_estimators=DISTIL_TREES, random_state=self.seed, n_jobs=1
+        )
+        forest.fit(x, target if target.shape[1] > 1 else target[:, 0])  # one column: 1-D
+        rng = np.random.default_rng(self.seed)
+        names = self.feature_names_
+        sizes = [names.index(n) for n in size_features(names, raw)]
+        near = raw[rng.integers(len(raw), size=DISTIL_POINTS)]
+        near[:, sizes] *= 2.0 ** rng.uniform(-1.0, 1.0, (DISTIL_POINTS, len(sizes)))
+        whole = [j for j in sizes if (raw[:, j] == np.round(raw[:, j])).all()]
+        near[:, whole] = np.maximum(1.0, np.round(near[:, whole]))
+        x = np.vstack([x, with_derived(near, names, self.derived_)])
+        return x, np.argmax(forest.predict(x).reshape(len(x), -1), axis=1)
 
     @property
     def _forest(self) -> bool:

@@ -21,7 +21,7 @@ def fit_bundle(
     out: str | Path,
     normalisation: Normalisation | str = Normalisation.RELATIVE,
     pruning: Pruning | str = Pruning.GREEDY,
-    classifier: Classifier | str = Classifier.DECISION_TREE_REGRET_DERIVED,
+    classifier: Classifier | str = Classifier.DECISION_TREE_DISTILLED_DERIVED,
     seed: int = 0,
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
