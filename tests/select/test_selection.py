@@ -20,6 +20,7 @@ from perfport.select import (
     regret_targets,
     set_score,
 )
+from perfport.select.classify import DISTIL_POINTS
 
 A, B = 3, 11  # the configurations that serve small and large problems
 
@@ -200,7 +201,7 @@ def test_trees_expose_the_fitted_sklearn_tree(classifier, depth, leaf):
 def test_the_regret_tree_weighs_what_a_wrong_choice_costs():
     # One feature value, five problems: A wins three by 1%, B wins two by 10x. The label tree
     # answers the majority, A; the regret tree the better geometric mean, B.
-    x = np.ones((5, 1))
+    x = np.full((5, 1), 64.0)  # a size: the distilled tree scales it around the problem
     times = np.array([[1.0, 1.01]] * 3 + [[10.0, 1.0]] * 2)
     labels = best_in_set(times, [0, 1])
     assert labels.tolist() == [0, 0, 0, 1, 1]
@@ -209,6 +210,11 @@ def test_the_regret_tree_weighs_what_a_wrong_choice_costs():
     assert regret.predict(x[:1]).tolist() == [1]
     # Without times it learns from the labels alone, like the label tree.
     assert Selector("decision_tree_regret_derived").fit(x, labels).predict(x[:1]).tolist() == [0]
+    # The distilled tree learns the answers of a forest of regret trees: B as well, around
+    # the training problem too (sizes scaled by up to 2x either way).
+    distilled = Selector("decision_tree_distilled_derived").fit(x, labels, times=times)
+    assert distilled.predict(np.array([[64.0], [100.0]])).tolist() == [1, 1]
+    assert distilled.model_.tree_.n_node_samples[0] == len(x) + DISTIL_POINTS
     target = regret_targets(np.array([[2.0, 1.0, np.nan], [1.0, 5000.0, 4.0]]), 1e-3)
     np.testing.assert_allclose(target, np.log([[0.5, 1.0, 1e-3], [1.0, 1e-3, 0.25]]))
     with pytest.raises(SelectError, match="one row per label"):
