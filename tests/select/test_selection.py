@@ -17,6 +17,7 @@ from perfport.select import (
     fit_selector,
     log_features,
     normalise,
+    problems_around,
     regret_targets,
     set_score,
 )
@@ -221,6 +222,18 @@ def test_the_regret_tree_weighs_what_a_wrong_choice_costs():
         Selector("decision_tree_regret_derived").fit(x, labels, times=times[:4])
     with pytest.raises(SelectError, match="times cover 1 configurations"):
         Selector("decision_tree_regret_derived").fit(x, labels, times=times[:, :1])
+
+
+def test_problems_around_keep_flags_zeros_signs_and_whole_sizes():
+    rows = np.array([[0.0, -8.0, 64.0, 1.0], [16.0, -4.0, 128.0, 0.0], [32.0, 4.0, 3.5, 1.0]])
+    near = problems_around(rows, [0, 1, 2], 3000, np.random.default_rng(0))
+    assert near.shape == (3000, 4) and set(near[:, 3]) == {0.0, 1.0}  # flags untouched
+    assert (near[:, 0] == 0).any() and (near[:, 0] >= 0).all()  # 0 stays 0, never negative
+    assert (np.abs(near[:, 1]) >= 1).all() and (near[:, 1] < 0).any() and (near[:, 1] > 0).any()
+    assert (near[:, :2] == np.round(near[:, :2])).all()  # whole columns stay whole
+    assert not (near[:, 2] == np.round(near[:, 2])).all()  # 3.5 makes the column fractional
+    ratio = near[:, 2] / np.array([64.0, 128.0, 3.5])[:, None]
+    assert ((ratio >= 0.5) & (ratio <= 2.0)).any(axis=0).all()  # within 2x of some row
 
 
 def test_selector_edge_cases():

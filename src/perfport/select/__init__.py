@@ -19,6 +19,7 @@ from perfport.select.classify import (
     best_in_set,
     fit_selector,
     log_features,
+    problems_around,
     regret_targets,
 )
 from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
@@ -80,6 +81,7 @@ __all__ = [
     "normalise",
     "parse_derived",
     "portable",
+    "problems_around",
     "pruning_table",
     "regret_targets",
     "relative",

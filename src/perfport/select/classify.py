@@ -108,9 +108,9 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_REGRET_DERIVED: (None, 1),
     Classifier.DECISION_TREE_DISTILLED_DERIVED: (None, 1),
 }
-# The distilled tree's forest, and how many problems around the training ones it answers;
-# 5,000 keep the tree at a few hundred nodes on the GEMM tables
-# (docs/results/2026-11-23-select-regret-tree.md).
+# The distilled tree's forest, and how many problems around the training ones it answers
+# (5,000 and sizes within 2x did best of the few tried on the GEMM tables, and keep the tree at
+# a few hundred nodes: docs/results/2026-11-23-select-regret-tree.md).
 DISTIL_TREES = 100
 DISTIL_POINTS = 5000
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
@@ -148,6 +148,22 @@ def regret_targets(times: np.ndarray, floor: float) -> np.ndarray:
     return np.log(np.where(np.isfinite(fraction), np.maximum(fraction, floor), floor))
 
 
+def problems_around(
+    rows: np.ndarray, sizes: Sequence[int], count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` problems near ``rows``: a random row each, with every column in ``sizes``
+    scaled by 2**u, u uniform in [-1, 1]. A column of whole numbers stays whole: rounded, with
+    0 kept and no other value rounded to 0 (so signs and divisibility stay meaningful)."""
+    near = np.array(rows, dtype=np.float64)[rng.integers(len(rows), size=count)]
+    near[:, sizes] *= 2.0 ** rng.uniform(-1.0, 1.0, (count, len(sizes)))
+    whole = [j for j in sizes if (rows[:, j] == np.round(rows[:, j])).all()]
+    r = np.round(near[:, whole])
+    near[:, whole] = np.where(
+        near[:, whole] == 0, 0.0, np.sign(near[:, whole]) * np.maximum(1.0, np.abs(r))
+    )
+    return near
+
+
 class Selector:
     """Predicts which chosen configuration (an index into the chosen set) to run."""
 
@@ -165,7 +181,7 @@ class Selector:
         """Learn from problem features (rows x features) and their labels (chosen-set
         indices, as from ``best_in_set``); rows labelled -1 (nothing ran) are skipped.
         ``times`` (rows x chosen configurations, NaN where one did not run) is what the regret
-        tree learns from; the other classifiers need only the labels."""
+        and distilled trees learn from; the other classifiers need only the labels."""
         x = np.asarray(features, dtype=np.float64)
         y = np.asarray(labels, dtype=np.intp)
         if x.ndim != 2 or len(x) != len(y):
@@ -242,14 +258,11 @@ class Selector:
         forest = _sklearn("ensemble").RandomForestRegressor(
             n_estimators=DISTIL_TREES, random_state=self.seed, n_jobs=1
         )
-        forest.fit(x, target if target.shape[1] > 1 else target[:, 0])  # one column: 1-D
-        rng = np.random.default_rng(self.seed)
+        # scikit-learn warns on a one-column target (k = 1) and wants it flat.
+        forest.fit(x, target if target.shape[1] > 1 else target[:, 0])
         names = self.feature_names_
         sizes = [names.index(n) for n in size_features(names, raw)]
-        near = raw[rng.integers(len(raw), size=DISTIL_POINTS)]
-        near[:, sizes] *= 2.0 ** rng.uniform(-1.0, 1.0, (DISTIL_POINTS, len(sizes)))
-        whole = [j for j in sizes if (raw[:, j] == np.round(raw[:, j])).all()]
-        near[:, whole] = np.maximum(1.0, np.round(near[:, whole]))
+        near = problems_around(raw, sizes, DISTIL_POINTS, np.random.default_rng(self.seed))
         x = np.vstack([x, with_derived(near, names, self.derived_)])
         return x, np.argmax(forest.predict(x).reshape(len(x), -1), axis=1)
 
@@ -265,8 +278,8 @@ class Selector:
                 max_depth=depth, min_samples_leaf=leaf, random_state=seed
             )
         if c is Classifier.RANDOM_FOREST:
-            # 50 trees: on a few hundred rows the vote is settled well before that, and the
-            # forest is the largest cost of an evaluation grid.
+            # 50 trees: on a few hundred rows the vote is settled well before that, and every
+            # tree costs time in an evaluation grid.
             return _sklearn("ensemble").RandomForestClassifier(
                 n_estimators=50, random_state=seed, n_jobs=1
             )
