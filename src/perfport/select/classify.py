@@ -109,8 +109,8 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_DISTILLED_DERIVED: (None, 1),
 }
 # The distilled tree's forest, and how many problems around the training ones it answers
-# (5,000 and sizes within 2x did best of the few tried on the GEMM tables, and keep the tree at
-# a few hundred nodes: docs/results/2026-11-23-select-regret-tree.md).
+# (5,000, with sizes within 2x, chosen among a few settings tried on the GEMM tables; the tree
+# stays at a few hundred nodes: docs/results/2026-11-23-select-regret-tree.md).
 DISTIL_TREES = 100
 DISTIL_POINTS = 5000
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
