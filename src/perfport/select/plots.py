@@ -72,9 +72,11 @@ def plot_classifiers(
     fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(table.ks) + 6), 4.5))
     width = 0.8 / len(classifiers)
     centres = np.arange(len(table.ks))
+    # tab20 tells up to 20 classifiers apart; the default cycle repeats after 10.
+    colours = plt.get_cmap("tab20")(np.arange(len(classifiers)) % 20)
     for n, (name, values) in enumerate(classifiers):
         offset = (n - (len(classifiers) - 1) / 2) * width
-        ax.bar(centres + offset, 100 * np.asarray(values), width, label=name)
+        ax.bar(centres + offset, 100 * np.asarray(values), width, label=name, color=colours[n])
     for c, value in zip(centres, limit, strict=True):
         ax.hlines(100 * value, c - 0.45, c + 0.45, colors="black", linestyles="dashed")
     ax.plot([], [], "k--", label="max achievable")  # legend entry for the dashed lines
