@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from perfport.select.bundle import Bundle, write_bundle
 from perfport.select.classify import Classifier, fit_selector
 from perfport.select.errors import SelectError
@@ -40,7 +42,9 @@ def fit_bundle(
             f"only decision trees can be deployed as code, not {classifier.value}; use one of {trees}"
         )
     norm = normalise(table.times, normalisation)
-    chosen = choose(norm, k, pruning, seed, features=table.problems)
+    # In index order, as evaluate() fits them: the trees' tie-breaks follow the order, so the
+    # bundle is then the very pipeline that was evaluated.
+    chosen = np.sort(choose(norm, k, pruning, seed, features=table.problems))
     selector = fit_selector(table, chosen, classifier, seed=seed)
     picked = chosen[selector.predict(table.problems)]
     perf = relative(table.times)
