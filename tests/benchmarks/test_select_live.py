@@ -42,12 +42,30 @@ def test_fit_measure_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap
          "correct": True, "live_ms": table.times[r, shipped].tolist()}
         for r in rows
     ]  # fmt: skip
-    live.write_text(json.dumps({"device": table.device, "problems": problems}))
+    configs = [dict(c) for c in module.load_bundle(bundle).configs]
+    record = {"device": table.device, "data": None, "configs": configs, "problems": problems}
+    live.write_text(json.dumps(record))
     capsys.readouterr()
     assert run(monkeypatch, "report", "--bundle", str(bundle), "--live", str(live), "--json") == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["pick_vs_best_shipped_live"] == pytest.approx(
-        summary["pick_vs_best_shipped_table"]
-    )
+    live_vs_table = summary["pick_vs_best_shipped_live"] / summary["pick_vs_best_shipped_table"]
+    assert live_vs_table == pytest.approx(1.0)
     assert summary["fastest_shipped_agrees"] == 1.0 and summary["problems"] == 86
     assert 0.5 < summary["pick_vs_optimum_table"] <= summary["pick_vs_best_shipped_table"] <= 1.0
+    assert summary["picks_failed"] == 0
+
+    # A pick that failed live is counted, not scored; a problem where nothing ran is skipped.
+    problems[0]["live_ms"][problems[0]["pick"]] = None
+    problems[1]["live_ms"] = [None, None]
+    live.write_text(json.dumps({**record, "problems": problems}))
+    assert run(monkeypatch, "report", "--bundle", str(bundle), "--live", str(live), "--json") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["picks_failed"] == 2 and summary["fastest_shipped_agrees"] == 1.0
+    # A live file of another bundle, or one dispatched otherwise, is refused.
+    live.write_text(json.dumps({**record, "configs": configs[::-1]}))
+    with pytest.raises(SystemExit, match="not measured with the bundle"):
+        run(monkeypatch, "report", "--bundle", str(bundle), "--live", str(live))
+    problems[2]["pick"] = 1 - problems[2]["pick"]
+    live.write_text(json.dumps({**record, "problems": problems}))
+    with pytest.raises(SystemExit, match="dispatched to another configuration"):
+        run(monkeypatch, "report", "--bundle", str(bundle), "--live", str(live))

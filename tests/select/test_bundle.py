@@ -259,3 +259,13 @@ def test_a_regret_tree_bundle_predicts_without_sklearn_and_a_bare_regressor_is_r
         write_bundle(tmp_path / "bare", "matmul", PARAMS, [SMALL, LARGE], FEATURES, runtimes)
     with pytest.raises(SelectError, match="times must be positive"):
         Selector(Classifier.DECISION_TREE_REGRET_DERIVED).fit(rows, labels, times=times * 0)
+
+
+def test_fit_bundle_ships_the_evaluated_set_in_index_order(tmp_path):
+    from perfport.select import choose, fit_bundle, load_csv, normalise
+
+    data = Path(__file__).parents[2] / "src/perfport/datasets/lawson-gemm/h100-nvidia-opencl.csv.gz"
+    table = load_csv(data)
+    bundle = fit_bundle(table, 4, tmp_path, classifier="decision_tree_a_derived")
+    chosen = choose(normalise(table.times), 4, "greedy", 0, table.problems)
+    assert [table.config_index(dict(c)) for c in bundle.configs] == sorted(chosen.tolist())

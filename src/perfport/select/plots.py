@@ -72,8 +72,10 @@ def plot_classifiers(
     fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(table.ks) + 6), 4.5))
     width = 0.8 / len(classifiers)
     centres = np.arange(len(table.ks))
-    # tab20 tells up to 20 classifiers apart; the default cycle repeats after 10.
-    colours = plt.get_cmap("tab20")(np.arange(len(classifiers)) % 20)
+    # tab20 tells up to 20 classifiers apart (the default cycle repeats after 10): its dark
+    # shades first, then the light ones, so that neighbouring bars differ in hue.
+    order = np.r_[0:20:2, 1:20:2]
+    colours = plt.get_cmap("tab20")(order[np.arange(len(classifiers)) % 20])
     for n, (name, values) in enumerate(classifiers):
         offset = (n - (len(classifiers) - 1) / 2) * width
         ax.bar(centres + offset, 100 * np.asarray(values), width, label=name, color=colours[n])
