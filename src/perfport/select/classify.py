@@ -37,8 +37,8 @@ is then the ``DecisionTreeRegressor``, one output per chosen configuration, and 
 code is nested ifs as for the other trees.
 
 ``decision_tree_distilled_derived`` (beyond the paper) is a forest's answers in one tree. A
-random forest of regret trees (``DISTIL_TREES`` of them) generalises better than any single
-tree, but is no deployable nested-ifs selector. So the forest answers the training problems
+random forest of regret trees (``DISTIL_TREES`` of them) chose better than one regret tree on
+the GEMM tables, but is no deployable nested-ifs selector. So the forest answers the training problems
 and ``DISTIL_POINTS`` problems drawn around them (a training problem with each size scaled
 by a factor between 1/2 and 2, rounded where the sizes are whole), and a tree grown like
 tree A learns those answers. ``model_`` is that ``DecisionTreeClassifier``; it needs
@@ -157,10 +157,8 @@ def problems_around(
     near = np.array(rows, dtype=np.float64)[rng.integers(len(rows), size=count)]
     near[:, sizes] *= 2.0 ** rng.uniform(-1.0, 1.0, (count, len(sizes)))
     whole = [j for j in sizes if (rows[:, j] == np.round(rows[:, j])).all()]
-    r = np.round(near[:, whole])
-    near[:, whole] = np.where(
-        near[:, whole] == 0, 0.0, np.sign(near[:, whole]) * np.maximum(1.0, np.abs(r))
-    )
+    v = near[:, whole]
+    near[:, whole] = np.sign(v) * np.maximum(np.abs(np.round(v)), v != 0)  # 0 stays 0
     return near
 
 
