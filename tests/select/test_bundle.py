@@ -66,17 +66,23 @@ def test_bundle_round_trip_predicts_like_the_model(tmp_path, transform):
     assert got == [[SMALL, LARGE][i] for i in expected]
 
 
-def test_loading_and_predicting_need_no_sklearn(tmp_path):
-    out, _ = write(tmp_path)
+def predict_without_sklearn(bundle: Path) -> subprocess.CompletedProcess[str]:
+    """wg_cols of the bundle's pick for a small and a large problem, in a process where any
+    import of scikit-learn fails."""
     script = (
-        "import sys; sys.modules['sklearn'] = None\n"  # any import of scikit-learn now fails
+        "import sys; sys.modules['sklearn'] = None\n"
         "from perfport.select.bundle import load_bundle\n"
-        f"b = load_bundle({str(out)!r})\n"
+        f"b = load_bundle({str(bundle)!r})\n"
         "print(b.predict({'M': 4, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 0, 'trans_b': 0})"
         "['wg_cols'], b.predict({'M': 4000, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 1,"
         " 'trans_b': 0})['wg_cols'])\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+
+
+def test_loading_and_predicting_need_no_sklearn(tmp_path):
+    out, _ = write(tmp_path)
+    done = predict_without_sklearn(out)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["8", "64"]
 
@@ -242,15 +248,7 @@ def test_a_regret_tree_bundle_predicts_without_sklearn_and_a_bare_regressor_is_r
     )
     write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, selector)
     assert [load_bundle(tmp_path).choose(p) for p in problems] == labels.tolist()
-    script = (
-        "import sys; sys.modules['sklearn'] = None\n"
-        "from perfport.select.bundle import load_bundle\n"
-        f"b = load_bundle({str(tmp_path)!r})\n"
-        "print(b.predict({'M': 4, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 0, 'trans_b': 0})"
-        "['wg_cols'], b.predict({'M': 4000, 'N': 8, 'K': 8, 'batch': 1, 'trans_a': 1,"
-        " 'trans_b': 0})['wg_cols'])\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    done = predict_without_sklearn(tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["8", "64"]
     # A regression tree fitted to something else (here runtimes) is no selector.
