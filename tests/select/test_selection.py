@@ -18,6 +18,7 @@ from perfport.select import (
     log_features,
     normalise,
     problems_around,
+    problems_recombined,
     regret_targets,
     set_score,
 )
@@ -234,6 +235,16 @@ def test_problems_around_keep_flags_zeros_signs_and_whole_sizes():
     assert not (near[:, 2] == np.round(near[:, 2])).all()  # 3.5 makes the column fractional
     ratio = near[:, 2] / np.array([64.0, 128.0, 3.5])[:, None]
     assert ((ratio >= 0.5) & (ratio <= 2.0)).any(axis=0).all()  # within 2x of some row
+
+
+def test_problems_recombined_take_each_size_from_some_row_and_keep_the_rest_together():
+    rows = np.array([[1.0, 10.0, 0.0, 1.0], [2.0, 20.0, 1.0, 0.0], [3.0, 30.0, 1.0, 0.0]])
+    mixed = problems_recombined(rows, [0, 1], 3000, np.random.default_rng(0))
+    assert mixed.shape == (3000, 4)
+    assert set(mixed[:, 0]) == {1.0, 2.0, 3.0} and set(mixed[:, 1]) == {10.0, 20.0, 30.0}
+    assert len({tuple(r) for r in mixed[:, :2].tolist()}) == 9  # every mix of the sizes
+    # the other columns come from one row, as they were: flags are never mixed
+    assert {tuple(r) for r in mixed[:, 2:].tolist()} == {(0.0, 1.0), (1.0, 0.0)}
 
 
 def test_selector_edge_cases():

@@ -20,6 +20,7 @@ from perfport.select.classify import (
     fit_selector,
     log_features,
     problems_around,
+    problems_recombined,
     regret_targets,
 )
 from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
@@ -82,6 +83,7 @@ __all__ = [
     "parse_derived",
     "portable",
     "problems_around",
+    "problems_recombined",
     "pruning_table",
     "regret_targets",
     "relative",

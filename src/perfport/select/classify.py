@@ -39,9 +39,10 @@ code is nested ifs as for the other trees.
 ``decision_tree_distilled_derived`` (beyond the paper) is a forest's answers in one tree. A
 random forest of regret trees (``DISTIL_TREES`` of them) chose better than one regret tree on
 the GEMM tables, but is no deployable nested-ifs selector. So the forest answers the training problems
-and ``DISTIL_POINTS`` problems drawn around them (a training problem with each size scaled
-by a factor between 1/2 and 2, rounded where the sizes are whole), and a tree grown like
-tree A learns those answers. ``model_`` is that ``DecisionTreeClassifier``; it needs
+and ``DISTIL_POINTS`` made-up ones, and a tree grown like tree A learns those answers. Half
+are drawn around the training problems (one with each size scaled by a factor between 1/2 and
+2, rounded where the sizes are whole), half recombine them (each size taken from another
+training problem), where held-out network layers lie. ``model_`` is that ``DecisionTreeClassifier``; it needs
 ``times`` as the regret tree does.
 """
 
@@ -108,9 +109,10 @@ TREE_LIMITS = {
     Classifier.DECISION_TREE_REGRET_DERIVED: (None, 1),
     Classifier.DECISION_TREE_DISTILLED_DERIVED: (None, 1),
 }
-# The distilled tree's forest, and how many problems around the training ones it answers
-# (5,000, with sizes within 2x, chosen among a few settings tried on the GEMM tables; the tree
-# stays at a few hundred nodes: docs/results/2026-11-23-select-regret-tree.md).
+# The distilled tree's forest, and how many made-up problems it answers (5,000, half with sizes
+# within 2x of a training problem, half recombined; chosen among a few settings tried on the
+# GEMM tables, the tree stays at a few hundred nodes: docs/results/2026-11-23-select-regret-tree.md
+# and 2026-11-23-select-recombined.md).
 DISTIL_TREES = 100
 DISTIL_POINTS = 5000
 _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAREST_7: 7}
@@ -160,6 +162,19 @@ def problems_around(
     v = near[:, whole]
     near[:, whole] = np.sign(v) * np.maximum(np.abs(np.round(v)), v != 0)  # 0 stays 0
     return near
+
+
+def problems_recombined(
+    rows: np.ndarray, sizes: Sequence[int], count: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``count`` problems made of ``rows``' own values: a random row each, with every column
+    in ``sizes`` taken from another random row. Held-out GEMM shapes are such mixes (one
+    network layer's M with another's N and K), each far from every training shape."""
+    rows = np.asarray(rows, dtype=np.float64)
+    mixed = rows[rng.integers(len(rows), size=count)]
+    for j in sizes:
+        mixed[:, j] = rows[rng.integers(len(rows), size=count), j]
+    return mixed
 
 
 class Selector:
@@ -251,7 +266,7 @@ class Selector:
     def _distil(
         self, raw: np.ndarray, x: np.ndarray, target: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The training rows and ``DISTIL_POINTS`` problems around them (derived features
+        """The training rows and ``DISTIL_POINTS`` made-up problems (derived features
         included), each labelled with the answer of a forest of regret trees."""
         forest = _sklearn("ensemble").RandomForestRegressor(
             n_estimators=DISTIL_TREES, random_state=self.seed, n_jobs=1
@@ -260,7 +275,14 @@ class Selector:
         forest.fit(x, target if target.shape[1] > 1 else target[:, 0])
         names = self.feature_names_
         sizes = [names.index(n) for n in size_features(names, raw)]
-        near = problems_around(raw, sizes, DISTIL_POINTS, np.random.default_rng(self.seed))
+        rng = np.random.default_rng(self.seed)
+        half = DISTIL_POINTS // 2
+        near = np.vstack(
+            [
+                problems_around(raw, sizes, half, rng),
+                problems_recombined(raw, sizes, DISTIL_POINTS - half, rng),
+            ]
+        )
         x = np.vstack([x, with_derived(near, names, self.derived_)])
         return x, np.argmax(forest.predict(x).reshape(len(x), -1), axis=1)
 
