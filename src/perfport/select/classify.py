@@ -38,12 +38,13 @@ code is nested ifs as for the other trees.
 
 ``decision_tree_distilled_derived`` (beyond the paper) is a forest's answers in one tree. A
 random forest of regret trees (``DISTIL_TREES`` of them) chose better than one regret tree on
-the GEMM tables, but is no deployable nested-ifs selector. So the forest answers the training problems
-and ``DISTIL_POINTS`` made-up ones, and a tree grown like tree A learns those answers. Half
-are drawn around the training problems (one with each size scaled by a factor between 1/2 and
-2, rounded where the sizes are whole), half recombine them (each size taken from another
-training problem), where held-out network layers lie. ``model_`` is that ``DecisionTreeClassifier``; it needs
-``times`` as the regret tree does.
+the GEMM tables, but is no deployable nested-ifs selector. So the forest answers the training
+problems and ``DISTIL_POINTS`` made-up ones, and a tree grown like tree A learns those
+answers. Half are drawn around the training problems (one with each size scaled by a factor
+between 1/2 and 2, rounded where the sizes are whole); half recombine them (each size taken
+from a random training problem), so they carry the sizes, and the divisibility, that real
+problems have. ``model_`` is that ``DecisionTreeClassifier``; it needs ``times`` as the
+regret tree does.
 """
 
 from __future__ import annotations
@@ -168,8 +169,8 @@ def problems_recombined(
     rows: np.ndarray, sizes: Sequence[int], count: int, rng: np.random.Generator
 ) -> np.ndarray:
     """``count`` problems made of ``rows``' own values: a random row each, with every column
-    in ``sizes`` taken from another random row. Held-out GEMM shapes are such mixes (one
-    network layer's M with another's N and K), each far from every training shape."""
+    in ``sizes`` taken from a random row (drawn per column). The other columns (flags) stay
+    as in the first row."""
     rows = np.asarray(rows, dtype=np.float64)
     mixed = rows[rng.integers(len(rows), size=count)]
     for j in sizes:
