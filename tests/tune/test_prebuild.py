@@ -133,6 +133,25 @@ def test_compiling_processes_end_when_the_run_is_killed(tmp_path):
     assert not any(_alive(p) for p in pids)
 
 
+def test_a_compiling_process_that_starts_after_the_run_is_gone_ends():
+    # A pool process may start only once the run has finished and exited; it then has an
+    # adopted parent, and must still see that the run is gone.
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    script = (
+        "import time\n"
+        "from perfport import load_kernel, get_device\n"
+        "from perfport.tune.prebuild import _start\n"
+        f"_start(load_kernel({str(EXAMPLES / 'saxpy.toml')!r}), get_device('opencl:0:0'), {gone})\n"
+        "time.sleep(30)\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "still here" not in done.stdout
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -26,10 +26,12 @@ from perfport.devices import open_session
 _worker: dict[str, Any] = {}  # this compiling process's spec and session
 
 
-def _start(spec: KernelSpec, device: DeviceInfo) -> None:
+def _start(spec: KernelSpec, device: DeviceInfo, run: int) -> None:
     # Ctrl-C reaches the whole process group: the run stops us, we need not print about it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
+    # ``run`` is the run's pid, passed in: a process that starts after the run is gone would
+    # read its adopted parent from os.getppid() and wait for that forever.
+    threading.Thread(target=_exit_with, args=(run,), daemon=True).start()
     _worker["spec"], _worker["session"] = spec, open_session(device)
 
 
@@ -62,7 +64,7 @@ class Prebuild:
             jobs,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
-            initargs=(dataclasses.replace(spec, reference=None), device),
+            initargs=(dataclasses.replace(spec, reference=None), device, os.getpid()),
         )
         self._futures: list[Future[bool]] = [self._pool.submit(_build, d) for d in builds]
 
