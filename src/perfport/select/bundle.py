@@ -90,8 +90,8 @@ def write_bundle(
 
     ``selector_tree`` is a fitted ``DecisionTreeClassifier`` whose labels index ``configs``
     (or map through ``labels``), a perfport ``Selector`` with a tree (the regret tree included,
-    or fitted on one class),
-    a ``SelectorTree``, or None when one configuration is shipped. ``transforms`` says what the tree saw of each feature (default: raw values).
+    or fitted on one class), a ``SelectorTree``, or None when one configuration is shipped.
+    ``transforms`` says what the tree saw of each feature (default: raw values).
     """
     directory = Path(directory)
     param_names = tuple(param_names)

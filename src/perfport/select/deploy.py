@@ -28,9 +28,8 @@ def fit_bundle(
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
     as C and Python, provenance) to ``out``. Only decision-tree classifiers become code. The
-    defaults did best, or within 0.2 points of the best, at k = 6 and 8 on held-out H100 GEMM
-    shapes over twenty splits, through NVIDIA OpenCL and CUDA
-    (docs/results/2026-11-23-select-regret-tree.md)."""
+    defaults did best at k = 6 and 8 on held-out H100 GEMM shapes over forty splits, through
+    NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md)."""
     classifier = _member(Classifier, classifier, "classifier")
     normalisation = _member(Normalisation, normalisation, "normalisation")
     pruning = _member(Pruning, pruning, "pruning")
