@@ -17,7 +17,9 @@ from perfport.models import (
     evaluate,
     folds,
     load_cummins_csv,
+    make_predictor,
     reference_baseline,
+    regret_weights,
     save_dataset,
 )
 
@@ -164,8 +166,45 @@ def test_method_names():
     assert (
         "random_forest+nearest_neighbour" in METHODS
         and "speedup_regressor" in METHODS
-        and len(METHODS) == 22
+        and len(METHODS) == 37
     )
+    for name in ("logistic_weighted+baseline", "svm+random"):
+        assert name in METHODS and make_predictor(name).name == name
+
+
+def two_kinds(n: int = 100) -> WgDataset:
+    """Scenarios that matter (the best of two sizes wins by 2x, by a feature) among more that
+    do not (every size within 0.1%), whose nominal oracle is the other size."""
+    grid = np.array([(8, 4), (32, 4)])
+    x = np.linspace(0.0, 1.0, n)
+    flat = np.arange(n) % 10 < 7
+    best = (x >= 0.5).astype(int)
+    best = np.where(flat, 1 - best, best)
+    t = np.where(flat[:, None], 1.0, 2.0) * np.ones((1, 2))
+    t[np.arange(n), best] = np.where(flat, 0.999, 1.0)
+    return WgDataset(
+        grid, t, np.full(n, 256), x[:, None], ("x",), np.full(n, "d"), np.full(n, "k"),
+        np.full(n, "512"), np.ones(n, dtype=bool),
+    )  # fmt: skip
+
+
+def test_regret_weights_count_what_a_wrong_choice_costs():
+    weight = regret_weights(two_kinds())
+    assert weight.mean() == pytest.approx(1.0)
+    flat = np.arange(100) % 10 < 7
+    assert weight[~flat].min() > 100 * weight[flat].max()
+
+
+@pytest.mark.parametrize("classifier", ["naive_bayes", "logistic", "svm"])
+def test_a_weighted_classifier_follows_the_scenarios_that_matter(classifier):
+    data = two_kinds()
+    x = np.linspace(0.013, 0.987, 40)  # new scenarios, between the training ones
+    right = {}
+    for weighted in (False, True):
+        model = WgClassifier(classifier, "baseline", weighted=weighted).fit(data)
+        chosen = np.array([model.propose(np.array([v]), 256, set()) for v in x])
+        right[weighted] = (chosen == (x >= 0.5)).mean()
+    assert right[True] > 0.9 and right[False] < 0.7
 
 
 def test_plots_are_written(tmp_path):

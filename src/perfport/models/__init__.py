@@ -14,6 +14,7 @@ from perfport.models.wg import (
     WgRegressor,
     baseline_column,
     make_predictor,
+    regret_weights,
 )
 from perfport.models.wgdata import (
     WgDataset,
@@ -56,6 +57,7 @@ __all__ = [
     "match_scenarios",
     "merge_datasets",
     "reference_baseline",
+    "regret_weights",
     "replace_scenarios",
     "save_dataset",
 ]

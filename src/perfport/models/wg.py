@@ -4,7 +4,10 @@
   regression, decision tree, random forest, SVM); a prediction that is too large for the
   scenario or refused goes to a fallback: ``baseline`` (the best size legal in the most
   training scenarios), ``random`` (a random size expected to be legal) or ``nearest_neighbour``
-  (the expected-legal size closest to the prediction). Their Algorithm 1.
+  (the expected-legal size closest to the prediction). Their Algorithm 1. Beyond the paper,
+  ``weighted=True`` (methods ``classifier_weighted+fallback``) makes the classifier
+  cost-sensitive: each training scenario weighs what a wrong choice costs there, so scenarios
+  where every size is near the optimum (whose oracle label is a coin toss) count little.
 - ``WgRegressor``: predicts, for every candidate size, the runtime (``runtime``) or the
   speedup over a reference size (``speedup``) and picks the best; a refused size is dropped and
   the next best taken. Their Algorithm 2.
@@ -57,6 +60,17 @@ def baseline_column(data: WgDataset) -> int:
     return int(best[int(np.nanargmax(scores))])
 
 
+def regret_weights(data: WgDataset) -> np.ndarray:
+    """(S,) what a wrong choice costs in each scenario: one minus the mean fraction of the
+    oracle over the sizes that ran (a random choice's expected loss), scaled to mean 1. A
+    small floor keeps every scenario (a size with only zero weights would vanish from some
+    classifiers' classes)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fraction = np.nanmin(data.runtimes, axis=1)[:, None] / data.runtimes
+    loss = 1.0 - np.nanmean(np.where(data.legal, fraction, np.nan), axis=1) + 1e-3
+    return loss / loss.mean()
+
+
 class WgPredictor(ABC):
     name: str
 
@@ -82,12 +96,17 @@ class WgClassifier(WgPredictor):
     """Predict the oracle size; fall back when it cannot run."""
 
     def __init__(
-        self, classifier: str = "random_forest", fallback: str = "nearest_neighbour", seed: int = 0
+        self,
+        classifier: str = "random_forest",
+        fallback: str = "nearest_neighbour",
+        seed: int = 0,
+        weighted: bool = False,
     ) -> None:
         if classifier not in CLASSIFIERS or fallback not in FALLBACKS:
             raise ValueError(f"classifier in {CLASSIFIERS}, fallback in {FALLBACKS}")
-        self.classifier, self.fallback, self.seed = classifier, fallback, seed
-        self.name = f"{classifier}+{fallback}"
+        self.classifier, self.fallback = classifier, fallback
+        self.seed, self.weighted = seed, weighted
+        self.name = f"{classifier}{'_weighted' if weighted else ''}+{fallback}"
 
     def _estimator(self) -> Any:
         pipeline, preprocessing = _sklearn("pipeline"), _sklearn("preprocessing")
@@ -107,7 +126,11 @@ class WgClassifier(WgPredictor):
 
     def fit(self, data: WgDataset) -> WgClassifier:
         self._store_sizes(data)
-        self.model_ = self._estimator().fit(data.features, data.oracle)
+        pipeline = self._estimator()
+        weight = {}
+        if self.weighted:
+            weight[f"{pipeline.steps[-1][0]}__sample_weight"] = regret_weights(data)
+        self.model_ = pipeline.fit(data.features, data.oracle, **weight)
         return self
 
     def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
@@ -172,7 +195,7 @@ class WgRegressor(WgPredictor):
 
 
 def make_predictor(name: str, seed: int = 0) -> WgPredictor:
-    """``classifier+fallback`` (e.g. ``random_forest+nearest_neighbour``),
+    """``classifier[_weighted]+fallback`` (e.g. ``random_forest+nearest_neighbour``),
     ``{runtime,speedup,performance}_regressor`` or ``performance_{knn,forest}[+fixed]``."""
     if name in VECTOR_METHODS:  # their modules subclass WgPredictor, so import them here
         fallback = name.endswith("+fixed")
@@ -186,11 +209,15 @@ def make_predictor(name: str, seed: int = 0) -> WgPredictor:
     if name.endswith("_regressor"):
         return WgRegressor(name.removesuffix("_regressor"), seed=seed)
     classifier, _, fallback = name.partition("+")
-    return WgClassifier(classifier, fallback or "nearest_neighbour", seed)
+    weighted = classifier.endswith("_weighted")
+    return WgClassifier(
+        classifier.removesuffix("_weighted"), fallback or "nearest_neighbour", seed, weighted
+    )
 
 
 METHODS: tuple[str, ...] = (
     *(f"{c}+{f}" for c in CLASSIFIERS for f in FALLBACKS),
+    *(f"{c}_weighted+{f}" for c in CLASSIFIERS for f in FALLBACKS),
     *(f"{r}_regressor" for r in REGRESSORS),
     *VECTOR_METHODS,
 )
