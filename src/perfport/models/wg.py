@@ -39,7 +39,8 @@ FALLBACKS = ("baseline", "random", "nearest_neighbour")
 REGRESSORS = ("runtime", "speedup", "performance")
 # perfport.models.wgvector and perfport.models.wgforest
 VECTOR_METHODS = (
-    "performance_knn", "performance_knn+fixed", "performance_forest", "performance_forest+fixed",
+    "performance_knn", "performance_knn+fixed",
+    "performance_forest", "performance_forest+fixed", "performance_forest+novel",
 )  # fmt: skip
 
 
@@ -196,13 +197,15 @@ class WgRegressor(WgPredictor):
 
 def make_predictor(name: str, seed: int = 0) -> WgPredictor:
     """``classifier[_weighted]+fallback`` (e.g. ``random_forest+nearest_neighbour``),
-    ``{runtime,speedup,performance}_regressor`` or ``performance_{knn,forest}[+fixed]``."""
+    ``{runtime,speedup,performance}_regressor``, ``performance_{knn,forest}[+fixed]`` or
+    ``performance_forest+novel``."""
     if name in VECTOR_METHODS:  # their modules subclass WgPredictor, so import them here
-        fallback = name.endswith("+fixed")
+        fallback = name.endswith(("+fixed", "+novel"))
         if name.startswith("performance_forest"):
             from perfport.models.wgforest import WgPerformanceForest
 
-            return WgPerformanceForest(fallback=fallback, seed=seed)
+            novelty = 0.05 if name.endswith("+novel") else None  # a conventional level
+            return WgPerformanceForest(fallback=fallback, novelty=novelty, seed=seed)
         from perfport.models.wgvector import WgPerformanceKnn
 
         return WgPerformanceKnn(fallback=fallback)

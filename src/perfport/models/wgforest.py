@@ -19,6 +19,7 @@ import numpy as np
 
 from perfport.models.wg import _sklearn
 from perfport.models.wgdata import WgDataset
+from perfport.models.wgnovelty import DeviceNovelty
 from perfport.models.wgvector import _REFUSED, WgPerformanceKnn
 
 
@@ -32,16 +33,23 @@ class WgPerformanceForest(WgPerformanceKnn):
         max_features: float = 1.0,
         fallback: bool = False,
         margin: float = 2.0,
+        novelty: float | None = None,
         seed: int = 0,
     ) -> None:
         if trees < 1 or min_leaf < 1 or not 0 < max_features <= 1 or margin < 0:
             raise ValueError("trees >= 1, min_leaf >= 1, 0 < max_features <= 1, margin >= 0")
         self.trees, self.min_leaf, self.max_features = trees, min_leaf, max_features
-        self.fallback, self.margin, self.seed = fallback, margin, seed
-        self.name = "performance_forest+fixed" if fallback else "performance_forest"
+        self.fallback, self.margin, self.novelty, self.seed = fallback, margin, novelty, seed
+        self.name = (
+            "performance_forest" if not fallback
+            else "performance_forest+fixed" if novelty is None
+            else "performance_forest+novel"
+        )  # fmt: skip
 
     def fit(self, data: WgDataset) -> WgPerformanceForest:
         self._fit_vectors(data)
+        if self.fallback and self.novelty is not None:
+            self.novelty_ = DeviceNovelty(self.novelty).fit(data)
         x = np.asarray(data.features, dtype=np.float64)
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
         floor = np.nanmin(self.vectors_, axis=1, keepdims=True) + _REFUSED

@@ -27,12 +27,16 @@ import numpy as np
 
 from perfport.models.wg import WgPredictor
 from perfport.models.wgdata import WgDataset
+from perfport.models.wgnovelty import DeviceNovelty
 
 _REFUSED = np.log(0.5)  # a refused size: half the speed of the neighbour's worst size that ran
 
 
 class WgPerformanceKnn(WgPredictor):
     """k-nearest-neighbour regression of the vector log(t_oracle / t_w) over all sizes w."""
+
+    # Where set (by a subclass's fit), the fallback applies only to scenarios it finds novel.
+    novelty_: DeviceNovelty | None = None
 
     def __init__(
         self,
@@ -101,7 +105,7 @@ class WgPerformanceKnn(WgPredictor):
         score = predicted[candidates]
         score = np.where(np.isfinite(score), score, -np.inf)
         best = int(candidates[int(np.argmax(score))])
-        if not self.fallback:
+        if not self.fallback or (self.novelty_ is not None and not self.novelty_.novel(x)):
             return best
         fixed = self._fixed_for(x)
         if fixed == best or fixed not in candidates:

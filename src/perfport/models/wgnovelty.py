@@ -1,0 +1,70 @@
+"""Is a scenario unlike anything its device has measured? A conformal novelty test.
+
+A predictor that learnt a device's best sizes from some kernels can trust itself for a kernel
+like those, and less for one unlike any of them (the synthetic stencils against the real-world
+kernels, whose instruction mix none of them has). ``DeviceNovelty`` measures that per device:
+the distance from a scenario to the nearest training scenario of its device, in the
+standardised kernel and data features, against what a new kernel looks like from inside the
+training data: for every training scenario, the distance to the nearest one of the same device
+with another kernel (other kernel features, or where the data has none, another kernel label). The p-value is the share of those calibration
+distances at least as large (split-conformal, so it is valid whatever the features' law); a
+scenario is novel where it is below ``alpha``. A device training has not seen is novel.
+
+numpy only: fitting keeps each device's standardised points and sorted calibration distances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfport.models.wgdata import WgDataset
+
+
+class DeviceNovelty:
+    """Conformal test of whether a scenario is new to its device's training scenarios."""
+
+    def __init__(self, alpha: float = 0.05) -> None:
+        if not 0 < alpha < 1:
+            raise ValueError("0 < alpha < 1")
+        self.alpha = alpha
+
+    def fit(self, data: WgDataset) -> DeviceNovelty:
+        x = np.asarray(data.features, dtype=np.float64)
+        device = np.array([n.startswith("device_") for n in data.feature_names])
+        kernel = np.array([n.startswith("kernel_") for n in data.feature_names])
+        self.device_columns_, self.columns_ = np.flatnonzero(device), np.flatnonzero(~device)
+        self.mean_ = x[:, self.columns_].mean(0)
+        scale = x[:, self.columns_].std(0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        points = (x[:, self.columns_] - self.mean_) / self.scale_
+        # A kernel is its features (each synthetic stencil its own), or where the data has
+        # none (Cummins' pilot), its label.
+        named = x[:, kernel] if kernel.any() else data.kernel[:, None]
+        kernels = np.unique(named, axis=0, return_inverse=True)[1].ravel()
+        # Python bytes, not a numpy array of them, which would strip trailing zero bytes.
+        keys = [row.tobytes() for row in x[:, self.device_columns_]]
+        self.devices_: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+        for key in set(keys):
+            rows = np.array([k == key for k in keys])
+            p, k = points[rows], kernels[rows]
+            distance = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
+            distance[k[:, None] == k[None]] = np.inf  # only other kernels count
+            nearest = distance.min(1)
+            self.devices_[key] = (p, np.sort(nearest[np.isfinite(nearest)]))
+        return self
+
+    def pvalue(self, x: np.ndarray) -> float:
+        """The share (with the test point counted) of calibration distances at least as
+        large as the scenario's distance to its device's training scenarios."""
+        x = np.asarray(x, dtype=np.float64)
+        found = self.devices_.get(x[self.device_columns_].tobytes())
+        if found is None or not len(found[1]):
+            return 0.0
+        points, calibration = found
+        point = (x[self.columns_] - self.mean_) / self.scale_
+        distance = np.sqrt(((points - point) ** 2).sum(1)).min()
+        larger = len(calibration) - np.searchsorted(calibration, distance, side="left")
+        return (1 + larger) / (1 + len(calibration))
+
+    def novel(self, x: np.ndarray) -> bool:
+        return self.pvalue(x) < self.alpha
