@@ -173,8 +173,8 @@ def test_shipped_dataset_and_default_model(tmp_path):
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
         wc, wr = answer["wg"]
-        assert wc * wr <= 4096 and answer["method"] == "performance_forest"
-    assert len(list((tmp_path / "perfport").glob("wg-performance_forest-*.pkl"))) == 1
+        assert wc * wr <= 4096 and answer["method"] == "performance_forest+novel"
+    assert len(list((tmp_path / "perfport").glob("wg-performance_forest+novel-*.pkl"))) == 1
 
 
 def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():

@@ -31,7 +31,7 @@ def model(db, cpu, tmp_path):
         fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
         data = dataset_from_store(store)
     path = tmp_path / "wg.model"
-    train(data, "performance_forest").save(path)  # the default model's method
+    train(data, "performance_forest+novel").save(path)  # the default model's method
     return path
 
 
@@ -46,7 +46,7 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
     first = client.post("/v1/wg/predict", json=request)
     assert first.status_code == 200, first.text
     wg = first.json()["wg"]
-    assert wg[0] * wg[1] <= 256 and first.json()["method"] == "performance_forest"
+    assert wg[0] * wg[1] <= 256 and first.json()["method"] == "performance_forest+novel"
     again = client.post("/v1/wg/predict", json=request).json()  # the launcher asks again
     assert again["wg"] == wg and again["cached"] is True and first.json()["cached"] is False
     told = client.post(

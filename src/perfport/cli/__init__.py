@@ -270,7 +270,7 @@ def _parser() -> argparse.ArgumentParser:
     p = wg_sub.add_parser("train", help="train a predictor on a dataset and save it")
     p.add_argument("--data", required=True, help="a dataset (.npz from 'wg dataset')")
     p.add_argument(
-        "--method", default="performance_forest", help="see 'perfport wg evaluate --help'"
+        "--method", default="performance_forest+novel", help="see 'perfport wg evaluate --help'"
     )
     p.add_argument("--out", required=True, help="the model file to write")
     p.add_argument("--json", action="store_true", help="print JSON")

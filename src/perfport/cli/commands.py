@@ -330,7 +330,7 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
 
 
 WG_DATA = "wg/stencils.npz"  # the work-group dataset perfport ships (see datasets/PROVENANCE.md)
-WG_METHOD = "performance_forest"  # the method of the default model (docs/wg.md)
+WG_METHOD = "performance_forest+novel"  # the method of the default model (docs/wg.md)
 
 
 def _shipped(name: str) -> Path:

@@ -31,7 +31,7 @@ class WgModel:
         Path(path).write_bytes(_MAGIC + pickle.dumps(self))
 
 
-def train(data: WgDataset, method: str = "performance_forest", seed: int = 0) -> WgModel:
+def train(data: WgDataset, method: str = "performance_forest+novel", seed: int = 0) -> WgModel:
     predictor = make_predictor(method, seed).fit(data)
     return WgModel(method, data.feature_names, data.sizes, predictor, len(data))
 
