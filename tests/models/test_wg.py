@@ -193,6 +193,16 @@ def test_regret_weights_count_what_a_wrong_choice_costs():
     assert weight.mean() == pytest.approx(1.0)
     flat = np.arange(100) % 10 < 7
     assert weight[~flat].min() > 100 * weight[flat].max()
+    # A scenario where nothing ran gets only the floor, and the others stay finite.
+    data = two_kinds()
+    runtimes = data.runtimes.copy()
+    runtimes[0] = np.nan
+    none_ran = WgDataset(
+        data.sizes, runtimes, data.max_wg, data.features, data.feature_names, data.device,
+        data.kernel, data.dataset, data.synthetic,
+    )  # fmt: skip
+    weight = regret_weights(none_ran)
+    assert np.isfinite(weight).all() and weight[0] < weight[1:].min()
 
 
 @pytest.mark.parametrize("classifier", ["naive_bayes", "logistic", "svm"])

@@ -67,19 +67,71 @@ def test_rejects_a_level_outside_zero_one():
             DeviceNovelty(alpha)
 
 
+def line(kernels: int, sizes: tuple[float, ...] = (9.0, 9.1), odd: float = 0.0) -> WgDataset:
+    """One device; kernels 0, 1, 2, ... (one kernel feature) each at the given data sizes,
+    shifted by ``odd`` for the odd kernels."""
+    k = np.repeat(np.arange(kernels), len(sizes)).astype(float)
+    size = np.tile(sizes, kernels) + odd * (k % 2)
+    n = len(k)
+    return WgDataset(
+        GRID, np.ones((n, len(GRID))), np.full(n, 256), np.column_stack([np.zeros(n), k, size]),
+        ("device_kind", "kernel_x", "data_log2_cells"), np.full(n, "d"),
+        np.array([f"k{int(v)}" for v in k]), size.astype(str), np.ones(n, dtype=bool),
+    )  # fmt: skip
+
+
+def test_calibration_leaves_out_the_kernel_not_only_the_scenario():
+    # Each kernel's two scenarios lie very close together; the nearest other kernel (two
+    # steps on, the odd ones run at other sizes) is farther. The calibration distances are
+    # those between kernels, so a new kernel half a step from a measured one is covered; it
+    # would be novel against the distances within a kernel.
+    novelty = DeviceNovelty().fit(line(30, odd=10.0))
+    assert novelty.pvalue(np.array([0.0, 14.5, 9.0])) == 1.0
+    # Farther than every calibration distance: the smallest p-value, 1 / (n + 1).
+    assert novelty.pvalue(np.array([0.0, 40.0, 9.0])) == pytest.approx(1 / 61)
+
+
+def test_too_few_calibration_distances_never_find_a_scenario_novel():
+    # 2 kernels x 5 sizes: 10 calibration distances, so the smallest p-value is 1/11 > 0.05.
+    novelty = DeviceNovelty().fit(line(2, (9.0, 9.1, 9.2, 9.3, 9.4)))
+    assert novelty.pvalue(np.array([0.0, 1000.0, 9.0])) == pytest.approx(1 / 11)
+    assert not novelty.novel(np.array([0.0, 1000.0, 9.0]))
+    # One kernel: nothing to calibrate with, so every scenario is novel.
+    assert DeviceNovelty().fit(line(1)).novel(np.array([0.0, 0.0, 9.0]))
+
+
 def test_novel_scenarios_fall_back_and_covered_ones_do_not():
+    # Kernels above 0.8 run best at one size, the others at another, which is the device's
+    # fixed size; with a huge margin the fallback always takes the fixed size, so the rules
+    # differ exactly where the gate decides.
     data = kernels()
+    high = data.features[:, 1] > 0.8
+    t = data.runtimes.copy()  # noise in [1, 1.05]; the fixed size's test needs a spread
+    t[~high, 2], t[high, 5] = 0.5, 0.5
+    data = WgDataset(
+        data.sizes, t, data.max_wg, data.features, data.feature_names, data.device,
+        data.kernel, data.dataset, data.synthetic,
+    )  # fmt: skip
     assert "performance_forest+novel" in METHODS
-    novel = make_predictor("performance_forest+novel")
-    assert novel.name == "performance_forest+novel"
-    settings = {"trees": 20, "min_leaf": 2, "seed": 1}
+    assert make_predictor("performance_forest+novel").name == "performance_forest+novel"
+    settings = {"trees": 20, "min_leaf": 2, "margin": 1e9, "seed": 1}
     gated = WgPerformanceForest(fallback=True, novelty=0.05, **settings).fit(data)
     plain = WgPerformanceForest(**settings).fit(data)
     fixed = WgPerformanceForest(fallback=True, **settings).fit(data)
-    rng = np.random.default_rng(2)
-    covered = [np.array([1.0, v, 9.0]) for v in rng.random(20)]
-    far = [np.array([1.0, v, 9.0]) for v in 3.0 + rng.random(20)]
-    assert all(gated.propose(x, 256, set()) == plain.propose(x, 256, set()) for x in covered)
-    assert all(gated.propose(x, 256, set()) == fixed.propose(x, 256, set()) for x in far)
-    # The two rules differ on some of these, or the test would show nothing.
-    assert any(plain.propose(x, 256, set()) != fixed.propose(x, 256, set()) for x in covered + far)
+    covered = [np.array([1.0, v, 9.0]) for v in np.linspace(0.85, 1.0, 5)]  # device 1
+    far = [np.array([1.0, v, 9.0]) for v in np.linspace(3.0, 4.0, 5)]
+    for x in covered:
+        assert not gated.novelty_.novel(x)
+        assert gated.propose(x, 256, set()) == plain.propose(x, 256, set()) == 5
+    for x in far:
+        assert gated.novelty_.novel(x)
+        assert gated.propose(x, 256, set()) == fixed.propose(x, 256, set()) == 2
+        assert plain.propose(x, 256, set()) == 5
+
+
+def test_novelty_needs_the_fallback_and_a_level():
+    for bad in ({"novelty": 0.05}, {"fallback": True, "novelty": 1.5}):
+        with pytest.raises(ValueError):
+            WgPerformanceForest(**bad)
+    with pytest.raises(ValueError, match="unknown method"):
+        make_predictor("performance_knn+novel")

@@ -13,8 +13,9 @@
   the next best taken. Their Algorithm 2.
 - ``performance_knn`` and ``performance_knn+fixed`` (beyond the paper, in ``wgvector``): the
   whole vector of relative performance over sizes from the nearest training scenarios;
-  ``performance_forest[+fixed]`` (in ``wgforest``; the default model) from the training
-  scenarios that share a random forest's leaves.
+  ``performance_forest[+fixed]`` (in ``wgforest``) from the training scenarios that share a
+  random forest's leaves; ``performance_forest+novel`` (the default model) applies the fixed
+  fallback only to scenarios unlike every kernel their device was measured with.
 - ``performance`` (beyond the paper): a regressor of each size's fraction of the scenario's
   optimum, chosen by its mean minus half the spread of the forest's trees, so that sizes the
   model is unsure about need a larger predicted margin.
@@ -26,6 +27,7 @@ already refused for it; the caller (evaluation, the daemon) retries until a size
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
 from typing import Any
 
@@ -65,10 +67,12 @@ def regret_weights(data: WgDataset) -> np.ndarray:
     """(S,) what a wrong choice costs in each scenario: one minus the mean fraction of the
     oracle over the sizes that ran (a random choice's expected loss), scaled to mean 1. A
     small floor keeps every scenario (a size with only zero weights would vanish from some
-    classifiers' classes)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
+    classifiers' classes); a scenario where no size ran gets only the floor."""
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: nothing ran
         fraction = np.nanmin(data.runtimes, axis=1)[:, None] / data.runtimes
-    loss = 1.0 - np.nanmean(np.where(data.legal, fraction, np.nan), axis=1) + 1e-3
+        mean = np.nanmean(np.where(data.legal, fraction, np.nan), axis=1)
+    loss = np.nan_to_num(1.0 - mean, nan=0.0) + 1e-3
     return loss / loss.mean()
 
 
@@ -212,6 +216,8 @@ def make_predictor(name: str, seed: int = 0) -> WgPredictor:
     if name.endswith("_regressor"):
         return WgRegressor(name.removesuffix("_regressor"), seed=seed)
     classifier, _, fallback = name.partition("+")
+    if name not in METHODS and name not in {c + w for c in CLASSIFIERS for w in ("", "_weighted")}:
+        raise ValueError(f"unknown method {name}; methods: {', '.join(METHODS)}")
     weighted = classifier.endswith("_weighted")
     return WgClassifier(
         classifier.removesuffix("_weighted"), fallback or "nearest_neighbour", seed, weighted

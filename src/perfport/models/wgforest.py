@@ -38,6 +38,8 @@ class WgPerformanceForest(WgPerformanceKnn):
     ) -> None:
         if trees < 1 or min_leaf < 1 or not 0 < max_features <= 1 or margin < 0:
             raise ValueError("trees >= 1, min_leaf >= 1, 0 < max_features <= 1, margin >= 0")
+        if novelty is not None and not (fallback and 0 < novelty < 1):
+            raise ValueError("novelty (a level in (0, 1)) gates the fallback: set fallback=True")
         self.trees, self.min_leaf, self.max_features = trees, min_leaf, max_features
         self.fallback, self.margin, self.novelty, self.seed = fallback, margin, novelty, seed
         self.name = (

@@ -1,4 +1,4 @@
-"""Is a scenario unlike anything its device has measured? A conformal novelty test.
+"""Is a scenario unlike anything its device has measured? A conformal-style novelty test.
 
 A predictor that learnt a device's best sizes from some kernels can trust itself for a kernel
 like those, and less for one unlike any of them (the synthetic stencils against the real-world
@@ -6,9 +6,13 @@ kernels, whose instruction mix none of them has). ``DeviceNovelty`` measures tha
 the distance from a scenario to the nearest training scenario of its device, in the
 standardised kernel and data features, against what a new kernel looks like from inside the
 training data: for every training scenario, the distance to the nearest one of the same device
-with another kernel (other kernel features, or where the data has none, another kernel label). The p-value is the share of those calibration
-distances at least as large (split-conformal, so it is valid whatever the features' law); a
-scenario is novel where it is below ``alpha``. A device training has not seen is novel.
+with another kernel (other kernel features, or where the data has none, another kernel label).
+The p-value is the share of those calibration distances at least as large, the test point
+counted. It is calibrated by leaving kernels out, not a distribution-free guarantee: one
+kernel's scenarios are not exchangeable draws. A scenario is novel where the p-value is below
+``alpha``. With n calibration distances the smallest p-value is 1 / (n + 1), so a device
+needs at least 1 / alpha - 1 of them (19 at 0.05) before any scenario can be novel. A device
+training has not seen, or measured with one kernel only (no calibration), is novel.
 
 numpy only: fitting keeps each device's standardised points and sorted calibration distances.
 """
@@ -47,10 +51,7 @@ class DeviceNovelty:
         for key in set(keys):
             rows = np.array([k == key for k in keys])
             p, k = points[rows], kernels[rows]
-            distance = np.sqrt(((p[:, None] - p[None]) ** 2).sum(-1))
-            distance[k[:, None] == k[None]] = np.inf  # only other kernels count
-            nearest = distance.min(1)
-            self.devices_[key] = (p, np.sort(nearest[np.isfinite(nearest)]))
+            self.devices_[key] = (p, np.sort(_nearest_other_kernel(p, k)))
         return self
 
     def pvalue(self, x: np.ndarray) -> float:
@@ -68,3 +69,17 @@ class DeviceNovelty:
 
     def novel(self, x: np.ndarray) -> bool:
         return self.pvalue(x) < self.alpha
+
+
+def _nearest_other_kernel(points: np.ndarray, kernels: np.ndarray, chunk: int = 512) -> np.ndarray:
+    """Each point's distance to the nearest point of another kernel (none: left out), a chunk
+    of rows at a time so that memory stays at chunk x n."""
+    squares = (points**2).sum(1)
+    nearest = []
+    for start in range(0, len(points), chunk):
+        block = points[start : start + chunk]
+        d2 = squares[start : start + chunk, None] + squares[None] - 2.0 * block @ points.T
+        d2[kernels[start : start + chunk, None] == kernels[None]] = np.inf
+        nearest.append(d2.min(1))
+    out = np.sqrt(np.maximum(np.concatenate(nearest), 0.0)) if nearest else np.zeros(0)
+    return out[np.isfinite(out)]
