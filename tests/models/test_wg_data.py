@@ -174,6 +174,7 @@ def test_shipped_dataset_and_default_model(tmp_path):
         answer = json.loads(done.stdout)
         wc, wr = answer["wg"]
         assert wc * wr <= 4096 and answer["method"] == "performance_forest+novel"
+        assert answer["novel"] in (True, False)
     assert len(list((tmp_path / "perfport").glob("wg-performance_forest+novel-*.pkl"))) == 1
 
 

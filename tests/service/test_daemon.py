@@ -47,6 +47,7 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
     assert first.status_code == 200, first.text
     wg = first.json()["wg"]
     assert wg[0] * wg[1] <= 256 and first.json()["method"] == "performance_forest+novel"
+    assert first.json()["novel"] is True  # a device the model has never seen
     again = client.post("/v1/wg/predict", json=request).json()  # the launcher asks again
     assert again["wg"] == wg and again["cached"] is True and first.json()["cached"] is False
     told = client.post(

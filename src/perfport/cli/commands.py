@@ -323,8 +323,9 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
         render.print_json(prediction.to_json())
     else:
         wc, wr = prediction.wg
+        novel = "; novel: a kernel or device unlike those trained on" if prediction.novel else ""
         console.print(
-            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms)"
+            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
         )
     return 0
 

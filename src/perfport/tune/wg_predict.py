@@ -27,10 +27,14 @@ class WgPrediction:
     method: str
     predict_ms: float
     refused_known: int  # sizes excluded because this device refused them for this kernel
+    # Whether the kernel is unlike every kernel the model saw on this device, or the device is
+    # one it never saw (the answer then leans on a best fixed size); None for a method without
+    # that test.
+    novel: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"wg": list(self.wg), "method": self.method, "predict_ms": self.predict_ms,
-                "refused_known": self.refused_known}  # fmt: skip
+                "refused_known": self.refused_known, "novel": self.novel}  # fmt: skip
 
 
 def refused_sizes(
@@ -150,8 +154,11 @@ def predict_wg(
         raise PerfportError(f"none of the model's sizes is legal for {spec.name} on {device.id}")
     max_wg = int((wc_legal * wr_legal).max())
     excluded = set(np.flatnonzero(~allowed).tolist())
-    w = model.predictor.propose(features.as_array(), max_wg, excluded)
+    x = features.as_array()
+    w = model.predictor.propose(x, max_wg, excluded)
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
+    novelty = getattr(model.predictor, "novelty_", None)  # performance_forest+novel
+    novel = None if novelty is None else bool(novelty.novel(x))
     return WgPrediction(
-        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused)
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused), novel
     )
