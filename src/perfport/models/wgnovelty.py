@@ -25,7 +25,7 @@ from perfport.models.wgdata import WgDataset
 
 
 class DeviceNovelty:
-    """Conformal test of whether a scenario is new to its device's training scenarios."""
+    """Conformal-style test of whether a scenario is new to its device's training scenarios."""
 
     def __init__(self, alpha: float = 0.05) -> None:
         if not 0 < alpha < 1:
@@ -81,5 +81,5 @@ def _nearest_other_kernel(points: np.ndarray, kernels: np.ndarray, chunk: int = 
         d2 = squares[start : start + chunk, None] + squares[None] - 2.0 * block @ points.T
         d2[kernels[start : start + chunk, None] == kernels[None]] = np.inf
         nearest.append(d2.min(1))
-    out = np.sqrt(np.maximum(np.concatenate(nearest), 0.0)) if nearest else np.zeros(0)
+    out = np.sqrt(np.maximum(np.concatenate(nearest), 0.0))
     return out[np.isfinite(out)]

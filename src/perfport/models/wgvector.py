@@ -16,6 +16,8 @@ With ``fallback=True`` (method ``performance_knn+fixed``), the choice falls back
 fixed size (the one of the scenario's device where the training data has that device, else
 the one over all training scenarios) unless the neighbours agree that the choice beats it:
 the mean predicted gain must exceed ``margin`` times its standard error over the neighbours.
+``performance_forest+novel`` (in ``wgforest``) sets ``novelty_``, a ``DeviceNovelty`` test, so
+that this fallback applies only to scenarios unlike every kernel their device was measured with.
 
 No scikit-learn: fitting stores standardised arrays and prediction is a few numpy operations
 on them (tens of microseconds).
