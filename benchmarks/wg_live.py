@@ -5,17 +5,20 @@
 
 ``measure`` (on the device's machine; needs neither scikit-learn nor llvmlite) measures every
 legal work-group size of each scenario below (``perfport.tune.sweep``: one warm-up and five
-timed launches per size in each of ``--rounds`` interleaved rounds, the median of the rounds;
-outputs checked against the default size w(32x4)) into DIR/live.db.
+timed launches per size in each of ``--rounds`` interleaved rounds;
+outputs checked against the default size w(32x4)) into DIR/live.db. A size's time is the
+median of all its timed launches.
 
 ``report`` (here, where the shipped dataset's kernel features were computed, with the same
 PoCL) trains ``performance_forest``, ``performance_forest+fixed`` and
 ``performance_forest+novel`` on the shipped dataset, asks each for a size for each measured
 scenario as ``perfport wg predict`` does (``predict_wg``: features from the kernel compiled by
 PoCL and from the device's stored queries), and prints each choice's fraction of the fastest
-size measured (t_best / t_chosen), their geometric means, and the same for two fixed sizes:
-the human expert's w(32x4) and the best single size over these scenarios in hindsight (one
-per report: give the DIRs of one device set-up).
+size measured (t_best / t_chosen), their geometric means, and the same for fixed sizes: the
+human expert's w(32x4), the device set-up's best fixed size in the shipped dataset, and the
+best single size over these scenarios in hindsight (one device set-up per report). It also
+says how reproducible the fastest size is: each half of the samples picks its fastest size,
+timed on the other half.
 
 The scenarios are kernels outside the shipped dataset: gaussian blurs of radius 2 and 4 (the
 dataset has radii 1, 3 and 5) and two stencils described as a user would
@@ -45,15 +48,13 @@ DESCRIBED = {
              "north": 2, "south": 2, "east": 2, "west": 2},
 }  # fmt: skip
 _SCENARIOS = """
-SELECT DISTINCT p.key, d.info FROM campaigns g JOIN kernels k ON k.id = g.kernel_id
+SELECT g.id, p.key, d.info FROM campaigns g JOIN kernels k ON k.id = g.kernel_id
 JOIN problems p ON p.id = g.problem_id JOIN devices d ON d.id = g.device_id
-WHERE k.source_hash = ? AND g.status = 'complete' ORDER BY d.info, p.key
+WHERE k.source_hash = ? AND g.status = 'complete' ORDER BY d.info, g.id
 """
 _TIMES = """
-SELECT c.key, r.outcome, r.median_ms FROM results r JOIN campaigns g ON g.id = r.campaign_id
-JOIN kernels k ON k.id = g.kernel_id JOIN problems p ON p.id = g.problem_id
-JOIN configs c ON c.id = r.config_id JOIN devices d ON d.id = g.device_id
-WHERE k.source_hash = ? AND p.key = ? AND d.info = ? AND g.status = 'complete'
+SELECT c.key, r.outcome, r.median_ms, s.times FROM results r JOIN configs c ON c.id = r.config_id
+LEFT JOIN samples s ON s.result_id = r.id WHERE r.campaign_id = ?
 """
 
 
@@ -96,7 +97,7 @@ def measure(args: argparse.Namespace) -> None:
 
 def _measured(out: Path) -> list[dict[str, Any]]:
     """Each scenario of DIR/live.db (or DIR/live.db.gz, as committed): its label, spec,
-    problem, device and every size's time (None where the size did not run)."""
+    problem, device, every size's time (None where the size did not run) and its samples."""
     from perfport._core import DeviceInfo
     from perfport.store import Store
     from perfport.tune.tune import resolve_kernel
@@ -110,20 +111,45 @@ def _measured(out: Path) -> list[dict[str, Any]]:
         with Store(db, create=False) as store:
             for label, kernel, extra in _kernels(Path(scratch)):
                 spec = resolve_kernel(kernel)
-                for key, info in store.query(_SCENARIOS, (spec.source_hash,)):
+                for campaign, key, info in store.query(_SCENARIOS, (spec.source_hash,)):
                     problem = json.loads(key)
                     if any(problem.get(k) != v for k, v in extra.items()):
                         continue  # another radius of the same kernel
-                    times = {}
-                    for config, outcome, median in store.query(
-                        _TIMES, (spec.source_hash, key, info)
-                    ):
+                    times, samples = {}, {}
+                    for config, outcome, median, blob in store.query(_TIMES, (campaign,)):
                         wg = json.loads(config)
-                        times[(int(wg["wc"]), int(wg["wr"]))] = median if outcome == "ok" else None
-                    device = DeviceInfo.from_json(json.loads(info))
+                        size = (int(wg["wc"]), int(wg["wr"]))
+                        times[size] = median if outcome == "ok" else None
+                        if outcome == "ok" and blob:
+                            samples[size] = np.frombuffer(blob, dtype="<f8")
                     found.append({"kernel": label, "spec": spec, "problem": problem,
-                                  "device": device, "times": times})  # fmt: skip
+                                  "device": DeviceInfo.from_json(json.loads(info)),
+                                  "times": times, "samples": samples})  # fmt: skip
     return found
+
+
+def _halves(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    """How reproducible the fastest size is: each half of every size's samples (the first and
+    the last rounds) picks its fastest size, timed on the other half; geometric means."""
+    scores: tuple[list[float], list[float]] = ([], [])
+    for r in rows:
+        first = {k: float(np.median(v[: len(v) // 2])) for k, v in r["samples"].items()}
+        second = {k: float(np.median(v[len(v) // 2 :])) for k, v in r["samples"].items()}
+        for out, pick, on in ((scores[0], first, second), (scores[1], second, first)):
+            out.append(min(on.values()) / on[min(pick, key=pick.__getitem__)])
+    return float(np.exp(np.mean(np.log(scores[0])))), float(np.exp(np.mean(np.log(scores[1]))))
+
+
+def _device_fixed(data: Any, device: str) -> tuple[int, int] | None:
+    """The device set-up's best fixed size in the shipped dataset (what ``+fixed`` falls back
+    to), or None where the dataset does not have the set-up."""
+    from perfport.models.wgvector import _best_fixed, _performance_vectors
+
+    rows = data.device == device
+    if not rows.any():
+        return None
+    c, r = data.sizes[_best_fixed(_performance_vectors(data), rows)]
+    return int(c), int(r)
 
 
 def report(args: argparse.Namespace) -> None:
@@ -134,6 +160,9 @@ def report(args: argparse.Namespace) -> None:
     rows = [row for folder in args.dirs for row in _measured(Path(folder))]
     if not rows:
         raise SystemExit(f"{' '.join(args.dirs)}: no complete scenario of this script")
+    devices = sorted({f"{r['device'].name} ({r['device'].backend.value})" for r in rows})
+    if len(devices) > 1:
+        raise SystemExit(f"one device set-up per report, not {', '.join(devices)}")
     shipped = resources.files("perfport").joinpath("datasets", "wg", "stencils.npz")
     with resources.as_file(shipped) as path:
         data = load_dataset(path)
@@ -147,18 +176,27 @@ def report(args: argparse.Namespace) -> None:
     choices: dict[str, list[tuple[int, int]]] = {m: [] for m in METHODS}
     novel = []
     for r in rows:
-        for m, model in models.items():
-            answer = predict_wg(model, r["spec"], r["problem"], r["device"])
+        answers = {
+            m: predict_wg(model, r["spec"], r["problem"], r["device"])
+            for m, model in models.items()
+        }
+        for m, answer in answers.items():
             choices[m].append(answer.wg)
-        novel.append(answer.novel)  # the last method's, +novel's
+        novel.append(answers["performance_forest+novel"].novel)
     choices["w(32x4)"] = [(32, 4)] * len(rows)
+    fixed = _device_fixed(data, devices[0])
+    if fixed is not None:
+        choices[f"the device's fixed size in the dataset ({fixed[0]}x{fixed[1]})"] = [fixed] * len(
+            rows
+        )
     choices[f"best fixed in hindsight ({hindsight[0]}x{hindsight[1]})"] = [hindsight] * len(rows)
+    # A chosen size that did not run scores 0 (floored at 1e-9 in the mean): none did here.
     fraction = {m: [b / t[c] if c in t else 0.0 for b, t, c in zip(best, ran, cs, strict=True)]
                 for m, cs in choices.items()}  # fmt: skip
     summary = {m: float(np.exp(np.mean(np.log(np.maximum(f, 1e-9))))) for m, f in fraction.items()}
-    devices = sorted({f"{r['device'].name} ({r['device'].backend.value})" for r in rows})
+    halves = _halves(rows)
     if args.json:
-        print(json.dumps({"devices": devices, "geomean": summary,
+        print(json.dumps({"devices": devices, "geomean": summary, "halves": halves,
                           "scenarios": [{"kernel": r["kernel"], "width": r["problem"]["width"],
                                          "device": r["device"].name, "backend": r["device"].backend.value,
                                          "novel": novel[i],
@@ -166,7 +204,7 @@ def report(args: argparse.Namespace) -> None:
                                             for m in choices}}
                                         for i, r in enumerate(rows)]}, indent=1))  # fmt: skip
         return
-    print(f"{', '.join(devices)}: fraction of the fastest size measured (the size chosen)\n")
+    print(f"{devices[0]}: fraction of the fastest size measured (the size chosen)\n")
     print("| scenario | novel | " + " | ".join(choices) + " |")
     print("|---|---|" + "---:|" * len(choices))
     for i, r in enumerate(rows):
@@ -176,6 +214,8 @@ def report(args: argparse.Namespace) -> None:
         name = f"{r['kernel']} {r['problem']['width']}^2, {r['device'].backend.value}"
         print(f"| {name} | {novel[i]} | {cells} |")
     print("| geometric mean | | " + " | ".join(f"**{summary[m]:.3f}**" for m in choices) + " |")
+    print(f"\nhow reproducible the fastest size is: the first half of the samples' fastest size "
+          f"on the second half {halves[0]:.3f}, the second's on the first {halves[1]:.3f}")  # fmt: skip
 
 
 def main() -> None:
