@@ -68,10 +68,10 @@ def regret_weights(data: WgDataset) -> np.ndarray:
     oracle over the sizes that ran (a random choice's expected loss), scaled to mean 1. A
     small floor keeps every scenario (a size with only zero weights would vanish from some
     classifiers' classes); a scenario where no size ran gets only the floor."""
-    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: nothing ran
-        fraction = np.nanmin(data.runtimes, axis=1)[:, None] / data.runtimes
-        mean = np.nanmean(np.where(data.legal, fraction, np.nan), axis=1)
+        fraction = np.nanmin(data.runtimes, axis=1)[:, None] / data.runtimes  # NaN: did not run
+        mean = np.nanmean(fraction, axis=1)
     loss = np.nan_to_num(1.0 - mean, nan=0.0) + 1e-3
     return loss / loss.mean()
 

@@ -50,7 +50,7 @@ class WgPerformanceForest(WgPerformanceKnn):
 
     def fit(self, data: WgDataset) -> WgPerformanceForest:
         self._fit_vectors(data)
-        if self.fallback and self.novelty is not None:
+        if self.novelty is not None:  # the constructor saw to the fallback
             self.novelty_ = DeviceNovelty(self.novelty).fit(data)
         x = np.asarray(data.features, dtype=np.float64)
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
