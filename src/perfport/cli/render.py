@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -163,6 +164,7 @@ def wg_table(console: Console, results: Sequence[Any]) -> None:
         "method",
         "partition",
         "performance",
+        "95% CI",
         "x baseline",
         "x expert",
         "accuracy",
@@ -172,8 +174,10 @@ def wg_table(console: Console, results: Sequence[Any]) -> None:
     ):
         table.add_column(col, justify="left" if col in ("method", "partition") else "right")
     for r in results:
+        low, high = r.performance_ci95
+        interval = f"{low:.1%}-{high:.1%}" if math.isfinite(low) else "-"  # under two scenarios
         table.add_row(
-            r.method, r.partition, f"{r.performance:.1%}", f"{r.speedup_over_baseline:.2f}",
+            r.method, r.partition, f"{r.performance:.1%}", interval, f"{r.speedup_over_baseline:.2f}",
             f"{r.speedup_over_expert:.2f}", f"{r.accuracy:.0%}", f"{r.validity:.0%}", f"{r.refused:.0%}",
             f"{r.predict_ms:.1f}",
         )  # fmt: skip

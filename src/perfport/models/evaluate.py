@@ -8,6 +8,9 @@ run (too large, or refused by the driver), remember it and ask again.
 Metrics per method and partition: ``performance`` (geometric mean of t_oracle / t_chosen;
 ``performance_arithmetic`` is its arithmetic mean, the statistic of one of Cummins' result queries,
 for comparing with the thesis' tables),
+``performance_ci95`` (a 95% bootstrap interval of ``performance`` over the test scenarios,
+taken as independent draws: how far the figure could move with other scenarios of the same
+kind; it leaves out the seed's own effect on randomised models),
 ``speedup_over_baseline`` (t_baseline / t_chosen; the baseline is the best size that ran in
 every scenario, w(4x4) in the paper and wherever no size always ran), ``speedup_over_expert`` (over w(32x4), where it ran), ``accuracy`` (chose the
 oracle), ``validity`` (the first proposal fits the maximum work-group size), ``refused`` (the
@@ -44,6 +47,7 @@ class EvalResult:
     refused: float
     predict_ms: float
     scenarios: int
+    performance_ci95: tuple[float, float] = (float("nan"), float("nan"))
     over_expert: tuple[float, ...] = field(default=(), repr=False)  # per scenario where w(32x4) ran
     # (device, performance, scenarios) per device label of the test scenarios
     per_device: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
@@ -51,6 +55,7 @@ class EvalResult:
     def to_json(self, per_device: bool = False) -> dict[str, Any]:
         out = asdict(self)
         del out["over_expert"], out["per_device"]
+        out["performance_ci95"] = list(self.performance_ci95)
         if per_device:
             out["per_device"] = {
                 d: {"performance": p, "scenarios": n} for d, p, n in self.per_device
@@ -122,7 +127,7 @@ def evaluate(
                     first.append(proposals[0])
                     tests.append(s)
             results.append(_score(data, method, partition, np.array(tests), np.array(chosen), np.array(first),
-                                  times, oracle, baseline, expert))  # fmt: skip
+                                  times, oracle, baseline, expert, seed))  # fmt: skip
     return results
 
 
@@ -141,7 +146,7 @@ def _choose(predictor: Any, data: WgDataset, s: int) -> tuple[int, list[int]]:
 
 def _score(
     data: WgDataset, method: str, partition: str, tests: np.ndarray, chosen: np.ndarray, first: np.ndarray,
-    times: list[float], oracle: np.ndarray, baseline: int, expert: int | None,
+    times: list[float], oracle: np.ndarray, baseline: int, expert: int | None, seed: int = 0,
 ) -> EvalResult:  # fmt: skip
     t = data.runtimes[tests, chosen]
     best = data.runtimes[tests, oracle[tests]]
@@ -163,9 +168,29 @@ def _score(
         refused=float(np.mean(valid & ~ran_first)),
         predict_ms=float(np.mean(times)),
         scenarios=len(tests),
+        performance_ci95=bootstrap_ci(ratio, seed),
         over_expert=tuple(float(v) for v in (expert_t / t)[np.isfinite(expert_t / t)]),
         per_device=tuple(
             (str(d), geomean(best[devices == d] / t[devices == d]), int((devices == d).sum()))
             for d in sorted(set(devices.tolist()))
         ),
     )
+
+
+def bootstrap_ci(
+    ratios: np.ndarray, seed: int = 0, level: float = 0.95, resamples: int = 2000
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the geometric mean of ``ratios`` (non-finite and
+    non-positive values left out, as ``geomean`` does); NaN with fewer than two values."""
+    logs = np.log(ratios[np.isfinite(ratios) & (ratios > 0)])
+    if len(logs) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    # A few hundred resamples at a time keep memory at that many copies of the data.
+    means = np.concatenate([
+        logs[rng.integers(len(logs), size=(min(256, resamples - done), len(logs)))].mean(1)
+        for done in range(0, resamples, 256)
+    ])  # fmt: skip
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(np.exp(low)), float(np.exp(high))
