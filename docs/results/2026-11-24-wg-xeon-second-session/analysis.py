@@ -1,6 +1,6 @@
 """The 16-core Xeon measured in a second session: does more data lift its predictions?
 
-    python docs/results/2026-11-24-wg-xeon-second-session/analysis.py    # about 5 min, 2 cores
+    python docs/results/2026-11-24-wg-xeon-second-session/analysis.py    # about 4 min, 2 cores
 
 Everything comes from shipped files (src/perfport/datasets/wg/, provenance in PROVENANCE.md):
 the shipped dataset, the first session's samples (``rounds/xeon16-pocl-8x1`` and
@@ -12,11 +12,13 @@ the shipped dataset, the first session's samples (``rounds/xeon16-pocl-8x1`` and
    as the median of only some rounds, then `performance_forest+novel` evaluated: how much do
    fewer rounds cost?
 2. The two sessions, per host of the second (A: the compact 30 and the first 21 others; B:
-   the last 19): how fast the second ran (median t2/t1), and each session's best size timed in
-   the other.
-3. The shipped dataset against the re-measured scenarios' times taken over both sessions:
-   the median of all 16 samples, or the geometric mean of the two sessions' medians (which a
-   host's uniform speed cancels from).
+   the last 19): how fast the second ran (median t2/t1), each session's best size timed in
+   the other, and, on the same scenarios, how well each session's two halves of 4 rounds
+   agree (within one host).
+3. The re-measured scenarios' times taken over both sessions: the median of all 16 samples,
+   or the geometric mean of the two sessions' medians (which a host's uniform speed cancels
+   from); against the first session alone, from the same float32 samples files (section 1
+   shows that reading the times as float32 moves the figures by itself).
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ HOST_B_FROM = 21  # the second session's host changed after the 21st wide scenar
 def samples(name: str) -> dict[str, np.ndarray]:
     with np.load(WG / "rounds" / f"{name}.samples.npz", allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
+
+
+def halves(s: np.ndarray) -> tuple[float, float]:
+    """One scenario's rounds 1-4 against its rounds 5-8: each half's best size timed in the other."""
+    t1, t2 = (np.median(s[:, h].reshape(len(s), -1), 1) for h in (slice(0, 4), slice(4, 8)))
+    ran = np.isfinite(t1) & np.isfinite(t2)
+    t1, t2 = t1[ran], t2[ran]
+    return t2.min() / t2[np.argmin(t1)], t1.min() / t1[np.argmin(t2)]
 
 
 def rows_of(data: WgDataset, z: dict[str, np.ndarray]) -> np.ndarray:
@@ -87,7 +97,7 @@ def main() -> None:
     files = [samples(n) for n in FIRST_ONLY] + [samples(s[0]) for s in SESSIONS.values()]
     rows = [rows_of(data, z) for z in files]
     print(header)
-    for label, keep in (("all 8 rounds (shipped)", slice(0, 8)), ("rounds 1-4", slice(0, 4)),
+    for label, keep in (("all 8 rounds (samples files, float32)", slice(0, 8)), ("rounds 1-4", slice(0, 4)),
                         ("rounds 5-8", slice(4, 8)), ("round 1", slice(0, 1))):  # fmt: skip
         runtimes = data.runtimes.copy()
         for z, r in zip(files, rows, strict=True):
@@ -98,8 +108,8 @@ def main() -> None:
         print(line(label, score(replace(data, runtimes=runtimes))), flush=True)
 
     print("\n## 2. The two sessions, scenario by scenario\n")
-    pooled, geo = data.runtimes.copy(), data.runtimes.copy()
-    groups: dict[str, list[tuple[float, float, float]]] = {}
+    first_only, pooled, geo = (data.runtimes.copy() for _ in range(3))
+    groups: dict[str, list[tuple[float, ...]]] = {}
     for kind, (first, second, again) in SESSIONS.items():
         one, two = samples(first), samples(second)
         redone = load_dataset(WG / "repeat" / f"{again}.npz")
@@ -119,22 +129,28 @@ def main() -> None:
             b_on_a = np.nanmin(ta[ran]) / ta[ran][np.argmin(tb[ran])]
             host = "A" if kind == "compact" or j < HOST_B_FROM else "B"
             groups.setdefault(f"{kind}, host {host}", []).append(
-                (float(np.median(tb[ran] / ta[ran])), a_on_b, b_on_a)
+                (float(np.median(tb[ran] / ta[ran])), a_on_b, b_on_a, *halves(a), *halves(b))
             )
+            first_only[r, cols] = ta
             pooled[r, cols] = np.median(np.concatenate([a, b], axis=1).reshape(len(a), -1), 1)
             geo[r, cols] = np.sqrt(ta * tb)
-    print(
-        "| scenarios | n | median t2/t1 (range) | 1st session's best in the 2nd | 2nd's best in the 1st |"
-    )
-    print("|---|---:|---|---:|---:|")
+    print("| scenarios | n | median t2/t1 (range) | 1st session's best in the 2nd | 2nd's best "
+          "in the 1st | halves of 4 rounds agree: 1st session | 2nd session |")  # fmt: skip
+    print("|---|---:|---|---:|---:|---|---|")
     for name, v in groups.items():
-        ratio, ab, ba = (np.array(x) for x in zip(*v, strict=True))
+        ratio, ab, ba, h1, h2, h3, h4 = (np.array(x) for x in zip(*v, strict=True))
         print(f"| {name} | {len(v)} | {np.median(ratio):.2f} ({ratio.min():.2f}-{ratio.max():.2f}) "
-              f"| {100 * geomean(ab):.1f}% | {100 * geomean(ba):.1f}% |")  # fmt: skip
+              f"| {100 * geomean(ab):.1f}% | {100 * geomean(ba):.1f}% "
+              f"| {100 * geomean(h1):.1f} / {100 * geomean(h2):.1f}% "
+              f"| {100 * geomean(h3):.1f} / {100 * geomean(h4):.1f}% |")  # fmt: skip
 
     print(f"\n## 3. Both sessions in the dataset ({METHOD}, mean of seeds {SEEDS})\n")
     print(header)
     print(line("shipped (first session, 8 rounds)", score(data)), flush=True)
+    first = score(replace(data, runtimes=first_only))
+    print(
+        line("the same, the re-measured scenarios read from the samples files", first), flush=True
+    )
     print(
         line("median of both sessions' 16 samples", score(replace(data, runtimes=pooled))),
         flush=True,
