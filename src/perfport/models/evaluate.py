@@ -146,7 +146,7 @@ def _choose(predictor: Any, data: WgDataset, s: int) -> tuple[int, list[int]]:
 
 def _score(
     data: WgDataset, method: str, partition: str, tests: np.ndarray, chosen: np.ndarray, first: np.ndarray,
-    times: list[float], oracle: np.ndarray, baseline: int, expert: int | None, seed: int = 0,
+    times: list[float], oracle: np.ndarray, baseline: int, expert: int | None, seed: int,
 ) -> EvalResult:  # fmt: skip
     t = data.runtimes[tests, chosen]
     best = data.runtimes[tests, oracle[tests]]
