@@ -117,7 +117,7 @@ def test_arithmetic_performance_is_the_mean_of_each_scenarios_fraction():
 
 
 def test_performance_interval_is_a_bootstrap_of_the_geometric_mean():
-    from perfport.models.evaluate import bootstrap_ci
+    from perfport._core.stats import bootstrap_geomean_ci as bootstrap_ci
 
     rng = np.random.default_rng(1)
     ratios = np.exp(-rng.exponential(0.1, size=400))

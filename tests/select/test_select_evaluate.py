@@ -24,6 +24,7 @@ from perfport.select import (
 from perfport.select.plots import plot_classifiers, plot_pruning
 
 KEYS = ["normalisation", "pruning", "classifier", "k", "performance", "max_achievable"]
+ADDED = ["performance_ci95"]  # beyond the contract, after its keys
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def test_json_contract(grid):
     out = json.loads(json.dumps(to_json(grid)))
     assert list(out) == ["results"] and len(out["results"]) == len(grid)
     first = out["results"][0]
-    assert list(first) == KEYS
+    assert list(first) == KEYS + ADDED
     assert first["normalisation"] == "relative" and first["pruning"] == "top_n"
     assert first["classifier"] == "decision_tree_a" and first["k"] == 2
     assert isinstance(first["performance"], float) and isinstance(first["k"], int)
@@ -69,6 +70,8 @@ def test_scores_are_fractions_and_bounded_by_the_set():
     assert len(results) == 4 * 2 * 2 * 2
     for r in results:
         assert 0 < r.performance <= r.max_achievable + 1e-12 <= 1 + 1e-12
+        low, high = r.performance_ci95  # a bootstrap over the test problems, around the figure
+        assert low <= r.performance <= high and (low < high or r.performance == 1.0)
     assert any(r.performance < 0.95 for r in results)  # the random table is not trivial
     by_k = {k: max(r.max_achievable for r in results if r.k == k) for k in (2, 6)}
     assert by_k[6] > by_k[2]
@@ -78,6 +81,8 @@ def test_oracle_rows_without_classifiers():
     results = evaluate(_hard_table(), ["relative"], ["kmeans"], classifiers=(), ks=(3,))
     assert [(r.classifier, r.k) for r in results] == [(ORACLE, 3)]
     assert results[0].performance == results[0].max_achievable
+    low, high = results[0].performance_ci95
+    assert low <= results[0].max_achievable <= high
 
 
 def test_split_is_seeded_and_skips_problems_without_results():

@@ -54,3 +54,24 @@ def summarize(times_ms: Sequence[float]) -> Stats:
         ci_low=float(x[j - 1]),
         ci_high=float(x[n - j]),
     )
+
+
+def bootstrap_geomean_ci(
+    ratios: np.ndarray, seed: int = 0, level: float = 0.95, resamples: int = 2000
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the geometric mean of ``ratios`` (each a fraction of
+    an optimum, say), resampling them as independent draws; non-finite and non-positive values
+    are left out. NaN with fewer than two values."""
+    ratios = np.asarray(ratios, dtype=np.float64)
+    logs = np.log(ratios[np.isfinite(ratios) & (ratios > 0)])
+    if len(logs) < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    # A few hundred resamples at a time keep memory at that many copies of the data.
+    means = np.concatenate([
+        logs[rng.integers(len(logs), size=(min(256, resamples - done), len(logs)))].mean(1)
+        for done in range(0, resamples, 256)
+    ])  # fmt: skip
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return float(np.exp(low)), float(np.exp(high))

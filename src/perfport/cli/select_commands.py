@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from importlib import resources
 from pathlib import Path
@@ -81,13 +82,14 @@ def cmd_select_evaluate(args: argparse.Namespace, console: Console) -> int:
         render.print_json(to_json(results))
         return 0
     view = Table(title=f"kernel subsets on held-out problems: {table.kernel} on {table.device}")
-    for col in ("normalisation", "pruning", "classifier", "k", "performance", "max achievable"):
-        view.add_column(
-            col, justify="right" if col in ("k", "performance", "max achievable") else "left"
-        )
+    numbers = ("k", "performance", "95% CI", "max achievable")
+    for col in ("normalisation", "pruning", "classifier", *numbers):
+        view.add_column(col, justify="right" if col in numbers else "left")
     for r in sorted(results, key=lambda r: -r.performance):
+        low, high = r.performance_ci95
+        interval = f"{low:.3f}-{high:.3f}" if math.isfinite(low) else "-"  # one test problem
         view.add_row(r.normalisation, r.pruning, r.classifier, str(r.k),
-                     f"{r.performance:.3f}", f"{r.max_achievable:.3f}")  # fmt: skip
+                     f"{r.performance:.3f}", interval, f"{r.max_achievable:.3f}")  # fmt: skip
     console.print(view)
     return 0
 

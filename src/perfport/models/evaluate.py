@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.stats import bootstrap_geomean_ci
 from perfport.models.wg import METHODS, baseline_column, make_predictor
 from perfport.models.wgdata import WgDataset, geomean
 
@@ -168,29 +169,10 @@ def _score(
         refused=float(np.mean(valid & ~ran_first)),
         predict_ms=float(np.mean(times)),
         scenarios=len(tests),
-        performance_ci95=bootstrap_ci(ratio, seed),
+        performance_ci95=bootstrap_geomean_ci(ratio, seed),
         over_expert=tuple(float(v) for v in (expert_t / t)[np.isfinite(expert_t / t)]),
         per_device=tuple(
             (str(d), geomean(best[devices == d] / t[devices == d]), int((devices == d).sum()))
             for d in sorted(set(devices.tolist()))
         ),
     )
-
-
-def bootstrap_ci(
-    ratios: np.ndarray, seed: int = 0, level: float = 0.95, resamples: int = 2000
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the geometric mean of ``ratios`` (non-finite and
-    non-positive values left out, as ``geomean`` does); NaN with fewer than two values."""
-    logs = np.log(ratios[np.isfinite(ratios) & (ratios > 0)])
-    if len(logs) < 2:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    # A few hundred resamples at a time keep memory at that many copies of the data.
-    means = np.concatenate([
-        logs[rng.integers(len(logs), size=(min(256, resamples - done), len(logs)))].mean(1)
-        for done in range(0, resamples, 256)
-    ])  # fmt: skip
-    tail = 100.0 * (1.0 - level) / 2.0
-    low, high = np.percentile(means, [tail, 100.0 - tail])
-    return float(np.exp(low)), float(np.exp(high))

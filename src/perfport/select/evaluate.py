@@ -3,8 +3,10 @@ configurations on the training problems, train a selector among them, and score 
 problems by the geometric mean of t_optimal / t_of_the_selected_configuration.
 
 ``max_achievable`` scores an oracle restricted to the chosen set (the paper's Figures 5-6 and
-the limits quoted under Tables 1-2); ``performance`` scores the selector. A configuration that
-fails on a test problem counts as ``GEOMEAN_FLOOR`` (1000x slower) there.
+the limits quoted under Tables 1-2); ``performance`` scores the selector, and
+``performance_ci95`` is a 95% bootstrap interval of it over the test problems, taken as
+independent draws. A configuration that fails on a test problem counts as ``GEOMEAN_FLOOR``
+(1000x slower) there.
 
 ``classifier_table`` and ``pruning_table`` arrange results like the paper's Tables 1-2 and
 Figures 5-6; ``perfport.select.plots`` draws the figures.
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
+from perfport._core.stats import bootstrap_geomean_ci
 from perfport.select.classify import Classifier, Selector, best_in_set
 from perfport.select.errors import SelectError
 from perfport.select.normalise import Normalisation, normalise, relative
@@ -40,14 +43,15 @@ class SelectResult:
     k: int
     performance: float
     max_achievable: float
+    performance_ci95: tuple[float, float] = (float("nan"), float("nan"))
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return asdict(self) | {"performance_ci95": list(self.performance_ci95)}
 
 
 def to_json(results: Iterable[SelectResult]) -> dict[str, Any]:
-    """``{"results": [{normalisation, pruning, classifier, k, performance, max_achievable}]}``,
-    the output of ``perfport select evaluate --json``."""
+    """``{"results": [{normalisation, pruning, classifier, k, performance, max_achievable,
+    performance_ci95}]}``, the output of ``perfport select evaluate --json``."""
     return {"results": [r.to_json() for r in results]}
 
 
@@ -126,7 +130,7 @@ def evaluate(
     x_train, x_test = table.problems[train], table.problems[test]
     test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration
     train_times = table.times[train]
-    scored: dict[tuple[tuple[int, ...], Classifier], float] = {}
+    scored: dict[tuple[tuple[int, ...], Classifier], tuple[float, tuple[float, float]]] = {}
     out = []
     # One thread per library call: on a few hundred rows, BLAS and OpenMP thread pools cost
     # more to start than they save, and fight any other process for the cores.
@@ -137,9 +141,15 @@ def evaluate(
             for method in methods:
                 for k in ks:
                     chosen = tuple(sorted(choose(train_norm, k, method, seed, x_train).tolist()))
-                    limit = geomean_fraction(test_perf[:, list(chosen)].max(axis=1))
+                    reach = np.maximum(test_perf[:, list(chosen)].max(axis=1), GEOMEAN_FLOOR)
+                    limit = geomean_fraction(reach)
                     if not models:
-                        out.append(SelectResult(norm.value, method.value, ORACLE, k, limit, limit))
+                        interval = bootstrap_geomean_ci(reach, seed)
+                        out.append(
+                            SelectResult(
+                                norm.value, method.value, ORACLE, k, limit, limit, interval
+                            )
+                        )
                     for model in models:
                         key = (chosen, model)
                         if key not in scored:
@@ -151,10 +161,18 @@ def evaluate(
                                 times=train_times[:, list(chosen)],
                             )  # fmt: skip
                             picks = np.asarray(chosen)[selector.predict(x_test)]
-                            scored[key] = geomean_fraction(test_perf[np.arange(len(test)), picks])
+                            got = np.maximum(test_perf[np.arange(len(test)), picks], GEOMEAN_FLOOR)
+                            scored[key] = geomean_fraction(got), bootstrap_geomean_ci(got, seed)
+                        performance, interval = scored[key]
                         out.append(
                             SelectResult(
-                                norm.value, method.value, model.value, k, scored[key], limit
+                                norm.value,
+                                method.value,
+                                model.value,
+                                k,
+                                performance,
+                                limit,
+                                interval,
                             )
                         )
     return out
