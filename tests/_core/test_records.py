@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from perfport._core import Config, Measurement, Outcome, Problem, SpecError, summarize
+from perfport._core.stats import bootstrap_geomean_ci
 
 
 def test_assignment_canonical_and_hashable():
@@ -26,6 +27,25 @@ def test_stats_and_median_ci():
         st = summarize(x)
         covered += st.ci_low <= 1.0 <= st.ci_high
     assert 0.93 <= covered / 400 <= 1.0
+
+
+def test_bootstrap_interval_of_a_geometric_mean():
+    rng = np.random.default_rng(1)
+    ratios = np.exp(-rng.exponential(0.1, size=400))
+    low, high = bootstrap_geomean_ci(ratios, seed=3)
+    centre = np.exp(np.log(ratios).mean())
+    assert low < centre < high
+    # The geometric mean's spread over resampled scenarios: about 1.96 standard errors of the
+    # mean log each way.
+    half = 1.96 * np.log(ratios).std() / np.sqrt(len(ratios))
+    assert np.log(high / low) / 2 == pytest.approx(half, rel=0.15)
+    assert bootstrap_geomean_ci(ratios, seed=3) == (low, high)  # seeded
+    # Four times the scenarios halve it; a run where nothing ran or one scenario gives none.
+    wide = np.log(high / low)
+    more = bootstrap_geomean_ci(np.tile(ratios, 4), seed=3)
+    assert np.log(more[1] / more[0]) == pytest.approx(wide / 2, rel=0.15)
+    assert bootstrap_geomean_ci(np.full(50, 0.9)) == pytest.approx((0.9, 0.9))
+    assert all(np.isnan(bootstrap_geomean_ci(np.array([0.5, np.nan]))))
 
 
 def test_measurement_objective_is_median():
