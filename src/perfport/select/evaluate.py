@@ -145,11 +145,8 @@ def evaluate(
                     limit = geomean_fraction(reach)
                     if not models:
                         interval = bootstrap_geomean_ci(reach, seed)
-                        out.append(
-                            SelectResult(
-                                norm.value, method.value, ORACLE, k, limit, limit, interval
-                            )
-                        )
+                        out.append(SelectResult(norm.value, method.value, ORACLE, k, limit,
+                                                limit, interval))  # fmt: skip
                     for model in models:
                         key = (chosen, model)
                         if key not in scored:
@@ -164,17 +161,8 @@ def evaluate(
                             got = np.maximum(test_perf[np.arange(len(test)), picks], GEOMEAN_FLOOR)
                             scored[key] = geomean_fraction(got), bootstrap_geomean_ci(got, seed)
                         performance, interval = scored[key]
-                        out.append(
-                            SelectResult(
-                                norm.value,
-                                method.value,
-                                model.value,
-                                k,
-                                performance,
-                                limit,
-                                interval,
-                            )
-                        )
+                        out.append(SelectResult(norm.value, method.value, model.value, k,
+                                                performance, limit, interval))  # fmt: skip
     return out
 
 
