@@ -17,3 +17,8 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
             f"{purpose} needs the Python package '{module.split('.')[0]}' ({exc}); "
             f"install it with: pip install 'perfport[{extra}]'"
         ) from None
+
+
+def sklearn(module: str, purpose: str) -> ModuleType:
+    """``sklearn.<module>``, from the ``models`` extra that every learned method shares."""
+    return require(f"sklearn.{module}", "models", purpose)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -15,23 +14,12 @@ import numpy as np
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
+from perfport._core.identifiers import is_identifier, is_kernel_word
 from perfport._core.records import Config, Language, Problem, Value, _plain
-
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-# Words of OpenCL C and CUDA C++ that a -D macro of the same name would rewrite.
-_RESERVED = frozenset((
-    "auto", "bool", "break", "case", "char", "const", "constant", "continue", "default", "do",
-    "double", "else", "enum", "extern", "false", "float", "for", "global", "goto", "half", "if",
-    "inline", "int", "kernel", "local", "long", "NULL", "private", "read_only", "read_write",
-    "register", "restrict", "return", "short", "signed", "size_t", "sizeof", "static", "struct",
-    "switch", "true", "typedef", "union", "unsigned", "void", "volatile", "while", "write_only",
-))  # fmt: skip
 
 
 def _check_ident(name: Any, what: str) -> str:
-    if not isinstance(name, str) or not _IDENT.match(name):
+    if not is_identifier(name):
         raise SpecError(f"{what} {name!r} must be an identifier (letters, digits, _)")
     return name
 
@@ -262,7 +250,7 @@ class KernelSpec:
                     "or problem value of that name in the source; choose another"
                 )
         for m in macros:  # a macro would rewrite these wherever the source says them
-            if m in _RESERVED or m.startswith("__"):
+            if is_kernel_word(m):
                 raise SpecError(
                     f"{what}: macro {m!r} is a word of OpenCL C or CUDA; give the parameter "
                     "another define, e.g. define = '" + m.strip("_").upper() + "'"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -54,6 +55,21 @@ def summarize(times_ms: Sequence[float]) -> Stats:
         ci_low=float(x[j - 1]),
         ci_high=float(x[n - j]),
     )
+
+
+def geomean(values: Sequence[float] | np.ndarray) -> float:
+    """Geometric mean of the finite, positive ``values`` (the others are left out); NaN if
+    none is."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
+
+
+def floored_geomean(values: np.ndarray, floor: float, axis: int | None = None) -> Any:
+    """Geometric mean with every value raised to at least ``floor`` first, so a failure (0)
+    costs a fixed penalty instead of zeroing the mean; a float, or an array along ``axis``."""
+    means = np.exp(np.log(np.maximum(np.asarray(values, dtype=np.float64), floor)).mean(axis))
+    return float(means) if axis is None else means
 
 
 def bootstrap_geomean_ci(

@@ -2,6 +2,7 @@
 and performance regressors, performance vectors from neighbours, nearest or chosen by a
 forest) and their evaluation. scikit-learn: pip install 'perfport[models]'."""
 
+from perfport._core.stats import geomean
 from perfport.models.evaluate import PARTITIONS, EvalResult, evaluate, folds, reference_baseline
 from perfport.models.wg import (
     CLASSIFIERS,
@@ -19,7 +20,6 @@ from perfport.models.wg import (
 from perfport.models.wgdata import (
     WgDataset,
     common_columns,
-    geomean,
     load_cummins_csv,
     load_dataset,
     match_scenarios,

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core.stats import bootstrap_geomean_ci
+from perfport._core.stats import bootstrap_geomean_ci, geomean
 from perfport.models.wg import METHODS, baseline_column, make_predictor
-from perfport.models.wgdata import WgDataset, geomean
+from perfport.models.wgdata import WgDataset
 
 PARTITIONS = ("10-fold", "synthetic-real", "device", "kernel", "dataset")
 

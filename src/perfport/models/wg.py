@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core.optional import require
+from perfport._core.optional import sklearn
 from perfport.models.wgdata import WgDataset
 
 CLASSIFIERS = ("naive_bayes", "logistic", "decision_tree", "random_forest", "svm")
@@ -46,8 +46,7 @@ VECTOR_METHODS = (
 )  # fmt: skip
 
 
-def _sklearn(module: str) -> Any:
-    return require(f"sklearn.{module}", "models", "Work-group-size models")
+_PURPOSE = "Work-group-size models"  # named in the missing-extra error
 
 
 def baseline_column(data: WgDataset) -> int:
@@ -114,19 +113,19 @@ class WgClassifier(WgPredictor):
         self.name = f"{classifier}{'_weighted' if weighted else ''}+{fallback}"
 
     def _estimator(self) -> Any:
-        pipeline, preprocessing = _sklearn("pipeline"), _sklearn("preprocessing")
+        pipeline, preprocessing = sklearn("pipeline", _PURPOSE), sklearn("preprocessing", _PURPOSE)
         if self.classifier == "naive_bayes":
-            model = _sklearn("naive_bayes").GaussianNB()
+            model = sklearn("naive_bayes", _PURPOSE).GaussianNB()
         elif self.classifier == "logistic":
-            model = _sklearn("linear_model").LogisticRegression(max_iter=3000)
+            model = sklearn("linear_model", _PURPOSE).LogisticRegression(max_iter=3000)
         elif self.classifier == "decision_tree":
-            model = _sklearn("tree").DecisionTreeClassifier(random_state=self.seed)
+            model = sklearn("tree", _PURPOSE).DecisionTreeClassifier(random_state=self.seed)
         elif self.classifier == "random_forest":
-            model = _sklearn("ensemble").RandomForestClassifier(
+            model = sklearn("ensemble", _PURPOSE).RandomForestClassifier(
                 n_estimators=100, random_state=self.seed
             )
         else:
-            model = _sklearn("svm").SVC(kernel="rbf", C=10.0, gamma="scale")
+            model = sklearn("svm", _PURPOSE).SVC(kernel="rbf", C=10.0, gamma="scale")
         return pipeline.make_pipeline(preprocessing.StandardScaler(), model)
 
     def fit(self, data: WgDataset) -> WgClassifier:
@@ -177,7 +176,7 @@ class WgRegressor(WgPredictor):
         else:
             y = np.log(np.nanmin(data.runtimes, axis=1)[s] / t)
         rows = np.column_stack([data.features[s], np.log2(data.sizes[w])])
-        ensemble = _sklearn("ensemble")
+        ensemble = sklearn("ensemble", _PURPOSE)
         self.model_ = ensemble.RandomForestRegressor(
             n_estimators=self.trees, min_samples_leaf=2, random_state=self.seed, n_jobs=1
         )

@@ -132,12 +132,6 @@ def load_cummins_csv(path: str | Path) -> WgDataset:
     )
 
 
-def geomean(values: Sequence[float] | np.ndarray) -> float:
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v) & (v > 0)]
-    return float(np.exp(np.log(v).mean())) if len(v) else float("nan")
-
-
 def merge_datasets(parts: Sequence[WgDataset]) -> WgDataset:
     """One dataset of the scenarios of all ``parts`` (e.g. one store per device); a size that
     a part never listed is NaN there."""

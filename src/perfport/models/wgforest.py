@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfport.models.wg import _sklearn
+from perfport._core.optional import sklearn
 from perfport.models.wgdata import WgDataset
 from perfport.models.wgnovelty import DeviceNovelty
 from perfport.models.wgvector import _REFUSED, WgPerformanceKnn
@@ -56,7 +56,7 @@ class WgPerformanceForest(WgPerformanceKnn):
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
         floor = np.nanmin(self.vectors_, axis=1, keepdims=True) + _REFUSED
         y = np.where(np.isfinite(self.vectors_), self.vectors_, floor)
-        tree_module = _sklearn("tree")
+        tree_module = sklearn("tree", "Work-group-size models")
         rng = np.random.default_rng(self.seed)
         n = len(data)
         fitted, counts, leaves = [], [], []

@@ -25,13 +25,13 @@ from types import MappingProxyType
 from typing import Any
 
 from perfport._core import Config, SpecError, Value
+from perfport._core.identifiers import is_code_keyword
 from perfport.select.codegen import (
     SelectorTree,
     Transform,
     check_identifier,
     generate_c,
     generate_python,
-    is_reserved,
     label_index,
 )
 from perfport.select.errors import SelectError
@@ -72,7 +72,7 @@ def function_name(kernel: str) -> str:
     """The C prefix of a kernel's selector: its name made an identifier (``KERNEL_select``)."""
     name = re.sub(r"[^A-Za-z0-9_]", "_", kernel) or "kernel"
     name = f"_{name}" if name[0].isdigit() else name
-    return f"{name}_" if is_reserved(name) else name
+    return f"{name}_" if is_code_keyword(name) else name
 
 
 def write_bundle(

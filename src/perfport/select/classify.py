@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core.optional import require
+from perfport._core.optional import sklearn
 from perfport.select.derive import Derived, default_derived, size_features, with_derived
 from perfport.select.errors import SelectError
 from perfport.select.prune import GEOMEAN_FLOOR
@@ -121,8 +121,7 @@ _NEIGHBOURS = {Classifier.NEAREST_1: 1, Classifier.NEAREST_3: 3, Classifier.NEAR
 _ONE_CLASS_OK = {*TREE_LIMITS, *_NEIGHBOURS, Classifier.RANDOM_FOREST}
 
 
-def _sklearn(module: str) -> Any:
-    return require(f"sklearn.{module}", "models", "Kernel-subset selectors")
+_PURPOSE = "Kernel-subset selectors"  # named in the missing-extra error
 
 
 def log_features(x: np.ndarray) -> np.ndarray:
@@ -234,19 +233,21 @@ class Selector:
             else:
                 target = regret_targets(times[keep], GEOMEAN_FLOOR)
             if self.classifier.regret:
-                self.model_ = _sklearn("tree").DecisionTreeRegressor(random_state=self.seed)
+                self.model_ = sklearn("tree", _PURPOSE).DecisionTreeRegressor(
+                    random_state=self.seed
+                )
                 self.model_.fit(x, target)
                 self.classes_ = np.arange(target.shape[1])  # what it can answer: every output
                 return self
             x, y = self._distil(raw, x, target)
         self.classes_ = np.unique(y)
         if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
-            self.model_ = _sklearn("dummy").DummyClassifier(strategy="most_frequent")
+            self.model_ = sklearn("dummy", _PURPOSE).DummyClassifier(strategy="most_frequent")
         else:
             self.model_ = self._model(len(y))
         with warnings.catch_warnings():
             # The MLP's iteration limit is a deliberate bound on fitting time, not a fault.
-            warnings.simplefilter("ignore", _sklearn("exceptions").ConvergenceWarning)
+            warnings.simplefilter("ignore", sklearn("exceptions", _PURPOSE).ConvergenceWarning)
             self.model_.fit(x, y)
         return self
 
@@ -269,7 +270,7 @@ class Selector:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The training rows and ``DISTIL_POINTS`` made-up problems (derived features
         included), each labelled with the answer of a forest of regret trees."""
-        forest = _sklearn("ensemble").RandomForestRegressor(
+        forest = sklearn("ensemble", _PURPOSE).RandomForestRegressor(
             n_estimators=DISTIL_TREES, random_state=self.seed, n_jobs=1
         )
         # scikit-learn warns on a one-column target (k = 1) and wants it flat.
@@ -295,31 +296,31 @@ class Selector:
         c, seed = self.classifier, self.seed
         if c in TREE_LIMITS:
             depth, leaf = TREE_LIMITS[c]
-            return _sklearn("tree").DecisionTreeClassifier(
+            return sklearn("tree", _PURPOSE).DecisionTreeClassifier(
                 max_depth=depth, min_samples_leaf=leaf, random_state=seed
             )
         if c is Classifier.RANDOM_FOREST:
             # 50 trees: on a few hundred rows the vote is settled well before that, and every
             # tree costs time in an evaluation grid.
-            return _sklearn("ensemble").RandomForestClassifier(
+            return sklearn("ensemble", _PURPOSE).RandomForestClassifier(
                 n_estimators=50, random_state=seed, n_jobs=1
             )
         if c in _NEIGHBOURS:
-            model = _sklearn("neighbors").KNeighborsClassifier(
+            model = sklearn("neighbors", _PURPOSE).KNeighborsClassifier(
                 n_neighbors=min(_NEIGHBOURS[c], n_train)
             )
         elif c is Classifier.LINEAR_SVM:
-            model = _sklearn("svm").SVC(kernel="linear", C=1.0)
+            model = sklearn("svm", _PURPOSE).SVC(kernel="linear", C=1.0)
         elif c is Classifier.RBF_SVM:
-            model = _sklearn("svm").SVC(kernel="rbf", C=1.0, gamma="scale")
+            model = sklearn("svm", _PURPOSE).SVC(kernel="rbf", C=1.0, gamma="scale")
         else:
             # L-BFGS suits a few hundred rows: it converges in about 160 iterations on GEMM
             # sizes, where Adam's default schedule stops unconverged at its limit.
-            model = _sklearn("neural_network").MLPClassifier(
+            model = sklearn("neural_network", _PURPOSE).MLPClassifier(
                 hidden_layer_sizes=(64,), solver="lbfgs", max_iter=500, random_state=seed
             )
-        pipeline = _sklearn("pipeline")
-        preprocessing = _sklearn("preprocessing")
+        pipeline = sklearn("pipeline", _PURPOSE)
+        preprocessing = sklearn("preprocessing", _PURPOSE)
         return pipeline.make_pipeline(
             preprocessing.FunctionTransformer(log_features),
             preprocessing.StandardScaler(),

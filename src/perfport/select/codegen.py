@@ -27,7 +27,6 @@ divisibility is taken of that double, as numpy does, for every ``long``.
 
 from __future__ import annotations
 
-import keyword
 import math
 import re
 import struct
@@ -38,21 +37,13 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.identifiers import is_code_keyword, is_identifier
 from perfport.select.derive import Derived, DerivedKind, check_derived, parse_derived
 from perfport.select.errors import SelectError
 
 LEAF = -1
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 _MAX_PY_DEPTH = 90  # Python's parser refuses about 100 nested blocks
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# Names a generated identifier must not take (C, and C++ for the header's users).
-_RESERVED = (
-    "auto break case char const continue default do double else enum extern float for goto if "
-    "inline int long register restrict return short signed sizeof static struct switch "
-    "typedef union unsigned void volatile while bool true false class namespace template "
-    "this new delete operator private public protected virtual friend"
-)
-_C_KEYWORDS = frozenset(_RESERVED.split())
 
 
 class Transform(Enum):
@@ -128,15 +119,10 @@ def real_cutoff(transform: Transform, threshold: float) -> float:
     return math.inf if key == top else _from_key(key)
 
 
-def is_reserved(name: str) -> bool:
-    """A C, C++ or Python keyword (no generated name may be one)."""
-    return name in _C_KEYWORDS or keyword.iskeyword(name)
-
-
 def check_identifier(name: str, what: str) -> str:
-    if not isinstance(name, str) or not _IDENT.match(name):
+    if not is_identifier(name):
         raise SelectError(f"{what} {name!r} is not an identifier; use letters, digits and _")
-    if is_reserved(name):
+    if is_code_keyword(name):
         raise SelectError(f"{what} {name!r} is a C or Python keyword; rename it")
     return name
 

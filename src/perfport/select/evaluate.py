@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
-from perfport._core.stats import bootstrap_geomean_ci
+from perfport._core.stats import bootstrap_geomean_ci, floored_geomean
 from perfport.select.classify import Classifier, Selector, best_in_set
 from perfport.select.errors import SelectError
 from perfport.select.normalise import Normalisation, normalise, relative
@@ -99,7 +99,7 @@ def split_problems(
 
 def geomean_fraction(fractions: np.ndarray) -> float:
     """Geometric mean of fractions of the optimum, failures (0) floored at GEOMEAN_FLOOR."""
-    return float(np.exp(np.log(np.maximum(fractions, GEOMEAN_FLOOR)).mean()))
+    return float(floored_geomean(fractions, GEOMEAN_FLOOR))
 
 
 def evaluate(

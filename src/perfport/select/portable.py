@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.stats import floored_geomean
 from perfport.select.errors import SelectError
 from perfport.select.normalise import CUTOFF, relative
 from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
@@ -532,7 +533,7 @@ def portable(
         k=len(chosen),
         configs=tuple(data.config_dict(int(c)) for c in chosen),
         per_device=per_device,
-        geomean=_geomean(fractions),
+        geomean=floored_geomean(fractions, GEOMEAN_FLOOR),
         holdout=None if held is None else data.devices[held],
         fixed=data.fixed,
     )
@@ -556,10 +557,6 @@ def _choose_for(
     norm = relative(times)[:, runs_everywhere]
     picks = _METHODS[method](norm, min(k, norm.shape[1]), seed, data, runs_everywhere)
     return [int(runs_everywhere[p]) for p in picks]
-
-
-def _geomean(values: np.ndarray) -> float:
-    return float(np.exp(np.log(np.maximum(values, GEOMEAN_FLOOR)).mean()))
 
 
 def _greedy(norm: np.ndarray, k: int, geometric: bool) -> list[int]:
@@ -768,7 +765,10 @@ def loo_markdown(rows: Sequence[LooRow]) -> str:
             lines.append(
                 f"| {method} | {device} | " + " | ".join(f"{v:.3f}" for v in values) + " |"
             )
-        means = [_geomean(np.array([cell[method, d, k] for d in devices])) for k in ks]
+        means = [
+            floored_geomean(np.array([cell[method, d, k] for d in devices]), GEOMEAN_FLOOR)
+            for k in ks
+        ]
         lines.append(
             f"| **{method}** | **geomean** | " + " | ".join(f"**{v:.3f}**" for v in means) + " |"
         )

@@ -29,11 +29,11 @@ import hashlib
 import threading
 import warnings
 from enum import Enum
-from typing import Any
 
 import numpy as np
 
-from perfport._core.optional import require
+from perfport._core.optional import require, sklearn
+from perfport._core.stats import floored_geomean
 from perfport.select.errors import SelectError
 
 # Floor of a performance value inside a geometric mean: a configuration that fails (0) at a
@@ -57,8 +57,7 @@ class Pruning(Enum):
     GREEDY = "greedy"
 
 
-def _sklearn(module: str) -> Any:
-    return require(f"sklearn.{module}", "models", "Kernel-subset selection")
+_PURPOSE = "Kernel-subset selection"  # named in the missing-extra error
 
 
 def choose(
@@ -117,7 +116,7 @@ def set_score(norm: np.ndarray, chosen: np.ndarray | list[int]) -> float:
     """Geometric mean over rows of the best value within ``chosen`` (floored): the quantity the
     fill maximises; on ``relative`` performance, what an oracle restricted to the set reaches."""
     best = np.asarray(norm)[:, np.asarray(chosen, dtype=int)].max(axis=1)
-    return float(np.exp(np.log(np.maximum(best, GEOMEAN_FLOOR)).mean()))
+    return float(floored_geomean(best, GEOMEAN_FLOOR))
 
 
 def _top_n(norm: np.ndarray, target: int) -> np.ndarray:
@@ -125,23 +124,21 @@ def _top_n(norm: np.ndarray, target: int) -> np.ndarray:
     counts = np.bincount(active.argmax(axis=1), minlength=norm.shape[1])
     # Ties in the count (and configurations never best) go to the better geometric mean, then
     # to the lower index.
-    order = np.lexsort((np.arange(norm.shape[1]), -_geomeans(norm), -counts))
+    order = np.lexsort(
+        (np.arange(norm.shape[1]), -floored_geomean(norm, GEOMEAN_FLOOR, axis=0), -counts)
+    )
     return order[:target].astype(np.intp)
-
-
-def _geomeans(values: np.ndarray) -> np.ndarray:
-    return np.exp(np.log(np.maximum(values, GEOMEAN_FLOOR)).mean(axis=0))
 
 
 def _kmeans_votes(active: np.ndarray, clusters: int, seed: int, pca: bool) -> list[int]:
     data = active
     reducer = None
     if pca and min(active.shape) > 1:
-        reducer = _sklearn("decomposition").PCA(
+        reducer = sklearn("decomposition", _PURPOSE).PCA(
             n_components=PCA_VARIANCE, svd_solver="full", random_state=seed
         )
         data = reducer.fit_transform(active)
-    model = _sklearn("cluster").KMeans(n_clusters=clusters, n_init=10, random_state=seed)
+    model = sklearn("cluster", _PURPOSE).KMeans(n_clusters=clusters, n_init=10, random_state=seed)
     labels = model.fit_predict(data)
     centres = model.cluster_centers_
     if reducer is not None:
@@ -155,7 +152,7 @@ def _spectral_labels(active: np.ndarray, clusters: int, seed: int) -> np.ndarray
         return np.zeros(len(active), dtype=int) if clusters < 2 else np.arange(len(active))
     # A k-nearest-neighbour graph: an RBF affinity with a fixed width puts every pair of
     # 640-dimensional performance vectors at ~0 similarity.
-    model = _sklearn("cluster").SpectralClustering(
+    model = sklearn("cluster", _PURPOSE).SpectralClustering(
         n_clusters=clusters,
         affinity="nearest_neighbors",
         n_neighbors=min(10, len(active) - 1),
@@ -192,8 +189,8 @@ def _hdbscan_sweep(active: np.ndarray) -> list[np.ndarray]:
     with _SWEEPS_LOCK:
         if key in _SWEEPS:
             return _SWEEPS[key]
-    cluster = _sklearn("cluster")
-    distances = _sklearn("metrics").pairwise_distances(active)
+    cluster = sklearn("cluster", _PURPOSE)
+    distances = sklearn("metrics", _PURPOSE).pairwise_distances(active)
     out = []
     for selection in HDBSCAN_SELECTION:
         for min_samples in HDBSCAN_MIN_SAMPLES:
@@ -223,7 +220,7 @@ def _label_votes(active: np.ndarray, labels: np.ndarray) -> list[int]:
         return []
     sizes = np.bincount(kept)
     return [
-        int(np.argmax(_geomeans(active[labels == c])))
+        int(np.argmax(floored_geomean(active[labels == c], GEOMEAN_FLOOR, axis=0)))
         for c in np.argsort(-sizes, kind="stable")
         if sizes[c] > 0
     ]
@@ -232,7 +229,7 @@ def _label_votes(active: np.ndarray, labels: np.ndarray) -> list[int]:
 def _tree_votes(norm: np.ndarray, features: np.ndarray, target: int, seed: int) -> list[int]:
     if target < 2 or len(norm) < 2:
         return []  # a tree of one leaf is the fill's first pick
-    tree = _sklearn("tree").DecisionTreeRegressor(max_leaf_nodes=target, random_state=seed)
+    tree = sklearn("tree", _PURPOSE).DecisionTreeRegressor(max_leaf_nodes=target, random_state=seed)
     tree.fit(features, norm)
     leaves = tree.apply(features)
     ids, sizes = np.unique(leaves, return_counts=True)
