@@ -17,7 +17,7 @@ from perfport._core.expr import BINARY_OPERATORS, COMPARISONS
 
 _MAX_ITEMS = 1_000_000
 # Arithmetic only (no bit operations), and the comparisons, as in expressions.
-_BINARY = {
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     op: f
     for op, f in BINARY_OPERATORS.items()
     if op in (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)

@@ -13,6 +13,7 @@ import numpy as np
 
 from perfport._core import (
     ArrayArg,
+    Config,
     KernelSpec,
     Language,
     LocalArg,
@@ -66,7 +67,7 @@ def convolution() -> KernelSpec:
         ),
         problem=Problem.of(n=1 << 20, mask=17, dtype="float"),
         defines=(("ELEM", "ctype(dtype)"), ("MASK", "mask")),
-        default={"wg": 64},
+        default=Config.of({"wg": 64}),
         reference=convolution_reference,
         doc="erdem2018's 1D convolution with a local-memory tile of wg + mask - 1 elements.",
     )

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from perfport._core import ArrayArg, KernelSpec, Language, Param, Problem
+from perfport._core import ArrayArg, Config, KernelSpec, Language, Param, Problem
 
 _SOURCE = r"""
 // out[y][x] = sum over i < filter_height, j < filter_width of in[y + i][x + j] * filter[i][j],
@@ -162,15 +162,17 @@ def convolution2d() -> KernelSpec:
             ("filter_height", "filter_height"),
         ),
         local_mem="4 * sh_w * sh_h if use_shmem else 0",
-        default={
-            "block_size_x": 16,
-            "block_size_y": 16,
-            "tile_size_x": 1,
-            "tile_size_y": 1,
-            "read_only": 0,
-            "use_padding": 1,
-            "use_shmem": 1,
-        },
+        default=Config.of(
+            {
+                "block_size_x": 16,
+                "block_size_y": 16,
+                "tile_size_x": 1,
+                "tile_size_y": 1,
+                "read_only": 0,
+                "use_padding": 1,
+                "use_shmem": 1,
+            }
+        ),
         reference=convolution2d_reference,
         doc="2D convolution over the benchmark hub's convolution_milo space (filter in constant memory).",
     )

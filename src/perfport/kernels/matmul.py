@@ -13,7 +13,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from perfport._core import ArrayArg, KernelSpec, Language, Param, ParamKind, Problem, ScalarArg
+from perfport._core import (
+    ArrayArg,
+    Config,
+    KernelSpec,
+    Language,
+    Param,
+    ParamKind,
+    Problem,
+    ScalarArg,
+)
 
 TILES = (1, 2, 4, 8)
 WORK_GROUP_PAIRS: tuple[tuple[int, int], ...] = (
@@ -121,7 +130,9 @@ def matmul() -> KernelSpec:
             ("TRANS_A", "trans_a"),
             ("TRANS_B", "trans_b"),
         ),
-        default={"row_tile": 4, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 8},
+        default=Config.of(
+            {"row_tile": 4, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 8}
+        ),
         reference=matmul_reference,
         doc="Lawson's register-tiled batched matmul (SYCL-DNN): tiles row x acc x col in "
         "{1,2,4,8}, ten work-group pairs; 640 configurations.",

@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from perfport._core import (
     ArrayArg,
+    Config,
     Expr,
     KernelSpec,
     Language,
@@ -95,7 +96,9 @@ def shifted_views(
     if problem["boundary"] == "nearest":
         padded = np.pad(m, ((n, s), (w, e)), mode="edge")
     else:
-        padded = np.pad(m, ((n, s), (w, e)), mode="constant", constant_values=problem["pad"])
+        padded = np.pad(
+            m, ((n, s), (w, e)), mode="constant", constant_values=cast(float, problem["pad"])
+        )
     height, width = matrix.shape
 
     def get(dx: int, dy: int) -> np.ndarray:
@@ -171,7 +174,7 @@ def make_stencil(
             ("NEAREST", "boundary == 'nearest'"),
             ("PAD", "pad"),
         ),
-        default={"wc": 32, "wr": 4},  # Cummins' "human expert" choice, w(32x4)
+        default=Config.of({"wc": 32, "wr": 4}),  # Cummins' "human expert" choice, w(32x4)
         reference=None if numpy_function is None else StencilReference(numpy_function, borders),
         doc=doc,
     )
@@ -188,7 +191,7 @@ BOX_MEAN_C = """
 
 def box_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
     n, s, e, w = _borders(BORDERS, problem)
-    total = sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1))
+    total = cast(np.ndarray, sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1)))
     count = (n + s + 1) * (w + e + 1)
     return total // count if np.issubdtype(total.dtype, np.integer) else total / count
 

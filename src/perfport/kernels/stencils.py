@@ -12,6 +12,9 @@ twin that verifies it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from perfport._core import KernelSpec, Problem
@@ -43,7 +46,7 @@ SYNTHETIC_C = """
 
 def synthetic_numpy(get: Shifted, p: Problem) -> np.ndarray:
     n, s, e, w = _borders(BORDERS, p)
-    acc = 0
+    acc: Any = 0  # becomes an array on the first neighbour
     for dy in range(-n, s + 1):
         for dx in range(-w, e + 1):
             v = get(dx, dy)
@@ -93,7 +96,8 @@ GAUSSIAN_C = """
 def gaussian_numpy(get: Shifted, p: Problem) -> np.ndarray:
     r = int(p["radius"])
     sigma = r / 2.0 if r > 0 else 0.5
-    acc, norm = 0.0, 0.0
+    acc: Any = 0.0  # becomes an array on the first neighbour
+    norm = 0.0
     for dy in range(-r, r + 1):
         for dx in range(-r, r + 1):
             weight = np.exp(-(dx * dx + dy * dy) / (2.0 * sigma * sigma))
@@ -192,7 +196,13 @@ def _with(
 
 
 def _fixed(
-    name: str, c_body: str, function, border: int, dtype: str, doc: str, types: str
+    name: str,
+    c_body: str,
+    function: Callable[[Shifted, Problem], np.ndarray],
+    border: int,
+    dtype: str,
+    doc: str,
+    types: str,
 ) -> KernelSpec:
     b = str(border)
     spec = make_stencil(

@@ -6,7 +6,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from perfport._core import ArrayArg, KernelSpec, Language, Param, ParamKind, Problem, ScalarArg
+from perfport._core import (
+    ArrayArg,
+    Config,
+    KernelSpec,
+    Language,
+    Param,
+    ParamKind,
+    Problem,
+    ScalarArg,
+)
 
 _SOURCE = r"""
 KERNEL void vector_add(GLOBAL const ELEM* a, GLOBAL const ELEM* b, GLOBAL ELEM* c, int n) {
@@ -38,7 +47,7 @@ def vector_add() -> KernelSpec:
         ),
         problem=Problem.of(n=1 << 20, dtype="float"),
         defines=(("ELEM", "ctype(dtype)"),),
-        default={"wg": 64},
+        default=Config.of({"wg": 64}),
         reference=vector_add_reference,
         doc="c = a + b; tunes the work-group size. For smoke tests.",
     )

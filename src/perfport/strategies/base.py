@@ -59,7 +59,7 @@ class FixedOrder(Strategy):
     """Walks an order fixed at construction, skipping what has been told; its plan is that
     order, so the builds can be compiled ahead."""
 
-    def __init__(self, space: Space, seed: int, order: Sequence[int]) -> None:
+    def __init__(self, space: Space, seed: int, order: Sequence[int] | np.ndarray) -> None:
         super().__init__(space, seed)
         self._order = np.asarray(order, dtype=np.int64)
         self._next = 0

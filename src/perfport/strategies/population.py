@@ -6,6 +6,8 @@ measured) to the nearest legal, unmeasured configuration, so constraints are alw
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import numpy as np
 
 from perfport.space import Space
@@ -30,6 +32,10 @@ class _Population(Strategy):
     def _repair(self, point: np.ndarray) -> int | None:
         """The legal, untold configuration nearest a point of the unit cube."""
         return self.geometry.nearest(point, exclude=set(self.told) | set(self.queue))
+
+    @abstractmethod
+    def _breed(self) -> list[int]:
+        """The next generation's untold configurations (empty when none can be made)."""
 
     def _initial(self) -> list[int]:
         n = len(self.space)
