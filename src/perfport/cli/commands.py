@@ -351,7 +351,7 @@ def _listed(
 
 class _EvaluationProgress:
     """On stderr, never stdout (which --json keeps for the answer): a bar on a terminal,
-    else a line as each method starts on a partition."""
+    else a line as the folds reach each method on each partition."""
 
     def __init__(self) -> None:
         self._bar: RichBar | None = None

@@ -55,9 +55,9 @@ def dataset_from_store(store: Store) -> WgDataset:
     runtimes = np.full((len(groups), len(sizes)), np.nan)
     labels: list[_Labels] = []
     features = []
-    for row, ((device, kernel, problem), times) in enumerate(groups.items()):
+    for i, ((device, kernel, problem), times) in enumerate(groups.items()):
         for size, t in times.items():
-            runtimes[row, column[size]] = t
+            runtimes[i, column[size]] = t
         features.append(scenario_features(builtin(kernel), problem, device).as_array())
         labels.append(_labels(device, kernel, problem))
     return WgDataset(

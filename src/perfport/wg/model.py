@@ -99,8 +99,12 @@ def dataset_path(name: str | None, shared_data: str | Path | None = None) -> Pat
         return shipped_dataset()
     if name != CUMMINS_PILOT:
         return Path(name)
-    roots = [shared_data, "../shared/data", Path(__file__).parents[4] / "shared" / "data"]
-    for root in filter(None, roots):
+    roots: list[str | Path | None] = [
+        shared_data,
+        "../shared/data",
+        Path(__file__).parents[4] / "shared" / "data",
+    ]
+    for root in (r for r in roots if r):
         path = Path(root) / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv"
         if path.is_file():
             return path

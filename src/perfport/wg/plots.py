@@ -80,7 +80,7 @@ def expert_violins(results: Sequence[EvalResult], path: str | Path) -> None:
     plt = _pyplot()
     methods = list(dict.fromkeys(r.method for r in results))
     samples = [
-        np.concatenate([r.over_expert for r in results if r.method == m] or [[np.nan]])
+        np.concatenate([r.over_expert for r in results if r.method == m] or [(np.nan,)])
         for m in methods
     ]
     fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(methods)), 5))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,7 @@ def predict_wg(
     spec: KernelSpec,
     problem: Mapping[str, Any],
     device: DeviceInfo,
-    refused: set[tuple[int, int]] = frozenset(),
+    refused: AbstractSet[tuple[int, int]] = frozenset(),
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
     known to be refused."""

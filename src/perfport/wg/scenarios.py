@@ -56,8 +56,8 @@ def scenarios(
     for name, size in itertools.product(REAL_WORLD if real_world else (), sizes):
         radii = (1, 3, 5) if name == "gaussian" else (None,)
         for r in radii:
-            problem = {"width": size, "height": size} | ({"radius": r} if r is not None else {})
-            out.append(Scenario(name, tuple(sorted(problem.items()))))
+            fixed = {"width": size, "height": size} | ({"radius": r} if r is not None else {})
+            out.append(Scenario(name, tuple(sorted(fixed.items()))))
     rng = np.random.default_rng(seed)
     types = (
         ("float", "same"),
@@ -77,7 +77,7 @@ def scenarios(
         size = int(rng.choice(sizes))
         borders = {k: int(rng.choice(borders_from)) for k in ("north", "south", "east", "west")}
         dtype, out_dtype = types[int(rng.integers(len(types)))]
-        problem = {
+        problem: dict[str, Any] = {
             "width": size,
             "height": size,
             "dtype": dtype,
