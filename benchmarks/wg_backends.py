@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import WgDataset, geomean, load_dataset
+from perfport.wg import WgDataset, geomean, load_dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import SHIPPED, compare_runs  # a sibling script

@@ -7,7 +7,7 @@ in --db are first launched once at every size by --prebuild worker processes in 
 PoCL thread each (into throw-away stores), which leaves every specialisation in PoCL's on-disk
 kernel cache (its key does not depend on the thread count); then they are measured one after
 the other, with nothing else running, in --rounds interleaved rounds
-(``perfport.tune.wg_collect.collect``). Stop it whenever: a scenario is stored when all its
+(``perfport.wg.collect``). Stop it whenever: a scenario is stored when all its
 rounds are done, and the next run resumes; one still running when the process is killed is
 lost, so leave --max-time room for the slowest scenario (gaussian r = 5 at 1024^2 needs more
 than 460 s of rounds on the 16-core Xeon).
@@ -35,7 +35,8 @@ from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.store import Store
 from perfport.tune.tune import resolve_problem
-from perfport.tune.wg_collect import Scenario, collect, scenarios
+from perfport.wg import collect
+from perfport.wg.scenarios import Scenario, scenarios
 
 
 def complete(db: Path, chosen: list[Scenario]) -> set[Scenario]:

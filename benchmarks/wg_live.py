@@ -143,7 +143,8 @@ def _halves(rows: list[dict[str, Any]]) -> tuple[float, float]:
 def _device_fixed(data: Any, device: str) -> tuple[int, int] | None:
     """The device set-up's best fixed size in the shipped dataset (what ``+fixed`` falls back
     to), or None where the dataset does not have the set-up."""
-    from perfport.models.wgvector import _best_fixed, _performance_vectors
+    from perfport.wg.predictors.vectors import best_fixed as _best_fixed
+    from perfport.wg.predictors.vectors import performance_vectors as _performance_vectors
 
     rows = data.device == device
     if not rows.any():
@@ -153,9 +154,9 @@ def _device_fixed(data: Any, device: str) -> tuple[int, int] | None:
 
 
 def report(args: argparse.Namespace) -> None:
-    from perfport.models import load_dataset
-    from perfport.models.wgmodel import train
-    from perfport.tune.wg_predict import predict_wg
+    from perfport.wg import load_dataset
+    from perfport.wg.model import train
+    from perfport.wg.predict import predict_wg
 
     rows = [row for folder in args.dirs for row in _measured(Path(folder))]
     if not rows:

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport.models import (
+from perfport.wg import (
     WgDataset,
     common_columns,
     folds,
@@ -166,7 +166,7 @@ def _nanmedian(values: Sequence[float]) -> float:
 def method_choices(data: WgDataset, method: str, partition: str) -> np.ndarray:
     """(S,) column each scenario gets when held out in ``partition`` (-1: never tested).
 
-    Answered as a launcher would (and as ``perfport.models.evaluate`` does): propose, and while
+    Answered as a launcher would (and as ``perfport.wg.evaluate`` does): propose, and while
     the size did not run, remember it as refused and ask again.
     """
     chosen = np.full(len(data), -1, dtype=np.int64)

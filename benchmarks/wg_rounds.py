@@ -38,8 +38,8 @@ import numpy as np
 from perfport._core import DeviceInfo
 from perfport.features import scenario_features
 from perfport.kernels import builtin
-from perfport.models import WgDataset, dataset_from_store, geomean, save_dataset
 from perfport.store import Store
+from perfport.wg import WgDataset, dataset_from_store, geomean, save_dataset
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import compare_runs  # a sibling script

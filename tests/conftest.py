@@ -92,7 +92,7 @@ def fill_wg_campaign(store, cpu, kernel, problem, scale, samples=2):
 def tiny_wg_dataset(sizes, runtimes, names, features):
     """A hand-made work-group dataset: ``names`` are (device, kernel, dataset) per scenario, the
     features are two numbers ("a", "b"); a scenario is synthetic when its kernel is."""
-    from perfport.models import WgDataset
+    from perfport.wg import WgDataset
 
     s = len(runtimes)
     return WgDataset(

@@ -10,9 +10,9 @@ LAYERS = {
     "_core": 0,
     "devices": 1, "space": 1, "kernels": 1,
     "measure": 2, "store": 2, "features": 2,
-    "strategies": 3, "models": 3,
+    "strategies": 3,
     "tune": 4,
-    "select": 5, "split": 5,
+    "wg": 5, "select": 5, "split": 5,
     "service": 6,
     "cli": 7,
 }  # fmt: skip

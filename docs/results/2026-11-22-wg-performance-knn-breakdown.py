@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import WgPerformanceKnn, folds, load_dataset
-from perfport.models.evaluate import _choose
-from perfport.models.wgvector import _best_fixed, _performance_vectors
+from perfport.wg import WgPerformanceKnn, folds, load_dataset
+from perfport.wg.evaluate import _choose
+from perfport.wg.predictors.vectors import best_fixed as _best_fixed
+from perfport.wg.predictors.vectors import performance_vectors as _performance_vectors
 
 DATA = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 

@@ -2,7 +2,7 @@
 
 from conftest import fill_wg_campaign, load_benchmark
 from perfport.store import CampaignStatus, Store
-from perfport.tune.wg_collect import Scenario
+from perfport.wg import Scenario
 
 wcr = load_benchmark("wg_collect_rounds")
 

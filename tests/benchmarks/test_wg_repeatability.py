@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import load_benchmark, tiny_wg_dataset
-from perfport.models import common_columns, match_scenarios, save_dataset
+from perfport.wg import common_columns, match_scenarios, save_dataset
 
 wr = load_benchmark("wg_repeatability")
 

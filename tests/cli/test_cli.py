@@ -177,7 +177,7 @@ def test_wg_evaluate_skips_a_partition_the_data_cannot_split(tmp_path):
     """One device: leave-one-device-out has nothing to train on. Asked alone it is a one-line
     error; beside a partition that works it is skipped with a note on stderr."""
     from conftest import tiny_wg_dataset
-    from perfport.models import save_dataset
+    from perfport.wg import save_dataset
 
     rng = np.random.default_rng(0)
     names = [("cpu", k, f"{n}") for k in ("synthetic", "heat") for n in (512, 1024, 2048)]
@@ -227,3 +227,31 @@ def test_tune_measures_a_shipped_set(tmp_path):
         done = perfport(*args, check=False)
         assert done.returncode == 2 and message in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_wg_evaluate_runs_the_default_model_unless_told_and_all_means_every_method(
+    monkeypatch, capsys
+):
+    """Without --methods only the default model is evaluated (its rows carry the speedups
+    over the fixed sizes); '--methods all' asks for the paper's whole grid. Evaluation itself
+    is replaced: this checks the choice, not a run."""
+    from perfport import wg
+    from perfport.cli import main
+
+    asked: list[list[str]] = []
+
+    def record(data, methods, partitions, seed=0, progress=None):
+        asked.append(list(methods))
+        raise KeyboardInterrupt  # stop before anything is evaluated
+
+    monkeypatch.setattr(wg, "evaluate", record)
+    assert main(["wg", "evaluate", "--json"]) == 130
+    assert main(["wg", "evaluate", "--methods", "all", "--json"]) == 130
+    assert main(["wg", "evaluate", "--methods", "svm+random,performance_knn", "--json"]) == 130
+    assert asked == [
+        ["performance_forest+novel"],
+        list(wg.METHODS),
+        ["svm+random", "performance_knn"],
+    ]
+    assert wg.DEFAULT_METHODS == ("performance_forest+novel",) and len(wg.METHODS) == 38
+    assert capsys.readouterr().out == ""  # progress and notes never go to stdout

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import BOX_STENCIL, fill_wg_campaign
-from perfport.models import dataset_from_store
-from perfport.models.wgmodel import train
 from perfport.store import Store
+from perfport.wg import dataset_from_store
+from perfport.wg.model import train
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
@@ -175,7 +175,7 @@ def test_example_launcher_asks_and_launches(model, tmp_path):
 def test_kernel_spec_built_once_per_name(model, tmp_path, monkeypatch):
     # First-time questions about new problem sizes must not rebuild the kernel's spec (several
     # ms of expression parsing), the main cost of a first-time answer before.
-    import perfport.service.app as app_module
+    import perfport.service.service as app_module
 
     calls: list[str] = []
     real = app_module.builtin

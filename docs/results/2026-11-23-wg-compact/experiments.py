@@ -37,10 +37,10 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import folds, load_dataset
-from perfport.models.evaluate import _choose
-from perfport.models.wgdata import geomean
-from perfport.models.wgforest import WgPerformanceForest
+from perfport.wg import folds, load_dataset
+from perfport.wg.evaluate import _choose
+from perfport._core.stats import geomean
+from perfport.wg.predictors.forest import WgPerformanceForest
 
 DATA = Path(__file__).parents[3] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 

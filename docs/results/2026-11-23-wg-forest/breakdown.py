@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import folds, load_dataset, make_predictor
-from perfport.models.evaluate import _choose
-from perfport.models.wgvector import _best_fixed, _performance_vectors
+from perfport.wg import folds, load_dataset, make_predictor
+from perfport.wg.evaluate import _choose
+from perfport.wg.predictors.vectors import best_fixed as _best_fixed
+from perfport.wg.predictors.vectors import performance_vectors as _performance_vectors
 
 DATA = Path(__file__).parents[3] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 METHODS = ("performance_forest", "performance_forest+fixed", "performance_knn+fixed")

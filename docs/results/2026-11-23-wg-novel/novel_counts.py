@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from perfport.models import folds, load_dataset
-from perfport.models.wgnovelty import DeviceNovelty
+from perfport.wg import folds, load_dataset
+from perfport.wg.predictors.novelty import DeviceNovelty
 
 DATA = Path(__file__).parents[3] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import load_dataset, make_predictor
+from perfport.wg import load_dataset, make_predictor
 
 DATA = Path(__file__).parents[3] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 

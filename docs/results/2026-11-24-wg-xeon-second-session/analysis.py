@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import WgDataset, evaluate, geomean, load_dataset, match_scenarios
+from perfport.wg import WgDataset, evaluate, geomean, load_dataset, match_scenarios
 
 WG = Path(__file__).resolve().parents[3] / "src" / "perfport" / "datasets" / "wg"
 METHOD = "performance_forest+novel"

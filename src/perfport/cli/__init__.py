@@ -292,7 +292,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"
     )
-    p.add_argument("--methods", help="comma-separated methods (default: all; see docs/wg.md)")
+    p.add_argument(
+        "--methods",
+        help="comma-separated methods, or 'all' (the paper's full grid, some 40 minutes); "
+        "default: the default model, performance_forest+novel (see docs/wg.md)",
+    )
     p.add_argument(
         "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"
     )

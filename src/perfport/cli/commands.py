@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as RichBar
 
 import perfport
+from perfport import wg
 from perfport._core import PerfportError
 from perfport.cli import parse_assignment, render
 from perfport.cli.select_commands import (  # noqa: F401  (dispatched by name)
@@ -32,6 +39,8 @@ from perfport.store import CampaignStatus, Store, export_rows, interchange, writ
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune import Budget, resolve_problem
 from perfport.tune.replay import replay_db
+from perfport.wg.assemble import UnknownDevicesError, assemble_dataset
+from perfport.wg.scenarios import scenarios
 
 
 def cmd_devices(args: argparse.Namespace, console: Console) -> int:
@@ -223,14 +232,12 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
-    from perfport.tune.wg_collect import collect, scenarios
-
     try:
         chosen = scenarios(args.scenarios, args.sizes, args.seed, args.max_border, args.real_world)
     except ValueError as exc:
         raise PerfportError(f"--scenarios: {exc}") from None
     device = get_device(args.device)
-    steps = collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
+    steps = wg.collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
     for n, step in enumerate(steps, 1):
         if args.json:
             print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
@@ -244,58 +251,39 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
-    import numpy as np
-
-    from perfport.models import dataset_from_store, save_dataset
-    from perfport.models.wgdata import load_dataset, merge_datasets, replace_scenarios
-
     if args.replace and not (args.merge and args.db):
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
-    parts = [load_dataset(path) for path in args.merge or []]
-    if args.drop_device:
-        labels = {str(d) for part in parts for d in part.device}
-        unknown = sorted(set(args.drop_device) - labels)
-        if unknown:
-            raise PerfportError(
-                f"--drop-device: no --merge scenario is on {', '.join(unknown)}; "
-                f"their devices: {', '.join(sorted(labels))}"
-            )
-        parts = [p.subset(np.flatnonzero(~np.isin(p.device, args.drop_device))) for p in parts]
-    stored = []
-    for db in args.db or ([] if args.merge else ["perfport.db"]):
-        with Store(db, create=False) as store:
-            stored.append(dataset_from_store(store))
-    replaced = 0
-    if args.replace:
-        data, old = replace_scenarios(merge_datasets(parts), merge_datasets(stored))
-        replaced = len(old)
-        if args.superseded:
-            save_dataset(old, args.superseded)
-    else:
-        data = merge_datasets(parts + stored)
-    save_dataset(data, args.out)
+    stores = args.db or ([] if args.merge else ["perfport.db"])
+    try:
+        built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
+    except UnknownDevicesError as exc:
+        raise PerfportError(
+            f"--drop-device: no --merge scenario is on {', '.join(exc.unknown)}; "
+            f"their devices: {', '.join(exc.known)}"
+        ) from None
+    if args.superseded and built.superseded is not None:
+        wg.save_dataset(built.superseded, args.superseded)
+    data = built.data
+    wg.save_dataset(data, args.out)
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
-               "replaced": replaced}  # fmt: skip
+               "replaced": built.replaced}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
         console.print(
             f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to "
-            f"{args.out}" + (f" ({replaced} replaced)" if args.replace else "")
+            f"{args.out}" + (f" ({built.replaced} replaced)" if args.replace else "")
         )
     return 0
 
 
 def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
-    from perfport.models import METHODS, load_dataset
-    from perfport.models.wgmodel import train
-
-    if args.method not in METHODS:
-        raise PerfportError(f"unknown method {args.method}; methods: {', '.join(METHODS)}")
-    model = train(load_dataset(_wg_data_path(args.data)), args.method)
+    if args.method not in wg.METHODS:
+        raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
+    model = wg.train(wg.load_dataset(_wg_data_path(args.data)), args.method)
     model.save(args.out)
     summary = {
         "out": args.out,
@@ -311,14 +299,13 @@ def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
-    from perfport.tune.wg_predict import check_scenario, predict_wg, refused_sizes
-
     spec = resolve_kernel(args.kernel)
     problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
     device = get_device(args.device, spec.language)
-    check_scenario(spec, problem, device)  # bad input is refused before a model is trained
+    wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = _wg_model(args.model)
-    prediction = predict_wg(model, spec, problem, device, refused_sizes(args.db, spec, device))
+    refused = wg.refused_sizes(args.db, spec, device)
+    prediction = wg.predict_wg(model, spec, problem, device, refused)
     if args.json:
         render.print_json(prediction.to_json())
     else:
@@ -330,85 +317,78 @@ def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-WG_DATA = "wg/stencils.npz"  # the work-group dataset perfport ships (see datasets/PROVENANCE.md)
-WG_METHOD = "performance_forest+novel"  # the method of the default model (docs/wg.md)
-
-
-def _shipped(name: str) -> Path:
-    return Path(str(resources.files("perfport").joinpath("datasets", name)))
-
-
 def _wg_data_path(name: str | None) -> Path:
-    if name is None:
-        return _shipped(WG_DATA)
-    if name != "cummins-pilot":
-        return Path(name)
-    roots = [
-        os.environ.get("PERFPORT_SHARED_DATA"),
-        "../shared/data",
-        Path(__file__).parents[4] / "shared" / "data",
-    ]
-    for root in filter(None, roots):
-        path = Path(root) / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv"
-        if path.is_file():
-            return path
-    raise PerfportError(
-        "Cummins' pilot data not found: set PERFPORT_SHARED_DATA to the folder holding cummins-omnitune-wgsize/"
-    )
+    """The dataset a --data flag names; the environment may say where shared data lies."""
+    return wg.dataset_path(name, os.environ.get("PERFPORT_SHARED_DATA"))
 
 
-def _wg_model(path: str | None) -> Any:
-    """The model at ``path``; by default ``WG_METHOD`` trained on the shipped dataset, trained
-    on first use (a few seconds) and cached (pickles are tied to the library versions
-    that wrote them, which are part of the cache key)."""
-    from perfport.models.wgdata import load_dataset
-    from perfport.models.wgmodel import load_model, train
-
-    if path:
-        return load_model(path)
-    import hashlib
-
-    from perfport._core.optional import require
-
-    sklearn = require("sklearn", "models", "Work-group-size models")
-    data = _shipped(WG_DATA)
-    digest = hashlib.sha256(data.read_bytes()).hexdigest()[:12]
+def _wg_model(path: str | None) -> wg.WgModel:
+    """The model a --model flag names, or the default one, cached where XDG says caches go."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport"
-    cached = (
-        cache / f"wg-{WG_METHOD}-{digest}-{perfport.__version__}-sklearn{sklearn.__version__}.pkl"
-    )
-    if cached.is_file():
-        return load_model(cached)
-    print("perfport: training the default work-group model on the shipped data (once)...",
-          file=sys.stderr, flush=True)  # fmt: skip
-    model = train(load_dataset(data), WG_METHOD)
-    with contextlib.suppress(OSError):  # no cache is slower, not wrong
-        cache.mkdir(parents=True, exist_ok=True)
-        staging = cached.with_suffix(f".tmp{os.getpid()}")
-        model.save(staging)
-        os.replace(staging, cached)
-    return model
+    return wg.model_or_default(path, cache, announce=_say)
 
 
-def _listed(text: str | None, known: Sequence[str], flag: str) -> list[str]:
-    """A comma-separated choice among ``known`` (all of them when the flag is not given)."""
+def _say(message: str) -> None:
+    print(f"perfport: {message}", file=sys.stderr, flush=True)
+
+
+def _listed(
+    text: str | None, known: Sequence[str], flag: str, default: Sequence[str] | None = None
+) -> list[str]:
+    """A comma-separated choice among ``known``, or ``all`` of them; without the flag,
+    ``default`` (all of them where there is none)."""
     if text is None:
+        return list(known if default is None else default)
+    if text.strip() == "all":
         return list(known)
     wanted = [t.strip() for t in text.split(",") if t.strip()]
     unknown = [t for t in wanted if t not in known]
     if unknown or not wanted:
         what = f"unknown {', '.join(unknown)}" if unknown else "give at least one"
-        raise PerfportError(f"{flag}: {what}; choose from {', '.join(known)}")
+        raise PerfportError(f"{flag}: {what}; choose from all, {', '.join(known)}")
     return wanted
 
 
-def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
-    from perfport.models import METHODS, PARTITIONS, evaluate, load_dataset
+class _EvaluationProgress:
+    """On stderr, never stdout (which --json keeps for the answer): a bar on a terminal,
+    else a line as the folds reach each method on each partition."""
 
-    data = load_dataset(_wg_data_path(args.data))
-    methods = _listed(args.methods, METHODS, "--methods")
-    partitions = _listed(args.partitions, PARTITIONS, "--partitions")
-    results = evaluate(data, methods, partitions, seed=args.seed)
+    def __init__(self) -> None:
+        self._bar: RichBar | None = None
+        self._task: Any = None
+        self._last: tuple[str, str] | None = None
+
+    def __enter__(self) -> _EvaluationProgress:
+        stderr = Console(stderr=True)
+        if stderr.is_terminal:
+            self._bar = RichBar(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+            )  # fmt: skip
+            self._bar.start()
+        return self
+
+    def update(self, step: wg.EvalProgress) -> None:
+        what = f"{step.method} on {step.partition}"
+        if self._bar is not None:
+            if self._task is None:
+                self._task = self._bar.add_task(what, total=step.total)
+            self._bar.update(self._task, completed=step.done, description=what)
+        elif (step.partition, step.method) != self._last and step.done < step.total:
+            print(f"perfport: [{step.done}/{step.total} folds] {what}", file=sys.stderr, flush=True)
+        self._last = (step.partition, step.method)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
+    data = wg.load_dataset(_wg_data_path(args.data))
+    methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
+    partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
+    with _EvaluationProgress() as progress:
+        results = wg.evaluate(data, methods, partitions, seed=args.seed, progress=progress.update)
     skipped = [p for p in partitions if p not in {r.partition for r in results}]
     why = ("a leave-one-out partition needs at least two devices, kernels or data sizes, and "
            "synthetic-real both synthetic and real-world kernels")  # fmt: skip
@@ -418,13 +398,9 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
     if skipped:
         print(f"perfport: skipped {', '.join(skipped)}: {why}", file=sys.stderr)
     if args.plots:
-        from perfport.models import plots
+        from perfport.wg import plots  # matplotlib: only for --plots
 
-        out = Path(args.plots)
-        out.mkdir(parents=True, exist_ok=True)
-        plots.oracle_heatmap(data, out / "oracle_heatmap.png")
-        plots.refused_ratio(data, out / "refused_per_device.png")
-        plots.expert_violins(results, out / "speedup_over_expert.png")
+        plots.save_figures(data, results, args.plots)
     if args.json:
         render.print_json({"results": [r.to_json(per_device=args.by_device) for r in results]})
     else:
@@ -435,7 +411,7 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, console: Console) -> int:
-    from perfport.service.app import serve
+    from perfport.service.app import serve  # FastAPI: only for the daemon
 
     serve(_wg_model(args.model), args.db, args.host, args.port)
     return 0

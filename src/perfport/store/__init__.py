@@ -10,6 +10,7 @@ from perfport.store.queries import (
     export_rows,
     one_group,
 )
+from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Campaign, CampaignStatus, Store
 
@@ -19,11 +20,14 @@ __all__ = [
     "BestResult",
     "Campaign",
     "CampaignStatus",
+    "ScenarioResult",
     "Store",
     "best_results",
+    "complete_results",
     "declared_params",
     "export_rows",
     "one_group",
+    "refused_configs",
     "write_csv",
     "write_json",
 ]

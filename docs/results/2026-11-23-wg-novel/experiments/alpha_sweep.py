@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import folds, load_dataset
-from perfport.models.evaluate import _choose
-from perfport.models.wgforest import WgPerformanceForest
+from perfport.wg import folds, load_dataset
+from perfport.wg.evaluate import _choose
+from perfport.wg.predictors.forest import WgPerformanceForest
 
 DATA = Path(__file__).parents[4] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 

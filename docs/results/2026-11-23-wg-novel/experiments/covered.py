@@ -2,7 +2,7 @@
 the plain forest's choice where the scenario is covered by its device's training data, the
 +fixed rule (fall back to the device's best fixed size unless the neighbours' gain is > 2
 standard errors) where it is not. perfport now ships this method as
-``WgPerformanceForest(fallback=True, novelty=alpha)`` (perfport.models.wgnovelty.DeviceNovelty);
+``WgPerformanceForest(fallback=True, novelty=alpha)`` (perfport.wg.predictors.novelty.DeviceNovelty);
 alpha_sweep.py evaluates the shipped class.
 
 Coverage (a split-conformal novelty test, per device set-up): the distance from the scenario to
@@ -15,7 +15,7 @@ p = (1 + #{calibration >= test}) / (n + 1); not covered where p < alpha (0.05, f
 
 import numpy as np
 
-from perfport.models.wgforest import WgPerformanceForest
+from perfport.wg.predictors.forest import WgPerformanceForest
 
 
 class Covered(WgPerformanceForest):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport.models import folds
-from perfport.models.evaluate import _choose
+from perfport.wg import folds
+from perfport.wg.evaluate import _choose
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import Multi, load, per_device, perf

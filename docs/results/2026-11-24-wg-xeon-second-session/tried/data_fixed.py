@@ -12,11 +12,11 @@ import sys
 
 import numpy as np
 
-from perfport.models.wgdata import load_dataset
-from perfport.models.wgforest import WgPerformanceForest
-from perfport.models.wgvector import _best_fixed
+from perfport.wg.dataset import load_dataset
+from perfport.wg.predictors.forest import WgPerformanceForest
+from perfport.wg.predictors.vectors import best_fixed as _best_fixed
 
-ev = importlib.import_module("perfport.models.evaluate")
+ev = importlib.import_module("perfport.wg.evaluate")
 
 
 class DataFixed(WgPerformanceForest):

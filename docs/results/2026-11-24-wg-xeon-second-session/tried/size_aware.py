@@ -17,12 +17,12 @@ import time
 
 import numpy as np
 
-from perfport.models.wg import WgPredictor, _sklearn
-from perfport.models.wgdata import load_dataset
-from perfport.models.wgforest import WgPerformanceForest
+from perfport.wg.predictors import WgPredictor
+from perfport.wg.dataset import load_dataset
+from perfport.wg.predictors.forest import WgPerformanceForest
 
-# The module, not the function that perfport.models exports under the same name.
-ev = importlib.import_module("perfport.models.evaluate")
+# The module, not the function that perfport.wg exports under the same name.
+ev = importlib.import_module("perfport.wg.evaluate")
 
 
 def launch_features(names, x, sizes):

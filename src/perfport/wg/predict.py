@@ -5,9 +5,9 @@ model, and the sizes this device has refused for this kernel before (from the st
 from __future__ import annotations
 
 import functools
-import json
 import time
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +16,9 @@ import numpy as np
 
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
 from perfport.features import dataset_features, scenario_features
-from perfport.models.wgmodel import WgModel
 from perfport.space import Constraint, Space, spec_device_constraints
-from perfport.store import Store
+from perfport.store import Store, refused_configs
+from perfport.wg.model import WgModel
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,8 @@ def refused_sizes(
 
 
 def _refused(store: Store, spec: KernelSpec, device: DeviceInfo) -> set[tuple[int, int]]:
-    rows = store.query(
-        "SELECT c.key FROM results r JOIN campaigns g ON g.id = r.campaign_id "
-        "JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id "
-        "JOIN configs c ON c.id = r.config_id WHERE d.fingerprint = ? AND k.source_hash = ? "
-        "AND r.outcome = 'launch_refused'",
-        (device.fingerprint, spec.source_hash),
-    )
-    return {(int(json.loads(k)["wc"]), int(json.loads(k)["wr"])) for (k,) in rows}
+    configs = refused_configs(store, device.fingerprint, spec.source_hash)
+    return {(int(c["wc"]), int(c["wr"])) for c in configs}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -135,7 +129,7 @@ def predict_wg(
     spec: KernelSpec,
     problem: Mapping[str, Any],
     device: DeviceInfo,
-    refused: set[tuple[int, int]] = frozenset(),
+    refused: AbstractSet[tuple[int, int]] = frozenset(),
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
     known to be refused."""

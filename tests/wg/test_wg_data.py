@@ -9,10 +9,10 @@ import pytest
 
 from conftest import fill_wg_campaign, tiny_wg_dataset
 from perfport import builtin
-from perfport.models import dataset_from_store, evaluate, load_dataset, save_dataset
 from perfport.space import kernel_space
 from perfport.store import Store
-from perfport.tune.wg_collect import REAL_WORLD, scenarios
+from perfport.wg import dataset_from_store, evaluate, load_dataset, save_dataset
+from perfport.wg.scenarios import REAL_WORLD, scenarios
 
 
 def test_scenarios_cover_real_world_then_synthetic():
@@ -110,8 +110,8 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
 
 
 def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
-    from perfport.models.wgmodel import load_model, train
-    from perfport.tune.wg_predict import predict_wg, refused_sizes
+    from perfport.wg.model import load_model, train
+    from perfport.wg.predict import predict_wg, refused_sizes
 
     with Store(db) as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
@@ -161,9 +161,9 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
 def test_shipped_dataset_and_default_model(tmp_path):
     """Without --data and --model, perfport uses its own dataset and a model trained on it
     (once, then cached)."""
-    from perfport.cli.commands import WG_DATA, _shipped
+    from perfport.wg.model import shipped_dataset
 
-    data = load_dataset(_shipped(WG_DATA))
+    data = load_dataset(shipped_dataset())
     assert len(data) >= 200 and len(set(data.device.tolist())) >= 2
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
     args = [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gaussian",
@@ -179,7 +179,7 @@ def test_shipped_dataset_and_default_model(tmp_path):
 
 
 def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():
-    from perfport.models import replace_scenarios
+    from perfport.wg import replace_scenarios
 
     base = tiny_wg_dataset(
         ((1, 1), (2, 1), (4, 1)),

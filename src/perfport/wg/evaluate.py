@@ -22,17 +22,33 @@ set-up's noisy or unpredictable optima can hide behind the others in the mean.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from perfport._core.stats import bootstrap_geomean_ci, geomean
-from perfport.models.wg import METHODS, baseline_column, make_predictor
-from perfport.models.wgdata import WgDataset
+from perfport.wg.dataset import WgDataset
+from perfport.wg.model import DEFAULT_METHOD
+from perfport.wg.predictors import METHODS, baseline_column, make_predictor
 
 PARTITIONS = ("10-fold", "synthetic-real", "device", "kernel", "dataset")
+# What 'perfport wg evaluate' runs unless told otherwise: the default model, whose rows carry
+# its speedups over the fixed sizes (the best static size and the expert's w(32x4)). The whole
+# grid (METHODS) takes some 40 minutes on two cores.
+DEFAULT_METHODS = (DEFAULT_METHOD,)
+
+
+@dataclass(frozen=True)
+class EvalProgress:
+    """How far an evaluation is: ``done`` of ``total`` (method, fold) fits, the last one of
+    ``method`` on ``partition``."""
+
+    partition: str
+    method: str
+    done: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -105,16 +121,19 @@ def evaluate(
     methods: Sequence[str] = METHODS,
     partitions: Sequence[str] = PARTITIONS,
     seed: int = 0,
+    progress: Callable[[EvalProgress], None] | None = None,
 ) -> list[EvalResult]:
-    """Every method on every partition (partitions with no folds are skipped)."""
+    """Every method on every partition (partitions with no folds are skipped); ``progress``
+    hears of each fitted fold, and once before the first."""
     baseline = reference_baseline(data)
     expert = data.column(32, 4)
     oracle = data.oracle
+    plan = [(p, splits) for p in partitions if (splits := list(folds(data, p, seed)))]
+    total, done = sum(len(splits) for _, splits in plan) * len(methods), 0
+    if progress is not None and plan and methods:
+        progress(EvalProgress(plan[0][0], methods[0], 0, total))
     results = []
-    for partition in partitions:
-        splits = list(folds(data, partition, seed))
-        if not splits:
-            continue
+    for partition, splits in plan:
         for method in methods:
             chosen, first, times = [], [], []
             tests = []
@@ -127,6 +146,9 @@ def evaluate(
                     chosen.append(w)
                     first.append(proposals[0])
                     tests.append(s)
+                done += 1
+                if progress is not None:
+                    progress(EvalProgress(partition, method, done, total))
             results.append(_score(data, method, partition, np.array(tests), np.array(chosen), np.array(first),
                                   times, oracle, baseline, expert, seed))  # fmt: skip
     return results

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfport.models.wgdata import WgDataset
+from perfport.wg.dataset import WgDataset
 
 
 class DeviceNovelty:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfport.models import METHODS, WgDataset, make_predictor
-from perfport.models.wgforest import WgPerformanceForest
-from perfport.models.wgnovelty import DeviceNovelty
+from perfport.wg import METHODS, WgDataset, make_predictor
+from perfport.wg.predictors.forest import WgPerformanceForest
+from perfport.wg.predictors.novelty import DeviceNovelty
 
 GRID = np.array([(c, r) for c in (8, 16, 32, 64) for r in (1, 4)])
 

@@ -16,7 +16,7 @@ With ``fallback=True`` (method ``performance_knn+fixed``), the choice falls back
 fixed size (the one of the scenario's device where the training data has that device, else
 the one over all training scenarios) unless the neighbours agree that the choice beats it:
 the mean predicted gain must exceed ``margin`` times its standard error over the neighbours.
-``performance_forest+novel`` (in ``wgforest``) sets ``novelty_``, a ``DeviceNovelty`` test, so
+``performance_forest+novel`` (in ``forest``) sets ``novelty_``, a ``DeviceNovelty`` test, so
 that this fallback applies only to scenarios unlike every kernel their device was measured with.
 
 No scikit-learn: fitting stores standardised arrays and prediction is a few numpy operations
@@ -27,11 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfport.models.wg import WgPredictor
-from perfport.models.wgdata import WgDataset
-from perfport.models.wgnovelty import DeviceNovelty
-
-_REFUSED = np.log(0.5)  # a refused size: half the speed of the neighbour's worst size that ran
+from perfport.wg.dataset import WgDataset
+from perfport.wg.predictors.base import WgPredictor
+from perfport.wg.predictors.novelty import DeviceNovelty
+from perfport.wg.predictors.vectors import best_fixed, performance_vectors
 
 
 class WgPerformanceKnn(WgPredictor):
@@ -67,17 +66,17 @@ class WgPerformanceKnn(WgPredictor):
         """What every vector method keeps: the training vectors and the best fixed sizes."""
         self._store_sizes(data)
         x = np.asarray(data.features, dtype=np.float64)
-        self.vectors_ = _performance_vectors(data)
+        self.vectors_ = performance_vectors(data)
         device = np.array([n.startswith("device_") for n in data.feature_names])
         self.device_columns_ = np.flatnonzero(device)
-        self.fixed_ = _best_fixed(self.vectors_, np.ones(len(data), dtype=bool))
+        self.fixed_ = best_fixed(self.vectors_, np.ones(len(data), dtype=bool))
         # The best fixed size of each device the training data has, keyed by its features.
         self.device_fixed_: dict[bytes, int] = {}
         if len(self.device_columns_):
             keys = [x[i, self.device_columns_].tobytes() for i in range(len(data))]
             for key in set(keys):
                 rows = np.array([k == key for k in keys])
-                self.device_fixed_[key] = _best_fixed(self.vectors_, rows)
+                self.device_fixed_[key] = best_fixed(self.vectors_, rows)
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(training rows, their weights): the k nearest, weighted by inverse distance."""
@@ -130,28 +129,3 @@ class WgPerformanceKnn(WgPredictor):
             if key in self.device_fixed_:
                 return self.device_fixed_[key]
         return self.fixed_
-
-
-def _performance_vectors(data: WgDataset) -> np.ndarray:
-    """(S, W) log(t_oracle / t_w): 0 at the oracle, negative elsewhere; refused sizes (within
-    the scenario's limit but did not run) well below the worst that ran; NaN above the limit."""
-    runtimes = data.runtimes
-    legal = np.isfinite(runtimes)
-    oracle = np.nanmin(np.where(legal, runtimes, np.nan), axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        vectors = np.log(oracle[:, None] / runtimes)
-    worst = np.nanmin(np.where(legal, vectors, np.nan), axis=1)
-    refused = data.valid & ~legal
-    vectors = np.where(refused, (worst + _REFUSED)[:, None], vectors)
-    return np.where(legal | refused, vectors, np.nan)
-
-
-def _best_fixed(vectors: np.ndarray, rows: np.ndarray) -> int:
-    """The size with the best mean log relative performance over ``rows`` among those within
-    every one of their limits (a size above some scenario's limit is never a fixed choice)."""
-    block = vectors[rows]
-    everywhere = np.isfinite(block).all(0)
-    if not everywhere.any():
-        everywhere = np.isfinite(block).any(0)
-    score = np.where(everywhere, np.nanmean(np.where(everywhere, block, 0.0), axis=0), -np.inf)
-    return int(np.argmax(score))

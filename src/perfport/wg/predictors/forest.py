@@ -18,9 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from perfport._core.optional import sklearn
-from perfport.models.wgdata import WgDataset
-from perfport.models.wgnovelty import DeviceNovelty
-from perfport.models.wgvector import _REFUSED, WgPerformanceKnn
+from perfport.wg.dataset import WgDataset
+from perfport.wg.predictors.base import SKLEARN_PURPOSE
+from perfport.wg.predictors.k_nearest_neighbours import WgPerformanceKnn
+from perfport.wg.predictors.novelty import DeviceNovelty
+from perfport.wg.predictors.vectors import REFUSED_LOG
 
 
 class WgPerformanceForest(WgPerformanceKnn):
@@ -54,9 +56,9 @@ class WgPerformanceForest(WgPerformanceKnn):
             self.novelty_ = DeviceNovelty(self.novelty).fit(data)
         x = np.asarray(data.features, dtype=np.float64)
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
-        floor = np.nanmin(self.vectors_, axis=1, keepdims=True) + _REFUSED
+        floor = np.nanmin(self.vectors_, axis=1, keepdims=True) + REFUSED_LOG
         y = np.where(np.isfinite(self.vectors_), self.vectors_, floor)
-        tree_module = sklearn("tree", "Work-group-size models")
+        tree_module = sklearn("tree", SKLEARN_PURPOSE)
         rng = np.random.default_rng(self.seed)
         n = len(data)
         fitted, counts, leaves = [], [], []

@@ -9,7 +9,7 @@ import pytest
 
 from perfport import builtin
 from perfport.space import kernel_space
-from perfport.tune.wg_predict import _member, legal_sizes
+from perfport.wg.predict import _member, legal_sizes
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_member():
 
 
 def test_legal_sizes_remembered_by_the_values_the_constraints_read(cpu):
-    from perfport.tune.wg_predict import _legal_sizes
+    from perfport.wg.predict import _legal_sizes
 
     spec = builtin("sobel")
     small = dataclasses.replace(cpu, max_work_group_size=1024, local_mem_bytes=4096)

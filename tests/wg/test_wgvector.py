@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfport.models import METHODS, WgDataset, WgPerformanceKnn, evaluate, make_predictor
-from perfport.models.wgforest import WgPerformanceForest
-from perfport.models.wgvector import _performance_vectors
+from perfport.wg import METHODS, WgDataset, WgPerformanceKnn, evaluate, make_predictor
+from perfport.wg.predictors.forest import WgPerformanceForest
+from perfport.wg.predictors.vectors import performance_vectors as _performance_vectors
 
 PREDICTORS = {"performance_knn": WgPerformanceKnn, "performance_forest": WgPerformanceForest}
 
@@ -211,7 +211,7 @@ def test_a_fitted_forest_holds_no_scikit_learn_objects(fallback):
     "name", ["performance_knn+fixed", "performance_forest+fixed", "performance_forest+novel"]
 )
 def test_predicts_in_well_under_a_millisecond_on_the_shipped_data(name):
-    from perfport.models import load_dataset
+    from perfport.wg import load_dataset
 
     shipped = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
     data = load_dataset(shipped)

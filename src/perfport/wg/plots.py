@@ -6,15 +6,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from perfport._core.optional import require
-from perfport.models.evaluate import EvalResult
-from perfport.models.wgdata import WgDataset
+from perfport.wg.dataset import WgDataset
+from perfport.wg.evaluate import EvalResult
 
 
-def _pyplot():
+def save_figures(data: WgDataset, results: Sequence[EvalResult], folder: str | Path) -> None:
+    """The three figures as PNG files in ``folder`` (made if missing)."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    oracle_heatmap(data, out / "oracle_heatmap.png")
+    refused_ratio(data, out / "refused_per_device.png")
+    expert_violins(results, out / "speedup_over_expert.png")
+
+
+def _pyplot() -> Any:
     matplotlib = require("matplotlib", "plots", "Plots")
     matplotlib.use("Agg")  # files only; no display needed
     return require("matplotlib.pyplot", "plots", "Plots")
@@ -70,7 +80,7 @@ def expert_violins(results: Sequence[EvalResult], path: str | Path) -> None:
     plt = _pyplot()
     methods = list(dict.fromkeys(r.method for r in results))
     samples = [
-        np.concatenate([r.over_expert for r in results if r.method == m] or [[np.nan]])
+        np.concatenate([r.over_expert for r in results if r.method == m] or [(np.nan,)])
         for m in methods
     ]
     fig, ax = plt.subplots(figsize=(max(6, 0.55 * len(methods)), 5))

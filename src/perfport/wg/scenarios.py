@@ -1,29 +1,26 @@
-"""Work-group-size data collection: exhaustive campaigns over many stencil scenarios.
+"""The stencil scenarios of a work-group-size collection: Cummins' real-world kernels at
+every data size, then synthetic ones with random borders, types and complexity.
 
-Each scenario (a stencil kernel and its problem: size, borders, types, complexity) is tuned by
-brute force over every legal work-group size on one device and stored as its own campaign, so
-an interrupted collection resumes where it stopped. Refused sizes are stored with their
-outcome like any other result.
+The kernel names come from ``perfport.kernels.stencils.STENCILS``, their one home.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from perfport._core import DeviceInfo
-from perfport.kernels import builtin
-from perfport.measure import RunSettings, Timing
-from perfport.tune.sweep import Gold, sweep
+from perfport.kernels.stencils import STENCILS
 
+SYNTHETIC = "synthetic"  # the template of Cummins' synthetic stencils
 SIZES = (512, 1024, 2048, 4096)
-REAL_WORLD = ("gaussian", "gol", "heat", "nms", "sobel", "threshold")
+# Cummins' real-world kernels: every stencil scenario kernels/ has, but the synthetic template.
+REAL_WORLD: tuple[str, ...] = tuple(name for name in STENCILS if name != SYNTHETIC)
+# The built-in kernels whose stored campaigns make a work-group dataset.
+STENCIL_KERNELS: tuple[str, ...] = ("stencil", *STENCILS)
 BORDERS = (0, 1, 2, 3, 5, 10, 20, 30)
 
 
@@ -59,8 +56,8 @@ def scenarios(
     for name, size in itertools.product(REAL_WORLD if real_world else (), sizes):
         radii = (1, 3, 5) if name == "gaussian" else (None,)
         for r in radii:
-            problem = {"width": size, "height": size} | ({"radius": r} if r is not None else {})
-            out.append(Scenario(name, tuple(sorted(problem.items()))))
+            fixed = {"width": size, "height": size} | ({"radius": r} if r is not None else {})
+            out.append(Scenario(name, tuple(sorted(fixed.items()))))
     rng = np.random.default_rng(seed)
     types = (
         ("float", "same"),
@@ -80,7 +77,7 @@ def scenarios(
         size = int(rng.choice(sizes))
         borders = {k: int(rng.choice(borders_from)) for k in ("north", "south", "east", "west")}
         dtype, out_dtype = types[int(rng.integers(len(types)))]
-        problem = {
+        problem: dict[str, Any] = {
             "width": size,
             "height": size,
             "dtype": dtype,
@@ -91,42 +88,5 @@ def scenarios(
         key = tuple(sorted(problem.items()))
         if key not in seen:
             seen.add(key)
-            out.append(Scenario("synthetic", key))
+            out.append(Scenario(SYNTHETIC, key))
     return out[:count]
-
-
-@dataclass(frozen=True)
-class CollectProgress:
-    scenario: Scenario
-    measured: int
-    outcomes: dict[str, int]
-    seconds: float
-
-
-def collect(
-    device: DeviceInfo,
-    chosen: Sequence[Scenario],
-    db: str | Path,
-    repeats: int = 5,
-    max_seconds: float | None = None,
-    rounds: int = 1,
-) -> Iterator[CollectProgress]:
-    """Measure every legal work-group size of each scenario (one warm-up and ``repeats`` timed
-    launches in each of ``rounds`` interleaved rounds: ``perfport.tune.sweep``); yields after
-    each one. Runs of scenarios of the same kernel share one device session and its builds (a
-    sweep); every size is verified against the output of the default size, w(32x4), the first
-    time its build runs (the numpy references cost more than the sweep at large sizes and
-    borders; tests check them against the kernels). Starts no scenario after ``max_seconds``."""
-    started = time.monotonic()
-    settings = RunSettings(timing=Timing.fixed(repeats))
-    for kernel, group in itertools.groupby(chosen, key=lambda s: s.kernel):
-        runs = list(group)
-        left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
-        if left is not None and left <= 0:
-            return
-        steps = sweep(
-            builtin(kernel), [dict(s.problem) for s in runs], device=device, db=db,
-            settings=settings, max_seconds=left, gold=Gold.DEFAULT_CONFIG, rounds=rounds,
-        )  # fmt: skip
-        for scenario, step in zip(runs, steps, strict=False):
-            yield CollectProgress(scenario, step.measured, step.outcomes, step.seconds)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import SHARED, needs_shared
-from perfport.models import (
+from perfport.wg import (
     METHODS,
     WgClassifier,
     WgDataset,
@@ -99,8 +99,8 @@ def test_performance_per_device_combines_into_the_overall(tmp_path):
 
 
 def test_arithmetic_performance_is_the_mean_of_each_scenarios_fraction():
-    from perfport.models.evaluate import _choose
-    from perfport.models.wg import make_predictor
+    from perfport.wg.evaluate import _choose
+    from perfport.wg.predictors import make_predictor
 
     data = landscape()
     (result,) = evaluate(data, ["decision_tree+nearest_neighbour"], ["device"])
@@ -227,7 +227,7 @@ def test_a_weighted_classifier_follows_the_scenarios_that_matter(classifier):
 
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
-    from perfport.models import plots
+    from perfport.wg import plots
 
     data = landscape()
     results = evaluate(data, ["decision_tree+nearest_neighbour", "speedup_regressor"], ["10-fold"])

@@ -1,0 +1,59 @@
+"""The extension point of work-group-size prediction: ``WgPredictor``, and the best static
+size (the paper's baseline) that every predictor keeps as its last resort."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from perfport.wg.dataset import WgDataset
+
+# Named in the missing-extra error of every predictor that needs scikit-learn.
+SKLEARN_PURPOSE = "Work-group-size models"
+
+
+def baseline_column(data: WgDataset) -> int:
+    """The size legal in the most scenarios (all of them, where one is), best by geometric-mean
+    fraction of the oracle among those: the paper's baseline, the best static choice."""
+    legal = data.legal
+    counts = legal.sum(0)
+    best = np.flatnonzero(counts == counts.max())
+    oracle_t = np.nanmin(data.runtimes, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        perf = np.where(legal, np.log(oracle_t[:, None] / data.runtimes), np.nan)
+    scores = np.nanmean(perf[:, best], axis=0)
+    return int(best[int(np.nanargmax(scores))])
+
+
+class WgPredictor(ABC):
+    """Chooses a work-group size (a column of the training data's ``sizes``) for a scenario.
+
+    Contract, as scikit-learn's estimators: the constructor only stores settings; ``fit``
+    learns from a ``WgDataset`` and returns the predictor; fitted attributes end in ``_``
+    (``sizes_`` and ``baseline_`` for every predictor). ``name`` is the method's name in
+    ``perfport.wg.predictors.METHODS``. After ``fit``, ``propose`` answers one scenario given
+    the columns already refused for it; the caller (the evaluation, the daemon) calls it
+    again with the refused size added until a size runs. ``propose`` never returns a refused
+    column while any other column fits ``max_wg``. A fitted predictor is read-only in
+    ``propose``, so threads may share it; fitted predictors are pickled into model files.
+    """
+
+    name: str
+
+    @abstractmethod
+    def fit(self, data: WgDataset) -> WgPredictor: ...
+
+    @abstractmethod
+    def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
+        """A column of ``sizes`` for a scenario with features ``x``; never one in ``refused``."""
+
+    def _candidates(self, max_wg: int, refused: set[int]) -> np.ndarray:
+        area = self.sizes_[:, 0] * self.sizes_[:, 1]
+        ok = area <= max_wg
+        ok[list(refused)] = False
+        return np.flatnonzero(ok)
+
+    def _store_sizes(self, data: WgDataset) -> None:
+        self.sizes_ = data.sizes
+        self.baseline_ = baseline_column(data)

@@ -1,0 +1,38 @@
+"""Performance vectors: what the k-nearest-neighbour and forest predictors learn from.
+
+A scenario's vector holds log(t_oracle / t_w) for every size w: 0 at the oracle, negative
+elsewhere. Unlike an oracle label it keeps the near ties and the sizes that are bad everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfport.wg.dataset import WgDataset
+
+REFUSED_LOG = np.log(0.5)  # a refused size: half the speed of the scenario's worst size that ran
+
+
+def performance_vectors(data: WgDataset) -> np.ndarray:
+    """(S, W) log(t_oracle / t_w): 0 at the oracle, negative elsewhere; refused sizes (within
+    the scenario's limit but did not run) well below the worst that ran; NaN above the limit."""
+    runtimes = data.runtimes
+    legal = np.isfinite(runtimes)
+    oracle = np.nanmin(np.where(legal, runtimes, np.nan), axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        vectors = np.log(oracle[:, None] / runtimes)
+    worst = np.nanmin(np.where(legal, vectors, np.nan), axis=1)
+    refused = data.valid & ~legal
+    vectors = np.where(refused, (worst + REFUSED_LOG)[:, None], vectors)
+    return np.where(legal | refused, vectors, np.nan)
+
+
+def best_fixed(vectors: np.ndarray, rows: np.ndarray) -> int:
+    """The size with the best mean log relative performance over ``rows`` among those within
+    every one of their limits (a size above some scenario's limit is never a fixed choice)."""
+    block = vectors[rows]
+    everywhere = np.isfinite(block).all(0)
+    if not everywhere.any():
+        everywhere = np.isfinite(block).any(0)
+    score = np.where(everywhere, np.nanmean(np.where(everywhere, block, 0.0), axis=0), -np.inf)
+    return int(np.argmax(score))
