@@ -1,4 +1,4 @@
-"""benchmarks/select_live.py: a bundle fitted on the training shapes, run and checked on the
+"""experiments/2026-11-23-select-live/select_live.py: a bundle fitted on the training shapes, run and checked on the
 device, and the report's comparison of live and table times."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from conftest import load_experiment
 
-module = load_benchmark("select_live")
+module = load_experiment("select_live")
 pytest.importorskip("sklearn.tree", reason="scikit-learn (the models extra)")
 
 

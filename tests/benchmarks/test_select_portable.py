@@ -1,4 +1,4 @@
-"""benchmarks/select_portable.py: bad arguments are one-line errors before any work is done."""
+"""experiments/2026-11-22-select-portable/select_portable.py: bad arguments are one-line errors before any work is done."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from conftest import load_experiment
 
-module = load_benchmark("select_portable")
+module = load_experiment("select_portable")
 
 CONFIGS = [(t, w) for t in (1, 2, 4) for w in (32, 64)]
 

@@ -1,4 +1,4 @@
-"""benchmarks/select_recheck.py: re-measuring a sweep table's single-launch cells."""
+"""experiments/2026-11-23-lawson-gemm-recheck/select_recheck.py: re-measuring a sweep table's single-launch cells."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
+from conftest import load_experiment
 from perfport.select import PerfTable, load_csv
 from perfport.select.table import save_csv
 
-module = load_benchmark("select_recheck")
+module = load_experiment("select_recheck")
 
 PROBLEMS = ("K", "M", "N", "batch", "trans_a", "trans_b")
 PARAMS = ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")

@@ -1,12 +1,12 @@
-"""benchmarks/sweep_timing_cost.py: the sweep's old and new timing side by side."""
+"""experiments/2026-11-23-lawson-gemm-recheck/sweep_timing_cost.py: the sweep's old and new timing side by side."""
 
 from __future__ import annotations
 
 import json
 
-from conftest import load_benchmark
+from conftest import load_experiment
 
-module = load_benchmark("sweep_timing_cost")
+module = load_experiment("sweep_timing_cost")
 
 
 def test_largest_problems_by_the_product_of_their_values():

@@ -1,4 +1,4 @@
-"""benchmarks/wg_backends.py: two device set-ups, paired scenario by scenario."""
+"""experiments/2026-11-22-wg-repeatability/wg_backends.py: two device set-ups, paired scenario by scenario."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 
-from conftest import BENCHMARKS, load_benchmark
+from conftest import experiment_script, load_experiment
 
-SCRIPT = BENCHMARKS / "wg_backends.py"
-module = load_benchmark("wg_backends")
+SCRIPT = experiment_script("wg_backends")
+module = load_experiment("wg_backends")
 
 
 def test_best_fixed_size_needs_every_row():

@@ -1,10 +1,10 @@
-"""benchmarks/wg_collect_rounds.py: which scenarios a store already holds complete."""
+"""experiments/2026-11-23-wg-xeon-rounds/wg_collect_rounds.py: which scenarios a store already holds complete."""
 
-from conftest import fill_wg_campaign, load_benchmark
+from conftest import fill_wg_campaign, load_experiment
 from perfport.store import CampaignStatus, Store
 from perfport.tune.wg_collect import Scenario
 
-wcr = load_benchmark("wg_collect_rounds")
+wcr = load_experiment("wg_collect_rounds")
 
 
 def test_complete_scenarios_are_found_by_kernel_and_problem(db, cpu, tmp_path):

@@ -1,19 +1,18 @@
-"""benchmarks/wg_live.py: measuring on the local device and reporting, end to end at a small
+"""experiments/2026-11-24-wg-live/wg_live.py: measuring on the local device and reporting, end to end at a small
 size; and the report of a committed live run, recomputed from its stored times."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import load_benchmark
+from conftest import experiment_script, load_experiment
 
-module = load_benchmark("wg_live")
-LIVE = Path(__file__).parents[2] / "docs" / "results" / "2026-11-24-wg-live"
+module = load_experiment("wg_live")
+LIVE = experiment_script("wg_live").parent
 
 
 def test_measure_then_report(tmp_path, capsys, cpu):

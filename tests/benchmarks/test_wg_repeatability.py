@@ -1,4 +1,4 @@
-"""benchmarks/wg_repeatability.py: matching re-measured scenarios and the noise ceiling."""
+"""experiments/2026-11-22-wg-repeatability/wg_repeatability.py: matching re-measured scenarios and the noise ceiling."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import load_benchmark, tiny_wg_dataset
+from conftest import load_experiment, tiny_wg_dataset
 from perfport.models import common_columns, match_scenarios, save_dataset
 
-wr = load_benchmark("wg_repeatability")
+wr = load_experiment("wg_repeatability")
 
 SIZES = np.array([[1, 1], [2, 1], [4, 1], [8, 1]])
 

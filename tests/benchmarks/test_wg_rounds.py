@@ -1,4 +1,4 @@
-"""benchmarks/wg_rounds.py: ceilings of n-round protocols from one interleaved collection."""
+"""experiments/2026-11-22-wg-repeatability/wg_rounds.py: ceilings of n-round protocols from one interleaved collection."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import BENCHMARKS, fill_wg_campaign, load_benchmark
+from conftest import experiment_script, fill_wg_campaign, load_experiment
 
-SCRIPT = BENCHMARKS / "wg_rounds.py"
-module = load_benchmark("wg_rounds")
+SCRIPT = experiment_script("wg_rounds")
+module = load_experiment("wg_rounds")
 
 
 def test_noiseless_rounds_reach_the_ceiling_and_a_drifting_round_does_not():

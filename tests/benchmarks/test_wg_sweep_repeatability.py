@@ -1,4 +1,4 @@
-"""benchmarks/wg_sweep_repeatability.py: two sweeps' agreement, and the shipped runs load."""
+"""experiments/2026-11-22-wg-repeatability/wg_sweep_repeatability.py: two sweeps' agreement, and the shipped runs load."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 
-from conftest import BENCHMARKS, load_benchmark
+from conftest import experiment_script, load_experiment
 
-SCRIPT = BENCHMARKS / "wg_sweep_repeatability.py"
-module = load_benchmark("wg_sweep_repeatability")
+SCRIPT = experiment_script("wg_sweep_repeatability")
+module = load_experiment("wg_sweep_repeatability")
 
 
 def test_identical_runs_reach_their_ceiling():

@@ -1,9 +1,9 @@
 """A deployed selector checked on the device itself, on problems it was not fitted on.
 
-    python benchmarks/select_live.py fit --out DIR [--data TABLE] [--kernels 8] [--seed 0]
-    python3 benchmarks/select_live.py measure --bundle DIR --device ID --out LIVE.json \\
+    python experiments/2026-11-23-select-live/select_live.py fit --out DIR [--data TABLE] [--kernels 8] [--seed 0]
+    python3 experiments/2026-11-23-select-live/select_live.py measure --bundle DIR --device ID --out LIVE.json \\
         [--repeats 5] [--limit N]                           # on the device's machine
-    python benchmarks/select_live.py report --bundle DIR --live LIVE.json [--json]
+    python experiments/2026-11-23-select-live/select_live.py report --bundle DIR --live LIVE.json [--json]
 
 ``fit`` splits the table's problems as ``perfport select evaluate`` does (seeded, 80/20), fits
 the default pipeline (``perfport.select.fit_bundle``) on the training problems alone, and

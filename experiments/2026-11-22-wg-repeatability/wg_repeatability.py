@@ -1,6 +1,6 @@
 """How reproducible is the oracle of perfport's stencil dataset? A noise ceiling per device.
 
-    .venv/bin/python benchmarks/wg_repeatability.py [--data STENCILS.npz] [--repeat R.npz ...]
+    .venv/bin/python experiments/2026-11-22-wg-repeatability/wg_repeatability.py [--data STENCILS.npz] [--repeat R.npz ...]
         [--method performance_knn+fixed] [--partition kernel] [--no-method] [--json]
 
 Loads the shipped work-group dataset (``src/perfport/datasets/wg/stencils.npz``) and each
@@ -51,7 +51,7 @@ from perfport.models import (
     match_scenarios,
 )
 
-DATASETS = Path(__file__).parents[1] / "src" / "perfport" / "datasets" / "wg"
+DATASETS = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg"
 SHIPPED = DATASETS / "stencils.npz"
 REPEATS = DATASETS / "repeat"
 

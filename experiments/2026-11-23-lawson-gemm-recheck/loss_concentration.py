@@ -2,7 +2,7 @@
 of 8, tree A with derived features; the share of the total log loss carried by the worst 10%
 of held-out shapes, and the worst picks.
 
-    python docs/results/2026-11-23-lawson-gemm-recheck/loss_concentration.py [TABLE.csv.gz]
+    python experiments/2026-11-23-lawson-gemm-recheck/loss_concentration.py [TABLE.csv.gz]
 
 Without an argument: the shipped H100 NVIDIA OpenCL table. Run on the table before the
 re-check (git show 6a51704~3:src/perfport/datasets/lawson-gemm/h100-nvidia-opencl.csv.gz)

@@ -1,10 +1,10 @@
 """What the sweep's at-least-3-launches timing costs against the old single-launch one.
 
-    python benchmarks/sweep_timing_cost.py [--kernel matmul] [--problems lawson-gemm]
+    python experiments/2026-11-23-lawson-gemm-recheck/sweep_timing_cost.py [--kernel matmul] [--problems lawson-gemm]
         [--largest 8] [--device ID] [--json]
 
 ``perfport.tune.SWEEP_TIMING`` took one launch for a configuration of 3 ms or more until
-2026-11-23 and now takes at least three (docs/results/2026-11-23-lawson-gemm-recheck.md).
+2026-11-23 and now takes at least three (experiments/2026-11-23-lawson-gemm-recheck/README.md).
 For the ``--largest`` problems of the set (by the product of their numeric values, flags left
 out: where the slow configurations are), each problem is swept with both timings, side by side
 in one run and in alternating order, each into its own throw-away store; the sweep builds and

@@ -1,11 +1,11 @@
 """Tried and not shipped: do shape ratios help the tree selectors with derived features?
 
-    .venv/bin/python docs/results/2026-11-22-lawson-gemm-h100-derived-features/ratio_features.py none|ratios|ratios+ai
+    .venv/bin/python experiments/2026-11-22-lawson-gemm-h100-derived-features/ratio_features.py none|ratios|ratios+ai
 
 Adds M/N, K/M, K/N (``ratios``) and K/(M*N) (``ratios+ai``) to the derived features that
 ``perfport.select.classify`` gives trees A and B (``decision_tree_*_derived``), then evaluates
 the relative normalisation with the k-means set at k = 6 and 8 on the shipped H100 GEMM table
-over the seeded splits 0-9, as ``benchmarks/select_seeds.py`` does. Prints, per classifier and
+over the seeded splits 0-9, as ``experiments/2026-11-22-lawson-gemm-h100-derived-features/select_seeds.py`` does. Prints, per classifier and
 k, the mean and minimum over the splits and every split's figure. About 20 s per mode here.
 """
 
@@ -56,7 +56,7 @@ def patched(names, rows):
 
 classify.default_derived = patched
 table = load_csv(
-    Path(__file__).parents[3] / "src/perfport/datasets/lawson-gemm/h100-nvidia-opencl.csv.gz"
+    Path(__file__).parents[2] / "src/perfport/datasets/lawson-gemm/h100-nvidia-opencl.csv.gz"
 )
 res = {}
 for seed in range(10):

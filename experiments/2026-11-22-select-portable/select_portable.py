@@ -1,6 +1,6 @@
 """Leave-one-device-out for configurations shipped to every GPU (issue 5, part 5).
 
-    python benchmarks/select_portable.py [--data ../shared/data] [--ks 1-8] [--out FILE.md]
+    python experiments/2026-11-22-select-portable/select_portable.py [--data ../shared/data] [--ks 1-8] [--out FILE.md]
         [--reach 0.9] [--add KERNEL=CACHE ...]
 
 Kernels and the caches pooled for each (only caches with identical parameter sets can be
@@ -45,7 +45,7 @@ KERNELS = {
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    here = Path(__file__).resolve().parents[1]
+    here = Path(__file__).resolve().parents[2]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=here.parent / "shared" / "data")
     parser.add_argument("--ks", default="1-8", help="a range like 1-8")

@@ -1,7 +1,7 @@
 """Kernel-subset pipelines on several train/test splits of one table (how much a figure moves
 between splits).
 
-    python benchmarks/select_seeds.py [--data FILE] [--seeds 0-4] [--kernels 6,8]
+    python experiments/2026-11-22-lawson-gemm-h100-derived-features/select_seeds.py [--data FILE] [--seeds 0-4] [--kernels 6,8]
         [--normalisations relative] [--prunings top_n,kmeans,spectral,hdbscan]
         [--classifiers decision_tree_a,decision_tree_b,decision_tree_a_derived,decision_tree_b_derived]
         [--group-by M,N,K,batch]

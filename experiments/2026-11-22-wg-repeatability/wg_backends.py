@@ -1,6 +1,6 @@
 """Two device set-ups, scenario by scenario: do the best work-group sizes carry over?
 
-    python benchmarks/wg_backends.py [--data STENCILS.npz] [--first LABEL] [--second LABEL] [--json]
+    python experiments/2026-11-22-wg-repeatability/wg_backends.py [--data STENCILS.npz] [--first LABEL] [--second LABEL] [--json]
 
 Takes the scenarios of two device labels (by default the H100 through NVIDIA OpenCL and
 through CUDA; ``--second "NVIDIA H200 (opencl)"`` compares two GPUs; all in the shipped

@@ -1,6 +1,6 @@
 """Does PoCL's CPU timing reproduce at larger stencil sizes? Two back-to-back sweeps compared.
 
-    python benchmarks/wg_sweep_repeatability.py [--json]
+    python experiments/2026-11-22-wg-repeatability/wg_sweep_repeatability.py [--json]
 
 Data: src/perfport/datasets/wg/repeat/xeon16-pocl-sweep-KERNEL-run{1,2}.csv.gz, the heat, gol
 and sobel stencils at 512^2 to 4096^2 over all 229 work-group sizes, swept twice in a row on
@@ -24,7 +24,7 @@ from perfport.select import load_csv
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import compare_runs  # a sibling script
 
-REPEAT = Path(__file__).resolve().parents[1] / "src" / "perfport" / "datasets" / "wg" / "repeat"
+REPEAT = Path(__file__).resolve().parents[2] / "src" / "perfport" / "datasets" / "wg" / "repeat"
 KERNELS = ("heat", "gol", "sobel")
 
 

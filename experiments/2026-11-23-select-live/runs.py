@@ -1,7 +1,7 @@
 """Two live runs of one bundle compared: how often the fastest shipped configuration is the
 same, and the ratio of their times (run 1 over run 2) per shape and configuration.
 
-    python docs/results/2026-11-23-select-live/runs.py RUN1.json RUN2.json
+    python experiments/2026-11-23-select-live/runs.py RUN1.json RUN2.json
 """
 
 import json

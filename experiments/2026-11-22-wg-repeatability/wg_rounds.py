@@ -1,7 +1,7 @@
 """How many interleaved rounds make a CPU's work-group oracle reproducible? One run, split.
 
-    python benchmarks/wg_rounds.py [--samples FILE.npz ...] [--json]
-    python benchmarks/wg_rounds.py --from-db rounds.db --rounds 8 --save FILE.npz --dataset OUT.npz
+    python experiments/2026-11-22-wg-repeatability/wg_rounds.py [--samples FILE.npz ...] [--json]
+    python experiments/2026-11-22-wg-repeatability/wg_rounds.py --from-db rounds.db --rounds 8 --save FILE.npz --dataset OUT.npz
 
 Data: a collection made with interleaved rounds and a fixed number of timed launches per round
 (``perfport wg collect --rounds R --repeats N``): every work-group size of a scenario is
@@ -44,7 +44,7 @@ from perfport.store import Store
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import compare_runs  # a sibling script
 
-ROUNDS = Path(__file__).resolve().parents[1] / "src" / "perfport" / "datasets" / "wg" / "rounds"
+ROUNDS = Path(__file__).resolve().parents[2] / "src" / "perfport" / "datasets" / "wg" / "rounds"
 
 _SAMPLES = """
 SELECT d.info, k.name, p.key, c.key, r.outcome, s.times

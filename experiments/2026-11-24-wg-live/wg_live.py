@@ -1,7 +1,7 @@
 """Work-group predictions for stencils no model was trained on, checked on the device itself.
 
-    python3 benchmarks/wg_live.py measure --device ID --out DIR [--sizes 1024,4096] [--rounds 4] [--kernels ...]
-    python benchmarks/wg_live.py report DIR [DIR ...] [--json]
+    python3 experiments/2026-11-24-wg-live/wg_live.py measure --device ID --out DIR [--sizes 1024,4096] [--rounds 4] [--kernels ...]
+    python experiments/2026-11-24-wg-live/wg_live.py report DIR [DIR ...] [--json]
 
 ``measure`` (on the device's machine; needs neither scikit-learn nor llvmlite) measures every
 legal work-group size of each scenario below (``perfport.tune.sweep``: one warm-up and five

@@ -1,8 +1,8 @@
 """Re-measure a sweep table's single-launch cells, where one hiccup becomes the stored time.
 
-    python3 benchmarks/select_recheck.py measure --data TABLE.csv.gz --device opencl:0:0 \
+    python3 experiments/2026-11-23-lawson-gemm-recheck/select_recheck.py measure --data TABLE.csv.gz --device opencl:0:0 \
         --out recheck.csv [--max-time 450]                  # on the GPU machine; resumes
-    python benchmarks/select_recheck.py apply --data TABLE.csv.gz --recheck recheck.csv \
+    python experiments/2026-11-23-lawson-gemm-recheck/select_recheck.py apply --data TABLE.csv.gz --recheck recheck.csv \
         --out PATCHED.csv.gz [--json]                       # here
 
 ``perfport sweep`` timed a configuration with one launch when that launch lasted more than

@@ -12,7 +12,7 @@ rounds are done, and the next run resumes; one still running when the process is
 lost, so leave --max-time room for the slowest scenario (gaussian r = 5 at 1024^2 needs more
 than 460 s of rounds on the 16-core Xeon).
 
-    python3 benchmarks/wg_collect_rounds.py --scenarios 60 --sizes 512,1024 \
+    python3 experiments/2026-11-23-wg-xeon-rounds/wg_collect_rounds.py --scenarios 60 --sizes 512,1024 \
         --rounds 8 --repeats 1 --prebuild 16 --prebuild-time 200 --max-time 420 --db rounds.db
 
 ``--max-border``, ``--no-real-world`` and ``--seed`` choose the scenarios as they do for
