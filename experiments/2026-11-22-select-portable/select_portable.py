@@ -9,7 +9,7 @@ pooled; see kerneltuner-benchmark_hub/PROVENANCE.md):
 - Convolution (4096^2, 15x15 filter): convolution_milo/A100, A4000, MI250X. The older
   convolution space (convolution/RTX_3090, no use_shmem/use_cmem) has one device only.
 ``--add convolution=FILE`` pools one more cache into a kernel's devices, e.g. perfport's own
-convolution2d measured on a new GPU (src/perfport/datasets/convolution2d/h100-cuda.json.gz).
+convolution2d measured on a new GPU (data/convolution2d/h100-cuda.json.gz).
 
 Per method, held-out device and k, the held-out GPU's fraction of its own optimum reached by
 the best of the k configurations chosen on the other GPUs; per method a geometric mean over

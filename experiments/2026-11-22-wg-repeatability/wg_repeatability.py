@@ -4,7 +4,7 @@
         [--method performance_knn+fixed] [--partition kernel] [--no-method] [--json]
 
 Loads the shipped work-group dataset (``src/perfport/datasets/wg/stencils.npz``) and each
-re-measurement (by default every ``.npz`` in ``src/perfport/datasets/wg/repeat/``: the same
+re-measurement (by default every ``.npz`` in ``data/wg/repeat/``: the same
 scenarios collected again with the same code, see ``PROVENANCE.md``), matches each re-measured
 scenario to the shipped one (device, kernel and dataset labels; where several shipped scenarios
 share those, as synthetic ones do, on equal feature vectors too), aligns the work-group sizes
@@ -51,9 +51,9 @@ from perfport.models import (
     match_scenarios,
 )
 
-DATASETS = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg"
-SHIPPED = DATASETS / "stencils.npz"
-REPEATS = DATASETS / "repeat"
+ROOT = Path(__file__).parents[2]
+SHIPPED = ROOT / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
+REPEATS = ROOT / "data" / "wg" / "repeat"
 
 
 @dataclass(frozen=True)
@@ -269,7 +269,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHIPPED, help="the first run (.npz)")
     parser.add_argument("--repeat", type=Path, action="append", default=None,
-                        help="a re-measurement (.npz); repeatable (default: datasets/wg/repeat/*.npz)")  # fmt: skip
+                        help="a re-measurement (.npz); repeatable (default: data/wg/repeat/*.npz)")  # fmt: skip
     parser.add_argument("--method", default="performance_knn+fixed")
     parser.add_argument("--partition", default="kernel")
     parser.add_argument("--no-method", action="store_true", help="only the ceilings")

@@ -7,7 +7,7 @@ Data: a collection made with interleaved rounds and a fixed number of timed laun
 (``perfport wg collect --rounds R --repeats N``): every work-group size of a scenario is
 measured once per round, each round in its own random order (``perfport.tune.sweep``), so
 each size's samples reshape to (R, N). By default every ``*.samples.npz`` shipped in
-``src/perfport/datasets/wg/rounds/`` (provenance in ``src/perfport/datasets/PROVENANCE.md``).
+``data/wg/rounds/`` (provenance in ``data/PROVENANCE.md``).
 
 For a protocol of n rounds (n = 1, 2, 4, ... up to R/2) the rounds are cut into disjoint pairs
 of n-round groups; in each group a size's time is the median of its samples there, as if that
@@ -44,7 +44,7 @@ from perfport.store import Store
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import compare_runs  # a sibling script
 
-ROUNDS = Path(__file__).resolve().parents[2] / "src" / "perfport" / "datasets" / "wg" / "rounds"
+ROUNDS = Path(__file__).resolve().parents[2] / "data" / "wg" / "rounds"
 
 _SAMPLES = """
 SELECT d.info, k.name, p.key, c.key, r.outcome, s.times
@@ -126,7 +126,7 @@ def save_samples(path: str | Path, data: WgDataset, samples: np.ndarray) -> None
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=Path, action="append",
-                        help="a samples file (.npz); repeatable (default: datasets/wg/rounds/*)")  # fmt: skip
+                        help="a samples file (.npz); repeatable (default: data/wg/rounds/*)")  # fmt: skip
     parser.add_argument("--from-db", type=Path, help="a store made with wg collect --rounds")
     parser.add_argument("--rounds", type=int, help="the collection's --rounds (with --from-db)")
     parser.add_argument("--save", type=Path, help="write the samples file here (with --from-db)")

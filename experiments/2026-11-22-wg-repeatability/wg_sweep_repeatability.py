@@ -2,9 +2,9 @@
 
     python experiments/2026-11-22-wg-repeatability/wg_sweep_repeatability.py [--json]
 
-Data: src/perfport/datasets/wg/repeat/xeon16-pocl-sweep-KERNEL-run{1,2}.csv.gz, the heat, gol
+Data: data/wg/repeat/xeon16-pocl-sweep-KERNEL-run{1,2}.csv.gz, the heat, gol
 and sobel stencils at 512^2 to 4096^2 over all 229 work-group sizes, swept twice in a row on
-the GPU machine's 16-core Xeon through PoCL (provenance: src/perfport/datasets/PROVENANCE.md).
+the GPU machine's 16-core Xeon through PoCL (provenance: data/PROVENANCE.md).
 Per kernel and size it prints the correlation of log times between the runs, the fraction of
 each run's optimum that the other run's best size reaches (the oracle's noise ceiling), the
 best time and how far the median size is from it (the signal a predictor has to find).
@@ -24,7 +24,7 @@ from perfport.select import load_csv
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wg_repeatability import compare_runs  # a sibling script
 
-REPEAT = Path(__file__).resolve().parents[2] / "src" / "perfport" / "datasets" / "wg" / "repeat"
+REPEAT = Path(__file__).resolve().parents[2] / "data" / "wg" / "repeat"
 KERNELS = ("heat", "gol", "sobel")
 
 

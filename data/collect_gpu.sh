@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU-machine collection runs behind the datasets here: run from the repository root there, after the
 # wheel recipe of ../shared/GPU.md (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file).
-#   bash src/perfport/datasets/collect_gpu.sh WG_SECONDS GEMM_SECONDS [GEMM_PROBLEMS [POCL_JOB]]
+#   bash data/collect_gpu.sh WG_SECONDS GEMM_SECONDS [GEMM_PROBLEMS [POCL_JOB]]
 # On NVIDIA OpenCL, first stencil work-group scenarios (perfport wg collect) for WG_SECONDS,
 # then the matmul sweep over GEMM_PROBLEMS (default lawson-gemm) for GEMM_SECONDS; all the
 # while PoCL on the 16-core host runs POCL_JOB in the background: "wg" (default) collects
