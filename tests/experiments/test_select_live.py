@@ -20,6 +20,7 @@ def run(monkeypatch: pytest.MonkeyPatch, *argv: str) -> int:
     return module.main()
 
 
+@pytest.mark.slow
 def test_fit_measure_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys, cpu) -> None:
     bundle = tmp_path / "bundle"
     assert run(monkeypatch, "fit", "--out", str(bundle), "--kernels", "2") == 0

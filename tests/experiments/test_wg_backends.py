@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from conftest import experiment_script, load_experiment
 
@@ -22,6 +23,7 @@ def test_best_fixed_size_needs_every_row():
     assert column in (0, 1) and np.allclose(sorted(fractions), [0.25, 1.0])
 
 
+@pytest.mark.slow
 def test_shipped_pairs():
     done = subprocess.run([sys.executable, str(SCRIPT), "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

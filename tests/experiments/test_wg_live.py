@@ -15,6 +15,7 @@ module = load_experiment("wg_live")
 LIVE = experiment_script("wg_live").parent
 
 
+@pytest.mark.slow
 def test_measure_then_report(tmp_path, capsys, cpu):
     pytest.importorskip("sklearn")
     pytest.importorskip("llvmlite")
@@ -32,6 +33,7 @@ def test_measure_then_report(tmp_path, capsys, cpu):
         assert scenario[method]["fraction"] == pytest.approx(min(times.values()) / times[(wc, wr)])
 
 
+@pytest.mark.slow
 def test_the_committed_report_follows_from_the_stored_times(capsys):
     pytest.importorskip("sklearn")
     pytest.importorskip("llvmlite")
