@@ -56,6 +56,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -395,6 +396,19 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
     print(verdict)
 
 
+def smoke_model(path: Path) -> Path:
+    """A nearest-neighbour model of the shipped data: trained in a second, where the default
+    model's forests take half a minute, so a smoke run stays short."""
+    shipped = resources.files("perfport").joinpath("datasets", "wg", "stencils.npz")
+    with resources.as_file(shipped) as data:
+        subprocess.run(
+            [sys.executable, "-m", "perfport", "wg", "train", "--data", str(data),
+             "--method", "performance_knn", "--out", str(path)],
+            check=True, capture_output=True,
+        )  # fmt: skip
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -411,7 +425,12 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="order of the scenarios (0)")
     parser.add_argument("--startup-timeout", type=float, default=120.0, help="seconds (120)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    parser.add_argument(
+        "--smoke", action="store_true", help="seconds: 20 requests, 5 warm-up pairs, 1 round"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.warmup, args.first_time = 20, 5, 1
     if args.requests < 2:
         parser.error("--requests must be at least 2")
     if args.model is not None and not args.model.is_file():
@@ -425,6 +444,8 @@ def main() -> int:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="perfport-daemon-latency-") as tmp:
         db, log = Path(tmp) / "wg.db", Path(tmp) / "serve.log"
+        if args.smoke and args.model is None:
+            args.model = smoke_model(Path(tmp) / "knn.model")
         port = free_port()
         server = start_server(args.model and args.model.resolve(), db, port, log)
         client: Client | None = None

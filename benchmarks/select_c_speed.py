@@ -115,7 +115,10 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=2000, help="passes over all shapes")
     parser.add_argument("--rounds", type=int, default=7, help="timed rounds (best is kept)")
     parser.add_argument("--bundle", metavar="DIR", help="time this bundle's selector.c instead")
+    parser.add_argument("--smoke", action="store_true", help="seconds: 20 passes, one round")
     args = parser.parse_args()
+    if args.smoke:
+        args.passes, args.rounds = 20, 1
     if shutil.which("gcc") is None:
         print("gcc is not installed; nothing to measure", file=sys.stderr)
         return 2

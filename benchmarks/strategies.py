@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import random
@@ -185,7 +186,17 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write the summary here")
     parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="seconds: one cache, one seed, random search only"
+    )
     args = parser.parse_args()
+    if args.smoke:  # a check that the script still runs end to end, not a measurement
+        args.seeds, args.budgets, args.strategies, args.caches = 2, "20", "random", "RTX_3090"
+        args.runs, args.json = None, None
+        has_kt = importlib.util.find_spec("kernel_tuner") is not None
+        args.kt_strategies = "random_sample" if has_kt else ""
+        if not has_kt:
+            print("kernel_tuner not importable (pip install 'perfport[bench]'): skipped its part")
     budgets = [int(b) for b in args.budgets.split(",")]
     top = max(budgets)
     hub = args.data / "kerneltuner-benchmark_hub"
@@ -295,6 +306,7 @@ def report(summary: dict[str, dict[str, Any]], budgets: list[int], top: int, def
             )
     kt = {n: r for n, r in summary.items() if n.startswith("kernel_tuner:")}
     if not kt:
+        print("\nratio to Kernel Tuner: skipped (no kernel_tuner runs)")
         return
 
     def mean95(row: dict[str, Any]) -> float:

@@ -89,7 +89,15 @@ def main() -> None:
     parser.add_argument("--stencil-size", type=int, default=4096)
     parser.add_argument("--matmul-size", type=int, default=1024)
     parser.add_argument("--cpu-budget", type=int, default=60)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="seconds: the stencil at 256^2, 3 trials, default device",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.kernels, args.stencil_size, args.cpu_budget = "stencil", 256, 3
+        args.devices = perfport.get_device().id
     args.out.mkdir(parents=True, exist_ok=True)
     devices = (
         perfport.devices()

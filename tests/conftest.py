@@ -21,6 +21,7 @@ from perfport.store import CampaignStatus
 
 DATA = Path(__file__).parent / "data"
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+EXPERIMENTS = Path(__file__).parents[1] / "experiments"
 
 # A stencil described as data (perfport.kernels.described_stencil): the sum of a 5 x 3 box,
 # 2 columns east and west, 1 row north and south.
@@ -33,9 +34,27 @@ BOX_STENCIL = {
 
 
 def load_benchmark(name: str) -> ModuleType:
-    """A script of benchmarks/ imported as a module (registered under its name: dataclasses
-    look their module up, and sibling scripts import each other by name)."""
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    """A script of benchmarks/ imported as a module."""
+    return load_script(BENCHMARKS / f"{name}.py")
+
+
+def experiment_script(name: str) -> Path:
+    """experiments/<date>-<slug>/<name>.py, found by the script's name alone (names are unique
+    across experiments, so a test need not repeat the folder's date)."""
+    (path,) = EXPERIMENTS.glob(f"*/{name}.py")
+    return path
+
+
+def load_experiment(name: str) -> ModuleType:
+    """A script of experiments/ imported as a module."""
+    return load_script(experiment_script(name))
+
+
+def load_script(path: Path) -> ModuleType:
+    """A script imported as a module, registered under its name: dataclasses look their module
+    up, and sibling scripts import each other by name."""
+    name = path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

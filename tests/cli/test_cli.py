@@ -10,7 +10,9 @@ import pytest
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 DATASETS = Path(__file__).parents[2] / "src" / "perfport" / "datasets"
-GEMM = DATASETS / "lawson-gemm" / "xeon16-pocl.csv.gz"
+GEMM = (
+    Path(__file__).parents[2] / "data" / "lawson-gemm" / "xeon16-pocl.csv.gz"
+)  # research data, not shipped
 SHIPPED_WG = DATASETS / "wg" / "stencils.npz"
 
 

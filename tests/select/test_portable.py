@@ -548,8 +548,5 @@ def test_hub_convolution_set_holds_only_the_tuning_decisions():
     names = {"block_size_x", "block_size_y", "tile_size_x", "tile_size_y", "read_only",
              "use_padding", "use_shmem"}  # fmt: skip
     assert out["k"] == 8 and all(set(c) == names for c in out["configs"])
-    h100 = (
-        Path(__file__).resolve().parents[2]
-        / "src/perfport/datasets/convolution2d/h100-cuda.json.gz"
-    )
+    h100 = Path(__file__).resolve().parents[2] / "data/convolution2d/h100-cuda.json.gz"
     assert len(portable([*files, h100], 2).per_device) == 4  # [15, 15, 4096, 4096] pools

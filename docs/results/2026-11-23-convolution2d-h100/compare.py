@@ -27,7 +27,7 @@ def main() -> None:
     args = parser.parse_args()
     hub = args.data / "kerneltuner-benchmark_hub" / "convolution_milo"
     files = [hub / f"{d}.json.gz" for d in ("A100", "A4000", "MI250X")]
-    files.append(ROOT / "src/perfport/datasets/convolution2d/h100-cuda.json.gz")
+    files.append(ROOT / "data/convolution2d/h100-cuda.json.gz")
     data = load_caches(files)
     names = ["A100", "A4000", "MI250X", "H100 (perfport's code)"]
     perf = relative(data.times)

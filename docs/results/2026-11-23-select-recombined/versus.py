@@ -2,7 +2,7 @@
 
     python docs/results/2026-11-23-select-recombined/versus.py CLASSIFIER BEFORE.md AFTER.md [...]
 
-BEFORE and AFTER come in pairs: outputs of ``benchmarks/select_seeds.py`` on the same table,
+BEFORE and AFTER come in pairs: outputs of ``experiments/2026-11-22-lawson-gemm-h100-derived-features/select_seeds.py`` on the same table,
 seeds and split, before and after the change. For each pruning and k: both means, the mean
 paired difference (AFTER minus BEFORE, points of % of the optimum), its standard error, and
 on how many splits each was better.

@@ -2,7 +2,7 @@
 
     python docs/results/2026-11-23-select-regret-tree/paired.py BASE NEW FILE.md ...
 
-Each FILE is the output of ``benchmarks/select_seeds.py`` with both classifiers BASE and NEW
+Each FILE is the output of ``experiments/2026-11-22-lawson-gemm-h100-derived-features/select_seeds.py`` with both classifiers BASE and NEW
 (e.g. ``decision_tree_a_derived`` and ``decision_tree_regret_derived``). For each table,
 pruning and k: both means over the splits, the mean paired difference (NEW minus BASE, points
 of % of the optimum), its standard error, and on how many splits each was better.

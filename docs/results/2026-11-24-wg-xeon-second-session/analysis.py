@@ -30,7 +30,9 @@ import numpy as np
 
 from perfport.wg import WgDataset, evaluate, geomean, load_dataset, match_scenarios
 
-WG = Path(__file__).resolve().parents[3] / "src" / "perfport" / "datasets" / "wg"
+ROOT = Path(__file__).resolve().parents[3]
+WG = ROOT / "src" / "perfport" / "datasets" / "wg"  # the shipped dataset
+DATA_WG = ROOT / "data" / "wg"  # rounds and re-measurements
 METHOD = "performance_forest+novel"
 SEEDS = (0, 1, 2)
 # First session's samples, then the second's (None: not measured again).
@@ -45,7 +47,7 @@ HOST_B_FROM = 21  # the second session's host changed after the 21st wide scenar
 
 
 def samples(name: str) -> dict[str, np.ndarray]:
-    with np.load(WG / "rounds" / f"{name}.samples.npz", allow_pickle=False) as z:
+    with np.load(DATA_WG / "rounds" / f"{name}.samples.npz", allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
 
 
@@ -112,7 +114,7 @@ def main() -> None:
     groups: dict[str, list[tuple[float, ...]]] = {}
     for kind, (first, second, again) in SESSIONS.items():
         one, two = samples(first), samples(second)
-        redone = load_dataset(WG / "repeat" / f"{again}.npz")
+        redone = load_dataset(DATA_WG / "repeat" / f"{again}.npz")
         pairs, unmatched = match_scenarios(data, redone)
         if unmatched or len(pairs) != len(two["samples"]):
             raise SystemExit(f"{again}: {len(unmatched)} scenarios not in the shipped dataset")

@@ -1,0 +1,63 @@
+"""Every kept benchmark runs end to end in its seconds-long ``--smoke`` mode, so none rots.
+
+The scripts run side by side as subprocesses (most of their time is waiting on compilers and
+child processes); each must exit 0 and print the lines its comparison is read from. Timings
+are not checked: the point is that the scripts still work, not what they measure here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BENCHMARKS, SHARED
+
+SRC = Path(__file__).parents[2] / "src"
+# script -> (extra arguments, what its output must contain)
+SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
+    "overhead.py": ([], ["ratio cold caches", "ratio warm caches"]),
+    "space_build.py": (["--data", str(SHARED)], ["ratio"]),
+    "strategies.py": (["--data", str(SHARED)], ["Mean fraction of the optimum", "ratio"]),
+    "tune_builtins.py": (["--out", "{tmp}/builtins"], ["| stencil |", "speedup"]),
+    "daemon_latency.py": ([], ["p99 ratio predict / health"]),
+    "select_c_speed.py": ([], ["ratio selector/baseline"]),
+}
+NEEDS_SHARED = {"space_build.py", "strategies.py"}
+
+
+def test_every_kept_benchmark_is_covered():
+    assert {p.name for p in BENCHMARKS.glob("*.py")} == set(SCRIPTS)
+
+
+def test_smoke_runs(tmp_path: Path):
+    pytest.importorskip("sklearn", reason="daemon_latency and select_c_speed fit models")
+    pytest.importorskip("fastapi", reason="daemon_latency starts the daemon")
+    if shutil.which("gcc") is None:
+        pytest.skip("select_c_speed compiles its selector with gcc")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    running = {}
+    for script, (extra, _) in SCRIPTS.items():
+        if script in NEEDS_SHARED and not SHARED.is_dir():
+            continue  # third-party data beside the checkout; absent on a fresh clone
+        argv = [a.replace("{tmp}", str(tmp_path)) for a in extra]
+        running[script] = subprocess.Popen(
+            [sys.executable, str(BENCHMARKS / script), "--smoke", *argv],
+            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    failures = []
+    for script, process in running.items():
+        out, _ = process.communicate(timeout=300)
+        missing = [m for m in SCRIPTS[script][1] if m not in out]
+        if process.returncode != 0 or missing:
+            failures.append(
+                f"{script}: exit {process.returncode}, missing {missing}\n{out[-2000:]}"
+            )
+    assert not failures, "\n\n".join(failures)
