@@ -17,8 +17,9 @@ import time
 
 import numpy as np
 
-from perfport.wg.predictors import WgPredictor
+from perfport._core.optional import sklearn
 from perfport.wg.dataset import load_dataset
+from perfport.wg.predictors import WgPredictor
 from perfport.wg.predictors.forest import WgPerformanceForest
 
 # The module, not the function that perfport.wg exports under the same name.
@@ -77,7 +78,7 @@ class SizeAware(WgPredictor):
             X.append(self.rows(data.features[s], cols))
             Y.append(y)
         self.model_ = (
-            _sklearn("ensemble")
+            sklearn("ensemble", "A tried predictor")
             .HistGradientBoostingRegressor(
                 max_iter=self.iters, learning_rate=0.1, min_samples_leaf=40, random_state=self.seed
             )
