@@ -54,8 +54,6 @@ Two methods choose for robustness rather than for the mean of the known devices:
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import os
 from collections import Counter
@@ -67,10 +65,13 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core import StoreError
 from perfport._core.stats import floored_geomean
 from perfport.select.errors import SelectError
 from perfport.select.normalise import CUTOFF, relative
 from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
+from perfport.store.formats.kt_cache import KernelTunerCache, read_kt_cache
+from perfport.store.formats.untrusted import clip
 
 # A rise of the training geometric mean smaller than this (in log space) counts as "stopped
 # rising": it is below what repeated timings of one configuration can resolve.
@@ -172,11 +173,11 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
             if str(a) == str(b) or _same_file(a, b):
                 raise SelectError(f"{a} is given twice (as {b}); give each cache once")
     caches = [_read_cache(p) for p in paths]
-    values = [{key: _values(cache, key) for key in cache["tune_params_keys"]} for cache in caches]
+    values = [{key: cache.values_of(key) for key in cache.params} for cache in caches]
     _check_same_problem(paths, caches, values)
     _check_value_kinds(paths, values)
-    first = tuple(caches[0]["tune_params_keys"])
-    shared = set(first).intersection(*(c["tune_params_keys"] for c in caches))
+    first = tuple(caches[0].params)
+    shared = set(first).intersection(*(c.params for c in caches))
     varying = {key for per_key in values for key, v in per_key.items() if len(v) > 1}
     _check_tuned_everywhere(paths, caches, values, shared)
     fixed: dict[str, tuple[Any, Path]] = {}  # parameter -> its single value, and where seen
@@ -187,8 +188,8 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
             (value,) = v
             if key in fixed and fixed[key][0] != value:
                 raise SelectError(
-                    f"{path}: parameter {_clip(key)} is fixed at {_clip(value)} here but at "
-                    f"{_clip(fixed[key][0])} in {fixed[key][1]}; "
+                    f"{path}: parameter {clip(key)} is fixed at {clip(value)} here but at "
+                    f"{clip(fixed[key][0])} in {fixed[key][1]}; "
                     "pool caches of the same problem only"
                 )
             fixed.setdefault(key, (value, path))
@@ -210,7 +211,7 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
 
 def _check_tuned_everywhere(
     paths: Sequence[Path],
-    caches: Sequence[dict[str, Any]],
+    caches: Sequence[KernelTunerCache],
     values: Sequence[dict[str, set[Any]]],
     shared: set[str],
 ) -> None:
@@ -219,13 +220,13 @@ def _check_tuned_everywhere(
     odd one out as often as the file where it varies."""
     for path, cache, per_key in zip(paths, caches, values, strict=True):
         # In the file's own order, so the message is the same on every run.
-        key = next((k for k in cache["tune_params_keys"]
+        key = next((k for k in cache.params
                     if len(per_key[k]) > 1 and k not in shared), None)  # fmt: skip
         if key is not None:
             lacking = next(q for q, c in zip(paths, caches, strict=True)
-                           if key not in c["tune_params_keys"])  # fmt: skip
+                           if key not in c.params)  # fmt: skip
             raise SelectError(
-                f"{path}: parameter {_clip(key)} varies here but {lacking} does not tune it; "
+                f"{path}: parameter {clip(key)} varies here but {lacking} does not tune it; "
                 "only caches of the same kernel and search space can be pooled"
             )
 
@@ -243,7 +244,7 @@ def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, set[Any
                 if other[0] != kind:
                     where = "" if other[1] == path else f" in {other[1]}"
                     raise SelectError(
-                        f"{path}: parameter {_clip(key)} has {kind} values here and {other[0]} "
+                        f"{path}: parameter {clip(key)} has {kind} values here and {other[0]} "
                         f"values{where}; write each parameter's values as one kind in every "
                         "cache (e.g. 1 and 0 everywhere, not true and false in one)"
                     )
@@ -260,14 +261,14 @@ def _kind(value: Any) -> str:
     return "number" if isinstance(value, int | float) else "string"
 
 
-def _device_names(paths: Sequence[Path], caches: Sequence[dict[str, Any]]) -> list[str]:
+def _device_names(paths: Sequence[Path], caches: Sequence[KernelTunerCache]) -> list[str]:
     """One distinct name per cache: its ``device_name``, else its file name without suffixes.
     Two caches of one GPU model (another driver, another machine) stay two devices, named by
     their file, or by their path where the file names are the same too."""
     names = []
     for path, cache in zip(paths, caches, strict=True):
-        name = cache.get("device_name")
-        names.append(name if isinstance(name, str) and name.strip() else _stem(path))
+        name = cache.device_name
+        names.append(name if name.strip() else _stem(path))
     file_names = [p.name for p in paths]
     labelled = [
         n if names.count(n) == 1
@@ -291,27 +292,27 @@ def _distinct(names: Sequence[str]) -> list[str]:
 
 
 def _check_same_problem(
-    paths: Sequence[Path], caches: Sequence[dict[str, Any]], values: Sequence[dict[str, set[Any]]]
+    paths: Sequence[Path], caches: Sequence[KernelTunerCache], values: Sequence[dict[str, set[Any]]]
 ) -> None:
     """Caches of different problem sizes rank configurations for different work; every pair
     that records a ``problem_size`` is compared (containment is not transitive)."""
-    sized = [i for i, c in enumerate(caches) if "problem_size" in c]
+    sized = [i for i, c in enumerate(caches) if c.has_problem_size]
     for n, i in enumerate(sized):
         for j in sized[:n]:
             if not _same_problem(caches[i], values[i], caches[j], values[j]):
                 raise SelectError(
-                    f"{paths[i]} was tuned on problem size {_clip(caches[i]['problem_size'])}"
+                    f"{paths[i]} was tuned on problem size {clip(caches[i].problem_size)}"
                     f"{_constants_note(caches[i], values[i], caches[j])}, {paths[j]} on "
-                    f"{_clip(caches[j]['problem_size'])}"
+                    f"{clip(caches[j].problem_size)}"
                     f"{_constants_note(caches[j], values[j], caches[i])}"
                     "; pool caches of the same problem only"
                 )
 
 
 def _same_problem(
-    a: dict[str, Any],
+    a: KernelTunerCache,
     a_values: dict[str, set[Any]],
-    b: dict[str, Any],
+    b: KernelTunerCache,
     b_values: dict[str, set[Any]],
 ) -> bool:
     """Whether two caches' problem sizes agree. One size may list more values than the other:
@@ -319,7 +320,7 @@ def _same_problem(
     parameters fixed at one value ([4096, 4096] with filter_width = filter_height = 15). The
     extra values must then be those of the other cache's fixed parameters (that the longer one
     does not tune), or a 7x7 filter would pass for a 15x15 one."""
-    sa, sb = a["problem_size"], b["problem_size"]
+    sa, sb = a.problem_size, b.problem_size
     if not isinstance(sa, list) or not isinstance(sb, list):
         return bool(sa == sb)
     return _covers(sa, sb, _constants(b_values, a)) or _covers(sb, sa, _constants(a_values, b))
@@ -331,146 +332,51 @@ def _covers(big: list[Any], small: list[Any], constants: list[str]) -> bool:
     return not (want - have) and not (have - want - Counter(constants))
 
 
-def _constants(values: dict[str, set[Any]], other: dict[str, Any]) -> list[str]:
+def _constants(values: dict[str, set[Any]], other: KernelTunerCache) -> list[str]:
     """The values (as text) of a cache's single-valued parameters that ``other`` does not tune."""
     return [str(v) for v in _fixed_apart(values, other).values()]
 
 
 def _constants_note(
-    cache: dict[str, Any], values: dict[str, set[Any]], other: dict[str, Any]
+    cache: KernelTunerCache, values: dict[str, set[Any]], other: KernelTunerCache
 ) -> str:
     """Where a cache's fixed parameters stand for problem values that the other cache lists in
     its size, " (with filter_width=15 fixed)": the reader sees what was compared."""
-    fixed = [f"{_clip(k)[1:-1]}={_clip(v)}" for k, v in _fixed_apart(values, other).items()]
+    fixed = [f"{clip(k)[1:-1]}={clip(v)}" for k, v in _fixed_apart(values, other).items()]
     fixed = fixed if len(fixed) <= 4 else [*fixed[:4], "..."]
     return f" (with {', '.join(fixed)} fixed)" if fixed else ""
 
 
-def _fixed_apart(values: dict[str, set[Any]], other: dict[str, Any]) -> dict[str, Any]:
+def _fixed_apart(values: dict[str, set[Any]], other: KernelTunerCache) -> dict[str, Any]:
     """A cache's parameters with a single value that ``other`` does not tune, and that value."""
-    tuned = set(other["tune_params_keys"])
+    tuned = set(other.params)
     return {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and k not in tuned}
 
 
-def _read_cache(path: Path) -> dict[str, Any]:
+def _read_cache(path: Path) -> KernelTunerCache:
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise SelectError(f"{path}: cannot be read ({e.strerror}); check the path") from None
-    try:
-        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-        cache = json.loads(text)
-    except (OSError, EOFError, ValueError, RecursionError):
-        raise SelectError(
-            f"{path}: not JSON or gzipped JSON; pass a Kernel Tuner cache file (.json or .json.gz)"
-        ) from None
-    keys = cache.get("tune_params_keys") if isinstance(cache, dict) else None
-    if (
-        not isinstance(keys, list)
-        or not keys
-        or not all(isinstance(k, str) for k in keys)
-        or len(set(keys)) != len(keys)
-        or not isinstance(cache.get("cache"), dict)
-        # A size is a number, a string or a flat list of them (Kernel Tuner's problem_size);
-        # deep nesting would blow the stack where an error message prints it.
-        or not _scalar(cache.get("problem_size"))
-    ):
-        raise SelectError(
-            f"{path}: not a Kernel Tuner cache (needs 'tune_params_keys', a list of distinct "
-            "parameter names, 'cache', and a flat 'problem_size' if any); pass a cache written "
-            "by Kernel Tuner or `perfport export --format kt-cache`"
-        )
-    _check_entries(path, cache)
+        cache = read_kt_cache(path)
+    except StoreError as exc:  # the store's reader words it; select's callers catch SelectError
+        raise SelectError(str(exc)) from None
+    if not cache.entries:
+        raise SelectError(f"{path}: the cache holds no configurations; re-run the tuning")
     return cache
 
 
-def _check_entries(path: Path, cache: dict[str, Any]) -> None:
-    """Every entry holds every parameter the cache tunes, each a valid value: the pooling
-    checks after this (fixed values, varying parameters) may then read any entry."""
-    keys = cache["tune_params_keys"]
-    if not cache["cache"]:
-        raise SelectError(f"{path}: the cache holds no configurations; re-run the tuning")
-    for key, entry in cache["cache"].items():
-        if not isinstance(entry, dict):
-            raise SelectError(
-                f"{path}: cache entry {_clip(key)} is a {type(entry).__name__}, not an object; "
-                "not a Kernel Tuner cache"
-            )
-        missing = next((p for p in keys if p not in entry), None)
-        if missing is not None:
-            raise SelectError(
-                f"{path}: cache entry {_clip(key)} lacks parameter {_clip(missing)}; "
-                "the file is truncated or not a Kernel Tuner cache"
-            )
-        bad = next((p for p in keys if not _scalar(entry[p])), None)
-        if bad is not None:
-            raise SelectError(
-                f"{path}: cache entry {_clip(key)} has {_clip(bad)} = {_short(entry[bad])}, "
-                "not a finite number or a string; not a Kernel Tuner cache"
-            )
-
-
-def _clip(value: Any) -> str:
-    """``repr(value)``, cut short: keys, names and values come from the file, and a crafted
-    megabyte would make the one-line error a megabyte long."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _short(value: Any) -> str:
-    # The value may be a crafted megabyte of nesting: name its kind, keep the message short.
-    return json.dumps(value) if isinstance(value, float) else f"a {type(value).__name__}"
-
-
 def _entries(
-    path: Path, cache: dict[str, Any], params: tuple[str, ...]
+    path: Path, cache: KernelTunerCache, params: tuple[str, ...]
 ) -> dict[tuple[Any, ...], float]:
-    """Configuration (values in ``params`` order) -> time, for the entries that ran (entries
-    already checked by ``_check_entries``)."""
+    """Configuration (values in ``params`` order) -> time, for the entries that ran."""
+    where = [cache.params.index(p) for p in params]
     out: dict[tuple[Any, ...], float] = {}
-    for entry in cache["cache"].values():
-        t = _time(entry.get("time"))
-        # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
-        if t is not None:
-            out[tuple(_hashable(entry[p]) for p in params)] = t
+    for entry in cache.entries:
+        # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0),
+        # and so does a time that is not positive.
+        if entry.time_ms is not None and entry.time_ms > 0:
+            out[tuple(entry.values[i] for i in where)] = entry.time_ms
     if not out:
         raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")
     return out
-
-
-def _time(value: Any) -> float | None:
-    """A positive finite time in ms, or None (a failure string, or junk)."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return None
-    try:
-        t = float(value)  # an int of 400 digits does not fit
-    except OverflowError:
-        return None
-    return t if math.isfinite(t) and t > 0 else None
-
-
-def _values(cache: dict[str, Any], key: str) -> set[Any]:
-    """The values parameter ``key`` takes in a cache's entries."""
-    return {_hashable(e[key]) for e in cache["cache"].values()}
-
-
-def _scalar(value: Any) -> bool:
-    """A parameter value: a number, a string, or a flat list of them (Kernel Tuner's tuples).
-    NaN and infinities are refused: NaN never equals itself, so it matches no configuration
-    of another cache, and neither can be written back as JSON for ``tune --configs``."""
-    if isinstance(value, list):
-        return all(_atom(v) for v in value)
-    return value is None or _atom(value)
-
-
-def _atom(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    return isinstance(value, int | str)
-
-
-def _hashable(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _order(config: tuple[Any, ...]) -> tuple[tuple[int, Any, str], ...]:

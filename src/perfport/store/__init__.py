@@ -1,7 +1,7 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
-from perfport.store.export import write_csv, write_json
+from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
