@@ -5,6 +5,7 @@ from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
+    ResultRow,
     best_results,
     declared_params,
     export_rows,
@@ -19,6 +20,7 @@ __all__ = [
     "BestResult",
     "Campaign",
     "CampaignStatus",
+    "ResultRow",
     "Store",
     "best_results",
     "declared_params",

@@ -23,7 +23,7 @@ import numpy as np
 from perfport._core import Config, Measurement, Outcome, Problem, StoreError
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.untrusted import clip, kind_of, read_json
-from perfport.store.queries import declared_params, one_group
+from perfport.store.queries import ResultRow, declared_params, one_group
 from perfport.store.store import Store
 
 # Kernel Tuner's failure strings <-> perfport's outcomes.
@@ -220,40 +220,40 @@ def to_kt_cache(
 ) -> dict[str, Any]:
     """One device/kernel/problem's results as a Kernel Tuner cache (``time`` is the mean)."""
     rows = one_group(store, kernel=kernel, device=device)
-    keys = list(rows[0]["config"])
+    keys = list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
     cache = {}
     for r in rows:
-        entry: dict[str, Any] = dict(r["config"])
-        if r["outcome"] == "ok":
-            entry["time"] = float(np.mean(r["times_ms"]))
-            entry["times"] = r["times_ms"]
+        entry: dict[str, Any] = dict(r.config)
+        if r.ok:
+            entry["time"] = float(np.mean(r.times_ms))
+            entry["times"] = list(r.times_ms)
         else:
-            entry["time"] = failure.get(Outcome(r["outcome"]), "RuntimeFailedConfig")
+            entry["time"] = failure.get(r.outcome, "RuntimeFailedConfig")
         entry.update(
-            compile_time=r["compile_ms"] or 0.0, verification_time=0, benchmark_time=0, strategy_time=0,
-            framework_time=0, timestamp=stamp(r["created"]),
+            compile_time=r.compile_ms or 0.0, verification_time=0, benchmark_time=0, strategy_time=0,
+            framework_time=0, timestamp=stamp(r.created),
         )  # fmt: skip
-        cache[",".join(str(r["config"][k]) for k in keys)] = entry
-    problem = rows[0]["problem"]
+        cache[",".join(str(r.config[k]) for k in keys)] = entry
+    problem = rows[0].problem
     size = problem.get("problem_size")
     return {
-        "device_name": rows[0]["device"],
-        "kernel_name": rows[0]["kernel"],
+        "device_name": rows[0].device,
+        "kernel_name": rows[0].kernel,
         "problem_size": [int(x) for x in str(size).split("x")] if size else list(problem.values()),
         "tune_params_keys": keys,
-        "tune_params": _declared_values(store, rows[0]["kernel_hash"], keys, rows),
+        "tune_params": _declared_values(store, rows[0].kernel_hash, keys, rows),
         "objective": "time",
         "cache": cache,
     }
 
 
 def _declared_values(
-    store: Store, kernel_hash: str, keys: list[str], rows: list[dict[str, Any]]
+    store: Store, kernel_hash: str, keys: list[str], rows: list[ResultRow]
 ) -> dict[str, list[Any]]:
     """Each parameter's values as the kernel declares them (or as seen, failing that)."""
     declared = declared_params(store, kernel_hash)
-    return {k: declared.get(k) or sorted({r["config"][k] for r in rows}, key=_order) for k in keys}
+    return {k: declared.get(k) or sorted({r.config[k] for r in rows}, key=_order) for k in keys}
 
 
 def stamp(created: float) -> str:

@@ -82,24 +82,23 @@ def to_t4(store: Store, kernel: str | None = None, device: str | None = None) ->
     invalidity = {o: s for s, o in T4_INVALIDITY.items()}
     results = []
     for r in one_group(store, kernel=kernel, device=device):
-        ok = r["outcome"] == "ok"
         results.append(
             {
-                "timestamp": stamp(r["created"]),
-                "configuration": r["config"],
+                "timestamp": stamp(r.created),
+                "configuration": dict(r.config),
                 "times": {
-                    "compilation": r["compile_ms"] or 0.0,
+                    "compilation": r.compile_ms or 0.0,
                     "framework": 0,
                     "search_algorithm": 0,
                     "validation": 0,
-                    "runtimes": r["times_ms"],
+                    "runtimes": list(r.times_ms),
                 },
-                "invalidity": invalidity.get(Outcome(r["outcome"]), "runtime"),
-                "correctness": 1 if ok else 0,
+                "invalidity": invalidity.get(r.outcome, "runtime"),
+                "correctness": 1 if r.ok else 0,
                 "measurements": [
                     {
                         "name": "time",
-                        "value": float(np.mean(r["times_ms"])) if ok else None,
+                        "value": float(np.mean(r.times_ms)) if r.ok else None,
                         "unit": "ms",
                     }
                 ],
