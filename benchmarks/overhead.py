@@ -31,7 +31,7 @@ import numpy as np
 
 import perfport
 from perfport import LocalArg, Param, ParamKind, RunSettings, Timing
-from perfport.devices.portable import OPENCL_PRELUDE
+from perfport.devices.dialect import OPENCL_PRELUDE
 from perfport.kernels.stencil import box_mean_numpy, shifted_views
 
 WC = (4, 8, 16, 32, 64)
