@@ -68,7 +68,7 @@ def shared_source() -> str:
     compile. Its problem defines (types, borders, boundary) come first, as the tool adds
     block_size_x and block_size_y."""
     import perfport
-    from perfport.devices.portable import OPENCL_PRELUDE
+    from perfport.devices.dialect import OPENCL_PRELUDE
 
     spec = perfport.builtin("stencil")
     defines = {"ELEM": "float", "OUT": "float", "NORTH": 1, "SOUTH": 1, "EAST": 1, "WEST": 1}

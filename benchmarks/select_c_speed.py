@@ -34,7 +34,8 @@ import numpy as np
 
 from perfport.kernels import load_problems
 from perfport.select.bundle import load_bundle
-from perfport.select.codegen import SelectorTree, Transform, generate_c, model_inputs
+from perfport.select.emit_c import generate_c
+from perfport.select.tree import SelectorTree, Transform, model_inputs
 
 FEATURES = ("M", "N", "K", "batch", "trans_a", "trans_b")
 PARAMS = ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")

@@ -19,7 +19,7 @@ import warnings
 from functools import partial
 from pathlib import Path
 
-from perfport.space import is_space_file, load_space_file
+from perfport.store.formats.search_space import is_space_file, load_space_file
 
 
 def best_time(build, repeats: int) -> tuple[float, int]:

@@ -47,9 +47,11 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Param
-from perfport.space import Space, load_space_file
+from perfport.space import Space
 from perfport.store import Store
-from perfport.store.interchange import external_device, import_file
+from perfport.store.formats.imported import external_device
+from perfport.store.formats.importing import import_file
+from perfport.store.formats.search_space import load_space_file
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
 from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.replay import ReplayData, evals_to, simulate

@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
+from perfport.select.across_devices_holdout import LooRow, leave_one_out, loo_markdown
+from perfport.select.device_caches import DeviceTimes, load_caches
 from perfport.select.errors import SelectError
 from perfport.select.normalise import relative
-from perfport.select.portable import DeviceTimes, LooRow, leave_one_out, load_caches, loo_markdown
 
 KERNELS = {
     "GEMM": ("gemm", ("RTX_2080_Ti", "RTX_3090")),

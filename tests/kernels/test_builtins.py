@@ -10,7 +10,7 @@ import pytest
 
 from perfport._core import Config, Outcome, Problem
 from perfport.devices import open_session
-from perfport.devices.portable import CUDA_PRELUDE
+from perfport.devices.dialect import CUDA_PRELUDE
 from perfport.kernels import BUILTINS, builtin
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs

@@ -15,8 +15,8 @@ from perfport._core import PerfportError
 from perfport.kernels import builtin, load_problems
 from perfport.select import SelectError
 from perfport.select.bundle import load_bundle, write_bundle
-from perfport.select.codegen import SelectorTree, Transform, model_inputs
 from perfport.select.dispatch import Dispatcher
+from perfport.select.tree import SelectorTree, Transform, model_inputs
 
 tree_module = pytest.importorskip("sklearn.tree", reason="scikit-learn (the models extra)")
 

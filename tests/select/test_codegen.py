@@ -17,12 +17,12 @@ import pytest
 from conftest import compile_shared
 from perfport.kernels import load_problems
 from perfport.select import SelectError
-from perfport.select.codegen import (
+from perfport.select.emit_c import generate_c
+from perfport.select.emit_python import generate_python
+from perfport.select.tree import (
     LEAF,
     SelectorTree,
     Transform,
-    generate_c,
-    generate_python,
     long_cutoff,
     model_inputs,
     real_cutoff,

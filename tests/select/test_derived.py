@@ -18,7 +18,6 @@ from conftest import compile_shared
 from perfport.select import SelectError, fit_selector, load_csv
 from perfport.select.bundle import load_bundle, write_bundle
 from perfport.select.classify import Classifier, Selector
-from perfport.select.codegen import LEAF, SelectorTree, real_cutoff
 from perfport.select.derive import (
     Derived,
     DerivedKind,
@@ -28,6 +27,7 @@ from perfport.select.derive import (
 )
 from perfport.select.normalise import normalise
 from perfport.select.prune import choose
+from perfport.select.tree import LEAF, SelectorTree, real_cutoff
 
 pytest.importorskip("sklearn.tree", reason="scikit-learn (the models extra)")
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")

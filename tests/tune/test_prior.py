@@ -10,7 +10,7 @@ import numpy as np
 from perfport import Measurement, Outcome, RunSettings, Timing, builtin, tune
 from perfport.space import kernel_space
 from perfport.store import CampaignStatus, Store
-from perfport.store.interchange import external_device
+from perfport.store.formats.imported import external_device
 from perfport.tune.prior import transfer_prior
 
 FAST = RunSettings(timing=Timing.fixed(2))

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from perfport.select.normalise import relative
-from perfport.select.portable import load_caches
+from perfport.select.device_caches import load_caches
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from perfport._core import PerfportError, Value
 from perfport._core.version import __version__
 
-# perfport.select.portable.Method's values, spelled out so the CLI starts without importing
+# perfport.select.across_devices.Method's values, spelled out so the CLI starts without importing
 # the selection stack (tests/cli checks they agree).
 PORTABLE_METHODS = ("portable", "greedy_geomean", "clustered", "most_often_best", "greedy_mean",
                     "maximin", "perturbed")  # fmt: skip

@@ -34,8 +34,11 @@ from perfport.cli.select_commands import (  # noqa: F401  (dispatched by name)
 from perfport.devices import get_device
 from perfport.kernels import BUILTINS, resolve_kernel
 from perfport.measure import RunSettings, Timing
-from perfport.space import is_space_file, load_space_file
-from perfport.store import CampaignStatus, Store, export_rows, interchange, write_csv, write_json
+from perfport.store import CampaignStatus, Store, export_rows, write_csv, write_json
+from perfport.store.formats.importing import import_file
+from perfport.store.formats.kt_cache import to_kt_cache
+from perfport.store.formats.search_space import is_space_file, load_space_file
+from perfport.store.formats.t4 import to_t4
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune import Budget, resolve_problem
 from perfport.tune.replay import replay_db
@@ -194,7 +197,7 @@ def cmd_results(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_import(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db) as store:
-        imported = interchange.import_file(store, args.file, args.device_name, args.kernel_name)
+        imported = import_file(store, args.file, args.device_name, args.kernel_name)
     if args.json:
         render.print_json(imported.to_json())
     else:
@@ -209,7 +212,7 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     fmt = "json" if args.json else args.format
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
-            convert = interchange.to_kt_cache if fmt == "kt-cache" else interchange.to_t4
+            convert = to_kt_cache if fmt == "kt-cache" else to_t4
             document = convert(store, kernel=args.kernel, device=args.device)
             count = len(document.get("cache") or document.get("results") or [])
 

@@ -157,7 +157,7 @@ def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
-    from perfport.select.portable import portable
+    from perfport.select.across_devices import portable
 
     result = portable(args.files, args.kernels, holdout=args.holdout, method=args.method)
     shipped = "1 configuration" if result.k == 1 else f"{result.k} configurations"

@@ -12,7 +12,7 @@ import numpy as np
 from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
-from perfport.devices.portable import CUDA_PRELUDE
+from perfport.devices.dialect import CUDA_PRELUDE
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 # Errors after which the CUDA context is unusable: the worker must start afresh.

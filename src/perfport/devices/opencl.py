@@ -11,7 +11,7 @@ import numpy as np
 from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
-from perfport.devices.portable import OPENCL_PRELUDE
+from perfport.devices.dialect import OPENCL_PRELUDE
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 

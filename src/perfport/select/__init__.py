@@ -12,6 +12,8 @@ Derived features (``derive``: products and divisibility of problem sizes) let tr
 split on quantities such as a GEMM's output size; generated code computes them exactly.
 """
 
+from perfport.select.across_devices import PortableResult, portable
+from perfport.select.across_devices_holdout import leave_one_out
 from perfport.select.bundle import Bundle, load_bundle, write_bundle
 from perfport.select.classify import (
     Classifier,
@@ -23,10 +25,12 @@ from perfport.select.classify import (
     problems_recombined,
     regret_targets,
 )
-from perfport.select.codegen import SelectorTree, Transform, generate_c, generate_python
 from perfport.select.deploy import fit_bundle
 from perfport.select.derive import Derived, DerivedKind, default_derived, parse_derived
+from perfport.select.device_caches import load_caches
 from perfport.select.dispatch import Dispatcher
+from perfport.select.emit_c import generate_c
+from perfport.select.emit_python import generate_python
 from perfport.select.errors import SelectError
 from perfport.select.evaluate import (
     DEFAULT_KS,
@@ -41,9 +45,9 @@ from perfport.select.evaluate import (
     to_json,
 )
 from perfport.select.normalise import Normalisation, normalise, relative
-from perfport.select.portable import PortableResult, leave_one_out, load_caches, portable
 from perfport.select.prune import Pruning, choose, set_score
 from perfport.select.table import PerfTable, from_store, load_csv, save_csv
+from perfport.select.tree import SelectorTree, Transform
 
 __all__ = [
     "DEFAULT_KS",

@@ -26,15 +26,10 @@ from typing import Any
 
 from perfport._core import Config, SpecError, Value
 from perfport._core.identifiers import is_code_keyword
-from perfport.select.codegen import (
-    SelectorTree,
-    Transform,
-    check_identifier,
-    generate_c,
-    generate_python,
-    label_index,
-)
+from perfport.select.emit_c import generate_c
+from perfport.select.emit_python import generate_python
 from perfport.select.errors import SelectError
+from perfport.select.tree import SelectorTree, Transform, check_identifier, label_index
 
 FORMAT = "perfport-selector-bundle"
 VERSION = 2  # 2: the tree may read derived features ("derived"); version 1 has none

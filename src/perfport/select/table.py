@@ -150,18 +150,18 @@ def from_store(
                 f"{path} has no results for kernel {kernel or '(any)'} on device "
                 f"{device or '(any)'}; see 'perfport results --db {path}'"
             )
-        _one_target(rows, "device_fingerprint", "device", "device", kernel, device)
-        _one_target(rows, "kernel_hash", "kernel", "kernel", kernel, device)
-        declared = declared_params(store, rows[0]["kernel_hash"])
+        _one_target({(r.device_fingerprint, r.device) for r in rows}, "device", kernel, device)
+        _one_target({(r.kernel_hash, r.kernel) for r in rows}, "kernel", kernel, device)
+        declared = declared_params(store, rows[0].kernel_hash)
 
     problem_keys: dict[str, int] = {}
     config_keys: dict[str, int] = {}
     best: dict[tuple[int, int], float] = {}
     for r in rows:
-        pi = problem_keys.setdefault(json.dumps(r["problem"], sort_keys=True), len(problem_keys))
-        ci = config_keys.setdefault(json.dumps(r["config"], sort_keys=True), len(config_keys))
-        if r["outcome"] == "ok" and r["median_ms"] is not None and r["median_ms"] > 0:
-            best[pi, ci] = min(r["median_ms"], best.get((pi, ci), math.inf))
+        pi = problem_keys.setdefault(json.dumps(dict(r.problem), sort_keys=True), len(problem_keys))
+        ci = config_keys.setdefault(json.dumps(dict(r.config), sort_keys=True), len(config_keys))
+        if r.ok and r.median_ms is not None and r.median_ms > 0:
+            best[pi, ci] = min(r.median_ms, best.get((pi, ci), math.inf))
 
     problems = [json.loads(k) for k in problem_keys]
     configs = [json.loads(k) for k in config_keys]
@@ -181,21 +181,20 @@ def from_store(
         param_names=param_names,
         configs=tuple(config_values[j] for j in c_order),
         times=times[np.ix_(p_order, c_order)],
-        device=rows[0]["device"],
-        kernel=rows[0]["kernel"],
+        device=rows[0].device,
+        kernel=rows[0].kernel,
     )
 
 
 def _one_target(
-    rows: list[dict[str, Any]],
-    key: str,
-    name_key: str,
+    identities: set[tuple[str, str]],
     what: str,
     kernel: str | None,
     device: str | None,
 ) -> None:
-    """Refuse a store that mixes several devices (or kernels) the caller did not choose among."""
-    found = sorted({(r[key], r[name_key]) for r in rows})
+    """Refuse a store that mixes several devices (or kernels) the caller did not choose among;
+    ``identities`` are the (fingerprint or hash, name) pairs found."""
+    found = sorted(identities)
     if len(found) > 1:
         names = ", ".join(f"{name} ({ident[:12]})" for ident, name in found)
         option = "--device NAME|FINGERPRINT" if what == "device" else "--kernel NAME|HASH"

@@ -1,8 +1,7 @@
 """Layer 1: search spaces. Parameters + constraints -> legal configurations, vectorised.
 Constraint strings are parsed with an AST whitelist (perfport._core.expr), never eval'd.
-Kernel Tuner's T1 and BAT's CAFF space files load too (formats.py)."""
+Kernel Tuner's T1 and BAT's CAFF space files are read by perfport.store.formats.search_space."""
 
-from perfport.space.formats import SpaceDefinition, is_space_file, load_space_file
 from perfport.space.kernel_space import device_constraints, kernel_space, spec_device_constraints
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
@@ -11,10 +10,7 @@ __all__ = [
     "ConstraintSource",
     "PruningReport",
     "Space",
-    "SpaceDefinition",
     "device_constraints",
-    "is_space_file",
     "kernel_space",
-    "load_space_file",
     "spec_device_constraints",
 ]

@@ -1,10 +1,11 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
-from perfport.store.export import write_csv, write_json
+from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
+    ResultRow,
     best_results,
     declared_params,
     export_rows,
@@ -20,6 +21,7 @@ __all__ = [
     "BestResult",
     "Campaign",
     "CampaignStatus",
+    "ResultRow",
     "ScenarioResult",
     "Store",
     "best_results",

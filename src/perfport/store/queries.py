@@ -145,47 +145,91 @@ EXPORT_COLUMNS = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class ResultRow:
+    """One stored result, flat: a row of ``perfport export`` (``to_json`` gives its record,
+    keyed by EXPORT_COLUMNS in that order)."""
+
+    campaign: str
+    device: str
+    backend: str
+    device_fingerprint: str
+    kernel: str
+    kernel_hash: str
+    problem: Problem
+    config: Config
+    outcome: Outcome
+    message: str
+    n: int
+    min_ms: float | None
+    median_ms: float | None
+    mean_ms: float | None
+    std_ms: float | None
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    compile_ms: float | None
+    times_ms: tuple[float, ...]  # every timed launch
+    tool_version: str
+    created: float
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    def to_json(self) -> dict[str, Any]:
+        record = {name: getattr(self, name) for name in EXPORT_COLUMNS}
+        record.update(
+            problem=dict(self.problem),
+            config=dict(self.config),
+            outcome=self.outcome.value,
+            times_ms=list(self.times_ms),
+        )
+        return record
+
+
+def _result_row(row: Any) -> ResultRow:
+    return ResultRow(
+        campaign=row["campaign"], device=row["device"], backend=row["backend"],
+        device_fingerprint=row["device_fingerprint"], kernel=row["kernel"],
+        kernel_hash=row["kernel_hash"], problem=Problem.of(json.loads(row["problem"])),
+        config=Config.of(json.loads(row["config"])), outcome=Outcome(row["outcome"]),
+        message=row["message"], n=row["n"], min_ms=row["min_ms"], median_ms=row["median_ms"],
+        mean_ms=row["mean_ms"], std_ms=row["std_ms"], ci_low_ms=row["ci_low_ms"],
+        ci_high_ms=row["ci_high_ms"], compile_ms=row["compile_ms"],
+        times_ms=tuple(np.frombuffer(row["times"], dtype="<f8").tolist()) if row["times"] else (),
+        tool_version=row["tool_version"], created=row["created"],
+    )  # fmt: skip
+
+
 def export_rows(
     store: Store, kernel: str | None = None, device: str | None = None
-) -> Iterator[dict[str, Any]]:
-    """Every stored result as a flat record (problem and config as dicts, samples as a list)."""
+) -> Iterator[ResultRow]:
+    """Every stored result, in the order it was stored."""
     where, params = _where(kernel, device)
     for row in store.query(_RESULT_ROWS.format(where=where), params):
-        record = {k: row[k] for k in EXPORT_COLUMNS if k != "times_ms"}
-        record["problem"] = json.loads(row["problem"])
-        record["config"] = json.loads(row["config"])
-        record["times_ms"] = (
-            np.frombuffer(row["times"], dtype="<f8").tolist() if row["times"] else []
-        )
-        yield record
+        yield _result_row(row)
 
 
 def one_group(
     store: Store, kernel: str | None = None, device: str | None = None
-) -> list[dict[str, Any]]:
+) -> list[ResultRow]:
     """The export rows of exactly one device/kernel/problem, one per configuration (its best
     ok result, else its latest). More than one match, or none, is a StoreError naming them."""
     rows = list(export_rows(store, kernel=kernel, device=device))
     if not rows:
         raise StoreError("no results match; check --kernel/--device with 'perfport results'")
-    groups = {
-        (r["device_fingerprint"], r["kernel_hash"], json.dumps(r["problem"], sort_keys=True))
-        for r in rows
-    }
+    groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
-        names = sorted({f"{r['kernel']} on {r['device']} ({r['problem']})" for r in rows})
+        names = sorted({f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows})
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
             "narrow it with --kernel and --device"
         )
-    chosen: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, ResultRow] = {}
     for r in rows:
-        key = json.dumps(r["config"], sort_keys=True)
-        old = chosen.get(key)
-        if old is None or (
-            r["outcome"] == "ok" and (old["outcome"] != "ok" or r["median_ms"] < old["median_ms"])
-        ):
-            chosen[key] = r
+        old = chosen.get(r.config.key)
+        if old is None or (r.ok and (not old.ok or (r.median_ms or 0.0) < (old.median_ms or 0.0))):
+            chosen[r.config.key] = r
     return list(chosen.values())
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from perfport.space import Space
-from perfport.store import Store, export_rows
+from perfport.store import ResultRow, Store, export_rows
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,11 @@ def transfer_prior(
     ``problem`` are used when any other device has them, else those of every problem. None
     when no other device has results."""
     names = sorted(p.name for p in space.params)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[ResultRow]] = {}
     for row in export_rows(store, kernel=kernel):
-        if row["device_fingerprint"] == device_fingerprint or sorted(row["config"]) != names:
+        if row.device_fingerprint == device_fingerprint or sorted(row.config) != names:
             continue
-        key = (row["device_fingerprint"], json.dumps(row["problem"], sort_keys=True))
+        key = (row.device_fingerprint, json.dumps(dict(row.problem), sort_keys=True))
         groups.setdefault(key, []).append(row)
     wanted = json.dumps(dict(problem or {}), sort_keys=True)
     same_problem = [rows for (_, p), rows in groups.items() if p == wanted]
@@ -51,11 +51,11 @@ def transfer_prior(
     for rows in chosen:
         times: dict[int, float] = {}
         for row in rows:
-            if row["outcome"] != "ok" or row["median_ms"] is None:
+            if not row.ok or row.median_ms is None:
                 continue
-            i = space.index(row["config"])
+            i = space.index(row.config)
             if i is not None:
-                times[i] = min(row["median_ms"], times.get(i, np.inf))
+                times[i] = min(row.median_ms, times.get(i, np.inf))
         if not times:
             continue
         best = min(times.values())

@@ -44,11 +44,11 @@ class ReplayData:
         cls, store: Store, kernel: str | None = None, device: str | None = None
     ) -> ReplayData:
         rows = one_group(store, kernel=kernel, device=device)
-        declared = declared_params(store, rows[0]["kernel_hash"])
-        names = list(rows[0]["config"])
+        declared = declared_params(store, rows[0].kernel_hash)
+        names = list(rows[0].config)
         params = []
         for name in names:
-            seen = {r["config"][name] for r in rows}
+            seen = {r.config[name] for r in rows}
             values = declared.get(name) or []
             values = (
                 values
@@ -56,17 +56,17 @@ class ReplayData:
                 else sorted(seen, key=lambda v: (isinstance(v, str), v))
             )
             params.append(Param(name, tuple(values)))
-        space = Space.from_configs(params, [r["config"] for r in rows])
+        space = Space.from_configs(params, [r.config for r in rows])
         times = np.full(len(space), np.nan)
         for r in rows:
-            i = space.index(r["config"])
-            if i is not None and r["outcome"] == "ok":
-                times[i] = r["median_ms"]
+            i = space.index(r.config)
+            if i is not None and r.ok:
+                times[i] = r.median_ms
         if not np.isfinite(times).any():
             raise PerfportError("the selected results have no successful measurement to replay")
         first = rows[0]
-        return cls(f"{first['kernel']} on {first['device']}", space, times, first["kernel"],
-                   first["device_fingerprint"], first["problem"])  # fmt: skip
+        return cls(f"{first.kernel} on {first.device}", space, times, first.kernel,
+                   first.device_fingerprint, dict(first.problem))  # fmt: skip
 
     def config(self, index: int) -> Config:
         return self.space.config(index)

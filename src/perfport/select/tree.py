@@ -1,10 +1,11 @@
-"""Code generation: a fitted decision-tree selector as dependency-free C and as plain Python
-(Lawson, section 5: the selector runs before every launch, so it must cost next to nothing
-and be easy to compile into a library).
+"""The runtime selector's decision tree as plain data, and its exact cutoffs, for the code
+generators (``emit_c``, ``emit_python``; Lawson, section 5: the selector runs before every
+launch, so it must cost next to nothing and be easy to compile into a library).
 
 ``SelectorTree`` is the fitted tree as plain data (no scikit-learn needed to use it): node
 arrays, one ``Transform`` per feature, and at each leaf the index of the shipped configuration
-it chooses. ``generate_c`` and ``generate_python`` emit it as nested ifs.
+it chooses. ``fold`` maps it to raw-input cutoffs, which ``generate_c`` and
+``generate_python`` emit as nested ifs.
 
 Exactness. scikit-learn converts each input to float32 and sends it left when
 ``float32(x) <= threshold`` with a float64 threshold. Instead of repeating that (and the
@@ -43,7 +44,6 @@ from perfport.select.errors import SelectError
 
 LEAF = -1
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
-_MAX_PY_DEPTH = 90  # Python's parser refuses about 100 nested blocks
 
 
 class Transform(Enum):
@@ -363,17 +363,17 @@ def _transforms(transforms: Sequence[Transform | str] | None, n: int) -> tuple[T
     return out
 
 
-# ---- emission: a tree folded into (test, left, right) or a constant ------------------------
+# ---- for the emitters: a tree folded into (test, left, right) or a constant ---------------
 @dataclass(frozen=True)
-class _Split:
+class Split:
     feature: str
     cutoff: int | float
     model_test: str  # the model's own test, kept as a comment
-    left: _Node
-    right: _Node
+    left: Node
+    right: Node
 
 
-_Node = _Split | int
+Node = Split | int
 
 
 def _integer_column(tree: SelectorTree, column: int, integer: bool) -> bool:
@@ -384,12 +384,12 @@ def _integer_column(tree: SelectorTree, column: int, integer: bool) -> bool:
     return tree.derived[column - len(tree.features)].kind is DerivedKind.DIVISIBLE
 
 
-def _fold(tree: SelectorTree, integer: bool) -> _Node:
+def fold(tree: SelectorTree, integer: bool) -> Node:
     """The tree with raw-space cutoffs (for ``long`` inputs when ``integer``, else doubles);
     splits that every input passes (or fails), and splits whose two sides choose the same
     configuration, are folded away."""
 
-    def walk(node: int) -> _Node:
+    def walk(node: int) -> Node:
         if tree.left[node] == LEAF:
             return tree.choice[node]
         j = tree.feature[node]
@@ -411,263 +411,22 @@ def _fold(tree: SelectorTree, integer: bool) -> _Node:
             return left
         name = tree.column_name(j)
         shown = name if t is Transform.IDENTITY else f"log2(1 + {name})"
-        return _Split(name, cut, f"{shown} <= {tree.threshold[node]!r}", left, right)
+        return Split(name, cut, f"{shown} <= {tree.threshold[node]!r}", left, right)
 
     return walk(0)
 
 
-def _check_configs(
-    tree: SelectorTree, param_names: Sequence[str], configs: Sequence[Mapping[str, Any]]
-) -> None:
-    for p in param_names:
-        check_identifier(p, "parameter name")
-    if not configs:
-        raise SelectError("no configurations to ship; choose at least one")
-    for i, c in enumerate(configs):
-        if set(c) != set(param_names):
-            raise SelectError(
-                f"configuration {i} sets {sorted(c)}; each must set exactly {list(param_names)}"
-            )
-    if max(tree.choices) >= len(configs):
-        raise SelectError(
-            f"the selector chooses configuration {max(tree.choices)} but only "
-            f"{len(configs)} are given; pass every configuration of the chosen set"
-        )
-    for p in param_names:
-        values = [c[p] for c in configs]
-        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-            raise SelectError(f"parameter {p} has a non-finite value; ship finite values")
-        _c_type(p, values)  # one C type per parameter, or an error naming it
-
-
-# ---- C ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class CSelector:
-    """The text of ``NAME.h`` (configuration table and prototype) and ``NAME.c``."""
-
-    header: str
-    source: str
-
-
-def _c_type(param: str, values: Sequence[Any]) -> str:
-    if all(isinstance(v, bool | int) for v in values):
-        if any(not LONG_MIN <= int(v) <= LONG_MAX for v in values):
-            raise SelectError(f"parameter {param} has a value outside the range of long")
-        return "long"
-    if all(isinstance(v, bool | int | float) for v in values):
-        return "double"
-    if all(isinstance(v, str) for v in values):
-        return "const char *"
-    raise SelectError(f"parameter {param} mixes value types; give it numbers or strings only")
-
-
-def _c_value(value: Any, ctype: str) -> str:
-    if ctype == "long":
-        return str(int(value))
-    if ctype == "double":
-        return _c_double(value)
-    escaped = "".join(
-        ch
-        if 32 <= ord(ch) < 127 and ch not in '"\\?'
-        else "".join(f"\\{b:03o}" for b in ch.encode())
-        for ch in value
-    )
-    return f'"{escaped}"'
-
-
-def _about(title: str) -> str:
-    # The title lands in a C comment and a Python docstring: nothing that could end either.
-    return f" {re.sub(r'[^A-Za-z0-9_.,:+=() -]', '_', title)}" if title else ""
-
-
-def _c_long(n: int) -> str:
-    # -2**63 has no literal of its own in C (the minus applies to an out-of-range constant).
-    return f"{n}LL" if n > LONG_MIN else f"({LONG_MIN + 1}LL - 1)"
-
-
-def generate_c(
-    tree: SelectorTree,
-    name: str,
-    param_names: Sequence[str],
-    configs: Sequence[Mapping[str, Any]],
-    header_name: str | None = None,
-    title: str = "",
-) -> CSelector:
-    """``int NAME_select(long F1, long F2, ...)`` returns the index into ``NAME_configs`` of
-    the configuration to launch. Features arrive as ``long`` (flags as 0/1); each comparison
-    is an integer cutoff, exact for every ``long`` (see the module docstring)."""
-    check_identifier(name, "selector name")
-    _check_configs(tree, param_names, configs)
-    header_name = header_name or f"{name}.h"
-    guard = "PERFPORT_" + re.sub(r"[^A-Za-z0-9]", "_", f"{name}_{header_name}").upper()
-    count = f"{name.upper()}_NUM_CONFIGS"
-    ctypes = [_c_type(p, [c[p] for c in configs]) for p in param_names]
-    args = ", ".join(f"long {f}" for f in tree.features)
-    fields = "".join(
-        f"    {t}{'' if t.endswith('*') else ' '}{p};\n"
-        for p, t in zip(param_names, ctypes, strict=True)
-    )
-    rows = "".join(
-        f"    {{{', '.join(_c_value(c[p], t) for p, t in zip(param_names, ctypes, strict=True))}}}, /* {i} */\n"
-        for i, c in enumerate(configs)
-    )  # fmt: skip
-    about = _about(title)
-    header = f"""/* Generated by perfport: the runtime selector{about}. Do not edit.
- *
- * {name}_select() returns the index into {name}_configs of the configuration to launch:
- *     const struct {name}_config *c = &{name}_configs[{name}_select({", ".join(tree.features)})];
- * It is the fitted decision tree as nested ifs on the raw inputs (no log, no float32
- * rounding): each model test float32(x) <= threshold was mapped to an exact cutoff on x
- * (an integer; a double for derived products, computed in double as the model did).
- */
-#ifndef {guard}
-#define {guard}
-
-#ifdef __cplusplus
-extern "C" {{
-#endif
-
-#define {count} {len(configs)}
-
-/* One shipped configuration: its parameter values. */
-struct {name}_config {{
-{fields}}};
-
-/* {{{", ".join(param_names)}}} */
-static const struct {name}_config {name}_configs[{count}] = {{
-{rows}}};
-
-int {name}_select({args});
-
-#ifdef __cplusplus
-}}
-#endif
-
-#endif /* {guard} */
-"""
-    folded = _fold(tree, integer=True)
-    derived = _used_derived(tree, folded)
-    read = _tested(folded) | {i for d in derived for i in d.inputs}
-    unused = [f for f in tree.features if f not in read]
-    body = (
-        "".join(f"    (void){f};\n" for f in unused)
-        + "".join(f"    {_c_derived(d)}\n" for d in derived)
-        + _c_body(folded, 1)
-    )
-    source = f"""/* Generated by perfport: the runtime selector{about}. Do not edit. */
-#include "{header_name}"
-
-int {name}_select({args})
-{{
-{body}}}
-"""
-    return CSelector(header, source)
-
-
-def _tested(node: _Node) -> set[str]:
+def tested_features(node: Node) -> set[str]:
     if isinstance(node, int):
         return set()
-    return {node.feature} | _tested(node.left) | _tested(node.right)
+    return {node.feature} | tested_features(node.left) | tested_features(node.right)
 
 
-def _used_derived(tree: SelectorTree, folded: _Node) -> list[Derived]:
-    tested = _tested(folded)
+def used_derived(tree: SelectorTree, folded: Node) -> list[Derived]:
+    tested = tested_features(folded)
     return [d for d in tree.derived if d.name in tested]
 
 
-def _c_double(x: float) -> str:
-    text = repr(float(x))  # the shortest text that reads back as the same double
-    return text if any(ch in text for ch in ".en") else text + ".0"
-
-
-def _c_derived(d: Derived) -> str:
-    """A derived feature as C, computed as numpy computes it (see the module docstring)."""
-    if d.kind is DerivedKind.PRODUCT:
-        return f"const double {d.name} = {' * '.join(f'(double){i}' for i in d.inputs)};"
-    x = f"(double){d.inputs[0]}"
-    # (double)x rounds up to 2**63 for the largest longs, which (long) cannot hold: that
-    # value's divisibility is known here.
-    top = int((1 << 63) % d.divisor == 0)
-    return (
-        f"const long {d.name} = {x} >= 9223372036854775808.0 ? {top}L : "
-        f"(long)((long){x} % {d.divisor}L == 0);"
-    )
-
-
-def _c_body(node: _Node, level: int) -> str:
-    pad = "    " * level
-    if isinstance(node, int):
-        return f"{pad}return {node};\n"
-    cut = _c_long(node.cutoff) if isinstance(node.cutoff, int) else _c_double(node.cutoff)
-    return (
-        f"{pad}if ({node.feature} <= {cut}) {{ /* model: {node.model_test} */\n"
-        f"{_c_body(node.left, level + 1)}{pad}}}\n{_c_body(node.right, level)}"
-    )
-
-
-# ---- Python ----------------------------------------------------------------------------------
-def generate_python(
-    tree: SelectorTree,
-    param_names: Sequence[str],
-    configs: Sequence[Mapping[str, Any]],
-    title: str = "",
-) -> str:
-    """A standalone module: ``select(**problem) -> int`` (the index into ``CONFIGS``; problem
-    values that are not features are ignored) and ``config(**problem) -> dict``. Comparisons
-    use double cutoffs, exact for every finite int or float input."""
-    _check_configs(tree, param_names, configs)
-    if tree.depth > _MAX_PY_DEPTH:
-        raise SelectError(
-            f"the tree is {tree.depth} levels deep, too deep for Python; limit max_depth"
-        )
-    about = _about(title)
-    folded = _fold(tree, integer=False)
-    rows = "".join(f"    {dict((p, c[p]) for p in param_names)!r},\n" for c in configs)
-    args = ["*", *(f"{f}: float" for f in tree.features), "**_other: object"]
-    signature = f"select({', '.join(args)}) -> int:"
-    if len(signature) > 96:  # one argument per line, as a formatter would
-        signature = "select(\n" + "".join(f"    {a},\n" for a in args) + ") -> int:"
-    return f'''"""Generated by perfport: the runtime selector{about}. Do not edit.
-
-select(**problem) returns the index into CONFIGS of the configuration to launch. It is the
-fitted decision tree as nested ifs on the raw inputs: each model test float32(x) <= threshold
-was mapped to the exact cutoff on x, so no log or float32 rounding happens here.
-"""
-
-PARAMS = {tuple(param_names)!r}
-FEATURES = {tree.features!r}
-CONFIGS = (
-{rows})
-
-
-def {signature}
-    """The index into CONFIGS for this problem."""
-{_py_derived(tree, folded)}{_py_body(folded, 1)}
-
-def config(**problem: float) -> dict[str, object]:
-    """The configuration to launch for this problem."""
-    return dict(CONFIGS[select(**problem)])
-'''
-
-
-def _py_derived(tree: SelectorTree, folded: _Node) -> str:
-    """Derived features as Python: products of floats, divisibility of the float value."""
-    lines = []
-    for d in _used_derived(tree, folded):
-        if d.kind is DerivedKind.PRODUCT:
-            lines.append(f"    {d.name} = {' * '.join(f'float({i})' for i in d.inputs)}\n")
-        else:
-            lines.append(
-                f"    {d.name} = 1.0 if float({d.inputs[0]}) % {float(d.divisor)!r} == 0.0 else 0.0\n"
-            )
-    return "".join(lines)
-
-
-def _py_body(node: _Node, level: int) -> str:
-    pad = "    " * level
-    if isinstance(node, int):
-        return f"{pad}return {node}\n"
-    return (
-        f"{pad}if {node.feature} <= {float(node.cutoff)!r}:  # model: {node.model_test}\n"
-        f"{_py_body(node.left, level + 1)}{_py_body(node.right, level)}"
-    )
+def comment_safe(title: str) -> str:
+    # The title lands in a C comment and a Python docstring: nothing that could end either.
+    return f" {re.sub(r'[^A-Za-z0-9_.,:+=() -]', '_', title)}" if title else ""

@@ -1,4 +1,5 @@
-"""Search spaces from the community's files: Kernel Tuner's T1 input format and BAT's CAFF.
+"""Search-space files of the community: Kernel Tuner's T1 input format and BAT's CAFF, read
+by one reader, since both describe the space with the same ConfigurationSpace schema.
 
 Both are JSON with ``ConfigurationSpace.TuningParameters`` (each ``Name``, ``Type``, ``Values``
 as a Python list expression, ``Default``) and ``ConfigurationSpace.Conditions`` (each an
@@ -15,8 +16,7 @@ from typing import Any
 
 from perfport._core import DeviceInfo, Expr, Param, SpecError
 from perfport._core.values import evaluate_values
-from perfport.space.kernel_space import device_constraints
-from perfport.space.space import Constraint, Space
+from perfport.space import Constraint, Space, device_constraints
 
 _CASTS = {"int": int, "float": float, "string": str, "str": str, "bool": bool}
 _MAX_BYTES = 64 << 20

@@ -5,23 +5,23 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import TextIO
 
-from perfport.store.queries import EXPORT_COLUMNS
+from perfport.store.queries import EXPORT_COLUMNS, ResultRow
 
 
-def write_json(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
+def write_json(rows: Iterable[ResultRow], out: TextIO) -> int:
     """A JSON list of result records; returns how many."""
-    records = list(rows)
+    records = [r.to_json() for r in rows]
     json.dump(records, out, indent=1)
     out.write("\n")
     return len(records)
 
 
-def write_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
+def write_csv(rows: Iterable[ResultRow], out: TextIO) -> int:
     """One row per result. Problem values and parameters also get a column each
     (``problem.<name>``, ``param.<name>``) so the file loads straight into a data frame."""
-    records = list(rows)
+    records = [r.to_json() for r in rows]
     problem_keys = sorted({k for r in records for k in r["problem"]})
     param_keys = sorted({k for r in records for k in r["config"]})
     columns = [
@@ -32,6 +32,7 @@ def write_csv(rows: Iterable[dict[str, Any]], out: TextIO) -> int:
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
     for r in records:
+        # The record's keys are the export columns, so the CSV header is the JSON's keys.
         flat = {k: r[k] for k in EXPORT_COLUMNS}
         flat["problem"] = json.dumps(r["problem"], sort_keys=True)
         flat["config"] = json.dumps(r["config"], sort_keys=True)

@@ -10,14 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from perfport.select.across_devices import Method, portable
+from perfport.select.across_devices_holdout import leave_one_out, loo_markdown
+from perfport.select.device_caches import load_caches
 from perfport.select.errors import SelectError
-from perfport.select.portable import (
-    Method,
-    leave_one_out,
-    load_caches,
-    loo_markdown,
-    portable,
-)
 
 PARAMS = ("tile", "wg")
 CONFIGS = [(t, w) for t in (1, 2, 4, 8) for w in (32, 64, 128)]

@@ -7,7 +7,8 @@ import pytest
 
 from conftest import SHARED, needs_shared
 from perfport import Param, SpecError
-from perfport.space import Constraint, Space, is_space_file, load_space_file
+from perfport.space import Constraint, Space
+from perfport.store.formats.search_space import is_space_file, load_space_file
 
 T1 = SHARED / "kerneltuner-benchmark_hub" / "t1_inputs"
 

@@ -1,0 +1,103 @@
+"""What an imported file becomes before it is stored: one device, kernel and problem with its
+measurements; and the checks that every importer applies to values from another tool."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import (
+    Backend,
+    DeviceInfo,
+    DeviceType,
+    Measurement,
+    Problem,
+    StoreError,
+)
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A parsed file, ready to store: one device, kernel and problem."""
+
+    format: str
+    device: str
+    kernel: str
+    problem: Problem
+    params: dict[str, list[Any]]  # the tuning parameters and their values
+    measurements: tuple[Measurement, ...]
+
+    @property
+    def failed(self) -> int:
+        return sum(not m.ok for m in self.measurements)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "device": self.device,
+            "kernel": self.kernel,
+            "problem": dict(self.problem),
+            "configs": len(self.measurements),
+            "failed": self.failed,
+        }
+
+
+def external_device(name: str) -> DeviceInfo:
+    """A device known only by name from someone else's data."""
+    upper = name.upper()
+    vendor = "NVIDIA" if "NVIDIA" in upper or "RTX" in upper or "GTX" in upper else (
+        "AMD" if any(s in upper for s in ("AMD", "RADEON", "MI1", "MI2", "MI3")) else "unknown"
+    )  # fmt: skip
+    return DeviceInfo(
+        id=f"external:{name}",
+        backend=Backend.EXTERNAL,
+        name=name,
+        vendor=vendor,
+        type=DeviceType.GPU,
+        driver="",
+        platform="imported",
+        version="",
+        compute_units=0,
+        max_work_group_size=0,
+        max_work_item_sizes=(),
+        local_mem_bytes=0,
+        global_mem_bytes=0,
+    )
+
+
+def malformed(path: str, what: str) -> StoreError:
+    return StoreError(f"{path}: {what}; the file is malformed and nothing was imported")
+
+
+def plain(value: Any, path: str, what: str) -> Any:
+    """A value the store can hold in a configuration: a boolean, integer, string or finite
+    float (not a list, nor null)."""
+    if isinstance(value, bool | int | str) or (isinstance(value, float) and math.isfinite(value)):
+        return value
+    raise malformed(path, f"{what} {str(value)[:40]!r} is not a plain value")
+
+
+def finite_ms(value: Any) -> float | None:
+    """A number of milliseconds as a float, or None for anything else (a string, a boolean,
+    NaN, an integer too large for a float)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        ms = float(value)
+    except OverflowError:
+        return None
+    return ms if math.isfinite(ms) else None
+
+
+def run_times(values: Any) -> tuple[tuple[float, ...], str | None]:
+    """Timed runs in ms, or why ``values`` is not a list of them."""
+    if not isinstance(values, list):
+        return (), "must be a list of times"
+    out = []
+    for v in values:
+        ms = finite_ms(v)
+        if ms is None or ms < 0:
+            return (), f"holds {str(v)[:40]!r}, not a time in ms"
+        out.append(ms)
+    return tuple(out), None

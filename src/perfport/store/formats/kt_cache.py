@@ -1,0 +1,264 @@
+"""Kernel Tuner cache files (``.json`` or ``.json.gz``): the one reader, its conversion into a
+campaign to store, and the writer.
+
+A cache maps comma-joined parameter values to a record with ``time`` (mean ms, or a failure
+string), ``times`` and timings of the tool. ``read_kt_cache`` checks the structure every reader
+needs (distinct parameter names, every entry a record holding every parameter as a flat value)
+and nothing more, so that ``perfport import`` and ``perfport select portable`` accept the same
+files; each then checks what it needs of the times (``to_imported``; select's pooling).
+Files from other tools are untrusted: the whole file is parsed and checked before anything is
+written, and every error is one line that names the file, the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, Measurement, Outcome, Problem, StoreError
+from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
+from perfport.store.formats.untrusted import clip, kind_of, read_json
+from perfport.store.queries import ResultRow, declared_params, one_group
+from perfport.store.store import Store
+
+# Kernel Tuner's failure strings <-> perfport's outcomes.
+KT_FAILURES = {
+    "CompilationFailedConfig": Outcome.COMPILE_ERROR,
+    "RuntimeFailedConfig": Outcome.LAUNCH_REFUSED,
+    "InvalidConfig": Outcome.PRUNED,
+}
+_NOT_A_CACHE = (
+    "not a Kernel Tuner cache (needs 'tune_params_keys', a list of distinct parameter names, "
+    "'cache', and a flat 'problem_size' if any); pass a cache written by Kernel Tuner or "
+    "`perfport export --format kt-cache`"
+)
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One configuration of a cache. ``values`` follow the cache's ``params``; Kernel Tuner's
+    list values (its tuples) are tuples here, so that a configuration is hashable."""
+
+    key: str
+    values: tuple[Any, ...]
+    time_ms: float | None  # "time" when it is a finite number
+    failure: str | None  # "time" when it is a string: Kernel Tuner's name for a failure
+    times_ms: tuple[float, ...]  # every timed run: "times", else the one "time"
+    bad_times: str | None  # why times_ms is empty on an entry that did not fail
+    compile_ms: float | None
+
+
+@dataclass(frozen=True)
+class KernelTunerCache:
+    """A Kernel Tuner cache file, structurally checked."""
+
+    path: str
+    device_name: str  # "" where the file names none
+    kernel_name: str
+    params: tuple[str, ...]  # tune_params_keys, in the file's order
+    declared: dict[str, Any] | None  # tune_params, where the file has a mapping there
+    has_problem_size: bool
+    problem_size: Any  # as written: a number, a string, a flat list of them, or null
+    entries: tuple[CacheEntry, ...]
+
+    def values_of(self, name: str) -> set[Any]:
+        """The values parameter ``name`` takes in the entries."""
+        i = self.params.index(name)
+        return {e.values[i] for e in self.entries}
+
+
+def is_kt_cache_json(data: Any) -> bool:
+    return isinstance(data, dict) and "cache" in data
+
+
+def read_kt_cache(path: str | Path) -> KernelTunerCache:
+    """Read and check a Kernel Tuner cache file."""
+    return kt_cache_from_json(read_json(path, "a Kernel Tuner cache"), str(path))
+
+
+def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
+    """Check a parsed cache (see the module's docstring for what is checked)."""
+    keys = data.get("tune_params_keys") if isinstance(data, dict) else None
+    if (
+        not isinstance(keys, list)
+        or not keys
+        or not all(isinstance(k, str) for k in keys)
+        or len(set(keys)) != len(keys)
+        or not isinstance(data.get("cache"), dict)
+        # Deep nesting would blow the stack where an error message prints the size.
+        or not _flat(data.get("problem_size"))
+    ):
+        raise StoreError(f"{path}: {_NOT_A_CACHE}")
+    params = tuple(keys)
+    declared = data.get("tune_params")
+    return KernelTunerCache(
+        path=path,
+        device_name=str(data.get("device_name") or ""),
+        kernel_name=str(data.get("kernel_name") or ""),
+        params=params,
+        declared=declared if isinstance(declared, dict) else None,
+        has_problem_size="problem_size" in data,
+        problem_size=data.get("problem_size"),
+        entries=tuple(_entry(path, key, raw, params) for key, raw in data["cache"].items()),
+    )
+
+
+def _entry(path: str, key: str, raw: Any, params: tuple[str, ...]) -> CacheEntry:
+    if not isinstance(raw, dict):
+        raise StoreError(
+            f"{path}: cache entry {clip(key)} is a {type(raw).__name__}, not an object; "
+            "not a Kernel Tuner cache"
+        )
+    missing = next((p for p in params if p not in raw), None)
+    if missing is not None:
+        raise StoreError(
+            f"{path}: cache entry {clip(key)} lacks parameter {clip(missing)}; "
+            "the file is truncated or not a Kernel Tuner cache"
+        )
+    bad = next((p for p in params if not _flat(raw[p])), None)
+    if bad is not None:
+        raise StoreError(
+            f"{path}: cache entry {clip(key)} has {clip(bad)} = {kind_of(raw[bad])}, "
+            "not a finite number or a string; not a Kernel Tuner cache"
+        )
+    t = raw.get("time")
+    failure = t if isinstance(t, str) else None
+    times, why = ((), None) if failure is not None else run_times(raw.get("times", [t]))
+    compile_ms = raw.get("compile_time")
+    return CacheEntry(
+        key=key,
+        values=tuple(tuple(v) if isinstance(v, list) else v for v in (raw[p] for p in params)),
+        time_ms=finite_ms(t),
+        failure=failure,
+        times_ms=times,
+        bad_times=why,
+        compile_ms=float(compile_ms)
+        if isinstance(compile_ms, int | float) and math.isfinite(compile_ms)
+        else None,
+    )
+
+
+def _flat(value: Any) -> bool:
+    """A parameter value or problem size: a number, a string, or a flat list of them (Kernel
+    Tuner's tuples). NaN and infinities are refused: NaN never equals itself, so it matches no
+    configuration of another cache, and neither can be written back as JSON."""
+    if isinstance(value, list):
+        return all(_atom(v) for v in value)
+    return value is None or _atom(value)
+
+
+def _atom(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int | str)
+
+
+# ---- into the store ----------------------------------------------------------------------
+def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None) -> Imported:
+    """The campaign a cache becomes. The store needs more than the reader checks: plain
+    parameter values, keys that match them, known failures and valid times."""
+    path, keys = cache.path, cache.params
+    if cache.declared is None:  # no tune_params: the values the entries take, as they come
+        values = {k: list(dict.fromkeys(e.values[i] for e in cache.entries))
+                  for i, k in enumerate(keys)}  # fmt: skip
+    elif set(keys) != set(cache.declared):
+        raise malformed(path, "tune_params_keys and tune_params name different parameters")
+    else:
+        values = {k: list(_declared(cache.declared[k], path, k)) for k in keys}
+    for k, vs in values.items():
+        for v in vs:
+            plain(v, path, f"a value of {k}")
+    stem = Path(path).name.split(".")[0]
+    problem = cache.problem_size
+    size = "x".join(str(v) for v in problem) if isinstance(problem, list) else problem
+    return Imported(
+        format="kt-cache",
+        device=device or cache.device_name or stem,
+        kernel=kernel or cache.kernel_name or stem,
+        problem=Problem.of({"problem_size": size}) if size is not None else Problem(),
+        params=values,
+        measurements=tuple(_measurement(path, keys, e) for e in cache.entries),
+    )
+
+
+def _declared(values: Any, path: str, name: str) -> list[Any]:
+    if not isinstance(values, list):
+        raise malformed(path, f"tune_params of {name} is not a list of values")
+    return values
+
+
+def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measurement:
+    key = entry.key
+    config = Config.of(
+        {k: plain(v, path, f"entry {key} parameter {k}")
+         for k, v in zip(keys, entry.values, strict=True)}
+    )  # fmt: skip
+    if ",".join(str(config[k]) for k in keys) != key:
+        raise malformed(path, f"cache key {key[:60]!r} does not match its parameter values")
+    if entry.failure is not None:
+        if entry.failure not in KT_FAILURES:
+            raise malformed(path, f"entry {key}: unknown failure {entry.failure[:40]!r}")
+        outcome = KT_FAILURES[entry.failure]
+        return Measurement(
+            config, outcome, f"Kernel Tuner: {entry.failure}", compile_ms=entry.compile_ms
+        )
+    if entry.bad_times is not None:
+        raise malformed(path, f"entry {key} times {entry.bad_times}")
+    if not entry.times_ms:
+        raise malformed(path, f"entry {key} has no times")
+    return Measurement(config, Outcome.OK, "", entry.times_ms, entry.compile_ms)
+
+
+# ---- writing -----------------------------------------------------------------------------
+def to_kt_cache(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> dict[str, Any]:
+    """One device/kernel/problem's results as a Kernel Tuner cache (``time`` is the mean)."""
+    rows = one_group(store, kernel=kernel, device=device)
+    keys = list(rows[0].config)
+    failure = {o: s for s, o in KT_FAILURES.items()}
+    cache = {}
+    for r in rows:
+        entry: dict[str, Any] = dict(r.config)
+        if r.ok:
+            entry["time"] = float(np.mean(r.times_ms))
+            entry["times"] = list(r.times_ms)
+        else:
+            entry["time"] = failure.get(r.outcome, "RuntimeFailedConfig")
+        entry.update(
+            compile_time=r.compile_ms or 0.0, verification_time=0, benchmark_time=0, strategy_time=0,
+            framework_time=0, timestamp=stamp(r.created),
+        )  # fmt: skip
+        cache[",".join(str(r.config[k]) for k in keys)] = entry
+    problem = rows[0].problem
+    size = problem.get("problem_size")
+    return {
+        "device_name": rows[0].device,
+        "kernel_name": rows[0].kernel,
+        "problem_size": [int(x) for x in str(size).split("x")] if size else list(problem.values()),
+        "tune_params_keys": keys,
+        "tune_params": _declared_values(store, rows[0].kernel_hash, keys, rows),
+        "objective": "time",
+        "cache": cache,
+    }
+
+
+def _declared_values(
+    store: Store, kernel_hash: str, keys: list[str], rows: list[ResultRow]
+) -> dict[str, list[Any]]:
+    """Each parameter's values as the kernel declares them (or as seen, failing that)."""
+    declared = declared_params(store, kernel_hash)
+    return {k: declared.get(k) or sorted({r.config[k] for r in rows}, key=_order) for k in keys}
+
+
+def stamp(created: float) -> str:
+    return datetime.fromtimestamp(created, UTC).isoformat(sep=" ")
+
+
+def _order(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, int | float) else (1, str(value))

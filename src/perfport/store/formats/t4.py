@@ -1,0 +1,108 @@
+"""T4 result files (ICPE'24): ``results`` with ``configuration``, ``times.runtimes`` and
+``invalidity``; the reader (into a campaign to store) and the writer."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from perfport._core import Config, Measurement, Outcome, Problem
+from perfport.store.formats.imported import Imported, malformed, plain, run_times
+from perfport.store.formats.kt_cache import stamp
+from perfport.store.queries import one_group
+from perfport.store.store import Store
+
+T4_INVALIDITY = {
+    "correct": Outcome.OK,
+    "compile": Outcome.COMPILE_ERROR,
+    "runtime": Outcome.LAUNCH_REFUSED,
+    "constraints": Outcome.PRUNED,
+    "correctness": Outcome.WRONG_RESULT,
+    "timeout": Outcome.TIMEOUT,
+}
+_UNITS = {"miliseconds": 1.0, "milliseconds": 1.0, "ms": 1.0, "seconds": 1000.0, "s": 1000.0,
+          "microseconds": 1e-3, "us": 1e-3}  # fmt: skip
+
+
+def is_t4_json(data: Any) -> bool:
+    return isinstance(data, dict) and "results" in data and "schema_version" in data
+
+
+def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> Imported:
+    """A parsed T4 file as a campaign; T4 names neither the device nor the kernel."""
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise malformed(path, "T4 results must be a list")
+    unit = str((data.get("metadata") or {}).get("timeunit", "milliseconds")).lower()
+    scale = _UNITS.get(unit)
+    if scale is None:
+        raise malformed(path, f"unknown time unit {unit!r}")
+    measurements = []
+    values: dict[str, list[Any]] = {}
+    for i, r in enumerate(results):
+        if not isinstance(r, dict) or not isinstance(r.get("configuration"), dict):
+            raise malformed(path, f"result {i} has no configuration")
+        config = Config.of(
+            {str(k): plain(v, path, f"result {i} {k}") for k, v in r["configuration"].items()}
+        )
+        for k, v in config.items():
+            if v not in values.setdefault(k, []):
+                values[k].append(v)
+        measurements.append(_measurement(r, i, config, scale, path))
+    if len({m.config for m in measurements}) != len(measurements):
+        raise malformed(path, "a configuration appears twice")
+    return Imported("t4", device, kernel, Problem(), values, tuple(measurements))
+
+
+def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: str) -> Measurement:
+    outcome = T4_INVALIDITY.get(str(r.get("invalidity", "correct")))
+    if outcome is None:
+        raise malformed(path, f"result {i}: unknown invalidity {str(r.get('invalidity'))[:40]!r}")
+    timings = r.get("times") if isinstance(r.get("times"), dict) else {}
+    compile_ms = timings.get("compilation")
+    compile_ms = (
+        compile_ms * scale
+        if isinstance(compile_ms, int | float) and math.isfinite(compile_ms)
+        else None
+    )
+    if outcome is not Outcome.OK:
+        return Measurement(config, outcome, f"T4: {r.get('invalidity')}", compile_ms=compile_ms)
+    times, why = run_times(timings.get("runtimes", []))
+    if why is not None:
+        raise malformed(path, f"result {i} runtimes {why}")
+    if not times:
+        raise malformed(path, f"result {i} is correct but has no runtimes")
+    return Measurement(config, outcome, "", tuple(t * scale for t in times), compile_ms)
+
+
+def to_t4(store: Store, kernel: str | None = None, device: str | None = None) -> dict[str, Any]:
+    """One device/kernel/problem's results in the T4 format."""
+    invalidity = {o: s for s, o in T4_INVALIDITY.items()}
+    results = []
+    for r in one_group(store, kernel=kernel, device=device):
+        results.append(
+            {
+                "timestamp": stamp(r.created),
+                "configuration": dict(r.config),
+                "times": {
+                    "compilation": r.compile_ms or 0.0,
+                    "framework": 0,
+                    "search_algorithm": 0,
+                    "validation": 0,
+                    "runtimes": list(r.times_ms),
+                },
+                "invalidity": invalidity.get(r.outcome, "runtime"),
+                "correctness": 1 if r.ok else 0,
+                "measurements": [
+                    {
+                        "name": "time",
+                        "value": float(np.mean(r.times_ms)) if r.ok else None,
+                        "unit": "ms",
+                    }
+                ],
+                "objectives": ["time"],
+            }
+        )
+    return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}

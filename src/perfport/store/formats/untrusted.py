@@ -1,0 +1,59 @@
+"""Reading files written by other tools: JSON (plain or gzipped) under a size cap, and values
+quoted back in one-line error messages without letting a crafted file make them long."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from pathlib import Path
+from typing import Any
+
+from perfport._core import StoreError
+
+MAX_JSON_BYTES = 1 << 30  # decompressed; a larger file is refused rather than read
+
+
+def read_json(path: str | Path, expected: str) -> Any:
+    """JSON from a plain or gzipped file. ``expected`` names what the file should be (e.g. "a
+    Kernel Tuner cache"), for the error message of a file that is not JSON at all."""
+    p = Path(path)
+    try:
+        with p.open("rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+    except OSError as exc:
+        raise StoreError(f"{p}: cannot be read ({exc.strerror or exc}); check the path") from None
+    try:
+        with gzip.open(p, "rb") if gzipped else p.open("rb") as f:
+            data = f.read(MAX_JSON_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        # A gzip stream cut short or corrupt; a plain file that vanished since it was opened.
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise StoreError(
+            f"{p}: not JSON or gzipped JSON ({reason}); the file may be truncated, "
+            f"give {expected} (.json or .json.gz)"
+        ) from None
+    if len(data) > MAX_JSON_BYTES:
+        raise StoreError(
+            f"{p}: more than {MAX_JSON_BYTES >> 20} MiB of JSON; refusing to read it, "
+            f"give {expected} of a sane size"
+        )
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise StoreError(
+            f"{p}: not JSON ({reason}); the file may be truncated, give {expected}"
+        ) from None
+
+
+def clip(value: Any) -> str:
+    """``repr(value)``, cut short: keys, names and values come from the file, and a crafted
+    megabyte would make the one-line error a megabyte long."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def kind_of(value: Any) -> str:
+    # The value may be a crafted megabyte of nesting: name its kind, keep the message short.
+    return json.dumps(value) if isinstance(value, float) else f"a {type(value).__name__}"
