@@ -161,7 +161,7 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
 def test_shipped_dataset_and_default_model(tmp_path):
     """Without --data and --model, perfport uses its own dataset and a model trained on it
     (once, then cached)."""
-    from perfport.cli.commands import WG_DATA, _shipped
+    from perfport.cli.wg import WG_DATA, _shipped
 
     data = load_dataset(_shipped(WG_DATA))
     assert len(data) >= 200 and len(set(data.device.tolist())) >= 2

@@ -1,4 +1,4 @@
-"""One function per CLI command: parse nothing, call the API, print a table or JSON."""
+"""``perfport wg ...``: work-group-size prediction (cummins2016), from collection to evaluation."""
 
 from __future__ import annotations
 
@@ -10,219 +10,156 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from rich.console import Console
 
 import perfport
 from perfport._core import PerfportError
-from perfport.cli import parse_assignment, render
-from perfport.cli.select_commands import (  # noqa: F401  (dispatched by name)
-    cmd_select_evaluate,
-    cmd_select_export,
-    cmd_select_fit,
-    cmd_select_portable,
-    cmd_select_predict,
+from perfport.cli import render
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    count,
+    natural,
+    parse_assignment,
+    seconds,
+    sizes,
 )
 from perfport.devices import get_device
-from perfport.kernels import BUILTINS, resolve_kernel
-from perfport.measure import RunSettings, Timing
-from perfport.space import is_space_file, load_space_file
-from perfport.store import CampaignStatus, Store, export_rows, interchange, write_csv, write_json
-from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
-from perfport.tune import Budget, resolve_problem
-from perfport.tune.replay import replay_db
+from perfport.kernels import resolve_kernel
+from perfport.store import Store
+from perfport.tune import resolve_problem
 
 
-def cmd_devices(args: argparse.Namespace, console: Console) -> int:
-    devices = perfport.devices()
-    if args.json:
-        render.print_json({"devices": [d.to_json() for d in devices]})
-    else:
-        render.devices_table(console, devices)
-    return 0
+def add_parser(sub: Subcommands) -> None:
+    wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
+    wg_sub = wg.add_subparsers(dest="wg_command", required=True, metavar="COMMAND")
+    _add_collect(wg_sub)
+    _add_dataset(wg_sub)
+    _add_train(wg_sub)
+    _add_predict(wg_sub)
+    _add_evaluate(wg_sub)
 
 
-def cmd_kernels(args: argparse.Namespace, console: Console) -> int:
-    specs = [make() for make in BUILTINS.values()]
-    if args.json:
-        render.print_json({"kernels": [s.describe() for s in specs]})
-    else:
-        render.kernels_table(console, specs)
-    return 0
-
-
-def cmd_tune(args: argparse.Namespace, console: Console) -> int:
-    timing = Timing.fixed(args.repeats) if args.repeats else Timing()
-    settings = RunSettings(
-        seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
+def _add_collect(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("collect", help="measure every work-group size of many stencil scenarios")
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument(
+        "--scenarios", type=count, default=60, help="how many scenarios (real-world first)"
     )
-    result = perfport.tune(
-        args.kernel,
-        problem=dict(parse_assignment(p) for p in args.problem),
-        device=args.device,
-        strategy=args.strategy,
-        budget=Budget(args.budget, args.max_time),
-        db=args.db,
-        campaign=args.campaign,
-        settings=settings,
-        progress=sys.stderr.isatty(),
-        min_work_groups=args.min_work_groups,
-        configs=_read_configs(args.configs) if args.configs else None,
-        build_jobs=args.build_jobs,
+    p.add_argument(
+        "--sizes", type=sizes, default=(512, 1024, 2048, 4096), help="data sizes (square)"
     )
-    if args.json:
-        render.print_json(result.to_json())
-    else:
-        render.tune_report(console, result)
-    return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+    p.add_argument(
+        "--max-border",
+        type=natural,
+        default=30,
+        help="synthetic borders drawn from 0,1,2,3,5,10,20,30 up to this (default 30: the "
+        "paper's range; 5 collects compact stencils like most real ones)",
+    )
+    p.add_argument(
+        "--no-real-world",
+        dest="real_world",
+        action="store_false",
+        help="synthetic scenarios only (the real-world kernels are the usual test set)",
+    )
+    p.add_argument("--repeats", type=count, default=5, help="timed launches per size and round")
+    p.add_argument(
+        "--rounds",
+        type=count,
+        default=1,
+        help="measure every size this many times, interleaved in random order (default 1)",
+    )
+    p.add_argument(
+        "--max-time", type=seconds, metavar="SECONDS", help="start no scenario after this"
+    )
+    p.add_argument("--seed", type=natural, default=0, help="seed of the synthetic scenarios")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
+    p.set_defaults(run=run_collect)
 
 
-def _read_configs(path: str) -> list[dict[str, Any]]:
-    """A JSON list of configurations, or an object holding one under 'configs'."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise PerfportError(f"--configs {path}: cannot be read ({exc.strerror})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PerfportError(f"--configs {path}: not JSON ({exc})") from None
-    configs = data.get("configs") if isinstance(data, dict) else data
-    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
-        raise PerfportError(
-            f"--configs {path}: give a list of parameter dicts, or an object with 'configs' "
-            "such as 'perfport select portable --json' prints"
-        )
-    return configs
+def _add_dataset(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
+    p.add_argument(
+        "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
+    )
+    p.add_argument(
+        "--merge",
+        action="append",
+        metavar="NPZ",
+        help="a dataset already written (.npz) whose scenarios come first; repeatable",
+    )
+    p.add_argument(
+        "--drop-device",
+        action="append",
+        metavar="DEVICE",
+        help="leave out the --merge scenarios of this device label (to replace them); repeatable",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="a --db scenario that a --merge dataset has replaces its times (a re-measurement)",
+    )
+    p.add_argument(
+        "--superseded", metavar="NPZ", help="with --replace: write the replaced rows here"
+    )
+    p.add_argument("--out", required=True, help="the .npz file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_dataset)
 
 
-def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    from perfport.kernels import load_problems
-    from perfport.tune import SWEEP_TIMING, sweep
+def _add_train(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("train", help="train a predictor on a dataset and save it")
+    p.add_argument("--data", required=True, help="a dataset (.npz from 'wg dataset')")
+    p.add_argument(
+        "--method", default="performance_forest+novel", help="see 'perfport wg evaluate --help'"
+    )
+    p.add_argument("--out", required=True, help="the model file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_train)
 
-    problems = load_problems(args.problems)[: args.first]
-    settings = RunSettings(verify=not args.no_verify, timing=SWEEP_TIMING)
-    steps = sweep(
-        args.kernel, problems, device=args.device, db=args.db, settings=settings,
-        max_seconds=args.max_time, rounds=args.rounds,
+
+def _add_predict(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("predict", help="a work-group size for a stencil on a device")
+    p.add_argument(
+        "--kernel", required=True,
+        help="a stencil kernel: built-in name, spec file or stencil description (.json)",
     )  # fmt: skip
-    for n, step in enumerate(steps, 1):
-        if args.json:
-            print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
-                              "measured": step.measured, "outcomes": step.outcomes,
-                              "best_ms": step.best_ms, "seconds": round(step.seconds, 2)}), flush=True)  # fmt: skip
-        else:
-            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
-            best = f"{step.best_ms:.4g} ms" if step.best_ms is not None else "no result"
-            console.print(
-                f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
-                f"({step.seconds:.1f} s) {failed or ''}"
-            )
-    return 0
-
-
-def cmd_space(args: argparse.Namespace, console: Console) -> int:
-    if is_space_file(args.kernel):  # a T1 or CAFF search-space file
-        definition = load_space_file(args.kernel)
-        device = get_device(args.device) if args.device else None
-        name, problem, report = definition.name, {}, definition.space(device=device).report
-    else:
-        spec = resolve_kernel(args.kernel)
-        problem = dict(resolve_problem(spec, dict(parse_assignment(p) for p in args.problem)))
-        device = get_device(args.device, spec.language)
-        space = perfport.kernel_space(spec, problem, device, args.min_work_groups)
-        name, report = spec.name, space.report
-    if args.json:
-        render.print_json(
-            {"kernel": name, "device": device and device.id, "problem": problem, **report.to_json()}
-        )
-    else:
-        render.space_report(console, name, device, report)
-    return 0
-
-
-def cmd_strategies(args: argparse.Namespace, console: Console) -> int:
-    rows = [
-        {"name": n, "summary": s.summary, "default": n == DEFAULT_STRATEGY}
-        for n, s in STRATEGIES.items()
-    ]
-    if args.json:
-        render.print_json({"default": DEFAULT_STRATEGY, "strategies": rows})
-    else:
-        for r in rows:
-            console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}")
-    return 0
-
-
-def cmd_replay(args: argparse.Namespace, console: Console) -> int:
-    result = replay_db(
-        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
+    p.add_argument("--device", help="device id (default: the default device)")
+    add_problem(p)
+    p.add_argument(
+        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
-    if args.json:
-        render.print_json(result.to_json())
-    else:
-        console.print(
-            f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
-            f"optimum {result.optimum_ms:.4g} ms"
-        )
-        if result.prior_sources:
-            console.print(f"prior from {result.prior_sources} other device result sets in the db")
-        console.print(f"mean fraction of the optimum reached: {result.mean_best_fraction:.3f}")
-        for target, evals in result.evals_to.items():
-            console.print(
-                f"median evaluations to {target:.0%}: {evals if evals is not None else 'not reached'}"
-            )
-    return 0
+    p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_predict)
 
 
-def cmd_results(args: argparse.Namespace, console: Console) -> int:
-    found = perfport.results(args.db, kernel=args.kernel, device=args.device)
-    if args.json:
-        render.print_json({"results": [r.to_json() for r in found]})
-    else:
-        render.results_table(console, found)
-    return 0
+def _add_evaluate(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
+    p.add_argument(
+        "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"
+    )
+    p.add_argument("--methods", help="comma-separated methods (default: all; see docs/wg.md)")
+    p.add_argument(
+        "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"
+    )
+    p.add_argument(
+        "--plots", metavar="DIR", help="also write the figures (oracle, refusals, violins)"
+    )
+    p.add_argument(
+        "--by-device", action="store_true", help="also the performance per device set-up"
+    )
+    p.add_argument(
+        "--seed", type=natural, default=0, help="seed of the 10-fold split and of the forests"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_evaluate)
 
 
-def cmd_import(args: argparse.Namespace, console: Console) -> int:
-    with Store(args.db) as store:
-        imported = interchange.import_file(store, args.file, args.device_name, args.kernel_name)
-    if args.json:
-        render.print_json(imported.to_json())
-    else:
-        console.print(
-            f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
-            f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"
-        )
-    return 0
-
-
-def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    fmt = "json" if args.json else args.format
-    with Store(args.db, create=False) as store:
-        if fmt in ("kt-cache", "t4"):
-            convert = interchange.to_kt_cache if fmt == "kt-cache" else interchange.to_t4
-            document = convert(store, kernel=args.kernel, device=args.device)
-            count = len(document.get("cache") or document.get("results") or [])
-
-            def write(out: TextIO) -> int:
-                json.dump(document, out)
-                return count
-        else:
-            rows = export_rows(store, kernel=args.kernel, device=args.device)
-
-            def write(out: TextIO) -> int:
-                return (write_json if fmt == "json" else write_csv)(rows, out)
-
-        if args.output:
-            with open(args.output, "w", newline="") as out:
-                n = write(out)
-            print(f"wrote {n} results to {args.output}", file=sys.stderr)
-        else:
-            write(sys.stdout)
-    return 0
-
-
-def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
+def run_collect(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune.wg_collect import collect, scenarios
 
     try:
@@ -243,7 +180,7 @@ def cmd_wg_collect(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
+def run_dataset(args: argparse.Namespace, console: Console) -> int:
     import numpy as np
 
     from perfport.models import dataset_from_store, save_dataset
@@ -289,7 +226,7 @@ def cmd_wg_dataset(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
+def run_train(args: argparse.Namespace, console: Console) -> int:
     from perfport.models import METHODS, load_dataset
     from perfport.models.wgmodel import train
 
@@ -310,7 +247,7 @@ def cmd_wg_train(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_wg_predict(args: argparse.Namespace, console: Console) -> int:
+def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune.wg_predict import check_scenario, predict_wg, refused_sizes
 
     spec = resolve_kernel(args.kernel)
@@ -402,7 +339,7 @@ def _listed(text: str | None, known: Sequence[str], flag: str) -> list[str]:
     return wanted
 
 
-def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
+def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.models import METHODS, PARTITIONS, evaluate, load_dataset
 
     data = load_dataset(_wg_data_path(args.data))
@@ -431,11 +368,4 @@ def cmd_wg_evaluate(args: argparse.Namespace, console: Console) -> int:
         render.wg_table(console, results)
         if args.by_device:
             render.wg_device_table(console, results)
-    return 0
-
-
-def cmd_serve(args: argparse.Namespace, console: Console) -> int:
-    from perfport.service.app import serve
-
-    serve(_wg_model(args.model), args.db, args.host, args.port)
     return 0
