@@ -12,8 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from rich.console import Console
-
 from perfport._core import PerfportError
 from perfport._core.version import __version__
 from perfport.cli import devices, replay, results, select, serve, space, tune, wg
@@ -45,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from rich.console import Console  # after parsing: --help and bad flags need no rich
+
     console = Console()
     try:
         return int(args.run(args, console))

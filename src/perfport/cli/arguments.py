@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from perfport._core import PerfportError, Value
+from perfport._core import PerfportError
+
+if TYPE_CHECKING:
+    from perfport._core import Value
 
 # What each command group's add_parser receives: the sub-commands of `perfport` (or of a group).
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 import perfport
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands
-from perfport.kernels import BUILTINS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -32,6 +33,8 @@ def run_devices(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_kernels(args: argparse.Namespace, console: Console) -> int:
+    from perfport.kernels import BUILTINS
+
     specs = [make() for make in BUILTINS.values()]
     if args.json:
         render.print_json({"kernels": [s.describe() for s in specs]})

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, count, natural
-from perfport.tune.replay import replay_db
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -27,6 +28,8 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
+    from perfport.tune.replay import replay_db
+
     result = replay_db(
         args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
     )

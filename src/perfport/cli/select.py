@@ -7,14 +7,14 @@ import math
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, natural, parse_assignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # perfport.select.portable.Method's values, spelled out so the CLI starts without importing
 # the selection stack (tests/select checks they agree).
@@ -139,6 +139,8 @@ def _ks(text: str) -> list[int]:
 
 
 def run_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
+
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
     table = _table(args.data)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from perfport.cli.arguments import Subcommands, port
 from perfport.cli.wg import _wg_model
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def add_parser(sub: Subcommands) -> None:

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import argparse
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 import perfport
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, parse_assignment
-from perfport.devices import get_device
-from perfport.kernels import resolve_kernel
-from perfport.space import is_space_file, load_space_file
-from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
-from perfport.tune import resolve_problem
+from perfport.cli.deferred import Deferred
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perfport.devices import get_device
+    from perfport.kernels import resolve_kernel
+    from perfport.space import is_space_file, load_space_file
+    from perfport.tune import resolve_problem
+else:  # run_space's body is shared verbatim with other branches (see cli/deferred.py)
+    get_device = Deferred("perfport.devices", "get_device")
+    resolve_kernel = Deferred("perfport.kernels", "resolve_kernel")
+    is_space_file = Deferred("perfport.space", "is_space_file")
+    load_space_file = Deferred("perfport.space", "load_space_file")
+    resolve_problem = Deferred("perfport.tune", "resolve_problem")
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -53,6 +62,8 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_strategies(args: argparse.Namespace, console: Console) -> int:
+    from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
+
     rows = [
         {"name": n, "summary": s.summary, "default": n == DEFAULT_STRATEGY}
         for n, s in STRATEGIES.items()

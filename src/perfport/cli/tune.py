@@ -6,9 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 import perfport
 from perfport._core import PerfportError
@@ -21,9 +19,9 @@ from perfport.cli.arguments import (
     parse_assignment,
     seconds,
 )
-from perfport.measure import RunSettings, Timing
-from perfport.store import CampaignStatus
-from perfport.tune import Budget
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -108,6 +106,10 @@ def _add_sweep(sub: Subcommands) -> None:
 
 
 def run_tune(args: argparse.Namespace, console: Console) -> int:
+    from perfport.measure import RunSettings, Timing
+    from perfport.store import CampaignStatus
+    from perfport.tune import Budget
+
     timing = Timing.fixed(args.repeats) if args.repeats else Timing()
     settings = RunSettings(
         seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
@@ -152,6 +154,7 @@ def _read_configs(path: str) -> list[dict[str, Any]]:
 
 def run_sweep(args: argparse.Namespace, console: Console) -> int:
     from perfport.kernels import load_problems
+    from perfport.measure import RunSettings
     from perfport.tune import SWEEP_TIMING, sweep
 
     problems = load_problems(args.problems)[: args.first]

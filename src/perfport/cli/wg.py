@@ -10,9 +10,7 @@ import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 import perfport
 from perfport._core import PerfportError
@@ -26,10 +24,20 @@ from perfport.cli.arguments import (
     seconds,
     sizes,
 )
-from perfport.devices import get_device
-from perfport.kernels import resolve_kernel
-from perfport.store import Store
-from perfport.tune import resolve_problem
+from perfport.cli.deferred import Deferred
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perfport.devices import get_device
+    from perfport.kernels import resolve_kernel
+    from perfport.store import Store
+    from perfport.tune import resolve_problem
+else:  # the handlers' bodies are shared verbatim with other branches (see cli/deferred.py)
+    get_device = Deferred("perfport.devices", "get_device")
+    resolve_kernel = Deferred("perfport.kernels", "resolve_kernel")
+    Store = Deferred("perfport.store", "Store")
+    resolve_problem = Deferred("perfport.tune", "resolve_problem")
 
 
 def add_parser(sub: Subcommands) -> None:
