@@ -1,9 +1,9 @@
 """Names a command module binds when it is imported but imports on first use.
 
 Building the parser imports every command module, and ``perfport --help`` does nothing else;
-a command's handler runs one command. Most handlers import what they need inside their
-body; the handlers whose bodies are shared verbatim with other branches of the code reach
-their dependencies as module globals, which ``Deferred`` provides without importing them.
+a handler runs one command. Most handlers import what they need inside their body; those
+that reach their dependencies as module globals get them from ``Deferred``, which binds a
+name without importing its module.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport.store import Store, export_rows, interchange, write_csv, write_json
-else:  # the handlers' bodies are shared verbatim with other branches (see cli/deferred.py)
+else:  # used as module globals; imported on first use so that --help imports none of them
     Store = Deferred("perfport.store", "Store")
     export_rows = Deferred("perfport.store", "export_rows")
     interchange = Deferred("perfport.store.interchange")

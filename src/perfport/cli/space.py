@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from perfport.kernels import resolve_kernel
     from perfport.space import is_space_file, load_space_file
     from perfport.tune import resolve_problem
-else:  # run_space's body is shared verbatim with other branches (see cli/deferred.py)
+else:  # used as module globals; imported on first use so that --help imports none of them
     get_device = Deferred("perfport.devices", "get_device")
     resolve_kernel = Deferred("perfport.kernels", "resolve_kernel")
     is_space_file = Deferred("perfport.space", "is_space_file")

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from perfport.kernels import resolve_kernel
     from perfport.store import Store
     from perfport.tune import resolve_problem
-else:  # the handlers' bodies are shared verbatim with other branches (see cli/deferred.py)
+else:  # used as module globals; imported on first use so that --help imports none of them
     get_device = Deferred("perfport.devices", "get_device")
     resolve_kernel = Deferred("perfport.kernels", "resolve_kernel")
     Store = Deferred("perfport.store", "Store")
