@@ -58,3 +58,48 @@ def test_imports_go_down(path):
         assert LAYERS[target] < LAYERS[own] or own == "cli", (
             f"{rel} ({own}) imports {module} ({target}): not downward"
         )
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the perfport modules it imports anywhere in its body (inside functions too:
+    an import moved into a function to dodge a circle is still a circle)."""
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:  # `from pkg import submodule` imports the submodule
+                    sub = f"{node.module}.{alias.name}"
+                    edges.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                edges.update(a.name for a in node.names)
+        graph[name] = {m for m in edges if m in modules and m != name}
+    return graph
+
+
+def test_no_circle_between_modules():
+    graph = _import_graph()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                circle = [*path[path.index(target) :], target]
+                pytest.fail("modules import each other in a circle: " + " -> ".join(circle))
+            if target not in state:
+                visit(target)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)

@@ -8,33 +8,74 @@ CUDA kernels.
 
 from __future__ import annotations
 
+import sys
+import types
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from perfport._core import (
-    ArrayArg,
-    Config,
-    DeviceInfo,
-    Init,
-    KernelSpec,
-    Language,
-    LocalArg,
-    Measurement,
-    Outcome,
-    Param,
-    ParamKind,
-    PerfportError,
-    Problem,
-    ScalarArg,
-    SpecError,
-    Stats,
-    __version__,
-)
-from perfport.devices import get_device, list_devices
-from perfport.kernels import BUILTINS, builtin, load_kernel
-from perfport.measure import RunSettings, Timing
-from perfport.space import kernel_space
-from perfport.store import BestResult, CampaignStatus, Store, best_results
-from perfport.tune import Budget, TuneResult, tune
+from perfport._core.lazy import lazy_exports
+from perfport._core.version import __version__
+
+if TYPE_CHECKING:
+    from perfport._core import (
+        ArrayArg,
+        Config,
+        DeviceInfo,
+        Init,
+        KernelSpec,
+        Language,
+        LocalArg,
+        Measurement,
+        Outcome,
+        Param,
+        ParamKind,
+        PerfportError,
+        Problem,
+        ScalarArg,
+        SpecError,
+        Stats,
+    )
+    from perfport.devices import get_device
+    from perfport.devices import list_devices as list_devices  # not in __all__, but importable
+    from perfport.kernels import BUILTINS, builtin, load_kernel
+    from perfport.measure import RunSettings, Timing
+    from perfport.space import kernel_space
+    from perfport.store import BestResult, CampaignStatus, Store
+    from perfport.store import best_results as best_results  # not in __all__, but importable
+    from perfport.tune import Budget, TuneResult, tune
+
+# Each name is imported from its layer on first use: `import perfport` (and the command line,
+# which imports it) then costs neither numpy nor the layers a call does not reach.
+_EXPORTS = {
+    **dict.fromkeys(
+        ("ArrayArg", "Config", "DeviceInfo", "Init", "KernelSpec", "Language", "LocalArg",
+         "Measurement", "Outcome", "Param", "ParamKind", "PerfportError", "Problem", "ScalarArg",
+         "SpecError", "Stats"),
+        "perfport._core",
+    ),
+    **dict.fromkeys(("get_device", "list_devices"), "perfport.devices"),
+    **dict.fromkeys(("BUILTINS", "builtin", "load_kernel"), "perfport.kernels"),
+    **dict.fromkeys(("RunSettings", "Timing"), "perfport.measure"),
+    "kernel_space": "perfport.space",
+    **dict.fromkeys(("BestResult", "CampaignStatus", "Store", "best_results"), "perfport.store"),
+    **dict.fromkeys(("Budget", "TuneResult", "tune"), "perfport.tune"),
+}  # fmt: skip
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+class _Facade(types.ModuleType):
+    """perfport's module type. Importing a subpackage binds it on its parent package, and two
+    subpackages share their name with a function of the API (perfport.tune, perfport.devices):
+    the functions keep those names, as they did when this facade imported everything eagerly."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("tune", "devices") and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade
 
 
 def devices() -> list[DeviceInfo]:
@@ -45,6 +86,8 @@ def devices() -> list[DeviceInfo]:
     ...     print(d.id, d.name, d.max_work_group_size, d.local_mem_bytes)
     opencl:0:0 pthread-Intel(R) Xeon(R) Processor 4096 2097152
     """
+    from perfport.devices import list_devices
+
     return list_devices()
 
 
@@ -58,6 +101,8 @@ def results(
     >>> for r in perfport.results("perfport.db", kernel="stencil"):  # doctest: +SKIP
     ...     print(r.device, dict(r.problem), dict(r.best), r.best_ms, r.speedup)
     """
+    from perfport.store import Store, best_results
+
     with Store(db, create=False) as store:
         return best_results(store, kernel=kernel, device=device)
 

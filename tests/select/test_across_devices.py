@@ -271,7 +271,8 @@ def test_perturbed_covers_other_parameter_values_where_the_mean_takes_a_near_dup
 
 
 def test_cli_method_names_are_the_methods(families, capsys):
-    from perfport.cli import PORTABLE_METHODS, main
+    from perfport.cli import main
+    from perfport.cli.select import PORTABLE_METHODS
 
     assert set(PORTABLE_METHODS) == {m.value for m in Method}
     code = main(["select", "portable", *map(str, families), "--kernels", "2",

@@ -1,40 +1,86 @@
-"""Layer 0: records and contracts shared by every layer. Imports nothing else of perfport."""
+"""Layer 0: records and contracts shared by every layer. Imports nothing else of perfport.
 
-from perfport._core.errors import (
-    BuildError,
-    DeviceError,
-    ExpressionError,
-    LaunchError,
-    MissingExtra,
-    PerfportError,
-    SpecError,
-    StoreError,
-)
-from perfport._core.expr import Expr
-from perfport._core.outcome import Outcome
-from perfport._core.records import (
-    Backend,
-    Config,
-    DeviceInfo,
-    DeviceType,
-    Language,
-    Measurement,
-    Problem,
-    Value,
-)
-from perfport._core.spec import (
-    ArrayArg,
-    Geometry,
-    Init,
-    KernelSpec,
-    LocalArg,
-    Param,
-    ParamKind,
-    Reference,
-    ScalarArg,
-)
-from perfport._core.stats import Stats, summarize
-from perfport._core.version import __version__
+Names are imported on first use, so that ``from perfport._core import PerfportError`` (as the
+command line does before it knows what will run) does not import numpy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from perfport._core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from perfport._core.errors import (
+        BuildError,
+        DeviceError,
+        ExpressionError,
+        LaunchError,
+        MissingExtra,
+        PerfportError,
+        SpecError,
+        StoreError,
+    )
+    from perfport._core.expr import Expr
+    from perfport._core.outcome import Outcome
+    from perfport._core.records import (
+        Backend,
+        Config,
+        DeviceInfo,
+        DeviceType,
+        Language,
+        Measurement,
+        Problem,
+        Value,
+    )
+    from perfport._core.spec import (
+        ArrayArg,
+        Geometry,
+        Init,
+        KernelSpec,
+        LocalArg,
+        Param,
+        ParamKind,
+        Reference,
+        ScalarArg,
+    )
+    from perfport._core.stats import Stats, summarize
+    from perfport._core.version import __version__
+
+_EXPORTS = {
+    "BuildError": "perfport._core.errors",
+    "DeviceError": "perfport._core.errors",
+    "ExpressionError": "perfport._core.errors",
+    "LaunchError": "perfport._core.errors",
+    "MissingExtra": "perfport._core.errors",
+    "PerfportError": "perfport._core.errors",
+    "SpecError": "perfport._core.errors",
+    "StoreError": "perfport._core.errors",
+    "Expr": "perfport._core.expr",
+    "Outcome": "perfport._core.outcome",
+    "Backend": "perfport._core.records",
+    "Config": "perfport._core.records",
+    "DeviceInfo": "perfport._core.records",
+    "DeviceType": "perfport._core.records",
+    "Language": "perfport._core.records",
+    "Measurement": "perfport._core.records",
+    "Problem": "perfport._core.records",
+    "Value": "perfport._core.records",
+    "ArrayArg": "perfport._core.spec",
+    "Geometry": "perfport._core.spec",
+    "Init": "perfport._core.spec",
+    "KernelSpec": "perfport._core.spec",
+    "LocalArg": "perfport._core.spec",
+    "Param": "perfport._core.spec",
+    "ParamKind": "perfport._core.spec",
+    "Reference": "perfport._core.spec",
+    "ScalarArg": "perfport._core.spec",
+    "Stats": "perfport._core.stats",
+    "summarize": "perfport._core.stats",
+    "__version__": "perfport._core.version",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ArrayArg",

@@ -5,20 +5,27 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:  # rich is imported on first use: --json output and --help need none of it
+    from rich.console import Console
+    from rich.table import Table
 
-from perfport._core import DeviceInfo, KernelSpec, Measurement
-from perfport.space import PruningReport
-from perfport.store import BestResult
-from perfport.tune import TuneResult
+    from perfport._core import DeviceInfo, KernelSpec, Measurement
+    from perfport.space import PruningReport
+    from perfport.store import BestResult
+    from perfport.tune import TuneResult
 
 
 def print_json(data: Any) -> None:
     """What every --json prints: one indented JSON document on stdout."""
     print(json.dumps(data, indent=1))
+
+
+def _table(title: str) -> Table:
+    from rich.table import Table
+
+    return Table(title=title)
 
 
 def _ms(value: float | None) -> str:
@@ -33,7 +40,7 @@ def _mib(n: int) -> str:
 
 def devices_table(console: Console, devices: Sequence[DeviceInfo]) -> None:
     """One column per device, one row per property (device names are long)."""
-    table = Table(title="Devices")
+    table = _table("Devices")
     table.add_column("")
     for d in devices:
         table.add_column(d.id)
@@ -58,7 +65,7 @@ def devices_table(console: Console, devices: Sequence[DeviceInfo]) -> None:
 
 
 def kernels_table(console: Console, specs: Sequence[KernelSpec]) -> None:
-    table = Table(title="Built-in kernels")
+    table = _table("Built-in kernels")
     for col in ("name", "parameters", "problem (defaults)", "about"):
         table.add_column(col)
     for s in specs:
@@ -82,7 +89,7 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
     )
     ok = sorted((m for m in result.measurements if m.ok), key=lambda m: m.time_ms or 0.0)
     default_ms = result.default.time_ms if result.default else None
-    table = Table(title=f"Fastest {min(top, len(ok))} of {result.measured} measured configurations")
+    table = _table(f"Fastest {min(top, len(ok))} of {result.measured} measured configurations")
     for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default"):
         table.add_column(col, justify="right" if col != "configuration" else "left")
     for rank, m in enumerate(ok[:top], 1):
@@ -123,7 +130,7 @@ def _first_line(m: Measurement) -> str:
 
 
 def results_table(console: Console, results: Sequence[BestResult]) -> None:
-    table = Table(title="Best configurations")
+    table = _table("Best configurations")
     for col in (
         "kernel",
         "device",
@@ -148,7 +155,7 @@ def space_report(
     console: Console, kernel: str, device: DeviceInfo | None, report: PruningReport
 ) -> None:
     where = f" on {device.name} ({device.id})" if device else ""
-    table = Table(title=f"Search space of {kernel}{where}")
+    table = _table(f"Search space of {kernel}{where}")
     table.add_column("constraint")
     table.add_column("source")
     table.add_column("removed", justify="right")
@@ -159,7 +166,7 @@ def space_report(
 
 
 def wg_table(console: Console, results: Sequence[Any]) -> None:
-    table = Table(title="Work-group-size predictors")
+    table = _table("Work-group-size predictors")
     for col in (
         "method",
         "partition",
@@ -189,7 +196,7 @@ def wg_device_table(console: Console, results: Sequence[Any]) -> None:
     methods = list(dict.fromkeys(r.method for r in results))
     perf = {(r.partition, d, r.method): p for r in results for d, p, _ in r.per_device}
     counts = {(r.partition, d): n for r in results for d, _, n in r.per_device}
-    table = Table(title="Performance per device set-up")
+    table = _table("Performance per device set-up")
     for col in ("partition", "device", "n", *methods):
         table.add_column(col, justify="left" if col in ("partition", "device") else "right")
     for (partition, device), n in counts.items():

@@ -29,7 +29,7 @@ from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.prebuild import Prebuild
-from perfport.tune.prior import transfer_prior
+from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
 
@@ -157,37 +157,10 @@ def tune(
     the_problem = resolve_problem(spec, problem)
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
     settings = settings or RunSettings()
-    if configs is not None and strategy is not None:
-        raise PerfportError("give configurations to measure or a strategy, not both")
-    listed = None if configs is None else _listed(spec, the_problem, configs)
-    strategy_type = Listed if listed is not None else strategy_class(strategy)
-    most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
-    if build_jobs > most:
-        raise PerfportError(
-            f"--build-jobs {build_jobs} is more than {most} ({MAX_BUILD_JOBS_PER_CORE} per core "
-            "here); more processes only slow each other down"
-        )
-    if build_jobs and strategy_type.plan is Strategy.plan:
-        raise PerfportError(
-            f"strategy {strategy_type.name} chooses as it goes, so its builds cannot be compiled "
-            "ahead; use --build-jobs with brute_force, random, grid or --configs"
-        )
-    if isinstance(budget, int):
-        budget = Budget(max_evals=budget)
-    budget = budget or Budget()
-    if budget.max_evals is not None and budget.max_evals < 1:
-        raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
-    space = kernel_space(spec, the_problem, dev, min_work_groups)
-    if not space.report.legal:
-        removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
-        raise SpecError(
-            f"kernel {spec.name}: no configuration is legal for this problem on {dev.id}; "
-            f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
-        )
-    label = strategy_type.name
-    if listed is not None:  # another list is another campaign
-        text = json.dumps([dict(c) for c in listed], sort_keys=True, default=str)
-        label += ":" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
+    budget = _checked_budget(budget)
+    space = _legal_space(spec, the_problem, dev, min_work_groups)
+    label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
@@ -203,27 +176,9 @@ def tune(
             if strategy_type.takes_prior
             else None
         )
-        if listed is None:
-            searcher = make_strategy(strategy_type, space, settings.seed, prior and prior.scores)
-        else:
-            found = [space.index(c) for c in listed]
-            searcher = Listed(space, settings.seed, tuple(i for i in found if i is not None))
-        session = _Session(space, searcher, runner, store, record, budget, reporter)
-        ahead = None
-        try:
-            if build_jobs:
-                ahead = Prebuild(spec, dev, session.planned_builds(spec, the_problem), build_jobs)
-            status = session.run(
-                spec.default if listed is None else None,
-                f"{spec.name} on {dev.name}",
-                ahead if dev.type is DeviceType.CPU else None,
-            )
-        finally:
-            if ahead is not None:
-                ahead.close()
-        for c in listed or ():
-            if space.index(c) is None and status is not CampaignStatus.INTERRUPTED:
-                session.measure_outside(c)  # beyond the device's limits: stored as pruned
+        searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
+        loop = _TuningLoop(space, searcher, runner, store, record, budget, reporter)
+        status = _run(loop, spec, the_problem, dev, listed, build_jobs)
         verification = runner.verification if runner.starts else "(no trial ran this session)"
     return TuneResult(
         campaign=key,
@@ -233,17 +188,123 @@ def tune(
         problem=the_problem,
         strategy=strategy_type.name,
         space=space.report,
-        measurements=tuple(session.results.values()),
-        default=session.results.get(spec.default) if spec.default is not None else None,
+        measurements=tuple(loop.results.values()),
+        default=loop.results.get(spec.default) if spec.default is not None else None,
         verification=verification if settings.verify else "not verified",
         db=str(db),
         prior_sources=prior.sources if prior else 0,
     )
 
 
+def _chosen_strategy(
+    spec: KernelSpec,
+    problem: Problem,
+    strategy: str | None,
+    configs: Sequence[Mapping[str, Any]] | None,
+    build_jobs: int,
+) -> tuple[type[Strategy], tuple[Config, ...] | None]:
+    """The strategy class, and the listed configurations when ``configs`` replaces the search;
+    refuses what cannot run together before any device work starts."""
+    if configs is not None and strategy is not None:
+        raise PerfportError("give configurations to measure or a strategy, not both")
+    listed = None if configs is None else _listed(spec, problem, configs)
+    strategy_type = Listed if listed is not None else strategy_class(strategy)
+    most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
+    if build_jobs > most:
+        raise PerfportError(
+            f"--build-jobs {build_jobs} is more than {most} ({MAX_BUILD_JOBS_PER_CORE} per core "
+            "here); more processes only slow each other down"
+        )
+    if build_jobs and strategy_type.plan is Strategy.plan:
+        raise PerfportError(
+            f"strategy {strategy_type.name} chooses as it goes, so its builds cannot be compiled "
+            "ahead; use --build-jobs with brute_force, random, grid or --configs"
+        )
+    return strategy_type, listed
+
+
+def _checked_budget(budget: Budget | int | None) -> Budget:
+    """``budget`` as a Budget (an int is a number of evaluations); no limit when None."""
+    if isinstance(budget, int):
+        budget = Budget(max_evals=budget)
+    budget = budget or Budget()
+    if budget.max_evals is not None and budget.max_evals < 1:
+        raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
+    return budget
+
+
+def _legal_space(
+    spec: KernelSpec, problem: Problem, device: DeviceInfo, min_work_groups: bool
+) -> Space:
+    """The kernel's space pruned for ``device``; an error saying what pruned it when empty."""
+    space = kernel_space(spec, problem, device, min_work_groups)
+    if not space.report.legal:
+        removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
+        raise SpecError(
+            f"kernel {spec.name}: no configuration is legal for this problem on {device.id}; "
+            f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
+        )
+    return space
+
+
+def _campaign_label(strategy_type: type[Strategy], listed: tuple[Config, ...] | None) -> str:
+    """The strategy's name in the campaign key; a list's digest follows it, since another list
+    is another campaign."""
+    label = strategy_type.name
+    if listed is not None:
+        text = json.dumps([dict(c) for c in listed], sort_keys=True, default=str)
+        label += ":" + hashlib.sha256(text.encode()).hexdigest()[:12]
+    return label
+
+
+def _searcher(
+    strategy_type: type[Strategy],
+    listed: tuple[Config, ...] | None,
+    space: Space,
+    seed: int,
+    prior: Prior | None,
+) -> Strategy:
+    """The strategy of this session; a listed configuration outside ``space`` is left out (it
+    is stored as pruned after the search)."""
+    if listed is None:
+        return make_strategy(strategy_type, space, seed, prior and prior.scores)
+    found = [space.index(c) for c in listed]
+    return Listed(space, seed, tuple(i for i in found if i is not None))
+
+
+def _run(
+    loop: _TuningLoop,
+    spec: KernelSpec,
+    problem: Problem,
+    device: DeviceInfo,
+    listed: tuple[Config, ...] | None,
+    build_jobs: int,
+) -> CampaignStatus:
+    """Run the loop, with ``build_jobs`` processes compiling ahead (on a CPU the trials wait
+    for them, whose compiles would disturb the timings); then store the listed configurations
+    the device cannot run as pruned."""
+    ahead = None
+    try:
+        if build_jobs:
+            ahead = Prebuild(spec, device, loop.planned_builds(spec, problem), build_jobs)
+        status = loop.run(
+            spec.default if listed is None else None,
+            f"{spec.name} on {device.name}",
+            ahead if device.type is DeviceType.CPU else None,
+        )
+    finally:
+        if ahead is not None:
+            ahead.close()
+    for c in listed or ():
+        if loop.space.index(c) is None and status is not CampaignStatus.INTERRUPTED:
+            loop.measure_outside(c)  # beyond the device's limits: stored as pruned
+    return status
+
+
 @dataclass
-class _Session:
-    """One session of one campaign: ask -> measure (unless stored) -> record -> tell."""
+class _TuningLoop:
+    """One session of one campaign: ask -> measure (unless stored) -> record -> tell. (Not a
+    devices.Session, the device context a Runner holds.)"""
 
     space: Space
     strategy: Strategy

@@ -1,4 +1,4 @@
-"""The ``perfport select ...`` commands (Lawson's kernel-subset selection)."""
+"""``perfport select ...``: deployable kernel subsets and runtime selectors (lawson)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,98 @@ import math
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
-from perfport.cli import parse_assignment, render
+from perfport.cli import render
+from perfport.cli.arguments import Subcommands, natural, parse_assignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# perfport.select.across_devices.Method's values, spelled out so the CLI starts without importing
+# the selection stack (tests/select checks they agree).
+PORTABLE_METHODS = ("portable", "greedy_geomean", "clustered", "most_often_best", "greedy_mean",
+                    "maximin", "perturbed")  # fmt: skip
+
+_DATA_HELP = "a table (.csv.gz from 'select export') or a perfport store (.db); default: the shipped H100 GEMM data"
+
+
+def add_parser(sub: Subcommands) -> None:
+    sel = sub.add_parser("select", help="deployable kernel subsets and runtime selectors (lawson)")
+    sel_sub = sel.add_subparsers(dest="select_command", required=True, metavar="COMMAND")
+    _add_evaluate(sel_sub)
+    _add_fit(sel_sub)
+    _add_predict(sel_sub)
+    _add_export(sel_sub)
+    _add_portable(sel_sub)
+
+
+def _add_evaluate(sel_sub: Subcommands) -> None:
+    p = sel_sub.add_parser(
+        "evaluate", help="score normalisations x prunings x classifiers on held-out problems"
+    )
+    p.add_argument("--data", help=_DATA_HELP)
+    p.add_argument(
+        "--kernels", default="4,6,8,15", metavar="K,K,...", help="set sizes (default 4,6,8,15)"
+    )
+    p.add_argument("--normalisations", help="comma-separated (default: all)")
+    p.add_argument("--prunings", help="comma-separated (default: all)")
+    p.add_argument("--classifiers", help="comma-separated (default: all)")
+    p.add_argument("--seed", type=natural, default=0, help="seed of the train/test split")
+    p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_evaluate)
+
+
+def _add_fit(sel_sub: Subcommands) -> None:
+    p = sel_sub.add_parser("fit", help="choose k configurations and write a deployment bundle")
+    p.add_argument("--data", required=True,
+                   help="a table (.csv.gz from 'select export') or a perfport store (.db)")  # fmt: skip
+    p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
+    p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
+    p.add_argument("--normalisation", default="relative")
+    p.add_argument("--pruning", default="greedy", help="how the set is chosen (default: greedy)")
+    p.add_argument("--classifier", default="decision_tree_distilled_derived",
+                   help="a decision tree: decision_tree_a, _b, _c, a or b _derived, "
+                   "decision_tree_regret_derived, or decision_tree_distilled_derived "
+                   "(the default)")  # fmt: skip
+    p.add_argument("--seed", type=natural, default=0)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_fit)
+
+
+def _add_predict(sel_sub: Subcommands) -> None:
+    p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")
+    p.add_argument("--bundle", required=True, metavar="DIR")
+    p.add_argument("--problem", nargs="+", action="extend", required=True, metavar="NAME=VALUE",
+                   help="problem values, e.g. --problem M=128 N=3136 K=576")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_predict)
+
+
+def _add_export(sel_sub: Subcommands) -> None:
+    p = sel_sub.add_parser("export", help="write a store's sweep results as a table (.csv.gz)")
+    p.add_argument("--db", required=True)
+    p.add_argument("--out", required=True, help="the .csv.gz to write")
+    p.add_argument("--kernel", help="the kernel, when the store holds several")
+    p.add_argument("--device", help="the device, when the store holds several")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_export)
+
+
+def _add_portable(sel_sub: Subcommands) -> None:
+    p = sel_sub.add_parser(
+        "portable", help="k configurations for every GPU, from Kernel Tuner caches"
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="Kernel Tuner caches of one kernel")
+    p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
+    p.add_argument("--holdout", metavar="FILE", help="choose without this device, then score it")
+    p.add_argument("--method", choices=PORTABLE_METHODS, default="portable",
+                   help="how the set is chosen (docs/select.md; default: portable)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_portable)
+
 
 SHIPPED = "lawson-gemm/h100-nvidia-opencl.csv.gz"
 
@@ -53,7 +138,9 @@ def _ks(text: str) -> list[int]:
     return ks
 
 
-def cmd_select_evaluate(args: argparse.Namespace, console: Console) -> int:
+def run_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from rich.table import Table
+
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
     table = _table(args.data)
@@ -94,7 +181,7 @@ def cmd_select_evaluate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_select_fit(args: argparse.Namespace, console: Console) -> int:
+def run_fit(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.deploy import fit_bundle
 
     bundle = fit_bundle(
@@ -118,7 +205,7 @@ def cmd_select_fit(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_select_predict(args: argparse.Namespace, console: Console) -> int:
+def run_predict(args: argparse.Namespace, console: Console) -> int:
     import time
 
     from perfport.select.bundle import load_bundle
@@ -141,7 +228,7 @@ def cmd_select_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
+def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import from_store, save_csv
 
     table = from_store(args.db, kernel=args.kernel, device=args.device)
@@ -156,7 +243,7 @@ def cmd_select_export(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_select_portable(args: argparse.Namespace, console: Console) -> int:
+def run_portable(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.across_devices import portable
 
     result = portable(args.files, args.kernels, holdout=args.holdout, method=args.method)

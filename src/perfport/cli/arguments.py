@@ -1,0 +1,91 @@
+"""The argparse types and arguments that several command groups share."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias
+
+from perfport._core import PerfportError
+
+if TYPE_CHECKING:
+    from perfport._core import Value
+
+# What each command group's add_parser receives: the sub-commands of `perfport` (or of a group).
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def parse_assignment(text: str) -> tuple[str, Value]:
+    """``name=value`` with value read as bool (true/false), int, float or else string."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip():
+        raise PerfportError(f"--problem expects name=value, got {text!r}")
+    raw = raw.strip()
+    value: Value
+    if raw.lower() in ("true", "false"):
+        value = raw.lower() == "true"
+    else:
+        try:
+            value = int(raw)
+        except ValueError:
+            try:
+                value = float(raw)
+            except ValueError:
+                value = raw
+    return name.strip(), value
+
+
+def integer_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: must be at least {low}")
+        return value
+
+    return parse
+
+
+count, natural = integer_at_least(1), integer_at_least(0)
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+def sizes(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated positive integers, e.g. 512,1024."""
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give sizes like 512,1024") from None
+    if any(n < 1 for n in values):
+        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be positive")
+    return values
+
+
+def port(text: str) -> int:
+    """An argparse type: a TCP port, 0-65535."""
+    number = natural(text)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"{number} is not a port (0-65535)")
+    return number
+
+
+def add_problem(p: argparse.ArgumentParser) -> None:
+    """``--problem NAME=VALUE ...``, as tune, space and wg predict take it."""
+    p.add_argument(
+        "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+        help="problem values, e.g. --problem width=1024 height=1024 dtype=double",
+    )  # fmt: skip

@@ -1,0 +1,50 @@
+"""``perfport replay``: a strategy run against stored measurements, no device needed."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from perfport.cli import render
+from perfport.cli.arguments import Subcommands, count, natural
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "replay", help="run a strategy against stored measurements, no device needed"
+    )
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="the device (fingerprint or name)")
+    p.add_argument("--strategy", help="search strategy (default: the default strategy)")
+    p.add_argument("--budget", type=count, required=True, help="evaluations per run")
+    p.add_argument("--repeats", type=count, required=True, help="runs, each with its own seed")
+    p.add_argument("--seed", type=natural, default=0, help="seed of the first run")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_replay)
+
+
+def run_replay(args: argparse.Namespace, console: Console) -> int:
+    from perfport.tune.replay import replay_db
+
+    result = replay_db(
+        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
+    )
+    if args.json:
+        render.print_json(result.to_json())
+    else:
+        console.print(
+            f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
+            f"optimum {result.optimum_ms:.4g} ms"
+        )
+        if result.prior_sources:
+            console.print(f"prior from {result.prior_sources} other device result sets in the db")
+        console.print(f"mean fraction of the optimum reached: {result.mean_best_fraction:.3f}")
+        for target, evals in result.evals_to.items():
+            console.print(
+                f"median evaluations to {target:.0%}: {evals if evals is not None else 'not reached'}"
+            )
+    return 0

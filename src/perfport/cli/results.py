@@ -1,0 +1,103 @@
+"""``perfport results``, ``import`` and ``export``: what the results database holds, in and out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+import perfport
+from perfport.cli import render
+from perfport.cli.arguments import Subcommands
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(sub: Subcommands) -> None:
+    p = sub.add_parser("results", help="best configuration per device, kernel and problem")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="only this device (fingerprint or name)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_results)
+
+    p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--device-name", help="the device, where the file does not name it")
+    p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_import)
+
+    p = sub.add_parser(
+        "export", help="write stored results as CSV, JSON, a Kernel Tuner cache or T4"
+    )
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
+    p.add_argument("--device", help="only this device (fingerprint or name)")
+    p.add_argument(
+        "--format",
+        choices=("csv", "json", "kt-cache", "t4"),
+        default="csv",
+        help="kt-cache and t4 hold one device/kernel/problem: narrow with --kernel/--device",
+    )
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--output", "-o", help="file to write (default: standard output)")
+    p.set_defaults(run=run_export)
+
+
+def run_results(args: argparse.Namespace, console: Console) -> int:
+    found = perfport.results(args.db, kernel=args.kernel, device=args.device)
+    if args.json:
+        render.print_json({"results": [r.to_json() for r in found]})
+    else:
+        render.results_table(console, found)
+    return 0
+
+
+def run_import(args: argparse.Namespace, console: Console) -> int:
+    from perfport.store import Store
+    from perfport.store.formats.importing import import_file
+
+    with Store(args.db) as store:
+        imported = import_file(store, args.file, args.device_name, args.kernel_name)
+    if args.json:
+        render.print_json(imported.to_json())
+    else:
+        console.print(
+            f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
+            f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"
+        )
+    return 0
+
+
+def run_export(args: argparse.Namespace, console: Console) -> int:
+    from perfport.store import Store, export_rows, write_csv, write_json
+    from perfport.store.formats.kt_cache import to_kt_cache
+    from perfport.store.formats.t4 import to_t4
+
+    fmt = "json" if args.json else args.format
+    with Store(args.db, create=False) as store:
+        if fmt in ("kt-cache", "t4"):
+            convert = to_kt_cache if fmt == "kt-cache" else to_t4
+            document = convert(store, kernel=args.kernel, device=args.device)
+            count = len(document.get("cache") or document.get("results") or [])
+
+            def write(out: TextIO) -> int:
+                json.dump(document, out)
+                return count
+        else:
+            rows = export_rows(store, kernel=args.kernel, device=args.device)
+
+            def write(out: TextIO) -> int:
+                return (write_json if fmt == "json" else write_csv)(rows, out)
+
+        if args.output:
+            with open(args.output, "w", newline="") as out:
+                n = write(out)
+            print(f"wrote {n} results to {args.output}", file=sys.stderr)
+        else:
+            write(sys.stdout)
+    return 0

@@ -1,0 +1,178 @@
+"""``perfport tune`` and ``perfport sweep``: measure a kernel's configurations on a device."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import perfport
+from perfport._core import PerfportError
+from perfport.cli import render
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    count,
+    natural,
+    parse_assignment,
+    seconds,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(sub: Subcommands) -> None:
+    _add_tune(sub)
+    _add_sweep(sub)
+
+
+def _add_tune(sub: Subcommands) -> None:
+    p = sub.add_parser("tune", help="tune a kernel and store every measurement")
+    p.add_argument(
+        "kernel",
+        metavar="KERNEL",
+        help="built-in name (see 'perfport kernels'), spec file (.py/.toml/.yaml) or stencil description (.json)",
+    )
+    add_problem(p)
+    p.add_argument(
+        "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
+    )
+    p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
+    p.add_argument(
+        "--configs", metavar="FILE",
+        help="measure exactly these configurations instead of searching: a JSON list of "
+        "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
+    )  # fmt: skip
+    p.add_argument("--budget", type=count, help="at most this many configurations in the campaign")
+    p.add_argument(
+        "--max-time", type=seconds, metavar="SECONDS", help="stop this session after this long"
+    )
+    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
+    )
+    p.add_argument(
+        "--build-jobs", type=count, default=0, metavar="N",
+        help="compile the builds the budget reaches ahead in N processes (fixed-order strategies, --configs)",
+    )  # fmt: skip
+    p.add_argument("--seed", type=natural, default=0, help="seed for input data and the strategy")
+    p.add_argument(
+        "--repeats", type=count, help="fixed number of timed launches (default: adaptive)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="kill a launch that runs longer than this (default 30)",
+    )
+    p.add_argument("--no-verify", action="store_true", help="do not check outputs")
+    p.add_argument(
+        "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run_tune)
+
+
+def _add_sweep(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "sweep", help="measure every configuration at each of many problems (in process)"
+    )
+    p.add_argument("kernel", metavar="KERNEL", help="built-in name or spec file")
+    p.add_argument(
+        "--problems",
+        required=True,
+        metavar="FILE|SET",
+        help="CSV with a header of problem names, or a shipped set: lawson-gemm",
+    )
+    p.add_argument("--device", help="device id; default: a GPU if any, else the CPU")
+    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--max-time", type=seconds, metavar="SECONDS", help="start no problem after this"
+    )
+    p.add_argument("--first", type=count, metavar="N", help="only the first N problems")
+    p.add_argument(
+        "--rounds",
+        type=count,
+        default=1,
+        help="measure every configuration this many times, interleaved (default 1)",
+    )
+    p.add_argument("--no-verify", action="store_true", help="do not check outputs")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per problem")
+    p.set_defaults(run=run_sweep)
+
+
+def run_tune(args: argparse.Namespace, console: Console) -> int:
+    from perfport.measure import RunSettings, Timing
+    from perfport.store import CampaignStatus
+    from perfport.tune import Budget
+
+    timing = Timing.fixed(args.repeats) if args.repeats else Timing()
+    settings = RunSettings(
+        seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
+    )
+    result = perfport.tune(
+        args.kernel,
+        problem=dict(parse_assignment(p) for p in args.problem),
+        device=args.device,
+        strategy=args.strategy,
+        budget=Budget(args.budget, args.max_time),
+        db=args.db,
+        campaign=args.campaign,
+        settings=settings,
+        progress=sys.stderr.isatty(),
+        min_work_groups=args.min_work_groups,
+        configs=_read_configs(args.configs) if args.configs else None,
+        build_jobs=args.build_jobs,
+    )
+    if args.json:
+        render.print_json(result.to_json())
+    else:
+        render.tune_report(console, result)
+    return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def _read_configs(path: str) -> list[dict[str, Any]]:
+    """A JSON list of configurations, or an object holding one under 'configs'."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as exc:
+        raise PerfportError(f"--configs {path}: cannot be read ({exc.strerror})") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PerfportError(f"--configs {path}: not JSON ({exc})") from None
+    configs = data.get("configs") if isinstance(data, dict) else data
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise PerfportError(
+            f"--configs {path}: give a list of parameter dicts, or an object with 'configs' "
+            "such as 'perfport select portable --json' prints"
+        )
+    return configs
+
+
+def run_sweep(args: argparse.Namespace, console: Console) -> int:
+    from perfport.kernels import load_problems
+    from perfport.measure import RunSettings
+    from perfport.tune import SWEEP_TIMING, sweep
+
+    problems = load_problems(args.problems)[: args.first]
+    settings = RunSettings(verify=not args.no_verify, timing=SWEEP_TIMING)
+    steps = sweep(
+        args.kernel, problems, device=args.device, db=args.db, settings=settings,
+        max_seconds=args.max_time, rounds=args.rounds,
+    )  # fmt: skip
+    for n, step in enumerate(steps, 1):
+        if args.json:
+            print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
+                              "measured": step.measured, "outcomes": step.outcomes,
+                              "best_ms": step.best_ms, "seconds": round(step.seconds, 2)}), flush=True)  # fmt: skip
+        else:
+            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
+            best = f"{step.best_ms:.4g} ms" if step.best_ms is not None else "no result"
+            console.print(
+                f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
+                f"({step.seconds:.1f} s) {failed or ''}"
+            )
+    return 0

@@ -1,0 +1,369 @@
+"""``perfport wg ...``: work-group-size prediction (cummins2016), from collection to evaluation.
+The handlers import the wg capability when they run, so that ``--help`` imports none of it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfport._core import PerfportError
+from perfport.cli import render
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    count,
+    natural,
+    parse_assignment,
+    seconds,
+    sizes,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perfport import wg
+
+
+def add_parser(sub: Subcommands) -> None:
+    wg = sub.add_parser("wg", help="work-group-size prediction (cummins2016)")
+    wg_sub = wg.add_subparsers(dest="wg_command", required=True, metavar="COMMAND")
+    _add_collect(wg_sub)
+    _add_dataset(wg_sub)
+    _add_train(wg_sub)
+    _add_predict(wg_sub)
+    _add_evaluate(wg_sub)
+
+
+def _add_collect(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("collect", help="measure every work-group size of many stencil scenarios")
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument(
+        "--scenarios", type=count, default=60, help="how many scenarios (real-world first)"
+    )
+    p.add_argument(
+        "--sizes", type=sizes, default=(512, 1024, 2048, 4096), help="data sizes (square)"
+    )
+    p.add_argument(
+        "--max-border",
+        type=natural,
+        default=30,
+        help="synthetic borders drawn from 0,1,2,3,5,10,20,30 up to this (default 30: the "
+        "paper's range; 5 collects compact stencils like most real ones)",
+    )
+    p.add_argument(
+        "--no-real-world",
+        dest="real_world",
+        action="store_false",
+        help="synthetic scenarios only (the real-world kernels are the usual test set)",
+    )
+    p.add_argument("--repeats", type=count, default=5, help="timed launches per size and round")
+    p.add_argument(
+        "--rounds",
+        type=count,
+        default=1,
+        help="measure every size this many times, interleaved in random order (default 1)",
+    )
+    p.add_argument(
+        "--max-time", type=seconds, metavar="SECONDS", help="start no scenario after this"
+    )
+    p.add_argument("--seed", type=natural, default=0, help="seed of the synthetic scenarios")
+    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
+    p.set_defaults(run=run_collect)
+
+
+def _add_dataset(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
+    p.add_argument(
+        "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
+    )
+    p.add_argument(
+        "--merge",
+        action="append",
+        metavar="NPZ",
+        help="a dataset already written (.npz) whose scenarios come first; repeatable",
+    )
+    p.add_argument(
+        "--drop-device",
+        action="append",
+        metavar="DEVICE",
+        help="leave out the --merge scenarios of this device label (to replace them); repeatable",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="a --db scenario that a --merge dataset has replaces its times (a re-measurement)",
+    )
+    p.add_argument(
+        "--superseded", metavar="NPZ", help="with --replace: write the replaced rows here"
+    )
+    p.add_argument("--out", required=True, help="the .npz file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_dataset)
+
+
+def _add_train(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("train", help="train a predictor on a dataset and save it")
+    p.add_argument("--data", required=True, help="a dataset (.npz from 'wg dataset')")
+    p.add_argument(
+        "--method", default="performance_forest+novel", help="see 'perfport wg evaluate --help'"
+    )
+    p.add_argument("--out", required=True, help="the model file to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_train)
+
+
+def _add_predict(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("predict", help="a work-group size for a stencil on a device")
+    p.add_argument(
+        "--kernel", required=True,
+        help="a stencil kernel: built-in name, spec file or stencil description (.json)",
+    )  # fmt: skip
+    p.add_argument("--device", help="device id (default: the default device)")
+    add_problem(p)
+    p.add_argument(
+        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
+    )
+    p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_predict)
+
+
+def _add_evaluate(wg_sub: Subcommands) -> None:
+    p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
+    p.add_argument(
+        "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"
+    )
+    p.add_argument(
+        "--methods",
+        help="comma-separated methods, or 'all' (the paper's full grid, some 40 minutes); "
+        "default: the default model, performance_forest+novel (see docs/wg.md)",
+    )
+    p.add_argument(
+        "--partitions", help="comma-separated: 10-fold,synthetic-real,device,kernel,dataset"
+    )
+    p.add_argument(
+        "--plots", metavar="DIR", help="also write the figures (oracle, refusals, violins)"
+    )
+    p.add_argument(
+        "--by-device", action="store_true", help="also the performance per device set-up"
+    )
+    p.add_argument(
+        "--seed", type=natural, default=0, help="seed of the 10-fold split and of the forests"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_evaluate)
+
+
+def run_collect(args: argparse.Namespace, console: Console) -> int:
+    from perfport import wg
+    from perfport.devices import get_device
+    from perfport.wg.scenarios import scenarios
+
+    try:
+        chosen = scenarios(args.scenarios, args.sizes, args.seed, args.max_border, args.real_world)
+    except ValueError as exc:
+        raise PerfportError(f"--scenarios: {exc}") from None
+    device = get_device(args.device)
+    steps = wg.collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
+    for n, step in enumerate(steps, 1):
+        if args.json:
+            print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
+                              "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}), flush=True)  # fmt: skip
+        else:
+            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
+            console.print(
+                f"[{n}/{len(chosen)}] {step.scenario.label}: {step.measured} sizes in {step.seconds:.0f} s {failed or ''}"
+            )
+    return 0
+
+
+def run_dataset(args: argparse.Namespace, console: Console) -> int:
+    from perfport import wg
+    from perfport.wg.assemble import UnknownDevicesError, assemble_dataset
+
+    if args.replace and not (args.merge and args.db):
+        raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
+    if args.superseded and not args.replace:
+        raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
+    stores = args.db or ([] if args.merge else ["perfport.db"])
+    try:
+        built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
+    except UnknownDevicesError as exc:
+        raise PerfportError(
+            f"--drop-device: no --merge scenario is on {', '.join(exc.unknown)}; "
+            f"their devices: {', '.join(exc.known)}"
+        ) from None
+    if args.superseded and built.superseded is not None:
+        wg.save_dataset(built.superseded, args.superseded)
+    data = built.data
+    wg.save_dataset(data, args.out)
+    summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
+               "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
+               "replaced": built.replaced}  # fmt: skip
+    if args.json:
+        render.print_json(summary)
+    else:
+        console.print(
+            f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to "
+            f"{args.out}" + (f" ({built.replaced} replaced)" if args.replace else "")
+        )
+    return 0
+
+
+def run_train(args: argparse.Namespace, console: Console) -> int:
+    from perfport import wg
+
+    if args.method not in wg.METHODS:
+        raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
+    model = wg.train(wg.load_dataset(_wg_data_path(args.data)), args.method)
+    model.save(args.out)
+    summary = {
+        "out": args.out,
+        "method": model.method,
+        "scenarios": model.scenarios,
+        "sizes": len(model.sizes),
+    }
+    if args.json:
+        render.print_json(summary)
+    else:
+        console.print(f"trained {model.method} on {model.scenarios} scenarios; wrote {args.out}")
+    return 0
+
+
+def run_predict(args: argparse.Namespace, console: Console) -> int:
+    from perfport import wg
+    from perfport.devices import get_device
+    from perfport.kernels import resolve_kernel
+    from perfport.tune import resolve_problem
+
+    spec = resolve_kernel(args.kernel)
+    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    device = get_device(args.device, spec.language)
+    wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
+    model = wg_model(args.model)
+    refused = wg.refused_sizes(args.db, spec, device)
+    prediction = wg.predict_wg(model, spec, problem, device, refused)
+    if args.json:
+        render.print_json(prediction.to_json())
+    else:
+        wc, wr = prediction.wg
+        novel = "; novel: a kernel or device unlike those trained on" if prediction.novel else ""
+        console.print(
+            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
+        )
+    return 0
+
+
+def _wg_data_path(name: str | None) -> Path:
+    """The dataset a --data flag names; the environment may say where shared data lies."""
+    from perfport import wg
+
+    return wg.dataset_path(name, os.environ.get("PERFPORT_SHARED_DATA"))
+
+
+def wg_model(path: str | None) -> wg.WgModel:
+    """The model a --model flag names, or the default one, cached where XDG says caches go."""
+    from perfport import wg
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport"
+    return wg.model_or_default(path, cache, announce=_say)
+
+
+def _say(message: str) -> None:
+    print(f"perfport: {message}", file=sys.stderr, flush=True)
+
+
+def _listed(
+    text: str | None, known: Sequence[str], flag: str, default: Sequence[str] | None = None
+) -> list[str]:
+    """A comma-separated choice among ``known``, or ``all`` of them; without the flag,
+    ``default`` (all of them where there is none)."""
+    if text is None:
+        return list(known if default is None else default)
+    if text.strip() == "all":
+        return list(known)
+    wanted = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in wanted if t not in known]
+    if unknown or not wanted:
+        what = f"unknown {', '.join(unknown)}" if unknown else "give at least one"
+        raise PerfportError(f"{flag}: {what}; choose from all, {', '.join(known)}")
+    return wanted
+
+
+class _EvaluationProgress:
+    """On stderr, never stdout (which --json keeps for the answer): a bar on a terminal,
+    else a line as the folds reach each method on each partition."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None  # a rich Progress, on a terminal
+        self._task: Any = None
+        self._last: tuple[str, str] | None = None
+
+    def __enter__(self) -> _EvaluationProgress:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        stderr = Console(stderr=True)
+        if stderr.is_terminal:
+            self._bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
+            )  # fmt: skip
+            self._bar.start()
+        return self
+
+    def update(self, step: wg.EvalProgress) -> None:
+        what = f"{step.method} on {step.partition}"
+        if self._bar is not None:
+            if self._task is None:
+                self._task = self._bar.add_task(what, total=step.total)
+            self._bar.update(self._task, completed=step.done, description=what)
+        elif (step.partition, step.method) != self._last and step.done < step.total:
+            print(f"perfport: [{step.done}/{step.total} folds] {what}", file=sys.stderr, flush=True)
+        self._last = (step.partition, step.method)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def run_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from perfport import wg
+
+    data = wg.load_dataset(_wg_data_path(args.data))
+    methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
+    partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
+    with _EvaluationProgress() as progress:
+        results = wg.evaluate(data, methods, partitions, seed=args.seed, progress=progress.update)
+    skipped = [p for p in partitions if p not in {r.partition for r in results}]
+    why = ("a leave-one-out partition needs at least two devices, kernels or data sizes, and "
+           "synthetic-real both synthetic and real-world kernels")  # fmt: skip
+    if not results:
+        raise PerfportError(f"no partition of {', '.join(partitions)} can be evaluated on this "
+                            f"data: {why}")  # fmt: skip
+    if skipped:
+        print(f"perfport: skipped {', '.join(skipped)}: {why}", file=sys.stderr)
+    if args.plots:
+        from perfport.wg import plots  # matplotlib: only for --plots
+
+        plots.save_figures(data, results, args.plots)
+    if args.json:
+        render.print_json({"results": [r.to_json(per_device=args.by_device) for r in results]})
+    else:
+        render.wg_table(console, results)
+        if args.by_device:
+            render.wg_device_table(console, results)
+    return 0
