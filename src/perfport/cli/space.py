@@ -41,9 +41,10 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
         name, problem, report = definition.name, {}, definition.space(device=device).report
     else:
         spec = resolve_kernel(args.kernel)
-        problem = dict(resolve_problem(spec, dict(parse_assignment(p) for p in args.problem)))
+        resolved = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
         device = get_device(args.device, spec.language)
-        space = perfport.kernel_space(spec, problem, device, args.min_work_groups)
+        space = perfport.kernel_space(spec, resolved, device, args.min_work_groups)
+        problem = dict(resolved)
         name, report = spec.name, space.report
     if args.json:
         render.print_json(

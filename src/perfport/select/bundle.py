@@ -163,7 +163,7 @@ def _tree(
     # the derived features it computes in ``derived_``.
     model = getattr(given, "model_", given)
     derived = tuple(getattr(given, "derived_", ()))
-    classes = getattr(model, "classes_", ())
+    classes: Sequence[Any] = getattr(model, "classes_", ())
     if not hasattr(model, "tree_") and len(classes) == 1:
         # A one-class fit (e.g. a DummyClassifier): every problem gets that configuration.
         return SelectorTree.constant(feature_names, label_index(classes[0], labels), transforms)

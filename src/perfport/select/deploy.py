@@ -3,8 +3,9 @@ problem of a table, train a decision-tree selector among them and write it as co
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -66,7 +67,10 @@ def fit_bundle(
     )  # fmt: skip
 
 
-def _member(enum: Any, value: Any, what: str) -> Any:
+_E = TypeVar("_E", bound=Enum)
+
+
+def _member(enum: type[_E], value: _E | str, what: str) -> _E:
     try:
         return enum(value)
     except ValueError:

@@ -180,7 +180,7 @@ def from_store(
         problems=features[p_order],
         param_names=param_names,
         configs=tuple(config_values[j] for j in c_order),
-        times=times[np.ix_(p_order, c_order)],
+        times=times[np.ix_(p_order, np.asarray(c_order, dtype=np.intp))],
         device=rows[0].device,
         kernel=rows[0].kernel,
     )
@@ -275,9 +275,9 @@ def load_csv(path: str | Path) -> PerfTable:
     body_start = next((n for n, line in enumerate(lines) if not line.startswith("#")), len(lines))
     meta = {"device": "", "kernel": ""}
     for line in lines[:body_start]:
-        key, _, value = line[1:].partition(":")
-        if key.strip() in meta:
-            meta[key.strip()] = value.strip()
+        name, _, value = line[1:].partition(":")
+        if name.strip() in meta:
+            meta[name.strip()] = value.strip()
     rows = list(csv.reader(lines[body_start:]))
     if not rows:
         raise SelectError(f"{where}: no header line; expected problem.*, config.* and time_ms")

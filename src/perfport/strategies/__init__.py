@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from perfport._core import PerfportError
 from perfport.space import Space
 from perfport.strategies.base import Strategy
@@ -56,7 +58,10 @@ __all__ = [
 
 
 def make_strategy(
-    cls: type[Strategy], space: Space, seed: int, scores: Sequence[float] | None = None
+    cls: type[Strategy],
+    space: Space,
+    seed: int,
+    scores: Sequence[float] | np.ndarray | None = None,
 ) -> Strategy:
     """An instance of ``cls``; prior ``scores`` go to a strategy that takes them."""
     return cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]

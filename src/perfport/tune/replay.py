@@ -162,7 +162,9 @@ def replay(
     if budget < 1 or repeats < 1:
         raise PerfportError("replay needs --budget >= 1 and --repeats >= 1")
     cls = strategy_class(strategy)
-    make = factory or (lambda space, s: make_strategy(cls, space, s, prior and prior.scores))
+    make = factory or (
+        lambda space, s: make_strategy(cls, space, s, prior.scores if prior else None)
+    )
     budget = min(budget, len(data.space))
     traces = [simulate(data, make, budget, seed + r) for r in range(repeats)]
     curve, reached = score(data, traces, budget)

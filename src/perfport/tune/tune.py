@@ -267,7 +267,7 @@ def _searcher(
     """The strategy of this session; a listed configuration outside ``space`` is left out (it
     is stored as pruned after the search)."""
     if listed is None:
-        return make_strategy(strategy_type, space, seed, prior and prior.scores)
+        return make_strategy(strategy_type, space, seed, prior.scores if prior else None)
     found = [space.index(c) for c in listed]
     return Listed(space, seed, tuple(i for i in found if i is not None))
 

@@ -60,7 +60,8 @@ def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: 
     outcome = T4_INVALIDITY.get(str(r.get("invalidity", "correct")))
     if outcome is None:
         raise malformed(path, f"result {i}: unknown invalidity {str(r.get('invalidity'))[:40]!r}")
-    timings = r.get("times") if isinstance(r.get("times"), dict) else {}
+    given = r.get("times")
+    timings: dict[str, Any] = given if isinstance(given, dict) else {}
     compile_ms = timings.get("compilation")
     compile_ms = (
         compile_ms * scale
