@@ -12,8 +12,8 @@ LAYERS = {
     "measure": 2, "store": 2, "features": 2,
     "strategies": 3,
     "tune": 4,
-    "wg": 5, "select": 5, "split": 5,
-    "service": 6,
+    "wg": 5, "select": 5, "model": 5, "split": 5,
+    "service": 6, "report": 6,
     "cli": 7,
 }  # fmt: skip
 
