@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -41,11 +42,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum: int, frame: object) -> NoReturn:
+    """SIGTERM stops a command as Ctrl-C does: campaigns end ``interrupted``, exit 130."""
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from rich.console import Console  # after parsing: --help and bad flags need no rich
 
     console = Console()
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.run(args, console))
     except PerfportError as exc:

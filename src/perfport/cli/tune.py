@@ -23,6 +23,9 @@ from perfport.cli.arguments import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport.measure import RunSettings
+    from perfport.tune import Budget
+
 
 def add_parser(sub: Subcommands) -> None:
     _add_tune(sub)
@@ -106,20 +109,32 @@ def _add_sweep(sub: Subcommands) -> None:
 
 
 def run_tune(args: argparse.Namespace, console: Console) -> int:
+    from perfport._core.interrupts import guarded
     from perfport.measure import RunSettings, Timing
-    from perfport.store import CampaignStatus
     from perfport.tune import Budget
 
     timing = Timing.fixed(args.repeats) if args.repeats else Timing()
     settings = RunSettings(
         seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
     )
+    # Held from here (perfport.tune stops where it is safe): an interrupt after the campaign's
+    # final status is stored is too late to stop anything, and the result is still printed.
+    with guarded():
+        return _tune_and_report(args, console, settings, Budget(args.budget, args.max_time))
+
+
+def _tune_and_report(
+    args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
+) -> int:
+    from perfport._core.interrupts import take_held
+    from perfport.store import CampaignStatus
+
     result = perfport.tune(
         args.kernel,
         problem=dict(parse_assignment(p) for p in args.problem),
         device=args.device,
         strategy=args.strategy,
-        budget=Budget(args.budget, args.max_time),
+        budget=budget,
         db=args.db,
         campaign=args.campaign,
         settings=settings,
@@ -132,6 +147,7 @@ def run_tune(args: argparse.Namespace, console: Console) -> int:
         render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
+    take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
 
 

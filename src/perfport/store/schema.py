@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from perfport._core import StoreError
+from perfport._core.interrupts import guarded
 
 # MIGRATIONS[i] upgrades a database from version i to i + 1. Append only; never edit one that
 # has shipped, since databases in the wild are at every version.
@@ -84,28 +85,36 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
     """Bring the database to SCHEMA_VERSION, one transaction per step. The version is read
     under the write lock, so processes opening a new database at once do not collide."""
     while True:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{path} has schema version {version}, newer than this perfport's "
-                    f"{SCHEMA_VERSION}; upgrade perfport to use it"
-                )
-            if version == SCHEMA_VERSION:
-                conn.execute("COMMIT")
+        with guarded():  # never an interrupt between BEGIN and the try
+            if _step(conn, path):
                 return
-            if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                raise StoreError(
-                    f"{path} is an SQLite database but not a perfport one; give another --db path"
-                )
-            for statement in _statements(MIGRATIONS[version]):
-                conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {version + 1}")
+
+
+def _step(conn: sqlite3.Connection, path: str) -> bool:
+    """One migration step in its own transaction; True when the database is up to date."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} has schema version {version}, newer than this perfport's "
+                f"{SCHEMA_VERSION}; upgrade perfport to use it"
+            )
+        if version == SCHEMA_VERSION:
             conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            return True
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(
+                f"{path} is an SQLite database but not a perfport one; give another --db path"
+            )
+        for statement in _statements(MIGRATIONS[version]):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version + 1}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return False
 
 
 def _statements(script: str) -> list[str]:

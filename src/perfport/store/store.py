@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome, Problem, StoreError
+from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
 from perfport.store.schema import migrate
@@ -25,7 +26,7 @@ class CampaignStatus(Enum):
     RUNNING = "running"  # in progress, or killed before it could say otherwise
     COMPLETE = "complete"  # the strategy ran out of configurations
     BUDGET = "budget"  # stopped by the evaluation or time budget
-    INTERRUPTED = "interrupted"  # Ctrl-C
+    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
     FAILED = "failed"  # could not go on (e.g. the worker could not start)
 
 
@@ -167,6 +168,19 @@ class Store:
         """The campaign with this key for (device_id, kernel_id, problem_id): created, or found
         again to resume it. A key that names a campaign of another device, kernel or problem is
         an error."""
+        with guarded():  # an interrupt lands before BEGIN or after COMMIT, never between
+            self._open_campaign(key, ids, strategy, seed, settings, report)
+        return self.campaign(key)
+
+    def _open_campaign(
+        self,
+        key: str,
+        ids: tuple[int, int, int],
+        strategy: str,
+        seed: int,
+        settings: dict[str, Any],
+        report: PruningReport,
+    ) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
@@ -193,7 +207,6 @@ class Store:
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
-        return self.campaign(key)
 
     def campaign(self, key: str) -> Campaign:
         row = self._conn.execute(
@@ -218,17 +231,19 @@ class Store:
         return self.record_many(campaign, [m]) == 1
 
     def record_many(self, campaign: Campaign, measurements: Iterable[Measurement]) -> int:
-        """Commit results in one transaction (all or nothing); returns how many were new."""
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            added = sum(self._insert(campaign, m) for m in measurements)
-            self._conn.execute(
-                "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
-            )
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+        """Commit results in one transaction (all or nothing); returns how many were new. An
+        interrupt during it is delivered after the COMMIT or the ROLLBACK."""
+        with guarded():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                added = sum(self._insert(campaign, m) for m in measurements)
+                self._conn.execute(
+                    "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
+                )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
         return added
 
     def _insert(self, campaign: Campaign, m: Measurement) -> bool:

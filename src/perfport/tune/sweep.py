@@ -27,7 +27,7 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, NoReturn
@@ -41,6 +41,7 @@ from perfport._core import (
     PerfportError,
     Problem,
 )
+from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport.devices import get_device, open_session
 from perfport.kernels import resolve_kernel
 from perfport.measure import RunSettings, Timing, TrialEngine
@@ -117,48 +118,87 @@ def sweep(
                 # One round keeps the key of sweeps made before rounds existed, so they resume.
                 protocol = "sweep" if rounds == 1 else f"sweep/rounds={rounds}"
                 key = campaign_key(spec, problem, dev, space, protocol, settings)
-                campaign = store.open_campaign(
-                    key, (device_id, kernel_id, store.problem_id(problem)), "brute_force",
-                    settings.seed, asdict(settings), space.report,
-                )  # fmt: skip
-                stored = {m.config: m for m in store.measurements(campaign)}
-                configs = list(space)
-                todo = [c for c in configs if c not in stored]
-                engine = TrialEngine(session, spec, problem, settings, builds)
-                build_of = {
-                    c: tuple(spec.build_defines(spec.env(c, problem)).items()) for c in todo
-                }
-                if settings.verify and any((build_of[c], c) not in verified for c in todo):
-                    _set_gold(engine, spec, problem, settings, configs, gold)
-                pending: list[Measurement] = []
-                for config in todo:
-                    check = (build_of[config], config) not in verified
-                    m = engine.run(config, verify=check)
-                    if check and engine.expected is not None and m.ok:
-                        verified.add((build_of[config], config))
-                    pending.append(m)
-                    stored[config] = m
-                    if rounds == 1 and (len(pending) >= _CHUNK or not session.healthy):
-                        store.record_many(campaign, pending)
-                        pending = []
-                    if not session.healthy:
-                        _lost(store, campaign, dev, f" at {config} ({m.message})")
-                if rounds > 1:
-                    pending = _more_rounds(engine, pending, rounds, settings.seed)
-                    if not session.healthy:  # nothing of this problem is stored
-                        _lost(store, campaign, dev)
-                    stored.update((m.config, m) for m in pending)
-                store.record_many(campaign, pending)
-                store.set_status(campaign, CampaignStatus.COMPLETE)
+                ids = (device_id, kernel_id, store.problem_id(problem))
+                job = _Problem(store, TrialEngine(session, spec, problem, settings, builds),
+                               list(space), rounds, gold, verified)  # fmt: skip
+                with guarded():  # the campaign says running only while the try below runs
+                    campaign = store.open_campaign(
+                        key, ids, "brute_force", settings.seed, asdict(settings), space.report
+                    )
+                    status = CampaignStatus.FAILED
+                    try:
+                        with interruptible():
+                            stored, measured = job.run(campaign)
+                        status = CampaignStatus.COMPLETE
+                    except KeyboardInterrupt:
+                        status = CampaignStatus.INTERRUPTED
+                    finally:
+                        if take_held():
+                            status = CampaignStatus.INTERRUPTED
+                        job.stop(campaign, status)
+                    if status is CampaignStatus.INTERRUPTED:
+                        raise KeyboardInterrupt  # the campaign is stored as interrupted
                 times = [m.time_ms for m in stored.values() if m.time_ms is not None]
                 counts = Counter(m.outcome.value for m in stored.values())
                 counts[Outcome.PRUNED.value] += space.report.removed(ConstraintSource.DEVICE)
                 yield SweepProgress(
-                    problem, key, len(todo), {o.value: counts[o.value] for o in Outcome},
+                    problem, key, measured, {o.value: counts[o.value] for o in Outcome},
                     min(times) if times else None, time.monotonic() - began,
                 )  # fmt: skip
     finally:
         session.close()
+
+
+@dataclass
+class _Problem:
+    """One problem of a sweep: its configurations measured and stored as one campaign."""
+
+    store: Store
+    engine: TrialEngine
+    configs: list[Config]
+    rounds: int
+    gold: Gold
+    verified: set[tuple[Any, Config]]  # (build, configuration) pairs checked, sweep-wide
+    pending: list[Measurement] = field(default_factory=list)  # measured, not yet stored
+
+    def run(self, campaign: Campaign) -> tuple[dict[Config, Measurement], int]:
+        """Measure what the campaign does not hold; its results, and how many were new."""
+        engine, spec, problem = self.engine, self.engine.spec, self.engine.problem
+        session, settings = engine.session, engine.settings
+        stored = {m.config: m for m in self.store.measurements(campaign)}
+        todo = [c for c in self.configs if c not in stored]
+        build_of = {c: tuple(spec.build_defines(spec.env(c, problem)).items()) for c in todo}
+        if settings.verify and any((build_of[c], c) not in self.verified for c in todo):
+            _set_gold(engine, spec, problem, settings, self.configs, self.gold)
+        for config in todo:
+            check = (build_of[config], config) not in self.verified
+            m = engine.run(config, verify=check)
+            if check and engine.expected is not None and m.ok:
+                self.verified.add((build_of[config], config))
+            self.pending.append(m)
+            stored[config] = m
+            if self.rounds == 1 and (len(self.pending) >= _CHUNK or not session.healthy):
+                self._flush(campaign)
+            if not session.healthy:
+                _lost(self.store, campaign, engine.session.device, f" at {config} ({m.message})")
+        if self.rounds > 1:
+            self.pending = _more_rounds(engine, self.pending, self.rounds, settings.seed)
+            if not session.healthy:  # nothing of this problem is stored
+                _lost(self.store, campaign, engine.session.device)
+            stored.update((m.config, m) for m in self.pending)
+        self._flush(campaign)
+        return stored, len(todo)
+
+    def stop(self, campaign: Campaign, status: CampaignStatus) -> None:
+        """Store the campaign's final status; an interrupted single round keeps what it
+        measured (whole rounds only are stored with rounds > 1)."""
+        if status is CampaignStatus.INTERRUPTED and self.rounds == 1:
+            self._flush(campaign)
+        self.store.set_status(campaign, status)
+
+    def _flush(self, campaign: Campaign) -> None:
+        self.store.record_many(campaign, self.pending)
+        self.pending = []
 
 
 def _more_rounds(

@@ -22,6 +22,7 @@ from perfport._core import (
     Problem,
     SpecError,
 )
+from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
@@ -153,33 +154,47 @@ def tune(
     >>> result.best.config, result.best.time_ms  # doctest: +SKIP
     (Config(...), 0.012)
     """
-    spec = resolve_kernel(kernel)
-    the_problem = resolve_problem(spec, problem)
-    dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
-    settings = settings or RunSettings()
-    strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
-    budget = _checked_budget(budget)
-    space = _legal_space(spec, the_problem, dev, min_work_groups)
+    with interruptible():  # nothing stored yet: a caller's guard may stop us anywhere here
+        spec = resolve_kernel(kernel)
+        the_problem = resolve_problem(spec, problem)
+        dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
+        settings = settings or RunSettings()
+        strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
+        budget = _checked_budget(budget)
+        space = _legal_space(spec, the_problem, dev, min_work_groups)
     label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
 
-    with Store(db) as store, Runner(spec, the_problem, dev, settings) as runner:
+    with Store(db) as store:
         ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
-        record = store.open_campaign(
-            key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
-        )
-        prior = (
-            transfer_prior(store, spec.name, space, dev.fingerprint, dict(the_problem))
-            if strategy_type.takes_prior
-            else None
-        )
-        searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
-        loop = _TuningLoop(space, searcher, runner, store, record, budget, reporter)
-        status = _run(loop, spec, the_problem, dev, listed, build_jobs)
-        verification = runner.verification if runner.starts else "(no trial ran this session)"
+        # Held interrupts from here: the campaign says running only inside the try below,
+        # and its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
+        with guarded():
+            record = store.open_campaign(
+                key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
+            )
+            status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
+            try:
+                with Runner(spec, the_problem, dev, settings) as runner, interruptible():
+                    prior = (
+                        transfer_prior(store, spec.name, space, dev.fingerprint, dict(the_problem))
+                        if strategy_type.takes_prior
+                        else None
+                    )
+                    searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
+                    loop = _TuningLoop(space, searcher, runner, store, record, budget, reporter)
+                    status = _run(loop, spec, the_problem, dev, listed, build_jobs)
+                    if runner.starts:
+                        verification = runner.verification
+            except KeyboardInterrupt:
+                status = CampaignStatus.INTERRUPTED
+            finally:
+                status = _final_status(store, record, status)
+        measurements = store.measurements(record)
+    by_config = {m.config: m for m in measurements}
     return TuneResult(
         campaign=key,
         status=status,
@@ -188,12 +203,24 @@ def tune(
         problem=the_problem,
         strategy=strategy_type.name,
         space=space.report,
-        measurements=tuple(loop.results.values()),
-        default=loop.results.get(spec.default) if spec.default is not None else None,
+        measurements=tuple(measurements),
+        default=by_config.get(spec.default) if spec.default is not None else None,
         verification=verification if settings.verify else "not verified",
         db=str(db),
         prior_sources=prior.sources if prior else 0,
     )
+
+
+def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:
+    """Store the session's final status: interrupted when a signal is held (it arrived while
+    the worker was being stopped or the status written)."""
+    if take_held():
+        status = CampaignStatus.INTERRUPTED
+    store.set_status(record, status)
+    if take_held() and status is not CampaignStatus.INTERRUPTED:
+        status = CampaignStatus.INTERRUPTED
+        store.set_status(record, status)
+    return status
 
 
 def _chosen_strategy(
@@ -313,7 +340,6 @@ class _TuningLoop:
     campaign: Campaign
     budget: Budget
     progress: Progress
-    results: dict[Config, Measurement] = field(default_factory=dict)  # in the order met
     started: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -337,9 +363,6 @@ class _TuningLoop:
             status = CampaignStatus.INTERRUPTED
         finally:
             self.progress.stop()
-            self.store.set_status(self.campaign, status)
-            for config, m in self.stored.items():  # results the strategy did not reach again
-                self.results.setdefault(config, m)
         return status
 
     def _search(self) -> CampaignStatus:
@@ -385,5 +408,4 @@ class _TuningLoop:
             m = self.runner.measure(config)
             self.store.record(self.campaign, m)
             self.stored[config] = m
-        self.results[config] = m
         return m, fresh

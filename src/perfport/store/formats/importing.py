@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from perfport._core import StoreError
+from perfport._core.interrupts import guarded
 from perfport.space import PruningReport
 from perfport.store.formats.imported import Imported, external_device
 from perfport.store.formats.kt_cache import is_kt_cache_json, kt_cache_from_json, to_imported
@@ -45,9 +46,11 @@ def import_file(
         store.problem_id(imported.problem),
     )
     settings = {"imported_from": str(path), "format": imported.format}
-    campaign = store.open_campaign(
-        f"import-{imported.format}-{content}", ids, "imported", 0, settings, report
-    )
-    store.record_many(campaign, imported.measurements)
-    store.set_status(campaign, CampaignStatus.COMPLETE)
+    # An interrupt waits for the write to end: the campaign is whole, or not there at all.
+    with guarded():
+        campaign = store.open_campaign(
+            f"import-{imported.format}-{content}", ids, "imported", 0, settings, report
+        )
+        store.record_many(campaign, imported.measurements)
+        store.set_status(campaign, CampaignStatus.COMPLETE)
     return imported
