@@ -14,8 +14,8 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(BaseException):
+    """Not an Exception: the framework turns those raised while reading a body into a 400."""
 
 
 class BodyLimit:

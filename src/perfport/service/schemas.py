@@ -11,6 +11,7 @@ import pydantic
 
 from perfport._core import Backend, DeviceInfo, DeviceType, PerfportError
 from perfport.kernels.stencil import MAX_BODY, MAX_BORDER
+from perfport.kernels.stencils import STENCILS
 
 INT32 = 2**31 - 1
 BYTES = 2**52  # memory sizes: exact as floats in the features, far above any device
@@ -33,6 +34,22 @@ Identifier: TypeAlias = Annotated[
     str, pydantic.StringConstraints(max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"), _UNICODE
 ]
 Body: TypeAlias = Annotated[str, pydantic.StringConstraints(max_length=MAX_BODY), _UNICODE]
+# The built-in kernels a prediction can be about (stencils with work-group parameters); the
+# schema lists them, so a client (or a fuzzer) sees which names exist.
+STENCIL_NAMES = tuple(sorted({*STENCILS, "stencil"}))
+
+
+def _stencil_name(name: str) -> str:
+    if name not in STENCIL_NAMES:
+        raise ValueError(f"not a built-in stencil; give one of {', '.join(STENCIL_NAMES)}")
+    return name
+
+
+KernelName: TypeAlias = Annotated[
+    str,
+    pydantic.AfterValidator(_stencil_name),
+    pydantic.WithJsonSchema({"type": "string", "enum": list(STENCIL_NAMES)}),
+]
 Message: TypeAlias = Annotated[str, pydantic.StringConstraints(max_length=2000), _UNICODE]
 ProblemValue = (
     Annotated[bool, pydantic.Field(strict=True)]
@@ -89,7 +106,7 @@ class Stencil(pydantic.BaseModel):
 class PredictRequest(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
     # A built-in stencil's name, or a stencil description.
-    kernel: Name | Stencil
+    kernel: KernelName | Stencil
     problem: dict[Identifier, ProblemValue] = pydantic.Field(default_factory=dict, max_length=32)
     device: Device
 
