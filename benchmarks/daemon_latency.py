@@ -1,52 +1,43 @@
 """Latency of the work-group-size prediction daemon on loopback.
 
     pip install -e '.[pocl,features,serve]'
-    python benchmarks/daemon_latency.py [--model MODEL] [--requests 2000] [--first-time 5] [--json]
+    python benchmarks/daemon_latency.py [--model MODEL] [--requests 2000] [--first-time 5]
+                                        [--clients 1,8,32] [--per-client 30] [--json]
 
-Goal: "The daemon answers /v1/wg/predict in under 5 ms at p99 on loopback".
+Goals: "The daemon answers /v1/wg/predict in under 5 ms at p99 on loopback"; first-time
+questions p99 under 5 ms at 1 client and under 50 ms at 32 clients.
 
 The script starts ``python -m perfport serve [--model MODEL] --db TMPDB --port FREE_PORT`` on
-127.0.0.1 as a subprocess, waits for ``GET /v1/health``, warms up (see below), reports one
-refused size (as a launcher would, so the database exists and every prediction pays its SQLite
-look-up of refused sizes), then sends --requests sequential ``POST /v1/wg/predict`` requests over one
-persistent HTTP/1.1 connection (``http.client``, so no client library is measured), each
-followed by a ``GET /v1/health`` on the same connection: the health round trip is the baseline
-(HTTP, uvicorn, FastAPI and JSON with no prediction). Each round trip is timed with
-``time.perf_counter`` from sending the request to having read the whole response body.
+127.0.0.1, waits for ``GET /v1/health``, and warms up: every scenario once (reported as "cold":
+the first request of each kernel variant compiles it for its features, in a separate process,
+cached from then on). Scenarios rotate over the built-in stencils of Cummins et al. (sobel,
+heat, gol, nms, threshold, gaussian with three radii, synthetic) and a stencil sent as a
+description, four data sizes and the three devices of
+docs/results/2026-11-22-h100-builtins/devices.json. It then reports one refused size (so every
+prediction pays its SQLite look-up of refused sizes) and measures, over one persistent HTTP/1.1
+connection (``http.client``; round trips timed from sending to having read the whole body):
+first-time questions (--first-time rounds of every scenario at data sizes not asked before:
+features cached, answer not, so the legal sizes are computed and the model runs), then
+--requests repeated questions (answers cached, keyed by the request and the refused sizes),
+each followed by a ``GET /v1/health``, the baseline. With --clients, first-time questions come
+from N connections at once (asyncio, raw HTTP/1.1), --per-client each, for every N given.
 
-Requests rotate, in a seeded random order, over the built-in stencils of Cummins et al.
-(sobel, heat, gol, nms, threshold, gaussian with three radii, synthetic) and a stencil sent as
-a description (the client's own kernel, compiled by the daemon), four data sizes and
-the three devices of docs/results/2026-11-22-h100-builtins/devices.json (H100 via OpenCL and
-via CUDA, a PoCL CPU). The daemon caches the kernel features (instruction counts of the
-kernel compiled with PoCL) per kernel source and compile-time defines, in process
-(``perfport.features.ir.instruction_classes``); data sizes are not defines, so a kernel is
-compiled once whatever its size. That cache is legitimate, since a launcher asks about the same
-kernels again and again, so the warm-up first sends every scenario once (their round trips are
-reported as "cold", the first request of each kernel paying a compile) and the timed requests
-measure the steady state. The daemon also remembers its answers, keyed by the request and the
-refused sizes in the store (read on every request), since a launcher asks the same question at
-every launch: the timed loop measures those repeated questions, and separate passes of
-first-time questions (--first-time rounds, each scenario at data sizes not asked before:
-features cached, the legal sizes computed and the model run, after the refusal below so the
-SQLite look-up is paid too) measure an answer the daemon has to compute.
-
-Prints p50, p90, p99 and max of both round trips, their p99 ratio, the ``predict_ms`` the
-daemon reports (features + legal sizes + model, timed inside ``predict_wg``), and the verdict
-line "p99 predict X ms: target < 5 ms met/not met". Client and server share the machine's cores
-(the header says how many, and the load average), so on a small or busy machine the numbers
-are an upper bound.
+Prints p50, p90, p99 and max of each, the p99 ratio predict / health, the ``predict_ms`` the
+daemon reports, and the verdicts. Client and server share the machine's cores (the header says
+how many, and the load average), so on a small or busy machine the numbers are upper bounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import http.client
 import json
 import os
 import platform
 import random
+import re
 import signal
 import socket
 import statistics
@@ -66,52 +57,22 @@ HOST = "127.0.0.1"
 
 # The devices perfport found on the H100 machine (docs/results/2026-11-22-h100-builtins).
 DEVICES: tuple[dict[str, Any], ...] = (
-    {
-        "name": "NVIDIA H100 80GB HBM3",
-        "vendor": "NVIDIA Corporation",
-        "type": "gpu",
-        "backend": "opencl",
-        "driver": "580.159.04",
-        "platform": "NVIDIA CUDA OpenCL 3.0 CUDA 13.0.98",
-        "version": "OpenCL 3.0 CUDA",
-        "compute_units": 132,
-        "max_work_group_size": 1024,
-        "max_work_item_sizes": [1024, 1024, 64],
-        "local_mem_bytes": 49152,
-        "global_mem_bytes": 85017493504,
-        "subgroup_size": 32,
-    },
-    {
-        "name": "NVIDIA H100 80GB HBM3",
-        "vendor": "NVIDIA",
-        "type": "gpu",
-        "backend": "cuda",
-        "driver": "CUDA driver 13.0",
-        "platform": "CUDA runtime 13020",
-        "version": "sm_90",
-        "compute_units": 132,
-        "max_work_group_size": 1024,
-        "max_work_item_sizes": [1024, 1024, 64],
-        "local_mem_bytes": 49152,
-        "global_mem_bytes": 85017493504,
-        "subgroup_size": 32,
-    },
-    {
-        "name": "cpu-skylake-avx512-Intel(R) Xeon(R) Processor",
-        "vendor": "GenuineIntel",
-        "type": "cpu",
-        "backend": "opencl",
-        "driver": "5.0+debian",
-        "platform": "Portable Computing Language OpenCL 3.0 PoCL 5.0+debian",
-        "version": "OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-skylake-avx512",
-        "compute_units": 16,
-        "max_work_group_size": 4096,
-        "max_work_item_sizes": [4096, 4096, 4096],
-        "local_mem_bytes": 2097152,
-        "global_mem_bytes": 3997814784,
-        "subgroup_size": None,
-    },
-)
+    {"name": "NVIDIA H100 80GB HBM3", "vendor": "NVIDIA Corporation", "type": "gpu",
+     "backend": "opencl", "driver": "580.159.04", "platform": "NVIDIA CUDA OpenCL 3.0 CUDA 13.0.98",
+     "version": "OpenCL 3.0 CUDA", "compute_units": 132, "max_work_group_size": 1024,
+     "max_work_item_sizes": [1024, 1024, 64], "local_mem_bytes": 49152,
+     "global_mem_bytes": 85017493504, "subgroup_size": 32},
+    {"name": "NVIDIA H100 80GB HBM3", "vendor": "NVIDIA", "type": "gpu", "backend": "cuda",
+     "driver": "CUDA driver 13.0", "platform": "CUDA runtime 13020", "version": "sm_90",
+     "compute_units": 132, "max_work_group_size": 1024, "max_work_item_sizes": [1024, 1024, 64],
+     "local_mem_bytes": 49152, "global_mem_bytes": 85017493504, "subgroup_size": 32},
+    {"name": "cpu-skylake-avx512-Intel(R) Xeon(R) Processor", "vendor": "GenuineIntel",
+     "type": "cpu", "backend": "opencl", "driver": "5.0+debian",
+     "platform": "Portable Computing Language OpenCL 3.0 PoCL 5.0+debian",
+     "version": "OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-skylake-avx512",
+     "compute_units": 16, "max_work_group_size": 4096, "max_work_item_sizes": [4096, 4096, 4096],
+     "local_mem_bytes": 2097152, "global_mem_bytes": 3997814784, "subgroup_size": None},
+)  # fmt: skip
 
 # A client's own stencil, sent as a description (docs/wg.md, "Your own stencils").
 CROSS = {
@@ -200,6 +161,44 @@ class Client:
 
     def close(self) -> None:
         self.conn.close()
+
+
+CONCURRENT_TARGET_MS = 50.0  # first-time questions at 32 clients
+
+
+async def _client(port: int, bodies: list[bytes], out: list[float]) -> None:
+    """One keep-alive connection asking ``bodies`` in turn (raw HTTP/1.1, little client work)."""
+    reader, writer = await asyncio.open_connection(HOST, port)
+    try:
+        for body in bodies:
+            head = (f"POST /v1/wg/predict HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: "
+                    f"application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()  # fmt: skip
+            started = time.perf_counter()
+            writer.write(head + body)
+            header = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"(?i)content-length: *(\d+)", header)
+            data = await reader.readexactly(int(length.group(1)) if length else 0)
+            out.append((time.perf_counter() - started) * 1000.0)
+            if not header.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError(f"HTTP {header[:40]!r}: {data[:300]!r}")
+    finally:
+        writer.close()
+
+
+def concurrent(port: int, clients: int, per_client: int, offset: int) -> Stats:
+    """First-time questions (new data sizes) from ``clients`` connections at once."""
+    all_scenarios, bodies = scenarios(), []
+    for n in range(clients * per_client):
+        body = json.loads(all_scenarios[n % len(all_scenarios)].body)
+        size = 4000 + 8 * (offset + n)
+        bodies.append(json.dumps({**body, "problem": {**body["problem"], "width": size}}).encode())
+    times: list[float] = []
+
+    async def run() -> None:
+        await asyncio.gather(*(_client(port, bodies[c::clients], times) for c in range(clients)))
+
+    asyncio.run(run())
+    return Stats.of(times)
 
 
 def start_server(model: Path | None, db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
@@ -353,6 +352,9 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
             "target_ms": TARGET_MS,
             "target_met": met,
             "verdict": verdict,
+            "concurrent_first_time_round_trip_ms": {
+                str(n): st.to_json() for n, st in result["concurrent"].items()
+            },
         }
         print(json.dumps(summary, indent=1))
         return
@@ -392,6 +394,14 @@ def report(result: dict[str, Any], header: dict[str, Any], args: argparse.Namesp
         f"cold (first request of each kernel variant, compiles it for its features): "
         f"median {statistics.median(cold.values()):.1f} ms, max {max(cold.values()):.1f} ms"
     )
+    for clients, stats in result["concurrent"].items():
+        goal = TARGET_MS if clients == 1 else CONCURRENT_TARGET_MS if clients >= 32 else None
+        met = (
+            ""
+            if goal is None
+            else f" (goal < {goal:g} ms: {'met' if stats.p99 < goal else 'not met'})"
+        )
+        print(f"{clients:3} clients at once, first-time questions, ms: {stats.row()}{met}")
     print()
     print(verdict)
 
@@ -424,13 +434,18 @@ def main() -> int:
     )
     parser.add_argument("--seed", type=int, default=0, help="order of the scenarios (0)")
     parser.add_argument("--startup-timeout", type=float, default=120.0, help="seconds (120)")
+    parser.add_argument(
+        "--clients", default="", help="also N clients at once, e.g. 1,8,32 (first-time questions)"
+    )
+    parser.add_argument("--per-client", type=int, default=30, help="questions per client (30)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.add_argument(
         "--smoke", action="store_true", help="seconds: 20 requests, 5 warm-up pairs, 1 round"
     )
     args = parser.parse_args()
     if args.smoke:
-        args.requests, args.warmup, args.first_time = 20, 5, 1
+        args.requests, args.warmup, args.first_time, args.per_client = 20, 5, 1, 3
+        args.clients = args.clients or "1,4"
     if args.requests < 2:
         parser.error("--requests must be at least 2")
     if args.model is not None and not args.model.is_file():
@@ -453,6 +468,10 @@ def main() -> int:
             health = wait_healthy(server, port, log, args.startup_timeout)
             client = Client(port)
             result = measure(client, args)
+            result["concurrent"] = {}
+            for n, clients in enumerate(int(c) for c in args.clients.split(",") if c):
+                offset = 10_000 * (n + 1)  # sizes no earlier pass asked about
+                result["concurrent"][clients] = concurrent(port, clients, args.per_client, offset)
         except KeyboardInterrupt:
             print("interrupted; the daemon is stopped", file=sys.stderr)
             return 130

@@ -6,7 +6,8 @@ the answer, and reports a refused size so that the daemon never proposes it agai
     python examples/wg_client.py sobel 2048    # kernel and size
     python examples/wg_client.py cross.json 2048   # a stencil of its own (docs/wg.md)
 
-PERFPORT_DAEMON overrides the daemon's address (http://127.0.0.1:8765).
+PERFPORT_DAEMON overrides the daemon's address (http://127.0.0.1:8765); PERFPORT_TOKEN is the
+token a daemon off loopback needs for reports (``perfport serve`` prints it).
 """
 
 import json
@@ -20,12 +21,14 @@ from perfport.kernels import described_stencil
 from perfport.measure import Runner, RunSettings
 
 DAEMON = os.environ.get("PERFPORT_DAEMON", "http://127.0.0.1:8765")
+TOKEN = os.environ.get("PERFPORT_TOKEN")
 
 
 def ask(path: str, body: dict) -> dict:
-    request = urllib.request.Request(
-        DAEMON + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
+    headers = {"Content-Type": "application/json"}
+    if TOKEN:
+        headers["Authorization"] = f"Bearer {TOKEN}"
+    request = urllib.request.Request(DAEMON + path, data=json.dumps(body).encode(), headers=headers)
     with urllib.request.urlopen(request, timeout=30) as answer:
         return json.load(answer)
 

@@ -121,3 +121,19 @@ def tiny_wg_dataset(sizes, runtimes, names, features):
         kernel=np.array([n[1] for n in names]), dataset=np.array([n[2] for n in names]),
         synthetic=np.array([n[1] == "synthetic" for n in names]),
     )  # fmt: skip
+
+
+@pytest.fixture
+def daemon_model(db, cpu, tmp_path):
+    """A small work-group-size model file (two measured stencils) for the daemon's tests."""
+    from perfport.store import Store
+    from perfport.wg import dataset_from_store
+    from perfport.wg.model import train
+
+    with Store(db) as store:
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+        fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
+        data = dataset_from_store(store)
+    path = tmp_path / "wg.model"
+    train(data, "performance_forest+novel").save(path)  # the default model's method
+    return path

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BOX_STENCIL, fill_wg_campaign
+from conftest import BOX_STENCIL
 from perfport.store import Store
-from perfport.wg import dataset_from_store
-from perfport.wg.model import train
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
@@ -25,14 +23,8 @@ from perfport.service.app import create_app
 
 
 @pytest.fixture
-def model(db, cpu, tmp_path):
-    with Store(db) as store:
-        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
-        fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
-        data = dataset_from_store(store)
-    path = tmp_path / "wg.model"
-    train(data, "performance_forest+novel").save(path)  # the default model's method
-    return path
+def model(daemon_model):
+    return daemon_model
 
 
 DEVICE = {"name": "Client GPU", "type": "gpu", "compute_units": 40, "max_work_group_size": 256,
@@ -111,9 +103,12 @@ def test_a_malformed_refusal_stores_nothing_and_errors_do_not_echo_the_input(mod
         "/v1/wg/predict", content=raw, headers={"content-type": "application/json"}
     )
     assert answer.status_code == 422 and "compute_units" in answer.json()["detail"]
-    big = {"kernel": "sobel", "device": {**DEVICE, "name": ["x" * 1000] * 1000}}
+    big = {"kernel": "sobel", "device": {**DEVICE, "name": ["x" * 1000] * 50}}
     answer = client.post("/v1/wg/predict", json=big)
     assert answer.status_code == 422 and len(answer.text) < 3000
+    huge = {"kernel": "sobel", "device": {**DEVICE, "name": ["x" * 1000] * 1000}}
+    answer = client.post("/v1/wg/predict", json=huge)  # over the body limit: never parsed
+    assert answer.status_code == 413 and len(answer.text) < 3000
 
 
 def test_a_store_that_is_not_perfports_is_refused_at_start(model, tmp_path):

@@ -102,6 +102,18 @@ _CACHED = 4096
 _CACHE: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, int]] = {}
 
 
+def cached_classes(spec: KernelSpec, defines: Mapping[str, str]) -> dict[str, int] | None:
+    """The counts ``instruction_classes`` remembers for ``spec`` and ``defines``, or None."""
+    return _CACHE.get((spec.source_hash, tuple(sorted(defines.items()))))
+
+
+def remember_classes(spec: KernelSpec, defines: Mapping[str, str], counts: dict[str, int]) -> None:
+    """Store counts computed elsewhere (the daemon compiles in a separate, limited process)."""
+    if len(_CACHE) >= _CACHED:
+        _CACHE.clear()
+    _CACHE[(spec.source_hash, tuple(sorted(defines.items())))] = dict(counts)
+
+
 def instruction_classes(spec: KernelSpec, defines: Mapping[str, str]) -> dict[str, int]:
     """Instruction counts by class for ``spec`` compiled with ``defines`` (cached)."""
     key = (spec.source_hash, tuple(sorted(defines.items())))

@@ -3,68 +3,139 @@
 A kernel launcher asks ``POST /v1/wg/predict`` for a work-group size, sending the kernel (a
 built-in stencil's name, or its own stencil described as ``perfport.kernels.described_stencil``
 reads it: name, C body, border sizes), its problem and the device's properties; the daemon
-extracts the features (compiling the kernel with PoCL, once per kernel) and answers. A launch
-the driver refused is reported to ``POST /v1/wg/refused`` and stored, so that size is never
-proposed again for that kernel and device. ``GET /v1/health`` says it is up. Malformed
-requests get a 4xx with the reason, never a 500. The work is ``WgService``'s; routes only
-turn requests into its calls and its answers into JSON.
+extracts the features (compiling the kernel with PoCL in a separate, limited process, once per
+kernel) and answers. A launch the driver refused is reported to ``POST /v1/wg/refused`` and
+stored, so that size is never proposed again for that kernel and device; writes need the
+daemon's token when it has one. ``GET /v1/health`` says it is up. Malformed requests get a 4xx
+with the reason, never a 500. The work is ``WgService``'s; routes only turn requests into its
+calls and its answers into JSON, and keep everything that can block off the event loop.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the routes' annotations at run
 # time, and the request models they name are imported inside create_app (pydantic is optional).
-import gc
-import sys
+import hmac
 from pathlib import Path
 from typing import Any
 
 from perfport._core import PerfportError
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.service.compiler import CompileLimits, ServiceBusy
+from perfport.service.limits import Implausible, RateLimited, RefusalLimits
 from perfport.service.service import WgService
 from perfport.wg import WgModel
 
 _EXTRA, _PURPOSE = "serve", "The prediction daemon"
+DETAIL_CHARS = 600  # an error answer names the problem; it never quotes a whole request
 
 
-def create_app(model: WgModel | str | Path, db: str | Path = "perfport.db") -> Any:
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    from perfport.service.schemas import ErrorBody
+
+    return {code: {"model": ErrorBody} for code in codes}
+
+
+def create_app(
+    model: WgModel | str | Path,
+    db: str | Path = "perfport.db",
+    *,
+    token: str | None = None,
+    compile_limits: CompileLimits | None = None,
+    refusal_limits: RefusalLimits | None = None,
+    max_body_bytes: int | None = None,
+) -> Any:
+    """The daemon's ASGI app. With ``token``, ``POST /v1/wg/refused`` needs the header
+    ``Authorization: Bearer TOKEN``; questions never do."""
     fastapi = require("fastapi", _EXTRA, _PURPOSE)
     require("pydantic", _EXTRA, _PURPOSE)
-    from perfport.service.schemas import PredictRequest, RefusedRequest  # needs pydantic
+    from anyio import CapacityLimiter, to_thread
 
-    service = WgService(model, db)
+    from perfport.service.body_limit import BodyLimit
+    from perfport.service.schemas import MAX_BODY_BYTES, PredictRequest, RefusedRequest
+
+    service = WgService(model, db, compile_limits=compile_limits, refusal_limits=refusal_limits)
+    service.compiler.start()
     app = fastapi.FastAPI(title="perfport", version=__version__)
+    app.add_middleware(BodyLimit, limit=max_body_bytes or MAX_BODY_BYTES)
     _add_error_handlers(app, fastapi)
+    # Separate thread budgets: builds waiting for a compile slot, or writers waiting for the
+    # database's write lock, never hold the threads that reads need.
+    builds, reads, writes = CapacityLimiter(8), CapacityLimiter(16), CapacityLimiter(2)
 
     @app.get("/v1/health")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "method": service.model.method,
                 "trained_on": service.model.scenarios}  # fmt: skip
 
-    # On the event loop, not in the thread pool: an answer takes well under a millisecond of
-    # Python (GIL-bound either way), and the hop to a worker thread and back cost more than
-    # that (first-time p50 2.8-3.0 ms in the pool, 1.8-1.9 ms here; benchmarks/daemon_latency.py).
-    @app.post("/v1/wg/predict")
+    # The answer itself runs on the event loop (well under a millisecond of Python, less than a
+    # hop to a worker thread and back); compiling and reading the store, which can wait, do not.
+    @app.post("/v1/wg/predict", responses=_errors(400, 413, 422, 503))
     async def predict(request: PredictRequest) -> dict[str, Any]:
         key = request.model_dump_json()
-        answer = service.predict(key, request.kernel, request.problem, request.device)
+        found = service.scenario(key, request.kernel_given(), request.problem, request.device)
+        if not service.compiled(found):
+            await to_thread.run_sync(service.prepare, found, limiter=builds)
+        refused = await to_thread.run_sync(service.refused, found, limiter=reads)
+        answer = service.answer(key, found, refused)
         return {**answer.prediction.to_json(), "cached": answer.cached}
 
-    @app.post("/v1/wg/refused")
-    def refused(request: RefusedRequest) -> dict[str, Any]:
-        key = request.model_dump_json()
-        stored = service.record_refused(key, request.kernel, request.problem, request.device,
-                                        request.wg, request.message)  # fmt: skip
+    def record(request: RefusedRequest) -> dict[str, Any]:
+        stored = service.record_refused(request.model_dump_json(), request.kernel_given(),
+                                        request.problem, request.device, request.wg,
+                                        request.message)  # fmt: skip
         return {"stored": stored.stored, "wg": list(stored.wg)}
 
+    @app.post(
+        "/v1/wg/refused",
+        responses=_errors(400, 401, 413, 422, 429, 503),
+        dependencies=[] if token is None else [fastapi.Depends(_bearer(fastapi, token))],
+    )
+    async def refused(request: RefusedRequest) -> dict[str, Any]:
+        return await to_thread.run_sync(record, request, limiter=writes)
+
     return app
+
+
+def _bearer(fastapi: Any, token: str) -> Any:
+    security = require("fastapi.security", _EXTRA, _PURPOSE)
+    scheme = security.HTTPBearer(auto_error=False, description="the token 'perfport serve' printed")
+    expected = token.encode()
+    credentials_of = fastapi.Security(scheme)
+
+    def check(credentials: Any = credentials_of) -> None:
+        given = b"" if credentials is None else credentials.credentials.encode("utf-8", "replace")
+        if not hmac.compare_digest(given, expected):
+            raise fastapi.HTTPException(
+                status_code=401,
+                detail="this daemon needs its token for writes: send 'Authorization: Bearer "
+                "TOKEN' with the token 'perfport serve' printed (or was given)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+    return check
+
+
+def _clean(text: str) -> str:
+    # Error text can quote a client's strings (a name): keep it encodable and short.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")[:DETAIL_CHARS]
 
 
 def _add_error_handlers(app: Any, fastapi: Any) -> None:
     responses = require("fastapi.responses", _EXTRA, _PURPOSE)
 
+    def answer(status: int, text: str, retry_after: float | None = None) -> Any:
+        headers = None if retry_after is None else {"Retry-After": str(max(1, round(retry_after)))}
+        return responses.JSONResponse(
+            status_code=status, content={"detail": _clean(text)}, headers=headers
+        )
+
     @app.exception_handler(PerfportError)
     async def bad_request(_: Any, exc: PerfportError) -> Any:
-        return responses.JSONResponse(status_code=400, content={"detail": str(exc)})
+        if isinstance(exc, RateLimited):
+            return answer(429, str(exc), exc.retry_after_s or 60.0)
+        if isinstance(exc, ServiceBusy):
+            return answer(503, str(exc), 5.0)
+        return answer(422 if isinstance(exc, Implausible) else 400, str(exc))
 
     @app.exception_handler(fastapi.exceptions.RequestValidationError)
     async def malformed(_: Any, exc: Any) -> Any:
@@ -74,16 +145,47 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
             f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg', '')}"
             for e in exc.errors()[:5]
         ]
-        return responses.JSONResponse(
-            status_code=422, content={"detail": "; ".join(problems)[:2000]}
-        )
+        return answer(422, "; ".join(problems))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the daemon on this machine."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
 
 
 def serve(
-    model: WgModel | str | Path, db: str | Path, host: str = "127.0.0.1", port: int = 8765
+    model: WgModel | str | Path,
+    db: str | Path,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    compile_limits: CompileLimits | None = None,
+    refusal_limits: RefusalLimits | None = None,
 ) -> None:
+    """Run the daemon. Off loopback, writes always need a token: ``token``, or one generated
+    here and printed once on stderr."""
+    import gc
+    import secrets
+    import sys
+
     uvicorn = require("uvicorn", _EXTRA, _PURPOSE)
-    app = create_app(model, db)
+    if not is_loopback(host):
+        print(f"perfport serve: warning: binding {host}, not loopback: anyone who reaches it "
+              "can ask it to compile kernels; bind 127.0.0.1 unless you need the network",
+              file=sys.stderr, flush=True)  # fmt: skip
+        if token is None:
+            token = secrets.token_urlsafe(32)
+            print(f"perfport serve: writes need 'Authorization: Bearer {token}' "
+                  "(give --token or PERFPORT_TOKEN to choose it)", file=sys.stderr, flush=True)  # fmt: skip
+    app = create_app(model, db, token=token, compile_limits=compile_limits,
+                     refusal_limits=refusal_limits)  # fmt: skip
     print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
     # The model and the libraries live as long as the daemon: frozen, they are no longer walked
     # by the collector's full passes, which paused one first-time answer in a few hundred for

@@ -1,32 +1,83 @@
 """The daemon's request bodies (pydantic, from the 'serve' extra; imported only by
-``create_app``, after the check that names the extra)."""
+``create_app``, after the check that names the extra). Every field is bounded (string
+lengths, integer ranges, list and map sizes), so a request costs bounded memory and every
+value fits the store and the features; the published OpenAPI schema states the bounds."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, TypeAlias
 
 import pydantic
 
 from perfport._core import Backend, DeviceInfo, DeviceType, PerfportError
+from perfport.kernels.stencil import MAX_BODY, MAX_BORDER
+from perfport.kernels.stencils import STENCILS
+
+INT32 = 2**31 - 1
+BYTES = 2**52  # memory sizes: exact as floats in the features, far above any device
+MAX_BODY_BYTES = 4 * MAX_BODY + 16_384  # the request body: the largest stencil, JSON-escaped
+
+
+def _unicode(text: str) -> str:
+    # A lone surrogate is valid in a JSON string but not in UTF-8: the store and every reply
+    # would fail to encode it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from None
+    return text
+
+
+_UNICODE = pydantic.AfterValidator(_unicode)
+Name: TypeAlias = Annotated[str, pydantic.StringConstraints(max_length=200), _UNICODE]
+Identifier: TypeAlias = Annotated[
+    str, pydantic.StringConstraints(max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"), _UNICODE
+]
+Body: TypeAlias = Annotated[str, pydantic.StringConstraints(max_length=MAX_BODY), _UNICODE]
+# The built-in kernels a prediction can be about (stencils with work-group parameters); the
+# schema lists them, so a client (or a fuzzer) sees which names exist.
+STENCIL_NAMES = tuple(sorted({*STENCILS, "stencil"}))
+
+
+def _stencil_name(name: str) -> str:
+    if name not in STENCIL_NAMES:
+        raise ValueError(f"not a built-in stencil; give one of {', '.join(STENCIL_NAMES)}")
+    return name
+
+
+KernelName: TypeAlias = Annotated[
+    str,
+    pydantic.AfterValidator(_stencil_name),
+    pydantic.WithJsonSchema({"type": "string", "enum": list(STENCIL_NAMES)}),
+]
+Message: TypeAlias = Annotated[str, pydantic.StringConstraints(max_length=2000), _UNICODE]
+ProblemValue = (
+    Annotated[bool, pydantic.Field(strict=True)]
+    | Annotated[int, pydantic.Field(ge=-(2**62), le=2**62, strict=True)]
+    | Annotated[float, pydantic.Field(allow_inf_nan=False, strict=True)]
+    | Name
+)
 
 
 class Device(pydantic.BaseModel):
     """The device's OpenCL (or CUDA) properties, as the launcher queried them."""
 
     model_config = pydantic.ConfigDict(extra="forbid")
-    name: str
-    vendor: str = ""
-    type: str = "gpu"
-    backend: str = "opencl"
-    driver: str = ""
-    platform: str = ""
-    version: str = ""
-    compute_units: int = pydantic.Field(gt=0)
-    max_work_group_size: int = pydantic.Field(gt=0)
-    max_work_item_sizes: list[int] = pydantic.Field(min_length=1, max_length=3)
-    local_mem_bytes: int = pydantic.Field(ge=0)
-    global_mem_bytes: int = pydantic.Field(default=0, ge=0)
-    subgroup_size: int | None = None
+    name: Name
+    vendor: Name = ""
+    type: Name = "gpu"
+    backend: Name = "opencl"
+    driver: Name = ""
+    platform: Name = ""
+    version: Name = ""
+    compute_units: int = pydantic.Field(gt=0, le=INT32)
+    max_work_group_size: int = pydantic.Field(gt=0, le=INT32)
+    max_work_item_sizes: list[Annotated[int, pydantic.Field(gt=0, le=INT32)]] = pydantic.Field(
+        min_length=1, max_length=3
+    )
+    local_mem_bytes: int = pydantic.Field(ge=0, le=BYTES)
+    global_mem_bytes: int = pydantic.Field(default=0, ge=0, le=BYTES)
+    subgroup_size: int | None = pydantic.Field(default=None, gt=0, le=INT32)
 
     def info(self) -> DeviceInfo:
         try:
@@ -39,14 +90,38 @@ class Device(pydantic.BaseModel):
                           self.subgroup_size)  # fmt: skip
 
 
+class Stencil(pydantic.BaseModel):
+    """A stencil of the client's own (``perfport.kernels.described_stencil``): its C body
+    (plain C: no preprocessor) and border sizes."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    name: Identifier
+    body: Body
+    north: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
+    south: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
+    east: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
+    west: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
+
+
 class PredictRequest(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid")
-    # A built-in stencil's name, or a stencil description (described_stencil checks it).
-    kernel: str | dict[str, Any]
-    problem: dict[str, int | float | str | bool] = pydantic.Field(default_factory=dict)
+    # A built-in stencil's name, or a stencil description.
+    kernel: KernelName | Stencil
+    problem: dict[Identifier, ProblemValue] = pydantic.Field(default_factory=dict, max_length=32)
     device: Device
+
+    def kernel_given(self) -> str | dict[str, Any]:
+        return self.kernel if isinstance(self.kernel, str) else self.kernel.model_dump()
 
 
 class RefusedRequest(PredictRequest):
-    wg: list[int] = pydantic.Field(min_length=2, max_length=2)
-    message: str = pydantic.Field(default="", max_length=2000)
+    wg: list[Annotated[int, pydantic.Field(gt=0, le=INT32)]] = pydantic.Field(
+        min_length=2, max_length=2
+    )
+    message: Message = ""
+
+
+class ErrorBody(pydantic.BaseModel):
+    """Every 4xx and 5xx answer: one line naming the problem and what to do."""
+
+    detail: str

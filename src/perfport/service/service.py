@@ -4,16 +4,20 @@ adapter (``perfport.service.app``) only turns requests into calls and answers in
 
 A launcher asks the same question at every launch, so resolved scenarios (pure functions of
 the request) and answers (also keyed by the refused sizes, read from the store on every
-question: refusals other processes record count at once) are remembered.
+question: refusals other processes record count at once) are remembered, keyed by a digest
+of the request, so memory does not grow with what clients send. Kernels are compiled for
+their features in separate, limited processes (``CompilePool``), and the store is read
+without a write lock, so neither can stall the daemon.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,13 +30,20 @@ from perfport._core import (
     PerfportError,
     Problem,
 )
+from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
+from perfport.kernels.client_source import check_client_source
+from perfport.service.compiler import CompileLimits, CompilePool
+from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.space import PruningReport
-from perfport.store import Store
+from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
 from perfport.tune import resolve_problem
 from perfport.wg import WgModel, WgPrediction, check_scenario, load_model, predict_wg, refused_sizes
+from perfport.wg.predict import legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
+MESSAGE_KEPT = 300  # characters of a client's refusal message that are stored
+REPORTED = "reported"  # the strategy of the campaigns holding client-reported refusals
 _FILES = (".py", ".toml", ".yaml", ".yml", ".json")
 
 
@@ -47,6 +58,8 @@ class Scenario:
     spec: KernelSpec
     problem: Problem
     device: DeviceInfo
+    # The compile-time defines its features are counted with (the default configuration's).
+    defines: tuple[tuple[str, str], ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -61,35 +74,56 @@ class RefusalStored:
     wg: tuple[int, int]
 
 
+def digest(key: str) -> bytes:
+    """What the caches keep of a request: 16 bytes, whatever its size."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 class WgService:
     """Answers work-group-size questions with one model and records refused launches in
-    ``db``. Thread-safe for the daemon's use: each thread reads through its own store
-    connection; the caches are plain dicts, whose single operations the GIL keeps whole."""
+    ``db``. Thread-safe for the daemon's use: each thread reads through its own read-only
+    store connection; the caches are plain dicts, whose single operations the GIL keeps
+    whole; writes go one at a time."""
 
-    def __init__(self, model: WgModel | str | Path, db: str | Path = "perfport.db") -> None:
+    def __init__(
+        self,
+        model: WgModel | str | Path,
+        db: str | Path = "perfport.db",
+        *,
+        compile_limits: CompileLimits | None = None,
+        refusal_limits: RefusalLimits | None = None,
+    ) -> None:
         self.model = model if isinstance(model, WgModel) else load_model(model)
         self.db = db
         if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
             Store(db, create=False).close()
-        self._scenarios: dict[str, Scenario] = {}
-        self._answers: dict[tuple[str, frozenset[tuple[int, int]]], WgPrediction] = {}
+        self.compiler = CompilePool(compile_limits)
+        self.gate = RefusalGate(refusal_limits)
+        self._scenarios: dict[bytes, Scenario] = {}
+        self._answers: dict[tuple[bytes, frozenset[tuple[int, int]]], WgPrediction] = {}
         # Built-in kernels by name: building a KernelSpec validates and parses all its
         # expressions (several ms), and the same spec object keeps the caches keyed by it warm
         # (features, constraints), so a question about a new problem size does not pay again.
-        self._specs: dict[tuple[str, str], KernelSpec] = {}
-        # One read connection per thread (sqlite3 connections stay in their thread), opened
-        # once the database exists: opening a store costs more than the look-up. It is in
-        # autocommit mode, so each look-up sees refusals other processes stored.
+        self._specs: dict[tuple[str, bytes], KernelSpec] = {}
+        # One read-only connection per thread, opened once the database exists: opening costs
+        # more than the look-up, and in autocommit mode each look-up sees refusals other
+        # processes stored.
         self._local = threading.local()
+        self._write = threading.Lock()
+        self._reported: int | None = None  # client refusals in the store, counted once
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
-        """A built-in stencil by name, or a stencil description; the service loads no files."""
+        """A built-in stencil by name, or a stencil description; the service loads no files,
+        and a described body may not use the preprocessor (``check_client_source``)."""
         if isinstance(given, str):
-            key = ("name", given)
+            key = ("name", digest(given))
         else:
-            key = ("described", json.dumps(given, sort_keys=True))
+            key = ("described", digest(json.dumps(given, sort_keys=True, default=str)))
         if key not in self._specs:
             if not isinstance(given, str):
+                body = given.get("body")
+                if isinstance(body, str):
+                    check_client_source(body, f"stencil {given.get('name', '')!s:.64}")
                 spec = described_stencil(dict(given))
             elif not 0 < len(given) <= 200 or "/" in given or given.endswith(_FILES):
                 raise PerfportError(
@@ -111,22 +145,57 @@ class WgService:
         device: DeviceDescription,
     ) -> Scenario:
         """The question's kernel spec, problem and device, checked; ``key`` names the question
-        (the request as canonical JSON)."""
-        if key in self._scenarios:
-            return self._scenarios[key]
+        (the request as canonical JSON; only its digest is kept)."""
+        name = digest(key)
+        if name in self._scenarios:
+            return self._scenarios[name]
         spec = self.kernel(kernel)
-        found = Scenario(spec, resolve_problem(spec, problem), device.info())
-        check_scenario(found.spec, found.problem, found.device)  # before anything is stored
+        resolved = resolve_problem(spec, problem)
+        info = device.info()
+        check_scenario(spec, resolved, info)  # before anything is stored
+        env = spec.env(spec.default or {}, spec.problem.merged(resolved))
+        found = Scenario(spec, resolved, info, tuple(sorted(spec.build_defines(env).items())))
         if len(self._scenarios) >= CACHED:
             self._scenarios.clear()
-        self._scenarios[key] = found
+        self._scenarios[name] = found
         return found
+
+    def compiled(self, found: Scenario) -> bool:
+        """Whether the scenario's kernel features are known (else ``prepare`` compiles)."""
+        return cached_classes(found.spec, dict(found.defines)) is not None
+
+    def prepare(self, found: Scenario) -> None:
+        """Compile the kernel for its features in a limited process. Blocks: the daemon
+        calls it from a worker thread."""
+        self.compiler.counts(found.spec, dict(found.defines))
 
     def _reader(self) -> Store | None:
         store = getattr(self._local, "store", None)
         if store is None and Path(self.db).is_file():
-            store = self._local.store = Store(self.db, create=False)
+            store = self._local.store = ReadOnlyStore(self.db)
         return store
+
+    def refused(self, found: Scenario) -> frozenset[tuple[int, int]]:
+        """The sizes the store has seen this device refuse for this kernel, read without a
+        write lock (a writer never makes this wait). Blocking on the first call of a thread."""
+        store = self._reader()
+        if store is None:
+            return frozenset()
+        return frozenset(refused_sizes(store, found.spec, found.device))
+
+    def answer(self, key: str, found: Scenario, refused: frozenset[tuple[int, int]]) -> Answer:
+        """The model's size for a prepared scenario, given the sizes known to be refused."""
+        started = time.perf_counter()
+        self.gate.asked(found.spec.source_hash, found.device.fingerprint)
+        remembered = (digest(key), refused)
+        if remembered in self._answers:
+            ms = (time.perf_counter() - started) * 1000.0
+            return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
+        prediction = predict_wg(self.model, found.spec, found.problem, found.device, refused)
+        if len(self._answers) >= CACHED:
+            self._answers.clear()
+        self._answers[remembered] = prediction
+        return Answer(prediction, cached=False)
 
     def predict(
         self,
@@ -136,20 +205,10 @@ class WgService:
         device: DeviceDescription,
     ) -> Answer:
         """A size for the scenario that the store has not seen refused for it; ``key`` names
-        the question (the request as canonical JSON)."""
-        started = time.perf_counter()
+        the question (the request as canonical JSON). Blocking (compiles, reads the store)."""
         found = self.scenario(key, kernel, problem, device)
-        store = self._reader()
-        refused = refused_sizes(store, found.spec, found.device) if store is not None else set()
-        remembered = (key, frozenset(refused))
-        if remembered in self._answers:
-            ms = (time.perf_counter() - started) * 1000.0
-            return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
-        prediction = predict_wg(self.model, found.spec, found.problem, found.device, refused)
-        if len(self._answers) >= CACHED:
-            self._answers.clear()
-        self._answers[remembered] = prediction
-        return Answer(prediction, cached=False)
+        self.prepare(found)
+        return self.answer(key, found, self.refused(found))
 
     def record_refused(
         self,
@@ -161,11 +220,57 @@ class WgService:
         message: str = "",
     ) -> RefusalStored:
         """Store that the client's driver refused to launch ``wg`` in this scenario, so that
-        no later answer proposes it for this kernel and device."""
+        no later answer proposes it for this kernel and device. Only a plausible refusal
+        counts (Implausible), within the rate and size limits (RateLimited)."""
         found = self.scenario(key, kernel, problem, device)
         wc, wr = wg
         config = Config.of(wc=wc, wr=wr)
         found.spec.check_config(config, "wg")
+        self._check_plausible(found, (wc, wr))
+        self.gate.take(found.device.fingerprint)
+        with self._write:
+            known = self.refused(found)
+            if (wc, wr) in known:
+                return RefusalStored(False, (wc, wr))
+            self._check_room(found, len(known))
+            added = self._store_refusal(found, config, message)
+            self._reported = (self._reported or 0) + int(added)
+        return RefusalStored(added, (wc, wr))
+
+    def _check_plausible(self, found: Scenario, wg: tuple[int, int]) -> None:
+        spec, device = found.spec, found.device
+        wc_legal, wr_legal = legal_sizes(spec, found.problem, device)
+        if not any(
+            int(a) == wg[0] and int(b) == wg[1] for a, b in zip(wc_legal, wr_legal, strict=True)
+        ):
+            raise Implausible(
+                f"wg {wg[0]}x{wg[1]} is outside what {spec.name} allows on this device "
+                f"(max work-group {device.max_work_group_size}, its local memory); a refusal "
+                "counts only for a size the device's limits allow"
+            )
+        if not self.gate.was_asked(spec.source_hash, device.fingerprint):
+            raise Implausible(
+                f"no prediction was asked for {spec.name} on this device; a refusal counts "
+                "only from a launcher that asks POST /v1/wg/predict first"
+            )
+
+    def _check_room(self, found: Scenario, known: int) -> None:
+        limits = self.gate.limits
+        if known >= limits.per_kernel_and_device:
+            raise RateLimited(
+                f"this device already has {known} refused sizes of {found.spec.name} stored, "
+                f"the most the daemon keeps for one kernel and device"
+            )
+        if self._reported is None:
+            reader = self._reader()
+            self._reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
+        if self._reported >= limits.total:
+            raise RateLimited(
+                f"the database holds {self._reported} client-reported refusals, the most the "
+                "daemon stores; remove old ones or start it with a larger --max-refusals"
+            )
+
+    def _store_refusal(self, found: Scenario, config: Config, message: str) -> bool:
         spec, device_info = found.spec, found.device
         with Store(self.db) as store:
             ids = (
@@ -174,7 +279,6 @@ class WgService:
                 store.problem_id(found.problem),
             )
             name = f"reported-refusals-{device_info.fingerprint}-{spec.source_hash[:16]}-{ids[2]}"
-            campaign = store.open_campaign(name, ids, "reported", 0, {}, PruningReport(0, 0, ()))
-            note = f"reported by a client: {message}".strip()
-            added = store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, note))
-        return RefusalStored(added, (wc, wr))
+            campaign = store.open_campaign(name, ids, REPORTED, 0, {}, PruningReport(0, 0, ()))
+            note = f"reported by a client: {message[:MESSAGE_KEPT]}".strip()
+            return store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, note))

@@ -11,6 +11,7 @@ from perfport.store.queries import (
     export_rows,
     one_group,
 )
+from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
 from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Campaign, CampaignStatus, Store
@@ -21,11 +22,13 @@ __all__ = [
     "BestResult",
     "Campaign",
     "CampaignStatus",
+    "ReadOnlyStore",
     "ResultRow",
     "ScenarioResult",
     "Store",
     "best_results",
     "complete_results",
+    "count_outcomes_of_strategy",
     "declared_params",
     "export_rows",
     "one_group",

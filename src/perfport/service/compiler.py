@@ -1,0 +1,174 @@
+"""Compiling client kernels for their features away from the daemon's event loop: each build
+runs in a fresh process with a time limit and an address-space limit (``setrlimit`` in the
+child), at most ``workers`` at once, so a compile bomb costs one process its limits and the
+daemon keeps answering. Counts (and failures) are remembered per kernel and defines."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import multiprocessing
+import multiprocessing.connection
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import BuildError, KernelSpec, PerfportError, SpecError
+from perfport.features.ir import (
+    bitcode_of,
+    cached_classes,
+    class_counts,
+    opcode_counts,
+    pocl_device_id,
+    remember_classes,
+)
+from perfport.kernels.client_source import first_error_line
+
+FAILURES_KEPT = 4096
+
+
+class ServiceBusy(PerfportError):
+    """Every compile slot stayed busy for the whole time limit: the client should retry."""
+
+
+@dataclass(frozen=True)
+class CompileLimits:
+    time_s: float = 10.0  # wall clock for one build, process start included
+    memory_bytes: int = 2 << 30  # address space of the compiling process (PoCL needs ~1 GiB)
+    workers: int = 2  # builds at once
+
+
+def _context() -> Any:
+    # forkserver: children fork from a small clean process (no event loop, no threads, no
+    # OpenCL state); the modules a build needs are imported there once.
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["perfport.service.compiler", "pyopencl", "llvmlite.binding"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _limit(limits: CompileLimits) -> None:
+    try:
+        import resource
+    except ImportError:  # not POSIX: the parent's wall-clock limit still applies
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    cpu = math.ceil(limits.time_s) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _child(
+    conn: multiprocessing.connection.Connection,
+    spec: KernelSpec,
+    defines: dict[str, str],
+    limits: CompileLimits,
+) -> None:
+    _limit(limits)
+    from perfport.devices import list_devices, open_session
+
+    try:
+        device = next(d for d in list_devices() if d.id == pocl_device_id())
+        compiled = open_session(device).compile(spec.source, spec.language, spec.entry, defines)
+        binary = compiled.program.binaries[0]  # type: ignore[attr-defined]
+        conn.send(("ok", class_counts(opcode_counts(bitcode_of(binary)))))
+    except BuildError as exc:
+        # Only the first error line, without paths: a log can quote whatever the build read.
+        line = first_error_line(exc.log or str(exc))
+        conn.send(("spec", f"kernel {spec.name} does not compile: {line}; fix its body"))
+    except MemoryError:
+        conn.send(("spec", f"kernel {spec.name}: compiling it needs more memory than allowed"))
+    except PerfportError as exc:
+        conn.send(("error", str(exc).splitlines()[0][:300]))
+
+
+class CompilePool:
+    """Instruction counts of kernels, each compiled in its own limited process. Blocking:
+    call ``counts`` from a worker thread, never on an event loop. Thread-safe."""
+
+    def __init__(self, limits: CompileLimits | None = None) -> None:
+        self.limits = limits or CompileLimits()
+        self._ctx = _context()
+        self._slots = threading.BoundedSemaphore(self.limits.workers)
+        self._lock = threading.Lock()
+        self._inflight: dict[bytes, Future[dict[str, int]]] = {}
+        self._failures: dict[bytes, str] = {}  # digest -> the one-line reason
+
+    def start(self) -> None:
+        """Start the fork server now, so the first build does not pay for it."""
+        if self._ctx.get_start_method() == "forkserver":
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+
+    def counts(self, spec: KernelSpec, defines: Mapping[str, str]) -> dict[str, int]:
+        known = cached_classes(spec, defines)
+        if known is not None:
+            return known
+        key = hashlib.blake2b(
+            repr((spec.source_hash, sorted(defines.items()))).encode(), digest_size=16
+        ).digest()
+        with self._lock:
+            if key in self._failures:
+                raise SpecError(self._failures[key])
+            future = self._inflight.get(key)
+            owner = future is None
+            if future is None:  # one build per kernel, however many ask at once
+                future = self._inflight[key] = Future()
+        if not owner:
+            return future.result()
+        try:
+            counts = self._build(spec, dict(defines))
+        except BaseException as exc:
+            if isinstance(exc, SpecError):
+                with self._lock:
+                    if len(self._failures) >= FAILURES_KEPT:
+                        self._failures.clear()
+                    self._failures[key] = str(exc)
+            future.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                del self._inflight[key]
+        remember_classes(spec, defines, counts)
+        future.set_result(counts)
+        return counts
+
+    def _build(self, spec: KernelSpec, defines: dict[str, str]) -> dict[str, int]:
+        limit = self.limits.time_s
+        if not self._slots.acquire(timeout=limit):
+            raise ServiceBusy(
+                f"the daemon is compiling {self.limits.workers} other kernels; retry in a while"
+            )
+        try:
+            receiver, sender = self._ctx.Pipe(duplex=False)
+            process = self._ctx.Process(
+                target=_child, args=(sender, spec, defines, self.limits), daemon=True
+            )
+            process.start()
+            sender.close()  # so the child's death reads as end of file here
+            try:
+                if not receiver.poll(limit):
+                    raise SpecError(
+                        f"kernel {spec.name} did not compile within {limit:g} s; simplify its body"
+                    )
+                try:
+                    status, value = receiver.recv()
+                except EOFError:
+                    raise SpecError(
+                        f"kernel {spec.name}: the compiler stopped (over its memory limit of "
+                        f"{self.limits.memory_bytes >> 20} MiB or its time); simplify its body"
+                    ) from None
+            finally:
+                if process.is_alive():
+                    process.kill()
+                process.join()
+                receiver.close()
+        finally:
+            self._slots.release()
+        if status == "ok":
+            return dict(value)
+        raise (SpecError if status == "spec" else PerfportError)(value)

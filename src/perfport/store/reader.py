@@ -1,0 +1,53 @@
+"""Read-only access to a results database, for a process that must never wait on a writer
+(the prediction daemon): no schema migration, no write lock, and in WAL mode a read never
+waits for a writer's transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from perfport._core import StoreError
+from perfport.store.schema import SCHEMA_VERSION
+from perfport.store.store import Store
+
+_REPORTED = (
+    "SELECT count(*) FROM results r JOIN campaigns g ON g.id = r.campaign_id WHERE g.strategy = ?"
+)
+
+
+class ReadOnlyStore(Store):
+    """A ``Store`` opened read-only (``mode=ro``): its query helpers work, writes fail. The
+    file must exist and carry this perfport's schema; it is never migrated from here, since
+    migrating takes the write lock (``BEGIN IMMEDIATE``) and waits behind any writer."""
+
+    def __init__(self, path: str | Path, busy_timeout_s: float = 5.0) -> None:
+        self.path = str(path)
+        if not Path(path).is_file():
+            raise StoreError(f"no results database at {self.path}; give an existing --db")
+        uri = Path(path).resolve().as_uri() + "?mode=ro"
+        try:
+            # Any thread may use it (the daemon's readers hold a lock around it).
+            self._conn = sqlite3.connect(
+                uri, uri=True, timeout=busy_timeout_s, isolation_level=None,
+                check_same_thread=False,
+            )  # fmt: skip
+            version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+            mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"cannot use {self.path} as a results database ({exc}); give another --db path"
+            ) from None
+        if version != SCHEMA_VERSION:
+            self._conn.close()
+            raise StoreError(
+                f"{self.path} has schema version {version}, not {SCHEMA_VERSION}; open it once "
+                "with this perfport (e.g. 'perfport results --db PATH') to migrate it"
+            )
+        self.wal = mode == "wal"
+
+
+def count_outcomes_of_strategy(store: Store, strategy: str) -> int:
+    """How many results the campaigns of ``strategy`` hold (the daemon's cap on the refusals
+    clients report, stored under the strategy 'reported')."""
+    return int(store.query(_REPORTED, (strategy,))[0][0])

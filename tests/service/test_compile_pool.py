@@ -1,0 +1,114 @@
+"""Kernels compile in separate, limited processes: a compile bomb costs its own process, and
+the daemon goes on answering while it runs."""
+
+import http.client
+import json
+import socket
+import statistics
+import threading
+import time
+
+import pytest
+
+from conftest import BOX_STENCIL
+from perfport._core import SpecError
+from perfport.kernels import builtin
+from perfport.kernels.stencil import make_stencil
+from perfport.service.compiler import CompileLimits, CompilePool
+
+# Nested macros: 8^4 = 4096 copies of the statement per level of D, 16 M in all.
+BOMB = (
+    "#define A(x) x x x x x x x x\n#define B(x) A(A(x))\n#define C(x) B(B(x))\n"
+    "#define D(x) C(C(x))\nELEM s = 0; D(s += GET(0, 0);) return (OUT)s;"
+)
+LIMITS = CompileLimits(time_s=3.0, memory_bytes=1 << 30, workers=2)
+
+
+def defines(spec):
+    return spec.build_defines(spec.env(spec.default, spec.problem))
+
+
+def test_a_compile_bomb_is_stopped_and_the_pool_goes_on():
+    pool = CompilePool(LIMITS)
+    bomb = make_stencil("bomb", BOMB, None)  # trusted source: the client checks are not in play
+    started = time.monotonic()
+    with pytest.raises(SpecError, match="bomb"):
+        pool.counts(bomb, defines(bomb))
+    assert time.monotonic() - started < 20  # the limits, not the bomb, decide
+    with pytest.raises(SpecError, match="bomb"):  # remembered: not compiled again
+        pool.counts(bomb, defines(bomb))
+    sobel = builtin("sobel")
+    counts = pool.counts(sobel, defines(sobel))
+    assert counts["memory"] > 0 and sum(counts.values()) > 10
+
+
+def _serve(app):
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive()
+        time.sleep(0.05)
+    return server, thread, port
+
+
+def health_during_bomb(model, tmp_path, monkeypatch):
+    """/v1/health round trips (ms) while another client's kernel is a compile bomb; and the
+    bomb's answer. The source check is switched off, as if a bomb had got past it."""
+    pytest.importorskip("fastapi")
+    import perfport.service.service as service_module
+    from perfport.service.app import create_app
+
+    monkeypatch.setattr(service_module, "check_client_source", lambda body, where="": None)
+    app = create_app(model, tmp_path / "d.db", compile_limits=LIMITS)
+    server, thread, port = _serve(app)
+    device = {"name": "GPU", "compute_units": 40, "max_work_group_size": 256,
+              "max_work_item_sizes": [256, 256, 64], "local_mem_bytes": 49152}  # fmt: skip
+    body = json.dumps({"kernel": {**BOX_STENCIL, "body": BOMB}, "device": device})
+    result = {}
+
+    def bomber():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        conn.request("POST", "/v1/wg/predict", body, {"content-type": "application/json"})
+        answer = conn.getresponse()
+        result.update(status=answer.status, text=answer.read().decode())
+
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        sender = threading.Thread(target=bomber)
+        sender.start()
+        times = []
+        while sender.is_alive():
+            started = time.perf_counter()
+            conn.request("GET", "/v1/health")
+            assert conn.getresponse().read()
+            times.append((time.perf_counter() - started) * 1000.0)
+            time.sleep(0.005)
+        sender.join()
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    return times, result
+
+
+def test_health_answers_while_a_compile_bomb_runs(daemon_model, tmp_path, monkeypatch):
+    times, result = health_during_bomb(daemon_model, tmp_path, monkeypatch)
+    assert result["status"] == 400 and "kernel box5x3" in result["text"], result
+    # The bomb takes its limits' seconds; the loop answered many times meanwhile (when it ran
+    # on the loop, no health answer came until the bomb was done).
+    assert len(times) >= 20, times
+
+
+@pytest.mark.slow
+def test_health_p99_under_50_ms_during_a_compile_bomb(daemon_model, tmp_path, monkeypatch):
+    times, _ = health_during_bomb(daemon_model, tmp_path, monkeypatch)
+    p99 = statistics.quantiles(times, n=100)[98]
+    print(f"health during a compile bomb: {len(times)} round trips, p50 "
+          f"{statistics.median(times):.2f} ms, p99 {p99:.2f} ms, max {max(times):.2f} ms")  # fmt: skip
+    assert p99 < 50.0, (p99, max(times), len(times))
