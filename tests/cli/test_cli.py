@@ -46,6 +46,34 @@ def test_devices_json():
     } <= set(devices[0])
 
 
+# A machine with pyopencl (a bare install) but no OpenCL platform and no CuPy.
+NO_PLATFORM = """
+import sys
+import pyopencl
+from perfport.devices import cuda
+
+pyopencl.get_platforms = lambda: []
+cuda.list_cuda = lambda: []
+from perfport.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_no_device_is_an_error_naming_the_extra(json_flag):
+    args = ["devices", "--json"] if json_flag else ["devices"]
+    done = subprocess.run([sys.executable, "-c", NO_PLATFORM, *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "pip install 'perfport[pocl]'" in done.stderr  # the extra's brackets survive
+    if json_flag:
+        assert json.loads(done.stdout) == {"devices": []}
+    else:
+        assert done.stdout == ""  # no empty table
+
+
 def test_tune_results_export(tmp_path):
     db = tmp_path / "r.db"
     out = perfport(
