@@ -45,4 +45,3 @@ def test_default_suite_leaves_out_slow_tests(checkout):
 def test_slow_runs_everything(checkout):
     assert _pytest_args(checkout, "dev", "test", "--slow") == ["-m", "pytest", "-q"]
     assert _pytest_args(checkout, "dev", "test", "--slow", "-x") == ["-m", "pytest", "-q", "-x"]
-

@@ -202,6 +202,7 @@ def test_listening_addresses_are_read_right():
             assert all(v == [host] for v in seen if v is not None), seen
 
 
+@pytest.mark.slow
 def test_example_launcher_asks_and_launches(model, tmp_path):
     own = tmp_path / "box.json"
     own.write_text(json.dumps(BOX_STENCIL))
