@@ -76,6 +76,8 @@ def compile_shared(source: Path, lib: Path) -> ctypes.CDLL:
 # it skip where it is absent.
 SHARED = Path(os.environ.get("PERFPORT_SHARED_DATA", Path(__file__).parents[2] / "shared" / "data"))
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"no third-party data at {SHARED}")
+if SHARED.is_dir():  # perfport finds it only this way (never beside the working directory)
+    os.environ.setdefault("PERFPORT_SHARED_DATA", str(SHARED.resolve()))
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,9 @@ import pytest
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
-@pytest.mark.parametrize("script", ["saxpy.py", "api_tour.py"])
+@pytest.mark.parametrize(
+    "script", ["saxpy.py", pytest.param("api_tour.py", marks=pytest.mark.slow)]
+)
 def test_example_runs(tmp_path, script):
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / script)],

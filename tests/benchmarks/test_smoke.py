@@ -34,6 +34,7 @@ def test_every_kept_benchmark_is_covered():
     assert {p.name for p in BENCHMARKS.glob("*.py")} == set(SCRIPTS)
 
 
+@pytest.mark.slow
 def test_smoke_runs(tmp_path: Path):
     pytest.importorskip("sklearn", reason="daemon_latency and select_c_speed fit models")
     pytest.importorskip("fastapi", reason="daemon_latency starts the daemon")

@@ -1,6 +1,7 @@
 """The command line: every reporting command has --json; bad input is one line, exit 2."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +45,34 @@ def test_devices_json():
         "subgroup_size",
         "fingerprint",
     } <= set(devices[0])
+
+
+# A machine with pyopencl (a bare install) but no OpenCL platform and no CuPy.
+NO_PLATFORM = """
+import sys
+import pyopencl
+from perfport.devices import cuda
+
+pyopencl.get_platforms = lambda: []
+cuda.list_cuda = lambda: []
+from perfport.cli import main
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_no_device_is_an_error_naming_the_extra(json_flag):
+    args = ["devices", "--json"] if json_flag else ["devices"]
+    done = subprocess.run([sys.executable, "-c", NO_PLATFORM, *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "pip install 'perfport[pocl]'" in done.stderr  # the extra's brackets survive
+    if json_flag:
+        assert json.loads(done.stdout) == {"devices": []}
+    else:
+        assert done.stdout == ""  # no empty table
 
 
 def test_tune_results_export(tmp_path):
@@ -257,3 +286,39 @@ def test_wg_evaluate_runs_the_default_model_unless_told_and_all_means_every_meth
     ]
     assert wg.DEFAULT_METHODS == ("performance_forest+novel",) and len(wg.METHODS) == 38
     assert capsys.readouterr().out == ""  # progress and notes never go to stdout
+
+
+def _pilot_csv(path):
+    """A few scenarios in the format of Cummins' runtimes.csv (ms; 0 where nothing ran)."""
+    sizes = ["4x4", "8x4", "16x4", "32x4"]
+    head = "host,dev_name,dev_count,kern_checksum,north,south,east,west,data_width,data_height,max_wg_size"
+    rows = [
+        f"h{d},dev{d},1,k{k},{k},{k},1,1,512,512,256,"
+        + ",".join(str(1.0 + abs(i - (d + k) % 4)) for i in range(len(sizes)))
+        for d in range(2)
+        for k in range(4)
+    ]
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join([f"{head},{','.join(sizes)}", *rows]) + "\n")
+
+
+def test_third_party_data_is_found_by_the_environment_not_the_working_directory(tmp_path):
+    shared = tmp_path / "shared" / "data"
+    _pilot_csv(shared / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv")
+    work = tmp_path / "work"  # ../shared/data from here holds the file: not a place to look
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PERFPORT_SHARED_DATA"}
+    train = [sys.executable, "-m", "perfport", "wg", "train", "--data", "cummins-pilot",
+             "--method", "decision_tree+nearest_neighbour", "--out", "m.pkl", "--json"]  # fmt: skip
+    for where in (None, work):  # unset, or a folder without the file
+        extra = {"PERFPORT_SHARED_DATA": str(where)} if where else {}
+        done = subprocess.run(train, cwd=work, env={**env, **extra},
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "github.com/ChrisCummins/msc-thesis" in done.stderr  # where it is published
+        assert "PERFPORT_SHARED_DATA" in done.stderr and "--data" in done.stderr  # how to point
+        assert not (work / "m.pkl").exists()
+    done = subprocess.run(train, cwd=work, env={**env, "PERFPORT_SHARED_DATA": str(shared)},
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["scenarios"] == 8 and (work / "m.pkl").is_file()

@@ -3,6 +3,8 @@
 import dataclasses
 from collections import Counter
 
+import pytest
+
 from conftest import DATA
 from perfport import (
     ArrayArg,
@@ -94,6 +96,7 @@ __kernel void busy(__global float* out, int iterations) {
 )
 
 
+@pytest.mark.slow
 def test_slow_is_not_hung(db):
     """The time limit applies to each launch, not to a whole trial: many slow launches pass."""
     probe = tune(BUSY, strategy="brute_force", db=db, settings=RunSettings(timing=Timing.fixed(1)))

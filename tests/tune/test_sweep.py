@@ -45,6 +45,7 @@ def test_sweep_catches_wrong_results(cpu, db, gold):
     steps = list(
         sweep(spec, [{"n": 256}, {"n": 512}], device=cpu, db=db, settings=settings, gold=gold)
     )
+    assert [s.problem["n"] for s in steps] == [256, 512]  # an empty loop would check nothing
     for step in steps:
         assert step.outcomes[Outcome.OK.value] == 2
         assert step.outcomes[Outcome.WRONG_RESULT.value] == 2

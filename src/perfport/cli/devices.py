@@ -6,11 +6,18 @@ import argparse
 from typing import TYPE_CHECKING
 
 import perfport
+from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+# A bare install has pyopencl but no OpenCL driver: name the extra that brings one.
+NO_DEVICE = (
+    "no OpenCL or CUDA device found; pip install 'perfport[pocl]' for PoCL's CPU device "
+    "(or install a GPU's OpenCL driver, or CuPy: pip install 'perfport[cuda]')"
+)
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -25,10 +32,12 @@ def add_parser(sub: Subcommands) -> None:
 
 def run_devices(args: argparse.Namespace, console: Console) -> int:
     devices = perfport.devices()
-    if args.json:
+    if args.json:  # the list stays on stdout, empty or not; the exit status says which
         render.print_json({"devices": [d.to_json() for d in devices]})
-    else:
+    elif devices:
         render.devices_table(console, devices)
+    if not devices:  # nothing perfport could tune on: a failure, not an empty table
+        raise PerfportError(NO_DEVICE)
     return 0
 
 

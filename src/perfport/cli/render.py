@@ -61,7 +61,10 @@ def devices_table(console: Console, devices: Sequence[DeviceInfo]) -> None:
         table.add_row(label, *values)
     console.print(table)
     if not devices:
-        console.print("no devices: pip install 'perfport[pocl]' for PoCL's CPU device")
+        # markup=False: rich would read [pocl] as a style tag and drop it
+        console.print(
+            "no devices: pip install 'perfport[pocl]' for PoCL's CPU device", markup=False
+        )
 
 
 def kernels_table(console: Console, specs: Sequence[KernelSpec]) -> None:

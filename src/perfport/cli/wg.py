@@ -107,9 +107,15 @@ def _add_dataset(wg_sub: Subcommands) -> None:
     p.set_defaults(run=run_dataset)
 
 
+_DATA_HELP = (
+    "a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot' (Cummins' data, "
+    "not shipped: in the folder PERFPORT_SHARED_DATA names; see docs/wg.md)"
+)
+
+
 def _add_train(wg_sub: Subcommands) -> None:
     p = wg_sub.add_parser("train", help="train a predictor on a dataset and save it")
-    p.add_argument("--data", required=True, help="a dataset (.npz from 'wg dataset')")
+    p.add_argument("--data", required=True, help=_DATA_HELP)
     p.add_argument(
         "--method", default="performance_forest+novel", help="see 'perfport wg evaluate --help'"
     )
@@ -136,9 +142,7 @@ def _add_predict(wg_sub: Subcommands) -> None:
 
 def _add_evaluate(wg_sub: Subcommands) -> None:
     p = wg_sub.add_parser("evaluate", help="evaluate the predictors on a work-group-size dataset")
-    p.add_argument(
-        "--data", help="a dataset (.npz from 'wg dataset', a runtimes.csv), or 'cummins-pilot'"
-    )
+    p.add_argument("--data", help=f"{_DATA_HELP}; default: the shipped dataset")
     p.add_argument(
         "--methods",
         help="comma-separated methods, or 'all' (the paper's full grid, some 40 minutes); "

@@ -30,6 +30,13 @@ _MAGIC = b"perfport-wg-model-1\n"
 DEFAULT_METHOD = "performance_forest+novel"  # the method of the default model (docs/wg.md)
 SHIPPED_DATASET = "wg/stencils.npz"  # the dataset perfport ships (see datasets/PROVENANCE.md)
 CUMMINS_PILOT = "cummins-pilot"  # names Cummins' pilot data, found in the shared data folder
+CUMMINS_PILOT_FILE = "cummins-omnitune-wgsize/simplebig_runtimes.csv"  # inside that folder
+# Third-party data perfport may not redistribute (no licence stated): say where it is published.
+CUMMINS_PILOT_WHERE = (
+    "it is published as experiments/20150525-explore-simplebig/csv/runtimes.csv of "
+    "github.com/ChrisCummins/msc-thesis (commit bc7403b); give that file to --data, or save it as "
+    f"DIR/{CUMMINS_PILOT_FILE} and set PERFPORT_SHARED_DATA=DIR"
+)
 
 # Model files written before the work-group code moved to perfport.wg name its classes by
 # their old modules; a model file is data that outlives a release, so they still load.
@@ -93,24 +100,21 @@ def shipped_dataset() -> Path:
 
 def dataset_path(name: str | None, shared_data: str | Path | None = None) -> Path:
     """The dataset ``name`` names: the shipped one for None, Cummins' pilot data for
-    ``cummins-pilot`` (searched in ``shared_data``, then ../shared/data beside the working
-    directory and beside the checkout), else the path itself."""
+    ``cummins-pilot`` (in ``shared_data``, the folder ``PERFPORT_SHARED_DATA`` names), else
+    the path itself. Never searched for relative to the working directory: a command must not
+    work or fail by where the user stands."""
     if name is None:
         return shipped_dataset()
     if name != CUMMINS_PILOT:
         return Path(name)
-    roots: list[str | Path | None] = [
-        shared_data,
-        "../shared/data",
-        Path(__file__).parents[4] / "shared" / "data",
-    ]
-    for root in (r for r in roots if r):
-        path = Path(root) / "cummins-omnitune-wgsize" / "simplebig_runtimes.csv"
-        if path.is_file():
-            return path
-    raise PerfportError(
-        "Cummins' pilot data not found: set PERFPORT_SHARED_DATA to the folder holding cummins-omnitune-wgsize/"
-    )
+    if not shared_data:
+        raise PerfportError(f"Cummins' pilot data is not shipped: {CUMMINS_PILOT_WHERE}")
+    path = Path(shared_data) / CUMMINS_PILOT_FILE
+    if not path.is_file():
+        raise PerfportError(
+            f"no {path} (PERFPORT_SHARED_DATA={shared_data}): {CUMMINS_PILOT_WHERE}"
+        )
+    return path
 
 
 def default_model(cache_dir: Path, announce: Callable[[str], None] | None = None) -> WgModel:

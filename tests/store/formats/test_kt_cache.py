@@ -161,6 +161,7 @@ def test_cli_import_and_export(tmp_path):
     assert bad.returncode == 2 and "cannot be read" in bad.stderr
 
 
+@pytest.mark.slow
 @needs_shared
 def test_every_shared_cache_imports(db):
     hub = SHARED / "kerneltuner-benchmark_hub"

@@ -1,0 +1,54 @@
+"""What the package carries on its own: the license, and a provenance file that describes the
+files the wheel ships and says where every other file it names lives."""
+
+import fnmatch
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+PACKAGE = ROOT / "src" / "perfport"
+PROVENANCE = PACKAGE / "datasets" / "PROVENANCE.md"
+# Inline `code` that names a file (commands in fenced blocks name their own outputs).
+FILE_NAME = re.compile(r"`([^`\s]+\.(?:npz|csv|csv\.gz|json\.gz|db|sh|py|md))`")
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _shipped() -> set[str]:
+    """Package data, as paths relative to src/perfport/datasets/."""
+    globs = _project()["tool"]["setuptools"]["package-data"]["perfport"]
+    files = [p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*") if p.is_file()]
+    data = {f for f in files if any(fnmatch.fnmatch(f, g) for g in globs)}
+    return {f.removeprefix("datasets/") for f in data if f.startswith("datasets/")}
+
+
+def _named_files(text: str) -> list[str]:
+    prose = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    return [name for name in FILE_NAME.findall(prose) if not name.startswith("-")]
+
+
+def test_license_is_an_spdx_string_with_its_file():
+    project = _project()["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n\nCopyright (c) 2026 the perfport authors\n")
+    assert "urls" not in project  # none exist yet; an empty table is worse than none
+
+
+def test_shipped_provenance_names_shipped_files_or_repository_paths():
+    shipped = _shipped()
+    assert {"wg/stencils.npz", "lawson-gemm/h100-nvidia-opencl.csv.gz"} <= shipped
+    names = _named_files(PROVENANCE.read_text())
+    assert len(names) > 10  # the pattern still finds what the file names
+    stray = []
+    for name in names:
+        if name.startswith(("data/", "experiments/")):
+            if not list(ROOT.glob(name)):
+                stray.append(f"{name} (not in the repository)")
+        elif name not in shipped and not any(s.endswith(f"/{name}") for s in shipped):
+            stray.append(f"{name} (not shipped: name it data/... or experiments/...)")
+    assert not stray, stray
