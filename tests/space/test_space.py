@@ -96,7 +96,7 @@ def test_spaces_too_large_to_enumerate_are_refused_in_one_line():
     from perfport._core import SpecError
 
     nine = [Param(f"p{i}", tuple(range(1000))) for i in range(9)]
-    with pytest.raises(SpecError, match="1e\\+27 configurations.*fewer values"):
+    with pytest.raises(SpecError, match=r"1e\+27 configurations.*fewer values"):
         Space(nine)
 
 

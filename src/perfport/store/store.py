@@ -18,6 +18,7 @@ import numpy as np
 from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome, Problem, StoreError
 from perfport._core.version import __version__
 from perfport.space import PruningReport
+from perfport.store.integrity import check_values, quick_check, recovery_hint
 from perfport.store.schema import migrate
 
 
@@ -60,11 +61,23 @@ class Store:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA synchronous = FULL")
+            if create:  # opened to write: a damaged file is refused before anything is written
+                quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
             # journal mode is written into the file).
             migrate(self._conn, self.path)
+            check_values(self._conn, self.path, [s.value for s in CampaignStatus])
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except StoreError:
+            self._conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            if "malformed" in str(exc):
+                raise StoreError(
+                    f"{self.path} is damaged ({exc}); {recovery_hint(self.path)}"
+                ) from None
             raise StoreError(
                 f"cannot use {self.path} as a results database ({exc}); give another --db path"
             ) from None
