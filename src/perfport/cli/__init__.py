@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     console = Console()
     try:
+        _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
         return int(args.run(args, console))
     except PerfportError as exc:
         print(f"perfport: error: {exc}", file=sys.stderr)
@@ -76,6 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _allow_reference_modules(setting: str) -> None:
+    """``PERFPORT_REFERENCE_MODULES=pkg.refs,other``: modules whose functions TOML/YAML specs
+    may name as their numpy reference (else only a .py file beside the spec)."""
+    modules = [m.strip() for m in setting.split(",") if m.strip()]
+    if modules:
+        from perfport.kernels.loader import allow_reference_modules
+
+        allow_reference_modules(*modules)
 
 
 def database_error(exc: sqlite3.Error, db: str | None) -> str:

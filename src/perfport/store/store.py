@@ -43,6 +43,12 @@ class Campaign:
     created: float
 
 
+def external_kernel_hash(name: str, origin: str, params: dict[str, list[Any]]) -> str:
+    """The source hash standing for a kernel known only from imported data."""
+    identity = json.dumps([origin, name, params], sort_keys=True)
+    return "external:" + hashlib.sha256(identity.encode()).hexdigest()
+
+
 class Store:
     """A perfport results database (SQLite). Use as a context manager.
 
@@ -129,8 +135,7 @@ class Store:
     def external_kernel_id(self, name: str, origin: str, params: dict[str, list[Any]]) -> int:
         """A kernel known only from imported data: identified by its origin, name and
         parameter values, since there is no source to hash."""
-        identity = json.dumps([origin, name, params], sort_keys=True)
-        digest = "external:" + hashlib.sha256(identity.encode()).hexdigest()
+        digest = external_kernel_hash(name, origin, params)
         description = {
             "name": name,
             "origin": origin,
@@ -168,6 +173,24 @@ class Store:
         return self._upsert("configs", {"kernel_id": kernel_id, "key": config.key})
 
     # ---- campaigns --------------------------------------------------------------------
+    def check_campaign_key(
+        self, key: str, device: DeviceInfo, kernel_hash: str, problem: Problem
+    ) -> None:
+        """Refuse, before anything is written, a key naming a campaign of another device,
+        kernel (by source hash) or problem: open_campaign would refuse it too, but only after
+        the device, kernel and problem rows were stored."""
+        row = self._conn.execute(
+            "SELECT d.fingerprint, k.source_hash, p.key FROM campaigns c "
+            "JOIN devices d ON d.id = c.device_id JOIN kernels k ON k.id = c.kernel_id "
+            "JOIN problems p ON p.id = c.problem_id WHERE c.key = ?",
+            (key,),
+        ).fetchone()
+        if row is not None and tuple(row) != (device.fingerprint, kernel_hash, problem.key):
+            raise StoreError(
+                f"campaign {key!r} in {self.path} belongs to another device, kernel or "
+                "problem; choose another --campaign key"
+            )
+
     def open_campaign(
         self,
         key: str,

@@ -167,6 +167,7 @@ def tune(
     )
 
     with Store(db) as store, Runner(spec, the_problem, dev, settings) as runner:
+        store.check_campaign_key(key, dev, spec.source_hash, the_problem)  # before any write
         ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
         record = store.open_campaign(
             key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
