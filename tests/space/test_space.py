@@ -2,6 +2,7 @@ import itertools
 import time
 
 import numpy as np
+import pytest
 
 from perfport._core import Param
 from perfport.kernels import builtin
@@ -89,3 +90,37 @@ def test_min_work_groups_soft_rule(cpu):
     assert np.all(np.ceil(1024 / cols["wg"]) >= cpu.compute_units)
     assert len(soft) < len(plain)  # wg = 1024 gives one group
     assert any("soft rule" in label for label, _, _ in soft.report.removed_by)
+
+
+def test_spaces_too_large_to_enumerate_are_refused_in_one_line():
+    from perfport._core import SpecError
+
+    nine = [Param(f"p{i}", tuple(range(1000))) for i in range(9)]
+    with pytest.raises(SpecError, match=r"1e\+27 configurations.*fewer values"):
+        Space(nine)
+
+
+@pytest.mark.parametrize("block", [1, 5, 7, 64, 1 << 24])
+def test_blocks_of_any_size_enumerate_the_same_space(monkeypatch, block):
+    import perfport.space.space as space_module
+
+    monkeypatch.setattr(space_module, "_BLOCK", block)
+    params = [Param("a", (1, 2, 3)), Param("b", (1, 2, 4, 8)), Param("c", (0, 1, 2, 3, 4))]
+    space = Space(params, [Constraint.of("a * b > c"), Constraint.of("(a + c) % 2 == 0")])
+    expected = [
+        {"a": a, "b": b, "c": c}
+        for a, b, c in itertools.product((1, 2, 3), (1, 2, 4, 8), (0, 1, 2, 3, 4))
+        if a * b > c and (a + c) % 2 == 0
+    ]
+    assert [dict(c) for c in space] == expected
+    assert space.report.cartesian == 60 and space.report.legal == len(expected)
+    assert sum(n for _, n, _ in space.report.removed_by) == 60 - len(expected)
+
+
+def test_too_many_legal_configurations_are_refused(monkeypatch):
+    import perfport.space.space as space_module
+    from perfport._core import SpecError
+
+    monkeypatch.setattr(space_module, "MAX_LEGAL", 100)
+    with pytest.raises(SpecError, match="more than 100 legal"):
+        Space([Param("a", tuple(range(20))), Param("b", tuple(range(20)))])

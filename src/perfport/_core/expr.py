@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.bounds import CostError, bounded, check_depth, check_result
 from perfport._core.dtypes import DTYPE_NAMES, c_name, sizeof
 from perfport._core.errors import ExpressionError
 
@@ -84,20 +85,15 @@ class Expr:
 
     def __init__(self, text: str, what: str = "expression") -> None:
         if not isinstance(text, str | int | float) or isinstance(text, bool):
-            raise ExpressionError(f"{what}: expected an expression string, got {text!r}")
+            raise ExpressionError(f"{what}: expected an expression string, got {_short(text)}")
         self.text = str(text).strip()
         self.what = what
         if not self.text or len(self.text) > _MAX_LENGTH:
             raise ExpressionError(f"{what}: expression is empty or longer than {_MAX_LENGTH}")
-        try:
-            tree = ast.parse(self.text, mode="eval")
-        except SyntaxError as exc:
-            raise ExpressionError(
-                f"{what}: {self.text!r} is not valid syntax ({exc.msg})"
-            ) from None
+        tree = parse(self.text, what)
         nodes = list(ast.walk(tree))
         if len(nodes) > _MAX_NODES:
-            raise ExpressionError(f"{what}: {self.text!r} is too large")
+            raise ExpressionError(f"{what}: {_short(self.text)} is too large")
         self.names = frozenset(
             n.id for n in nodes if isinstance(n, ast.Name) and n.id not in FUNCTIONS
         )
@@ -117,9 +113,10 @@ class Expr:
             result = self._scalar(env)
         except ExpressionError:
             raise
-        except (ArithmeticError, TypeError, ValueError) as exc:
+        except _FAILURES as exc:
             raise ExpressionError(
-                f"{self.what}: {self.text!r} fails for {_describe(env, self.names)}: {exc}"
+                f"{self.what}: {_short(self.text)} fails for {_describe(env, self.names)}: "
+                f"{_reason(exc)}"
             ) from None
         return result.item() if isinstance(result, np.generic) else result
 
@@ -130,12 +127,44 @@ class Expr:
                 return self._vector(env)
         except ExpressionError:
             raise
-        except (ArithmeticError, TypeError, ValueError) as exc:
-            raise ExpressionError(f"{self.what}: {self.text!r} fails: {exc}") from None
+        except _FAILURES as exc:
+            raise ExpressionError(
+                f"{self.what}: {_short(self.text)} fails: {_reason(exc)}"
+            ) from None
+
+
+# What evaluating a well-formed expression on the wrong values raises (MemoryError: numpy
+# refusing an array larger than memory).
+_FAILURES = (ArithmeticError, TypeError, ValueError, MemoryError, KeyError, IndexError)
+
+
+def parse(text: str, what: str) -> ast.Expression:
+    """The syntax tree of one expression, or a one-line ExpressionError: not Python, or
+    nested too deep to evaluate (the parser itself may give up with RecursionError)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+        check_depth(tree)
+    except SyntaxError as exc:
+        raise ExpressionError(f"{what}: {_short(text)} is not valid syntax ({exc.msg})") from None
+    except (CostError, RecursionError, MemoryError, ValueError) as exc:
+        reason = str(exc) if isinstance(exc, CostError) else "nested too deeply; simplify it"
+        raise ExpressionError(f"{what}: {_short(text)} is {reason}") from None
+    return tree
+
+
+def _short(text: Any) -> str:
+    """The expression (or value) quoted in an error, cut short: messages stay one line."""
+    shown = repr(text)
+    return shown if len(shown) <= 120 else shown[:117] + "..."
+
+
+def _reason(exc: BaseException) -> str:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return reason if len(reason) <= 200 else reason[:197] + "..."
 
 
 def _describe(env: Env, names: frozenset[str]) -> str:
-    shown = ", ".join(f"{n}={env[n]!r}" for n in sorted(names) if n in env)
+    shown = ", ".join(f"{n}={_short(env[n])}" for n in sorted(names) if n in env)
     return shown or "these values"
 
 
@@ -147,7 +176,7 @@ class _Compiler:
         self.vector = vector
 
     def fail(self, message: str) -> ExpressionError:
-        return ExpressionError(f"{self.expr.what}: {self.expr.text!r}: {message}")
+        return ExpressionError(f"{self.expr.what}: {_short(self.expr.text)}: {message}")
 
     def compile(self, node: ast.AST) -> _Node:
         method = getattr(self, f"_{type(node).__name__}", None)
@@ -174,7 +203,7 @@ class _Compiler:
                 return fallback
             known = ", ".join(sorted(env)) or "none"
             raise ExpressionError(
-                f"{expr.what}: unknown name {name!r} in {expr.text!r}; known: {known}"
+                f"{expr.what}: unknown name {name!r} in {_short(expr.text)}; known: {known}"
             )
 
         return load
@@ -190,17 +219,20 @@ class _Compiler:
         if op is None:
             raise self.fail(f"operator {type(node.op).__name__} is not allowed")
         left, right = self.compile(node.left), self.compile(node.right)
-        if isinstance(node.op, ast.Pow):
-            fail = self.fail
+        apply = _vector_operation(op, type(node.op)) if self.vector else bounded(type(node.op), op)
+        fail = self.fail
+        is_power = isinstance(node.op, ast.Pow)
 
-            def power(env: Env) -> Any:
-                base, exponent = left(env), right(env)
-                if np.any(np.abs(exponent) > _MAX_EXPONENT):
-                    raise fail(f"exponent larger than {_MAX_EXPONENT}")
-                return base**exponent
+        def binary(env: Env) -> Any:
+            a, b = left(env), right(env)
+            if is_power and np.any(np.abs(b) > _MAX_EXPONENT):
+                raise fail(f"exponent larger than {_MAX_EXPONENT}")
+            try:
+                return apply(a, b)
+            except CostError as exc:
+                raise fail(str(exc)) from None
 
-            return power
-        return lambda env: op(left(env), right(env))
+        return binary
 
     def _UnaryOp(self, node: ast.UnaryOp) -> _Node:
         operand = self.compile(node.operand)
@@ -277,7 +309,33 @@ class _Compiler:
             raise self.fail("function calls take plain positional arguments only")
         func = FUNCTIONS[node.func.id][1 if self.vector else 0]
         args = [self.compile(a) for a in node.args]
-        return lambda env: func(*(a(env) for a in args))
+        fail = self.fail
+
+        def call(env: Env) -> Any:
+            try:
+                return check_result(func(*(a(env) for a in args)))
+            except CostError as exc:
+                raise fail(str(exc)) from None
+
+        return call
+
+
+def _vector_operation(op: Callable[[Any, Any], Any], op_type: type) -> Callable[[Any, Any], Any]:
+    """``op`` elementwise. Numbers in numeric arrays have fixed widths, so they cost what
+    their arrays cost; Python values (scalars, and object arrays of strings or large integers)
+    go through the same bounds as in scalar mode, element by element."""
+    scalar = bounded(op_type, op)
+    elementwise = np.frompyfunc(scalar, 2, 1)
+
+    def apply(a: Any, b: Any) -> Any:
+        arrays = [x for x in (a, b) if isinstance(x, np.ndarray)]
+        if not arrays:
+            return scalar(a, b)
+        if any(x.dtype == object for x in arrays):
+            return elementwise(a, b)
+        return op(a, b)
+
+    return apply
 
 
 def _member_scalar(item: Any, collection: Any) -> bool:

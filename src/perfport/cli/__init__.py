@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -54,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     console = Console()
     signal.signal(signal.SIGTERM, _terminate)
     try:
+        _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
         return int(args.run(args, console))
     except PerfportError as exc:
         print(f"perfport: error: {exc}", file=sys.stderr)
@@ -71,3 +73,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    except sqlite3.Error as exc:  # the database failed under us: damaged, full, locked
+        print(f"perfport: error: {database_error(exc, getattr(args, 'db', None))}", file=sys.stderr)
+        return 2
+    except (MemoryError, RecursionError) as exc:
+        # Input whose size or nesting no check caught: say so in one line, not a traceback.
+        print(
+            f"perfport: error: the input is too large or too deeply nested to handle "
+            f"({type(exc).__name__}); give a smaller one",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _allow_reference_modules(setting: str) -> None:
+    """``PERFPORT_REFERENCE_MODULES=pkg.refs,other``: modules whose functions TOML/YAML specs
+    may name as their numpy reference (else only a .py file beside the spec)."""
+    modules = [m.strip() for m in setting.split(",") if m.strip()]
+    if modules:
+        from perfport.kernels.loader import allow_reference_modules
+
+        allow_reference_modules(*modules)
+
+
+def database_error(exc: sqlite3.Error, db: str | None) -> str:
+    """One line for an SQLite failure: what happened to which database, and what to do. A
+    failed write was rolled back by SQLite, so every result committed before it is kept."""
+    where = db or "the results database"
+    reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+    lowered = reason.lower()
+    if "full" in lowered:
+        return (
+            f"{where}: the disk is full ({reason}); every result committed before this one is "
+            "kept; free some space and run the same command again to resume"
+        )
+    if "malformed" in lowered or "not a database" in lowered or "corrupt" in lowered:
+        return (
+            f"{where} is damaged ({reason}); recover what it holds with 'sqlite3 {where} "
+            ".recover | sqlite3 recovered.db' and give --db recovered.db, or restore a backup"
+        )
+    if "locked" in lowered or "busy" in lowered:
+        return f"{where} is locked by another process ({reason}); wait for it and try again"
+    return f"{where}: {reason}; check the file, its disk and its permissions"

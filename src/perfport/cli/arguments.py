@@ -35,16 +35,24 @@ def parse_assignment(text: str) -> tuple[str, Value]:
     return name.strip(), value
 
 
+# Counts, seeds and sizes are stored as SQLite integers (and handed to numpy as int64).
+MAX_INTEGER = (1 << 63) - 1
+
+
 def integer_at_least(low: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``low``."""
+    """An argparse type: an integer >= ``low`` that fits 64 bits."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer") from None
         if value < low:
             raise argparse.ArgumentTypeError(f"{value}: must be at least {low}")
+        if value > MAX_INTEGER:
+            raise argparse.ArgumentTypeError(
+                f"{text[:40]}: must be at most {MAX_INTEGER} (it is stored as a 64-bit integer)"
+            )
         return value
 
     return parse
@@ -58,7 +66,7 @@ def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
     return value
@@ -69,9 +77,9 @@ def sizes(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(x) for x in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: give sizes like 512,1024") from None
-    if any(n < 1 for n in values):
-        raise argparse.ArgumentTypeError(f"{text!r}: sizes must be positive")
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give sizes like 512,1024") from None
+    if any(not 1 <= n <= MAX_INTEGER for n in values):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: sizes must be positive 64-bit integers")
     return values
 
 

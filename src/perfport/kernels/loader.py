@@ -3,6 +3,8 @@
 A Python file defines ``kernel``: a KernelSpec, or a function returning one. A TOML or YAML
 file holds the same fields as data (see docs/kernel-spec.md). Python files (and reference
 functions named by data files) are imported as modules under a name derived from their path.
+A data file's reference names a .py file beside it, or a module of an explicit allow-list:
+never any importable function.
 """
 
 from __future__ import annotations
@@ -232,21 +234,60 @@ def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
         raise SpecError(f"{where}: {exc}") from None
 
 
+# Modules a TOML/YAML spec may name for its reference besides a file beside it: a data file
+# would otherwise make perfport import and call any installed function (``os:system``).
+_REFERENCE_MODULES: set[str] = set()
+
+
+def allow_reference_modules(*modules: str) -> None:
+    """Let TOML/YAML specs name ``module:function`` references from these modules (or their
+    submodules). The command line adds those of ``PERFPORT_REFERENCE_MODULES``."""
+    for module in modules:
+        if not all(part.isidentifier() for part in module.split(".")):
+            raise SpecError(f"reference module {module!r} is not a dotted module name")
+        _REFERENCE_MODULES.add(module)
+
+
+def _allowed_module(target: str) -> bool:
+    return any(target == m or target.startswith(m + ".") for m in _REFERENCE_MODULES)
+
+
 def _reference(ref: Any, path: Path) -> Callable[..., Any]:
-    """'file.py:function' (relative to the spec) or 'package.module:function'."""
+    """'file.py:function' (a file in the spec's folder or below it) or 'module:function'
+    from an allowed module (``allow_reference_modules``)."""
     if not isinstance(ref, str) or ":" not in ref:
         raise SpecError(
             f"{path}: reference must be 'file.py:function' or 'module:function', got {ref!r}"
         )
     target, func_name = ref.rsplit(":", 1)
     if target.endswith(".py"):
-        module = import_file(path.parent / target)
-    else:
+        module = import_file(_beside(path, target))
+    elif _allowed_module(target):
         try:
             module = importlib.import_module(target)
         except ImportError as exc:
             raise SpecError(f"{path}: cannot import reference module {target!r} ({exc})") from None
+    else:
+        raise SpecError(
+            f"{path}: reference {ref[:80]!r}: module {target[:60]!r} is not allowed; put the "
+            "function in a .py file beside the spec ('file.py:function'), or allow the module "
+            "with PERFPORT_REFERENCE_MODULES"
+        )
     func = getattr(module, func_name, None)
     if not callable(func):
         raise SpecError(f"{path}: reference {ref!r}: {target} has no function {func_name!r}")
     return func
+
+
+def _beside(path: Path, target: str) -> Path:
+    """The reference file, which must lie in the spec's folder or below it."""
+    folder = path.parent.resolve()
+    file = (folder / target).resolve()
+    if Path(target).is_absolute() or not file.is_relative_to(folder):
+        raise SpecError(
+            f"{path}: reference file {target[:80]!r} is outside the spec's folder; name a .py "
+            "file beside the spec, relative to it"
+        )
+    if not file.is_file():
+        raise SpecError(f"{path}: reference file {target[:80]!r} does not exist beside the spec")
+    return file

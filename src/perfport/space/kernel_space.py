@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from perfport._core import DeviceInfo, KernelSpec, LocalArg, Problem
+from perfport._core.launch import check_launch
 from perfport.space.space import Constraint, ConstraintSource, Space
 
 DEVICE = ConstraintSource.DEVICE
@@ -93,9 +94,22 @@ def kernel_space(
     min_work_groups: bool = False,
 ) -> Space:
     """The legal configurations of ``spec`` for ``problem`` on ``device`` (no device: only the
-    kernel's own restrictions)."""
+    kernel's own restrictions). A problem at which the kernel cannot launch (sizes below 1,
+    arrays beyond the device's memory) is a SpecError here, before anything runs or is stored."""
     constants = spec.env({}, problem or Problem())
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
         constraints += spec_device_constraints(spec, device, min_work_groups)
-    return Space(spec.params, constraints, constants, spec.derived_exprs)
+    space = Space(spec.params, constraints, constants, spec.derived_exprs)
+    # The default configuration (else the first legal one) stands for the problem's launch.
+    config = (
+        spec.default if spec.default is not None and space.index(spec.default) is not None else None
+    )
+    if config is None and len(space):
+        config = space.config(0)
+    if config is not None:
+        memory = (
+            device.global_mem_bytes if device is not None and device.global_mem_bytes > 0 else None
+        )
+        check_launch(spec, config, problem or Problem(), memory)
+    return space

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -9,9 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Expr, Param
+from perfport._core import Config, Expr, Param, SpecError
 
 _BLOCK = 1 << 24  # grid points evaluated at once
+# Enumeration costs time in the cartesian size and memory in the legal count (8 bytes each):
+# beyond these a space is refused with advice, rather than stalling or exhausting memory.
+MAX_CARTESIAN = 1 << 32
+MAX_LEGAL = 1 << 25
+_MAX_INDEX = (1 << 63) - 1  # configurations are numbered by int64 positions
 
 
 class ConstraintSource(Enum):
@@ -76,10 +83,11 @@ class Space:
         self._constants = dict(constants or {})
         self._derived = tuple(derived)  # values computed from the parameters, in order
         self._shape = tuple(len(p.values) for p in self.params)
+        _check_size(self._shape, MAX_CARTESIAN)
         self._values = [_as_array(p.values) for p in self.params]
         self._legal, removed = self._enumerate()
         self.report = PruningReport(
-            cartesian=int(np.prod(self._shape, dtype=np.int64)) if self.params else 1,
+            cartesian=math.prod(self._shape),
             legal=len(self._legal),
             removed_by=tuple(
                 (c.label, n, c.source) for c, n in zip(self.constraints, removed, strict=True)
@@ -101,6 +109,7 @@ class Space:
         space._constants = {}
         space._derived = ()
         space._shape = tuple(len(p.values) for p in space.params)
+        _check_size(space._shape, _MAX_INDEX)  # only numbered, never enumerated
         space._values = [_as_array(p.values) for p in space.params]
         lookup = [{v: i for i, v in enumerate(p.values)} for p in space.params]
         try:
@@ -121,7 +130,7 @@ class Space:
             else np.zeros(0, np.int64)
         )
         space._legal = np.unique(flat)
-        cartesian = int(np.prod(space._shape, dtype=np.int64))
+        cartesian = math.prod(space._shape)
         space.report = PruningReport(
             cartesian,
             len(space._legal),
@@ -133,35 +142,61 @@ class Space:
     def _enumerate(self) -> tuple[np.ndarray, list[int]]:
         """Evaluate every constraint on an open grid: each parameter's values lie along their
         own axis, so a constraint over k parameters costs the product of those k sizes, and
-        numpy broadcasts its verdict over the rest. Blocks of the first axis bound memory."""
+        numpy broadcasts its verdict over the rest. Blocks of at most _BLOCK points (a slice of
+        one axis, every point of the later axes) bound memory."""
         removed = [0] * len(self.constraints)
         if not self.params:
             keep = all(bool(np.all(c.expr.vector(self._constants))) for c in self.constraints)
             return np.arange(1 if keep else 0, dtype=np.int64), removed
-        rest = int(np.prod(self._shape[1:], dtype=np.int64))
-        step = max(1, _BLOCK // max(rest, 1))
         kept: list[np.ndarray] = []
-        for start in range(0, self._shape[0], step):
-            stop = min(start + step, self._shape[0])
-            env = self._grid(start, stop)
-            mask = np.ones((stop - start, *self._shape[1:]), dtype=bool)
+        total = 0
+        for block, base in self._blocks():
+            env = self._grid(block)
+            mask = np.ones(tuple(len(b) for b in block), dtype=bool)
             alive = mask.size
             for i, c in enumerate(self.constraints):
                 mask &= np.asarray(c.expr.vector(env), dtype=bool)
                 now = int(np.count_nonzero(mask))
                 removed[i] += alive - now
                 alive = now
-            kept.append(np.flatnonzero(mask) + start * rest)
+            total += alive
+            if total > MAX_LEGAL:
+                raise SpecError(
+                    f"the search space has more than {MAX_LEGAL} legal configurations; "
+                    "add restrictions or give the parameters fewer values"
+                )
+            kept.append(np.flatnonzero(mask) + base)
         return np.concatenate(kept), removed
 
-    def _grid(self, start: int, stop: int) -> dict[str, Any]:
-        """Names -> values on an open grid (axis i holds parameter i), first axis sliced."""
+    def _blocks(self) -> Iterator[tuple[list[range], int]]:
+        """Sub-grids that tile the space in row-major order: the position ranges of each axis
+        and the flat number of the block's first point (a block is contiguous)."""
+        shape = self._shape
+        axis = 0  # the axis to slice: the first one whose later axes fit in a block
+        while axis < len(shape) - 1 and math.prod(shape[axis + 1 :]) > _BLOCK:
+            axis += 1
+        inner = math.prod(shape[axis + 1 :])
+        step = max(1, _BLOCK // max(inner, 1))
+        for prefix in itertools.product(*(range(n) for n in shape[:axis])):
+            for start in range(0, shape[axis], step):
+                stop = min(start + step, shape[axis])
+                block = [range(i, i + 1) for i in prefix] + [range(start, stop)]
+                block += [range(n) for n in shape[axis + 1 :]]
+                base = int(
+                    np.ravel_multi_index((*prefix, start, *[0] * len(shape[axis + 1 :])), shape)
+                )
+                yield block, base
+
+    def _grid(self, block: Sequence[range]) -> dict[str, Any]:
+        """Names -> values on an open grid (axis i holds parameter i) over one block."""
         env = dict(self._constants)
         ndim = len(self.params)
-        for axis, (p, values) in enumerate(zip(self.params, self._values, strict=True)):
+        for axis, (p, values, positions) in enumerate(
+            zip(self.params, self._values, block, strict=True)
+        ):
             shape = [1] * ndim
             shape[axis] = -1
-            env[p.name] = (values[start:stop] if axis == 0 else values).reshape(shape)
+            env[p.name] = values[positions.start : positions.stop].reshape(shape)
         for name, expr in self._derived:
             env[name] = expr.vector(env)
         return env
@@ -213,6 +248,16 @@ class Space:
         if not self.params:
             return np.zeros((len(self), 0), dtype=np.int64)
         return np.stack(np.unravel_index(self._legal, self._shape), axis=1)
+
+
+def _check_size(shape: tuple[int, ...], limit: int) -> None:
+    cartesian = math.prod(shape)
+    if cartesian > limit:
+        sizes = " x ".join(map(str, shape))
+        raise SpecError(
+            f"the search space has {cartesian:.3g} configurations ({sizes} values), more than "
+            f"{limit:.3g} that can be enumerated; give the parameters fewer values"
+        )
 
 
 def _as_array(values: tuple[Any, ...]) -> np.ndarray:

@@ -19,6 +19,7 @@ from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome,
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
+from perfport.store.integrity import check_values, quick_check, recovery_hint
 from perfport.store.schema import migrate
 
 
@@ -43,6 +44,12 @@ class Campaign:
     created: float
 
 
+def external_kernel_hash(name: str, origin: str, params: dict[str, list[Any]]) -> str:
+    """The source hash standing for a kernel known only from imported data."""
+    identity = json.dumps([origin, name, params], sort_keys=True)
+    return "external:" + hashlib.sha256(identity.encode()).hexdigest()
+
+
 class Store:
     """A perfport results database (SQLite). Use as a context manager.
 
@@ -61,11 +68,23 @@ class Store:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA synchronous = FULL")
+            if create:  # opened to write: a damaged file is refused before anything is written
+                quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
             # journal mode is written into the file).
             migrate(self._conn, self.path)
+            check_values(self._conn, self.path, [s.value for s in CampaignStatus])
             mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except StoreError:
+            self._conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
+            if hasattr(self, "_conn"):
+                self._conn.close()
+            if "malformed" in str(exc):
+                raise StoreError(
+                    f"{self.path} is damaged ({exc}); {recovery_hint(self.path)}"
+                ) from None
             raise StoreError(
                 f"cannot use {self.path} as a results database ({exc}); give another --db path"
             ) from None
@@ -117,8 +136,7 @@ class Store:
     def external_kernel_id(self, name: str, origin: str, params: dict[str, list[Any]]) -> int:
         """A kernel known only from imported data: identified by its origin, name and
         parameter values, since there is no source to hash."""
-        identity = json.dumps([origin, name, params], sort_keys=True)
-        digest = "external:" + hashlib.sha256(identity.encode()).hexdigest()
+        digest = external_kernel_hash(name, origin, params)
         description = {
             "name": name,
             "origin": origin,
@@ -156,6 +174,24 @@ class Store:
         return self._upsert("configs", {"kernel_id": kernel_id, "key": config.key})
 
     # ---- campaigns --------------------------------------------------------------------
+    def check_campaign_key(
+        self, key: str, device: DeviceInfo, kernel_hash: str, problem: Problem
+    ) -> None:
+        """Refuse, before anything is written, a key naming a campaign of another device,
+        kernel (by source hash) or problem: open_campaign would refuse it too, but only after
+        the device, kernel and problem rows were stored."""
+        row = self._conn.execute(
+            "SELECT d.fingerprint, k.source_hash, p.key FROM campaigns c "
+            "JOIN devices d ON d.id = c.device_id JOIN kernels k ON k.id = c.kernel_id "
+            "JOIN problems p ON p.id = c.problem_id WHERE c.key = ?",
+            (key,),
+        ).fetchone()
+        if row is not None and tuple(row) != (device.fingerprint, kernel_hash, problem.key):
+            raise StoreError(
+                f"campaign {key!r} in {self.path} belongs to another device, kernel or "
+                "problem; choose another --campaign key"
+            )
+
     def open_campaign(
         self,
         key: str,

@@ -169,6 +169,7 @@ def tune(
     )
 
     with Store(db) as store:
+        store.check_campaign_key(key, dev, spec.source_hash, the_problem)  # before any write
         ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
         # Held interrupts from here: the campaign says running only inside the try below,
         # and its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).

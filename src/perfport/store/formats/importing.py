@@ -15,7 +15,7 @@ from perfport.store.formats.imported import Imported, external_device
 from perfport.store.formats.kt_cache import is_kt_cache_json, kt_cache_from_json, to_imported
 from perfport.store.formats.t4 import is_t4_json, t4_from_json
 from perfport.store.formats.untrusted import read_json
-from perfport.store.store import CampaignStatus, Store
+from perfport.store.store import CampaignStatus, Store, external_kernel_hash
 
 
 def parse(path: str | Path, device: str | None = None, kernel: str | None = None) -> Imported:
@@ -40,17 +40,19 @@ def import_file(
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     cartesian = math.prod(len(v) for v in imported.params.values())
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
+    info = external_device(imported.device)
+    key = f"import-{imported.format}-{content}"
+    kernel_hash = external_kernel_hash(imported.kernel, imported.format, imported.params)
+    store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
     ids = (
-        store.device_id(external_device(imported.device)),
+        store.device_id(info),
         store.external_kernel_id(imported.kernel, imported.format, imported.params),
         store.problem_id(imported.problem),
     )
     settings = {"imported_from": str(path), "format": imported.format}
     # An interrupt waits for the write to end: the campaign is whole, or not there at all.
     with guarded():
-        campaign = store.open_campaign(
-            f"import-{imported.format}-{content}", ids, "imported", 0, settings, report
-        )
+        campaign = store.open_campaign(key, ids, "imported", 0, settings, report)
         store.record_many(campaign, imported.measurements)
         store.set_status(campaign, CampaignStatus.COMPLETE)
     return imported

@@ -118,6 +118,12 @@ def _param(entry: Any, where: str) -> Param:
         raise SpecError(
             f"{where}: parameter {name}: values {list(values)[:5]} are not {entry.get('Type')}"
         ) from None
+    for v in values:
+        if not isinstance(v, bool | int | float | str):
+            raise SpecError(
+                f"{where}: parameter {str(name)[:40]}: value {str(v)[:40]} is not a number, "
+                "string or boolean"
+            )
     return Param(name, tuple(dict.fromkeys(values)))  # the tools accept repeats; a set is meant
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Measurement, Outcome, Problem
-from perfport.store.formats.imported import Imported, malformed, plain, run_times
+from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.kt_cache import stamp
 from perfport.store.queries import one_group
 from perfport.store.store import Store
@@ -35,7 +35,9 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
     results = data.get("results")
     if not isinstance(results, list):
         raise malformed(path, "T4 results must be a list")
-    unit = str((data.get("metadata") or {}).get("timeunit", "milliseconds")).lower()
+    metadata = data.get("metadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    unit = str(metadata.get("timeunit", "milliseconds"))[:40].lower()
     scale = _UNITS.get(unit)
     if scale is None:
         raise malformed(path, f"unknown time unit {unit!r}")
@@ -62,12 +64,9 @@ def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: 
         raise malformed(path, f"result {i}: unknown invalidity {str(r.get('invalidity'))[:40]!r}")
     given = r.get("times")
     timings: dict[str, Any] = given if isinstance(given, dict) else {}
-    compile_ms = timings.get("compilation")
-    compile_ms = (
-        compile_ms * scale
-        if isinstance(compile_ms, int | float) and math.isfinite(compile_ms)
-        else None
-    )
+    compile_ms = finite_ms(timings.get("compilation"))
+    if compile_ms is not None:
+        compile_ms = compile_ms * scale if math.isfinite(compile_ms * scale) else None
     if outcome is not Outcome.OK:
         return Measurement(config, outcome, f"T4: {r.get('invalidity')}", compile_ms=compile_ms)
     times, why = run_times(timings.get("runtimes", []))

@@ -1,0 +1,106 @@
+"""Cost bounds for the two whitelisting evaluators (``expr`` and ``values``).
+
+A whitelist of node types keeps code out, but not cost: ``(2**256)**256`` is a legal
+expression whose value has 2 million bits, ``'a' * 10**10`` a legal one of 10 GB. Every
+operation here checks the size of what it would produce *before* producing it, so a crafted
+input ends in a one-line ExpressionError within milliseconds instead of a stall or a crash.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+MAX_BITS = 4096  # integers: no size, count or footprint needs more (1e1233)
+MAX_ITEMS = 1_000_000  # characters of a string, items of a list or tuple
+MAX_DEPTH = 100  # nesting of an expression: the evaluators recurse once per level
+
+_SEQUENCE = (str, list, tuple)
+
+
+class CostError(ValueError):
+    """An operation would build a value too large to be an input of a kernel."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what}; no kernel input is that large, simplify it")
+
+
+def check_depth(tree: ast.AST) -> None:
+    """Refuse an expression nested deeper than MAX_DEPTH (walked without recursion, so a
+    thousand unary minus signs cannot raise RecursionError here)."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise CostError(f"nested more than {MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def size_of(value: Any) -> int:
+    """The work a value stands for: its length for a sequence or range, else 1."""
+    if isinstance(value, (*_SEQUENCE, range)):
+        return len(value)
+    return 1
+
+
+def check_result(value: Any) -> Any:
+    """``value``, unless it is larger than any input needs."""
+    if _is_int(value) and value.bit_length() > MAX_BITS:
+        raise CostError(f"an integer of more than {MAX_BITS} bits")
+    if isinstance(value, _SEQUENCE) and len(value) > MAX_ITEMS:
+        raise CostError(f"a string or list of more than {MAX_ITEMS} items")
+    return value
+
+
+def _check_power(base: Any, exponent: Any) -> None:
+    big = _is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1
+    if big and (base.bit_length() - 1) * exponent > MAX_BITS:
+        raise CostError(f"the power has more than {MAX_BITS} bits")
+
+
+def _check_shift(value: Any, count: Any) -> None:
+    if _is_int(value) and _is_int(count) and value and count > MAX_BITS:
+        raise CostError(f"a shift by more than {MAX_BITS} bits")
+
+
+def _check_repeat(left: Any, right: Any) -> None:
+    for seq, times in ((left, right), (right, left)):
+        if isinstance(seq, _SEQUENCE) and _is_int(times) and len(seq) * times > MAX_ITEMS:
+            raise CostError(f"repeating gives more than {MAX_ITEMS} items")
+
+
+def _check_concat(left: Any, right: Any) -> None:
+    both = isinstance(left, _SEQUENCE) and isinstance(right, _SEQUENCE)
+    if both and len(left) + len(right) > MAX_ITEMS:
+        raise CostError(f"joining gives more than {MAX_ITEMS} items")
+
+
+def _check_format(left: Any, right: Any) -> None:
+    if isinstance(left, str):  # '%999999999d' % 1 is a gigabyte of spaces
+        raise CostError("string formatting with % is not allowed")
+
+
+_PRECHECKS: dict[type, Callable[[Any, Any], None]] = {
+    ast.Pow: _check_power,
+    ast.LShift: _check_shift,
+    ast.Mult: _check_repeat,
+    ast.Add: _check_concat,
+    ast.Mod: _check_format,
+}
+
+
+def bounded(op_type: type, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``op`` on Python values, refusing before it computes a value too large."""
+    check = _PRECHECKS.get(op_type)
+
+    def apply(left: Any, right: Any) -> Any:
+        if check is not None:
+            check(left, right)
+        return check_result(op(left, right))
+
+    return apply
