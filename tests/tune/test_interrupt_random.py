@@ -181,10 +181,21 @@ def test_import_interrupts_leave_all_or_nothing(tmp_path):
             [*PERFPORT, "import", str(source), "--db", str(db)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        time.sleep(rng.uniform(0.3, 2.0))
+        # From the moment the command opens its store: a signal during the interpreter's start
+        # comes before perfport can hold it, and a loaded machine can make that start slow.
+        deadline = time.monotonic() + 120
+        while not db.exists() and proc.poll() is None:
+            assert time.monotonic() < deadline, "import too slow to start"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 1.7))
         proc.send_signal(SIGNALS[n % 2])
         _out, err = proc.communicate(timeout=120)
-        assert proc.returncode in (0, 130), err
         assert "Traceback" not in err
         assert _statuses(db) in ([], ["complete"])
         assert len(_results(db)) in (0, 20000)
+        if proc.returncode == -SIGNALS[n % 2]:
+            # Python restores the default handlers while the interpreter shuts down: a signal
+            # in that last moment ends a command whose work is already done and stored.
+            assert _statuses(db) == ["complete"], err
+        else:
+            assert proc.returncode in (0, 130), err

@@ -49,12 +49,12 @@ def _terminate(signum: int, frame: object) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    from rich.console import Console  # after parsing: --help and bad flags need no rich
-
-    console = Console()
-    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGTERM, _terminate)  # first: SIGTERM then ends as Ctrl-C does
     try:
+        args = _parser().parse_args(argv)
+        from rich.console import Console  # after parsing: --help and bad flags need no rich
+
+        console = Console()
         _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
         return int(args.run(args, console))
     except PerfportError as exc:
