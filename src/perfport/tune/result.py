@@ -37,6 +37,7 @@ class TuneResult:
     verification: str
     db: str
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
+    measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
 
     @property
     def best(self) -> Measurement | None:
@@ -102,6 +103,7 @@ class TuneResult:
             "configs_total": self.configs_total,
             "pruned": self.pruned,
             "measured": self.measured,
+            "measured_this_session": self.measured_here,
             "outcomes": self.outcomes,
             "best": entry(self.best),
             "default": entry(self.default),
