@@ -87,6 +87,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (campaign_id, config_id)
     );
     """,
+    # 2 -> 3: whether each result's outputs were checked, and against what; NULL in rows
+    # stored before, whose verification is unknown.
+    """
+    ALTER TABLE results ADD COLUMN verification TEXT;     -- Check value
+    ALTER TABLE results ADD COLUMN verified_against TEXT; -- numpy reference, reference configuration ...
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,7 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome, Problem, StoreError
+from perfport._core import (
+    Check,
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    Measurement,
+    Outcome,
+    Problem,
+    StoreError,
+)
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
@@ -265,11 +274,12 @@ class Store:
         )
         cur = self._conn.execute(
             "INSERT OR IGNORE INTO results (campaign_id, config_id, outcome, message, n, min_ms, "
-            "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created, "
+            "verification, verified_against) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign.id, config_id, m.outcome.value, m.message,
              len(m.times_ms), s and s.min, s and s.median, s and s.mean, s and s.std, s and s.ci_low,
-             s and s.ci_high, m.compile_ms, __version__, time.time()),
+             s and s.ci_high, m.compile_ms, __version__, time.time(),
+             m.check and m.check.value, m.verified_against),
         )  # fmt: skip
         if cur.rowcount and m.times_ms:
             blob = np.asarray(m.times_ms, dtype="<f8").tobytes()
@@ -379,19 +389,19 @@ class Store:
         self, where: str, params: tuple[Any, ...]
     ) -> Iterator[tuple[Measurement, int]]:
         rows = self._conn.execute(
-            "SELECT c.key, r.outcome, r.message, s.times, r.compile_ms, r.id FROM results r "
+            "SELECT c.key, r.outcome, r.message, s.times, r.compile_ms, r.id, r.verification, "
+            "r.verified_against FROM results r "
             "JOIN configs c ON c.id = r.config_id LEFT JOIN samples s ON s.result_id = r.id "
             f"WHERE {where} ORDER BY r.id",
             params,
         )
-        for key, outcome, message, blob, compile_ms, rid in rows:
+        for key, outcome, message, blob, compile_ms, rid, check, against in rows:
             times = tuple(np.frombuffer(blob, dtype="<f8").tolist()) if blob else ()
-            yield (
-                Measurement(
-                    Config.of(json.loads(key)), Outcome(outcome), message, times, compile_ms
-                ),
-                rid,
-            )
+            m = Measurement(
+                Config.of(json.loads(key)), Outcome(outcome), message, times, compile_ms,
+                check=None if check is None else Check(check), verified_against=against,
+            )  # fmt: skip
+            yield m, rid
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Read-only SQL for the query helpers (results, export); rows index by column name."""

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from perfport._core import (
+    Check,
     Config,
     DeviceInfo,
     DeviceType,
     KernelSpec,
+    Measurement,
     PerfportError,
     Problem,
     SpecError,
@@ -182,7 +184,7 @@ def tune(
                 key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
             )
             status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
-            lease, measured_here = Lease(db, record, lease_s=lease_s), 0
+            lease, measured_here, note = Lease(db, record, lease_s=lease_s), 0, ""
             try:
                 with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
                     prior = (
@@ -201,6 +203,7 @@ def tune(
                         measured_here = loop.measured_here
                     if runner.starts:
                         verification = runner.verification
+                    note = runner.reference_note if settings.verify else ""
             except KeyboardInterrupt:
                 status = CampaignStatus.INTERRUPTED
             finally:
@@ -208,6 +211,7 @@ def tune(
                 status = _final_status(store, record, status)
         measurements = store.measurements(record)
     by_config = {m.config: m for m in measurements}
+    warnings = _verification_warnings(measurements, settings.verify, verification, note)
     return TuneResult(
         campaign=key,
         status=status,
@@ -222,7 +226,25 @@ def tune(
         db=str(db),
         prior_sources=prior.sources if prior else 0,
         measured_here=measured_here,
+        warnings=warnings,
     )
+
+
+def _verification_warnings(
+    measurements: Sequence[Measurement], verify: bool, verification: str, note: str
+) -> tuple[str, ...]:
+    """What the CLI says loudly: results nothing was compared with, and outputs compared with
+    a configuration other than the default one."""
+    out = []
+    unverified = sum(m.ok and m.check is Check.UNVERIFIED for m in measurements)
+    if unverified:
+        why = "verification is off (--no-verify)" if not verify else verification
+        ok = sum(m.ok for m in measurements)
+        out.append(f"{unverified} of {ok} correct-looking results are not verified: {why}")
+    against = {m.verified_against for m in measurements if m.check is Check.VERIFIED}
+    if note and any(a and a.startswith("reference configuration") for a in against):
+        out.append(f"outputs verified against another configuration's, since {note}")
+    return tuple(out)
 
 
 def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:
