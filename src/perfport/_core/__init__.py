@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         StoreError,
     )
     from perfport._core.expr import Expr
-    from perfport._core.outcome import Outcome
+    from perfport._core.outcome import Check, Outcome
     from perfport._core.records import (
         Backend,
         Config,
@@ -58,6 +58,7 @@ _EXPORTS = {
     "StoreError": "perfport._core.errors",
     "Expr": "perfport._core.expr",
     "Outcome": "perfport._core.outcome",
+    "Check": "perfport._core.outcome",
     "Backend": "perfport._core.records",
     "Config": "perfport._core.records",
     "DeviceInfo": "perfport._core.records",
@@ -86,6 +87,7 @@ __all__ = [
     "ArrayArg",
     "Backend",
     "BuildError",
+    "Check",
     "Config",
     "DeviceError",
     "DeviceInfo",

@@ -20,3 +20,11 @@ class Outcome(Enum):
     def measured(self) -> bool:
         """True when a trial ran (everything but PRUNED)."""
         return self is not Outcome.PRUNED
+
+
+class Check(Enum):
+    """Whether a result's outputs were checked. Values are stable: they are stored."""
+
+    VERIFIED = "verified"  # compared with the expected outputs (its verified_against)
+    REFERENCE = "reference"  # its outputs became the expected ones of later trials
+    UNVERIFIED = "unverified"  # it ran correctly as far as anyone knows: nothing to compare with

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from perfport._core.errors import SpecError
-from perfport._core.outcome import Outcome
+from perfport._core.outcome import Check, Outcome
 from perfport._core.stats import Stats, summarize
 
 Value = int | float | str | bool
@@ -181,6 +181,10 @@ class Measurement:
     times_ms: tuple[float, ...] = ()
     compile_ms: float | None = None
     stats: Stats | None = field(default=None, compare=False)
+    # Whether the outputs were checked, and against what (a numpy reference, or a reference
+    # configuration); None where a trial left no outputs, or the store predates the record.
+    check: Check | None = field(default=None, compare=False)
+    verified_against: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.stats is None and self.times_ms:

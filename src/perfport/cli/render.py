@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # rich is imported on first use: --json output and --help nee
     from rich.console import Console
     from rich.table import Table
 
-    from perfport._core import DeviceInfo, KernelSpec, Measurement
+    from perfport._core import Check, DeviceInfo, KernelSpec, Measurement
     from perfport.space import PruningReport
     from perfport.store import BestResult
     from perfport.tune import TuneResult
@@ -93,8 +93,8 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
     ok = sorted((m for m in result.measurements if m.ok), key=lambda m: m.time_ms or 0.0)
     default_ms = result.default.time_ms if result.default else None
     table = _table(f"Fastest {min(top, len(ok))} of {result.measured} measured configurations")
-    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default"):
-        table.add_column(col, justify="right" if col != "configuration" else "left")
+    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check"):
+        table.add_column(col, justify="left" if col in ("configuration", "check") else "right")
     for rank, m in enumerate(ok[:top], 1):
         s = m.stats
         assert s is not None
@@ -109,6 +109,7 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
             f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
             str(s.n),
             ratio,
+            "-" if m.check is None else m.check.value,
         )
     console.print(table)
     counts = ", ".join(f"{k} {v}" for k, v in result.outcomes.items() if v)
@@ -128,6 +129,13 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
 
 
+def _checked(check: Check | None, against: str | None) -> str:
+    """A result's verification in a table cell."""
+    if check is None:
+        return "-"
+    return f"against {against}" if check.value == "verified" else check.value
+
+
 def _first_line(m: Measurement) -> str:
     return (m.message.splitlines() or [""])[0][:160]
 
@@ -142,6 +150,7 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
         "best ms",
         "default ms",
         "speedup",
+        "verified",
         "outcomes",
     ):
         table.add_column(col)
@@ -149,6 +158,7 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
         table.add_row(
             r.kernel, f"{r.device} ({r.backend})", str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
             _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
+            _checked(r.best_verification, r.best_verified_against),
             ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
         )  # fmt: skip
     console.print(table)

@@ -54,6 +54,13 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
         render.print_json({"results": [r.to_json() for r in found]})
     else:
         render.results_table(console, found)
+    unverified = sum(r.unverified for r in found)
+    if unverified:
+        print(
+            f"warning: {unverified} correct-looking results are not verified (nothing to compare "
+            "their outputs with); 'perfport export' shows which",
+            file=sys.stderr,
+        )
     return 0
 
 

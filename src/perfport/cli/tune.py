@@ -147,6 +147,8 @@ def _tune_and_report(
         render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
+    for warning in result.warnings:  # on stderr, so --json output stays one document
+        print(f"warning: {warning}", file=sys.stderr)
     take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
 

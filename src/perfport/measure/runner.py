@@ -5,10 +5,12 @@ The worker is ``python -m perfport.measure.worker`` in its own session (Ctrl-C i
 parent's), dying with its parent. It never imports user code: the numpy reference runs here,
 once, and the worker receives the expected outputs. Protocol, over two pipes:
 parent -> worker: (spec, problem, device, settings, expected, label) once, then
-("trial", config, capture) per trial and ("stop",) at the end.
+("trial", config, capture) per trial, ("expect", outputs, label) when reference outputs
+were captured, and ("stop",) at the end.
 worker -> parent: ("ready", verification) or ("setup_failed", message) once, then per trial
 ("alive",) after the build and after each batch of launches (each restarts the time limit)
-and ("result", measurement, healthy); an unhealthy worker exits after sending it.
+and ("result", measurement, healthy, captured), captured being the outputs of a capture
+trial that ran correctly (else None); an unhealthy worker exits after sending it.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ class Runner:
     process. Use as a context manager; ``measure`` never raises for a bad configuration.
 
     Verification uses the spec's numpy reference, or else the output of its default
-    configuration (the reference configuration), which is then measured first.
+    configuration (the reference configuration), which is then measured first. When the
+    default configuration fails (or the kernel has none), the first configuration that runs
+    becomes the reference, and ``verification`` says so. The parent keeps the reference
+    outputs, so a restarted worker verifies against the same ones.
     """
 
     def __init__(
@@ -55,9 +60,18 @@ class Runner:
         self.device = device
         self.settings = settings
         self.verification = "not verified"
-        self._gold = spec.default if settings.verify and spec.reference is None else None
+        # Without a numpy reference, trials capture their outputs until one becomes the
+        # reference: the default configuration's, measured first, else the next that runs.
+        self._capturing = settings.verify and spec.reference is None
+        self._gold = spec.default if self._capturing else None
         self._gold_measurement: Measurement | None = None
         self._expected: dict[str, np.ndarray] | None = None
+        self._label = "not verified"  # what _expected are
+        self.reference_note = (  # why the default configuration is not the reference
+            "the kernel has no default configuration"
+            if self._capturing and spec.default is None
+            else ""
+        )
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: Connection | None = None
         self._outbox: Connection | None = None
@@ -71,11 +85,9 @@ class Runner:
 
     # ---- worker lifecycle ---------------------------------------------------------------
     def _start(self) -> None:
-        label = "not verified"
-        if self.settings.verify and self.spec.reference is not None:
-            if self._expected is None:
-                self._expected = reference_outputs(self.spec, self.problem, self.settings.seed)
-            label = "numpy reference"
+        if self.settings.verify and self.spec.reference is not None and self._expected is None:
+            self._expected = reference_outputs(self.spec, self.problem, self.settings.seed)
+            self._label = "numpy reference"
         self.starts += 1
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
@@ -102,7 +114,7 @@ class Runner:
             self.device,
             self.settings,
             self._expected,
-            label,
+            self._label,
         )
         reply = self._send(setup) and self._wait(self.settings.build_timeout_s)
         if not reply or reply[0] != "ready":
@@ -120,14 +132,26 @@ class Runner:
             self._make_gold()
 
     def _make_gold(self) -> None:
+        """Measure the default configuration, keeping its outputs as the reference."""
         assert self._gold is not None
-        m = self._trial(self._gold, capture=True)
+        gold, self._gold = self._gold, None  # tried once: a failure does not repeat
+        m = self._trial(gold, capture=True)
         self._gold_measurement = m
-        if m.ok:
-            self.verification = f"reference configuration {self._gold}"
-        else:  # without a working reference configuration there is nothing to compare with
-            self.verification = f"not verified (reference configuration: {m.outcome.value})"
-            self._gold = None
+        if not m.ok:  # the next configuration that runs serves instead
+            self.reference_note = f"the default configuration {gold} gave {m.outcome.value}"
+            self.verification = f"not verified yet ({self.reference_note})"
+
+    def _adopt(self, config: Config, outputs: dict[str, np.ndarray]) -> None:
+        """Verify later trials against ``outputs`` of ``config`` (here and in any worker
+        started later)."""
+        self._capturing = False
+        self._expected = outputs
+        self._label = f"reference configuration {config}"
+        if self.reference_note:
+            self._label += f" ({self.reference_note}; the first configuration that ran serves)"
+        self.verification = self._label
+        if self._proc is not None:  # else the next worker gets them at its start
+            self._send(("expect", outputs, self._label))
 
     def _send(self, message: Any) -> bool:
         assert self._outbox is not None
@@ -187,7 +211,7 @@ class Runner:
             return m  # the reference configuration was just measured to make the gold
         if self._proc is None:  # the gold run itself killed the worker
             self._start()
-        return self._trial(config, capture=False)
+        return self._trial(config, capture=self._capturing)
 
     def _trial(self, config: Config, capture: bool) -> Measurement:
         if not self._send(("trial", config, capture)):
@@ -210,9 +234,11 @@ class Runner:
                 phase, limit, started = "run", self.settings.timeout_s, time.monotonic()
                 continue
             if reply[0] == "result":
-                _, m, healthy = reply
+                _, m, healthy, captured = reply
                 if not healthy:
                     self._kill()
+                if capture and captured is not None and m.ok:
+                    self._adopt(config, captured)
                 return m
             reason = self._death()
             self._kill()

@@ -15,6 +15,7 @@ import numpy as np
 from perfport._core import (
     ArrayArg,
     BuildError,
+    Check,
     Config,
     ExpressionError,
     KernelSpec,
@@ -141,7 +142,10 @@ class TrialEngine:
                 if expected is not None and (
                     problem := mismatch(outputs, expected, self.tolerance)
                 ):
-                    return result(Outcome.WRONG_RESULT, problem, compile_ms=compile_ms)
+                    return result(
+                        Outcome.WRONG_RESULT, problem, compile_ms=compile_ms,
+                        check=Check.VERIFIED, verified_against=self.verification,
+                    )  # fmt: skip
                 if capture:
                     self.captured = {k: v.copy() for k, v in outputs.items()}
             times = self._time(built, geometry.global_size, geometry.local_size, args, alive)
@@ -151,7 +155,14 @@ class TrialEngine:
                 outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
             )
         note = _over_limit(geometry.local_size, built).strip()
-        return result(Outcome.OK, note, times_ms=tuple(times), compile_ms=compile_ms)
+        if expected is not None:
+            checked: dict[str, Any] = {
+                "check": Check.VERIFIED,
+                "verified_against": self.verification,
+            }
+        else:
+            checked = {"check": Check.REFERENCE if capture else Check.UNVERIFIED}
+        return result(Outcome.OK, note, times_ms=tuple(times), compile_ms=compile_ms, **checked)
 
     # ---- helpers ----------------------------------------------------------------------
     def _build(self, defines: tuple[tuple[str, str], ...]) -> CompiledKernel | BuildError:

@@ -40,8 +40,11 @@ def serve(conn: Connection) -> None:
             message = conn.recv()
         except (EOFError, OSError):
             return
-        if message[0] != "trial":
+        if message[0] not in ("trial", "expect"):
             return
+        if message[0] == "expect":
+            engine.use_expected(message[1], message[2])
+            continue
         _, config, capture = message
         try:
             measurement = engine.run(config, alive=lambda: conn.send(("alive",)), capture=capture)
@@ -49,10 +52,11 @@ def serve(conn: Connection) -> None:
             measurement = Measurement(
                 config, Outcome.CRASHED, f"unexpected {type(exc).__name__}: {exc}"
             )
-        if capture and engine.captured is not None:
-            engine.use_expected(engine.captured, f"reference configuration {config}")
+        captured = engine.captured if capture and measurement.ok else None
         healthy = engine.session.healthy
-        conn.send(("result", measurement, healthy))
+        # The parent keeps the reference outputs (and says what they are: use_expected comes
+        # from it), so a restarted worker verifies against the same ones.
+        conn.send(("result", measurement, healthy, captured))
         if not healthy:
             return  # the context is poisoned: the parent starts a fresh worker
 

@@ -14,7 +14,7 @@ from perfport.store.queries import (
 from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
 from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
 from perfport.store.schema import SCHEMA_VERSION
-from perfport.store.store import Campaign, CampaignStatus, Store
+from perfport.store.store import Campaign, CampaignStatus, ClaimState, Store
 
 __all__ = [
     "EXPORT_COLUMNS",
@@ -22,6 +22,7 @@ __all__ = [
     "BestResult",
     "Campaign",
     "CampaignStatus",
+    "ClaimState",
     "ReadOnlyStore",
     "ResultRow",
     "ScenarioResult",

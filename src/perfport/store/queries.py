@@ -10,14 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Outcome, Problem, StoreError
+from perfport._core import Check, Config, Outcome, Problem, StoreError
 from perfport.store.store import Store
 
 _RESULT_ROWS = """
 SELECT d.fingerprint AS device_fingerprint, d.name AS device, d.backend, k.name AS kernel,
        k.source_hash AS kernel_hash, k.spec AS spec, p.key AS problem, c.key AS config,
        r.outcome, r.message, r.n, r.min_ms, r.median_ms, r.mean_ms, r.std_ms, r.ci_low_ms,
-       r.ci_high_ms, r.compile_ms, r.tool_version, r.created, s.times, g.key AS campaign,
+       r.ci_high_ms, r.compile_ms, r.tool_version, r.created, r.verification,
+       r.verified_against, s.times, g.key AS campaign,
        g.space, g.device_id, g.kernel_id, g.problem_id, g.id AS campaign_id
 FROM results r
 JOIN campaigns g ON g.id = r.campaign_id
@@ -46,6 +47,9 @@ class BestResult:
     default_ms: float | None
     outcomes: dict[str, int]  # per distinct configuration, plus those pruned before building
     campaigns: int
+    best_verification: Check | None = None  # the best result's check (None: unknown)
+    best_verified_against: str | None = None
+    unverified: int = 0  # ok results whose outputs nothing was compared with
 
     @property
     def speedup(self) -> float | None:
@@ -70,6 +74,14 @@ class BestResult:
             "speedup_over_default": self.speedup,
             "outcomes": self.outcomes,
             "campaigns": self.campaigns,
+            "verified": None
+            if self.best_verification is None
+            else self.best_verification is Check.VERIFIED,
+            "verified_against": self.best_verified_against,
+            "verification": None
+            if self.best_verification is None
+            else self.best_verification.value,
+            "unverified": self.unverified,
         }
 
 
@@ -104,13 +116,17 @@ def best_results(
         spec = json.loads(first["spec"])
         default = Config.of(spec["default"]) if spec.get("default") else None
         best_time: dict[str, float] = {}
+        best_row: dict[str, Any] = {}
         final: dict[str, str] = {}
         spaces: dict[int, dict[str, Any]] = {}
+        unverified = 0
         for row in rows:
             config_key, outcome, median = row["config"], row["outcome"], row["median_ms"]
             spaces[row["campaign_id"]] = json.loads(row["space"])
             if outcome == Outcome.OK.value and median is not None:
-                best_time[config_key] = min(median, best_time.get(config_key, np.inf))
+                unverified += row["verification"] == Check.UNVERIFIED.value
+                if median < best_time.get(config_key, np.inf):
+                    best_time[config_key], best_row[config_key] = median, row
                 final[config_key] = outcome
             elif final.get(config_key) != Outcome.OK.value:
                 final[config_key] = outcome
@@ -133,15 +149,26 @@ def best_results(
                 default_ms=default_ms,
                 outcomes=dict(sorted(counts.items())),
                 campaigns=len(spaces),
+                **_best_check(best_row.get(best_key) if best_key else None),
+                unverified=unverified,
             )
         )
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 
+def _best_check(row: Any) -> dict[str, Any]:
+    check = None if row is None or row["verification"] is None else Check(row["verification"])
+    return {
+        "best_verification": check,
+        "best_verified_against": None if row is None else row["verified_against"],
+    }
+
+
 EXPORT_COLUMNS = (
     "campaign", "device", "backend", "device_fingerprint", "kernel", "kernel_hash", "problem", "config",
     "outcome", "message", "n", "min_ms", "median_ms", "mean_ms", "std_ms", "ci_low_ms",
-    "ci_high_ms", "compile_ms", "times_ms", "tool_version", "created",
+    "ci_high_ms", "compile_ms", "times_ms", "tool_version", "created", "verified",
+    "verified_against", "verification",
 )  # fmt: skip
 
 
@@ -171,10 +198,17 @@ class ResultRow:
     times_ms: tuple[float, ...]  # every timed launch
     tool_version: str
     created: float
+    verification: Check | None = None  # None: no outputs, or stored before it was recorded
+    verified_against: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.outcome is Outcome.OK
+
+    @property
+    def verified(self) -> bool | None:
+        """Whether the outputs were compared with expected ones; None when unknown."""
+        return None if self.verification is None else self.verification is Check.VERIFIED
 
     def to_json(self) -> dict[str, Any]:
         record = {name: getattr(self, name) for name in EXPORT_COLUMNS}
@@ -183,6 +217,7 @@ class ResultRow:
             config=dict(self.config),
             outcome=self.outcome.value,
             times_ms=list(self.times_ms),
+            verification=None if self.verification is None else self.verification.value,
         )
         return record
 
@@ -198,6 +233,8 @@ def _result_row(row: Any) -> ResultRow:
         ci_high_ms=row["ci_high_ms"], compile_ms=row["compile_ms"],
         times_ms=tuple(np.frombuffer(row["times"], dtype="<f8").tolist()) if row["times"] else (),
         tool_version=row["tool_version"], created=row["created"],
+        verification=None if row["verification"] is None else Check(row["verification"]),
+        verified_against=row["verified_against"],
     )  # fmt: skip
 
 

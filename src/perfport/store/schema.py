@@ -76,6 +76,23 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX results_by_config ON results (config_id);
     CREATE INDEX campaigns_by_target ON campaigns (kernel_id, device_id, problem_id);
     """,
+    # 1 -> 2: writers of one campaign claim a configuration before measuring it, so two
+    # processes never measure it both; a claim lapses at its expiry (its writer was killed).
+    """
+    CREATE TABLE claims (
+        campaign_id INTEGER NOT NULL REFERENCES campaigns(id),
+        config_id INTEGER NOT NULL REFERENCES configs(id),
+        writer TEXT NOT NULL,            -- host:pid:nonce of the tune session holding it
+        expires REAL NOT NULL,           -- time.time() after which the claim is void
+        PRIMARY KEY (campaign_id, config_id)
+    );
+    """,
+    # 2 -> 3: whether each result's outputs were checked, and against what; NULL in rows
+    # stored before, whose verification is unknown.
+    """
+    ALTER TABLE results ADD COLUMN verification TEXT;     -- Check value
+    ALTER TABLE results ADD COLUMN verified_against TEXT; -- numpy reference, reference configuration ...
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

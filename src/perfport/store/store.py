@@ -15,7 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Measurement, Outcome, Problem, StoreError
+from perfport._core import (
+    Check,
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    Measurement,
+    Outcome,
+    Problem,
+    StoreError,
+)
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
@@ -29,6 +38,16 @@ class CampaignStatus(Enum):
     BUDGET = "budget"  # stopped by the evaluation or time budget
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
     FAILED = "failed"  # could not go on (e.g. the worker could not start)
+
+
+class ClaimState(Enum):
+    """The answer to a writer asking to measure one configuration of a campaign."""
+
+    CLAIMED = "claimed"  # the asking writer holds it now: measure it
+    STORED = "stored"  # the campaign has a result for it already
+    HELD = "held"  # another writer's claim on it has not expired
+    SPENT = "spent"  # the campaign's results fill its budget
+    BOOKED = "booked"  # results and other writers' live claims fill the budget
 
 
 @dataclass(frozen=True)
@@ -284,13 +303,19 @@ class Store:
 
     def _insert(self, campaign: Campaign, m: Measurement) -> bool:
         s = m.stats
+        config_id = self.config_id(campaign.kernel_id, m.config)
+        # A stored result ends any claim on its configuration, whoever held it.
+        self._conn.execute(
+            "DELETE FROM claims WHERE campaign_id = ? AND config_id = ?", (campaign.id, config_id)
+        )
         cur = self._conn.execute(
             "INSERT OR IGNORE INTO results (campaign_id, config_id, outcome, message, n, min_ms, "
-            "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (campaign.id, self.config_id(campaign.kernel_id, m.config), m.outcome.value, m.message,
+            "median_ms, mean_ms, std_ms, ci_low_ms, ci_high_ms, compile_ms, tool_version, created, "
+            "verification, verified_against) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (campaign.id, config_id, m.outcome.value, m.message,
              len(m.times_ms), s and s.min, s and s.median, s and s.mean, s and s.std, s and s.ci_low,
-             s and s.ci_high, m.compile_ms, __version__, time.time()),
+             s and s.ci_high, m.compile_ms, __version__, time.time(),
+             m.check and m.check.value, m.verified_against),
         )  # fmt: skip
         if cur.rowcount and m.times_ms:
             blob = np.asarray(m.times_ms, dtype="<f8").tobytes()
@@ -303,23 +328,116 @@ class Store:
         """Every result of a campaign, in the order it was measured."""
         return [m for m, _ in self._measurement_rows("r.campaign_id = ?", (campaign.id,))]
 
+    def measurements_after(self, campaign: Campaign, after: int) -> list[tuple[Measurement, int]]:
+        """The campaign's results stored after the result with id ``after`` (0: all), each
+        with its id: what other writers stored since a writer last looked."""
+        where = "r.campaign_id = ? AND r.id > ?"
+        return list(self._measurement_rows(where, (campaign.id, after)))
+
+    # ---- claims (many writers of one campaign) ----------------------------------------
+    def claim(
+        self,
+        campaign: Campaign,
+        config: Config,
+        writer: str,
+        lease_s: float,
+        budget: int | None = None,
+    ) -> ClaimState:
+        """Ask to measure ``config`` for ``writer``, holding it for ``lease_s`` seconds (renew
+        with ``renew_claims``). ``budget``: the campaign's evaluation budget, which results
+        and every writer's live claims share."""
+        with guarded():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                state = self._claim(campaign, config, writer, lease_s, budget)
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return state
+
+    def _claim(
+        self, campaign: Campaign, config: Config, writer: str, lease_s: float, budget: int | None
+    ) -> ClaimState:
+        config_id = self.config_id(campaign.kernel_id, config)
+        now = time.time()
+        one = self._conn.execute
+        if one(
+            "SELECT 1 FROM results WHERE campaign_id = ? AND config_id = ?",
+            (campaign.id, config_id),
+        ).fetchone():
+            return ClaimState.STORED
+        holder = one(
+            "SELECT writer FROM claims WHERE campaign_id = ? AND config_id = ? AND expires > ?",
+            (campaign.id, config_id, now),
+        ).fetchone()
+        if holder is not None and holder[0] != writer:
+            return ClaimState.HELD
+        if budget is not None:
+            results = one(
+                "SELECT count(*) FROM results WHERE campaign_id = ?", (campaign.id,)
+            ).fetchone()[0]
+            if results >= budget:
+                return ClaimState.SPENT
+            booked = one(
+                "SELECT count(*) FROM claims WHERE campaign_id = ? AND config_id != ? "
+                "AND expires > ?",
+                (campaign.id, config_id, now),
+            ).fetchone()[0]
+            if results + booked >= budget:
+                return ClaimState.BOOKED
+        one(
+            "INSERT OR REPLACE INTO claims (campaign_id, config_id, writer, expires) "
+            "VALUES (?, ?, ?, ?)",
+            (campaign.id, config_id, writer, now + lease_s),
+        )
+        return ClaimState.CLAIMED
+
+    def release_claims(self, campaign: Campaign, writer: str, config: Config | None = None) -> None:
+        """Give back ``writer``'s claim on ``config`` (None: all its claims in the campaign)."""
+        sql = "DELETE FROM claims WHERE campaign_id = ? AND writer = ?"
+        params: list[Any] = [campaign.id, writer]
+        if config is not None:
+            sql += " AND config_id = ?"
+            params.append(self.config_id(campaign.kernel_id, config))
+        with guarded():
+            self._conn.execute(sql, tuple(params))
+
+    def renew_claims(self, campaign: Campaign, writer: str, lease_s: float) -> None:
+        """Move the expiry of ``writer``'s claims ``lease_s`` seconds from now."""
+        with guarded():
+            self._conn.execute(
+                "UPDATE claims SET expires = ? WHERE campaign_id = ? AND writer = ?",
+                (time.time() + lease_s, campaign.id, writer),
+            )
+
+    def live_claims(self, campaign: Campaign, other_than: str = "") -> frozenset[tuple[str, str]]:
+        """The unexpired claims of writers other than ``other_than`` in the campaign, as
+        (configuration key, writer) pairs."""
+        rows = self._conn.execute(
+            "SELECT c.key, l.writer FROM claims l JOIN configs c ON c.id = l.config_id "
+            "WHERE l.campaign_id = ? AND l.writer != ? AND l.expires > ?",
+            (campaign.id, other_than, time.time()),
+        ).fetchall()
+        return frozenset((str(k), str(w)) for k, w in rows)
+
     def _measurement_rows(
         self, where: str, params: tuple[Any, ...]
     ) -> Iterator[tuple[Measurement, int]]:
         rows = self._conn.execute(
-            "SELECT c.key, r.outcome, r.message, s.times, r.compile_ms, r.id FROM results r "
+            "SELECT c.key, r.outcome, r.message, s.times, r.compile_ms, r.id, r.verification, "
+            "r.verified_against FROM results r "
             "JOIN configs c ON c.id = r.config_id LEFT JOIN samples s ON s.result_id = r.id "
             f"WHERE {where} ORDER BY r.id",
             params,
         )
-        for key, outcome, message, blob, compile_ms, rid in rows:
+        for key, outcome, message, blob, compile_ms, rid, check, against in rows:
             times = tuple(np.frombuffer(blob, dtype="<f8").tolist()) if blob else ()
-            yield (
-                Measurement(
-                    Config.of(json.loads(key)), Outcome(outcome), message, times, compile_ms
-                ),
-                rid,
-            )
+            m = Measurement(
+                Config.of(json.loads(key)), Outcome(outcome), message, times, compile_ms,
+                check=None if check is None else Check(check), verified_against=against,
+            )  # fmt: skip
+            yield m, rid
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Read-only SQL for the query helpers (results, export); rows index by column name."""

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import DeviceInfo, Measurement, Outcome, Problem
+from perfport._core import Check, DeviceInfo, Measurement, Outcome, Problem
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 
@@ -37,11 +37,19 @@ class TuneResult:
     verification: str
     db: str
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
+    measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
+    warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
 
     @property
     def best(self) -> Measurement | None:
         ok = [m for m in self.measurements if m.ok]
         return min(ok, key=lambda m: m.time_ms or 0.0) if ok else None
+
+    @property
+    def unverified(self) -> int:
+        """Correct-looking results whose outputs nothing was compared with (the reference
+        configuration's own result is not counted: it is what the others were compared with)."""
+        return sum(m.ok and m.check is Check.UNVERIFIED for m in self.measurements)
 
     @property
     def configs_total(self) -> int:
@@ -85,6 +93,9 @@ class TuneResult:
                 "config": dict(m.config),
                 "time_ms": m.time_ms,
                 "outcome": m.outcome.value,
+                "verified": None if m.check is None else m.check is Check.VERIFIED,
+                "verified_against": m.verified_against,
+                "verification": None if m.check is None else m.check.value,
                 "stats": None if s is None else {
                     "n": s.n, "min": s.min, "median": s.median, "mean": s.mean, "std": s.std,
                     "ci95": [s.ci_low, s.ci_high],
@@ -102,11 +113,14 @@ class TuneResult:
             "configs_total": self.configs_total,
             "pruned": self.pruned,
             "measured": self.measured,
+            "measured_this_session": self.measured_here,
             "outcomes": self.outcomes,
             "best": entry(self.best),
             "default": entry(self.default),
             "speedup_over_default": self.speedup,
             "space": self.space.to_json(),
             "verification": self.verification,
+            "unverified": self.unverified,
+            "warnings": list(self.warnings),
             "db": self.db,
         }

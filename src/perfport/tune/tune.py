@@ -6,13 +6,13 @@ import hashlib
 import json
 import math
 import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from perfport._core import (
+    Check,
     Config,
     DeviceInfo,
     DeviceType,
@@ -29,6 +29,8 @@ from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
+from perfport.tune.lease import LEASE_S, Lease
+from perfport.tune.loop import TuningLoop
 from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.progress import Progress, RichProgress
@@ -133,6 +135,7 @@ def tune(
     min_work_groups: bool = False,
     configs: Sequence[Mapping[str, Any]] | None = None,
     build_jobs: int = 0,
+    lease_s: float = LEASE_S,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -148,6 +151,10 @@ def tune(
     (``perfport.tune.prebuild``; at most ``MAX_BUILD_JOBS_PER_CORE`` per core), beside the
     trials on a GPU and before them on a CPU, whose timings the compiles would disturb; it
     needs a strategy whose order is fixed (or ``configs``).
+    Several processes may tune one campaign at once: each claims a configuration in the store
+    before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
+    process lives), so none is measured twice, the budget holds for all of them together and
+    each reports the campaign's results once the configurations the others held are stored.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -178,24 +185,34 @@ def tune(
                 key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
             )
             status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
+            lease, measured_here, note = Lease(db, record, lease_s=lease_s), 0, ""
             try:
-                with Runner(spec, the_problem, dev, settings) as runner, interruptible():
+                with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
                     prior = (
                         transfer_prior(store, spec.name, space, dev.fingerprint, dict(the_problem))
                         if strategy_type.takes_prior
                         else None
                     )
                     searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
-                    loop = _TuningLoop(space, searcher, runner, store, record, budget, reporter)
-                    status = _run(loop, spec, the_problem, dev, listed, build_jobs)
+                    loop = TuningLoop(
+                        space, searcher, runner, store, record, budget, reporter, lease.writer,
+                        lease_s,
+                    )  # fmt: skip
+                    try:
+                        status = _run(loop, spec, the_problem, dev, listed, build_jobs)
+                    finally:
+                        measured_here = loop.measured_here
                     if runner.starts:
                         verification = runner.verification
+                    note = runner.reference_note if settings.verify else ""
             except KeyboardInterrupt:
                 status = CampaignStatus.INTERRUPTED
             finally:
+                store.release_claims(record, lease.writer)  # none is left on a clean stop
                 status = _final_status(store, record, status)
         measurements = store.measurements(record)
     by_config = {m.config: m for m in measurements}
+    warnings = _verification_warnings(measurements, settings.verify, verification, note)
     return TuneResult(
         campaign=key,
         status=status,
@@ -209,7 +226,26 @@ def tune(
         verification=verification if settings.verify else "not verified",
         db=str(db),
         prior_sources=prior.sources if prior else 0,
+        measured_here=measured_here,
+        warnings=warnings,
     )
+
+
+def _verification_warnings(
+    measurements: Sequence[Measurement], verify: bool, verification: str, note: str
+) -> tuple[str, ...]:
+    """What the CLI says loudly: results nothing was compared with, and outputs compared with
+    a configuration other than the default one."""
+    out = []
+    unverified = sum(m.ok and m.check is Check.UNVERIFIED for m in measurements)
+    if unverified:
+        why = "verification is off (--no-verify)" if not verify else verification
+        ok = sum(m.ok for m in measurements)
+        out.append(f"{unverified} of {ok} correct-looking results are not verified: {why}")
+    against = {m.verified_against for m in measurements if m.check is Check.VERIFIED}
+    if note and any(a and a.startswith("reference configuration") for a in against):
+        out.append(f"outputs verified against another configuration's, since {note}")
+    return tuple(out)
 
 
 def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:
@@ -301,7 +337,7 @@ def _searcher(
 
 
 def _run(
-    loop: _TuningLoop,
+    loop: TuningLoop,
     spec: KernelSpec,
     problem: Problem,
     device: DeviceInfo,
@@ -327,86 +363,3 @@ def _run(
         if loop.space.index(c) is None and status is not CampaignStatus.INTERRUPTED:
             loop.measure_outside(c)  # beyond the device's limits: stored as pruned
     return status
-
-
-@dataclass
-class _TuningLoop:
-    """One session of one campaign: ask -> measure (unless stored) -> record -> tell. (Not a
-    devices.Session, the device context a Runner holds.)"""
-
-    space: Space
-    strategy: Strategy
-    runner: Runner
-    store: Store
-    campaign: Campaign
-    budget: Budget
-    progress: Progress
-    started: float = field(default_factory=time.monotonic)
-
-    def __post_init__(self) -> None:
-        self.stored = {m.config: m for m in self.store.measurements(self.campaign)}
-
-    def run(
-        self, default: Config | None, description: str, compiled_first: Prebuild | None = None
-    ) -> CampaignStatus:
-        """Measure until done or out of budget; ``compiled_first``: builds to wait for (within
-        the time budget) before the first trial."""
-        status = CampaignStatus.FAILED
-        total = min(len(self.space), self.budget.max_evals or len(self.space))
-        self.progress.start(total, len(self.stored), description)
-        try:
-            if compiled_first is not None:
-                compiled_first.wait(self.budget.max_seconds)
-            if default is not None and (i := self.space.index(default)) is not None:
-                self._evaluate(i)  # the baseline first
-            status = self._search()
-        except KeyboardInterrupt:
-            status = CampaignStatus.INTERRUPTED
-        finally:
-            self.progress.stop()
-        return status
-
-    def _search(self) -> CampaignStatus:
-        while True:
-            if self.budget.max_evals is not None and len(self.stored) >= self.budget.max_evals:
-                return CampaignStatus.BUDGET
-            elapsed = time.monotonic() - self.started
-            if self.budget.max_seconds is not None and elapsed >= self.budget.max_seconds:
-                return CampaignStatus.BUDGET
-            index = self.strategy.ask()
-            if index is None or index in self.strategy.told:
-                return CampaignStatus.COMPLETE
-            self._evaluate(index)
-
-    def planned_builds(self, spec: KernelSpec, problem: Problem) -> list[dict[str, str]]:
-        """The define sets of the configurations the strategy will ask for within the budget
-        and the store does not hold yet, each once, in the strategy's order."""
-        left = None if self.budget.max_evals is None else self.budget.max_evals - len(self.stored)
-        fresh = [
-            c for c in map(self.space.config, self.strategy.plan() or ()) if c not in self.stored
-        ]
-        builds: dict[tuple[tuple[str, str], ...], None] = {}
-        for config in fresh[: None if left is None else max(0, left)]:
-            builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))
-        return [dict(b) for b in builds]
-
-    def measure_outside(self, config: Config) -> None:
-        """A configuration outside the device's space: the runner reports why, unbuilt."""
-        self._measured(config)
-
-    def _evaluate(self, index: int) -> None:
-        m, fresh = self._measured(self.space.config(index))
-        self.strategy.tell(index, m.time_ms)
-        if fresh:
-            best = self.strategy.best
-            self.progress.update(len(self.stored), m, best[1] if best else None)
-
-    def _measured(self, config: Config) -> tuple[Measurement, bool]:
-        """The stored measurement of ``config``, or a new one, stored now; and whether new."""
-        m = self.stored.get(config)
-        fresh = m is None
-        if m is None:
-            m = self.runner.measure(config)
-            self.store.record(self.campaign, m)
-            self.stored[config] = m
-        return m, fresh

@@ -1,0 +1,62 @@
+"""A writer's claims on a campaign's configurations, kept alive while its session runs.
+
+Writers of one campaign (``perfport tune`` processes with the same key) claim a configuration
+in the store before measuring it. A claim lapses ``lease_s`` seconds after it was last
+renewed; a thread renews this writer's claims well before that, so only a writer that died
+(kill -9, a lost machine) loses them, and the others take its configurations over.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from perfport._core import PerfportError
+from perfport.store import Campaign, Store
+
+# Long enough that a stalled file system does not lose live claims, short enough that a
+# killed writer's configurations come back within a minute.
+LEASE_S = 60.0
+
+
+def writer_id() -> str:
+    """Who holds a claim: the host and process, and a nonce for two sessions of one process."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+@dataclass
+class Lease:
+    """Renews ``writer``'s claims in ``campaign`` every quarter lease, from a thread with its
+    own connection (an SQLite connection belongs to one thread). Use as a context manager."""
+
+    db: str | Path
+    campaign: Campaign
+    writer: str = field(default_factory=writer_id)
+    lease_s: float = LEASE_S
+    _stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+
+    def __enter__(self) -> Lease:
+        self._thread = threading.Thread(target=self._renew, name="perfport-lease", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _renew(self) -> None:
+        try:
+            with Store(self.db) as store:
+                while not self._stop.wait(self.lease_s / 4):
+                    store.renew_claims(self.campaign, self.writer, self.lease_s)
+        except (PerfportError, sqlite3.Error):
+            # The session's own connection reports a broken store; here the only cost is
+            # that this writer's claims lapse and another writer may measure them too.
+            return

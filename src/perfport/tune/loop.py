@@ -1,0 +1,187 @@
+"""One session of one campaign: ask -> claim -> measure -> store -> tell.
+
+Several sessions (processes, machines sharing the database) may write one campaign at once.
+Each claims a configuration in the store before measuring it, so none is measured twice and
+the budget holds for all of them together. A strategy whose order is fixed walks its plan and
+passes over what another writer holds, coming back to it; an adaptive one must be told each
+asked configuration before it asks again, so it waits for the other writer's result (two
+adaptive writers with one seed therefore take turns: they gain nothing over one, and lose
+nothing).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from perfport._core import Config, KernelSpec, Measurement, Problem
+from perfport.measure import Runner
+from perfport.space import Space
+from perfport.store import Campaign, CampaignStatus, ClaimState, Store
+from perfport.strategies import Strategy
+from perfport.tune.lease import LEASE_S, writer_id
+from perfport.tune.prebuild import Prebuild
+from perfport.tune.progress import Progress
+from perfport.tune.result import Budget
+
+POLL_S = 0.1  # how often a writer waiting on another one looks at the store again
+
+
+class _Step(Enum):
+    DONE = "done"  # measured here or by another writer, and told to the strategy
+    HELD = "held"  # another writer is measuring it
+    SPENT = "spent"  # the campaign's budget is used up
+
+
+@dataclass
+class TuningLoop:
+    """One session of one campaign. (Not a devices.Session, the device context a Runner
+    holds.) ``writer`` names this session in the store's claims."""
+
+    space: Space
+    strategy: Strategy
+    runner: Runner
+    store: Store
+    campaign: Campaign
+    budget: Budget
+    progress: Progress
+    writer: str = field(default_factory=writer_id)
+    lease_s: float = LEASE_S
+    started: float = field(default_factory=time.monotonic)
+    measured_here: int = 0  # trials this session ran and stored (another writer's excluded)
+
+    def __post_init__(self) -> None:
+        self.stored: dict[Config, Measurement] = {}
+        self._seen = 0  # id of the last stored result read
+        self._refresh()
+
+    def run(
+        self, default: Config | None, description: str, compiled_first: Prebuild | None = None
+    ) -> CampaignStatus:
+        """Measure until done or out of budget; ``compiled_first``: builds to wait for (within
+        the time budget) before the first trial. Then wait for the configurations other
+        writers were measuring, so the campaign's results are final when this returns."""
+        status = CampaignStatus.FAILED
+        total = min(len(self.space), self.budget.max_evals or len(self.space))
+        self.progress.start(total, len(self.stored), description)
+        try:
+            if compiled_first is not None:
+                compiled_first.wait(self.budget.max_seconds)
+            i = None if default is None else self.space.index(default)
+            if i is not None and self._evaluate(i) is _Step.SPENT:  # the baseline first
+                status = CampaignStatus.BUDGET
+            else:
+                plan = self.strategy.plan()
+                status = self._ask() if plan is None else self._walk(plan)
+            self._settle()
+        except KeyboardInterrupt:
+            status = CampaignStatus.INTERRUPTED
+        finally:
+            self.progress.stop()
+        return status
+
+    def _out_of_budget(self) -> bool:
+        self._refresh()  # other writers' results count
+        if self.budget.max_evals is not None and len(self.stored) >= self.budget.max_evals:
+            return True
+        elapsed = time.monotonic() - self.started
+        return self.budget.max_seconds is not None and elapsed >= self.budget.max_seconds
+
+    def _ask(self) -> CampaignStatus:
+        """An adaptive strategy: ask, and tell each answer before asking again."""
+        while not self._out_of_budget():
+            index = self.strategy.ask()
+            if index is None or index in self.strategy.told:
+                return CampaignStatus.COMPLETE
+            if self._evaluate(index) is _Step.SPENT:
+                return CampaignStatus.BUDGET
+        return CampaignStatus.BUDGET
+
+    def _walk(self, plan: Sequence[int]) -> CampaignStatus:
+        """A fixed order: the next planned configuration nobody holds; those another writer
+        held are tried again at each step (its claim may lapse) and waited for at the end."""
+        waiting: list[int] = []
+        for index in [*plan, None]:  # None: the end, where the held ones are waited for
+            if self._out_of_budget():
+                return CampaignStatus.BUDGET
+            steps = [(i, self._evaluate(i, wait=index is None)) for i in waiting]
+            if any(step is _Step.SPENT for _, step in steps):
+                return CampaignStatus.BUDGET
+            waiting = [i for i, step in steps if step is _Step.HELD]
+            if index is None or index in self.strategy.told:
+                continue
+            step = self._evaluate(index, wait=False)
+            if step is _Step.SPENT:
+                return CampaignStatus.BUDGET
+            if step is _Step.HELD:
+                waiting.append(index)
+        return CampaignStatus.COMPLETE
+
+    def _settle(self) -> None:
+        """Wait until the claims other writers hold now are stored or lapse (not for claims
+        they take later: a writer with a larger budget may go on for long)."""
+        pending = self.store.live_claims(self.campaign, other_than=self.writer)
+        while pending & self.store.live_claims(self.campaign, other_than=self.writer):
+            time.sleep(POLL_S)
+        self._refresh()
+
+    def planned_builds(self, spec: KernelSpec, problem: Problem) -> list[dict[str, str]]:
+        """The define sets of the configurations the strategy will ask for within the budget
+        and the store does not hold yet, each once, in the strategy's order."""
+        left = None if self.budget.max_evals is None else self.budget.max_evals - len(self.stored)
+        fresh = [
+            c for c in map(self.space.config, self.strategy.plan() or ()) if c not in self.stored
+        ]
+        builds: dict[tuple[tuple[str, str], ...], None] = {}
+        for config in fresh[: None if left is None else max(0, left)]:
+            builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))
+        return [dict(b) for b in builds]
+
+    def measure_outside(self, config: Config) -> None:
+        """A configuration outside the device's space: the runner reports why, unbuilt (no
+        trial runs, so it is not claimed)."""
+        self._refresh()
+        if config not in self.stored:
+            self.store.record(self.campaign, self.runner.measure(config))
+            self._refresh()
+
+    def _evaluate(self, index: int, wait: bool = True) -> _Step:
+        """Measure the configuration unless stored (by any writer), and tell it. ``wait``:
+        while another writer holds it, wait for its result; else return HELD."""
+        config = self.space.config(index)
+        self._refresh()
+        while config not in self.stored:
+            state = self.store.claim(
+                self.campaign, config, self.writer, self.lease_s, self.budget.max_evals
+            )
+            if state is ClaimState.CLAIMED:
+                self._measure(config)
+            elif state is ClaimState.SPENT:
+                return _Step.SPENT
+            elif state is ClaimState.HELD and not wait:
+                return _Step.HELD
+            elif state is not ClaimState.STORED:  # held, or the budget booked by claims
+                time.sleep(POLL_S)
+            self._refresh()
+        self.strategy.tell(index, self.stored[config].time_ms)
+        return _Step.DONE
+
+    def _measure(self, config: Config) -> None:
+        try:
+            m = self.runner.measure(config)
+        except BaseException:
+            self.store.release_claims(self.campaign, self.writer, config)
+            raise
+        self.measured_here += 1
+        self.store.record(self.campaign, m)  # ends the claim
+        self._refresh()
+        best = min((s.time_ms for s in self.stored.values() if s.time_ms is not None), default=None)
+        self.progress.update(len(self.stored), m, best)
+
+    def _refresh(self) -> None:
+        """Read the results stored since the last look (this writer's and the others')."""
+        for m, rid in self.store.measurements_after(self.campaign, self._seen):
+            self.stored.setdefault(m.config, m)
+            self._seen = rid
