@@ -98,3 +98,12 @@ def test_a_campaign_key_of_another_kernel(stored, tmp_path, capsys):
     db, key = stored
     argv = ["tune", "vector_add", "--problem", "n=4096", "--campaign", key, *TUNE]
     _refused_unchanged(db, tmp_path, capsys, argv, "another device, kernel or problem")
+
+
+def test_a_refused_import_leaves_no_database_behind(stored, tmp_path, capsys):
+    bad = tmp_path / "cache.json"
+    bad.write_text('{"cache": {}, "tune_params_keys": 3}')
+    _refused_unchanged(*stored[:1], tmp_path, capsys, ["import", str(bad)], str(bad))
+    db = tmp_path / "new.db"
+    assert main(["import", str(bad), "--db", str(db)]) == 2
+    assert not db.exists()

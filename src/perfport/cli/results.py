@@ -66,10 +66,12 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
 
 def run_import(args: argparse.Namespace, console: Console) -> int:
     from perfport.store import Store
-    from perfport.store.formats.importing import import_file
+    from perfport.store.formats.importing import parse, store_imported
 
+    # Read first: a file that is refused leaves no database behind, not even an empty one.
+    imported = parse(args.file, args.device_name, args.kernel_name)
     with Store(args.db) as store:
-        imported = import_file(store, args.file, args.device_name, args.kernel_name)
+        store_imported(store, imported, args.file)
     if args.json:
         render.print_json(imported.to_json())
     else:

@@ -36,7 +36,12 @@ def import_file(
     store: Store, path: str | Path, device: str | None = None, kernel: str | None = None
 ) -> Imported:
     """Parse ``path`` and store it as one campaign. Importing the same file again adds nothing."""
-    imported = parse(path, device, kernel)
+    return store_imported(store, parse(path, device, kernel), path)
+
+
+def store_imported(store: Store, imported: Imported, path: str | Path) -> Imported:
+    """Store what ``parse`` read from ``path`` as one campaign (keyed by the file's content,
+    so storing the same file again adds nothing)."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     cartesian = math.prod(len(v) for v in imported.params.values())
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
