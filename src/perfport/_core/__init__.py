@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         Reference,
         ScalarArg,
     )
+    from perfport._core.splitting import SplitArray, SplitDim
     from perfport._core.stats import Stats, summarize
     from perfport._core.version import __version__
 
@@ -76,6 +77,8 @@ _EXPORTS = {
     "ParamKind": "perfport._core.spec",
     "Reference": "perfport._core.spec",
     "ScalarArg": "perfport._core.spec",
+    "SplitArray": "perfport._core.splitting",
+    "SplitDim": "perfport._core.splitting",
     "Stats": "perfport._core.stats",
     "summarize": "perfport._core.stats",
     "__version__": "perfport._core.version",
@@ -110,6 +113,8 @@ __all__ = [
     "Reference",
     "ScalarArg",
     "SpecError",
+    "SplitArray",
+    "SplitDim",
     "Stats",
     "StoreError",
     "Value",

@@ -16,6 +16,7 @@ from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word
 from perfport._core.records import Config, Language, Problem, Value, _plain
+from perfport._core.splitting import SplitDim, check_splits
 
 
 def _check_ident(name: Any, what: str) -> str:
@@ -176,6 +177,7 @@ class KernelSpec:
     reference: Reference | None = None
     tolerance: float | None = None
     doc: str = ""
+    split: tuple[SplitDim, ...] = ()  # how its index space splits across devices (split/)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -201,6 +203,7 @@ class KernelSpec:
         derived = self.derived.items() if isinstance(self.derived, Mapping) else self.derived
         set_(self, "derived", tuple((str(k), str(v)) for k, v in derived))
         set_(self, "local_mem", str(self.local_mem))
+        set_(self, "split", tuple(self.split))
         if not isinstance(self.problem, Problem):
             set_(self, "problem", Problem.of(self.problem))
         if self.default is not None and not isinstance(self.default, Config):
@@ -286,6 +289,8 @@ class KernelSpec:
                 )
         if self.default is not None:
             self.check_config(self.default, f"{what}: default configuration")
+        array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
+        check_splits(what, self.split, len(self.global_size), list(self.problem), array_names)
 
     def _expressions(
         self, known: set[str], no_launch: set[str]

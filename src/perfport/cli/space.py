@@ -17,7 +17,12 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
     p.add_argument("kernel", metavar="KERNEL")
     add_problem(p)
-    p.add_argument("--device", help="device id; default: the default device")
+    p.add_argument(
+        "--device",
+        action="append",
+        help="device id; default: the default device. Repeat it (--device A --device B) for "
+        "each device's legal count and the count legal on all of them",
+    )
     p.add_argument(
         "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
     )
@@ -35,14 +40,17 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.formats.search_space import is_space_file, load_space_file
     from perfport.tune import resolve_problem
 
+    ids: list[str] = args.device or []
+    if len(ids) > 1:
+        return _run_space_devices(args, console, ids)
     if is_space_file(args.kernel):  # a T1 or CAFF search-space file
         definition = load_space_file(args.kernel)
-        device = get_device(args.device) if args.device else None
+        device = get_device(ids[0]) if ids else None
         name, problem, report = definition.name, {}, definition.space(device=device).report
     else:
         spec = resolve_kernel(args.kernel)
         resolved = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
-        device = get_device(args.device, spec.language)
+        device = get_device(ids[0] if ids else None, spec.language)
         space = perfport.kernel_space(spec, resolved, device, args.min_work_groups)
         problem = dict(resolved)
         name, report = spec.name, space.report
@@ -52,6 +60,39 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
         )
     else:
         render.space_report(console, name, device, report)
+    return 0
+
+
+def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str]) -> int:
+    """``--device A --device B``: each device's legal count and the configurations legal on
+    every one of them (erdem2018's constraints valid for all devices of the system)."""
+    from perfport.devices import get_device
+    from perfport.kernels import resolve_kernel
+    from perfport.split.pruning import common_space
+    from perfport.store.formats.search_space import is_space_file, load_space_file
+    from perfport.tune import resolve_problem
+
+    if is_space_file(args.kernel):
+        definition = load_space_file(args.kernel)
+        devices = [get_device(i) for i in ids]
+        name, problem = definition.name, {}
+        spaces = [definition.space(device=d) for d in devices]
+    else:
+        spec = resolve_kernel(args.kernel)
+        resolved = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+        devices = [get_device(i, spec.language) for i in ids]
+        name, problem = spec.name, dict(resolved)
+        spaces = [perfport.kernel_space(spec, resolved, d, args.min_work_groups) for d in devices]
+    result = common_space(devices, spaces)
+    if args.json:
+        render.print_json(
+            {"kernel": name, "devices": [d.id for d in devices], "problem": problem}
+            | result.to_json()
+        )
+        return 0
+    for d, s in zip(devices, spaces, strict=True):
+        render.space_report(console, name, d, s.report)
+    console.print(f"legal on all {len(devices)} devices: {result.common} of {result.cartesian}")
     return 0
 
 

@@ -66,6 +66,15 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
                     f"device {device_id} ({d.backend.value}) cannot run {language.value} kernels"
                 )
             return d
+    from perfport.devices.opencl import SUB_DEVICE
+
+    if SUB_DEVICE.fullmatch(device_id):  # not listed: made on demand from its parent
+        parent = device_id.rsplit(".", 1)[0]
+        if not any(d.id == parent for d in _all_devices()):
+            raise DeviceError(f"no device {parent!r} to partition into {device_id}")
+        from perfport.devices.opencl import opencl_sub_device
+
+        return opencl_sub_device(device_id)
     if device_id.startswith("cuda:"):
         from perfport.devices.cuda import _cupy
 

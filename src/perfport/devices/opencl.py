@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -57,25 +58,68 @@ def list_opencl() -> list[DeviceInfo]:
         except cl.Error:
             continue
         for j, d in enumerate(devices):
-            out.append(
-                DeviceInfo(
-                    id=f"opencl:{i}:{j}",
-                    backend=Backend.OPENCL,
-                    name=d.name.strip(),
-                    vendor=d.vendor.strip(),
-                    type=_device_type(cl, d.type),
-                    driver=d.driver_version.strip(),
-                    platform=f"{p.name.strip()} {p.version.strip()}",
-                    version=d.version.strip(),
-                    compute_units=int(d.max_compute_units),
-                    max_work_group_size=int(d.max_work_group_size),
-                    max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
-                    local_mem_bytes=int(d.local_mem_size),
-                    global_mem_bytes=int(d.global_mem_size),
-                    subgroup_size=_subgroup_size(d),
-                )
-            )
+            out.append(_info(cl, p, d, f"opencl:{i}:{j}"))
     return out
+
+
+def _info(cl: Any, p: Any, d: Any, device_id: str, name_suffix: str = "") -> DeviceInfo:
+    return DeviceInfo(
+        id=device_id,
+        backend=Backend.OPENCL,
+        name=d.name.strip() + name_suffix,
+        vendor=d.vendor.strip(),
+        type=_device_type(cl, d.type),
+        driver=d.driver_version.strip(),
+        platform=f"{p.name.strip()} {p.version.strip()}",
+        version=d.version.strip(),
+        compute_units=int(d.max_compute_units),
+        max_work_group_size=int(d.max_work_group_size),
+        max_work_item_sizes=tuple(int(x) for x in d.max_work_item_sizes),
+        local_mem_bytes=int(d.local_mem_size),
+        global_mem_bytes=int(d.global_mem_size),
+        subgroup_size=_subgroup_size(d),
+    )
+
+
+# A sub-device id: the parent's id, a dot and the part's number ("opencl:0:0.1").
+SUB_DEVICE = re.compile(r"opencl:(\d+):(\d+)\.(\d+)")
+
+
+def _cl_device(cl: Any, device_id: str) -> tuple[Any, Any]:
+    """The platform and pyopencl device of an id: a device, or a sub-device made by fission
+    into parts of one compute unit each (``create_sub_devices([EQUALLY, 1])``), so one CPU
+    serves as several devices (split runs, and their tests on a small machine)."""
+    sub = SUB_DEVICE.fullmatch(device_id)
+    p, d = (sub.group(1), sub.group(2)) if sub else device_id.split(":")[1:]
+    platform = cl.get_platforms()[int(p)]
+    device = platform.get_devices()[int(d)]
+    if sub is None:
+        return platform, device
+    try:
+        parts = device.create_sub_devices([cl.device_partition_property.EQUALLY, 1])
+    except cl.Error as exc:
+        raise DeviceError(
+            f"device opencl:{p}:{d} cannot be partitioned into sub-devices ({_code_name(cl, exc)}); "
+            "give whole devices"
+        ) from None
+    k = int(sub.group(3))
+    if k >= len(parts):
+        raise DeviceError(
+            f"no sub-device {device_id}: opencl:{p}:{d} has {len(parts)} "
+            f"(opencl:{p}:{d}.0 to .{len(parts) - 1})"
+        )
+    return platform, parts[k]
+
+
+def opencl_sub_device(device_id: str) -> DeviceInfo:
+    """The DeviceInfo of a sub-device id such as ``opencl:0:0.1`` (see ``_cl_device``)."""
+    cl = _cl()
+    try:
+        platform, device = _cl_device(cl, device_id)
+    except (IndexError, ValueError, cl.Error) as exc:
+        raise DeviceError(f"no OpenCL device {device_id} ({exc}); see 'perfport devices'") from None
+    # One name for every part, so that equal parts share a fingerprint and stored results.
+    return _info(cl, platform, device, device_id, " (sub-device)")
 
 
 class _OpenCLKernel(CompiledKernel):
@@ -98,9 +142,8 @@ def _code_name(cl: Any, exc: Any) -> str:
 class OpenCLSession(Session):
     def __init__(self, device: DeviceInfo) -> None:
         cl = self._cl = _cl()
-        _, p, d = device.id.split(":")
         try:
-            self._device = cl.get_platforms()[int(p)].get_devices()[int(d)]
+            self._device = _cl_device(cl, device.id)[1]
         except (IndexError, ValueError, cl.Error) as exc:
             raise DeviceError(
                 f"no OpenCL device {device.id} ({exc}); see 'perfport devices'"

@@ -21,6 +21,8 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
+    SplitArray,
+    SplitDim,
 )
 
 _SOURCE = r"""
@@ -69,5 +71,7 @@ def convolution() -> KernelSpec:
         defines=(("ELEM", "ctype(dtype)"), ("MASK", "mask")),
         default=Config.of({"wg": 64}),
         reference=convolution_reference,
+        # A part of n outputs reads its n + mask - 1 inputs: the halo is in the input's shape.
+        split=(SplitDim(0, "n", (SplitArray("input"), SplitArray("output"))),),
         doc="erdem2018's 1D convolution with a local-memory tile of wg + mask - 1 elements.",
     )

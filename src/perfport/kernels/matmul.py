@@ -22,6 +22,8 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
+    SplitArray,
+    SplitDim,
 )
 
 TILES = (1, 2, 4, 8)
@@ -134,6 +136,35 @@ def matmul() -> KernelSpec:
             {"row_tile": 4, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 8}
         ),
         reference=matmul_reference,
+        # Columns of the output (dimension 0) take columns of rhs; rows (1) rows of lhs.
+        split=(
+            SplitDim(
+                0,
+                "N",
+                (
+                    SplitArray(
+                        "rhs",
+                        "1 if trans_b else 2",
+                        ("batch", "N if trans_b else K", "K if trans_b else N"),
+                    ),
+                    SplitArray("out", "2", ("batch", "M", "N")),
+                ),
+                granule="col_tile",
+            ),
+            SplitDim(
+                1,
+                "M",
+                (
+                    SplitArray(
+                        "lhs",
+                        "2 if trans_a else 1",
+                        ("batch", "K if trans_a else M", "M if trans_a else K"),
+                    ),
+                    SplitArray("out", "1", ("batch", "M", "N")),
+                ),
+                granule="row_tile",
+            ),
+        ),
         doc="Lawson's register-tiled batched matmul (SYCL-DNN): tiles row x acc x col in "
         "{1,2,4,8}, ten work-group pairs; 640 configurations.",
     )

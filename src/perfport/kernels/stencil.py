@@ -34,6 +34,8 @@ from perfport._core import (
     Problem,
     ScalarArg,
     SpecError,
+    SplitArray,
+    SplitDim,
 )
 from perfport._core.dtypes import numpy_dtype
 
@@ -176,6 +178,15 @@ def make_stencil(
         ),
         default=Config.of({"wc": 32, "wr": 4}),  # Cummins' "human expert" choice, w(32x4)
         reference=None if numpy_function is None else StencilReference(numpy_function, borders),
+        # Columns (dimension 0) or rows (1), each part with its neighbours' border cells.
+        split=(
+            SplitDim(
+                0, "width", (SplitArray("input", "1"), SplitArray("output", "1")), halo=(w, e)
+            ),
+            SplitDim(
+                1, "height", (SplitArray("input", "0"), SplitArray("output", "0")), halo=(n, s)
+            ),
+        ),
         doc=doc,
     )
 

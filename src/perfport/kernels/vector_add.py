@@ -15,6 +15,8 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
+    SplitArray,
+    SplitDim,
 )
 
 _SOURCE = r"""
@@ -49,5 +51,6 @@ def vector_add() -> KernelSpec:
         defines=(("ELEM", "ctype(dtype)"),),
         default=Config.of({"wg": 64}),
         reference=vector_add_reference,
+        split=(SplitDim(0, "n", (SplitArray("a"), SplitArray("b"), SplitArray("c"))),),
         doc="c = a + b; tunes the work-group size. For smoke tests.",
     )

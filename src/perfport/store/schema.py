@@ -93,6 +93,22 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE results ADD COLUMN verification TEXT;     -- Check value
     ALTER TABLE results ADD COLUMN verified_against TEXT; -- numpy reference, reference configuration ...
     """,
+    # 3 -> 4: split plans across devices (perfport.split; read and written by store/plans.py)
+    """
+    CREATE TABLE split_plans (
+        id INTEGER PRIMARY KEY,
+        kernel_id INTEGER NOT NULL REFERENCES kernels(id),
+        problem_id INTEGER NOT NULL REFERENCES problems(id),
+        devices TEXT NOT NULL,           -- the devices' fingerprints, in plan order (JSON)
+        dimension INTEGER NOT NULL,
+        configs TEXT NOT NULL,           -- each device's configuration, in plan order (JSON)
+        plan TEXT NOT NULL,              -- SplitPlan as JSON
+        run TEXT,                        -- the measured run (JSON); NULL if never run
+        tool_version TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    CREATE INDEX split_plans_by_kernel ON split_plans (kernel_id, problem_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

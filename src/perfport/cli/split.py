@@ -1,0 +1,89 @@
+"""``perfport split``: one kernel's NDRange across several devices (erdem2018)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from perfport.cli import render
+from perfport.cli.arguments import Subcommands, add_problem, parse_assignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def add_parser(sub: Subcommands) -> None:
+    p = sub.add_parser(
+        "split",
+        help="run one kernel across several devices, each part with its own configuration",
+    )
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "--device", action="append", default=[], required=True,
+        help="a device id; give two or more (on one CPU: opencl:0:0.0 --device opencl:0:0.1)",
+    )  # fmt: skip
+    add_problem(p)
+    p.add_argument(
+        "--dimension", type=int, help="NDRange dimension to split (default: the first declared)"
+    )
+    p.add_argument(
+        "--db", default="perfport.db",
+        help="results database: best configurations are read from it, the plan stored in it "
+        "(default: perfport.db)",
+    )  # fmt: skip
+    p.add_argument(
+        "--iterations", type=int,
+        help="repeated launches with rebalancing: not available yet (see docs/split.md)",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_split)
+
+
+def run_split(args: argparse.Namespace, console: Console) -> int:
+    from perfport._core import SpecError
+
+    if args.iterations is not None:
+        raise SpecError(
+            "--iterations (adaptive rebalancing over repeated launches) is not available yet; "
+            "drop it for one split run"
+        )
+    if len(args.device) < 2:
+        raise SpecError("a split needs two or more devices; give --device twice")
+    from perfport.devices import get_device
+    from perfport.kernels import resolve_kernel
+    from perfport.split.split import choose_config, split_dimension, split_run
+    from perfport.store import Store
+    from perfport.store.plans import record_plan
+    from perfport.tune import resolve_problem
+
+    spec = resolve_kernel(args.kernel)
+    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    devices = [get_device(d, spec.language) for d in args.device]
+    # Refused before the database is opened, so bad input leaves it as it was.
+    split_dimension(spec, args.dimension)
+    if len({d.id for d in devices}) != len(devices):
+        raise SpecError("give each device once; on one CPU use its sub-devices opencl:0:0.0 ...")
+    for d in devices:
+        choose_config(spec, problem, d, None)
+    with Store(args.db) as store:
+        outcome = split_run(spec, problem, devices, args.dimension, store)
+        plan_id = record_plan(
+            store, spec, problem, devices, outcome.configs, outcome.plan.to_json(),
+            outcome.to_json(),
+        )  # fmt: skip
+    out = {"kernel": spec.name, "problem": dict(problem), **outcome.to_json(), "plan_id": plan_id}
+    if args.json:
+        render.print_json(out)
+        return 0
+    for c in out["configs"]:
+        console.print(f"{c['device']}: {c['config']} ({c['source']}), alone {c['time_ms']:.3f} ms")
+    factors = ", ".join(f"{f:.3f}" for f in out["split_factors"])
+    adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
+    console.print(f"split factors {factors}; adjusted to whole work-groups {adjusted}")
+    console.print(
+        f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
+        f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "
+        f"(x{out['speedup_over_best_single']:.2f}); verified: {out['verified']}"
+    )
+    console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
+    return 0

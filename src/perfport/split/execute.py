@@ -1,0 +1,228 @@
+"""Running one NDRange across devices: one context and queue per device, the host cutting the
+inputs (halos included) and gathering the outputs, every part launched with its own
+configuration from its own thread, all at once.
+
+Each part is the kernel on a smaller problem (see ``perfport._core.splitting``), so any kernel
+that declares its split runs unchanged: no offsets, no sub-buffers shared between contexts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perfport._core import (
+    ArrayArg,
+    Config,
+    DeviceInfo,
+    Expr,
+    KernelSpec,
+    LocalArg,
+    Problem,
+    ScalarArg,
+    SpecError,
+    SplitArray,
+    SplitDim,
+)
+from perfport.devices import ConstantData, LocalSpace, Session, open_session
+from perfport.measure.data import host_arrays, scalar_value
+
+
+@dataclass(frozen=True)
+class Part:
+    """One device's share: elements [start, stop) of the split's extent, and its configuration."""
+
+    device: DeviceInfo
+    config: Config
+    start: int
+    stop: int
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one split (or single-device) run measured. ``wall_ms`` is the median, over rounds,
+    of the time from handing every part its launch to the last part's queue finishing;
+    ``kernel_ms`` each part's median device-event time; ``split_ms`` the host's cutting,
+    uploading and building, ``gather_ms`` downloading and assembling the outputs."""
+
+    wall_ms: float
+    kernel_ms: tuple[float, ...]
+    rounds: int
+    split_ms: float
+    gather_ms: float
+    outputs: dict[str, np.ndarray] = field(compare=False, repr=False)
+
+
+def _shape(exprs: Sequence[str], env: Mapping[str, Any], what: str) -> tuple[int, ...]:
+    return tuple(int(Expr(e, what).value(env)) for e in exprs)
+
+
+def _along(axis: int, ndim: int, start: int, stop: int) -> tuple[slice, ...]:
+    index = [slice(None)] * ndim
+    index[axis] = slice(start, stop)
+    return tuple(index)
+
+
+class _PartRun:
+    """One part on its own session: its inputs cut and uploaded, its kernel built."""
+
+    def __init__(
+        self,
+        spec: KernelSpec,
+        problem: Problem,
+        split: SplitDim | None,
+        part: Part,
+        inputs: Mapping[str, np.ndarray],
+    ) -> None:
+        self.spec, self.part, self.split = spec, part, split
+        self.full_env = spec.env(part.config, problem)
+        extent = int(problem[split.extent]) if split else part.stop
+        before, after = (
+            (int(Expr(h, "split halo").value(self.full_env)) for h in split.halo)
+            if split
+            else (0, 0)
+        )
+        self.lo = min(before, part.start)
+        hi = min(after, extent - part.stop)
+        size = part.stop - part.start + self.lo + hi
+        sub = problem.merged({split.extent: size}) if split else problem
+        self.env = spec.env(part.config, sub)
+        self.geometry = spec.geometry(self.env)
+        self.cut = {a.name: a for a in split.arrays} if split else {}
+        self.session: Session = open_session(part.device)
+        self.kernel = self.session.compile(
+            spec.source, spec.language, spec.entry, spec.build_defines(self.env)
+        )
+        self.host = {}
+        for a in spec.args:
+            if isinstance(a, ArrayArg):
+                self.host[a.name] = (
+                    self._cut(a, inputs[a.name]) if a.name in self.cut else inputs[a.name]
+                )
+        self.buffers = {n: self.session.upload(arr) for n, arr in self.host.items()}
+        self.args = [self._argument(a) for a in spec.args]
+
+    def _views(self, a: ArrayArg) -> tuple[SplitArray, int, tuple[int, ...], tuple[int, ...]]:
+        sa = self.cut[a.name]
+        view = sa.view or a.shape
+        axis = int(Expr(sa.axis, f"split axis of {a.name}").value(self.full_env))
+        full = _shape(view, self.full_env, f"split view of {a.name}")
+        mine = _shape(view, self.env, f"split view of {a.name}")
+        if not 0 <= axis < len(full):
+            raise SpecError(
+                f"kernel {self.spec.name}: split axis {axis} of {a.name} is not in {full}"
+            )
+        return sa, axis, full, mine
+
+    def _cut(self, a: ArrayArg, array: np.ndarray) -> np.ndarray:
+        _, axis, full, mine = self._views(a)
+        start = self.part.start - self.lo
+        piece = array.reshape(full)[_along(axis, len(full), start, start + mine[axis])]
+        own = _shape(a.shape, self.env, f"argument {a.name} shape")
+        if piece.size != int(np.prod(own)):
+            raise SpecError(
+                f"kernel {self.spec.name}: the split of {a.name} gives {piece.shape}, "
+                f"its shape on the part's problem is {own}; fix the spec's split view"
+            )
+        return np.ascontiguousarray(piece).reshape(own)
+
+    def _argument(self, a: Any) -> Any:
+        if isinstance(a, ArrayArg):
+            buffer = self.buffers[a.name]
+            return ConstantData(a.name, buffer) if a.constant else buffer
+        if isinstance(a, ScalarArg):
+            return scalar_value(self.spec, a, self.env)
+        assert isinstance(a, LocalArg)
+        return LocalSpace(self.spec.local_arg_bytes(self.env)[a.name])
+
+    def launch(self) -> float:
+        g = self.geometry
+        return self.session.launch(self.kernel, g.global_size, g.local_size, self.args, 1)[0]
+
+    def gather(self, outputs: dict[str, np.ndarray]) -> None:
+        """Download this part's outputs and write its own range into the whole ones."""
+        for name, whole in outputs.items():
+            mine = np.empty_like(self.host[name])
+            self.session.download(self.buffers[name], mine)
+            if name not in self.cut:
+                whole[...] = mine.reshape(whole.shape)
+                continue
+            arg = next(a for a in self.spec.args if isinstance(a, ArrayArg) and a.name == name)
+            _, axis, full, view = self._views(arg)
+            own = self.part.stop - self.part.start
+            piece = mine.reshape(view)[_along(axis, len(view), self.lo, self.lo + own)]
+            whole.reshape(full)[_along(axis, len(full), self.part.start, self.part.stop)] = piece
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def run_parts(
+    spec: KernelSpec,
+    problem: Problem,
+    parts: Sequence[Part],
+    split: SplitDim | None,
+    seed: int = 0,
+    target_s: float = 0.2,
+) -> RunResult:
+    """Run ``parts`` (one per device; a single part with ``split`` None is a whole run)
+    concurrently, round after round for about ``target_s`` (3 to 50 rounds after one
+    warm-up), and return the times and the gathered outputs."""
+    full = spec.problem.merged(problem)
+    inputs = host_arrays(spec, spec.env({}, full), seed)
+    outputs = {
+        a.name: inputs[a.name].copy()  # uncovered elements keep their seeded random values
+        for a in spec.args
+        if isinstance(a, ArrayArg) and a.output
+    }
+    if split is not None:
+        uncut = sorted(set(outputs) - {a.name for a in split.arrays})
+        if uncut:
+            raise SpecError(
+                f"kernel {spec.name}: its split along {split.dimension} does not cut the "
+                f"output(s) {uncut}; name them in the split's arrays"
+            )
+    started = time.perf_counter()
+    runs = [_PartRun(spec, full, split, p, inputs) for p in parts if p.stop > p.start]
+    try:
+        split_ms = (time.perf_counter() - started) * 1e3
+        walls, kernels = _rounds(runs, target_s)
+        started = time.perf_counter()
+        for r in runs:
+            r.gather(outputs)
+        gather_ms = (time.perf_counter() - started) * 1e3
+    finally:
+        for r in runs:
+            r.close()
+    return RunResult(
+        wall_ms=statistics.median(walls),
+        kernel_ms=tuple(statistics.median(k) for k in kernels),
+        rounds=len(walls),
+        split_ms=split_ms,
+        gather_ms=gather_ms,
+        outputs=outputs,
+    )
+
+
+def _rounds(runs: Sequence[_PartRun], target_s: float) -> tuple[list[float], list[list[float]]]:
+    walls: list[float] = []
+    kernels: list[list[float]] = [[] for _ in runs]
+    with ThreadPoolExecutor(max_workers=len(runs)) as pool:
+        for r in range(51):  # round 0 warms up (first launches, caches) and is not counted
+            started = time.perf_counter()
+            times = [f.result() for f in [pool.submit(run.launch) for run in runs]]
+            wall = (time.perf_counter() - started) * 1e3
+            if r == 0:
+                continue
+            walls.append(wall)
+            for k, t in zip(kernels, times, strict=True):
+                k.append(t)
+            if len(walls) >= 3 and sum(walls) >= target_s * 1e3:
+                break
+    return walls, kernels

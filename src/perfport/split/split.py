@@ -1,0 +1,170 @@
+"""``perfport split``: choose each device's configuration, time each device alone, plan the
+split (Eqs. 4-9, Algorithm 1), run it across the devices, verify it against the best single
+device's output, decide, and store the plan with what was measured."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
+from perfport.measure.verify import mismatch
+from perfport.space import kernel_space
+from perfport.split.execute import Part, RunResult, run_parts
+from perfport.split.plan import SplitPlan, plan_split
+from perfport.store import Store, best_results
+
+
+@dataclass(frozen=True)
+class SplitOutcome:
+    """One ``perfport split``: the plan, each device's configuration (and where it came from:
+    ``store`` or ``default``), the single-device and split runs and the decision."""
+
+    plan: SplitPlan
+    devices: tuple[DeviceInfo, ...]
+    configs: tuple[Config, ...]
+    config_sources: tuple[str, ...]
+    single: tuple[RunResult, ...]
+    run: RunResult
+    verified: bool
+    mismatch: str | None
+
+    @property
+    def best_single(self) -> int:
+        return min(range(len(self.single)), key=lambda i: self.single[i].wall_ms)
+
+    @property
+    def decision(self) -> str:
+        """ "split" when the split run beat the best single device, else that device: the
+        theoretical gain (best single - theoretical) did not cover the measured overhead
+        (measured - theoretical). A wrong split never wins."""
+        best = self.single[self.best_single].wall_ms
+        if self.verified and self.run.wall_ms < best:
+            return "split"
+        return self.devices[self.best_single].id
+
+    def to_json(self) -> dict[str, Any]:
+        best = self.single[self.best_single]
+        return {
+            "devices": [d.id for d in self.devices],
+            "configs": [
+                {"device": d.id, "config": dict(c), "source": s, "time_ms": r.wall_ms}
+                for d, c, s, r in zip(
+                    self.devices, self.configs, self.config_sources, self.single, strict=True
+                )
+            ],
+            "dimension": self.plan.dimension,
+            "extent": self.plan.extent,
+            "split_factors": list(self.plan.split_factors),
+            "adjusted_factors": list(self.plan.adjusted_factors),
+            "parts": [list(p) for p in self.plan.parts],
+            "theoretical_ms": self.plan.theoretical_ms,
+            "adjusted_theoretical_ms": self.plan.adjusted_theoretical_ms,
+            "measured_ms": self.run.wall_ms,
+            "part_kernel_ms": list(self.run.kernel_ms),
+            "split_ms": self.run.split_ms,
+            "gather_ms": self.run.gather_ms,
+            "best_single": {"device": self.devices[self.best_single].id, "time_ms": best.wall_ms},
+            "speedup_over_best_single": best.wall_ms / self.run.wall_ms,
+            "verified": self.verified,
+            "mismatch": self.mismatch,
+            "decision": self.decision,
+        }
+
+
+def split_dimension(spec: KernelSpec, dimension: int | None) -> SplitDim:
+    """The declared split along ``dimension`` (None: the first declared)."""
+    if not spec.split:
+        raise SpecError(
+            f"kernel {spec.name} declares no split of its index space; give its KernelSpec a "
+            "split (see docs/split.md), or run it on one device"
+        )
+    if dimension is None:
+        return spec.split[0]
+    for s in spec.split:
+        if s.dimension == dimension:
+            return s
+    known = ", ".join(str(s.dimension) for s in spec.split)
+    raise SpecError(
+        f"kernel {spec.name} has no split along dimension {dimension}; give --dimension {known}"
+    )
+
+
+def choose_config(
+    spec: KernelSpec, problem: Problem, device: DeviceInfo, store: Store | None
+) -> tuple[Config, str]:
+    """The device's best stored configuration for this problem (``perfport tune``), else the
+    kernel's default, else its first legal configuration."""
+    space = kernel_space(spec, problem, device)
+    if not len(space):
+        raise SpecError(
+            f"no configuration of {spec.name} is legal on {device.id} at this problem; "
+            f"see 'perfport space {spec.name} --device {device.id}'"
+        )
+    if store is not None:
+        for r in best_results(store, spec.source_hash, device.fingerprint):
+            if r.problem == problem and r.best is not None and space.index(r.best) is not None:
+                return r.best, "store"
+    if spec.default is not None and space.index(spec.default) is not None:
+        return spec.default, "default"
+    return space.config(0), "first legal"
+
+
+def block(spec: KernelSpec, split: SplitDim, config: Config, problem: Problem) -> int:
+    """Elements of the extent one work-group covers: its size along the dimension times the
+    elements each work-item covers there."""
+    env = spec.env(config, problem)
+    local = int(spec.local_exprs[split.dimension].value(env))
+    return local * int(Expr(split.granule, f"kernel {spec.name} split granule").value(env))
+
+
+def split_run(
+    spec: KernelSpec,
+    problem: Problem,
+    devices: Sequence[DeviceInfo],
+    dimension: int | None = None,
+    store: Store | None = None,
+    configs: Mapping[str, Config] | None = None,
+    target_s: float = 0.2,
+) -> SplitOutcome:
+    """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
+    device id, else from ``store``, else the default)."""
+    ids = [d.id for d in devices]
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        raise SpecError(
+            "a split needs two or more different devices; give --device twice (on one CPU, "
+            "its sub-devices opencl:0:0.0 and opencl:0:0.1)"
+        )
+    split = split_dimension(spec, dimension)
+    full = spec.problem.merged(problem)
+    chosen = [
+        (configs[d.id], "given")
+        if configs and d.id in configs
+        else choose_config(spec, full, d, store)
+        for d in devices
+    ]
+    extent = int(full[split.extent])
+    single = tuple(
+        run_parts(spec, full, [Part(d, c, 0, extent)], None, target_s=target_s)
+        for d, (c, _) in zip(devices, chosen, strict=True)
+    )
+    blocks = [block(spec, split, c, full) for c, _ in chosen]
+    plan = plan_split(ids, extent, blocks, [r.wall_ms for r in single], split.dimension)
+    parts = [
+        Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
+    ]
+    run = run_parts(spec, full, parts, split, target_s=target_s)
+    best = min(single, key=lambda r: r.wall_ms)
+    tolerance = spec.tolerance
+    problem_text = mismatch(run.outputs, best.outputs, tolerance)
+    return SplitOutcome(
+        plan=plan,
+        devices=tuple(devices),
+        configs=tuple(c for c, _ in chosen),
+        config_sources=tuple(s for _, s in chosen),
+        single=single,
+        run=run,
+        verified=problem_text is None,
+        mismatch=problem_text,
+    )

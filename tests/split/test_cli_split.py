@@ -1,0 +1,62 @@
+"""``perfport split``: its JSON, the stored plan, and one-line refusals (exit 2) that leave
+the database untouched."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
+
+
+def perfport(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "perfport", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_split_json_and_stored_plan(tmp_path):
+    db = str(tmp_path / "r.db")
+    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80",
+                    "--dimension", "1", "--db", db, "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {
+        "devices", "configs", "split_factors", "adjusted_factors", "theoretical_ms",
+        "measured_ms", "best_single", "speedup_over_best_single", "verified", "decision",
+    } <= set(out)  # fmt: skip
+    assert out["verified"] is True and out["dimension"] == 1
+    assert out["decision"] in ("split", *out["devices"])
+    assert set(out["best_single"]) == {"device", "time_ms"}
+    assert sum(out["adjusted_factors"]) == pytest.approx(1.0)
+    from perfport.store import Store
+    from perfport.store.plans import stored_plans
+
+    with Store(db) as store:
+        (plan,) = stored_plans(store, "stencil")
+    assert plan.id == out["plan_id"] and plan.run is not None
+    assert plan.run["measured_ms"] == out["measured_ms"]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["convolution", "--device", "opencl:0:0.0"], "two or more devices"),
+        (["convolution", "--device", "opencl:0:0.0", "--device", "opencl:0:0.0"], "each device once"),
+        (["convolution", "--device", "opencl:0:0.0", "--device", "opencl:9:0"], "opencl:9:0"),
+        (["convolution2d", *TWO], "declares no split"),
+        (["convolution", *TWO, "--dimension", "1"], "--dimension 0"),
+        (["stencil", *TWO, "--problem", "north=400", "south=400", "east=400", "west=400"],
+         "no configuration of stencil is legal"),
+        (["convolution", *TWO, "--iterations", "3"], "--iterations"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says):
+    db = tmp_path / "r.db"
+    done = perfport("split", *args, "--db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+    assert not db.exists()
