@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from model_support import LOOPY
+from model_support import matmul_stats as _matmul_stats
 
 from perfport._core.errors import ExpressionError
 from perfport.model import (
@@ -16,6 +18,13 @@ from perfport.model import (
     SyncKind,
     gather,
 )
+
+pytest.importorskip("loopy", reason=LOOPY)
+
+
+@pytest.fixture
+def matmul_stats():
+    return _matmul_stats()
 
 
 def _mem(evaluated, variable, direction):

@@ -9,6 +9,7 @@ numbers, names, ``+ - * / **`` and the functions exp, log, sqrt and tanh.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,8 @@ from perfport._core.errors import ExpressionError
 from perfport._core.expr import parse
 from perfport.model.errors import ModelError
 
+# A feature name inside a model expression: f_ then name characters and {...} groups.
+FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
 _MAX_NODES = 2_000
 _PLACEHOLDER = "_feature_{}_"
 
@@ -143,8 +146,6 @@ class Formula:
 
     @staticmethod
     def parse(text: str, what: str = "model") -> Formula:
-        from perfport.model.features import FEATURE_TOKEN
-
         if not isinstance(text, str) or not text.strip():
             raise ModelError(
                 f"{what}: the expression is empty; write e.g. p_madd * f_op_float32_madd"

@@ -28,9 +28,8 @@ from perfport._core.errors import ExpressionError
 from perfport._core.expr import Expr
 from perfport.model.counts import EvaluatedMem, EvaluatedStats, SyncKind
 from perfport.model.errors import ModelError
+from perfport.model.expression import FEATURE_TOKEN, Formula
 
-# A feature name inside a model expression: f_ then name characters and {...} groups.
-FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
 _CONDITION = re.compile(r"^(>=|<=|!=|==|>|<|=)?(.+)$")
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} | {
     f"uint{b}" for b in (8, 16, 32, 64)
@@ -280,8 +279,6 @@ class FeatureSet:
         if name in self._functions:
             return float(self._functions[name](stats))
         if name in self._expressions:
-            from perfport.model.expression import Formula
-
             formula = Formula.parse(self._expressions[name], f"feature {name}")
             return float(formula.evaluate({f: self.value(f, stats) for f in formula.features}))
         return parse_feature(name).value(stats)

@@ -91,7 +91,7 @@ class Model:
         """The expression's top-level summands, as text (their shares explain a prediction)."""
         import ast
 
-        from perfport.model.features import FEATURE_TOKEN
+        from perfport.model.expression import FEATURE_TOKEN
 
         found = FEATURE_TOKEN.findall(self.expression)
         text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
