@@ -131,8 +131,10 @@ def calibrate(
     device: str = "",
     scale: bool = True,
     initial: Mapping[str, float] | None = None,
+    max_evaluations: int | None = None,
 ) -> Calibration:
-    """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy)."""
+    """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy), at
+    most ``max_evaluations`` model evaluations (default 2000 per parameter)."""
     optimize = require("scipy.optimize", "model", "Model calibration")
     columns, target = _matrix(model, data, scale)
     names = model.parameters
@@ -151,7 +153,12 @@ def calibrate(
             "the model is not finite at its starting values; give other initial values"
         )
     fit = optimize.least_squares(
-        residuals, x0, jac=jacobian, method="lm", x_scale="jac", max_nfev=2000 * (len(names) + 1)
+        residuals,
+        x0,
+        jac=jacobian,
+        method="lm",
+        x_scale="jac",
+        max_nfev=max_evaluations or 2000 * (len(names) + 1),
     )
     if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
         raise ModelError(

@@ -269,6 +269,8 @@ class FeatureSet:
     def _check_name(self, name: str) -> None:
         if not re.fullmatch(r"f_[A-Za-z0-9_]+", name):
             raise ModelError(f"feature name {name!r}: start it with f_, then letters, digits or _")
+        if name in self._expressions or name in self._functions:
+            raise ModelError(f"feature {name} is already defined; pick another name")
 
     def check(self, name: str) -> None:
         """Raise a one-line ModelError unless ``name`` is a feature this set knows."""
