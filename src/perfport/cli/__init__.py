@@ -16,7 +16,7 @@ from typing import NoReturn
 
 from perfport._core import PerfportError
 from perfport._core.version import __version__
-from perfport.cli import devices, replay, results, select, serve, space, tune, wg
+from perfport.cli import devices, model, replay, results, select, serve, space, tune, wg
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # In the order `perfport --help` lists them.
-_GROUPS = (devices, tune, space, replay, wg, select, serve, results)
+_GROUPS = (devices, tune, space, replay, wg, select, model, serve, results)
 
 
 def _parser() -> argparse.ArgumentParser:

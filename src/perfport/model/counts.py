@@ -54,7 +54,7 @@ class MemCount:
     elements, keyed by axis; an axis absent from ``lstrides`` or ``gstrides`` has stride 0.
     ``footprint`` counts the distinct elements of ``variable`` accessed in ``direction`` (all
     of its patterns together), so the access-to-footprint ratio is ``accesses / footprint``;
-    empty where loopy cannot bound the footprint."""
+    empty for local memory and where loopy cannot bound the footprint."""
 
     mtype: str  # global | local
     dtype: str

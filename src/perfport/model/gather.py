@@ -163,7 +163,12 @@ def _mem(program: Any, knl: Any, subgroup_size: int) -> tuple[MemCount, ...]:
     result = []
     for key, value in access.count_map.items():
         direction = "load" if key.direction == "load" else "store"
-        footprint = footprints.get((key.variable, "read" if direction == "load" else "write"))
+        # Local arrays' footprints are per work-group, their counts per kernel: no ratio.
+        footprint = (
+            footprints.get((key.variable, "read" if direction == "load" else "write"))
+            if str(key.mtype) == "global"
+            else None
+        )
         result.append(
             MemCount(
                 mtype=str(key.mtype),
