@@ -26,6 +26,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "tune_builtins.py": (["--out", "{tmp}/builtins"], ["| stencil |", "speedup"]),
     "daemon_latency.py": ([], ["p99 ratio predict / health"]),
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
+    "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
 }
 NEEDS_SHARED = {"space_build.py", "strategies.py"}
 
@@ -38,6 +39,7 @@ def test_every_kept_benchmark_is_covered():
 def test_smoke_runs(tmp_path: Path):
     pytest.importorskip("sklearn", reason="daemon_latency and select_c_speed fit models")
     pytest.importorskip("fastapi", reason="daemon_latency starts the daemon")
+    pytest.importorskip("loopy", reason="model_counts gathers loopy statistics")
     if shutil.which("gcc") is None:
         pytest.skip("select_c_speed compiles its selector with gcc")
     env = {

@@ -1,0 +1,189 @@
+"""``perfport model ...``: calibrated analytical performance models (Stevens and Klöckner).
+The handlers import the model capability (and loopy) when they run, so ``--help`` imports
+none of it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfport._core import PerfportError
+from perfport.cli import render
+from perfport.cli.arguments import Subcommands, add_problem, count, parse_assignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perfport.model import EvaluatedStats, KernelStats
+
+
+def add_parser(sub: Subcommands) -> None:
+    model = sub.add_parser("model", help="calibrated analytical performance models (loopy)")
+    model_sub = model.add_subparsers(dest="model_command", required=True, metavar="COMMAND")
+    p = model_sub.add_parser(
+        "stats",
+        help="a loopy kernel's operation, memory-access and synchronisation counts",
+        description="KERNEL is a built-in application kernel (matmul-prefetch, "
+        "matmul-noprefetch) or a .py file defining 'kernel' (a loopy kernel) or "
+        "'make_kernel()' returning one. Counts are symbolic in the problem sizes; "
+        "--problem evaluates them.",
+    )
+    p.add_argument("kernel", metavar="KERNEL")
+    add_problem(p)
+    p.add_argument(
+        "--subgroup-size", type=count, default=32, help="work-items per sub-group (default 32)"
+    )
+    p.add_argument("--feature", nargs="+", action="extend", default=[], metavar="NAME",
+                   help="also evaluate these features, e.g. f_op_float32_madd")  # fmt: skip
+    p.add_argument("--no-cache", action="store_true", help="count again, ignoring the cache")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_stats)
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport" / "model"
+
+
+def _sizes(assignments: list[str]) -> dict[str, int]:
+    sizes = {}
+    for text in assignments:
+        name, value = parse_assignment(text)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
+        sizes[name] = value
+    return sizes
+
+
+def run_stats(args: argparse.Namespace, console: Console) -> int:
+    from perfport import model
+
+    sizes = _sizes(args.problem)
+    program = model.load_program(args.kernel)
+    cache = model.StatsCache(None if args.no_cache else _cache_folder())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
+        stats = cache.stats(program, args.subgroup_size)
+    unknown = sorted(set(sizes) - set(stats.params))
+    if unknown:
+        raise PerfportError(
+            f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
+            f"{', '.join(stats.params) or 'none'}"
+        )
+    features = model.FeatureSet()
+    for name in args.feature:
+        features.check(name)
+    evaluated = stats.evaluate(sizes) if sizes or not stats.params else None
+    report = stats_report(stats, evaluated, args.feature, features)
+    if args.json:
+        render.print_json(report)
+    else:
+        _print_report(console, report)
+    return 0
+
+
+def stats_report(
+    stats: KernelStats, evaluated: EvaluatedStats | None, extra: list[str], features: Any
+) -> dict[str, Any]:
+    """The statistics as JSON: each count symbolic and, with sizes, its value."""
+    values: dict[str, Any] = {}
+    if evaluated is not None:
+        for name in [*_named_features(stats), *extra]:
+            values[name] = features.value(name, evaluated)
+    ops = evaluated.ops if evaluated else [(o, None) for o in stats.ops]
+    mem = evaluated.mem if evaluated else [None] * len(stats.mem)
+    return {
+        "kernel": stats.kernel,
+        "params": list(stats.params),
+        "sizes": dict(evaluated.sizes) if evaluated else None,
+        "subgroup_size": stats.subgroup_size,
+        "exact": not stats.approximations,
+        "approximations": list(stats.approximations),
+        "ops": [
+            {
+                "dtype": o.dtype,
+                "op": o.op,
+                "granularity": o.granularity.value,
+                "symbolic": o.count,
+                "value": v,
+            }
+            for o, v in ops
+        ],
+        "mem": [_mem_json(pattern, e) for pattern, e in zip(stats.mem, mem, strict=True)],
+        "sync": [
+            {
+                "kind": s.kind.value,
+                "symbolic": s.count,
+                "value": dict(evaluated.sync).get(s.kind) if evaluated else None,
+            }
+            for s in stats.sync
+        ],
+        "thread_groups": {
+            "symbolic": stats.thread_groups,
+            "value": evaluated.thread_groups if evaluated else None,
+        },
+        "work_group_size": {
+            "symbolic": stats.work_group_size,
+            "value": evaluated.work_group_size if evaluated else None,
+        },
+        "assumptions": stats.guard,
+        "features": values,
+    }
+
+
+def _mem_json(m: Any, e: Any) -> dict[str, Any]:
+    return {
+        "mtype": m.mtype,
+        "dtype": m.dtype,
+        "direction": m.direction,
+        "variable": m.variable,
+        "tags": list(m.tags),
+        "granularity": m.granularity.value,
+        "symbolic": m.count,
+        "lstrides": {str(a): s for a, s in m.lstrides},
+        "gstrides": {str(a): s for a, s in m.gstrides},
+        "footprint": m.footprint or None,
+        "value": e.count if e else None,
+        "lstrides_value": {str(a): v for a, v in e.lstrides.items()} if e else None,
+        "gstrides_value": {str(a): v for a, v in e.gstrides.items()} if e else None,
+        "afr": e.afr if e else None,
+    }
+
+
+def _named_features(stats: KernelStats) -> list[str]:
+    """The built-in feature of every kind of count the kernel has, by its paper name."""
+    names = [f"f_op_{o.dtype}_{o.op}" for o in stats.ops]
+    for m in stats.mem:
+        names.append(f"f_mem_access_{m.mtype}_{m.dtype}_{m.direction}")
+        names += [f"f_mem_access_tag:{t}" for t in m.tags]
+    names += [f"f_sync_{s.kind.value}" for s in stats.sync]
+    return [*dict.fromkeys(names), "f_thread_groups"]
+
+
+def _print_report(console: Console, report: dict[str, Any]) -> None:
+    sizes = report["sizes"]
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items()) if sizes else "symbolic"
+    console.print(f"[bold]{report['kernel']}[/] ({shown}; sub-group {report['subgroup_size']})")
+
+    def line(what: str, symbolic: str, value: Any) -> None:
+        at = "" if value is None else f" = {value:g}"
+        console.print(f"  {what}: {symbolic}{at}", highlight=False, markup=False)
+
+    for o in report["ops"]:
+        line(f"op {o['dtype']} {o['op']} per {o['granularity']}", o["symbolic"], o["value"])
+    for m in report["mem"]:
+        strides = f"lstrides {m['lstrides_value'] or m['lstrides']} gstrides {m['gstrides_value'] or m['gstrides']}"
+        afr = f" afr {m['afr']:g}" if m["afr"] is not None else ""
+        what = f"{m['mtype']} {m['dtype']} {m['direction']} {m['variable']} {strides}{afr}"
+        line(f"mem {what} per {m['granularity']}", m["symbolic"], m["value"])
+    for s in report["sync"]:
+        line(f"sync {s['kind']}", s["symbolic"], s["value"])
+    line("thread groups", report["thread_groups"]["symbolic"], report["thread_groups"]["value"])
+    for note in report["approximations"]:
+        console.print(f"  approximation: {note}", highlight=False, markup=False)
+    if report["features"]:
+        console.print("  features:")
+        for name, value in report["features"].items():
+            console.print(f"    {name} = {value:g}", highlight=False, markup=False)

@@ -1,0 +1,202 @@
+"""Calibration (section 7.2): fit a model's parameters to measurements by Levenberg-Marquardt
+with the symbolic Jacobian (scipy, the ``model`` extra), and prediction with the result.
+
+As in the paper, features are by default scaled by the output (each row divided by its
+measured value, outputs set to 1), so the fit minimises relative, not absolute, error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core.optional import require
+from perfport.model.errors import ModelError
+from perfport.model.model import Model
+
+FORMAT = "perfport-calibration/1"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured kernel run: its input features and the output (e.g. seconds)."""
+
+    kernel: str
+    sizes: Mapping[str, Any]
+    features: Mapping[str, float]
+    output: float
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Fitted parameters of a model on a device. ``residual`` is the 2-norm of the (scaled)
+    residuals at the solution, ``residuals`` one per measurement; ``nonnegative`` says whether
+    every cost parameter came out >= 0 (a negative cost means the model or the measurements
+    do not separate that cost)."""
+
+    model: Model
+    device: str
+    parameters: Mapping[str, float]
+    residual: float
+    residuals: tuple[float, ...]
+    n_measurements: int
+    nonnegative: bool
+    negative: tuple[str, ...]
+    scaled: bool
+    iterations: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "model": self.model.to_json(),
+            "device": self.device,
+            "parameters": dict(self.parameters),
+            "residual": self.residual,
+            "residuals": list(self.residuals),
+            "n_measurements": self.n_measurements,
+            "nonnegative": self.nonnegative,
+            "negative": list(self.negative),
+            "scaled": self.scaled,
+            "iterations": self.iterations,
+        }
+
+    @staticmethod
+    def from_json(data: Any) -> Calibration:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ModelError(f"not a perfport calibration file (expected format {FORMAT!r})")
+        try:
+            model = Model.from_json(data["model"])
+            parameters = {str(k): float(v) for k, v in dict(data["parameters"]).items()}
+            if set(parameters) != set(model.parameters):
+                raise ValueError("its parameters are not the model's")
+            return Calibration(
+                model=model,
+                device=str(data["device"]),
+                parameters=parameters,
+                residual=float(data["residual"]),
+                residuals=tuple(float(r) for r in data["residuals"]),
+                n_measurements=int(data["n_measurements"]),
+                nonnegative=bool(data["nonnegative"]),
+                negative=tuple(str(n) for n in data["negative"]),
+                scaled=bool(data["scaled"]),
+                iterations=int(data["iterations"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(
+                f"calibration file: missing or bad field ({exc}); calibrate again"
+            ) from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+
+    @staticmethod
+    def load(path: str | Path) -> Calibration:
+        try:
+            return Calibration.from_json(json.loads(Path(path).read_text()))
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{path}: not JSON ({exc.msg}); give a calibration file") from None
+
+
+def _matrix(
+    model: Model, data: Sequence[Measurement], scale: bool
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    if len(data) < len(model.parameters):
+        raise ModelError(
+            f"{len(data)} measurements cannot fix {len(model.parameters)} parameters; give at "
+            f"least {len(model.parameters)}, each varying the features"
+        )
+    outputs = np.array([m.output for m in data], dtype=float)
+    if not np.all(np.isfinite(outputs)) or (scale and np.any(outputs <= 0)):
+        raise ModelError("every measured output must be a finite, positive number; drop the others")
+    columns = {}
+    for name in model.features:
+        missing = [m.kernel for m in data if name not in m.features]
+        if missing:
+            raise ModelError(f"measurement of {missing[0]} has no value for {name}; gather it")
+        columns[name] = np.array([m.features[name] for m in data], dtype=float)
+    if scale:
+        columns = {n: c / outputs for n, c in columns.items()}
+        return columns, np.ones_like(outputs)
+    return columns, outputs
+
+
+def calibrate(
+    model: Model,
+    data: Sequence[Measurement],
+    device: str = "",
+    scale: bool = True,
+    initial: Mapping[str, float] | None = None,
+    max_evaluations: int | None = None,
+) -> Calibration:
+    """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy), at
+    most ``max_evaluations`` model evaluations (default 2000 per parameter)."""
+    optimize = require("scipy.optimize", "model", "Model calibration")
+    columns, target = _matrix(model, data, scale)
+    names = model.parameters
+    start = {**{p: 1.0 for p in names}, **model.initial, **(initial or {})}
+    x0 = np.array([start[p] for p in names], dtype=float)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        values = model.evaluate(dict(zip(names, x, strict=True)), columns)
+        return np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        return model.jacobian(dict(zip(names, x, strict=True)), columns)
+
+    if not np.all(np.isfinite(residuals(x0))):
+        raise ModelError(
+            "the model is not finite at its starting values; give other initial values"
+        )
+    fit = optimize.least_squares(
+        residuals,
+        x0,
+        jac=jacobian,
+        method="lm",
+        x_scale="jac",
+        max_nfev=max_evaluations or 2000 * (len(names) + 1),
+    )
+    if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
+        raise ModelError(
+            f"calibration did not converge ({fit.message}); give measurements that vary each "
+            "feature independently, or initial values near the answer"
+        )
+    params = {p: float(v) for p, v in zip(names, fit.x, strict=True)}
+    negative = tuple(p for p in model.cost_parameters if params[p] < 0)
+    return Calibration(
+        model=model,
+        device=device,
+        parameters=params,
+        residual=float(np.linalg.norm(fit.fun)),
+        residuals=tuple(float(r) for r in fit.fun),
+        n_measurements=len(data),
+        nonnegative=not negative,
+        negative=negative,
+        scaled=scale,
+        iterations=int(fit.nfev),
+    )
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's output for one kernel and size, and each top-level term's share of it."""
+
+    value: float
+    terms: Mapping[str, float]
+
+
+def predict(calibration: Calibration, features: Mapping[str, float]) -> Prediction:
+    model = calibration.model
+    env = {**features, **calibration.parameters}
+    value = float(model.evaluate(calibration.parameters, features))
+    shares: dict[str, float] = {}
+    from perfport.model.expression import Formula
+
+    for term in model.terms():
+        part = float(Formula.parse(term, "model term").evaluate(env))
+        shares[term] = part / value if value else 0.0
+    return Prediction(value, shares)

@@ -1,0 +1,10 @@
+"""The model capability's error: bad model expressions, unknown features, calibrations that
+do not converge. One line each, naming the problem and the fix."""
+
+from __future__ import annotations
+
+from perfport._core.errors import PerfportError
+
+
+class ModelError(PerfportError):
+    """A model, feature or calibration cannot be used as given."""

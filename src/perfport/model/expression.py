@@ -1,0 +1,220 @@
+"""Model formulas: safe to parse, evaluated on numpy arrays, differentiated symbolically.
+
+A formula is parsed by perfport's whitelisted parser (``_core.expr.parse``: Python syntax,
+depth-bounded, never ``eval``) after its feature names (which hold ``:{};<>``) are swapped for
+placeholders; the tree is then rebuilt from the few nodes a differentiable model needs:
+numbers, names, ``+ - * / **`` and the functions exp, log, sqrt and tanh.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perfport._core.errors import ExpressionError
+from perfport._core.expr import parse
+from perfport.model.errors import ModelError
+
+# A feature name inside a model expression: f_ then name characters and {...} groups.
+FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
+_MAX_NODES = 2_000
+_PLACEHOLDER = "_feature_{}_"
+
+
+@dataclass(frozen=True)
+class Node:
+    """``op`` is num, sym, add, sub, mul, div, pow, neg, or a function name."""
+
+    op: str
+    args: tuple[Node, ...] = ()
+    value: float = 0.0
+    name: str = ""
+
+
+def num(v: float) -> Node:
+    return Node("num", value=float(v))
+
+
+ZERO, ONE = num(0), num(1)
+
+_FUNCTIONS: dict[str, Callable[[Any], Any]] = {
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "tanh": np.tanh,
+}
+_BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
+
+
+def evaluate(node: Node, env: Mapping[str, Any]) -> Any:
+    op, a = node.op, node.args
+    if op == "num":
+        return node.value
+    if op == "sym":
+        return env[node.name]
+    if op == "neg":
+        return -evaluate(a[0], env)
+    if op in _FUNCTIONS:
+        return _FUNCTIONS[op](evaluate(a[0], env))
+    x, y = evaluate(a[0], env), evaluate(a[1], env)
+    if op == "add":
+        return x + y
+    if op == "sub":
+        return x - y
+    if op == "mul":
+        return x * y
+    if op == "div":
+        return x / y
+    return np.power(x, y)
+
+
+def derivative(node: Node, name: str) -> Node:
+    """d node / d name, simplified where a factor is 0 or 1."""
+    op, a = node.op, node.args
+    if op == "num":
+        return ZERO
+    if op == "sym":
+        return ONE if node.name == name else ZERO
+    if op == "neg":
+        return _neg(derivative(a[0], name))
+    if op in _FUNCTIONS:
+        inner = derivative(a[0], name)
+        outer = {
+            "exp": node,
+            "log": _div(ONE, a[0]),
+            "sqrt": _div(num(0.5), node),
+            "tanh": _sub(ONE, _mul(node, node)),
+        }[op]
+        return _mul(outer, inner)
+    da, db = derivative(a[0], name), derivative(a[1], name)
+    if op == "add":
+        return _add(da, db)
+    if op == "sub":
+        return _sub(da, db)
+    if op == "mul":
+        return _add(_mul(da, a[1]), _mul(a[0], db))
+    if op == "div":
+        return _div(_sub(_mul(da, a[1]), _mul(a[0], db)), _mul(a[1], a[1]))
+    # d(u**v) = v*u**(v-1)*du + u**v*log(u)*dv
+    power = _mul(_mul(a[1], Node("pow", (a[0], _sub(a[1], ONE)))), da)
+    if db == ZERO:
+        return power
+    return _add(power, _mul(_mul(node, Node("log", (a[0],))), db))
+
+
+def _add(x: Node, y: Node) -> Node:
+    if x == ZERO:
+        return y
+    return x if y == ZERO else Node("add", (x, y))
+
+
+def _sub(x: Node, y: Node) -> Node:
+    if y == ZERO:
+        return x
+    return _neg(y) if x == ZERO else Node("sub", (x, y))
+
+
+def _mul(x: Node, y: Node) -> Node:
+    if ZERO in (x, y):
+        return ZERO
+    if x == ONE:
+        return y
+    return x if y == ONE else Node("mul", (x, y))
+
+
+def _div(x: Node, y: Node) -> Node:
+    return ZERO if x == ZERO else Node("div", (x, y))
+
+
+def _neg(x: Node) -> Node:
+    return ZERO if x == ZERO else Node("neg", (x,))
+
+
+@dataclass(frozen=True)
+class Formula:
+    """A parsed formula; ``names`` are its parameters (``p_``) and ``features`` (``f_``)."""
+
+    text: str
+    tree: Node
+    parameters: tuple[str, ...]
+    features: tuple[str, ...]
+
+    @staticmethod
+    def parse(text: str, what: str = "model") -> Formula:
+        if not isinstance(text, str) or not text.strip():
+            raise ModelError(
+                f"{what}: the expression is empty; write e.g. p_madd * f_op_float32_madd"
+            )
+        features: list[str] = []
+
+        def swap(match: Any) -> str:
+            if match.group(0) not in features:
+                features.append(match.group(0))
+            return _PLACEHOLDER.format(features.index(match.group(0)))
+
+        try:
+            tree = parse(FEATURE_TOKEN.sub(swap, text), what)
+        except ExpressionError as exc:
+            raise ModelError(
+                f"{exc}; write + - * / ** over p_ parameters and f_ features"
+            ) from None
+        if sum(1 for _ in ast.walk(tree)) > _MAX_NODES:
+            raise ModelError(f"{what}: the expression is too large (over {_MAX_NODES} nodes)")
+        node = _Builder(what, features).build(tree.body)
+        params = sorted(_symbols(node) - set(features))
+        return Formula(text.strip(), node, tuple(params), tuple(features))
+
+    def evaluate(self, env: Mapping[str, Any]) -> Any:
+        missing = [n for n in (*self.parameters, *self.features) if n not in env]
+        if missing:
+            raise ModelError(f"no value for {missing[0]} in {self.text[:80]!r}; give it")
+        with np.errstate(all="ignore"):
+            return evaluate(self.tree, env)
+
+
+def _symbols(node: Node) -> set[str]:
+    if node.op == "sym":
+        return {node.name}
+    return set().union(*(_symbols(a) for a in node.args)) if node.args else set()
+
+
+class _Builder:
+    def __init__(self, what: str, features: list[str]) -> None:
+        self.what, self.features = what, features
+
+    def fail(self, message: str) -> ModelError:
+        return ModelError(
+            f"{self.what}: {message}; use numbers, p_ parameters, f_ features, + - * / ** "
+            f"and {', '.join(_FUNCTIONS)}"
+        )
+
+    def build(self, node: ast.AST) -> Node:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+                raise self.fail(f"constant {node.value!r} is not a number")
+            return num(node.value)
+        if isinstance(node, ast.Name):
+            return Node("sym", name=self._name(node.id))
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return Node(_BINARY[type(node.op)], (self.build(node.left), self.build(node.right)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            inner = self.build(node.operand)
+            return Node("neg", (inner,)) if isinstance(node.op, ast.USub) else inner
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id not in _FUNCTIONS or node.keywords or len(node.args) != 1:
+                raise self.fail(f"{node.func.id}(...) is not a one-argument model function")
+            return Node(node.func.id, (self.build(node.args[0]),))
+        raise self.fail(f"{type(node).__name__} is not allowed in a model expression")
+
+    def _name(self, name: str) -> str:
+        for i, feature in enumerate(self.features):
+            if name == _PLACEHOLDER.format(i):
+                return feature
+        if not name.startswith("p_") or len(name) < 3:
+            raise self.fail(f"unknown name {name!r}: parameters start with p_, features with f_")
+        return name

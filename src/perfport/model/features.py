@@ -1,0 +1,289 @@
+"""Kernel features named as in Stevens and Klöckner's section 6, and user-defined ones.
+
+Built in (fields after ``f_mem_access`` optional, in this order)::
+
+    f_op_<dtype>_<op>                      f_op_float32_madd, f_op_float64_div
+    f_mem_access_tag:<tag>_<mtype>_<dtype>_<direction>_lstrides:{..}_gstrides:{..}_afr:<cond>
+                                           f_mem_access_global_float32_load_lstrides:{0:1;1:>15}
+    f_sync_barrier_local, f_sync_kernel_launch, f_thread_groups
+    f_cl_wall_time_<platform>_<device>     measured, never counted: an output feature
+
+A stride condition is ``{axis:cond;axis:cond}``, a condition a comparison (``>``, ``<``,
+``>=``, ``<=``, ``!=``, or none for equality) and an expression in the problem sizes
+(``>15``, ``<n``, ``16``); an axis a kernel does not index has stride 0. ``afr`` is the
+access-to-footprint ratio of the accessed variable, accesses per distinct element; a pattern
+whose footprint loopy cannot bound matches no ``afr`` condition.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from typing import Any
+
+from perfport._core.errors import ExpressionError
+from perfport._core.expr import Expr
+from perfport.model.counts import EvaluatedMem, EvaluatedStats, SyncKind
+from perfport.model.errors import ModelError
+from perfport.model.expression import FEATURE_TOKEN, Formula
+
+_CONDITION = re.compile(r"^(>=|<=|!=|==|>|<|=)?(.+)$")
+_DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} | {
+    f"uint{b}" for b in (8, 16, 32, 64)
+}
+_BUILT_IN = (
+    "f_op_<dtype>_<op>, f_mem_access_..., f_sync_barrier_local, f_sync_kernel_launch, "
+    "f_thread_groups, f_cl_wall_time_<platform>_<device>"
+)
+
+
+class FeatureKind(Enum):
+    OP = "op"
+    MEM = "mem"
+    SYNC = "sync"
+    THREAD_GROUPS = "thread_groups"
+    WALL_TIME = "wall_time"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``value <op> bound``, the bound an expression in the problem sizes."""
+
+    op: str
+    bound: str
+
+    @cached_property
+    def _bound(self) -> Expr:
+        return Expr(self.bound, "feature condition")
+
+    def holds(self, value: float, sizes: Mapping[str, Any]) -> bool:
+        bound = self._bound.value(sizes)
+        return {
+            "==": value == bound,
+            "!=": value != bound,
+            ">": value > bound,
+            "<": value < bound,
+            ">=": value >= bound,
+            "<=": value <= bound,
+        }[self.op]
+
+
+@dataclass(frozen=True)
+class MemPattern:
+    tag: str | None = None
+    mtype: str | None = None
+    dtype: str | None = None
+    direction: str | None = None
+    lstrides: tuple[tuple[int, Condition], ...] = ()
+    gstrides: tuple[tuple[int, Condition], ...] = ()
+    afr: Condition | None = None
+
+    def matches(self, m: EvaluatedMem, sizes: Mapping[str, Any]) -> bool:
+        p = m.pattern
+        if self.tag is not None and self.tag not in p.tags:
+            return False
+        for want, have in (
+            (self.mtype, p.mtype),
+            (self.dtype, p.dtype),
+            (self.direction, p.direction),
+        ):
+            if want is not None and want != have:
+                return False
+        for conditions, strides in ((self.lstrides, m.lstrides), (self.gstrides, m.gstrides)):
+            if not all(c.holds(strides.get(axis, 0), sizes) for axis, c in conditions):
+                return False
+        return self.afr is None or (m.afr is not None and self.afr.holds(m.afr, sizes))
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A parsed built-in feature name."""
+
+    name: str
+    kind: FeatureKind
+    dtype: str = ""
+    op: str = ""
+    sync: SyncKind | None = None
+    pattern: MemPattern | None = None
+    platform: str = ""
+    device: str = ""
+
+    def value(self, stats: EvaluatedStats) -> float:
+        """This feature of a kernel at the sizes ``stats`` were evaluated at."""
+        if self.kind is FeatureKind.OP:
+            return sum(v for o, v in stats.ops if o.dtype == self.dtype and o.op == self.op)
+        if self.kind is FeatureKind.MEM:
+            assert self.pattern is not None
+            pattern = self.pattern
+            return sum(m.count for m in stats.mem if pattern.matches(m, stats.sizes))
+        if self.kind is FeatureKind.SYNC:
+            return sum(v for k, v in stats.sync if k is self.sync)
+        if self.kind is FeatureKind.THREAD_GROUPS:
+            return stats.thread_groups
+        raise ModelError(
+            f"{self.name} is measured, not counted: give its values as the output of the "
+            "calibration data"
+        )
+
+
+def parse_feature(name: str) -> Feature:
+    """A built-in feature by name, or a one-line ModelError naming the valid forms."""
+    if name == "f_thread_groups":
+        return Feature(name, FeatureKind.THREAD_GROUPS)
+    if name.startswith("f_sync_"):
+        kinds = {f"f_sync_{k.value}": k for k in SyncKind}
+        if name in kinds:
+            return Feature(name, FeatureKind.SYNC, sync=kinds[name])
+        raise ModelError(
+            f"unknown feature {name!r}: synchronisation features are {', '.join(kinds)}"
+        )
+    if name.startswith("f_op_"):
+        dtype, _, op = name[len("f_op_") :].partition("_")
+        if dtype not in _DTYPES or not op:
+            raise ModelError(
+                f"unknown feature {name!r}: write f_op_<dtype>_<op>, e.g. f_op_float32_madd "
+                f"(dtypes: {', '.join(sorted(_DTYPES))})"
+            )
+        return Feature(name, FeatureKind.OP, dtype=dtype, op=op)
+    if name.startswith("f_cl_wall_time_"):
+        platform, _, device = name[len("f_cl_wall_time_") :].partition("_")
+        if not platform or not device:
+            raise ModelError(f"unknown feature {name!r}: write f_cl_wall_time_<platform>_<device>")
+        return Feature(name, FeatureKind.WALL_TIME, platform=platform, device=device)
+    if name == "f_mem_access" or name.startswith("f_mem_access_"):
+        return Feature(name, FeatureKind.MEM, pattern=_mem_pattern(name))
+    raise ModelError(
+        f"unknown feature {name!r}: built-in features are {_BUILT_IN}; define others with "
+        "FeatureSet.define"
+    )
+
+
+def _fields(text: str) -> list[str]:
+    """``a_b:{0:1;1:>2}_c`` split at underscores outside braces."""
+    fields, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch == "{"
+        depth -= ch == "}"
+        if ch == "_" and depth == 0:
+            fields.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*fields, current] if current else fields
+
+
+def _mem_pattern(name: str) -> MemPattern:
+    fields = _fields(name[len("f_mem_access") :].lstrip("_"))
+    found: dict[str, Any] = {}
+    i = 0
+    while i < len(fields):
+        field = fields[i]
+        if field.startswith("tag:"):
+            tag = field[4:]
+            # A tag may hold underscores: it runs up to the next field perfport knows.
+            while i + 1 < len(fields) and not _is_mem_field(fields[i + 1]):
+                i += 1
+                tag += "_" + fields[i]
+            found["tag"] = tag
+        elif field in ("global", "local"):
+            found["mtype"] = field
+        elif field in _DTYPES:
+            found["dtype"] = field
+        elif field in ("load", "store"):
+            found["direction"] = field
+        elif field.startswith(("lstrides:", "gstrides:")):
+            found[field[:8]] = _strides(name, field[9:])
+        elif field.startswith("afr:"):
+            found["afr"] = _condition(name, field[4:])
+        else:
+            raise ModelError(
+                f"feature {name!r}: {field!r} is not a memory access field; use "
+                "tag:<tag>, global|local, a dtype, load|store, lstrides:{..}, gstrides:{..}, "
+                "afr:<cond>, in this order"
+            )
+        i += 1
+    return MemPattern(**found)
+
+
+def _is_mem_field(field: str) -> bool:
+    return (
+        field in ("global", "local", "load", "store")
+        or field in _DTYPES
+        or field.startswith(("lstrides:", "gstrides:", "afr:"))
+    )
+
+
+def _strides(name: str, text: str) -> tuple[tuple[int, Condition], ...]:
+    if not (text.startswith("{") and text.endswith("}")):
+        raise ModelError(
+            f"feature {name!r}: write strides as {{axis:cond;axis:cond}}, e.g. {{0:1;1:>15}}"
+        )
+    result = []
+    for item in filter(None, text[1:-1].split(";")):
+        axis, sep, cond = item.partition(":")
+        if not sep or not axis.strip().isdigit():
+            raise ModelError(f"feature {name!r}: stride entry {item!r} is not axis:condition")
+        result.append((int(axis), _condition(name, cond)))
+    return tuple(result)
+
+
+def _condition(name: str, text: str) -> Condition:
+    match = _CONDITION.match(text.strip())
+    if not match:
+        raise ModelError(f"feature {name!r}: empty condition; write e.g. >1 or 16")
+    op = match.group(1) or "=="
+    try:
+        Expr(match.group(2), f"feature {name}")
+    except ExpressionError as exc:
+        raise ModelError(str(exc)) from None
+    return Condition("==" if op == "=" else op, match.group(2))
+
+
+UserFeature = Callable[[EvaluatedStats], float]
+
+
+class FeatureSet:
+    """The features a model may use: the built-in ones, plus user-defined ones, each either
+    an expression over other features (``define("f_flops", "2*f_op_float32_madd")``) or a
+    function of the evaluated statistics (``define_function``)."""
+
+    def __init__(self) -> None:
+        self._expressions: dict[str, str] = {}
+        self._functions: dict[str, UserFeature] = {}
+
+    def define(self, name: str, expression: str) -> None:
+        self._check_name(name)
+        for used in FEATURE_TOKEN.findall(expression):
+            if used == name:
+                raise ModelError(f"feature {name!r} cannot be defined in terms of itself")
+            self.check(used)
+        self._expressions[name] = expression
+
+    def define_function(self, name: str, function: UserFeature) -> None:
+        self._check_name(name)
+        self._functions[name] = function
+
+    def _check_name(self, name: str) -> None:
+        if not re.fullmatch(r"f_[A-Za-z0-9_]+", name):
+            raise ModelError(f"feature name {name!r}: start it with f_, then letters, digits or _")
+        if name in self._expressions or name in self._functions:
+            raise ModelError(f"feature {name} is already defined; pick another name")
+
+    def check(self, name: str) -> None:
+        """Raise a one-line ModelError unless ``name`` is a feature this set knows."""
+        if name not in self._expressions and name not in self._functions:
+            parse_feature(name)
+
+    def value(self, name: str, stats: EvaluatedStats) -> float:
+        if name in self._functions:
+            return float(self._functions[name](stats))
+        if name in self._expressions:
+            formula = Formula.parse(self._expressions[name], f"feature {name}")
+            return float(formula.evaluate({f: self.value(f, stats) for f in formula.features}))
+        return parse_feature(name).value(stats)
+
+    def values(self, names: list[str] | tuple[str, ...], stats: EvaluatedStats) -> dict[str, float]:
+        return {n: self.value(n, stats) for n in names}

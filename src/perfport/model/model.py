@@ -1,0 +1,200 @@
+"""Models: an output feature as a formula of parameters and input features (section 6).
+
+``Model("f_cl_wall_time_nvidia_h100", "p_launch * f_sync_kernel_launch + p_f32madd *
+f_op_float32_madd")``. ``linear_model`` and ``overlap_model`` build the paper's forms (7) and
+(8): global-memory, on-chip and synchronisation costs added, or the first two overlapped
+through a smooth step whose steepness ``p_edge`` is calibrated with the costs (section 7.4).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport.model.errors import ModelError
+from perfport.model.expression import Formula, derivative, evaluate
+from perfport.model.features import FeatureSet, parse_feature
+
+FORMAT = "perfport-model/1"
+EDGE = "p_edge"
+
+
+@dataclass(frozen=True)
+class Model:
+    """``shape`` names parameters that are not costs (a step's steepness): calibration checks
+    every other parameter is non-negative. ``initial`` gives starting values (default 1)."""
+
+    output: str
+    expression: str
+    shape: tuple[str, ...] = ()
+    initial: Mapping[str, float] = field(default_factory=dict)
+    formula: Formula = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.output, str) or not self.output.startswith("f_"):
+            raise ModelError(
+                f"model output {self.output!r} is not a feature; name one, e.g. "
+                "f_cl_wall_time_nvidia_h100"
+            )
+        object.__setattr__(self, "formula", Formula.parse(self.expression, "model expression"))
+        if self.output in self.formula.features:
+            raise ModelError(f"model output {self.output} also appears among its inputs; remove it")
+        for name in (*self.shape, *self.initial):
+            if name not in self.formula.parameters:
+                raise ModelError(f"{name} is not a parameter of the model expression; remove it")
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return self.formula.parameters
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        return self.formula.features
+
+    @property
+    def cost_parameters(self) -> tuple[str, ...]:
+        return tuple(p for p in self.parameters if p not in self.shape)
+
+    def check_features(self, features: FeatureSet | None = None) -> None:
+        """A one-line ModelError for the first input feature nobody can compute."""
+        known = features or FeatureSet()
+        for name in self.features:
+            known.check(name)
+
+    def evaluate(self, params: Mapping[str, float], features: Mapping[str, Any]) -> Any:
+        return self.formula.evaluate({**features, **params})
+
+    def jacobian(self, params: Mapping[str, float], features: Mapping[str, Any]) -> np.ndarray:
+        """d model / d parameter, one column per parameter (in ``parameters`` order)."""
+        env = {**features, **params}
+        rows = len(np.atleast_1d(next(iter(features.values()), np.zeros(1))))
+        columns = [
+            np.broadcast_to(np.asarray(evaluate(d, env), dtype=float), (rows,))
+            for d in self._derivatives
+        ]
+        return np.stack(columns, axis=1)
+
+    @property
+    def _derivatives(self) -> tuple[Any, ...]:
+        cached = self.__dict__.get("_derivative_cache")
+        if cached is None:
+            cached = tuple(derivative(self.formula.tree, p) for p in self.parameters)
+            self.__dict__["_derivative_cache"] = cached
+        return cached
+
+    def terms(self) -> tuple[str, ...]:
+        """The expression's top-level summands, as text (their shares explain a prediction)."""
+        import ast
+
+        from perfport.model.expression import FEATURE_TOKEN
+
+        found = FEATURE_TOKEN.findall(self.expression)
+        text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
+        tree = ast.parse(text.strip(), mode="eval").body
+        summands: list[ast.AST] = []
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+                stack += [node.right, node.left]
+            else:
+                summands.append(node)
+        unparsed = [ast.unparse(s) for s in summands]
+        for i, name in enumerate(found):
+            unparsed = [u.replace(f"_feature_{i}_", name) for u in unparsed]
+        return tuple(unparsed)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "output": self.output,
+            "expression": self.expression,
+            "shape": list(self.shape),
+            "initial": dict(self.initial),
+        }
+
+    @staticmethod
+    def from_json(data: Any) -> Model:
+        if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+            raise ModelError(f"not a perfport model file (expected format {FORMAT!r})")
+        try:
+            return Model(
+                str(data["output"]),
+                str(data["expression"]),
+                tuple(str(s) for s in data.get("shape", ())),
+                {str(k): float(v) for k, v in dict(data.get("initial", {})).items()},
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ModelError(f"model file: missing or bad field ({exc}); fix the file") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n")
+
+    @staticmethod
+    def load(path: str | Path) -> Model:
+        try:
+            return Model.from_json(json.loads(Path(path).read_text()))
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{path}: not JSON ({exc.msg}); give a model file") from None
+
+
+def _weighted(costs: Mapping[str, str]) -> str:
+    for p, f in costs.items():
+        if not p.startswith("p_"):
+            raise ModelError(f"cost parameter {p!r} must start with p_")
+        if not f.strip():
+            raise ModelError(f"cost parameter {p} has no feature expression")
+    return " + ".join(f"{p} * ({f})" for p, f in costs.items()) or "0"
+
+
+def linear_model(
+    output: str,
+    global_memory: Mapping[str, str],
+    on_chip: Mapping[str, str],
+    sync: Mapping[str, str],
+) -> Model:
+    """The paper's (7): t = t_gm + t_oc + t_sync, each a sum of parameter * feature terms,
+    given as {parameter: feature expression}."""
+    parts = [_weighted(c) for c in (global_memory, on_chip, sync) if c]
+    return Model(output, " + ".join(parts))
+
+
+def step(x: str, edge: str = EDGE) -> str:
+    """The smooth step of section 7.4, 0 for x << 0 and 1 for x >> 0; ``edge`` sets how
+    abruptly it switches (in the units of x)."""
+    return f"(0.5 + 0.5 * tanh({edge} * ({x})))"
+
+
+def overlap_model(
+    output: str,
+    global_memory: Mapping[str, str],
+    on_chip: Mapping[str, str],
+    sync: Mapping[str, str],
+    edge: float = 10.0,
+) -> Model:
+    """The paper's (8): on-chip work hidden behind global memory (or the reverse), t =
+    H(t_gm - t_oc) t_gm + H(t_oc - t_gm) t_oc + t_sync with H the smooth step. ``edge``
+    starts its steepness; calibrated features are scaled by the output, so terms are
+    fractions of the time and 10 switches over a tenth of it."""
+    gm, oc = _weighted(global_memory), _weighted(on_chip)
+    body = f"{step(f'{gm} - ({oc})')} * ({gm}) + {step(f'{oc} - ({gm})')} * ({oc})"
+    if sync:
+        body += " + " + _weighted(sync)
+    return Model(output, body, shape=(EDGE,), initial={EDGE: edge})
+
+
+def input_features(
+    model: Model, stats: Any, features: FeatureSet | None = None
+) -> dict[str, float]:
+    """The model's input features of one kernel at the sizes ``stats`` were evaluated at."""
+    known = features or FeatureSet()
+    model.check_features(known)
+    return known.values(model.features, stats)
+
+
+__all__ = ["Model", "input_features", "linear_model", "overlap_model", "parse_feature", "step"]

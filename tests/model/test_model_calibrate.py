@@ -1,0 +1,193 @@
+"""Model formulas (safe parsing, symbolic Jacobian) and Levenberg-Marquardt calibration on
+synthetic measurements whose true parameters are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfport.model import (
+    Calibration,
+    Measurement,
+    Model,
+    ModelError,
+    calibrate,
+    linear_model,
+    overlap_model,
+    predict,
+)
+
+pytest.importorskip("scipy", reason="calibration needs scipy: pip install 'perfport[model]'")
+
+PAPER = (
+    "p_f32madd * f_op_float32_madd + p_f32l * f_mem_access_local_float32 + "
+    "p_f32ga * f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:0}_afr:>1 + "
+    "p_barrier * f_sync_barrier_local * f_thread_groups + p_launch * f_sync_kernel_launch"
+)
+
+
+def test_the_papers_model_parses_into_parameters_and_features():
+    m = Model("f_cl_wall_time_nvidia_h100", PAPER)
+    assert m.parameters == ("p_barrier", "p_f32ga", "p_f32l", "p_f32madd", "p_launch")
+    assert (
+        "f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:0}_afr:>1" in m.features
+    )
+    assert len(m.terms()) == 5
+    m.check_features()
+
+
+@pytest.mark.parametrize(
+    ("expression", "hint"),
+    [
+        ("p_a * f_op_float32_madd +", "not valid syntax"),
+        ("__import__('os').system('true')", "Call is not allowed"),
+        ("p_a * x", "unknown name 'x'"),
+        ("p_a.real * f_thread_groups", "Attribute is not allowed"),
+        ("p_a * 'text'", "not a number"),
+        ("", "empty"),
+    ],
+)
+def test_bad_expressions_get_one_line_errors(expression, hint):
+    with pytest.raises(ModelError, match=hint) as exc:
+        Model("f_cl_wall_time_a_b", expression)
+    assert "\n" not in str(exc.value)
+
+
+def test_unknown_features_are_named_before_calibration():
+    with pytest.raises(ModelError, match="unknown feature 'f_bogus'"):
+        Model("f_cl_wall_time_a_b", "p_a * f_bogus").check_features()
+
+
+def test_the_symbolic_jacobian_matches_finite_differences():
+    m = Model(
+        "f_x",
+        "p_a * f_u + exp(p_b * f_v) / (1 + p_c ** 2) + tanh(p_a * p_c * f_u) + sqrt(p_b) * log(f_v)",
+    )
+    rng = np.random.default_rng(1)
+    features = {"f_u": rng.uniform(0.5, 2, 6), "f_v": rng.uniform(0.5, 2, 6)}
+    params = {"p_a": 0.7, "p_b": 0.3, "p_c": 1.3}
+    jac = m.jacobian(params, features)
+    for j, name in enumerate(m.parameters):
+        h = 1e-6
+        up = m.evaluate({**params, name: params[name] + h}, features)
+        down = m.evaluate({**params, name: params[name] - h}, features)
+        assert np.allclose(jac[:, j], (up - down) / (2 * h), rtol=1e-5, atol=1e-8)
+
+
+def _synthetic(model, truth, n=40, noise=0.0, seed=0):
+    """Measurements whose features vary independently (as microbenchmarks make them)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        features = {f: float(rng.uniform(1e3, 1e6)) for f in model.features}
+        features["f_sync_kernel_launch"] = 1.0
+        t = float(model.evaluate(truth, features)) * (1 + noise * rng.standard_normal())
+        rows.append(Measurement(f"k{i}", {"n": i}, features, t))
+    return rows
+
+
+def test_linear_calibration_recovers_known_parameters():
+    m = linear_model(
+        "f_cl_wall_time_pocl_cpu",
+        {"p_g": "f_mem_access_global"},
+        {"p_madd": "f_op_float32_madd", "p_l": "f_mem_access_local"},
+        {"p_launch": "f_sync_kernel_launch"},
+    )
+    truth = {"p_g": 4e-9, "p_madd": 5e-11, "p_l": 3e-10, "p_launch": 2e-5}
+    c = calibrate(m, _synthetic(m, truth), device="pocl")
+    for p, v in truth.items():
+        assert c.parameters[p] == pytest.approx(v, rel=1e-6)
+    assert c.nonnegative and c.residual < 1e-9 and c.n_measurements == 40
+    noisy = calibrate(m, _synthetic(m, truth, noise=0.01))
+    for p in ("p_g", "p_madd", "p_l"):  # launch is a tiny share of these times: noise hides it
+        assert noisy.parameters[p] == pytest.approx(truth[p], rel=0.05)
+    assert noisy.residual > c.residual
+
+
+def test_the_overlap_model_recovers_costs_and_a_steep_edge():
+    m = overlap_model(
+        "f_cl_wall_time_pocl_cpu",
+        {"p_g": "f_mem_access_global"},
+        {"p_l": "f_mem_access_local"},
+        {"p_launch": "f_sync_kernel_launch"},
+    )
+    truth = {"p_g": 1e-8, "p_l": 2e-9}
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(60):  # the section 7.4 kernel: one global access and r local ones
+        r = float(rng.uniform(0.5, 12))
+        f = {"f_mem_access_global": 1e5, "f_mem_access_local": r * 1e5, "f_sync_kernel_launch": 1.0}
+        t = max(truth["p_g"] * 1e5, truth["p_l"] * r * 1e5) + 1e-5
+        rows.append(Measurement(f"r{i}", {"r": r}, f, t))
+    c = calibrate(m, rows)
+    assert c.parameters["p_g"] == pytest.approx(1e-8, rel=0.05)
+    assert c.parameters["p_l"] == pytest.approx(2e-9, rel=0.05)
+    assert c.parameters["p_edge"] > 10  # steepened from its start
+    linear = calibrate(
+        linear_model(
+            m.output,
+            {"p_g": "f_mem_access_global"},
+            {"p_l": "f_mem_access_local"},
+            {"p_launch": "f_sync_kernel_launch"},
+        ),
+        rows,
+    )
+    assert c.residual < linear.residual  # the hidden on-chip cost is what the linear form misses
+
+
+def test_negative_costs_are_reported():
+    m = Model("f_x", "p_a * f_op_float32_add + p_b * f_op_float32_mul")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_op_float32_add": a, "f_op_float32_mul": b}, t)
+        for i, (a, b, t) in enumerate([(1, 1, 1), (2, 1, 1.5), (1, 2, 0.5), (3, 3, 3)])
+    ]
+    c = calibrate(m, rows)
+    assert not c.nonnegative and c.negative == ("p_b",)
+
+
+def test_calibration_refuses_too_few_or_incomplete_measurements():
+    m = Model("f_x", "p_a * f_op_float32_add + p_b * f_op_float32_mul")
+    row = Measurement("k", {}, {"f_op_float32_add": 1.0, "f_op_float32_mul": 2.0}, 1.0)
+    with pytest.raises(ModelError, match="cannot fix 2 parameters"):
+        calibrate(m, [row])
+    with pytest.raises(ModelError, match="no value for f_op_float32_mul"):
+        calibrate(m, [row, Measurement("j", {}, {"f_op_float32_add": 1.0}, 1.0)])
+
+
+def test_a_calibration_that_does_not_converge_says_so():
+    m = Model("f_x", "p_a * exp(p_b * f_op_float32_add)")
+    rows = [Measurement(f"k{i}", {}, {"f_op_float32_add": i + 1.0}, 1.0 + i) for i in range(5)]
+    with pytest.raises(ModelError, match=r"did not converge .*; give measurements"):
+        calibrate(m, rows, scale=False, max_evaluations=2)
+    big = [Measurement(f"k{i}", {}, {"f_op_float32_add": 1e3 * (i + 1)}, 1.0) for i in range(3)]
+    with pytest.raises(ModelError, match="not finite at its starting values"):
+        calibrate(m, big, scale=False)
+
+
+def test_models_and_calibrations_round_trip_through_files(tmp_path):
+    m = overlap_model(
+        "f_cl_wall_time_a_b", {"p_g": "f_mem_access_global"}, {"p_l": "f_mem_access_local"}, {}
+    )
+    m.save(tmp_path / "m.json")
+    assert Model.load(tmp_path / "m.json") == m
+    rows = [
+        Measurement(
+            f"k{i}",
+            {},
+            {"f_mem_access_global": g, "f_mem_access_local": loc},
+            max(g, 3 * loc) * 1e-9,
+        )
+        for i, (g, loc) in enumerate([(1e5, 1e4), (2e5, 1e4), (1e5, 1e5), (3e5, 2e5), (1e5, 5e4)])
+    ]
+    c = calibrate(m, rows, device="dev")
+    c.save(tmp_path / "c.json")
+    again = Calibration.load(tmp_path / "c.json")
+    assert again == c
+    p = predict(again, {"f_mem_access_global": 1e5, "f_mem_access_local": 2e4})
+    assert p.value == pytest.approx(
+        float(m.evaluate(c.parameters, {"f_mem_access_global": 1e5, "f_mem_access_local": 2e4}))
+    )
+    assert sum(p.terms.values()) == pytest.approx(1.0)
+    (tmp_path / "bad.json").write_text('{"format": "perfport-model/1"}')
+    with pytest.raises(ModelError, match="missing or bad field"):
+        Model.load(tmp_path / "bad.json")

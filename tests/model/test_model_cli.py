@@ -1,0 +1,93 @@
+"""``perfport model stats``: built-in and file kernels, symbolic and evaluated, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from model_support import LOOPY
+
+from perfport.cli import main
+
+pytest.importorskip("loopy", reason=LOOPY)
+
+KERNEL_FILE = """
+import numpy as np
+import loopy as lp
+
+
+def make_kernel():
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}", "y[i] = 2*x[i] + y[i]",
+        [lp.GlobalArg("x,y", np.float64, shape="n"), ...], lang_version=(2018, 2))
+    knl = lp.assume(knl, "n mod 64 = 0 and n >= 64")
+    return lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
+"""
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _json(capsys, *argv):
+    assert main(["model", "stats", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_builtin_matmul_symbolic_and_evaluated(capsys):
+    symbolic = _json(capsys, "matmul-noprefetch")
+    assert symbolic["sizes"] is None and symbolic["params"] == ["n"]
+    assert all(o["value"] is None and "n" in o["symbolic"] for o in symbolic["ops"])
+    report = _json(capsys, "matmul-noprefetch", "--problem", "n=64", "--feature",
+                   "f_mem_access_global_float32_load_lstrides:{0:1}_afr:>1")  # fmt: skip
+    assert report["features"]["f_op_float32_madd"] == 64**3 / 32
+    assert report["features"]["f_mem_access_tag:bLD"] == 64**3
+    # b is loaded with lid(0) stride 1: every work-item, n times per element.
+    assert report["features"]["f_mem_access_global_float32_load_lstrides:{0:1}_afr:>1"] == 64**3
+    assert report["thread_groups"]["value"] == 16 and report["exact"] is False
+
+
+def test_a_kernel_file_is_counted(tmp_path, capsys):
+    path = tmp_path / "axpy.py"
+    path.write_text(KERNEL_FILE)
+    report = _json(capsys, str(path), "--problem", "n=1024")
+    ops = {(o["dtype"], o["op"]): o["value"] for o in report["ops"]}
+    assert ops[("float64", "madd")] == 1024 / 32
+    mem = {(m["variable"], m["direction"]): m for m in report["mem"]}
+    assert mem[("x", "load")]["value"] == 1024 and mem[("x", "load")]["afr"] == 1
+    assert mem[("y", "store")]["lstrides_value"] == {"0": 1}
+    assert mem[("y", "store")]["gstrides_value"] == {"0": 64}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nope"], "neither a built-in kernel"),
+        (["matmul-prefetch", "--problem", "n=40"], "outside the assumptions"),
+        (["matmul-prefetch", "--problem", "m=32"], "has no size m"),
+        (["matmul-prefetch", "--problem", "n=big"], "give n=INTEGER"),
+        (["matmul-prefetch", "--feature", "f_op_float32"], "f_op_<dtype>_<op>"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
+    assert main(["model", "stats", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_file_that_defines_no_kernel(tmp_path, capsys):
+    path = tmp_path / "empty.py"
+    path.write_text("x = 1\n")
+    assert main(["model", "stats", str(path)]) == 2
+    assert "define 'kernel'" in capsys.readouterr().err
+    broken = tmp_path / "broken.py"
+    broken.write_text("def make_kernel():\n    raise ValueError('no')\n")
+    assert main(["model", "stats", str(broken)]) == 2
+    assert "make_kernel() raised ValueError" in capsys.readouterr().err
+
+
+def test_text_output_lists_counts_and_approximations(capsys):
+    assert main(["model", "stats", "matmul-prefetch", "--problem", "n=32"]) == 0
+    out = capsys.readouterr().out
+    assert "sync barrier_local" in out and "approximation:" in out and "f_op_float32_madd" in out

@@ -1,0 +1,75 @@
+"""Feature names of the paper's section 6: parsing, pattern matching, user features."""
+
+from __future__ import annotations
+
+import pytest
+from model_support import LOOPY
+from model_support import matmul_stats as _matmul_stats
+
+from perfport.model import FeatureKind, FeatureSet, ModelError, SyncKind, parse_feature
+
+A_PATTERN = "f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:0}_afr:>1"
+B_PATTERN = "f_mem_access_global_float32_load_lstrides:{0:1;1:>15}_gstrides:{0:16}_afr:>1"
+
+
+def test_the_papers_feature_names_parse():
+    op = parse_feature("f_op_float32_madd")
+    assert (op.kind, op.dtype, op.op) == (FeatureKind.OP, "float32", "madd")
+    mem = parse_feature(B_PATTERN).pattern
+    assert (mem.mtype, mem.dtype, mem.direction) == ("global", "float32", "load")
+    assert [a for a, _ in mem.lstrides] == [0, 1] and mem.lstrides[1][1].op == ">"
+    assert mem.gstrides[0][1].bound == "16" and mem.afr.op == ">"
+    assert parse_feature("f_mem_access_tag:a_LD_global").pattern.tag == "a_LD"
+    assert parse_feature("f_sync_barrier_local").sync is SyncKind.BARRIER_LOCAL
+    assert parse_feature("f_thread_groups").kind is FeatureKind.THREAD_GROUPS
+    wall = parse_feature("f_cl_wall_time_nvidia_h100")
+    assert (wall.platform, wall.device) == ("nvidia", "h100")
+
+
+@pytest.mark.parametrize(
+    ("name", "hint"),
+    [
+        ("f_flops", "built-in features are"),
+        ("f_op_float33_add", "f_op_<dtype>_<op>"),
+        ("f_mem_access_global_sideways", "not a memory access field"),
+        ("f_mem_access_lstrides:0:1", "{axis:cond;axis:cond}"),
+        ("f_mem_access_lstrides:{x:1}", "not axis:condition"),
+        ("f_sync_barrier_galactic", "synchronisation features are"),
+    ],
+)
+def test_unknown_features_get_one_line_errors_naming_the_fix(name, hint):
+    with pytest.raises(ModelError, match=hint.replace("{", r"\{").replace("}", r"\}")) as exc:
+        parse_feature(name)
+    assert "\n" not in str(exc.value)
+
+
+def test_stride_and_afr_conditions_pick_the_patterns_of_table_1():
+    pytest.importorskip("loopy", reason=LOOPY)
+    e = _matmul_stats()["matmul-prefetch"].evaluate({"n": 64})
+    features = FeatureSet()
+    loads = 64 * 64 * 4  # one element of a (or b) per work-item per tile of k
+    assert features.value(A_PATTERN, e) == loads  # a: gid(0) stride 0
+    assert features.value(B_PATTERN, e) == loads  # b: gid(0) stride 16
+    assert features.value(B_PATTERN.replace("afr:>1", "afr:>4"), e) == 0  # its AFR is n/16 = 4
+    assert features.value(B_PATTERN.replace(">15", "<n"), e) == 0  # lid(1) stride is n
+    assert features.value("f_mem_access_global_float32_load_lstrides:{1:n}", e) == 2 * loads
+    assert features.value("f_mem_access_global", e) == 2 * loads + 64 * 64
+    assert features.value("f_mem_access_local_float32_store", e) > 0
+    with pytest.raises(ModelError, match="measured, not counted"):
+        features.value("f_cl_wall_time_nvidia_h100", e)
+
+
+def test_user_features_by_expression_and_by_function():
+    pytest.importorskip("loopy", reason=LOOPY)
+    e = _matmul_stats()["matmul-prefetch"].evaluate({"n": 32})
+    features = FeatureSet()
+    features.define("f_flops", "2 * f_op_float32_madd * 32")  # per work-item: x sub-group size
+    features.define_function("f_n", lambda stats: stats.sizes["n"])
+    assert features.value("f_flops", e) == 2 * 32**3
+    assert features.value("f_n", e) == 32
+    with pytest.raises(ModelError, match="unknown feature 'f_nope'"):
+        features.define("f_twice", "2 * f_nope")
+    with pytest.raises(ModelError, match="start it with f_"):
+        features.define("flops", "2 * f_op_float32_madd")
+    with pytest.raises(ModelError, match="already defined"):
+        features.define("f_flops", "f_op_float32_madd")
