@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,13 @@ from perfport._core import DeviceInfo
 from perfport.devices import get_device
 from perfport.space import kernel_space
 from perfport.store import CampaignStatus
+
+# A suite started as a background job (as CI may start it) inherits SIGINT ignored, and a
+# Python process that starts with SIGINT ignored never turns Ctrl-C into KeyboardInterrupt.
+# The interrupt tests need Ctrl-C's usual meaning here and in the commands they start (a
+# handler, unlike "ignored", is reset to the default when a child process starts).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 DATA = Path(__file__).parent / "data"
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
