@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -118,3 +119,17 @@ def test_a_dead_writers_claim_comes_back(db):
     assert r.measurements[0].config == spec.default
     with Store(db) as store:
         assert store.live_claims(campaign) == frozenset()
+
+
+def test_a_killed_writers_claims_come_back_at_once(db):
+    """A writer on this host whose process has ended (kill -9) holds nothing: the next
+    writer need not wait for the lease to lapse."""
+    campaign = _campaign(db, "vector_add-killed")
+    spec = resolve_kernel("vector_add")
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    killed = f"{socket.gethostname()}:{ended.pid}:x"
+    with Store(db) as store:
+        assert store.claim(campaign, spec.default, killed, 600.0) is ClaimState.CLAIMED
+        assert store.live_claims(campaign) == frozenset()
+        assert store.claim(campaign, spec.default, "next:1:y", 600.0) is ClaimState.CLAIMED

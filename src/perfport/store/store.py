@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import secrets
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -362,6 +365,13 @@ class Store:
         config_id = self.config_id(campaign.kernel_id, config)
         now = time.time()
         one = self._conn.execute
+        holders = one(
+            "SELECT DISTINCT writer FROM claims WHERE campaign_id = ? AND expires > ?",
+            (campaign.id, now),
+        ).fetchall()
+        for (other,) in holders:  # a writer known dead gives its claims back now
+            if other != writer and _gone(other):
+                one("DELETE FROM claims WHERE campaign_id = ? AND writer = ?", (campaign.id, other))
         if one(
             "SELECT 1 FROM results WHERE campaign_id = ? AND config_id = ?",
             (campaign.id, config_id),
@@ -419,7 +429,7 @@ class Store:
             "WHERE l.campaign_id = ? AND l.writer != ? AND l.expires > ?",
             (campaign.id, other_than, time.time()),
         ).fetchall()
-        return frozenset((str(k), str(w)) for k, w in rows)
+        return frozenset((str(k), str(w)) for k, w in rows if not _gone(str(w)))
 
     def _measurement_rows(
         self, where: str, params: tuple[Any, ...]
@@ -444,3 +454,25 @@ class Store:
         cur = self._conn.cursor()
         cur.row_factory = sqlite3.Row
         return cur.execute(sql, params).fetchall()
+
+
+def writer_id() -> str:
+    """Who holds a claim: the host and process, and a nonce for two sessions of one process."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _gone(writer: str) -> bool:
+    """Whether ``writer`` (from ``writer_id``) ran on this host in a process that has ended:
+    its claims then need not wait for their expiry (after kill -9, say). A writer on another
+    host, or one whose process cannot be asked, counts as alive."""
+    host, _, rest = writer.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False

@@ -8,9 +8,6 @@ renewed; a thread renews this writer's claims well before that, so only a writer
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 import sqlite3
 import threading
 from dataclasses import dataclass, field
@@ -18,15 +15,11 @@ from pathlib import Path
 
 from perfport._core import PerfportError
 from perfport.store import Campaign, Store
+from perfport.store.store import writer_id
 
 # Long enough that a stalled file system does not lose live claims, short enough that a
 # killed writer's configurations come back within a minute.
 LEASE_S = 60.0
-
-
-def writer_id() -> str:
-    """Who holds a claim: the host and process, and a nonce for two sessions of one process."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 @dataclass
