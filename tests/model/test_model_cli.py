@@ -58,6 +58,10 @@ def test_a_kernel_file_is_counted(tmp_path, capsys):
     assert mem[("x", "load")]["value"] == 1024 and mem[("x", "load")]["afr"] == 1
     assert mem[("y", "store")]["lstrides_value"] == {"0": 1}
     assert mem[("y", "store")]["gstrides_value"] == {"0": 64}
+    assert set(mem[("x", "load")]) == {
+        "mtype", "dtype", "direction", "variable", "tags", "granularity", "symbolic", "lstrides",
+        "gstrides", "footprint", "value", "lstrides_value", "gstrides_value", "afr",
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -134,16 +134,14 @@ def stats_report(
 
 
 def _mem_json(m: Any, e: Any) -> dict[str, Any]:
+    """A memory access count, symbolic (as the cache stores it) and evaluated (``e``)."""
+    from perfport.model.counts import mem_json
+
+    row = mem_json(m)
+    symbolic = row.pop("count")
     return {
-        "mtype": m.mtype,
-        "dtype": m.dtype,
-        "direction": m.direction,
-        "variable": m.variable,
-        "tags": list(m.tags),
-        "granularity": m.granularity.value,
-        "symbolic": m.count,
-        "lstrides": {str(a): s for a, s in m.lstrides},
-        "gstrides": {str(a): s for a, s in m.gstrides},
+        **row,
+        "symbolic": symbolic,
         "footprint": m.footprint or None,
         "value": e.count if e else None,
         "lstrides_value": {str(a): v for a, v in e.lstrides.items()} if e else None,

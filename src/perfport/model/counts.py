@@ -107,7 +107,7 @@ class KernelStats:
             "params": list(self.params),
             "subgroup_size": self.subgroup_size,
             "ops": [_op_json(o) for o in self.ops],
-            "mem": [_mem_json(m) for m in self.mem],
+            "mem": [mem_json(m) for m in self.mem],
             "sync": [{"kind": s.kind.value, "count": s.count} for s in self.sync],
             "thread_groups": self.thread_groups,
             "work_group_size": self.work_group_size,
@@ -246,7 +246,9 @@ def _op_json(o: OpCount) -> dict[str, Any]:
     return {"dtype": o.dtype, "op": o.op, "granularity": o.granularity.value, "count": o.count}
 
 
-def _mem_json(m: MemCount) -> dict[str, Any]:
+def mem_json(m: MemCount) -> dict[str, Any]:
+    """A memory access count as plain JSON (the cache's form; ``perfport model stats`` adds
+    the evaluated values)."""
     return {
         "mtype": m.mtype,
         "dtype": m.dtype,
