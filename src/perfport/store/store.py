@@ -112,6 +112,17 @@ class Store:
             ) from None
         self.wal = mode == "wal"
 
+    def twin(self) -> Store:
+        """Another connection to this database, for another thread (an SQLite connection
+        belongs to one): the file was migrated and checked when this one opened, so the twin
+        skips both (on a large store they read every row)."""
+        twin = object.__new__(type(self))
+        twin.path, twin.wal = self.path, self.wal
+        twin._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        twin._conn.execute("PRAGMA foreign_keys = ON")
+        twin._conn.execute("PRAGMA synchronous = FULL")
+        return twin
+
     def __enter__(self) -> Store:
         return self
 

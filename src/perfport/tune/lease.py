@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from perfport._core import PerfportError
 from perfport.store import Campaign, Store
@@ -25,9 +24,10 @@ LEASE_S = 60.0
 @dataclass
 class Lease:
     """Renews ``writer``'s claims in ``campaign`` every quarter lease, from a thread with its
-    own connection (an SQLite connection belongs to one thread). Use as a context manager."""
+    own connection (an SQLite connection belongs to one thread), a twin of ``store``'s. Use as
+    a context manager."""
 
-    db: str | Path
+    store: Store
     campaign: Campaign
     writer: str = field(default_factory=writer_id)
     lease_s: float = LEASE_S
@@ -46,7 +46,7 @@ class Lease:
 
     def _renew(self) -> None:
         try:
-            with Store(self.db) as store:
+            with self.store.twin() as store:
                 while not self._stop.wait(self.lease_s / 4):
                     store.renew_claims(self.campaign, self.writer, self.lease_s)
         except (PerfportError, sqlite3.Error):

@@ -185,7 +185,7 @@ def tune(
                 key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
             )
             status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
-            lease, measured_here, note = Lease(db, record, lease_s=lease_s), 0, ""
+            lease, measured_here, note = Lease(store, record, lease_s=lease_s), 0, ""
             try:
                 with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
                     prior = (
