@@ -51,7 +51,9 @@ def test_split_json_and_stored_plan(tmp_path):
         (["convolution", *TWO, "--dimension", "1"], "--dimension 0"),
         (["stencil", *TWO, "--problem", "north=400", "south=400", "east=400", "west=400"],
          "no configuration of stencil is legal"),
-        (["convolution", *TWO, "--iterations", "3"], "--iterations"),
+        (["convolution", *TWO, "--iterations", "-1"], "--iterations -1"),
+        (["convolution", *TWO, "--sweep", "1"], "--sweep"),
+        (["convolution", *TWO, "--device", "opencl:0:0", "--sweep", "3"], "exactly two"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says):

@@ -32,8 +32,14 @@ def add_parser(sub: Subcommands) -> None:
         "(default: perfport.db)",
     )  # fmt: skip
     p.add_argument(
-        "--iterations", type=int,
-        help="repeated launches with rebalancing: not available yet (see docs/split.md)",
+        "--iterations", type=int, default=0,
+        help="rebalance over up to N launches from the measured part times (the planned run "
+        "is the first); stops once the parts finish within 3%% of each other",
+    )  # fmt: skip
+    p.add_argument(
+        "--sweep", type=int, default=0, metavar="POINTS",
+        help="also run the split at POINTS evenly spaced shares of the first device (two "
+        "devices), to set the computed split against the best one",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
@@ -42,11 +48,10 @@ def add_parser(sub: Subcommands) -> None:
 def run_split(args: argparse.Namespace, console: Console) -> int:
     from perfport._core import SpecError
 
-    if args.iterations is not None:
-        raise SpecError(
-            "--iterations (adaptive rebalancing over repeated launches) is not available yet; "
-            "drop it for one split run"
-        )
+    if args.iterations < 0:
+        raise SpecError(f"--iterations {args.iterations}: give 1 or more (0: no rebalancing)")
+    if args.sweep and (args.sweep < 2 or len(args.device) != 2):
+        raise SpecError("--sweep takes 2 or more points and exactly two devices")
     if len(args.device) < 2:
         raise SpecError("a split needs two or more devices; give --device twice")
     from perfport.devices import get_device
@@ -66,7 +71,10 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     for d in devices:
         choose_config(spec, problem, d, None)
     with Store(args.db) as store:
-        outcome = split_run(spec, problem, devices, args.dimension, store)
+        outcome = split_run(
+            spec, problem, devices, args.dimension, store,
+            sweep_points=args.sweep, iterations=args.iterations,
+        )  # fmt: skip
         plan_id = record_plan(
             store, spec, problem, devices, outcome.configs, outcome.plan.to_json(),
             outcome.to_json(),
@@ -85,5 +93,15 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "
         f"(x{out['speedup_over_best_single']:.2f}); verified: {out['verified']}"
     )
+    for p in out["sweep"]:
+        console.print(
+            f"sweep: first device {p['share']:.2f} -> {p['measured_ms']:.3f} ms"
+            + ("" if p["verified"] else " (wrong output)")
+        )
+    for k, i in enumerate(out["iterations"], 1):
+        console.print(
+            f"launch {k}: parts {i['parts']}, {i['measured_ms']:.3f} ms, "
+            f"imbalance {100 * i['imbalance']:.1f}%"
+        )
     console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
     return 0

@@ -13,6 +13,8 @@ from perfport.measure.verify import mismatch
 from perfport.space import kernel_space
 from perfport.split.execute import Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
+from perfport.split.rebalance import Iteration, rebalance
+from perfport.split.sweep import SweepPoint, sweep
 from perfport.store import Store, best_results
 
 
@@ -29,18 +31,27 @@ class SplitOutcome:
     run: RunResult
     verified: bool
     mismatch: str | None
+    sweep: tuple[SweepPoint, ...] = ()
+    iterations: tuple[Iteration, ...] = ()
+    rebalanced: SplitPlan | None = None
 
     @property
     def best_single(self) -> int:
         return min(range(len(self.single)), key=lambda i: self.single[i].wall_ms)
 
     @property
+    def split_ms(self) -> float:
+        """The fastest verified split: the planned run or a rebalanced launch (inf: none)."""
+        runs = [self.run.wall_ms] if self.verified else []
+        runs += [i.run.wall_ms for i in self.iterations if i.verified]
+        return min(runs, default=float("inf"))
+
+    @property
     def decision(self) -> str:
-        """ "split" when the split run beat the best single device, else that device: the
-        theoretical gain (best single - theoretical) did not cover the measured overhead
+        """ "split" when a verified split run beat the best single device, else that device:
+        the theoretical gain (best single - theoretical) did not cover the measured overhead
         (measured - theoretical). A wrong split never wins."""
-        best = self.single[self.best_single].wall_ms
-        if self.verified and self.run.wall_ms < best:
+        if self.split_ms < self.single[self.best_single].wall_ms:
             return "split"
         return self.devices[self.best_single].id
 
@@ -70,6 +81,11 @@ class SplitOutcome:
             "verified": self.verified,
             "mismatch": self.mismatch,
             "decision": self.decision,
+            "sweep": [p.to_json() for p in self.sweep],
+            "iterations": [i.to_json() for i in self.iterations],
+            "rebalanced_factors": (
+                list(self.rebalanced.adjusted_factors) if self.rebalanced else None
+            ),
         }
 
 
@@ -127,9 +143,13 @@ def split_run(
     store: Store | None = None,
     configs: Mapping[str, Config] | None = None,
     target_s: float = 0.2,
+    sweep_points: int = 0,
+    iterations: int = 0,
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
-    device id, else from ``store``, else the default)."""
+    device id, else from ``store``, else the default); with ``sweep_points``, also run the
+    split at that many shares of the first device; with ``iterations``, rebalance from the
+    measured part times for up to that many launches (the planned run is the first)."""
     ids = [d.id for d in devices]
     if len(ids) < 2 or len(set(ids)) != len(ids):
         raise SpecError(
@@ -155,9 +175,20 @@ def split_run(
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
     run = run_parts(spec, full, parts, split, target_s=target_s)
-    best = min(single, key=lambda r: r.wall_ms)
-    tolerance = spec.tolerance
-    problem_text = mismatch(run.outputs, best.outputs, tolerance)
+    expected = min(single, key=lambda r: r.wall_ms).outputs
+    problem_text = mismatch(run.outputs, expected, spec.tolerance)
+    chosen_configs = [c for c, _ in chosen]
+    points: tuple[SweepPoint, ...] = ()
+    if sweep_points:
+        points = sweep(
+            spec, full, devices, chosen_configs, split, blocks[0], sweep_points, expected,
+            target_s,
+        )  # fmt: skip
+    launches, last = (
+        rebalance(spec, full, devices, chosen_configs, split, plan, iterations, expected, run)
+        if iterations
+        else ((), None)
+    )
     return SplitOutcome(
         plan=plan,
         devices=tuple(devices),
@@ -167,4 +198,7 @@ def split_run(
         run=run,
         verified=problem_text is None,
         mismatch=problem_text,
+        sweep=points,
+        iterations=launches,
+        rebalanced=last,
     )

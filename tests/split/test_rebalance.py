@@ -1,0 +1,91 @@
+"""Split-factor sweeps and adaptive rebalancing on two PoCL sub-devices: every launch is
+verified; a plan made from wrong times is re-split from the measured part times."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from perfport._core import Config, Problem
+from perfport.devices import get_device
+from perfport.kernels import builtin
+from perfport.measure.data import reference_outputs
+from perfport.split.execute import RunResult
+from perfport.split.plan import plan_split
+from perfport.split.rebalance import estimated_times, imbalance, rebalance
+from perfport.split.sweep import sweep, two_parts
+
+TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
+CONV = Problem.of(n=40000, mask=65)
+
+
+@pytest.fixture(scope="module")
+def two():
+    return get_device("opencl:0:0.0"), get_device("opencl:0:0.1")
+
+
+def _run(kernel_ms: tuple[float, ...]) -> RunResult:
+    return RunResult(1.0, kernel_ms, 3, 0.0, 0.0, {})
+
+
+def test_estimated_times_scale_each_part_to_the_whole_extent():
+    plan = plan_split(["a", "b", "c"], 1000, [10, 10, 10], [1.0, 2.0, 4.0])
+    parts = ((0, 250), (250, 250), (250, 1000))  # b ran nothing: it keeps the plan's time
+    assert estimated_times(plan, parts, _run((0.5, 3.0))) == pytest.approx((2.0, 2.0, 4.0))
+    assert imbalance(_run((1.0, 1.5))) == pytest.approx(0.5)
+    assert imbalance(_run((2.0,))) == 0.0
+
+
+def test_two_parts_snap_to_the_first_devices_blocks():
+    assert two_parts(1000, 64, 0.5) == ((0, 512), (512, 1000))
+    assert two_parts(1000, 64, 0.0) == ((0, 0), (0, 1000))
+    assert two_parts(1000, 64, 1.0) == ((0, 1000), (1000, 1000))
+
+
+def test_a_split_planned_from_wrong_times_is_rebalanced(two):
+    spec = builtin("convolution")
+    full = spec.problem.merged(CONV)
+    split = spec.split[0]
+    configs = [Config.of(wg=64), Config.of(wg=64)]
+    expected = reference_outputs(spec, full, 0)
+    # The two sub-devices are alike; a plan from times 1 and 10 gives the first 10/11.
+    plan = plan_split([d.id for d in two], 40000, [64, 64], [1.0, 10.0])
+    done, last = rebalance(spec, full, two, configs, split, plan, 3, expected, target_s=0.0)
+    assert all(i.verified for i in done)
+    assert done[0].parts == plan.parts and done[0].imbalance > 1.0
+    assert len(done) >= 2 and done[1].parts != plan.parts
+    first_share = (done[1].parts[0][1] - done[1].parts[0][0]) / 40000
+    assert 0.15 < first_share < 0.85, done[1].parts
+    assert last.parts == done[-1].parts and last.times_ms != plan.times_ms
+
+
+def test_a_sweep_runs_every_share_and_verifies_it(two):
+    spec = builtin("convolution")
+    full = spec.problem.merged(CONV)
+    expected = reference_outputs(spec, full, 0)
+    configs = [Config.of(wg=64), Config.of(wg=32)]
+    points = sweep(spec, full, two, configs, spec.split[0], 64, 3, expected, target_s=0.0)
+    assert [p.share for p in points] == [0.0, 0.5, 1.0]
+    assert points[0].parts == ((0, 0), (0, 40000)) and len(points[0].run.kernel_ms) == 1
+    assert all(p.verified for p in points)
+    wrong = {k: np.zeros_like(v) for k, v in expected.items()}
+    bad = sweep(spec, full, two, configs, spec.split[0], 64, 2, wrong, target_s=0.0)
+    assert not any(p.verified for p in bad)
+
+
+def test_cli_sweeps_and_rebalances(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "split", "convolution", *TWO, "--problem", "n=20000", "mask=33", "--sweep", "3",
+        "--iterations", "2", "--db", str(tmp_path / "r.db"), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [p["share"] for p in out["sweep"]] == [0.0, 0.5, 1.0]
+    assert 1 <= len(out["iterations"]) <= 2 and out["iterations"][0]["parts"] == out["parts"]
+    assert all(p["verified"] for p in out["sweep"] + out["iterations"])
+    assert sum(out["rebalanced_factors"]) == pytest.approx(1.0)
