@@ -3,7 +3,7 @@
 # split it across CPU + GPU (the paper's PLT setting) and, where the host has two GPUs, across
 # both, each with a split-factor sweep and rebalancing. Run from the repository root there,
 # after ../shared/GPU.md's wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
-#   OUT=/some/dir bash experiments/2026-11-26-split-gpu/gpu_run.sh
+#   OUT=/some/dir [TUNED=earlier/split.db.gz] bash experiments/2026-11-26-split-gpu/gpu_run.sh
 # Leaves split.db.gz, every command's JSON (*.json) and its stderr (logs/) in $OUT.
 set -u
 OUT=${OUT:?set OUT}
@@ -34,6 +34,9 @@ split() {  # NAME DIMENSION KERNEL PROBLEM... -- DEVICES...
 }
 
 g=${gpus[0]}
+if [ -n "${TUNED:-}" ]; then  # a split.db.gz of an earlier run: split with its configurations
+  gunzip -c "$TUNED" > "$db"
+else
 # PoCL tunes on the host's cores while the GPU tunes; identical GPUs share a fingerprint, so
 # tuning the first serves both.
 ( tune cpu-matmul1024 "$cpu" 40 40 matmul M=1024 N=1024 K=1024
@@ -46,6 +49,7 @@ tune gpu-matmul1024 "$g" 20 60 matmul M=1024 N=1024 K=1024
 tune gpu-stencil4096 "$g" 20 60 stencil width=4096 height=4096
 tune gpu-conv22 "$g" 15 40 convolution n=4194304 mask=625
 wait
+fi
 
 split cpugpu-matmul1024 1 matmul M=1024 N=1024 K=1024 -- "$g" "$cpu"
 split cpugpu-stencil4096 1 stencil width=4096 height=4096 -- "$g" "$cpu"

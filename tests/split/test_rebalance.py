@@ -3,6 +3,7 @@ verified; a plan made from wrong times is re-split from the measured part times.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,13 +11,19 @@ import sys
 import numpy as np
 import pytest
 
-from perfport._core import Config, Problem
+from perfport._core import Config, Problem, SpecError
 from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.measure.data import reference_outputs
 from perfport.split.execute import RunResult
 from perfport.split.plan import plan_split
-from perfport.split.rebalance import estimated_times, imbalance, rebalance
+from perfport.split.rebalance import (
+    balanced_shares,
+    device_line,
+    imbalance,
+    rebalance,
+    updated_lines,
+)
 from perfport.split.sweep import sweep, two_parts
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
@@ -32,12 +39,40 @@ def _run(kernel_ms: tuple[float, ...]) -> RunResult:
     return RunResult(1.0, kernel_ms, 3, 0.0, 0.0, {})
 
 
-def test_estimated_times_scale_each_part_to_the_whole_extent():
-    plan = plan_split(["a", "b", "c"], 1000, [10, 10, 10], [1.0, 2.0, 4.0])
-    parts = ((0, 250), (250, 250), (250, 1000))  # b ran nothing: it keeps the plan's time
-    assert estimated_times(plan, parts, _run((0.5, 3.0))) == pytest.approx((2.0, 2.0, 4.0))
+def test_a_device_line_goes_through_its_time_alone_and_its_part():
+    assert device_line(1000, 11.0, 500, 6.0) == pytest.approx((1.0, 0.01))
+    # too close to the whole problem to tell a slope, or a negative overhead: proportional
+    assert device_line(1000, 11.0, 990, 10.0) == pytest.approx((0.0, 10.0 / 990))
+    assert device_line(1000, 10.0, 500, 2.0) == pytest.approx((0.0, 0.004))
+    assert device_line(1000, 10.0, 0, 0.0) == pytest.approx((0.0, 0.01))
+
+
+def test_balanced_shares_end_together_and_drop_a_device_whose_overhead_is_too_big():
+    # a: 1 ms per 100 elements; b: twice as slow: a gets 2/3
+    assert balanced_shares(300, [(0.0, 0.01), (0.0, 0.02)]) == pytest.approx((2 / 3, 1 / 3))
+    # b's overhead alone (5 ms) exceeds a's whole-problem time (3 ms): a takes everything
+    assert balanced_shares(300, [(0.0, 0.01), (5.0, 0.001)]) == pytest.approx((1.0, 0.0))
+    shares = balanced_shares(1000, [(0.5, 0.01), (1.0, 0.005)])
+    ends = [a + b * s * 1000 for (a, b), s in zip([(0.5, 0.01), (1.0, 0.005)], shares)]
+    assert ends[0] == pytest.approx(ends[1], rel=1e-6)
+
+
+def test_lines_update_only_for_devices_that_ran():
+    plan = plan_split(["a", "b", "c"], 1000, [10, 10, 10], [10.0, 20.0, 40.0])
+    plan = dataclasses.replace(plan, parts=((0, 500), (500, 500), (500, 1000)))
+    kept = [(0.0, 1.0), (7.0, 7.0), (0.0, 1.0)]
+    lines = updated_lines(plan, _run((6.0, 21.0)), plan.times_ms, kept)
+    assert lines[1] == (7.0, 7.0)
+    assert lines[0] == pytest.approx((2.0, 0.008)) and lines[2] == pytest.approx((2.0, 0.038))
     assert imbalance(_run((1.0, 1.5))) == pytest.approx(0.5)
     assert imbalance(_run((2.0,))) == 0.0
+
+
+def test_given_factors_plan_whole_work_groups_and_a_dropped_device_takes_no_residue():
+    plan = plan_split(["a", "b"], 1000, [64, 8], [1.0, 1.0], factors=(1.0, 0.0))
+    assert plan.parts == ((0, 1000), (1000, 1000)) and plan.residue_device == 0
+    with pytest.raises(SpecError, match="sum 1"):
+        plan_split(["a", "b"], 1000, [64, 8], [1.0, 1.0], factors=(0.5, 0.4))
 
 
 def test_two_parts_snap_to_the_first_devices_blocks():
@@ -60,7 +95,7 @@ def test_a_split_planned_from_wrong_times_is_rebalanced(two):
     assert len(done) >= 2 and done[1].parts != plan.parts
     first_share = (done[1].parts[0][1] - done[1].parts[0][0]) / 40000
     assert 0.15 < first_share < 0.85, done[1].parts
-    assert last.parts == done[-1].parts and last.times_ms != plan.times_ms
+    assert last.parts == done[-1].parts and last.times_ms == plan.times_ms
 
 
 def test_a_sweep_runs_every_share_and_verifies_it(two):

@@ -101,7 +101,8 @@ def adjust(
 
     Each device first gets floor(G * S_i / wg_i) groups (Eqs. 6-7); the elements left over
     (Eq. 8b) go to the device that covers them with the least work, ceil(R / wg_i) * wg_i
-    (Eq. 9), ties to the one that then finishes first, then to the first."""
+    (Eq. 9), ties to the one that then finishes first, then to the first. A device whose
+    factor is 0 (dropped by rebalancing) takes none."""
     groups = [math.floor(extent * s / b + _EPS) for s, b in zip(factors, blocks, strict=True)]
     residue = extent - sum(g * b for g, b in zip(groups, blocks, strict=True))
     elements = [g * b for g, b in zip(groups, blocks, strict=True)]
@@ -113,7 +114,7 @@ def adjust(
         finish = times_ms[i] * (groups[i] * blocks[i] + residue) / extent
         return extra * blocks[i], finish, i
 
-    chosen = min(range(len(blocks)), key=cost)
+    chosen = min((i for i, f in enumerate(factors) if f > 0), key=cost)
     groups[chosen] += math.ceil(residue / blocks[chosen])
     elements[chosen] += residue
     return tuple(groups), tuple(elements), chosen
@@ -125,10 +126,12 @@ def plan_split(
     blocks: Sequence[int],
     times_ms: Sequence[float],
     dimension: int = 0,
+    factors: Sequence[float] | None = None,
 ) -> SplitPlan:
     """The plan for ``extent`` elements over ``devices``, each with the block (work-group
     size times elements per work-item along the dimension) of its best configuration and that
-    configuration's whole-problem time."""
+    configuration's whole-problem time. ``factors`` replaces Eq. 4's shares (rebalancing
+    gives its own; non-negative, summing to 1)."""
     n = len(devices)
     if n < 2:
         raise SpecError("a split needs at least two devices; give --device twice or more")
@@ -138,7 +141,11 @@ def plan_split(
         raise SpecError(f"extent {extent} and blocks {list(blocks)} must be at least 1")
     if any(not (math.isfinite(t) and t > 0) for t in times_ms):
         raise SpecError(f"device times {list(times_ms)} must be positive and finite")
-    factors = split_factors(times_ms)
+    if factors is None:
+        factors = split_factors(times_ms)
+    elif len(factors) != n or min(factors) < 0 or abs(sum(factors) - 1) > 1e-6:
+        raise SpecError(f"split factors {list(factors)} must be one per device, >= 0, sum 1")
+    factors = tuple(factors)
     groups, elements, residue_device = adjust(extent, blocks, factors, times_ms)
     parts, start = [], 0
     for count in elements:

@@ -2,9 +2,12 @@
 part times measured in the previous launch until the devices finish within a tolerance of
 each other.
 
-Each device's whole-problem time is estimated from its last part (its kernel time over the
-share it ran) and fed to the same plan (Eqs. 4-9), so every re-split keeps each device's
-work-group size whole. A device left with no elements keeps its previous estimate."""
+Each device's time is modelled as a line in the elements it runs, overhead + cost x elements,
+through its time alone on the whole problem and its last part's time; the shares that make
+every line end together are planned with Eqs. 5-9, so every re-split keeps each device's
+work-group size whole. The overhead term is what Eq. 4 leaves out: a device whose overhead
+alone exceeds the balanced time is given nothing (a small part on a CPU beside a GPU costs
+its launch, however few its elements)."""
 
 from __future__ import annotations
 
@@ -37,16 +40,51 @@ class Iteration:
         }
 
 
-def estimated_times(
-    plan: SplitPlan, parts: Sequence[tuple[int, int]], run: RunResult
-) -> tuple[float, ...]:
-    """Each device's whole-problem time as its last part predicts it: kernel time x extent /
-    elements; the plan's time for a device that ran nothing."""
-    times, ran = list(plan.times_ms), iter(run.kernel_ms)
-    for i, (a, b) in enumerate(parts):
+def device_line(
+    extent: int, alone_ms: float, elements: int, part_ms: float
+) -> tuple[float, float]:
+    """(overhead ms, ms per element) through (extent, alone_ms) and (elements, part_ms). When
+    the two points are too close to tell a slope, or the fit goes negative, the line is
+    proportional through the part (Eq. 4's assumption)."""
+    if elements <= 0:
+        return 0.0, alone_ms / extent
+    apart = extent - elements
+    slope = (alone_ms - part_ms) / apart if apart >= 0.05 * extent else 0.0
+    overhead = part_ms - slope * elements
+    if slope <= 0 or overhead < 0:
+        return 0.0, part_ms / elements
+    return overhead, slope
+
+
+def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[float, ...]:
+    """The shares of ``extent`` under which every device that gets any finishes at the same
+    time T, with sum((T - overhead) / cost) = extent over the devices whose overhead is below
+    T (found by bisection: the sum grows with T)."""
+    def covered(t: float) -> float:
+        return sum(max(0.0, (t - a) / b) for a, b in lines)
+
+    low, high = 0.0, min(a + b * extent for a, b in lines)  # the best single device
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (mid, high) if covered(mid) < extent else (low, mid)
+    elements = [max(0.0, (high - a) / b) for a, b in lines]
+    total = sum(elements)
+    return tuple(e / total for e in elements)
+
+
+def updated_lines(
+    plan: SplitPlan,
+    run: RunResult,
+    alone_ms: Sequence[float],
+    lines: Sequence[tuple[float, float]],
+) -> list[tuple[float, float]]:
+    """Each device's line through its time alone and its part in ``run``; a device that ran
+    nothing keeps its line, so one dropped for its overhead stays dropped."""
+    ran, out = iter(run.kernel_ms), list(lines)
+    for i, (t, (a, b)) in enumerate(zip(alone_ms, plan.parts, strict=True)):
         if b > a:
-            times[i] = next(ran) * plan.extent / (b - a)
-    return tuple(times)
+            out[i] = device_line(plan.extent, t, b - a, next(ran))
+    return out
 
 
 def imbalance(run: RunResult) -> float:
@@ -73,11 +111,16 @@ def rebalance(
     made (``perfport split``'s static run): it counts as the first iteration."""
     if iterations < 1:
         raise SpecError(f"--iterations {iterations}: give at least 1")
+    alone_ms = plan.times_ms
+    lines = [(0.0, t / plan.extent) for t in alone_ms]
     done: list[Iteration] = []
     for k in range(iterations):
         if k:
-            times = estimated_times(plan, plan.parts, done[-1].run)
-            plan = plan_split(plan.devices, plan.extent, plan.blocks, times, plan.dimension)
+            lines = updated_lines(plan, done[-1].run, alone_ms, lines)
+            shares = balanced_shares(plan.extent, lines)
+            plan = plan_split(
+                plan.devices, plan.extent, plan.blocks, alone_ms, plan.dimension, shares
+            )
         parts = [
             Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, plan.parts, strict=True)
         ]

@@ -41,9 +41,10 @@ class SplitOutcome:
 
     @property
     def split_ms(self) -> float:
-        """The fastest verified split: the planned run or a rebalanced launch (inf: none)."""
-        runs = [self.run.wall_ms] if self.verified else []
-        runs += [i.run.wall_ms for i in self.iterations if i.verified]
+        """The fastest verified split over two or more devices: the planned run or a
+        rebalanced launch (inf: none)."""
+        tried = [(self.run, self.verified)] + [(i.run, i.verified) for i in self.iterations]
+        runs = [r.wall_ms for r, ok in tried if ok and len(r.kernel_ms) > 1]
         return min(runs, default=float("inf"))
 
     @property
