@@ -53,7 +53,7 @@ def test_balanced_shares_end_together_and_drop_a_device_whose_overhead_is_too_bi
     # b's overhead alone (5 ms) exceeds a's whole-problem time (3 ms): a takes everything
     assert balanced_shares(300, [(0.0, 0.01), (5.0, 0.001)]) == pytest.approx((1.0, 0.0))
     shares = balanced_shares(1000, [(0.5, 0.01), (1.0, 0.005)])
-    ends = [a + b * s * 1000 for (a, b), s in zip([(0.5, 0.01), (1.0, 0.005)], shares)]
+    ends = [a + b * s * 1000 for (a, b), s in zip([(0.5, 0.01), (1.0, 0.005)], shares, strict=True)]
     assert ends[0] == pytest.approx(ends[1], rel=1e-6)
 
 
