@@ -40,9 +40,7 @@ class Iteration:
         }
 
 
-def device_line(
-    extent: int, alone_ms: float, elements: int, part_ms: float
-) -> tuple[float, float]:
+def device_line(extent: int, alone_ms: float, elements: int, part_ms: float) -> tuple[float, float]:
     """(overhead ms, ms per element) through (extent, alone_ms) and (elements, part_ms). When
     the two points are too close to tell a slope, or the fit goes negative, the line is
     proportional through the part (Eq. 4's assumption)."""
@@ -60,6 +58,7 @@ def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[
     """The shares of ``extent`` under which every device that gets any finishes at the same
     time T, with sum((T - overhead) / cost) = extent over the devices whose overhead is below
     T (found by bisection: the sum grows with T)."""
+
     def covered(t: float) -> float:
         return sum(max(0.0, (t - a) / b) for a, b in lines)
 
