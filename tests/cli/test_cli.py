@@ -323,3 +323,37 @@ def test_third_party_data_is_found_by_the_environment_not_the_working_directory(
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 8 and (work / "m.pkl").is_file()
+
+
+def test_tune_objective_and_metrics_in_tables_and_json(tmp_path):
+    """A spec's metrics reach tune --json, results and export; --objective picks the best."""
+    kernel = tmp_path / "vadd.toml"
+    kernel.write_text(
+        'name = "vadd"\nentry = "vadd"\nglobal_size = ["n"]\nlocal_size = ["block"]\n'
+        'source = "__kernel void vadd(__global const float* a, __global float* c) '
+        '{ int i = get_global_id(0); c[i] = a[i] * 2; }"\n'
+        'bytes = "8 * n"\nproblem = { n = 4096 }\n'
+        'params = [{ name = "block", values = [16, 64], kind = "launch" }]\n'
+        'args = [{ kind = "array", name = "a", dtype = "float32", shape = ["n"] },\n'
+        '  { kind = "array", name = "c", dtype = "float32", shape = ["n"], output = true }]\n'
+        '[metrics]\nslowness = "time_ms * block"\n'
+    )
+    db = tmp_path / "m.db"
+    run = ["tune", kernel, "--repeats", "2", "--db", db, "--no-verify", "--json"]
+    out = json.loads(perfport(*run, "--objective", "slowness:min").stdout)
+    assert out["objective"] == "slowness:min" and out["roofline"] is None
+    best = out["best"]["metrics"]
+    assert set(best) == {"GBps", "slowness", "roofline"}
+    assert best["GBps"] == pytest.approx(8 * 4096 / out["best"]["time_ms"] / 1e6)
+    assert best["slowness"] == pytest.approx(
+        out["best"]["time_ms"] * out["best"]["config"]["block"]
+    )
+    results = json.loads(perfport("results", "--db", db, "--json").stdout)["results"]
+    assert results[0]["best"]["metrics"]["GBps"] > 0
+    rows = json.loads(perfport("export", "--db", db, "--format", "json").stdout)
+    assert all(r["metrics"]["slowness"] > 0 for r in rows)
+    assert "metric.GBps" in perfport("export", "--db", db).stdout.splitlines()[0]
+    table = perfport("tune", kernel, "--repeats", "2", "--db", db, "--no-verify").stdout
+    assert "GBps" in table and "perfport roofline --device" in table
+    bad = perfport(*run, "--objective", "GFLOPs", check=False)
+    assert bad.returncode == 2 and "has no such metric" in bad.stderr

@@ -15,6 +15,7 @@ from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word
+from perfport._core.metrics import Metrics
 from perfport._core.records import Config, Language, Problem, Value, _plain
 from perfport._core.splitting import SplitDim, check_splits
 
@@ -178,6 +179,10 @@ class KernelSpec:
     tolerance: float | None = None
     doc: str = ""
     split: tuple[SplitDim, ...] = ()  # how its index space splits across devices (split/)
+    # metrics (perfport._core.metrics): work moved and done, and named metric expressions
+    bytes: str | None = None
+    flops: str | None = None
+    metrics: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -204,6 +209,8 @@ class KernelSpec:
         set_(self, "derived", tuple((str(k), str(v)) for k, v in derived))
         set_(self, "local_mem", str(self.local_mem))
         set_(self, "split", tuple(self.split))
+        metrics = self.metrics.items() if isinstance(self.metrics, Mapping) else self.metrics
+        set_(self, "metrics", tuple((str(k), str(v)) for k, v in metrics))
         if not isinstance(self.problem, Problem):
             set_(self, "problem", Problem.of(self.problem))
         if self.default is not None and not isinstance(self.default, Config):
@@ -287,6 +294,7 @@ class KernelSpec:
                     f"{what}: {label} {expr.text!r} uses unknown name(s) "
                     f"{', '.join(sorted(unknown))}{hint}"
                 )
+        self.metric_set.check(known)
         if self.default is not None:
             self.check_config(self.default, f"{what}: default configuration")
         array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
@@ -346,6 +354,10 @@ class KernelSpec:
     @cached_property
     def local_mem_expr(self) -> Expr:
         return Expr(self.local_mem, f"kernel {self.name} local_mem")
+
+    @cached_property
+    def metric_set(self) -> Metrics:
+        return Metrics.of(self.name, self.bytes, self.flops, self.metrics)
 
     @cached_property
     def define_exprs(self) -> tuple[tuple[str, Expr], ...]:
@@ -424,7 +436,7 @@ class KernelSpec:
             else f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', type(ref).__name__)}",
             "tolerance": self.tolerance,
             "doc": self.doc,
-        }
+        } | _describe_metrics(self)
 
     def __getstate__(self) -> dict[str, Any]:
         # Drop cached parsed expressions; they are rebuilt on first use.
@@ -433,6 +445,12 @@ class KernelSpec:
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             object.__setattr__(self, k, v)
+
+
+def _describe_metrics(spec: KernelSpec) -> dict[str, Any]:
+    # Only what is declared: an unchanged description keeps older campaigns' keys.
+    work = {k: v for k, v in (("bytes", spec.bytes), ("flops", spec.flops)) if v is not None}
+    return work | ({"metrics": dict(spec.metrics)} if spec.metrics else {})
 
 
 def _describe_arg(a: Arg) -> dict[str, Any]:

@@ -90,11 +90,17 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         + ", "
         f"verification: {result.verification}, db: {result.db}"
     )
-    ok = sorted((m for m in result.measurements if m.ok), key=lambda m: m.time_ms or 0.0)
+    ok = sorted(
+        (m for m in result.measurements if m.ok and result.score(m) is not None),
+        key=lambda m: result.score(m) or 0.0,
+    )
     default_ms = result.default.time_ms if result.default else None
-    table = _table(f"Fastest {min(top, len(ok))} of {result.measured} measured configurations")
-    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check"):
-        table.add_column(col, justify="left" if col in ("configuration", "check") else "right")
+    which = "Fastest" if result.objective.is_time else f"Best by {result.objective}:"
+    names = result.scoring.names if result.scoring else ()
+    table = _table(f"{which} {min(top, len(ok))} of {result.measured} measured configurations")
+    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", *names):
+        table.add_column(col, justify="left" if col == "configuration" else "right")
+    table.add_column("check")
     for rank, m in enumerate(ok[:top], 1):
         s = m.stats
         assert s is not None
@@ -109,6 +115,7 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
             f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
             str(s.n),
             ratio,
+            *(_metric(k, v) for k, v in result.metrics(m).items()),
             "-" if m.check is None else m.check.value,
         )
     console.print(table)
@@ -125,8 +132,41 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         if result.speedup:
             line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
         console.print(f"[bold green]{line}[/]")
+        _roofline_line(console, result)
     elif result.measurements and result.status.value == "complete":
         console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
+
+
+def _metric(name: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0%}" if name == "roofline" else f"{value:.4g}"
+
+
+def _roofline_line(console: Console, result: TuneResult) -> None:
+    """How far the best is from the device's ceiling, or how to measure the ceiling."""
+    if result.scoring is None or "roofline" not in result.scoring.names:
+        return  # the kernel declares no bytes or flops: no roofline to place it on
+    fraction = result.roofline
+    if fraction is None:
+        console.print(
+            f"roofline: no ceilings stored for this device; measure them once with "
+            f"'perfport roofline --device {result.device.id} --db {result.db}'",
+            markup=False,
+            soft_wrap=True,  # a command to copy: never broken across lines
+        )
+        return
+    rates = ", ".join(
+        f"{v:.4g} {k}" for k, v in result.metrics(result.best).items()
+        if k in ("GBps", "GFLOPs") and v is not None
+    )  # fmt: skip
+    console.print(
+        f"roofline: the best reaches {fraction:.0%} of this device's measured ceiling ({rates}); "
+        f"{1 - fraction:.0%} is left"
+        if fraction < 1
+        else "at or above the measured ceiling",
+        markup=False,
+    )
 
 
 def _checked(check: Check | None, against: str | None) -> str:
@@ -148,6 +188,7 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
         "problem",
         "best",
         "best ms",
+        "best metrics",
         "default ms",
         "speedup",
         "verified",
@@ -157,7 +198,7 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
     for r in results:
         table.add_row(
             r.kernel, f"{r.device} ({r.backend})", str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
-            _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
+            " ".join(f"{k} {_metric(k, v)}" for k, v in r.best_metrics.items()) or "-", _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
             _checked(r.best_verification, r.best_verified_against),
             ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
         )  # fmt: skip

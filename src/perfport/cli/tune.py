@@ -76,6 +76,11 @@ def _add_tune(sub: Subcommands) -> None:
     p.add_argument(
         "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
     )
+    p.add_argument(
+        "--objective", metavar="NAME[:max|:min]",
+        help="what the strategy optimises and the best is chosen by: time (default) or a "
+        "metric of the spec (GBps, GFLOPs, its own); time minimises, a metric maximises unless told",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_tune)
 
@@ -142,6 +147,7 @@ def _tune_and_report(
         min_work_groups=args.min_work_groups,
         configs=_read_configs(args.configs) if args.configs else None,
         build_jobs=args.build_jobs,
+        objective=args.objective,
     )
     if args.json:
         render.print_json(result.to_json())

@@ -111,6 +111,16 @@ def _cl_device(cl: Any, device_id: str) -> tuple[Any, Any]:
     return platform, parts[k]
 
 
+def opencl_clock(device_id: str) -> tuple[int | None, int | None]:
+    """The driver's max clock (MHz) and native float vector width of an OpenCL device, for
+    nominal figures beside measured ceilings; (None, None) where it does not say."""
+    try:
+        d = _cl_device(_cl(), device_id)[1]
+        return int(d.max_clock_frequency) or None, int(d.native_vector_width_float) or None
+    except Exception:
+        return None, None
+
+
 def opencl_sub_device(device_id: str) -> DeviceInfo:
     """The DeviceInfo of a sub-device id such as ``opencl:0:0.1`` (see ``_cl_device``)."""
     cl = _cl()

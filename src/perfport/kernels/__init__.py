@@ -22,6 +22,7 @@ from perfport.kernels.problems import load_problems, problem_sets
 from perfport.kernels.stencil import described_stencil, make_stencil, stencil
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
+from perfport.kernels.work import with_work
 
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
@@ -47,11 +48,12 @@ __all__ = [
 def builtin(name: str) -> KernelSpec:
     """A built-in kernel by name."""
     try:
-        return BUILTINS[name]()
+        make = BUILTINS[name]
     except KeyError:
         raise SpecError(
             f"no built-in kernel {name!r}; built-ins: {', '.join(BUILTINS)} (or give a spec file path)"
         ) from None
+    return with_work(make())
 
 
 def resolve_kernel(kernel: KernelSpec | str | Path) -> KernelSpec:

@@ -34,7 +34,7 @@ from perfport._core.values import evaluate_values
 _TOP_KEYS = {
     "name", "entry", "language", "source", "source_file", "params", "global_size",
     "local_size", "args", "problem", "restrictions", "defines", "derived", "local_mem", "default",
-    "reference", "tolerance", "doc",
+    "reference", "tolerance", "doc", "bytes", "flops", "metrics",
 }  # fmt: skip
 _ARG_KEYS = {
     "array": {"kind", "name", "dtype", "shape", "init", "output", "constant"},
@@ -140,7 +140,7 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
         _param(p, where) for p in _list(fields.get("params", []), "params", where)
     )
     fields["args"] = tuple(_arg(a, where) for a in _list(fields.get("args", []), "args", where))
-    for key in ("problem", "defines", "derived", "default"):
+    for key in ("problem", "defines", "derived", "default", "metrics"):
         if key in fields and not isinstance(fields[key], dict):
             raise SpecError(f"{where}: {key!r} must be a table (name = value)")
     if "reference" in fields:

@@ -1,6 +1,7 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
+from perfport.store.ceilings import save_ceilings, stored_ceilings
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
@@ -34,6 +35,8 @@ __all__ = [
     "export_rows",
     "one_group",
     "refused_configs",
+    "save_ceilings",
+    "stored_ceilings",
     "write_csv",
     "write_json",
 ]

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from perfport._core import Check, Config, Outcome, Problem, StoreError
+from perfport._core import Check, Config, ExpressionError, Outcome, Problem, StoreError
+from perfport._core.metrics import Ceilings, ResultMetrics
+from perfport.store.ceilings import stored_ceilings
 from perfport.store.store import Store
 
 _RESULT_ROWS = """
@@ -50,6 +52,7 @@ class BestResult:
     best_verification: Check | None = None  # the best result's check (None: unknown)
     best_verified_against: str | None = None
     unverified: int = 0  # ok results whose outputs nothing was compared with
+    best_metrics: dict[str, float | None] = field(default_factory=dict)  # with "roofline"
 
     @property
     def speedup(self) -> float | None:
@@ -67,7 +70,7 @@ class BestResult:
             "problem": dict(self.problem),
             "best": None
             if self.best is None
-            else {"config": dict(self.best), "time_ms": self.best_ms},
+            else {"config": dict(self.best), "time_ms": self.best_ms, "metrics": self.best_metrics},
             "default": None
             if self.default is None
             else {"config": dict(self.default), "time_ms": self.default_ms},
@@ -107,6 +110,7 @@ def best_results(
     ...     print(r.kernel, r.best, r.best_ms, r.speedup)
     """
     where, params = _where(kernel, device)
+    ceilings = stored_ceilings(store)
     groups: dict[tuple[int, int, int], list[Any]] = {}
     for row in store.query(_RESULT_ROWS.format(where=where), params):
         groups.setdefault((row["device_id"], row["kernel_id"], row["problem_id"]), []).append(row)
@@ -120,6 +124,7 @@ def best_results(
         final: dict[str, str] = {}
         spaces: dict[int, dict[str, Any]] = {}
         unverified = 0
+        scoring = _scoring(first, ceilings)
         for row in rows:
             config_key, outcome, median = row["config"], row["outcome"], row["median_ms"]
             spaces[row["campaign_id"]] = json.loads(row["space"])
@@ -151,9 +156,31 @@ def best_results(
                 campaigns=len(spaces),
                 **_best_check(best_row.get(best_key) if best_key else None),
                 unverified=unverified,
+                best_metrics=_metrics(scoring, best_key, best_time.get(best_key or "")),
             )
         )
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
+
+
+def _scoring(row: Any, ceilings: dict[str, Ceilings]) -> ResultMetrics | None:
+    """The metrics of a stored row's kernel and problem; None where the stored description
+    no longer parses (a store written by another version)."""
+    try:
+        return ResultMetrics.of(
+            json.loads(row["spec"]),
+            json.loads(row["problem"]),
+            ceilings.get(row["device_fingerprint"]),
+        )
+    except (ExpressionError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _metrics(
+    scoring: ResultMetrics | None, config_key: str | None, time_ms: float | None
+) -> dict[str, float | None]:
+    if scoring is None or config_key is None:
+        return {}
+    return scoring.values(json.loads(config_key), time_ms)
 
 
 def _best_check(row: Any) -> dict[str, Any]:
@@ -168,7 +195,7 @@ EXPORT_COLUMNS = (
     "campaign", "device", "backend", "device_fingerprint", "kernel", "kernel_hash", "problem", "config",
     "outcome", "message", "n", "min_ms", "median_ms", "mean_ms", "std_ms", "ci_low_ms",
     "ci_high_ms", "compile_ms", "times_ms", "tool_version", "created", "verified",
-    "verified_against", "verification",
+    "verified_against", "verification", "metrics",
 )  # fmt: skip
 
 
@@ -200,6 +227,7 @@ class ResultRow:
     created: float
     verification: Check | None = None  # None: no outputs, or stored before it was recorded
     verified_against: str | None = None
+    metrics: dict[str, float | None] = field(default_factory=dict)  # with "roofline"
 
     @property
     def ok(self) -> bool:
@@ -222,7 +250,9 @@ class ResultRow:
         return record
 
 
-def _result_row(row: Any) -> ResultRow:
+def _result_row(row: Any, scoring: ResultMetrics | None = None) -> ResultRow:
+    ok = row["outcome"] == Outcome.OK.value
+    metrics = _metrics(scoring, row["config"], row["median_ms"] if ok else None)
     return ResultRow(
         campaign=row["campaign"], device=row["device"], backend=row["backend"],
         device_fingerprint=row["device_fingerprint"], kernel=row["kernel"],
@@ -234,7 +264,7 @@ def _result_row(row: Any) -> ResultRow:
         times_ms=tuple(np.frombuffer(row["times"], dtype="<f8").tolist()) if row["times"] else (),
         tool_version=row["tool_version"], created=row["created"],
         verification=None if row["verification"] is None else Check(row["verification"]),
-        verified_against=row["verified_against"],
+        verified_against=row["verified_against"], metrics=metrics,
     )  # fmt: skip
 
 
@@ -243,8 +273,13 @@ def export_rows(
 ) -> Iterator[ResultRow]:
     """Every stored result, in the order it was stored."""
     where, params = _where(kernel, device)
+    ceilings = stored_ceilings(store)
+    scorings: dict[tuple[str, str, str], ResultMetrics | None] = {}
     for row in store.query(_RESULT_ROWS.format(where=where), params):
-        yield _result_row(row)
+        key = (row["kernel_hash"], row["problem"], row["device_fingerprint"])
+        if key not in scorings:
+            scorings[key] = _scoring(row, ceilings)
+        yield _result_row(row, scorings[key])
 
 
 def one_group(

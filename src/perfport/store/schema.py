@@ -109,6 +109,22 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX split_plans_by_kernel ON split_plans (kernel_id, problem_id);
     """,
+    # 4 -> 5: measured device ceilings (perfport roofline; read and written by store/ceilings.py),
+    # the latest per device fingerprint
+    """
+    CREATE TABLE ceilings (
+        fingerprint TEXT PRIMARY KEY,    -- DeviceInfo.fingerprint
+        device TEXT NOT NULL,            -- DeviceInfo as JSON (the name, for people)
+        copy_gbps REAL NOT NULL,
+        read_gbps REAL NOT NULL,
+        write_gbps REAL NOT NULL,
+        fp32_gflops REAL NOT NULL,
+        fp64_gflops REAL,                -- NULL: the device has no float64
+        detail TEXT NOT NULL,            -- each benchmark's sizes and times (JSON)
+        tool_version TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,7 +12,7 @@ nothing).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -52,6 +52,8 @@ class TuningLoop:
     lease_s: float = LEASE_S
     started: float = field(default_factory=time.monotonic)
     measured_here: int = 0  # trials this session ran and stored (another writer's excluded)
+    # what the strategy is told of a result, lower is better (default: its time)
+    score: Callable[[Measurement], float | None] | None = None
 
     def __post_init__(self) -> None:
         self.stored: dict[Config, Measurement] = {}
@@ -166,7 +168,8 @@ class TuningLoop:
             elif state is not ClaimState.STORED:  # held, or the budget booked by claims
                 time.sleep(POLL_S)
             self._refresh()
-        self.strategy.tell(index, self.stored[config].time_ms)
+        m = self.stored[config]
+        self.strategy.tell(index, m.time_ms if self.score is None else self.score(m))
         return _Step.DONE
 
     def _measure(self, config: Config) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Check, DeviceInfo, Measurement, Outcome, Problem
+from perfport._core.metrics import ROOFLINE, Objective, ResultMetrics
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 
@@ -39,11 +40,36 @@ class TuneResult:
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
     warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
+    objective: Objective = field(default_factory=Objective)
+    scoring: ResultMetrics | None = None  # metrics and roofline fraction of each result
+
+    def metrics(self, m: Measurement | None) -> dict[str, float | None]:
+        """A result's metrics (and roofline fraction, when work is declared); {} without."""
+        if m is None or self.scoring is None:
+            return {}
+        return self.scoring.values(m.config, m.time_ms)
+
+    def score(self, m: Measurement) -> float | None:
+        """The objective's score of a result (lower is better; None: cannot be ranked)."""
+        if self.objective.is_time:
+            return m.time_ms
+        value = (
+            m.time_ms
+            if self.objective.name == "time_ms"
+            else self.metrics(m).get(self.objective.name)
+        )
+        return self.objective.score(value)
 
     @property
     def best(self) -> Measurement | None:
-        ok = [m for m in self.measurements if m.ok]
-        return min(ok, key=lambda m: m.time_ms or 0.0) if ok else None
+        """The best ok result by the objective (the fastest by default)."""
+        scored = [(s, m) for m in self.measurements if m.ok and (s := self.score(m)) is not None]
+        return min(scored, key=lambda sm: sm[0])[1] if scored else None
+
+    @property
+    def roofline(self) -> float | None:
+        """The best result's fraction of the device's stored ceiling (None: unknown)."""
+        return self.metrics(self.best).get(ROOFLINE)
 
     @property
     def unverified(self) -> int:
@@ -96,6 +122,7 @@ class TuneResult:
                 "verified": None if m.check is None else m.check is Check.VERIFIED,
                 "verified_against": m.verified_against,
                 "verification": None if m.check is None else m.check.value,
+                "metrics": self.metrics(m),
                 "stats": None if s is None else {
                     "n": s.n, "min": s.min, "median": s.median, "mean": s.mean, "std": s.std,
                     "ci95": [s.ci_low, s.ci_high],
@@ -122,5 +149,10 @@ class TuneResult:
             "verification": self.verification,
             "unverified": self.unverified,
             "warnings": list(self.warnings),
+            "objective": str(self.objective),
+            "roofline": self.roofline,
+            "ceilings": None
+            if self.scoring is None or self.scoring.ceilings is None
+            else self.scoring.ceilings.to_json(),
             "db": self.db,
         }

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -23,11 +23,12 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.interrupts import guarded, interruptible, take_held
+from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
-from perfport.store import Campaign, CampaignStatus, Store
+from perfport.store import Campaign, CampaignStatus, Store, stored_ceilings
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
@@ -136,6 +137,7 @@ def tune(
     configs: Sequence[Mapping[str, Any]] | None = None,
     build_jobs: int = 0,
     lease_s: float = LEASE_S,
+    objective: Objective | str | None = None,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -155,6 +157,8 @@ def tune(
     before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
     process lives), so none is measured twice, the budget holds for all of them together and
     each reports the campaign's results once the configurations the others held are stored.
+    ``objective`` (``"GFLOPs:max"``, an Objective) is what the strategy optimises and the best
+    is chosen by: the time (default) or one of the spec's metrics (docs/roofline.md).
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -169,6 +173,7 @@ def tune(
         strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
         budget = _checked_budget(budget)
         space = _legal_space(spec, the_problem, dev, min_work_groups)
+        goal = _checked_objective(spec, objective)
     label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
@@ -178,6 +183,9 @@ def tune(
     with Store(db) as store:
         store.check_campaign_key(key, dev, spec.source_hash, the_problem)  # before any write
         ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
+        scoring = ResultMetrics.of(
+            spec.describe(), the_problem, stored_ceilings(store).get(dev.fingerprint)
+        )
         # Held interrupts from here: the campaign says running only inside the try below,
         # and its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
         with guarded():
@@ -196,7 +204,7 @@ def tune(
                     searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
                     loop = TuningLoop(
                         space, searcher, runner, store, record, budget, reporter, lease.writer,
-                        lease_s,
+                        lease_s, score=_scorer(goal, scoring),
                     )  # fmt: skip
                     try:
                         status = _run(loop, spec, the_problem, dev, listed, build_jobs)
@@ -228,7 +236,32 @@ def tune(
         prior_sources=prior.sources if prior else 0,
         measured_here=measured_here,
         warnings=warnings,
+        objective=goal,
+        scoring=scoring,
     )
+
+
+def _checked_objective(spec: KernelSpec, objective: Objective | str | None) -> Objective:
+    """The objective, refused before any device work unless the kernel has that metric."""
+    goal = Objective.parse(objective) if isinstance(objective, str) else objective or Objective()
+    names = ResultMetrics.of(spec.describe(), spec.problem).names
+    if goal.name != "time_ms" and goal.name not in names:
+        raise SpecError(
+            f"objective {goal.name}: kernel {spec.name} has no such metric; its metrics: "
+            f"{', '.join(('time', *names))} (declare more under 'metrics' in the spec)"
+        )
+    return goal
+
+
+def _scorer(goal: Objective, scoring: ResultMetrics) -> Callable[[Measurement], float | None]:
+    """What the strategy is told of a result: its time, or the objective's score."""
+
+    def score(m: Measurement) -> float | None:
+        if goal.is_time or goal.name == "time_ms":
+            return goal.score(m.time_ms) if not goal.is_time else m.time_ms
+        return goal.score(scoring.values(m.config, m.time_ms).get(goal.name))
+
+    return score
 
 
 def _verification_warnings(

@@ -20,14 +20,16 @@ def write_json(rows: Iterable[ResultRow], out: TextIO) -> int:
 
 def write_csv(rows: Iterable[ResultRow], out: TextIO) -> int:
     """One row per result. Problem values and parameters also get a column each
-    (``problem.<name>``, ``param.<name>``) so the file loads straight into a data frame."""
+    (``problem.<name>``, ``param.<name>``, ``metric.<name>``) so the file loads straight into a data frame."""
     records = [r.to_json() for r in rows]
     problem_keys = sorted({k for r in records for k in r["problem"]})
     param_keys = sorted({k for r in records for k in r["config"]})
+    metric_keys = list(dict.fromkeys(k for r in records for k in r["metrics"]))
     columns = [
         *EXPORT_COLUMNS,
         *(f"problem.{k}" for k in problem_keys),
         *(f"param.{k}" for k in param_keys),
+        *(f"metric.{k}" for k in metric_keys),
     ]
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
@@ -37,7 +39,9 @@ def write_csv(rows: Iterable[ResultRow], out: TextIO) -> int:
         flat["problem"] = json.dumps(r["problem"], sort_keys=True)
         flat["config"] = json.dumps(r["config"], sort_keys=True)
         flat["times_ms"] = " ".join(repr(t) for t in r["times_ms"])
+        flat["metrics"] = json.dumps(r["metrics"])
         flat.update({f"problem.{k}": v for k, v in r["problem"].items()})
         flat.update({f"param.{k}": v for k, v in r["config"].items()})
+        flat.update({f"metric.{k}": v for k, v in r["metrics"].items()})
         writer.writerow(flat)
     return len(records)

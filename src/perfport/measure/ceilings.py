@@ -1,0 +1,186 @@
+"""A device's practical ceilings: copy, streaming read and write bandwidth, fp32 and fp64
+FMA throughput, each a configuration of one portable micro-benchmark kernel measured by the
+ordinary Runner (worker process, device-event timing), so they compare with tuned results.
+
+Sizes follow the device: arrays of 4 MiB per compute unit (between 32 and 512 MiB, at most an
+eighth of global memory) saturate a GPU's memory system yet take milliseconds on PoCL; the
+FMA benchmark runs 2048 work-items per compute unit, 8 independent chains each.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import (
+    ArrayArg,
+    Config,
+    DeviceInfo,
+    DeviceType,
+    Init,
+    KernelSpec,
+    Language,
+    Param,
+    ParamKind,
+    Problem,
+    ScalarArg,
+)
+from perfport._core.metrics import Ceilings
+from perfport.measure.runner import Runner
+from perfport.measure.settings import RunSettings, Timing
+
+OPS = ("copy", "read", "write", "fp32", "fp64")  # the value of ``op`` is the index
+_CHAINS = 8  # independent FMA chains per work-item: enough to hide the FMA latency
+_ITERS = 512
+
+_SOURCE = r"""
+#ifdef __CUDACC__
+#define FMA(a, b, c) fma(a, b, c)
+#else
+#define FMA(a, b, c) ((a) * (b) + (c))  /* contracted to an FMA where the device has one */
+#endif
+#if OP == 4
+typedef double REAL;
+#else
+typedef float REAL;
+#endif
+KERNEL void ceiling(GLOBAL const float* a, GLOBAL float* b, int n, float m) {
+    const int i = GID(0);
+#if OP == 0
+    b[i] = a[i];
+#elif OP == 1
+    const float v = a[i];
+    if (v == -1.0f) b[0] = v;  /* never true for zeros, but keeps the load */
+#elif OP == 2
+    b[i] = m;
+#else
+    REAL x0 = (REAL)i, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;
+    REAL x4 = x0 + 4, x5 = x0 + 5, x6 = x0 + 6, x7 = x0 + 7;
+    const REAL mm = (REAL)m, c = (REAL)1e-3f;
+    for (int k = 0; k < ITERS; ++k) {
+        x0 = FMA(x0, mm, c); x1 = FMA(x1, mm, c); x2 = FMA(x2, mm, c); x3 = FMA(x3, mm, c);
+        x4 = FMA(x4, mm, c); x5 = FMA(x5, mm, c); x6 = FMA(x6, mm, c); x7 = FMA(x7, mm, c);
+    }
+    b[i] = (float)(x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7);
+#endif
+}
+"""
+
+
+@dataclass(frozen=True)
+class CeilingRun:
+    """One benchmark's result: its rate (GB/s or GFLOP/s; None where it failed)."""
+
+    op: str
+    rate: float | None
+    time_ms: float | None
+    work: float  # bytes or flops per launch
+    outcome: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op, "rate": self.rate, "time_ms": self.time_ms, "work": self.work,
+            "outcome": self.outcome, "message": self.message,
+        }  # fmt: skip
+
+
+def ceiling_problem(device: DeviceInfo) -> Problem:
+    """Element count of the bandwidth arrays and work-items of the FMA runs, by device."""
+    mib = 1 << 20
+    array_bytes = min(max(4 * mib * device.compute_units, 32 * mib), 512 * mib)
+    if device.global_mem_bytes:
+        array_bytes = min(array_bytes, device.global_mem_bytes // 8)
+    wg = _wg(device)
+    n = max(array_bytes // 4 // wg * wg, wg)
+    lanes = max(2048 * device.compute_units // wg * wg, wg)
+    return Problem.of(n=int(n), lanes=int(lanes), iters=_ITERS)
+
+
+def _wg(device: DeviceInfo) -> int:
+    return max(1, min(256, device.max_work_group_size, device.max_work_item_sizes[0]))
+
+
+def ceiling_spec(device: DeviceInfo) -> KernelSpec:
+    """The micro-benchmark as a kernel spec: ``op`` selects the benchmark (one build each)."""
+    return KernelSpec(
+        name="perfport_ceilings",
+        source=_SOURCE,
+        entry="ceiling",
+        language=Language.PORTABLE,
+        params=(
+            Param("op", tuple(range(len(OPS))), define="OP"),
+            Param("wg", (_wg(device),), ParamKind.LAUNCH),
+        ),
+        global_size=("n if op < 3 else lanes",),
+        local_size=("wg",),
+        args=(
+            ArrayArg("a", "float", ("n",), init=Init.ZEROS),
+            ArrayArg("b", "float", ("n",), init=Init.ZEROS, output=True),
+            ScalarArg("n", "int", "n"),
+            ScalarArg("m", "float", "0.999"),
+        ),
+        problem=Problem.of(n=1 << 20, lanes=4096, iters=_ITERS),
+        defines=(("ITERS", "iters"),),
+        doc="device ceilings: copy, read, write bandwidth; fp32 and fp64 FMA throughput",
+    )
+
+
+def _work(op: str, p: Problem) -> float:
+    """Bytes moved (copy reads and writes) or flops done (2 per FMA) in one launch."""
+    n, lanes, iters = int(p["n"]), int(p["lanes"]), int(p["iters"])
+    return {
+        "copy": 8.0 * n,
+        "read": 4.0 * n,
+        "write": 4.0 * n,
+    }.get(op, 2.0 * _CHAINS * iters * lanes)
+
+
+def measure_ceilings(
+    device: DeviceInfo, on_each: Callable[[CeilingRun], None] | None = None
+) -> tuple[Ceilings | None, list[CeilingRun]]:
+    """Run the five benchmarks; the Ceilings (None unless copy, read, write and fp32 all ran)
+    and every benchmark's run. ``on_each`` is called as each finishes."""
+    spec, problem = ceiling_spec(device), ceiling_problem(device)
+    # A CPU's timings are noisier and its launches longer: a few more samples, less target.
+    timing = Timing(warmup=1, min_repeats=5, max_repeats=100, target_s=0.05)
+    settings = RunSettings(verify=False, timing=timing)
+    runs = []
+    with Runner(spec, problem, device, settings) as runner:
+        for index, op in enumerate(OPS):
+            m = runner.measure(Config.of({"op": index, "wg": _wg(device)}))
+            work = _work(op, problem)
+            rate = work / m.time_ms / 1e6 if m.ok and m.time_ms else None
+            run = CeilingRun(op, rate, m.time_ms, work, m.outcome.value, m.message[:200])
+            runs.append(run)
+            if on_each is not None:
+                on_each(run)
+    rates = {r.op: r.rate for r in runs}
+    needed = [rates[k] for k in ("copy", "read", "write", "fp32")]
+    if any(r is None for r in needed):
+        return None, runs
+    copy, read, write, fp32 = (float(r or 0.0) for r in needed)
+    return Ceilings(
+        device.fingerprint, copy, read, write, fp32, rates["fp64"], measured=time.time()
+    ), runs
+
+
+def nominal(device: DeviceInfo, clock_mhz: int | None, fp32_lanes: int | None) -> dict[str, Any]:
+    """What the driver's figures imply, and how; "unknown" where it does not report enough.
+    OpenCL reports compute units and the max clock but neither memory bus width nor lanes
+    per compute unit on a GPU; a CPU's native float vector width gives its lanes per core."""
+    out: dict[str, Any] = {"compute_units": device.compute_units, "max_clock_MHz": clock_mhz}
+    if clock_mhz and fp32_lanes and device.type is DeviceType.CPU:
+        out["fp32_GFLOPs"] = 2.0 * device.compute_units * clock_mhz * fp32_lanes / 1e3
+        out["fp32_how"] = (
+            f"2 (FMA) x {device.compute_units} compute units x {clock_mhz} MHz x {fp32_lanes} "
+            "native float lanes (one FMA unit per core; many cores have two)"
+        )
+    else:
+        out["fp32_GFLOPs"] = None
+        out["fp32_how"] = "unknown: the driver does not report lanes per compute unit"
+    out["bandwidth_GBps"] = None
+    out["bandwidth_how"] = "unknown: the driver reports no memory clock or bus width"
+    return out

@@ -1,0 +1,63 @@
+"""Stored device ceilings (``perfport roofline``): the latest measurement per device
+fingerprint, read back to give every result of that device its roofline fraction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from perfport._core import DeviceInfo
+from perfport._core.interrupts import guarded
+from perfport._core.metrics import Ceilings
+from perfport._core.version import __version__
+from perfport.store.store import Store
+
+_COLUMNS = "fingerprint, copy_gbps, read_gbps, write_gbps, fp32_gflops, fp64_gflops, created"
+
+
+def save_ceilings(
+    store: Store, device: DeviceInfo, ceilings: Ceilings, detail: Mapping[str, Any]
+) -> None:
+    """Store ``ceilings`` for ``device``, replacing an earlier measurement of it."""
+    if ceilings.device != device.fingerprint:
+        raise ValueError("ceilings of another device")
+    with guarded():  # one statement (autocommit); an interrupt waits until it is written
+        store._conn.execute(
+            "INSERT OR REPLACE INTO ceilings (fingerprint, device, copy_gbps, read_gbps, "
+            "write_gbps, fp32_gflops, fp64_gflops, detail, tool_version, created) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                device.fingerprint,
+                json.dumps(device.to_json()),
+                ceilings.copy_GBps,
+                ceilings.read_GBps,
+                ceilings.write_GBps,
+                ceilings.fp32_GFLOPs,
+                ceilings.fp64_GFLOPs,
+                json.dumps(dict(detail)),
+                __version__,
+                ceilings.measured,
+            ),
+        )
+
+
+def stored_ceilings(store: Store) -> dict[str, Ceilings]:
+    """Every stored device's ceilings, by fingerprint."""
+    try:
+        rows = store.query(f"SELECT {_COLUMNS} FROM ceilings")
+    except sqlite3.OperationalError:  # a read-only view of a store older than the table
+        return {}
+    return {
+        r["fingerprint"]: Ceilings(
+            device=r["fingerprint"],
+            copy_GBps=float(r["copy_gbps"]),
+            read_GBps=float(r["read_gbps"]),
+            write_GBps=float(r["write_gbps"]),
+            fp32_GFLOPs=float(r["fp32_gflops"]),
+            fp64_GFLOPs=None if r["fp64_gflops"] is None else float(r["fp64_gflops"]),
+            measured=float(r["created"]),
+        )
+        for r in rows
+    }
