@@ -96,6 +96,9 @@ def _listed(
     return tuple(out)
 
 
+REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
+
+
 def campaign_key(
     spec: KernelSpec,
     problem: Problem,
@@ -110,7 +113,9 @@ def campaign_key(
         [
             device.fingerprint,
             spec.source_hash,
-            spec.describe(),
+            # What a spec states for reporting (work, metrics) is not what runs: adding it
+            # keeps older campaigns' keys.
+            {k: v for k, v in spec.describe().items() if k not in REPORTING_ONLY},
             problem.key,
             [label for label, _, _ in space.report.removed_by],
             strategy,
