@@ -134,11 +134,14 @@ class TrialEngine:
         expected = self.expected if self.settings.verify and verify else None
         args = [self._argument(a, dynamic) for a in spec.args]
         try:
-            if expected is not None or capture:
+            # A kernel with a fault flag is always checked once: the flag is its own verdict.
+            if expected is not None or capture or spec.fault_flag:
                 self._reset_outputs()
                 self.session.launch(built, geometry.global_size, geometry.local_size, args)
                 alive()
                 outputs = self._read_outputs()
+                if fault := _flagged(spec.fault_flag, outputs):
+                    return result(Outcome.WRONG_RESULT, fault, compile_ms=compile_ms)
                 if expected is not None and (
                     problem := mismatch(outputs, expected, self.tolerance)
                 ):
@@ -219,6 +222,14 @@ class TrialEngine:
             times += launch(min(per_batch, remaining))
             remaining -= per_batch
         return times
+
+
+def _flagged(flag: str, outputs: Mapping[str, np.ndarray]) -> str:
+    """Why the kernel's own fault flag condemns this trial, or '' (no flag, or zero)."""
+    if not flag or not outputs[flag].any():
+        return ""
+    value = int(outputs[flag].reshape(-1)[0])
+    return f"the kernel flagged a fault of its own at run time: {flag} = {value}"
 
 
 def _over_limit(local_size: tuple[int, ...], kernel: CompiledKernel) -> str:
