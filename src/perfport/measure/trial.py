@@ -153,10 +153,12 @@ class TrialEngine:
                     self.captured = {k: v.copy() for k, v in outputs.items()}
             times = self._time(built, geometry.global_size, geometry.local_size, args, alive)
         except LaunchError as exc:
-            outcome = Outcome.LAUNCH_REFUSED if self.session.healthy else Outcome.CRASHED
-            return result(
-                outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
-            )
+            # Only a refusal before execution is launch_refused (it feeds the work-group
+            # predictor's fallbacks); a fault is the kernel's, with the driver's message alone.
+            if exc.refused and self.session.healthy:
+                note = _over_limit(geometry.local_size, built)
+                return result(Outcome.LAUNCH_REFUSED, f"{exc}{note}", compile_ms=compile_ms)
+            return result(Outcome.CRASHED, f"kernel fault: {exc}", compile_ms=compile_ms)
         note = _over_limit(geometry.local_size, built).strip()
         if expected is not None:
             checked: dict[str, Any] = {
