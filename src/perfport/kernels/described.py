@@ -44,6 +44,7 @@ NEIGHBOURS = {
     "C": (0, 0), "N": (0, -1), "S": (0, 1), "E": (1, 0), "W": (-1, 0),
     "NE": (1, -1), "NW": (-1, -1), "SE": (1, 1), "SW": (-1, 1),
 }  # fmt: skip
+_PROBLEM_NAMES = frozenset({"width", "height", "pad", *BORDERS})
 
 
 def described_stencil(description: Mapping[str, Any], path: Path | None = None) -> KernelSpec:
@@ -233,6 +234,12 @@ class NeighbourExpression:
             expr = Expr(renamed, f"stencil {name} reference")
         except ExpressionError as exc:
             raise SpecError(str(exc)) from None
+        unknown = expr.names - NEIGHBOURS.keys() - offsets.keys() - _PROBLEM_NAMES
+        if unknown:
+            raise SpecError(
+                f"stencil {name}: reference names {', '.join(sorted(unknown))}; use the "
+                f"neighbours {', '.join(NEIGHBOURS)}, nb(dx, dy) and {', '.join(sorted(_PROBLEM_NAMES))}"
+            )
         for key in expr.names & NEIGHBOURS.keys():
             offsets[key] = NEIGHBOURS[key]
         for dx, dy in offsets.values():
