@@ -257,7 +257,14 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
         render.print_json(prediction.to_json())
     else:
         wc, wr = prediction.wg
-        novel = "; novel: a kernel or device unlike those trained on" if prediction.novel else ""
+        why = prediction.novelty
+        novel = (
+            "; novel: a kernel or device unlike those trained on"
+            f" (p = {why.pvalue:.3f} < {why.alpha:g}; {why.device_scenarios} training scenarios"
+            " share this device's features)"
+            if prediction.novel and why is not None
+            else ""
+        )
         console.print(
             f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
         )

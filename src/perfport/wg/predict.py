@@ -19,6 +19,7 @@ from perfport.features import dataset_features, scenario_features
 from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store, refused_configs
 from perfport.wg.model import WgModel
+from perfport.wg.predictors.novelty import NoveltyExplanation
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,14 @@ class WgPrediction:
     # one it never saw (the answer then leans on a best fixed size); None for a method without
     # that test.
     novel: bool | None = None
+    # The novelty test's working (p-value, the device's training scenarios it compared with);
+    # None for a method without that test.
+    novelty: NoveltyExplanation | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"wg": list(self.wg), "method": self.method, "predict_ms": self.predict_ms,
-                "refused_known": self.refused_known, "novel": self.novel}  # fmt: skip
+                "refused_known": self.refused_known, "novel": self.novel,
+                "novelty": None if self.novelty is None else self.novelty.to_json()}  # fmt: skip
 
 
 def refused_sizes(
@@ -152,7 +157,8 @@ def predict_wg(
     w = model.predictor.propose(x, max_wg, excluded)
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
     novelty = getattr(model.predictor, "novelty_", None)  # performance_forest+novel
-    novel = None if novelty is None else bool(novelty.novel(x))
+    why = None if novelty is None else novelty.explain(x)
     return WgPrediction(
-        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused), novel
-    )
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused),
+        None if why is None else why.novel, why,
+    )  # fmt: skip
