@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
-from perfport.features import dataset_features, scenario_features
+from perfport.features import FEATURE_NAMES, FeatureCache, dataset_features, scenario_features
 from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store, refused_configs
 from perfport.wg.model import WgModel
@@ -135,16 +135,21 @@ def predict_wg(
     problem: Mapping[str, Any],
     device: DeviceInfo,
     refused: AbstractSet[tuple[int, int]] = frozenset(),
+    feature_cache: FeatureCache | None = None,
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
-    known to be refused."""
+    known to be refused. The kernel's instruction counts come from ``feature_cache`` when it
+    holds them, else from a PoCL compile (stored there); a model trained on
+    ``COMPILE_FREE_FEATURES`` alone needs no compile at all."""
     started = time.perf_counter()
     check_scenario(spec, problem, device)
-    features = scenario_features(spec, problem, device)
-    if tuple(model.feature_names) != tuple(features_names := features.as_dict()):
+    names = tuple(model.feature_names)
+    if not set(names) <= set(FEATURE_NAMES):
         raise PerfportError(
-            f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
+            f"the model expects other features ({len(names)}, not the {len(FEATURE_NAMES)} "
+            "perfport computes); train it on a perfport dataset"
         )
+    features = scenario_features(spec, problem, device, feature_cache, names)
     wc_legal, wr_legal = legal_sizes(spec, problem, device)
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
     if refused:
