@@ -39,8 +39,11 @@ class BuildError(Exception):
 
 
 class LaunchError(Exception):
-    """The driver refused a launch (e.g. INVALID_WORK_GROUP_SIZE). Becomes an outcome."""
+    """A launch failed. ``refused``: the driver would not start it (INVALID_WORK_GROUP_SIZE,
+    out of resources at launch); else the kernel faulted (an illegal address, a queue dead
+    after the launch). Becomes an outcome: launch_refused or crashed."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, refused: bool = True) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
+        self.refused = refused

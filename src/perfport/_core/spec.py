@@ -158,7 +158,8 @@ class KernelSpec:
     backend launches ``global/local`` blocks. ``local_mem`` is the bytes of ``__local`` memory
     the source declares statically; LocalArgs add theirs. ``defines`` adds ``-D`` defines
     computed from the problem. Verification compares output arrays with ``reference`` or, when
-    it is None, with the output of the ``default`` configuration.
+    it is None, with the output of the ``default`` configuration; a trial that leaves the
+    ``fault_flag`` array nonzero is wrong whatever the comparison says.
     """
 
     name: str
@@ -179,10 +180,16 @@ class KernelSpec:
     tolerance: float | None = None
     doc: str = ""
     split: tuple[SplitDim, ...] = ()  # how its index space splits across devices (split/)
+<<<<<<< HEAD
     # metrics (perfport._core.metrics): work moved and done, and named metric expressions
     bytes: str | None = None
     flops: str | None = None
     metrics: tuple[tuple[str, str], ...] = ()
+=======
+    # An int output array (zero at start) that the kernel sets nonzero when it detects a fault
+    # of its own, e.g. a described stencil reading outside its borders: such a trial is wrong.
+    fault_flag: str = ""
+>>>>>>> h6
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -120,6 +120,12 @@ def _add_train(wg_sub: Subcommands) -> None:
         "--method", default="performance_forest+novel", help="see 'perfport wg evaluate --help'"
     )
     p.add_argument("--out", required=True, help="the model file to write")
+    p.add_argument(
+        "--compile-free",
+        action="store_true",
+        help="train on the features that need no compile (device, borders, data): its "
+        "predictions need neither PoCL nor llvmlite (see docs/wg.md)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_train)
 
@@ -225,13 +231,19 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
 
     if args.method not in wg.METHODS:
         raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
-    model = wg.train(wg.load_dataset(_wg_data_path(args.data)), args.method)
+    from perfport.features import COMPILE_FREE_FEATURES
+
+    data = wg.load_dataset(_wg_data_path(args.data))
+    if args.compile_free:
+        data = data.with_features(COMPILE_FREE_FEATURES)
+    model = wg.train(data, args.method)
     model.save(args.out)
     summary = {
         "out": args.out,
         "method": model.method,
         "scenarios": model.scenarios,
         "sizes": len(model.sizes),
+        "features": len(model.feature_names),
     }
     if args.json:
         render.print_json(summary)
@@ -243,6 +255,7 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
 def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
     from perfport.devices import get_device
+    from perfport.features import FeatureCache
     from perfport.kernels import resolve_kernel
     from perfport.tune import resolve_problem
 
@@ -252,12 +265,21 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = wg_model(args.model)
     refused = wg.refused_sizes(args.db, spec, device)
-    prediction = wg.predict_wg(model, spec, problem, device, refused)
+    prediction = wg.predict_wg(
+        model, spec, problem, device, refused, FeatureCache(_cache_dir() / "features")
+    )
     if args.json:
         render.print_json(prediction.to_json())
     else:
         wc, wr = prediction.wg
-        novel = "; novel: a kernel or device unlike those trained on" if prediction.novel else ""
+        why = prediction.novelty
+        novel = (
+            "; novel: a kernel or device unlike those trained on"
+            f" (p = {why.pvalue:.3f} < {why.alpha:g}; {why.device_scenarios} training scenarios"
+            " share this device's features)"
+            if prediction.novel and why is not None
+            else ""
+        )
         console.print(
             f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
         )
@@ -275,8 +297,12 @@ def wg_model(path: str | None) -> wg.WgModel:
     """The model a --model flag names, or the default one, cached where XDG says caches go."""
     from perfport import wg
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport"
-    return wg.model_or_default(path, cache, announce=_say)
+    return wg.model_or_default(path, _cache_dir(), announce=_say)
+
+
+def _cache_dir() -> Path:
+    """Where XDG says caches go: the default model, and kernel features (features/)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport"
 
 
 def _say(message: str) -> None:

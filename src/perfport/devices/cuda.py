@@ -13,12 +13,14 @@ from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceT
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
 from perfport.devices.dialect import CUDA_PRELUDE
+from perfport.devices.failures import LaunchPhase, cuda_error_code, is_refusal, normalise_code
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 # Errors after which the CUDA context is unusable: the worker must start afresh.
 _STICKY = (
     "ILLEGAL_ADDRESS",
     "LAUNCH_FAILED",
+    "LAUNCH_FAILURE",  # the runtime API's spelling (cudaErrorLaunchFailure)
     "ILLEGAL_INSTRUCTION",
     "MISALIGNED_ADDRESS",
     "HARDWARE_STACK_ERROR",
@@ -90,9 +92,7 @@ def _module_global(module: int, name: str) -> tuple[int, int] | None:
 
 
 def _error_code(exc: Exception) -> str:
-    text = str(exc)
-    head = text.split(":", 1)[0].strip()
-    return head if head.startswith("CUDA") else type(exc).__name__
+    return cuda_error_code(str(exc), type(exc).__name__)
 
 
 class CudaSession(Session):
@@ -154,29 +154,33 @@ class CudaSession(Session):
         grid += (1,) * (3 - len(grid))
         shared = sum(a.nbytes for a in args if isinstance(a, LocalSpace))
         plain = tuple(a for a in args if not isinstance(a, LocalSpace | ConstantData))
+        pairs: list[tuple[Any, Any]] = []
         try:
             for a in args:
                 if isinstance(a, ConstantData):
                     self._fill_constant(kernel, a)
             if shared > _DEFAULT_DYNAMIC_SHARED:
                 kernel.kernel.max_dynamic_shared_size_bytes = shared
-            pairs = []
             with self._stream:  # RawKernel launches on the current stream
                 for _ in range(repeats):
                     start, end = cupy.cuda.Event(), cupy.cuda.Event()
                     start.record(self._stream)
                     kernel.kernel(grid, block, plain, shared_mem=shared)
-                    end.record(self._stream)
                     pairs.append((start, end))
+                    end.record(self._stream)
             self._stream.synchronize()
             return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
         except LaunchError:
             raise
         except Exception as exc:
+            # A launch call that started nothing yet can be refused; an error at a later call
+            # or at the synchronisation is a fault (CUDA reports faults asynchronously).
+            phase = LaunchPhase.ENQUEUE if not pairs else LaunchPhase.EXECUTION
             code = _error_code(exc)
-            if any(s in code for s in _STICKY):
+            refused = is_refusal(code, phase)
+            if not refused and any(s in normalise_code(code) for s in _STICKY):
                 self.healthy = False
-            raise LaunchError(code, str(exc).splitlines()[0][:300]) from None
+            raise LaunchError(code, str(exc).splitlines()[0][:300], refused) from None
 
     def _fill_constant(self, kernel: _CudaKernel, data: ConstantData) -> None:
         """Copy ``data`` into the module's ``__constant__`` array of the same name."""

@@ -13,6 +13,7 @@ from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceT
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
 from perfport.devices.dialect import OPENCL_PRELUDE
+from perfport.devices.failures import LaunchPhase, is_refusal
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 
@@ -203,19 +204,25 @@ class OpenCLSession(Session):
         cl = self._cl
         assert isinstance(kernel, _OpenCLKernel)
         k = kernel.kernel
+        events: list[Any] = []
         try:
             k.set_args(*(_cl_arg(cl, a) for a in args))
-            events = [
-                cl.enqueue_nd_range_kernel(self._queue, k, tuple(global_size), tuple(local_size))
-                for _ in range(repeats)
-            ]
+            for _ in range(repeats):
+                events.append(
+                    cl.enqueue_nd_range_kernel(
+                        self._queue, k, tuple(global_size), tuple(local_size)
+                    )
+                )
             self._queue.finish()
             return [(e.profile.end - e.profile.start) * 1e-6 for e in events]
         except cl.Error as exc:
+            # Only the first enqueue can be refused: a later one may report an earlier fault.
+            phase = LaunchPhase.ENQUEUE if not events else LaunchPhase.EXECUTION
             code = _code_name(cl, exc)
-            if code in {"OUT_OF_HOST_MEMORY", "INVALID_COMMAND_QUEUE"}:
+            refused = is_refusal(code, phase)
+            if not refused:  # a fault may leave the context unusable: start afresh
                 self.healthy = False
-            raise LaunchError(code, str(exc).splitlines()[0][:300]) from None
+            raise LaunchError(code, str(exc).splitlines()[0][:300], refused) from None
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -1,6 +1,7 @@
 """Layer 2: features of scenarios (device, kernel, dataset) as plain numeric vectors.
 Kernel features need PoCL (the LLVM front end) and llvmlite: pip install 'perfport[features]'."""
 
+from perfport.features.cache import FeatureCache
 from perfport.features.ir import (
     CLASS_NAMES,
     bitcode_of,
@@ -9,6 +10,7 @@ from perfport.features.ir import (
     opcode_counts,
 )
 from perfport.features.vector import (
+    COMPILE_FREE_FEATURES,
     DATASET_FEATURES,
     DEVICE_FEATURES,
     FEATURE_NAMES,
@@ -22,10 +24,12 @@ from perfport.features.vector import (
 
 __all__ = [
     "CLASS_NAMES",
+    "COMPILE_FREE_FEATURES",
     "DATASET_FEATURES",
     "DEVICE_FEATURES",
     "FEATURE_NAMES",
     "KERNEL_FEATURES",
+    "FeatureCache",
     "Features",
     "bitcode_of",
     "class_counts",

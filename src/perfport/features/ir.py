@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from perfport._core import BuildError, DeviceError, KernelSpec, Language, SpecError
 from perfport._core.optional import require
 from perfport.devices import list_devices, open_session
+from perfport.features.cache import FeatureCache, feature_key
 
 # LLVM opcode -> instruction class.
 CLASSES: dict[str, tuple[str, ...]] = {
@@ -114,9 +115,15 @@ def remember_classes(spec: KernelSpec, defines: Mapping[str, str], counts: dict[
     _CACHE[(spec.source_hash, tuple(sorted(defines.items())))] = dict(counts)
 
 
-def instruction_classes(spec: KernelSpec, defines: Mapping[str, str]) -> dict[str, int]:
-    """Instruction counts by class for ``spec`` compiled with ``defines`` (cached)."""
+def instruction_classes(
+    spec: KernelSpec, defines: Mapping[str, str], disk: FeatureCache | None = None
+) -> dict[str, int]:
+    """Instruction counts by class for ``spec`` compiled with ``defines`` (remembered in this
+    process, and in ``disk`` across processes)."""
     key = (spec.source_hash, tuple(sorted(defines.items())))
+    stored = feature_key(spec, defines, CLASS_NAMES) if disk is not None else ""
+    if key not in _CACHE and disk is not None and (found := disk.get(stored, CLASS_NAMES)):
+        remember_classes(spec, defines, found)
     if key not in _CACHE:
         if spec.language is Language.CUDA:
             raise SpecError(
@@ -135,4 +142,6 @@ def instruction_classes(spec: KernelSpec, defines: Mapping[str, str]) -> dict[st
         if len(_CACHE) >= _CACHED:  # a daemon compiles whatever stencils its clients describe
             _CACHE.clear()
         _CACHE[key] = class_counts(opcode_counts(bitcode_of(binary)))
+        if disk is not None:
+            disk.put(stored, _CACHE[key])
     return _CACHE[key]

@@ -15,6 +15,7 @@ import numpy as np
 
 from perfport._core import ArrayArg, DeviceInfo, DeviceType, Expr, KernelSpec, Problem, SpecError
 from perfport._core.dtypes import numpy_dtype
+from perfport.features.cache import FeatureCache
 from perfport.features.ir import CLASS_NAMES, instruction_classes
 
 DEVICE_FEATURES = (
@@ -47,17 +48,27 @@ DATASET_FEATURES = (
 FEATURE_NAMES: tuple[str, ...] = DEVICE_FEATURES + KERNEL_FEATURES + DATASET_FEATURES
 
 
+# Features that need no compile: the device's queries, the borders and the data. A model
+# trained on these alone (perfport wg train --compile-free) predicts without PoCL or llvmlite.
+COMPILE_FREE_FEATURES: tuple[str, ...] = (
+    *DEVICE_FEATURES,
+    *("kernel_north", "kernel_south", "kernel_east", "kernel_west"),
+    *DATASET_FEATURES,
+)
+
+
 @dataclass(frozen=True)
 class Features:
-    """Named numeric features; ``values`` follow ``FEATURE_NAMES``."""
+    """Named numeric features; ``values`` follow ``names`` (by default ``FEATURE_NAMES``)."""
 
     values: tuple[float, ...]
+    names: tuple[str, ...] = FEATURE_NAMES
 
     def as_array(self) -> np.ndarray:
         return np.asarray(self.values, dtype=np.float64)
 
     def as_dict(self) -> dict[str, float]:
-        return dict(zip(FEATURE_NAMES, self.values, strict=True))
+        return dict(zip(self.names, self.values, strict=True))
 
 
 def device_features(device: DeviceInfo) -> dict[str, float]:
@@ -82,14 +93,23 @@ def _borders(spec: KernelSpec, env: Mapping[str, Any]) -> list[float]:
     ]
 
 
-def kernel_features(spec: KernelSpec, problem: Mapping[str, Any]) -> dict[str, float]:
+def kernel_features(
+    spec: KernelSpec,
+    problem: Mapping[str, Any],
+    cache: FeatureCache | None = None,
+    compile: bool = True,
+) -> dict[str, float]:
     """Instruction densities of the kernel as compiled for this problem (the default
-    configuration's compile-time values), its instruction total and its border sizes."""
+    configuration's compile-time values), its instruction total and its border sizes. The
+    counts come from ``cache`` when it holds them; ``compile=False`` gives the border sizes
+    alone (COMPILE_FREE_FEATURES), with no compile."""
     env = spec.env(spec.default or {}, spec.problem.merged(problem))
-    counts = instruction_classes(spec, spec.build_defines(env))
-    total = max(sum(counts.values()), 1)
-    out = {"kernel_instructions": float(total)}
-    out.update({f"kernel_density_{c}": counts[c] / total for c in CLASS_NAMES})
+    out: dict[str, float] = {}
+    if compile:
+        counts = instruction_classes(spec, spec.build_defines(env), cache)
+        total = max(sum(counts.values()), 1)
+        out["kernel_instructions"] = float(total)
+        out.update({f"kernel_density_{c}": counts[c] / total for c in CLASS_NAMES})
     out.update(
         zip(
             ("kernel_north", "kernel_south", "kernel_east", "kernel_west"),
@@ -132,12 +152,22 @@ def dataset_features(spec: KernelSpec, problem: Mapping[str, Any]) -> dict[str, 
 
 
 def scenario_features(
-    spec: KernelSpec, problem: Problem | Mapping[str, Any], device: DeviceInfo
+    spec: KernelSpec,
+    problem: Problem | Mapping[str, Any],
+    device: DeviceInfo,
+    cache: FeatureCache | None = None,
+    names: tuple[str, ...] = FEATURE_NAMES,
 ) -> Features:
-    """The whole feature vector of running ``spec`` on ``problem`` on ``device``."""
+    """The feature vector of running ``spec`` on ``problem`` on ``device``: every feature, or
+    those of ``names`` in their order. The kernel is compiled (PoCL) only when ``names`` holds
+    an instruction feature and ``cache`` does not hold its counts."""
+    unknown = [n for n in names if n not in FEATURE_NAMES]
+    if unknown:
+        raise SpecError(f"unknown features {unknown[:3]}; perfport computes {FEATURE_NAMES}")
+    compile = not set(names) <= set(COMPILE_FREE_FEATURES)
     values = {
         **device_features(device),
-        **kernel_features(spec, problem),
+        **kernel_features(spec, problem, cache, compile),
         **dataset_features(spec, problem),
     }
-    return Features(tuple(values[name] for name in FEATURE_NAMES))
+    return Features(tuple(values[name] for name in names), names)

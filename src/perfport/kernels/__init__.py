@@ -16,10 +16,11 @@ from pathlib import Path
 from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
 from perfport.kernels.convolution2d import convolution2d
+from perfport.kernels.described import described_stencil
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.problems import load_problems, problem_sets
-from perfport.kernels.stencil import described_stencil, make_stencil, stencil
+from perfport.kernels.stencil import make_stencil, stencil
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 from perfport.kernels.work import with_work
@@ -82,4 +83,4 @@ def _described_stencil_file(path: Path) -> KernelSpec:
         raise SpecError(
             f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
         )
-    return described_stencil(description)
+    return described_stencil(description, path)

@@ -15,10 +15,9 @@ default); in C they are ``ELEM`` and ``OUT``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 
@@ -26,6 +25,7 @@ from perfport._core import (
     ArrayArg,
     Config,
     Expr,
+    Init,
     KernelSpec,
     Language,
     LocalArg,
@@ -33,7 +33,6 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
-    SpecError,
     SplitArray,
     SplitDim,
 )
@@ -121,6 +120,42 @@ class StencilReference:
         return {"output": result.astype(numpy_dtype(str(Expr(OUT_DTYPE, "out_dtype").value(p))))}
 
 
+def _plain(c_body: str) -> str:
+    return _SOURCE.replace("USER_FUNCTION_BODY", c_body.strip("\n"))
+
+
+# A guarded GET: an offset outside the borders sets a bit of the flag (1 north, 2 south, 4 east,
+# 8 west) and reads the cell itself instead, so nothing outside the tile is touched. Racing
+# writes are harmless: any violator's value says the same thing, that the kernel is wrong.
+FLAG = "get_outside_borders"
+_GUARDED_GET = f"""DEVICE_FN ELEM guarded_get(LOCAL_PTR const ELEM* tile, int tile_w, int lx, int ly,
+                           int dx, int dy, GLOBAL int* {FLAG}) {{
+    const int outside = (dy < -NORTH) | (dy > SOUTH) << 1 | (dx > EAST) << 2 | (dx < -WEST) << 3;
+    if (outside) {{ {FLAG}[0] = outside; dx = 0; dy = 0; }}
+    return tile[(ly + NORTH + dy) * tile_w + (lx + WEST + dx)];
+}}
+#define GET(dx, dy) guarded_get(tile, tile_w, lx, ly, (dx), (dy), {FLAG})"""
+
+
+def guarded_source(c_body: str) -> str:
+    """The stencil's source with every ``GET`` checked against the borders at run time: the
+    kernel gets one more output, ``get_outside_borders``, nonzero after a read outside them."""
+    plain = _plain(c_body)
+    edits = (
+        (
+            "#define GET(dx, dy) tile[(ly + NORTH + (dy)) * tile_w + (lx + WEST + (dx))]",
+            _GUARDED_GET,
+        ),
+        ("int tile_w, int lx, int ly) {", f"int tile_w, int lx, int ly, GLOBAL int* {FLAG}) {{"),
+        ("GLOBAL OUT* RESTRICT out,", f"GLOBAL OUT* RESTRICT out, GLOBAL int* RESTRICT {FLAG},"),
+        ("user_function(tile, tile_w, lx, ly)", f"user_function(tile, tile_w, lx, ly, {FLAG})"),
+    )
+    for old, new in edits:
+        assert plain.count(old) == 1, old  # the template above holds each once
+        plain = plain.replace(old, new)
+    return plain
+
+
 def make_stencil(
     name: str,
     c_body: str,
@@ -129,6 +164,7 @@ def make_stencil(
     problem: Mapping[str, object] | None = None,
     borders: tuple[str, str, str, str] = BORDERS,
     doc: str = "",
+    guard: bool = False,
 ) -> KernelSpec:
     """A SkelCL-style stencil from its customising function (C body and numpy twin).
 
@@ -136,7 +172,9 @@ def make_stencil(
     ``dtype`` and ``out_dtype`` (int, float, double; 'same'), ``boundary`` ('nearest' or 'pad')
     and ``pad`` have defaults that ``problem`` overrides. ``borders`` are expressions for the
     north/south/east/west border sizes (e.g. a radius). Tunable: the work-group ``wc`` x ``wr``.
-    Without ``numpy_function`` outputs are checked against the default size's.
+    Without ``numpy_function`` outputs are checked against the default size's. With ``guard``,
+    every ``GET`` checks its offset against the borders at run time and flags a read outside
+    them (``guarded_source``): for bodies whose offsets are not constants.
     """
     defaults: dict[str, object] = {
         "width": 512, "height": 512, "dtype": "float", "out_dtype": "same",
@@ -148,7 +186,7 @@ def make_stencil(
     n, s, e, w = borders
     return KernelSpec(
         name=name,
-        source=_SOURCE.replace("USER_FUNCTION_BODY", c_body.strip("\n")),
+        source=(guarded_source if guard else _plain)(c_body),
         entry="stencil",
         language=Language.PORTABLE,
         params=(
@@ -160,10 +198,12 @@ def make_stencil(
         args=(
             ArrayArg("input", "dtype", ("height", "width")),
             ArrayArg("output", OUT_DTYPE, ("height", "width"), output=True),
+            *((ArrayArg(FLAG, "'int'", ("1",), Init.ZEROS, output=True),) if guard else ()),
             ScalarArg("width", "int", "width"),
             ScalarArg("height", "int", "height"),
             LocalArg("tile", "dtype", f"(wc + ({w}) + ({e})) * (wr + ({n}) + ({s}))"),
         ),
+        fault_flag=FLAG if guard else "",
         problem=Problem.of(defaults),
         restrictions=("boundary in ('nearest', 'pad')",),
         defines=(
@@ -221,35 +261,3 @@ def stencil() -> KernelSpec:
 
 MAX_BODY = 20_000  # characters of a described stencil's C body
 MAX_BORDER = 64
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
-def described_stencil(description: Mapping[str, Any]) -> KernelSpec:
-    """A stencil from a description, as a JSON object: ``name``, ``body`` (the customising
-    function's C body, reading neighbours with ``GET(dx, dy)`` and returning an ``OUT``) and
-    the ``north``, ``south``, ``east``, ``west`` border sizes (0 when absent). This is how a
-    client that is not Python (a launcher asking the daemon, a JSON file) gives its own stencil."""
-    unknown = set(description) - {"name", "body", *BORDERS}
-    if unknown:
-        raise SpecError(
-            f"stencil description: unknown keys {sorted(unknown)}; give name, body, north, south, east, west"
-        )
-    name, body = description.get("name"), description.get("body")
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise SpecError(
-            f"stencil description: name {name!r} must be an identifier of at most 64 characters"
-        )
-    if not isinstance(body, str) or not body.strip() or len(body) > MAX_BODY:
-        raise SpecError(
-            f"stencil {name}: body must be the C body of the customising function, 1 to {MAX_BODY} characters"
-        )
-    borders = []
-    for key in BORDERS:
-        value = description.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BORDER:
-            raise SpecError(
-                f"stencil {name}: {key} must be an integer from 0 to {MAX_BORDER}, got {value!r}"
-            )
-        borders.append(str(value))
-    n, s, e, w = borders
-    return make_stencil(name, body, None, borders=(n, s, e, w), doc=f"described stencil {name}")

@@ -134,11 +134,14 @@ class TrialEngine:
         expected = self.expected if self.settings.verify and verify else None
         args = [self._argument(a, dynamic) for a in spec.args]
         try:
-            if expected is not None or capture:
+            # A kernel with a fault flag is always checked once: the flag is its own verdict.
+            if expected is not None or capture or spec.fault_flag:
                 self._reset_outputs()
                 self.session.launch(built, geometry.global_size, geometry.local_size, args)
                 alive()
                 outputs = self._read_outputs()
+                if fault := _flagged(spec.fault_flag, outputs):
+                    return result(Outcome.WRONG_RESULT, fault, compile_ms=compile_ms)
                 if expected is not None and (
                     problem := mismatch(outputs, expected, self.tolerance)
                 ):
@@ -150,10 +153,12 @@ class TrialEngine:
                     self.captured = {k: v.copy() for k, v in outputs.items()}
             times = self._time(built, geometry.global_size, geometry.local_size, args, alive)
         except LaunchError as exc:
-            outcome = Outcome.LAUNCH_REFUSED if self.session.healthy else Outcome.CRASHED
-            return result(
-                outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
-            )
+            # Only a refusal before execution is launch_refused (it feeds the work-group
+            # predictor's fallbacks); a fault is the kernel's, with the driver's message alone.
+            if exc.refused and self.session.healthy:
+                note = _over_limit(geometry.local_size, built)
+                return result(Outcome.LAUNCH_REFUSED, f"{exc}{note}", compile_ms=compile_ms)
+            return result(Outcome.CRASHED, f"kernel fault: {exc}", compile_ms=compile_ms)
         note = _over_limit(geometry.local_size, built).strip()
         if expected is not None:
             checked: dict[str, Any] = {
@@ -219,6 +224,14 @@ class TrialEngine:
             times += launch(min(per_batch, remaining))
             remaining -= per_batch
         return times
+
+
+def _flagged(flag: str, outputs: Mapping[str, np.ndarray]) -> str:
+    """Why the kernel's own fault flag condemns this trial, or '' (no flag, or zero)."""
+    if not flag or not outputs[flag].any():
+        return ""
+    value = int(outputs[flag].reshape(-1)[0])
+    return f"the kernel flagged a fault of its own at run time: {flag} = {value}"
 
 
 def _over_limit(local_size: tuple[int, ...], kernel: CompiledKernel) -> str:

@@ -5,7 +5,7 @@ value fits the store and the features; the published OpenAPI schema states the b
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
 
@@ -101,6 +101,9 @@ class Stencil(pydantic.BaseModel):
     south: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
     east: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
     west: int = pydantic.Field(default=0, ge=0, le=MAX_BORDER, strict=True)
+    # Its element types (the problem can still override them); absent: float, 'same'.
+    dtype: Literal["int", "float", "double"] | None = None
+    out_dtype: Literal["int", "float", "double", "same"] | None = None
 
 
 class PredictRequest(pydantic.BaseModel):
@@ -111,7 +114,11 @@ class PredictRequest(pydantic.BaseModel):
     device: Device
 
     def kernel_given(self) -> str | dict[str, Any]:
-        return self.kernel if isinstance(self.kernel, str) else self.kernel.model_dump()
+        return (
+            self.kernel
+            if isinstance(self.kernel, str)
+            else self.kernel.model_dump(exclude_none=True)
+        )
 
 
 class RefusedRequest(PredictRequest):

@@ -44,6 +44,20 @@ class WgDataset:
             self.device[rows], self.kernel[rows], self.dataset[rows], self.synthetic[rows],
         )  # fmt: skip
 
+    def with_features(self, names: Sequence[str]) -> WgDataset:
+        """The same scenarios with only the feature columns ``names``, in that order (a model
+        trained on ``perfport.features.COMPILE_FREE_FEATURES`` predicts without a compile)."""
+        missing = [n for n in names if n not in self.feature_names]
+        if missing:
+            raise SpecError(
+                f"the dataset has no features {missing[:3]}; it has {self.feature_names}"
+            )
+        columns = [self.feature_names.index(n) for n in names]
+        return WgDataset(
+            self.sizes, self.runtimes, self.max_wg, self.features[:, columns], tuple(names),
+            self.device, self.kernel, self.dataset, self.synthetic,
+        )  # fmt: skip
+
     @property
     def valid(self) -> np.ndarray:
         """(S, W): within each scenario's maximum work-group size."""

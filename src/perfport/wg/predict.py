@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
-from perfport.features import dataset_features, scenario_features
+from perfport.features import FEATURE_NAMES, FeatureCache, dataset_features, scenario_features
 from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store, refused_configs
 from perfport.wg.model import WgModel
+from perfport.wg.predictors.novelty import NoveltyExplanation
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,14 @@ class WgPrediction:
     # one it never saw (the answer then leans on a best fixed size); None for a method without
     # that test.
     novel: bool | None = None
+    # The novelty test's working (p-value, the device's training scenarios it compared with);
+    # None for a method without that test.
+    novelty: NoveltyExplanation | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"wg": list(self.wg), "method": self.method, "predict_ms": self.predict_ms,
-                "refused_known": self.refused_known, "novel": self.novel}  # fmt: skip
+                "refused_known": self.refused_known, "novel": self.novel,
+                "novelty": None if self.novelty is None else self.novelty.to_json()}  # fmt: skip
 
 
 def refused_sizes(
@@ -130,16 +135,21 @@ def predict_wg(
     problem: Mapping[str, Any],
     device: DeviceInfo,
     refused: AbstractSet[tuple[int, int]] = frozenset(),
+    feature_cache: FeatureCache | None = None,
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
-    known to be refused."""
+    known to be refused. The kernel's instruction counts come from ``feature_cache`` when it
+    holds them, else from a PoCL compile (stored there); a model trained on
+    ``COMPILE_FREE_FEATURES`` alone needs no compile at all."""
     started = time.perf_counter()
     check_scenario(spec, problem, device)
-    features = scenario_features(spec, problem, device)
-    if tuple(model.feature_names) != tuple(features_names := features.as_dict()):
+    names = tuple(model.feature_names)
+    if not set(names) <= set(FEATURE_NAMES):
         raise PerfportError(
-            f"the model expects other features ({len(model.feature_names)}, not {len(features_names)}); train it on a perfport dataset"
+            f"the model expects other features ({len(names)}, not the {len(FEATURE_NAMES)} "
+            "perfport computes); train it on a perfport dataset"
         )
+    features = scenario_features(spec, problem, device, feature_cache, names)
     wc_legal, wr_legal = legal_sizes(spec, problem, device)
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
     if refused:
@@ -152,7 +162,8 @@ def predict_wg(
     w = model.predictor.propose(x, max_wg, excluded)
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
     novelty = getattr(model.predictor, "novelty_", None)  # performance_forest+novel
-    novel = None if novelty is None else bool(novelty.novel(x))
+    why = None if novelty is None else novelty.explain(x)
     return WgPrediction(
-        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused), novel
-    )
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused),
+        None if why is None else why.novel, why,
+    )  # fmt: skip

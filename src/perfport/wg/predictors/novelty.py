@@ -19,9 +19,35 @@ numpy only: fitting keeps each device's standardised points and sorted calibrati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
 from perfport.wg.dataset import WgDataset
+
+
+@dataclass(frozen=True)
+class NoveltyExplanation:
+    """Why a scenario is novel or not: its p-value against ``alpha``, the training scenarios
+    of its device (matched by the exact device features, so one GPU through two backends that
+    report different limits is two devices), the calibration distances, and the distance to
+    the nearest training scenario (None without any)."""
+
+    pvalue: float
+    alpha: float
+    device_scenarios: int
+    calibration: int
+    distance: float | None
+
+    @property
+    def novel(self) -> bool:
+        return self.pvalue < self.alpha
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pvalue": self.pvalue, "alpha": self.alpha,
+                "device_scenarios": self.device_scenarios, "calibration": self.calibration,
+                "distance": self.distance}  # fmt: skip
 
 
 class DeviceNovelty:
@@ -57,15 +83,23 @@ class DeviceNovelty:
     def pvalue(self, x: np.ndarray) -> float:
         """The share (with the test point counted) of calibration distances at least as
         large as the scenario's distance to its device's training scenarios."""
+        return self.explain(x).pvalue
+
+    def explain(self, x: np.ndarray) -> NoveltyExplanation:
+        """The test's working for one scenario: which training scenarios it was compared with
+        (those whose device features equal the scenario's, every one of them), how far the
+        nearest is, and the p-value."""
         x = np.asarray(x, dtype=np.float64)
         found = self.devices_.get(x[self.device_columns_].tobytes())
         if found is None or not len(found[1]):
-            return 0.0
+            scenarios = 0 if found is None else len(found[0])
+            return NoveltyExplanation(0.0, self.alpha, scenarios, 0, None)
         points, calibration = found
         point = (x[self.columns_] - self.mean_) / self.scale_
-        distance = np.sqrt(((points - point) ** 2).sum(1)).min()
+        distance = float(np.sqrt(((points - point) ** 2).sum(1)).min())
         larger = len(calibration) - np.searchsorted(calibration, distance, side="left")
-        return (1 + larger) / (1 + len(calibration))
+        pvalue = float((1 + larger) / (1 + len(calibration)))
+        return NoveltyExplanation(pvalue, self.alpha, len(points), len(calibration), distance)
 
     def novel(self, x: np.ndarray) -> bool:
         return self.pvalue(x) < self.alpha
