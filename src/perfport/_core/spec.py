@@ -11,6 +11,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from perfport._core import checking
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
@@ -76,6 +77,8 @@ class Init(Enum):
     ZEROS = "zeros"
     ONES = "ones"
     ARANGE = "arange"
+    COPY = "copy"  # ``init = "copy:NAME"``: a copy of array argument NAME's initial data
+    DATA = "data"  # the array the spec gives (``data``; in TOML/YAML a ``file``)
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,23 @@ class ArrayArg:
     init: Init = Init.RANDOM
     output: bool = False
     constant: bool = False
+    # ---- verification and inputs (issue 26; checked in _core/checking.py) ----
+    atol: float | None = None  # this output matches when |out - expected| <= atol + rtol*|expected|
+    rtol: float | None = None
+    ignore: bool = False  # an output never compared (Kernel Tuner's None in ``answer``)
+    data: np.ndarray | None = field(default=None, compare=False, repr=False)
+    copy_of: str = ""  # set by ``init = "copy:NAME"``
 
     def __post_init__(self) -> None:
         shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
         object.__setattr__(self, "shape", tuple(str(s) for s in shape))
-        object.__setattr__(self, "init", Init(self.init))
+        try:
+            object.__setattr__(self, "init", Init(checking.array_fields(self, self.init)))
+        except ValueError:
+            raise SpecError(
+                f"argument {self.name}: init {self.init!r} must be one of random, zeros, ones, "
+                "arange or copy:NAME"
+            ) from None
         for flag in ("output", "constant"):
             if not isinstance(getattr(self, flag), bool | np.bool_):
                 raise SpecError(
@@ -178,6 +193,9 @@ class KernelSpec:
     tolerance: float | None = None
     doc: str = ""
     split: tuple[SplitDim, ...] = ()  # how its index space splits across devices (split/)
+    # ---- verification beyond the numpy reference (issue 26; _core/checking.py) ----
+    verify: checking.Verify | None = None  # verify(expected, actual) -> bool
+    reference_kernel: checking.ReferenceKernel | None = None  # its outputs are the expected ones
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -291,6 +309,7 @@ class KernelSpec:
             self.check_config(self.default, f"{what}: default configuration")
         array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
         check_splits(what, self.split, len(self.global_size), list(self.problem), array_names)
+        checking.check_spec(self)
 
     def _expressions(
         self, known: set[str], no_launch: set[str]
@@ -419,12 +438,10 @@ class KernelSpec:
             "derived": dict(self.derived),
             "local_mem": self.local_mem,
             "default": dict(self.default) if self.default is not None else None,
-            "reference": None
-            if ref is None
-            else f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', type(ref).__name__)}",
+            "reference": None if ref is None else checking.callable_name(ref),
             "tolerance": self.tolerance,
             "doc": self.doc,
-        }
+        } | checking.describe_checks(self)
 
     def __getstate__(self) -> dict[str, Any]:
         # Drop cached parsed expressions; they are rebuilt on first use.
@@ -437,14 +454,18 @@ class KernelSpec:
 
 def _describe_arg(a: Arg) -> dict[str, Any]:
     if isinstance(a, ArrayArg):
-        return {
-            "kind": "array",
-            "name": a.name,
-            "dtype": a.dtype,
-            "shape": list(a.shape),
-            "init": a.init.value,
-            "output": a.output,
-        } | ({"constant": True} if a.constant else {})
+        return (
+            {
+                "kind": "array",
+                "name": a.name,
+                "dtype": a.dtype,
+                "shape": list(a.shape),
+                "init": a.init.value,
+                "output": a.output,
+            }
+            | ({"constant": True} if a.constant else {})
+            | checking.describe_array(a)
+        )
     if isinstance(a, ScalarArg):
         return {"kind": "scalar", "name": a.name, "dtype": a.dtype, "value": a.value}
     return {"kind": "local", "name": a.name, "dtype": a.dtype, "count": a.count}

@@ -142,6 +142,7 @@ def _tune_and_report(
         min_work_groups=args.min_work_groups,
         configs=_read_configs(args.configs) if args.configs else None,
         build_jobs=args.build_jobs,
+        warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True),
     )
     if args.json:
         render.print_json(result.to_json())

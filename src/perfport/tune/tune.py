@@ -6,12 +6,13 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from perfport._core import (
+    ArrayArg,
     Check,
     Config,
     DeviceInfo,
@@ -136,6 +137,7 @@ def tune(
     configs: Sequence[Mapping[str, Any]] | None = None,
     build_jobs: int = 0,
     lease_s: float = LEASE_S,
+    warn: Callable[[str], None] | None = None,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -155,6 +157,7 @@ def tune(
     before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
     process lives), so none is measured twice, the budget holds for all of them together and
     each reports the campaign's results once the configurations the others held are stored.
+    ``warn`` is told, before anything runs, what will not be verified (the CLI prints it).
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -169,6 +172,9 @@ def tune(
         strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
         budget = _checked_budget(budget)
         space = _legal_space(spec, the_problem, dev, min_work_groups)
+    if warn is not None:
+        for warning in verification_plan(spec, settings):
+            warn(warning)
     label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
@@ -229,6 +235,23 @@ def tune(
         measured_here=measured_here,
         warnings=warnings,
     )
+
+
+def verification_plan(spec: KernelSpec, settings: RunSettings) -> tuple[str, ...]:
+    """What a campaign of ``spec`` will not verify, said before it starts."""
+    outputs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
+    if not settings.verify:
+        return ("outputs will not be verified (verification is off): wrong results are timed",)
+    if not outputs:
+        return (f"kernel {spec.name} has no output arrays: its outputs cannot be verified",)
+    if all(a.ignore for a in outputs) and spec.verify is None:
+        return (f"every output of kernel {spec.name} is ignored: nothing will be verified",)
+    if spec.reference is None and spec.reference_kernel is None and spec.default is None:
+        return (
+            f"kernel {spec.name} has no reference, reference kernel or default configuration: "
+            "outputs are compared with those of the first configuration that runs",
+        )
+    return ()
 
 
 def _verification_warnings(
