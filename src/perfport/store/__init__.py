@@ -1,6 +1,7 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
+from perfport.store.failures import earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
@@ -31,6 +32,7 @@ __all__ = [
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",
+    "earlier_failures",
     "export_rows",
     "one_group",
     "refused_configs",

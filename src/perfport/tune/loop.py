@@ -12,7 +12,7 @@ nothing).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -52,6 +52,8 @@ class TuningLoop:
     lease_s: float = LEASE_S
     started: float = field(default_factory=time.monotonic)
     measured_here: int = 0  # trials this session ran and stored (another writer's excluded)
+    # Results stored instead of a trial: what crashed or hung in earlier campaigns.
+    reuse: Mapping[Config, Measurement] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.stored: dict[Config, Measurement] = {}
@@ -170,12 +172,13 @@ class TuningLoop:
         return _Step.DONE
 
     def _measure(self, config: Config) -> None:
+        reused = self.reuse.get(config)
         try:
-            m = self.runner.measure(config)
+            m = reused or self.runner.measure(config)
         except BaseException:
             self.store.release_claims(self.campaign, self.writer, config)
             raise
-        self.measured_here += 1
+        self.measured_here += reused is None
         self.store.record(self.campaign, m)  # ends the claim
         self._refresh()
         best = min((s.time_ms for s in self.stored.values() if s.time_ms is not None), default=None)

@@ -28,7 +28,7 @@ from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
-from perfport.store import Campaign, CampaignStatus, Store
+from perfport.store import Campaign, CampaignStatus, Store, earlier_failures
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
@@ -138,6 +138,7 @@ def tune(
     build_jobs: int = 0,
     lease_s: float = LEASE_S,
     warn: Callable[[str], None] | None = None,
+    retry_failed: bool = False,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -158,6 +159,9 @@ def tune(
     process lives), so none is measured twice, the budget holds for all of them together and
     each reports the campaign's results once the configurations the others held are stored.
     ``warn`` is told, before anything runs, what will not be verified (the CLI prints it).
+    A configuration that crashed or timed out in an earlier campaign of the same kernel
+    source, device and problem is not run again: that outcome is stored, its message naming
+    the campaign, unless ``retry_failed``.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -200,9 +204,10 @@ def tune(
                         else None
                     )
                     searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
+                    reuse = _remembered(store, record, runner, spec, settings, retry_failed)
                     loop = TuningLoop(
                         space, searcher, runner, store, record, budget, reporter, lease.writer,
-                        lease_s,
+                        lease_s, reuse=reuse,
                     )  # fmt: skip
                     try:
                         status = _run(loop, spec, the_problem, dev, listed, build_jobs)
@@ -269,6 +274,25 @@ def _verification_warnings(
     if note and any(a and a.startswith("reference configuration") for a in against):
         out.append(f"outputs verified against another configuration's, since {note}")
     return tuple(out)
+
+
+def _remembered(
+    store: Store,
+    record: Campaign,
+    runner: Runner,
+    spec: KernelSpec,
+    settings: RunSettings,
+    retry_failed: bool,
+) -> dict[Config, Measurement]:
+    """What crashed or hung in earlier campaigns, to store instead of trying again; a default
+    configuration among them does not make the reference outputs either."""
+    if retry_failed:
+        return {}
+    reuse = earlier_failures(store, record, settings.timeout_s)
+    if spec.default is not None and spec.default in reuse:
+        outcome = reuse[spec.default].outcome.value
+        runner.forgo(spec.default, f"gave {outcome} in an earlier campaign")
+    return reuse
 
 
 def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:
