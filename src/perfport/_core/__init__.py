@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from perfport._core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from perfport._core.checking import ReferenceKernel, Verify
     from perfport._core.errors import (
         BuildError,
         DeviceError,
@@ -58,6 +59,8 @@ _EXPORTS = {
     "SpecError": "perfport._core.errors",
     "StoreError": "perfport._core.errors",
     "Expr": "perfport._core.expr",
+    "ReferenceKernel": "perfport._core.checking",
+    "Verify": "perfport._core.checking",
     "Outcome": "perfport._core.outcome",
     "Check": "perfport._core.outcome",
     "Backend": "perfport._core.records",
@@ -111,6 +114,7 @@ __all__ = [
     "PerfportError",
     "Problem",
     "Reference",
+    "ReferenceKernel",
     "ScalarArg",
     "SpecError",
     "SplitArray",
@@ -118,6 +122,7 @@ __all__ = [
     "Stats",
     "StoreError",
     "Value",
+    "Verify",
     "__version__",
     "summarize",
 ]
