@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         ParamKind,
         PerfportError,
         Problem,
+        ReferenceKernel,
         ScalarArg,
         SpecError,
         Stats,
@@ -53,6 +54,7 @@ _EXPORTS = {
          "SpecError", "Stats"),
         "perfport._core",
     ),
+    "ReferenceKernel": "perfport._core",  # issue 26: a kernel computing the expected outputs
     **dict.fromkeys(("get_device", "list_devices"), "perfport.devices"),
     **dict.fromkeys(("BUILTINS", "builtin", "load_kernel"), "perfport.kernels"),
     **dict.fromkeys(("RunSettings", "Timing"), "perfport.measure"),
@@ -125,6 +127,7 @@ __all__ = [
     "ParamKind",
     "PerfportError",
     "Problem",
+    "ReferenceKernel",
     "RunSettings",
     "ScalarArg",
     "SpecError",

@@ -55,6 +55,11 @@ def test_unverified_campaign_is_loud(tmp_path):
     assert report["best"]["verification"] == "unverified"
     assert "warning: 2 of 2 correct-looking results are not verified" in done.stderr
     assert "--no-verify" in done.stderr
+    said = done.stderr.splitlines()  # and before the campaign, too
+    assert (
+        said[0]
+        == "warning: outputs will not be verified (verification is off): wrong results are timed"
+    )
     cmd = [sys.executable, "-m", "perfport", "results", "--db", str(db), "--json"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     (best,) = json.loads(done.stdout)["results"]

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from perfport._core.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from perfport._core.args import ArrayArg, Init, LocalArg, ScalarArg
+    from perfport._core.checking import ReferenceKernel, Verify
     from perfport._core.errors import (
         BuildError,
         DeviceError,
@@ -34,15 +36,11 @@ if TYPE_CHECKING:
         Value,
     )
     from perfport._core.spec import (
-        ArrayArg,
         Geometry,
-        Init,
         KernelSpec,
-        LocalArg,
         Param,
         ParamKind,
         Reference,
-        ScalarArg,
     )
     from perfport._core.splitting import SplitArray, SplitDim
     from perfport._core.stats import Stats, summarize
@@ -58,6 +56,8 @@ _EXPORTS = {
     "SpecError": "perfport._core.errors",
     "StoreError": "perfport._core.errors",
     "Expr": "perfport._core.expr",
+    "ReferenceKernel": "perfport._core.checking",
+    "Verify": "perfport._core.checking",
     "Outcome": "perfport._core.outcome",
     "Check": "perfport._core.outcome",
     "Backend": "perfport._core.records",
@@ -68,15 +68,15 @@ _EXPORTS = {
     "Measurement": "perfport._core.records",
     "Problem": "perfport._core.records",
     "Value": "perfport._core.records",
-    "ArrayArg": "perfport._core.spec",
+    "ArrayArg": "perfport._core.args",
     "Geometry": "perfport._core.spec",
-    "Init": "perfport._core.spec",
+    "Init": "perfport._core.args",
     "KernelSpec": "perfport._core.spec",
-    "LocalArg": "perfport._core.spec",
+    "LocalArg": "perfport._core.args",
     "Param": "perfport._core.spec",
     "ParamKind": "perfport._core.spec",
     "Reference": "perfport._core.spec",
-    "ScalarArg": "perfport._core.spec",
+    "ScalarArg": "perfport._core.args",
     "SplitArray": "perfport._core.splitting",
     "SplitDim": "perfport._core.splitting",
     "Stats": "perfport._core.stats",
@@ -111,6 +111,7 @@ __all__ = [
     "PerfportError",
     "Problem",
     "Reference",
+    "ReferenceKernel",
     "ScalarArg",
     "SpecError",
     "SplitArray",
@@ -118,6 +119,7 @@ __all__ = [
     "Stats",
     "StoreError",
     "Value",
+    "Verify",
     "__version__",
     "summarize",
 ]

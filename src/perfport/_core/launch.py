@@ -7,10 +7,12 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from perfport._core.args import ArrayArg
+from perfport._core.checking import check_array_data
 from perfport._core.dtypes import numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
-from perfport._core.spec import ArrayArg, KernelSpec
+from perfport._core.spec import KernelSpec
 
 MAX_ARRAY_BYTES = 1 << 40  # no device at hand: still no arrays beyond a terabyte
 
@@ -32,7 +34,7 @@ def check_launch(
             f"{where}: launch sizes global {geometry.global_size}, local "
             f"{geometry.local_size} must all be at least 1; give other problem values"
         )
-    total = 0
+    total, shapes = 0, {}
     for a in spec.args:
         if isinstance(a, ArrayArg):
             shape = tuple(int(Expr(e, f"argument {a.name} shape").value(env)) for e in a.shape)
@@ -41,8 +43,17 @@ def check_launch(
                     f"{where}: argument {a.name} would have shape {shape}; every size must be "
                     "at least 1, give other problem values"
                 )
-            itemsize = numpy_dtype(Expr(a.dtype, spec.name).value(env)).itemsize
-            total += math.prod(shape) * itemsize
+            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+            if a.data is not None:  # a given array must fit its declaration
+                check_array_data(spec.name, a, shape, dtype, env)
+            total += math.prod(shape) * dtype.itemsize
+            shapes[a.name] = shape
+    for a in spec.args:
+        if isinstance(a, ArrayArg) and a.copy_of and shapes[a.name] != shapes[a.copy_of]:
+            raise SpecError(
+                f"{where}: argument {a.name} has shape {list(shapes[a.name])} but copies "
+                f"{a.copy_of} of shape {list(shapes[a.copy_of])}; declare the same shape"
+            )
     limit = MAX_ARRAY_BYTES if memory_bytes is None else memory_bytes
     if total > limit:
         raise SpecError(

@@ -7,10 +7,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
+from perfport._core import checking
+from perfport._core.args import ARG_TYPES, Arg, ArrayArg, LocalArg, ScalarArg, describe_arg
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
@@ -70,72 +72,6 @@ class Param:
             raise SpecError(f"parameter {self.name}: a launch parameter has no define; drop it")
 
 
-class Init(Enum):
-    """How an input array is filled (always from the campaign's seed)."""
-
-    RANDOM = "random"  # floats uniform in [0, 1), integers uniform in [0, 100)
-    ZEROS = "zeros"
-    ONES = "ones"
-    ARANGE = "arange"
-
-
-@dataclass(frozen=True)
-class ArrayArg:
-    """A global-memory array. ``dtype`` and each entry of ``shape`` are expressions.
-    A ``constant`` array is a read-only input in constant memory: an OpenCL ``__constant``
-    parameter, or in CUDA a ``__constant__`` array of the same name that the backend fills
-    before each launch (Kernel Tuner's ``cmem_args``)."""
-
-    name: str
-    dtype: str
-    shape: tuple[str, ...]
-    init: Init = Init.RANDOM
-    output: bool = False
-    constant: bool = False
-
-    def __post_init__(self) -> None:
-        shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
-        object.__setattr__(self, "shape", tuple(str(s) for s in shape))
-        object.__setattr__(self, "init", Init(self.init))
-        for flag in ("output", "constant"):
-            if not isinstance(getattr(self, flag), bool | np.bool_):
-                raise SpecError(
-                    f"argument {self.name}: {flag} must be true or false, got {getattr(self, flag)!r}"
-                )
-        if self.output and self.constant:
-            raise SpecError(
-                f"argument {self.name}: constant memory is read-only; drop output or constant"
-            )
-
-
-@dataclass(frozen=True)
-class ScalarArg:
-    """A scalar argument whose value is an expression of the problem."""
-
-    name: str
-    dtype: str
-    value: str
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "value", str(self.value))
-
-
-@dataclass(frozen=True)
-class LocalArg:
-    """A ``__local`` buffer passed at launch (CUDA: dynamic shared memory) of ``count``
-    elements; its bytes count towards the kernel's local-memory footprint automatically."""
-
-    name: str
-    dtype: str
-    count: str
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "count", str(self.count))
-
-
-Arg = Union[ArrayArg, ScalarArg, LocalArg]  # noqa: UP007 (isinstance needs a tuple anyway)
-ARG_TYPES = (ArrayArg, ScalarArg, LocalArg)
-
 # reference(problem, inputs by argument name) -> expected outputs by argument name
 Reference = Callable[[Problem, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
 
@@ -187,6 +123,9 @@ class KernelSpec:
     # An int output array (zero at start) that the kernel sets nonzero when it detects a fault
     # of its own, e.g. a described stencil reading outside its borders: such a trial is wrong.
     fault_flag: str = ""
+    # ---- verification beyond the numpy reference (issue 26; _core/checking.py) ----
+    verify: checking.Verify | None = None  # verify(expected, actual) -> bool
+    reference_kernel: checking.ReferenceKernel | None = None  # its outputs are the expected ones
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -303,6 +242,7 @@ class KernelSpec:
             self.check_config(self.default, f"{what}: default configuration")
         array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
         check_splits(what, self.split, len(self.global_size), list(self.problem), array_names)
+        checking.check_spec(self)
 
     def _expressions(
         self, known: set[str], no_launch: set[str]
@@ -417,30 +357,32 @@ class KernelSpec:
     def describe(self) -> dict[str, Any]:
         """Everything but the source as plain data (stored with results, shown by the CLI)."""
         ref = self.reference
-        return {
-            "name": self.name,
-            "language": self.language.value,
-            "entry": self.entry,
-            "params": [
-                {"name": p.name, "values": list(p.values), "kind": p.kind.value}
-                | ({"define": p.define} if p.define else {})
-                for p in self.params
-            ],
-            "global_size": list(self.global_size),
-            "local_size": list(self.local_size),
-            "args": [_describe_arg(a) for a in self.args],
-            "problem": dict(self.problem),
-            "restrictions": list(self.restrictions),
-            "defines": dict(self.defines),
-            "derived": dict(self.derived),
-            "local_mem": self.local_mem,
-            "default": dict(self.default) if self.default is not None else None,
-            "reference": None
-            if ref is None
-            else f"{getattr(ref, '__module__', '?')}:{getattr(ref, '__qualname__', type(ref).__name__)}",
-            "tolerance": self.tolerance,
-            "doc": self.doc,
-        } | _describe_metrics(self)
+        return (
+            {
+                "name": self.name,
+                "language": self.language.value,
+                "entry": self.entry,
+                "params": [
+                    {"name": p.name, "values": list(p.values), "kind": p.kind.value}
+                    | ({"define": p.define} if p.define else {})
+                    for p in self.params
+                ],
+                "global_size": list(self.global_size),
+                "local_size": list(self.local_size),
+                "args": [describe_arg(a) for a in self.args],
+                "problem": dict(self.problem),
+                "restrictions": list(self.restrictions),
+                "defines": dict(self.defines),
+                "derived": dict(self.derived),
+                "local_mem": self.local_mem,
+                "default": dict(self.default) if self.default is not None else None,
+                "reference": None if ref is None else checking.callable_name(ref),
+                "tolerance": self.tolerance,
+                "doc": self.doc,
+            }
+            | _describe_metrics(self)
+            | checking.describe_checks(self)
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         # Drop cached parsed expressions; they are rebuilt on first use.
@@ -455,21 +397,6 @@ def _describe_metrics(spec: KernelSpec) -> dict[str, Any]:
     # Only what is declared: an unchanged description keeps older campaigns' keys.
     work = {k: v for k, v in (("bytes", spec.bytes), ("flops", spec.flops)) if v is not None}
     return work | ({"metrics": dict(spec.metrics)} if spec.metrics else {})
-
-
-def _describe_arg(a: Arg) -> dict[str, Any]:
-    if isinstance(a, ArrayArg):
-        return {
-            "kind": "array",
-            "name": a.name,
-            "dtype": a.dtype,
-            "shape": list(a.shape),
-            "init": a.init.value,
-            "output": a.output,
-        } | ({"constant": True} if a.constant else {})
-    if isinstance(a, ScalarArg):
-        return {"kind": "scalar", "name": a.name, "dtype": a.dtype, "value": a.value}
-    return {"kind": "local", "name": a.name, "dtype": a.dtype, "count": a.count}
 
 
 def _as_exprs(value: Any) -> tuple[str, ...]:

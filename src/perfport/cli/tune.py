@@ -74,6 +74,11 @@ def _add_tune(sub: Subcommands) -> None:
     )
     p.add_argument("--no-verify", action="store_true", help="do not check outputs")
     p.add_argument(
+        "--retry-failed", action="store_true",
+        help="measure again configurations that crashed or timed out in an earlier campaign "
+        "of the same kernel, device and problem (default: store that outcome again)",
+    )  # fmt: skip
+    p.add_argument(
         "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
     )
     p.add_argument(
@@ -148,6 +153,8 @@ def _tune_and_report(
         configs=_read_configs(args.configs) if args.configs else None,
         build_jobs=args.build_jobs,
         objective=args.objective,
+        warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True),
+        retry_failed=args.retry_failed,
     )
     if args.json:
         render.print_json(result.to_json())

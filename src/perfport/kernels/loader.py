@@ -19,6 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from perfport._core import (
     ArrayArg,
     KernelSpec,
@@ -29,15 +31,17 @@ from perfport._core import (
     ScalarArg,
     SpecError,
 )
+from perfport._core.checking import ReferenceKernel
 from perfport._core.values import evaluate_values
 
 _TOP_KEYS = {
     "name", "entry", "language", "source", "source_file", "params", "global_size",
     "local_size", "args", "problem", "restrictions", "defines", "derived", "local_mem", "default",
-    "reference", "tolerance", "doc", "bytes", "flops", "metrics",
+    "reference", "tolerance", "doc", "bytes", "flops", "metrics", "verify", "reference_kernel",
 }  # fmt: skip
+_ARRAY_EXTRAS = {"atol", "rtol", "ignore", "file"}  # issue 26: optional
 _ARG_KEYS = {
-    "array": {"kind", "name", "dtype", "shape", "init", "output", "constant"},
+    "array": {"kind", "name", "dtype", "shape", "init", "output", "constant"} | _ARRAY_EXTRAS,
     "scalar": {"kind", "name", "dtype", "value"},
     "local": {"kind", "name", "dtype", "count"},
 }
@@ -139,12 +143,16 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
     fields["params"] = tuple(
         _param(p, where) for p in _list(fields.get("params", []), "params", where)
     )
-    fields["args"] = tuple(_arg(a, where) for a in _list(fields.get("args", []), "args", where))
+    fields["args"] = tuple(_arg(a, path) for a in _list(fields.get("args", []), "args", where))
     for key in ("problem", "defines", "derived", "default", "metrics"):
         if key in fields and not isinstance(fields[key], dict):
             raise SpecError(f"{where}: {key!r} must be a table (name = value)")
     if "reference" in fields:
         fields["reference"] = _reference(fields["reference"], path)
+    if "verify" in fields:  # the same rule as a reference: a file beside it, or allowed
+        fields["verify"] = _reference(fields["verify"], path, "verify")
+    if "reference_kernel" in fields:
+        fields["reference_kernel"] = _reference_kernel(fields["reference_kernel"], path)
     if "tolerance" in fields and not isinstance(fields["tolerance"], int | float):
         raise SpecError(f"{where}: 'tolerance' must be a number")
     try:
@@ -206,12 +214,13 @@ def _param(p: Any, where: str) -> Param:
         raise SpecError(f"{where}: {exc}") from None
 
 
-def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
+def _arg(a: Any, path: Path) -> ArrayArg | ScalarArg | LocalArg:
+    where = str(path)
     if not isinstance(a, dict) or a.get("kind") not in _ARG_KEYS:
         raise SpecError(f"{where}: each arg needs kind = 'array', 'scalar' or 'local', got {a!r}")
     kind = a["kind"]
     unknown = set(a) - _ARG_KEYS[kind]
-    missing = _ARG_KEYS[kind] - {"init", "output", "constant"} - set(a)
+    missing = _ARG_KEYS[kind] - {"init", "output", "constant"} - _ARRAY_EXTRAS - set(a)
     if unknown or missing:
         raise SpecError(
             f"{where}: {kind} arg {a.get('name')!r}: "
@@ -222,6 +231,8 @@ def _arg(a: Any, where: str) -> ArrayArg | ScalarArg | LocalArg:
             )
         )
     fields = {k: v for k, v in a.items() if k != "kind"}
+    if "file" in fields:
+        fields["data"] = _npy(fields.pop("file"), path, str(a.get("name")))
     try:
         if kind == "array":
             return ArrayArg(**fields)
@@ -252,12 +263,12 @@ def _allowed_module(target: str) -> bool:
     return any(target == m or target.startswith(m + ".") for m in _REFERENCE_MODULES)
 
 
-def _reference(ref: Any, path: Path) -> Callable[..., Any]:
+def _reference(ref: Any, path: Path, key: str = "reference") -> Callable[..., Any]:
     """'file.py:function' (a file in the spec's folder or below it) or 'module:function'
     from an allowed module (``allow_reference_modules``)."""
     if not isinstance(ref, str) or ":" not in ref:
         raise SpecError(
-            f"{path}: reference must be 'file.py:function' or 'module:function', got {ref!r}"
+            f"{path}: {key} must be 'file.py:function' or 'module:function', got {ref!r}"
         )
     target, func_name = ref.rsplit(":", 1)
     if target.endswith(".py"):
@@ -269,14 +280,55 @@ def _reference(ref: Any, path: Path) -> Callable[..., Any]:
             raise SpecError(f"{path}: cannot import reference module {target!r} ({exc})") from None
     else:
         raise SpecError(
-            f"{path}: reference {ref[:80]!r}: module {target[:60]!r} is not allowed; put the "
+            f"{path}: {key} {ref[:80]!r}: module {target[:60]!r} is not allowed; put the "
             "function in a .py file beside the spec ('file.py:function'), or allow the module "
             "with PERFPORT_REFERENCE_MODULES"
         )
     func = getattr(module, func_name, None)
     if not callable(func):
-        raise SpecError(f"{path}: reference {ref!r}: {target} has no function {func_name!r}")
+        raise SpecError(f"{path}: {key} {ref!r}: {target} has no function {func_name!r}")
     return func
+
+
+_REFERENCE_KERNEL_KEYS = {"source", "source_file", "entry", "config", "global_size", "local_size"}
+
+
+def _reference_kernel(table: Any, path: Path) -> ReferenceKernel:
+    """``[reference_kernel]``: source or source_file, entry, and optionally config,
+    global_size, local_size."""
+    if not isinstance(table, dict) or set(table) - _REFERENCE_KERNEL_KEYS or "entry" not in table:
+        raise SpecError(
+            f"{path}: reference_kernel must be a table with 'entry' and 'source' or "
+            f"'source_file' (optionally {', '.join(sorted(_REFERENCE_KERNEL_KEYS - {'source', 'source_file', 'entry'}))}), got {table!r}"[
+                :300
+            ]
+        )
+    fields = dict(table)
+    fields["source"] = _source(fields, path)
+    fields.pop("source_file", None)
+    try:
+        return ReferenceKernel(**fields)
+    except SpecError as exc:
+        raise SpecError(f"{path}: {exc}") from None
+
+
+def _npy(name: Any, path: Path, arg: str) -> np.ndarray:
+    """An argument's data from a .npy file named relative to the spec."""
+    if not isinstance(name, str) or not name.endswith(".npy"):
+        raise SpecError(f"{path}: array arg {arg!r}: file must name a .npy file, got {name!r}")
+    file = path.parent / name
+    try:
+        return np.asarray(np.load(file, allow_pickle=False))
+    except FileNotFoundError:
+        raise SpecError(
+            f"{path}: array arg {arg!r}: file {name!r} does not exist beside the spec "
+            f"(looked for {file})"
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = " ".join(str(exc).split())[:200]
+        raise SpecError(
+            f"{path}: array arg {arg!r}: {name!r} is not a readable .npy array ({reason})"
+        ) from None
 
 
 def _beside(path: Path, target: str) -> Path:

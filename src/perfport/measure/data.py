@@ -2,32 +2,56 @@
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from perfport._core import ArrayArg, Expr, Init, KernelSpec, ScalarArg, SpecError
+from perfport._core import ArrayArg, Config, Expr, Init, KernelSpec, Param, ScalarArg, SpecError
+from perfport._core.checking import check_array_data
 from perfport._core.dtypes import numpy_dtype
 
 _MAX_ELEMENTS = 1 << 34
 
 
 def host_arrays(spec: KernelSpec, env: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """Every array argument, filled per its ``init`` from a generator seeded by (seed, name)."""
+    """Every array argument, filled per its ``init`` from a generator seeded by (seed, name),
+    given (``data``, checked against the declared shape and type) or copied from another."""
     out: dict[str, np.ndarray] = {}
-    for a in spec.args:
-        if not isinstance(a, ArrayArg):
-            continue
-        dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
-        shape = tuple(int(Expr(s, f"argument {a.name} shape").value(env)) for s in a.shape)
-        if any(n < 1 for n in shape) or int(np.prod(shape, dtype=np.int64)) > _MAX_ELEMENTS:
-            raise SpecError(f"kernel {spec.name}: argument {a.name} has an unusable shape {shape}")
-        out[a.name] = _fill(
-            a.init, shape, dtype, np.random.default_rng([seed, zlib.crc32(a.name.encode())])
-        )
+    arrays = [a for a in spec.args if isinstance(a, ArrayArg)]
+    for a in arrays:
+        shape, dtype = array_layout(spec, a, env)
+        if a.init is Init.DATA:
+            check_array_data(spec.name, a, shape, dtype, env)
+            assert a.data is not None
+            out[a.name] = np.array(a.data, copy=True)  # a kernel writing it must not change it
+        elif a.init is not Init.COPY:
+            rng = np.random.default_rng([seed, zlib.crc32(a.name.encode())])
+            out[a.name] = _fill(a.init, shape, dtype, rng)
+    for a in arrays:  # copies last, so that the array they copy is filled
+        if a.init is Init.COPY:
+            shape, dtype = array_layout(spec, a, env)
+            source = out[a.copy_of]
+            if source.shape != shape:
+                raise SpecError(
+                    f"kernel {spec.name}: argument {a.name} has shape {list(shape)} but copies "
+                    f"{a.copy_of} of shape {list(source.shape)}; declare the same shape"
+                )
+            out[a.name] = source.astype(dtype, copy=True)
     return out
+
+
+def array_layout(
+    spec: KernelSpec, a: ArrayArg, env: Mapping[str, Any]
+) -> tuple[tuple[int, ...], np.dtype]:
+    """The shape and element type of array argument ``a`` at ``env``."""
+    dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+    shape = tuple(int(Expr(s, f"argument {a.name} shape").value(env)) for s in a.shape)
+    if any(n < 1 for n in shape) or int(np.prod(shape, dtype=np.int64)) > _MAX_ELEMENTS:
+        raise SpecError(f"kernel {spec.name}: argument {a.name} has an unusable shape {shape}")
+    return shape, dtype
 
 
 def _fill(
@@ -70,3 +94,27 @@ def reference_outputs(
             f"it must return some of the output arrays {sorted(outputs)}"
         )
     return result
+
+
+def reference_spec(spec: KernelSpec) -> KernelSpec:
+    """The spec's reference kernel as a kernel of one configuration, with the tuned kernel's
+    arguments and problem, so that it sees the same inputs."""
+    rk = spec.reference_kernel
+    assert rk is not None
+    config = rk.config or spec.default or Config()
+    params = tuple(Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params)
+    return dataclasses.replace(
+        spec,
+        name=f"{spec.name} (reference kernel)",
+        source=rk.source,
+        entry=rk.entry,
+        language=rk.language or spec.language,
+        params=params,
+        global_size=rk.global_size or spec.global_size,
+        local_size=rk.local_size or spec.local_size,
+        restrictions=(),
+        default=config,
+        reference=None,
+        verify=None,
+        reference_kernel=None,
+    )

@@ -5,7 +5,8 @@ The worker is ``python -m perfport.measure.worker`` in its own session (Ctrl-C i
 parent's), dying with its parent. It never imports user code: the numpy reference runs here,
 once, and the worker receives the expected outputs. Protocol, over two pipes:
 parent -> worker: (spec, problem, device, settings, expected, label) once, then
-("trial", config, capture) per trial, ("expect", outputs, label) when reference outputs
+("trial", config, capture, hand_back) per trial (hand_back: send the outputs back unchecked,
+for the spec's verify function to judge here), ("expect", outputs, label) when reference outputs
 were captured, and ("stop",) at the end.
 worker -> parent: ("ready", verification) or ("setup_failed", message) once, then per trial
 ("alive",) after the build and after each batch of launches (each restarts the time limit)
@@ -29,6 +30,8 @@ from typing import Any
 import numpy as np
 
 from perfport._core import (
+    ArrayArg,
+    Check,
     Config,
     DeviceInfo,
     KernelSpec,
@@ -36,9 +39,11 @@ from perfport._core import (
     Outcome,
     PerfportError,
     Problem,
+    SpecError,
 )
-from perfport.measure.data import reference_outputs
-from perfport.measure.settings import RunSettings
+from perfport.measure.data import reference_outputs, reference_spec
+from perfport.measure.settings import RunSettings, Timing
+from perfport.measure.verify import compared, verify_failure
 
 
 class Runner:
@@ -60,9 +65,19 @@ class Runner:
         self.device = device
         self.settings = settings
         self.verification = "not verified"
-        # Without a numpy reference, trials capture their outputs until one becomes the
-        # reference: the default configuration's, measured first, else the next that runs.
-        self._capturing = settings.verify and spec.reference is None
+        # Without a numpy reference or reference kernel, trials capture their outputs until one
+        # becomes the reference: the default configuration's, measured first, else the next
+        # that runs.
+        # A verify function is user code, which the worker never imports: the worker hands
+        # each trial's outputs back and the function runs here.
+        self._hand_back = settings.verify and spec.verify is not None
+        outputs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
+        self._ignored = frozenset(a.name for a in outputs if a.ignore)
+        comparable = self._hand_back or len(self._ignored) < len(outputs)
+        self._capturing = (
+            comparable and settings.verify and spec.reference is None and not spec.reference_kernel
+        )
+        self._last_outputs: dict[str, np.ndarray] | None = None
         self._gold = spec.default if self._capturing else None
         self._gold_measurement: Measurement | None = None
         self._expected: dict[str, np.ndarray] | None = None
@@ -88,6 +103,9 @@ class Runner:
         if self.settings.verify and self.spec.reference is not None and self._expected is None:
             self._expected = reference_outputs(self.spec, self.problem, self.settings.seed)
             self._label = "numpy reference"
+        elif self.settings.verify and self.spec.reference_kernel and self._expected is None:
+            self._expected = self._reference_kernel_outputs()
+            self._label = f"reference kernel {self.spec.reference_kernel.entry}"
         self.starts += 1
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
@@ -109,7 +127,7 @@ class Runner:
         self._outbox = Connection(from_parent, readable=False)
         self._inbox = Connection(to_parent, writable=False)
         setup = (
-            dataclasses.replace(self.spec, reference=None),
+            dataclasses.replace(self.spec, reference=None, verify=None),
             self.problem,
             self.device,
             self.settings,
@@ -131,6 +149,14 @@ class Runner:
         if self._gold is not None:
             self._make_gold()
 
+    def forgo(self, config: Config, reason: str) -> None:
+        """Never run ``config`` to make the reference outputs (it is known to fail: ``reason``);
+        the first configuration that runs serves instead."""
+        if self._gold is not None and config == self._gold:
+            self._gold = None
+            self.reference_note = f"the default configuration {config} {reason}"
+            self.verification = f"not verified yet ({self.reference_note})"
+
     def _make_gold(self) -> None:
         """Measure the default configuration, keeping its outputs as the reference."""
         assert self._gold is not None
@@ -140,6 +166,41 @@ class Runner:
         if not m.ok:  # the next configuration that runs serves instead
             self.reference_note = f"the default configuration {gold} gave {m.outcome.value}"
             self.verification = f"not verified yet ({self.reference_note})"
+
+    def _reference_kernel_outputs(self) -> dict[str, np.ndarray]:
+        """Run the spec's reference kernel once, in a worker of its own, for its outputs."""
+        ref = reference_spec(self.spec)
+        assert ref.default is not None
+        once = dataclasses.replace(self.settings, verify=False, timing=Timing.fixed(1, warmup=0))
+        with Runner(ref, self.problem, self.device, once) as runner:
+            m, outputs = runner.outputs_of(ref.default)
+        if outputs is None:
+            first = (m.message.strip().splitlines() or [""])[0][:200]
+            raise SpecError(
+                f"kernel {self.spec.name}: the reference kernel {ref.entry} gave "
+                f"{m.outcome.value} ({first}); fix the reference kernel"
+            )
+        return outputs
+
+    def outputs_of(self, config: Config) -> tuple[Measurement, dict[str, np.ndarray] | None]:
+        """Measure ``config`` and return its outputs too (None when it did not run)."""
+        if self._proc is None:
+            self._start()
+        m = self._trial(config, capture=True)
+        return m, self._last_outputs if m.ok else None
+
+    def _checked(self, m: Measurement, outputs: dict[str, np.ndarray]) -> Measurement:
+        """A trial's outcome after the spec's verify function has judged its outputs."""
+        assert self.spec.verify is not None and self._expected is not None
+        expected = compared(self._expected, self._ignored)
+        problem = verify_failure(self.spec.verify, expected, compared(outputs, self._ignored))
+        against = f"{self._label} (verify function {getattr(self.spec.verify, '__name__', '?')})"
+        if problem is None:
+            return dataclasses.replace(m, check=Check.VERIFIED, verified_against=against)
+        return dataclasses.replace(
+            m, outcome=Outcome.WRONG_RESULT, message=problem, times_ms=(), stats=None,
+            check=Check.VERIFIED, verified_against=against,
+        )  # fmt: skip
 
     def _adopt(self, config: Config, outputs: dict[str, np.ndarray]) -> None:
         """Verify later trials against ``outputs`` of ``config`` (here and in any worker
@@ -214,7 +275,7 @@ class Runner:
         return self._trial(config, capture=self._capturing)
 
     def _trial(self, config: Config, capture: bool) -> Measurement:
-        if not self._send(("trial", config, capture)):
+        if not self._send(("trial", config, capture, self._hand_back)):
             reason = self._death()
             self._kill()
             return Measurement(config, Outcome.CRASHED, reason)
@@ -237,8 +298,11 @@ class Runner:
                 _, m, healthy, captured = reply
                 if not healthy:
                     self._kill()
+                self._last_outputs = captured
                 if capture and captured is not None and m.ok:
                     self._adopt(config, captured)
+                elif self._hand_back and captured is not None and m.ok:
+                    m = self._checked(m, captured)
                 return m
             reason = self._death()
             self._kill()

@@ -28,7 +28,7 @@ from perfport._core import (
 from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.measure.settings import RunSettings
-from perfport.measure.verify import default_tolerance, mismatch
+from perfport.measure.verify import compared, default_tolerance, mismatch
 
 _LOG_LIMIT = 4000
 _BATCH_S = 1.0  # launches are enqueued back to back in batches of about this much kernel time
@@ -71,6 +71,13 @@ class TrialEngine:
         self.tolerance = (
             spec.tolerance if spec.tolerance is not None else (max(floats) if floats else None)
         )
+        outs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
+        self.bounds = {
+            a.name: (a.atol or 0.0, a.rtol or 0.0)
+            for a in outs
+            if a.atol is not None or a.rtol is not None
+        }
+        self.ignored = frozenset(a.name for a in outs if a.ignore)
         self.expected: dict[str, np.ndarray] | None = None
         self.verification = "not verified"
         self.captured: dict[str, np.ndarray] | None = None
@@ -80,8 +87,10 @@ class TrialEngine:
     def use_expected(self, expected: Mapping[str, np.ndarray], label: str) -> None:
         """Verify later trials against these outputs (from a numpy reference, or captured from
         the reference configuration); ``label`` says which."""
-        self.expected = {k: np.asarray(v) for k, v in expected.items()}
-        self.verification = label
+        kept = compared({k: np.asarray(v) for k, v in expected.items()}, self.ignored)
+        # Every output ignored: nothing is compared, and results say they are unverified.
+        self.expected = kept or None
+        self.verification = label if kept else "not verified (every output is ignored)"
 
     # ---- one trial --------------------------------------------------------------------
     def run(
@@ -143,7 +152,7 @@ class TrialEngine:
                 if fault := _flagged(spec.fault_flag, outputs):
                     return result(Outcome.WRONG_RESULT, fault, compile_ms=compile_ms)
                 if expected is not None and (
-                    problem := mismatch(outputs, expected, self.tolerance)
+                    problem := mismatch(outputs, expected, self.tolerance, self.bounds)
                 ):
                     return result(
                         Outcome.WRONG_RESULT, problem, compile_ms=compile_ms,

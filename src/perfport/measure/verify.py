@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
+
+# Per output: (atol, rtol) where the spec gives either (the other is then 0).
+Bounds = Mapping[str, tuple[float, float]]
 
 _DEFAULT_TOLERANCE = {2: 1e-2, 4: 1e-3, 8: 1e-9}  # by float itemsize; integers must match
 
@@ -16,12 +20,17 @@ def default_tolerance(dtype: np.dtype) -> float:
 
 
 def mismatch(
-    outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray], tolerance: float | None
+    outputs: Mapping[str, np.ndarray],
+    expected: Mapping[str, np.ndarray],
+    tolerance: float | None,
+    bounds: Bounds | None = None,
 ) -> str | None:
     """None when every output matches; else a one-line description of the first mismatch.
 
     Floats match when max|out - expected| <= tolerance * max|expected| (relative to the
-    largest value, so that sums in a different order pass and wrong elements do not).
+    largest value, so that sums in a different order pass and wrong elements do not). An
+    output with ``bounds`` matches elementwise when |out - expected| <= atol + rtol*|expected|
+    (numpy's ``allclose``, NaN matching NaN), integers included.
     """
     for name, want in expected.items():
         got = outputs.get(name)
@@ -31,7 +40,9 @@ def mismatch(
         if got.size != want.size:
             return f"output {name!r} has {got.size} elements, the reference {want.size}"
         got, want = got.reshape(-1), want.reshape(-1)
-        if np.issubdtype(got.dtype, np.floating) or np.issubdtype(want.dtype, np.floating):
+        if bounds and name in bounds:
+            problem = _bounded_mismatch(name, got, want, *bounds[name])
+        elif np.issubdtype(got.dtype, np.floating) or np.issubdtype(want.dtype, np.floating):
             tol = default_tolerance(got.dtype) if tolerance is None else tolerance
             problem = _float_mismatch(name, got, want, tol)
         else:
@@ -76,3 +87,41 @@ def _exact_mismatch(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
         i = int(np.argmax(diff))
         return f"output {name!r}[{i}] is {got[i]}, expected {want[i]} ({int(diff.sum())} elements differ)"
     return None
+
+
+def _bounded_mismatch(
+    name: str, got: np.ndarray, want: np.ndarray, atol: float, rtol: float
+) -> str | None:
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    if close.all():
+        return None
+    i = int(np.argmin(close))
+    return (
+        f"output {name!r}[{i}] is {got[i]:.6g}, expected {want[i]:.6g} (error "
+        f"{abs(g[i] - w[i]):.3g} > atol {atol:g} + rtol {rtol:g} * |expected|; "
+        f"{int((~close).sum())} elements differ)"
+    )
+
+
+def compared(outputs: Mapping[str, np.ndarray], ignored: frozenset[str]) -> dict[str, Any]:
+    """The outputs that are compared: all but the ignored ones."""
+    return {k: v for k, v in outputs.items() if k not in ignored}
+
+
+def verify_failure(
+    verify: Callable[..., Any],
+    expected: Mapping[str, np.ndarray],
+    actual: Mapping[str, np.ndarray],
+) -> str | None:
+    """Run a spec's verify function: None when it says True; else why not, in one line (it
+    returned False or something else, or raised)."""
+    try:
+        answer = verify(expected, actual)
+    except Exception as exc:
+        text = " ".join(str(exc).split())[:300]
+        return f"the verify function raised {type(exc).__name__}: {text}"
+    if isinstance(answer, bool | np.bool_):
+        return None if answer else "the verify function returned False"
+    return f"the verify function returned {type(answer).__name__}, not True or False"

@@ -45,9 +45,12 @@ def serve(conn: Connection) -> None:
         if message[0] == "expect":
             engine.use_expected(message[1], message[2])
             continue
-        _, config, capture = message
+        _, config, capture, hand_back = message
+        capture = capture or hand_back  # outputs handed back are judged by the parent
         try:
-            measurement = engine.run(config, alive=lambda: conn.send(("alive",)), capture=capture)
+            measurement = engine.run(
+                config, alive=lambda: conn.send(("alive",)), capture=capture, verify=not hand_back
+            )
         except Exception as exc:  # a bug in perfport or the driver: keep the campaign going
             measurement = Measurement(
                 config, Outcome.CRASHED, f"unexpected {type(exc).__name__}: {exc}"

@@ -2,6 +2,7 @@
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
 from perfport.store.ceilings import save_ceilings, stored_ceilings
+from perfport.store.failures import earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
@@ -32,6 +33,7 @@ __all__ = [
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",
+    "earlier_failures",
     "export_rows",
     "one_group",
     "refused_configs",

@@ -12,7 +12,7 @@ nothing).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -54,6 +54,8 @@ class TuningLoop:
     measured_here: int = 0  # trials this session ran and stored (another writer's excluded)
     # what the strategy is told of a result, lower is better (default: its time)
     score: Callable[[Measurement], float | None] | None = None
+    # Results stored instead of a trial: what crashed or hung in earlier campaigns.
+    reuse: Mapping[Config, Measurement] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.stored: dict[Config, Measurement] = {}
@@ -173,12 +175,13 @@ class TuningLoop:
         return _Step.DONE
 
     def _measure(self, config: Config) -> None:
+        reused = self.reuse.get(config)
         try:
-            m = self.runner.measure(config)
+            m = reused or self.runner.measure(config)
         except BaseException:
             self.store.release_claims(self.campaign, self.writer, config)
             raise
-        self.measured_here += 1
+        self.measured_here += reused is None
         self.store.record(self.campaign, m)  # ends the claim
         self._refresh()
         best = min((s.time_ms for s in self.stored.values() if s.time_ms is not None), default=None)

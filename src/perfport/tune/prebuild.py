@@ -64,7 +64,7 @@ class Prebuild:
             jobs,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
-            initargs=(dataclasses.replace(spec, reference=None), device, os.getpid()),
+            initargs=(dataclasses.replace(spec, reference=None, verify=None), device, os.getpid()),
         )
         self._futures: list[Future[bool]] = [self._pool.submit(_build, d) for d in builds]
 

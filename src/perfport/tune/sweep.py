@@ -100,9 +100,15 @@ def sweep(
     if rounds < 1:
         raise PerfportError(f"a sweep needs at least 1 round, got {rounds}")
     spec = resolve_kernel(kernel)
+    settings = settings or RunSettings(timing=SWEEP_TIMING)
+    if settings.verify and (spec.verify is not None or spec.reference_kernel is not None):
+        raise PerfportError(
+            f"kernel {spec.name}: a sweep checks outputs against a numpy reference or the "
+            "default configuration only; use 'perfport tune' for a verify function or a "
+            "reference kernel, or sweep with --no-verify"
+        )
     resolved = [resolve_problem(spec, p) for p in problems]
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
-    settings = settings or RunSettings(timing=SWEEP_TIMING)
     started = time.monotonic()
     session = open_session(dev)
     builds: dict[Any, Any] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from perfport._core import (
+    ArrayArg,
     Check,
     Config,
     DeviceInfo,
@@ -28,7 +29,7 @@ from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
-from perfport.store import Campaign, CampaignStatus, Store, stored_ceilings
+from perfport.store import Campaign, CampaignStatus, Store, earlier_failures, stored_ceilings
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
@@ -143,6 +144,8 @@ def tune(
     build_jobs: int = 0,
     lease_s: float = LEASE_S,
     objective: Objective | str | None = None,
+    warn: Callable[[str], None] | None = None,
+    retry_failed: bool = False,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -164,6 +167,10 @@ def tune(
     each reports the campaign's results once the configurations the others held are stored.
     ``objective`` (``"GFLOPs:max"``, an Objective) is what the strategy optimises and the best
     is chosen by: the time (default) or one of the spec's metrics (docs/roofline.md).
+    ``warn`` is told, before anything runs, what will not be verified (the CLI prints it).
+    A configuration that crashed or timed out in an earlier campaign of the same kernel
+    source, device and problem is not run again: that outcome is stored, its message naming
+    the campaign, unless ``retry_failed``.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -179,6 +186,9 @@ def tune(
         budget = _checked_budget(budget)
         space = _legal_space(spec, the_problem, dev, min_work_groups)
         goal = _checked_objective(spec, objective)
+    if warn is not None:
+        for warning in verification_plan(spec, settings):
+            warn(warning)
     label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (
@@ -207,9 +217,10 @@ def tune(
                         else None
                     )
                     searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
+                    reuse = _remembered(store, record, runner, spec, settings, retry_failed)
                     loop = TuningLoop(
                         space, searcher, runner, store, record, budget, reporter, lease.writer,
-                        lease_s, score=_scorer(goal, scoring),
+                        lease_s, score=_scorer(goal, scoring), reuse=reuse,
                     )  # fmt: skip
                     try:
                         status = _run(loop, spec, the_problem, dev, listed, build_jobs)
@@ -269,6 +280,23 @@ def _scorer(goal: Objective, scoring: ResultMetrics) -> Callable[[Measurement], 
     return score
 
 
+def verification_plan(spec: KernelSpec, settings: RunSettings) -> tuple[str, ...]:
+    """What a campaign of ``spec`` will not verify, said before it starts."""
+    outputs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
+    if not settings.verify:
+        return ("outputs will not be verified (verification is off): wrong results are timed",)
+    if not outputs:
+        return (f"kernel {spec.name} has no output arrays: its outputs cannot be verified",)
+    if all(a.ignore for a in outputs) and spec.verify is None:
+        return (f"every output of kernel {spec.name} is ignored: nothing will be verified",)
+    if spec.reference is None and spec.reference_kernel is None and spec.default is None:
+        return (
+            f"kernel {spec.name} has no reference, reference kernel or default configuration: "
+            "outputs are compared with those of the first configuration that runs",
+        )
+    return ()
+
+
 def _verification_warnings(
     measurements: Sequence[Measurement], verify: bool, verification: str, note: str
 ) -> tuple[str, ...]:
@@ -284,6 +312,25 @@ def _verification_warnings(
     if note and any(a and a.startswith("reference configuration") for a in against):
         out.append(f"outputs verified against another configuration's, since {note}")
     return tuple(out)
+
+
+def _remembered(
+    store: Store,
+    record: Campaign,
+    runner: Runner,
+    spec: KernelSpec,
+    settings: RunSettings,
+    retry_failed: bool,
+) -> dict[Config, Measurement]:
+    """What crashed or hung in earlier campaigns, to store instead of trying again; a default
+    configuration among them does not make the reference outputs either."""
+    if retry_failed:
+        return {}
+    reuse = earlier_failures(store, record, settings.timeout_s)
+    if spec.default is not None and spec.default in reuse:
+        outcome = reuse[spec.default].outcome.value
+        runner.forgo(spec.default, f"gave {outcome} in an earlier campaign")
+    return reuse
 
 
 def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:

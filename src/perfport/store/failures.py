@@ -1,0 +1,55 @@
+"""What crashed or hung before: configurations that killed or outlasted the worker in earlier
+campaigns of the same kernel source, device and problem (issue 26 item 6), so that a new
+campaign need not kill its worker on them again."""
+
+from __future__ import annotations
+
+import json
+
+from perfport._core import Config, Measurement, Outcome
+from perfport.store.store import Campaign, Store
+
+REMEMBERED = (Outcome.CRASHED, Outcome.TIMEOUT)
+REUSED_PREFIX = "not measured again: "
+
+
+def earlier_failures(
+    store: Store, campaign: Campaign, timeout_s: float
+) -> dict[Config, Measurement]:
+    """Each configuration that crashed or timed out in another campaign of ``campaign``'s
+    kernel (by source hash), device and problem, as the result to store in its place: the
+    same outcome, with a message naming the campaign it comes from. A timeout counts only
+    where that campaign's time limit was at least ``timeout_s`` (a longer limit may let it
+    finish). The earliest such result of each configuration is the one reused."""
+    rows = store.query(
+        "SELECT c.key AS config, r.outcome, r.message, g.key AS campaign, g.settings "
+        "FROM results r JOIN campaigns g ON g.id = r.campaign_id "
+        "JOIN configs c ON c.id = r.config_id "
+        "WHERE g.kernel_id = ? AND g.device_id = ? AND g.problem_id = ? AND g.id != ? "
+        "AND r.outcome IN (?, ?) ORDER BY r.id",
+        (campaign.kernel_id, campaign.device_id, campaign.problem_id, campaign.id,
+         *(o.value for o in REMEMBERED)),
+    )  # fmt: skip
+    out: dict[Config, Measurement] = {}
+    for row in rows:
+        config = Config.of(json.loads(row["config"]))
+        outcome = Outcome(row["outcome"])
+        if config in out or (outcome is Outcome.TIMEOUT and _limit(row["settings"]) < timeout_s):
+            continue
+        message = " ".join(str(row["message"]).split())[:300]
+        out[config] = Measurement(
+            config,
+            outcome,
+            f"{REUSED_PREFIX}it {outcome.value.replace('_', ' ')} in campaign {row['campaign']} "
+            f"({message}); tune with --retry-failed to measure it",
+        )
+    return out
+
+
+def _limit(settings: str) -> float:
+    """The time limit a campaign ran under (0 when unknown: its timeouts are not reused)."""
+    try:
+        value = json.loads(settings).get("timeout_s", 0.0)
+    except (ValueError, AttributeError):
+        return 0.0
+    return float(value) if isinstance(value, int | float) else 0.0
