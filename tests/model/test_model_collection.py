@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from tests.model.model_support import LOOPY
+from model_support import LOOPY
 
 from perfport.model.collection import (
     FilterTags,

@@ -194,7 +194,7 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
                 lsize,
                 VariantArg("lid_stride_0", (1, 2, 4)),
                 VariantArg("n_arrays", (1, 2, 4)),
-                VariantArg("nel", _sizes(65536, scale, (1, 2, 4)), open=True),
+                VariantArg("nel", _sizes(1 << 20, scale, (1, 2, 4)), open=True),
             ),
             make_gmem,
             frozenset({"nel"}),
@@ -211,7 +211,7 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
         Generator(
             "barrier_pattern",
             frozenset({"sync", "barrier_pattern"}),
-            (lsize, nel, VariantArg("m", (64, 128, 256), open=True)),
+            (lsize, nel, VariantArg("m", (1024, 2048, 4096), open=True)),
             make_barrier,
             sizes,
             "local barriers in a loop",
@@ -230,7 +230,7 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
             (
                 VariantArg("dtype", ("float32",)),
                 lsize,
-                VariantArg("nel", _sizes(65536, scale, (1,)), open=True),
+                VariantArg("nel", _sizes(1 << 18, scale, (1,)), open=True),
                 VariantArg("m", (1, 2, 4, 8, 16, 32, 64), open=True),
             ),
             make_overlap,
