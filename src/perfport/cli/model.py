@@ -5,14 +5,13 @@ none of it."""
 from __future__ import annotations
 
 import argparse
-import os
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, count, parse_assignment
+from perfport.cli.arguments import Subcommands, add_problem, count
+from perfport.cli.model_fit import _cache_folder, _sizes, add_parsers
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,20 +41,7 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_stats)
     _add_collect(model_sub)
-
-
-def _cache_folder() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport" / "model"
-
-
-def _sizes(assignments: list[str]) -> dict[str, int]:
-    sizes = {}
-    for text in assignments:
-        name, value = parse_assignment(text)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
-        sizes[name] = value
-    return sizes
+    add_parsers(model_sub)
 
 
 def run_stats(args: argparse.Namespace, console: Console) -> int:

@@ -7,6 +7,7 @@ that fails to generate, build or run is an outcome, and the run goes on.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -125,15 +126,57 @@ def _measure_one(
     db: str | Path,
     settings: RunSettings,
 ) -> CollectResult:
+    return _measure_spec(
+        lambda: kernel_spec(generator.kernel(args).program, name, args),
+        generator.name, args, device, db, settings,
+    )  # fmt: skip
+
+
+def _measure_spec(
+    make_spec: Callable[[], KernelSpec],
+    label: str,
+    args: Problem,
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings,
+) -> CollectResult:
     try:
-        spec = kernel_spec(generator.kernel(args).program, name, args)
+        spec = make_spec()
         run = tune(spec, problem=dict(args), device=device, db=db, budget=1, settings=settings)
     except Exception as exc:  # loopy or a device: a bad kernel is an outcome, never a stop
         lines = str(exc).strip().splitlines() or [""]
         message = f"{type(exc).__name__}: {lines[-1]}"
-        return CollectResult(generator.name, args, CollectStatus.FAILED, None, message)
+        return CollectResult(label, args, CollectStatus.FAILED, None, message)
     (m,) = run.measurements or (None,)
     if m is None or not m.ok:
         why = f"{m.outcome.value}: {m.message}" if m else "no trial ran"
-        return CollectResult(generator.name, args, CollectStatus.FAILED, None, why)
-    return CollectResult(generator.name, args, CollectStatus.MEASURED, m.time_ms)
+        return CollectResult(label, args, CollectStatus.FAILED, None, why)
+    return CollectResult(label, args, CollectStatus.MEASURED, m.time_ms)
+
+
+def measure_application(
+    program: Any,
+    name: str,
+    sizes: Sequence[Problem],
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings | None = None,
+    on_result: Callable[[CollectResult], None] | None = None,
+) -> list[CollectResult]:
+    """Measure an application kernel (stored as ``app-<name>``) at each of ``sizes`` through
+    the same bridge as the collection, skipping sizes already stored for the device. Outputs
+    are not verified here: the built-in kernels are checked against numpy by the tests."""
+    settings = settings or RunSettings(verify=False)
+    kernel = f"app-{name}"
+    done = _stored(db, device)
+    results = []
+    for problem in sizes:
+        if (kernel, problem.key) in done:
+            result = CollectResult(name, problem, CollectStatus.STORED, done[kernel, problem.key])
+        else:
+            make = functools.partial(kernel_spec, program, kernel, problem)
+            result = _measure_spec(make, name, problem, device, db, settings)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
