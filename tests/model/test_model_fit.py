@@ -178,3 +178,13 @@ def test_the_store_gains_the_calibrations_table(tmp_path):
 
     with Store(path) as store:
         assert stored_calibrations(store) == []
+
+
+def test_evaluate_without_data_uses_the_shipped_measurements(capsys):
+    assert main(["model", "evaluate", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {(r["variant"], r["n_sizes"]) for r in report["results"]} == {
+        ("matmul-prefetch", 4), ("matmul-noprefetch", 4),
+    }  # fmt: skip
+    assert report["calibrations"][0]["n_measurements"] == 41
+    assert report["geomean_rel_error"] > 0 and isinstance(report["ranking_correct"], bool)
