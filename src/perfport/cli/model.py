@@ -5,14 +5,13 @@ none of it."""
 from __future__ import annotations
 
 import argparse
-import os
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, count, parse_assignment
+from perfport.cli.arguments import Subcommands, add_problem, count
+from perfport.cli.model_fit import _cache_folder, _sizes, add_parsers
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -41,20 +40,8 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--no-cache", action="store_true", help="count again, ignoring the cache")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_stats)
-
-
-def _cache_folder() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport" / "model"
-
-
-def _sizes(assignments: list[str]) -> dict[str, int]:
-    sizes = {}
-    for text in assignments:
-        name, value = parse_assignment(text)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
-        sizes[name] = value
-    return sizes
+    _add_collect(model_sub)
+    add_parsers(model_sub)
 
 
 def run_stats(args: argparse.Namespace, console: Console) -> int:
@@ -185,3 +172,74 @@ def _print_report(console: Console, report: dict[str, Any]) -> None:
         console.print("  features:")
         for name, value in report["features"].items():
             console.print(f"    {name} = {value:g}", highlight=False, markup=False)
+
+
+def _add_collect(model_sub: Any) -> None:
+    p = model_sub.add_parser(
+        "collect",
+        help="measure a measurement-kernel collection (UIPiCK) on a device into the store",
+        description="--filter takes generator tags (flops, gmem, lmem, sync, overlap, or a "
+        "generator's name) and variant tags arg:v1,v2 (dtype:float32, nel:65536). Kernels "
+        "already measured on the device are taken from the store, so a rerun measures only "
+        "what is missing.",
+    )
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument("--filter", nargs="+", action="extend", default=[], metavar="TAG",
+                   help="filter tags (default: every generator)")  # fmt: skip
+    p.add_argument("--match", choices=["identical", "subset", "superset", "intersect"],
+                   default="superset", help="how generator tags match (default superset)")  # fmt: skip
+    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--list", action="store_true", help="list the kernels, measure nothing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_collect)
+
+
+def run_collect(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import get_device
+    from perfport.model.collection import KernelCollection, MatchCondition
+    from perfport.model.generators import all_generators, device_scale
+
+    device = get_device(args.device)
+    scale = device_scale(device.compute_units, device.type.value == "gpu")
+    collection = KernelCollection(all_generators(scale), MatchCondition(args.match))
+    variants = collection.variants(args.filter)
+    if not variants:
+        raise PerfportError(
+            f"no generator matches {' '.join(args.filter)} ({args.match}); known generators: "
+            f"{', '.join(g.name for g in collection.generators)}"
+        )
+    if args.list:
+        rows = [{"generator": g.name, "args": dict(a)} for g, a in variants]
+        if args.json:
+            render.print_json({"device": device.id, "scale": scale, "kernels": rows})
+        else:
+            for g, a in variants:
+                console.print(f"{g.name} {a}", highlight=False, markup=False)
+        return 0
+    return _collect(args, console, device, variants)
+
+
+def _collect(args: argparse.Namespace, console: Console, device: Any, variants: Any) -> int:
+    from perfport.model.measure import CollectStatus, collect
+
+    def show(r: Any) -> None:
+        if not args.json:
+            at = f"{r.time_ms:.4g} ms" if r.time_ms is not None else r.message
+            console.print(f"{r.status.value:8} {r.generator} {r.args}: {at}", highlight=False,
+                          markup=False)  # fmt: skip
+
+    results = collect(variants, device, args.db, on_result=show)
+    counts = {s.value: sum(r.status is s for r in results) for s in CollectStatus}
+    if args.json:
+        render.print_json(
+            {
+                "device": device.id,
+                "device_fingerprint": device.fingerprint,
+                "db": str(args.db),
+                "counts": counts,
+                "results": [r.to_json() for r in results],
+            }
+        )
+    else:
+        console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    return 0

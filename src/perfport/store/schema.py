@@ -125,6 +125,19 @@ MIGRATIONS: tuple[str, ...] = (
         created REAL NOT NULL
     );
     """,
+    # 5 -> 6: calibrated performance models per device (perfport.model; store/calibrations.py)
+    """
+    CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY,
+        device_id INTEGER NOT NULL REFERENCES devices(id),
+        output TEXT NOT NULL,            -- the model's output feature
+        expression TEXT NOT NULL,        -- the model's formula
+        calibration TEXT NOT NULL,       -- Calibration as JSON (model, parameters, residuals)
+        tool_version TEXT NOT NULL,
+        created REAL NOT NULL
+    );
+    CREATE INDEX calibrations_by_device ON calibrations (device_id);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Issue 24, item 6 on the GPU machine: measure the measurement-kernel collection and the two
+# matmul variants on the NVIDIA OpenCL device, calibrate the shipped linear model on the
+# collection only, and evaluate its matmul predictions. Run from the repository root there,
+# after ../shared/GPU.md's wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
+#   OUT=/some/dir bash experiments/2026-11-26-model-gpu/gpu_run.sh
+# About 5 minutes at most (each step under `timeout`; the collection is resumable, so a step
+# cut short still leaves what it measured). Leaves in $OUT: model.db.gz (every measurement),
+# data.csv (the slim measurements, to ship under src/perfport/datasets/model/), collect.json,
+# measure-*.json, calibration.json, calibrate.json, evaluate.json, predict.json, and each
+# step's stderr in logs/.
+# Overrides (the test runs it on PoCL with tiny sizes): DEVICE (an id; default the first
+# NVIDIA OpenCL device), SIZES (matmul n values), COLLECT (the collect filter tags),
+# COLLECT_S (the collection's time limit, seconds).
+set -u
+OUT=${OUT:?set OUT}
+mkdir -p "$OUT/logs"
+export XDG_CACHE_HOME=${XDG_CACHE_HOME:-/tmp/perfport-model-cache}
+db=${DB:-/tmp/model-gpu.db}
+model=src/perfport/datasets/model/matmul-linear.json
+pp() { python3 -m perfport "$@"; }
+
+if [ -z "${DEVICE:-}" ]; then
+  pp devices --json > "$OUT/devices.json" 2> "$OUT/logs/devices.err"
+  DEVICE=$(python3 -c "import json; d=json.load(open('$OUT/devices.json'))['devices']; print(next(x['id'] for x in d if x['id'].startswith('opencl') and 'NVIDIA' in x['vendor'].upper()))")
+fi
+echo "device=$DEVICE" | tee "$OUT/logs/device.txt"
+SIZES=${SIZES:-512,1024,2048,3072,4096}
+# The generators' default sizes scale with compute units; global-memory arrays that large
+# would not fit, so gmem gets sizes of 64-512 MiB per array (about 0.03-0.3 ms each on an
+# H100's 3 TB/s, the shortest of the collection).
+COLLECT=${COLLECT:-flops_madd_pattern gmem_pattern lmem_pattern barrier_pattern empty_kernel \
+dtype:float32 lid_stride_0:1 nel:16777216,67108864,134217728}
+read -r -a tags <<< "$COLLECT"
+
+# gmem's size tags (nel, lid_stride_0, n_arrays) would apply to every generator that has
+# them, or name one that no other has: gmem runs apart from the others, with them.
+others=() gmem=()
+for t in "${tags[@]}"; do
+  case $t in nel:* | lid_stride_0:* | n_arrays:*) gmem+=("$t") ;; *) others+=("$t") ;; esac
+done
+timeout "${COLLECT_S:-180}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
+  --match intersect --filter $(printf '%s\n' "${others[@]}" | grep -v '^gmem_pattern$') --json \
+  > "$OUT/collect.json" 2> "$OUT/logs/collect.err"
+if printf '%s\n' "${others[@]}" | grep -qx gmem_pattern; then
+  timeout 90 python3 -m perfport model collect --device "$DEVICE" --db "$db" \
+    --filter gmem_pattern dtype:float32 "${gmem[@]}" --json \
+    > "$OUT/collect-gmem.json" 2> "$OUT/logs/collect-gmem.err"
+fi
+for v in matmul-prefetch matmul-noprefetch; do
+  timeout 60 python3 -m perfport model measure "$v" --sizes "n=$SIZES" --device "$DEVICE" \
+    --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"
+done
+timeout 60 python3 -m perfport model calibrate "$model" --device "$DEVICE" --db "$db" \
+  --out "$OUT/calibration.json" --json > "$OUT/calibrate.json" 2> "$OUT/logs/calibrate.err"
+n=${SIZES##*,}
+timeout 60 python3 -m perfport model predict "$OUT/calibration.json" matmul-prefetch \
+  --problem "n=$n" --json > "$OUT/predict.json" 2> "$OUT/logs/predict.err"
+timeout 60 python3 -m perfport model evaluate --db "$db" --write-data "$OUT/data.csv" --json \
+  > "$OUT/evaluate.json" 2> "$OUT/logs/evaluate.err"
+gzip -c "$db" > "$OUT/model.db.gz"
+tail -n 3 "$OUT"/logs/*.err | grep -v Warning | tail -n 20
+python3 -c "import json; e=json.load(open('$OUT/evaluate.json')); print({r['variant']: round(r['geomean_rel_error'], 3) for r in e['results']}, 'overall', round(e['geomean_rel_error'], 3), 'ranking', e['ranking_correct'])" \
+  || echo "evaluation failed: see $OUT/logs/evaluate.err"

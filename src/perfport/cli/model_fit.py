@@ -1,0 +1,275 @@
+"""``perfport model calibrate | predict | measure | evaluate``: fitting a model to a device's
+measurement kernels, predicting a kernel with the result, measuring application kernels, and
+the paper's evaluation. Handlers import the model capability when they run."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfport._core import PerfportError
+from perfport.cli import render
+from perfport.cli.arguments import add_problem, parse_assignment
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+SHIPPED_MODEL = "matmul-linear.json"
+SHIPPED_DATA = "pocl-matmul.csv"
+
+
+def add_parsers(model_sub: Any) -> None:
+    p = model_sub.add_parser(
+        "calibrate",
+        help="fit a model's parameters to a device's measurement kernels in the store",
+        description="MODEL_FILE is a model JSON (perfport.model.Model.save). Every "
+        "measurement kernel of the device in --db (from 'perfport model collect') is counted "
+        "with loopy and the model calibrated on them; the calibration is written to --out "
+        "and kept in the store under the device's fingerprint.",
+    )
+    p.add_argument("model_file", metavar="MODEL_FILE")
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--out", required=True, help="calibration JSON to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_calibrate)
+
+    p = model_sub.add_parser(
+        "predict",
+        help="a kernel's time from a calibration, and each term's share of it",
+        description="KERNEL is a built-in application kernel (matmul-prefetch, "
+        "matmul-noprefetch) or a .py loopy kernel file, as for 'model stats'.",
+    )
+    p.add_argument("calibration", metavar="CALIBRATION")
+    p.add_argument("kernel", metavar="KERNEL")
+    add_problem(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_predict)
+
+    p = model_sub.add_parser(
+        "measure",
+        help="measure an application kernel at several sizes into the store (as app-NAME)",
+    )
+    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("--sizes", nargs="+", action="extend", required=True, metavar="NAME=V1,V2",
+                   help="sizes to measure, e.g. n=256,512,1024 (Cartesian product)")  # fmt: skip
+    p.add_argument("--device", help="device id (default: the default device)")
+    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_measure)
+    _add_evaluate(model_sub)
+
+
+def _add_evaluate(model_sub: Any) -> None:
+    p = model_sub.add_parser(
+        "evaluate",
+        help="calibrate on measurement kernels, predict application kernels, report errors",
+        description="Without --data or --db: the measurements shipped with perfport "
+        "(no device needed).",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--data", help="measurements: JSON or CSV (perfport export's or slim)")
+    source.add_argument("--db", help="measurements: a results database")
+    p.add_argument("--device", nargs="+", action="extend", default=[], metavar="NAME",
+                   help="only these devices (name substring or fingerprint)")  # fmt: skip
+    p.add_argument("--model", help="model JSON (default: the shipped matmul model)")
+    p.add_argument("--write-data", metavar="CSV", help="also write the measurements used")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=run_evaluate)
+
+
+def _cache_folder() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "perfport" / "model"
+
+
+def _sizes(assignments: list[str]) -> dict[str, int]:
+    sizes = {}
+    for text in assignments:
+        name, value = parse_assignment(text)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
+        sizes[name] = value
+    return sizes
+
+
+def shipped(name: str) -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("perfport").joinpath("datasets", "model", name)))
+
+
+def _features() -> Any:
+    from perfport.model import StatsCache
+    from perfport.model.dataset import KernelFeatures
+
+    return KernelFeatures(StatsCache(_cache_folder()))
+
+
+def run_calibrate(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import get_device
+    from perfport.model import Model, calibrate
+    from perfport.model.dataset import from_store
+    from perfport.store import Store
+    from perfport.store.calibrations import record_calibration
+
+    model = Model.load(args.model_file)
+    model.check_features()
+    device = get_device(args.device)
+    collect = f"run 'perfport model collect --device {device.id} --db {args.db}' first"
+    runs = []
+    if Path(args.db).is_file():
+        runs = [r for r in from_store(args.db, device.fingerprint) if r.is_collection]
+    if not runs:
+        raise PerfportError(f"no measurement kernels of {device.name} in {args.db}; {collect}")
+    data = _features().measurements(model, runs)
+    calibration = calibrate(model, data, device=device.name)
+    calibration.save(args.out)
+    with Store(args.db) as store:
+        record_calibration(store, device, model.output, model.expression, calibration.to_json())
+    report = {
+        "device": device.name,
+        "device_id": device.id,
+        "device_fingerprint": device.fingerprint,
+        "parameters": dict(calibration.parameters),
+        "residual": calibration.residual,
+        "n_measurements": calibration.n_measurements,
+        "nonnegative": calibration.nonnegative,
+        "negative": list(calibration.negative),
+        "out": str(args.out),
+    }
+    if args.json:
+        render.print_json(report)
+        return 0
+    console.print(f"{device.name}: {calibration.n_measurements} measurements, residual "
+                  f"{calibration.residual:.3g}", highlight=False, markup=False)  # fmt: skip
+    for name, value in calibration.parameters.items():
+        console.print(f"  {name} = {value:.4g}", highlight=False, markup=False)
+    if calibration.negative:
+        console.print(f"  negative costs: {', '.join(calibration.negative)} (the measurements "
+                      "do not separate them)", highlight=False, markup=False)  # fmt: skip
+    console.print(f"wrote {args.out}", highlight=False, markup=False)
+    return 0
+
+
+def run_predict(args: argparse.Namespace, console: Console) -> int:
+    from perfport.model import Calibration, StatsCache, input_features, load_program, predict
+
+    calibration = Calibration.load(args.calibration)
+    sizes = _sizes(args.problem)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
+        stats = StatsCache(_cache_folder()).stats(load_program(args.kernel))
+    unknown = sorted(set(sizes) - set(stats.params))
+    if unknown:
+        raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
+                            f"{', '.join(stats.params) or 'none'}")  # fmt: skip
+    inputs = input_features(calibration.model, stats.evaluate(sizes))
+    prediction = predict(calibration, inputs)
+    report = {
+        "kernel": args.kernel,
+        "device": calibration.device,
+        "sizes": sizes,
+        "predicted_ms": prediction.value * 1e3,
+        "terms": dict(prediction.terms),
+        "features": inputs,
+    }
+    if args.json:
+        render.print_json(report)
+        return 0
+    shown = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    console.print(f"{args.kernel} ({shown}) on {calibration.device}: "
+                  f"{report['predicted_ms']:.4g} ms", highlight=False, markup=False)  # fmt: skip
+    for term, share in prediction.terms.items():
+        console.print(f"  {share:7.1%}  {term}", highlight=False, markup=False)
+    return 0
+
+
+def _size_grid(texts: list[str]) -> list[Any]:
+    from perfport._core.records import Problem
+
+    axes: dict[str, list[int]] = {}
+    for text in texts:
+        name, eq, values = text.partition("=")
+        try:
+            parsed = [int(v) for v in values.split(",")]
+        except ValueError:
+            parsed = []
+        if not eq or not name.isidentifier() or not parsed or min(parsed) < 1:
+            raise PerfportError(f"--sizes {text}: give NAME=V1,V2 with positive integers")
+        axes[name] = parsed
+    return [Problem.of(dict(zip(axes, combo, strict=True))) for combo in
+            itertools.product(*axes.values())]  # fmt: skip
+
+
+def run_measure(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import get_device
+    from perfport.model import load_program
+    from perfport.model.measure import CollectStatus, measure_application
+
+    grid = _size_grid(args.sizes)
+    program = load_program(args.kernel)
+    name = Path(args.kernel).stem if args.kernel.endswith(".py") else args.kernel
+    device = get_device(args.device)
+
+    def show(r: Any) -> None:
+        if not args.json:
+            at = f"{r.time_ms:.4g} ms" if r.time_ms is not None else r.message
+            console.print(f"{r.status.value:8} app-{name} {r.args}: {at}", highlight=False,
+                          markup=False)  # fmt: skip
+
+    results = measure_application(program, name, grid, device, args.db, on_result=show)
+    counts = {s.value: sum(r.status is s for r in results) for s in CollectStatus}
+    if args.json:
+        render.print_json({"device": device.id, "device_fingerprint": device.fingerprint,
+                           "kernel": f"app-{name}", "db": str(args.db), "counts": counts,
+                           "results": [r.to_json() for r in results]})  # fmt: skip
+    else:
+        console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    return 0
+
+
+def _chosen_devices(runs: list[Any], wanted: list[str]) -> list[Any]:
+    if not wanted:
+        return runs
+    chosen = [r for r in runs if any(w.lower() in r.device.lower() or w == r.device_fingerprint
+                                     for w in wanted)]  # fmt: skip
+    if not chosen:
+        known = sorted({f"{r.device} ({r.device_fingerprint})" for r in runs})
+        raise PerfportError(f"no measurements of device {' '.join(wanted)}; the data has "
+                            f"{'; '.join(known) or 'none'}")  # fmt: skip
+    return chosen
+
+
+def run_evaluate(args: argparse.Namespace, console: Console) -> int:
+    from perfport.model import Model
+    from perfport.model.dataset import from_store, read_data, write_data
+    from perfport.model.evaluate import evaluate
+
+    model = Model.load(args.model or shipped(SHIPPED_MODEL))
+    runs = from_store(args.db) if args.db else read_data(args.data or shipped(SHIPPED_DATA))
+    runs = _chosen_devices(runs, args.device)
+    if args.write_data:
+        write_data(runs, args.write_data)
+    evaluation = evaluate(model, runs, _features())
+    if args.json:
+        render.print_json({"model": model.to_json(), **evaluation.to_json()})
+        return 0
+    for r in evaluation.results:
+        console.print(f"{r.variant} on {r.device}: geomean relative error "
+                      f"{r.geomean_rel_error:.1%} over {len(r.points)} sizes", highlight=False,
+                      markup=False)  # fmt: skip
+        for p in r.points:
+            console.print(f"  {p.sizes}: measured {p.measured_ms:.4g} ms, predicted "
+                          f"{p.predicted_ms:.4g} ms ({p.rel_error:.1%})", highlight=False,
+                          markup=False)  # fmt: skip
+    ranking = (
+        "correct" if evaluation.ranking_correct else "wrong: " + "; ".join(evaluation.misranked)
+    )
+    console.print(f"overall geomean relative error {evaluation.geomean_rel_error:.1%}; ranking "
+                  f"{ranking} ({evaluation.ranked_pairs} pairs > 10% apart)", highlight=False,
+                  markup=False)  # fmt: skip
+    return 0

@@ -1,0 +1,201 @@
+"""Measured kernels for calibration and evaluation: collection kernels (``mk-<generator>``,
+their problem the variant arguments) and application kernels (``app-<name>``, their problem
+the sizes), read from a store or from a JSON/CSV file, and their features from loopy.
+
+A data file is ``perfport export``'s JSON or CSV (columns ``device``, ``device_fingerprint``,
+``kernel``, ``problem``, ``median_ms``, ``outcome``; others ignored) or the slim form
+``write_data`` writes (``time_ms`` for ``median_ms``). Rows with another kernel name or an
+outcome other than ok are skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfport._core.records import Problem
+from perfport.model.cache import StatsCache
+from perfport.model.calibrate import Measurement
+from perfport.model.counts import EvaluatedStats
+from perfport.model.errors import ModelError
+from perfport.model.features import FeatureSet
+from perfport.model.model import Model, input_features
+
+COLLECTION_PREFIX = "mk-"
+APPLICATION_PREFIX = "app-"
+COLUMNS = ("device", "device_fingerprint", "kernel", "problem", "time_ms")
+
+
+@dataclass(frozen=True)
+class TimedKernel:
+    """One measured kernel on one device: the median of its timed launches, in ms."""
+
+    device: str  # the device's name as the driver reports it
+    device_fingerprint: str
+    kernel: str  # mk-<generator> or app-<application>
+    problem: Problem
+    time_ms: float
+
+    @property
+    def is_collection(self) -> bool:
+        return self.kernel.startswith(COLLECTION_PREFIX)
+
+    @property
+    def is_application(self) -> bool:
+        return self.kernel.startswith(APPLICATION_PREFIX)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "device_fingerprint": self.device_fingerprint,
+            "kernel": self.kernel,
+            "problem": dict(self.problem),
+            "time_ms": self.time_ms,
+        }
+
+
+def _fastest(runs: Iterable[TimedKernel]) -> list[TimedKernel]:
+    """One run per device, kernel and problem: the fastest (noise only ever adds time)."""
+    best: dict[tuple[str, str, str], TimedKernel] = {}
+    for r in runs:
+        if not (r.is_collection or r.is_application) or not r.time_ms > 0:
+            continue
+        key = (r.device_fingerprint, r.kernel, r.problem.key)
+        if key not in best or r.time_ms < best[key].time_ms:
+            best[key] = r
+    return list(best.values())
+
+
+def from_store(db: str | Path, device: str | None = None) -> list[TimedKernel]:
+    """The ok collection and application measurements in a store (of one device if given:
+    its fingerprint or name)."""
+    from perfport.store import ReadOnlyStore
+    from perfport.store.queries import export_rows
+
+    if not Path(db).is_file():
+        raise ModelError(f"{db}: no such database; give --db the one 'model collect' wrote")
+    with ReadOnlyStore(db) as store:
+        rows = [r for r in export_rows(store, device=device) if r.ok and r.median_ms]
+    return _fastest(
+        TimedKernel(r.device, r.device_fingerprint, r.kernel, r.problem, float(r.median_ms or 0))
+        for r in rows
+    )
+
+
+def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
+    if str(record.get("outcome") or "ok") != "ok":
+        return None
+    try:
+        problem = record["problem"]
+        if isinstance(problem, str):
+            problem = json.loads(problem)
+        time = record.get("time_ms", record.get("median_ms"))
+        if time in (None, ""):
+            return None
+        return TimedKernel(
+            device=str(record["device"]),
+            device_fingerprint=str(record.get("device_fingerprint") or record["device"]),
+            kernel=str(record["kernel"]),
+            problem=Problem.of(dict(problem)),
+            time_ms=float(time),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelError(
+            f"{where}: a row lacks a valid {exc}; give device, kernel, problem and time_ms "
+            "(or perfport export's median_ms)"
+        ) from None
+
+
+def read_data(path: str | Path) -> list[TimedKernel]:
+    """Measurements from a JSON (a list of rows, or {"measurements": [...]}) or CSV file."""
+    p = Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read ({exc.strerror}); give a JSON or CSV file") from None
+    records: Any
+    if p.suffix.lower() == ".csv":
+        records = list(csv.DictReader(io.StringIO(text)))
+    else:
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{path}: not JSON ({exc.msg}); give a JSON or .csv file") from None
+        if isinstance(records, Mapping):
+            records = records.get("measurements", records.get("rows"))
+    if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
+        raise ModelError(f"{path}: expected a list of measurement rows; see docs/model.md")
+    return _fastest(r for r in (_row(rec, str(path)) for rec in records) if r is not None)
+
+
+def write_data(runs: Sequence[TimedKernel], path: str | Path) -> None:
+    """The slim CSV that ``read_data`` reads (and perfport ships)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for r in sorted(runs, key=lambda r: (r.device_fingerprint, r.kernel, r.problem.key)):
+        problem = json.dumps(dict(r.problem), sort_keys=True)
+        writer.writerow((r.device, r.device_fingerprint, r.kernel, problem, f"{r.time_ms:.6g}"))
+    Path(path).write_text(out.getvalue())
+
+
+class KernelFeatures:
+    """Statistics of measured kernels at their sizes: each loopy program is built once per
+    structure and counted once (``StatsCache``), then re-evaluated at every size."""
+
+    def __init__(self, cache: StatsCache | None = None, subgroup_size: int = 32) -> None:
+        self.cache = cache or StatsCache()
+        self.subgroup_size = subgroup_size
+        self._programs: dict[tuple[str, str], tuple[Any, frozenset[str]]] = {}
+
+    def _program(self, kernel: str, problem: Problem) -> tuple[Any, dict[str, int]]:
+        from perfport.model.apps import APPLICATIONS, load_program
+        from perfport.model.generators import all_generators
+
+        if kernel.startswith(COLLECTION_PREFIX):
+            name = kernel[len(COLLECTION_PREFIX) :]
+            generator = next((g for g in all_generators() if g.name == name), None)
+            if generator is None:
+                raise ModelError(f"{kernel}: no generator {name!r}; measure a known one")
+            structural = Problem.of(
+                {k: v for k, v in problem.items() if k not in generator.size_args}
+            )
+            key = (kernel, structural.key)
+            if key not in self._programs:
+                mk = generator.kernel(problem)
+                self._programs[key] = (mk.program, generator.size_args)
+            program, size_args = self._programs[key]
+            return program, {k: int(v) for k, v in problem.items() if k in size_args}
+        name = kernel.removeprefix(APPLICATION_PREFIX)
+        if (kernel, "") not in self._programs:
+            if name not in APPLICATIONS:
+                raise ModelError(f"{kernel}: no application kernel {name!r}; known: "
+                                 f"{', '.join(APPLICATIONS)}")  # fmt: skip
+            self._programs[kernel, ""] = (load_program(name), frozenset())
+        return self._programs[kernel, ""][0], {k: int(v) for k, v in problem.items()}
+
+    def stats(self, kernel: str, problem: Problem) -> EvaluatedStats:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # loopy's notes; approximations are in the stats
+            program, sizes = self._program(kernel, problem)
+            return self.cache.stats(program, self.subgroup_size).evaluate(sizes)
+
+    def measurements(
+        self, model: Model, runs: Sequence[TimedKernel], features: FeatureSet | None = None
+    ) -> list[Measurement]:
+        """Calibration data: the model's input features of each run; output in seconds."""
+        return [
+            Measurement(
+                r.kernel,
+                dict(r.problem),
+                input_features(model, self.stats(r.kernel, r.problem), features),
+                r.time_ms / 1e3,
+            )
+            for r in runs
+        ]

@@ -1,0 +1,171 @@
+"""Evaluation as in the paper's section 8: calibrate a model on each device's measurement
+kernels only, predict its application kernels at every measured size, and report the
+geometric-mean relative error per variant and device and whether the model ranks the
+variants as the measurements do (wherever two differ by more than ``RANK_MARGIN``)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfport.model.calibrate import Calibration, calibrate, predict
+from perfport.model.dataset import APPLICATION_PREFIX, KernelFeatures, TimedKernel
+from perfport.model.errors import ModelError
+from perfport.model.model import Model, input_features
+
+RANK_MARGIN = 0.10  # variants closer than this are a tie the ranking need not get right
+
+
+@dataclass(frozen=True)
+class Point:
+    """One application kernel at one size: measured and predicted."""
+
+    sizes: dict[str, Any]
+    measured_ms: float
+    predicted_ms: float
+
+    @property
+    def rel_error(self) -> float:
+        return abs(self.predicted_ms - self.measured_ms) / self.measured_ms
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    variant: str
+    device: str
+    device_fingerprint: str
+    points: tuple[Point, ...]
+
+    @property
+    def geomean_rel_error(self) -> float:
+        return geomean_error(p.rel_error for p in self.points)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "device": self.device,
+            "device_fingerprint": self.device_fingerprint,
+            "geomean_rel_error": self.geomean_rel_error,
+            "n_sizes": len(self.points),
+            "points": [
+                {
+                    "sizes": p.sizes,
+                    "measured_ms": p.measured_ms,
+                    "predicted_ms": p.predicted_ms,
+                    "rel_error": p.rel_error,
+                }
+                for p in self.points
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    results: tuple[VariantResult, ...]
+    calibrations: tuple[Calibration, ...]  # one per device, in the order of ``devices``
+    devices: tuple[str, ...]
+    ranked_pairs: int  # pairs of variants (same device and size) more than RANK_MARGIN apart
+    misranked: tuple[str, ...]  # those the model orders the other way
+
+    @property
+    def ranking_correct(self) -> bool:
+        return not self.misranked
+
+    @property
+    def geomean_rel_error(self) -> float:
+        return geomean_error(p.rel_error for r in self.results for p in r.points)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "results": [r.to_json() for r in self.results],
+            "ranking_correct": self.ranking_correct,
+            "ranked_pairs": self.ranked_pairs,
+            "misranked": list(self.misranked),
+            "geomean_rel_error": self.geomean_rel_error,
+            "calibrations": [
+                {
+                    "device": c.device,
+                    "parameters": dict(c.parameters),
+                    "residual": c.residual,
+                    "n_measurements": c.n_measurements,
+                    "nonnegative": c.nonnegative,
+                }
+                for c in self.calibrations
+            ],
+        }
+
+
+def geomean_error(errors: Any) -> float:
+    """Geometric mean of relative errors; an exact prediction counts as 1e-9 (log of 0)."""
+    values = [max(float(e), 1e-9) for e in errors]
+    if not values:
+        return math.nan
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _by_device(runs: Sequence[TimedKernel]) -> dict[str, list[TimedKernel]]:
+    groups: dict[str, list[TimedKernel]] = defaultdict(list)
+    for r in runs:
+        groups[r.device_fingerprint].append(r)
+    return dict(groups)
+
+
+def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures) -> Evaluation:
+    """Calibrate on each device's ``mk-`` runs, predict its ``app-`` runs."""
+    model.check_features()
+    results: list[VariantResult] = []
+    calibrations: list[Calibration] = []
+    devices: list[str] = []
+    for fingerprint, group in _by_device(runs).items():
+        train = [r for r in group if r.is_collection]
+        test = [r for r in group if r.is_application]
+        if not test:
+            continue
+        name = group[0].device
+        if not train:
+            raise ModelError(
+                f"device {name} has application measurements but no measurement kernels; "
+                "run 'perfport model collect' on it first"
+            )
+        calibration = calibrate(model, features.measurements(model, train), device=name)
+        calibrations.append(calibration)
+        devices.append(name)
+        variants: dict[str, list[Point]] = defaultdict(list)
+        for r in sorted(test, key=lambda r: (r.kernel, sorted(r.problem.items()))):
+            inputs = input_features(model, features.stats(r.kernel, r.problem))
+            predicted = predict(calibration, inputs).value * 1e3
+            variants[r.kernel].append(Point(dict(r.problem), r.time_ms, predicted))
+        results += [
+            VariantResult(kernel.removeprefix(APPLICATION_PREFIX), name, fingerprint, tuple(pts))
+            for kernel, pts in sorted(variants.items())
+        ]
+    if not results:
+        raise ModelError(
+            "no application measurements (kernels app-...) in the data; measure some with "
+            "'perfport model measure matmul-prefetch --sizes n=256,512'"
+        )
+    pairs, misranked = _ranking(results)
+    return Evaluation(tuple(results), tuple(calibrations), tuple(devices), pairs, misranked)
+
+
+def _ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
+    """Pairs of variants measured at the same size on one device, more than RANK_MARGIN
+    apart, and those of them the predictions order the other way."""
+    at: dict[tuple[str, str], list[tuple[str, Point]]] = defaultdict(list)
+    for r in results:
+        for p in r.points:
+            at[r.device_fingerprint, repr(sorted(p.sizes.items()))].append((r.variant, p))
+    pairs, wrong = 0, []
+    for (_, sizes), entries in sorted(at.items()):
+        for i, (va, pa) in enumerate(entries):
+            for vb, pb in entries[i + 1 :]:
+                low, high = sorted((pa.measured_ms, pb.measured_ms))
+                if high <= low * (1 + RANK_MARGIN):
+                    continue
+                pairs += 1
+                if (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
+                    wrong.append(f"{va} vs {vb} at {sizes}")
+    return pairs, tuple(wrong)

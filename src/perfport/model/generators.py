@@ -1,0 +1,241 @@
+"""UIPiCK's microbenchmark generators (section 7.1.2) as loopy kernels: arithmetic throughput,
+global memory by stride pattern, local memory, barriers, an empty kernel (launch and
+work-group overhead) and the overlap kernel of section 7.4.
+
+Problem sizes aim at the paper's 1-1000 ms: work-item counts are a base (tuned on PoCL on 2
+cores) times ``scale``, which ``device_scale`` takes from the device's compute units (times 16
+on a GPU, whose cores each run far more work-items at once). Any size can be given instead
+with a variant tag (``nelements:65536``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from perfport.model.collection import Generator, VariantArg
+from perfport.model.gather import loopy
+
+NVARS = 32  # private variables per work-item in the arithmetic kernels, as in SHOC MaxFlops
+_UPDATE = {
+    "madd": "v{i} = v{i} * v{j} + v{k}",
+    "mul": "v{i} = v{i} * v{j}",
+    "add": "v{i} = v{i} + v{j}",
+    "div": "v{i} = v{i} / v{j}",
+}
+
+
+def device_scale(compute_units: int, gpu: bool) -> int:
+    """How much larger than on PoCL's 2 cores the sizes should be on a device."""
+    return max(1, (compute_units * (16 if gpu else 1)) // 2)
+
+
+def _args(lp: Any, dtype: str, *names: str, shape: str = "nel") -> list[Any]:
+    return [lp.GlobalArg(n, np.dtype(dtype), shape=shape) for n in names]
+
+
+def _finish(knl: Any, lsize: int, assume: str) -> Any:
+    lp = loopy()
+    knl = lp.assume(knl, assume)
+    return lp.split_iname(knl, "g", lsize, outer_tag="g.0", inner_tag="l.0")
+
+
+def make_flops(op: str, dtype: str, lsize_0: int, unroll: int) -> Any:
+    """Each work-item updates 32 private variables per iteration with ``op`` (m iterations,
+    unrolled ``unroll`` times), ordered so that no update reads one of the four before it."""
+    lp = loopy()
+    lines = [f"<{dtype}> base = a[g] {{id=load}}"]
+    lines += [f"<{dtype}> v{i} = base + {i + 1} {{id=init{i}, dep=load}}" for i in range(NVARS)]
+    for i in range(NVARS):
+        update = _UPDATE[op].format(i=i, j=(i + 16) % NVARS, k=(i + 24) % NVARS)
+        dep = "init*" if i == 0 else f"u{i - 1}"
+        lines.append(f"{update} {{id=u{i}, dep={dep}, inames=g:k}}")
+    total = " + ".join(f"v{i}" for i in range(NVARS))
+    lines.append(f"out[g] = {total} {{id=store, dep=u*}}")
+    knl = lp.make_kernel(
+        "{[g,k]: 0<=g<nel and 0<=k<m}",
+        "\n".join(lines),
+        [*_args(lp, dtype, "a", "out"), ...],
+        name=f"flops_{op}",
+        lang_version=(2018, 2),
+    )
+    knl = _finish(
+        knl,
+        lsize_0,
+        f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m mod {unroll} = 0 and m >= 1",
+    )
+    return lp.split_iname(knl, "k", unroll, inner_tag="unr")
+
+
+def make_gmem(dtype: str, lsize_0: int, lid_stride_0: int, n_arrays: int) -> Any:
+    """``out[g] = in0[p] + in1[p] + ...`` with p = lid_stride_0*lid(0) + gid_stride*gid(0),
+    the group stride leaving no gap and no overlap (AFR 1)."""
+    lp = loopy()
+    gstride = lid_stride_0 * lsize_0
+    index = f"{lid_stride_0}*(g % {lsize_0}) + {gstride}*(g // {lsize_0})"
+    loads = " + ".join(f"in{i}[{index}]" for i in range(n_arrays))
+    shape = f"{lid_stride_0}*nel"
+    knl = lp.make_kernel(
+        "{[g]: 0<=g<nel}",
+        f"out[g] = {loads}",
+        [
+            *_args(lp, dtype, *(f"in{i}" for i in range(n_arrays)), shape=shape),
+            *_args(lp, dtype, "out"),
+            ...,
+        ],
+        name="gmem",
+        lang_version=(2018, 2),
+    )
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0}")
+
+
+def _local_mover(lp: Any, dtype: str, lsize_0: int, slots: int, body: str, name: str) -> Any:
+    """A kernel whose work-items each own one column of a local array of ``slots`` rows and
+    move a value between rows (lid(0) stride 1: no bank conflicts, no races, no barriers)."""
+    local = lp.TemporaryVariable(
+        "loc", np.dtype(dtype), shape=(slots, lsize_0), address_space=lp.AddressSpace.LOCAL
+    )
+    return lp.make_kernel(
+        "{[g,k]: 0<=g<nel and 0<=k<m}",
+        body,
+        [*_args(lp, dtype, "a", "out"), local, ...],
+        name=name,
+        lang_version=(2018, 2),
+    )
+
+
+def make_lmem(dtype: str, lsize_0: int) -> Any:
+    """m local-memory load-store moves per work-item between one global load and store."""
+    lp = loopy()
+    col = f"g % {lsize_0}"
+    body = f"""
+    loc[0, {col}] = a[g] {{id=init}}
+    loc[(k + 1) % 8, {col}] = loc[k % 8, {col}] {{id=move, dep=init}}
+    out[g] = loc[m % 8, {col}] {{id=store, dep=move}}
+    """
+    knl = _local_mover(lp, dtype, lsize_0, 8, body, "lmem")
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+
+
+def make_overlap(dtype: str, lsize_0: int) -> Any:
+    """Section 7.4: one global load, m local load-store sequences, one global store, so the
+    ratio of local to global accesses (m) decides which dominates."""
+    lp = loopy()
+    col = f"g % {lsize_0}"
+    body = f"""
+    loc[0, {col}] = a[g] {{id=init}}
+    loc[(k + 1) % 2, {col}] = loc[k % 2, {col}] {{id=move, dep=init}}
+    out[g] = loc[m % 2, {col}] {{id=store, dep=move}}
+    """
+    knl = _local_mover(lp, dtype, lsize_0, 2, body, "overlap")
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+
+
+def make_barrier(lsize_0: int) -> Any:
+    """m local barriers per work-item, then one copy so the kernel has an effect."""
+    lp = loopy()
+    knl = lp.make_kernel(
+        "{[g,k]: 0<=g<nel and 0<=k<m}",
+        "... lbarrier {id=b, inames=g:k}\nout[g] = a[g] {id=store, dep=b}",
+        [*_args(lp, "float32", "a", "out"), ...],
+        name="barrier",
+        lang_version=(2018, 2),
+    )
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+
+
+def make_empty(lsize_0: int) -> Any:
+    """``ngroups`` work-groups that do nothing: launch and work-group overhead."""
+    lp = loopy()
+    knl = lp.make_kernel(
+        f"{{[g]: 0<=g<ngroups*{lsize_0}}}",
+        "... nop {id=n, inames=g}",
+        [lp.ValueArg("ngroups", np.int32)],
+        name="empty",
+        lang_version=(2018, 2),
+    )
+    return _finish(knl, lsize_0, "ngroups >= 1")
+
+
+def _sizes(base: int, scale: int, factors: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(base * scale * f for f in factors)
+
+
+def all_generators(scale: int = 1) -> tuple[Generator, ...]:
+    """Every built-in generator, with work-item counts ``scale`` times PoCL's."""
+    dtypes = VariantArg("dtype", ("float32", "float64"))
+    lsize = VariantArg("lsize_0", (256,))
+    nel = VariantArg("nel", _sizes(4096, scale, (1, 2, 4)), open=True)
+    sizes = frozenset({"nel", "m"})
+    out = [
+        Generator(
+            f"flops_{op}_pattern",
+            frozenset({"flops", f"flops_{op}_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("unroll", (8,)),
+                nel,
+                VariantArg("m", (64, 128, 256), open=True),
+            ),
+            lambda op=op, **kw: make_flops(op, **kw),
+            sizes,
+            f"{op} throughput: 32 private variables, dependent chains four apart",
+        )
+        for op in _UPDATE
+    ]
+    out += [
+        Generator(
+            "gmem_pattern",
+            frozenset({"gmem", "gmem_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("lid_stride_0", (1, 2, 4)),
+                VariantArg("n_arrays", (1, 2, 4)),
+                VariantArg("nel", _sizes(1 << 20, scale, (1, 2, 4)), open=True),
+            ),
+            make_gmem,
+            frozenset({"nel"}),
+            "global loads of a stride pattern (AFR 1), summed into one store",
+        ),
+        Generator(
+            "lmem_pattern",
+            frozenset({"lmem", "lmem_pattern"}),
+            (dtypes, lsize, nel, VariantArg("m", (64, 128, 256), open=True)),
+            make_lmem,
+            sizes,
+            "local memory load-store moves, lid(0) stride 1",
+        ),
+        Generator(
+            "barrier_pattern",
+            frozenset({"sync", "barrier_pattern"}),
+            (lsize, nel, VariantArg("m", (1024, 2048, 4096), open=True)),
+            make_barrier,
+            sizes,
+            "local barriers in a loop",
+        ),
+        Generator(
+            "empty_kernel",
+            frozenset({"sync", "empty_kernel"}),
+            (lsize, VariantArg("ngroups", (16, 256, *_sizes(1024, scale, (1, 4, 16))), open=True)),
+            make_empty,
+            frozenset({"ngroups"}),
+            "work-groups doing nothing: launch and per-group overhead",
+        ),
+        Generator(
+            "overlap_pattern",
+            frozenset({"overlap", "overlap_pattern"}),
+            (
+                VariantArg("dtype", ("float32",)),
+                lsize,
+                VariantArg("nel", _sizes(1 << 18, scale, (1,)), open=True),
+                VariantArg("m", (1, 2, 4, 8, 16, 32, 64), open=True),
+            ),
+            make_overlap,
+            sizes,
+            "one global load, m local load-store pairs, one global store (section 7.4)",
+        ),
+    ]
+    return tuple(out)

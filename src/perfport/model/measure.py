@@ -1,0 +1,182 @@
+"""Measuring loopy kernels through perfport's measurement layer: a loopy program becomes a
+``KernelSpec`` (loopy's OpenCL source, its arguments, its NDRange as expressions of the sizes),
+measured by ``perfport.tune`` in a worker process and stored as an ordinary result. A
+collection run is resumable: a kernel already measured on the device is not run again; one
+that fails to generate, build or run is an outcome, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from perfport._core.records import DeviceInfo, Problem
+from perfport._core.spec import ArrayArg, KernelSpec, ScalarArg
+from perfport.measure.settings import RunSettings
+from perfport.model.collection import Generator
+from perfport.model.gather import loopy
+from perfport.store import Store
+from perfport.store.queries import export_rows
+from perfport.tune import tune
+
+
+class CollectStatus(Enum):
+    MEASURED = "measured"  # measured in this run
+    STORED = "stored"  # measured before: taken from the store
+    FAILED = "failed"  # failed to generate, build or run: see the message
+
+
+@dataclass(frozen=True)
+class CollectResult:
+    """One measurement kernel of a collection run."""
+
+    generator: str
+    args: Problem
+    status: CollectStatus
+    time_ms: float | None
+    message: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "generator": self.generator,
+            "args": dict(self.args),
+            "status": self.status.value,
+            "time_ms": self.time_ms,
+            "message": self.message,
+        }
+
+
+def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
+    """The KernelSpec of a loopy program (one entrypoint), its sizes given by ``problem``."""
+    lp = loopy()
+    if isinstance(program, lp.LoopKernel):
+        program = lp.make_program(program)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loopy's notes on counts and schedules
+        code = lp.generate_code_v2(program)
+    knl = program.default_entrypoint
+    groups, local = knl.get_grid_size_upper_bounds_as_exprs(program.callables_table)
+    args: list[ArrayArg | ScalarArg] = []
+    written = knl.get_written_variables()
+    for a in knl.args:
+        # loopy leaves the type of a size it inferred open; its OpenCL code makes it int
+        dtype = a.dtype.numpy_dtype.name if a.dtype is not None else "int32"
+        if isinstance(a, lp.ValueArg):
+            args.append(ScalarArg(a.name, dtype, a.name))
+        else:
+            shape = tuple(str(s) for s in a.shape)
+            args.append(ArrayArg(a.name, dtype, shape, output=a.name in written))
+    global_size = tuple(f"({g}) * {w}" for g, w in zip(groups, local, strict=False))
+    return KernelSpec(
+        name=name,
+        source=code.device_code(),
+        entry=knl.name,
+        global_size=global_size or ("1",),
+        local_size=tuple(str(x) for x in local) or ("1",),
+        args=tuple(args),
+        problem=problem,
+        doc=f"loopy kernel {knl.name}",
+    )
+
+
+def _stored(db: str | Path, device: DeviceInfo) -> dict[tuple[str, str], float | None]:
+    if not Path(db).exists():
+        return {}
+    with Store(db) as store:
+        return {
+            (r.kernel, r.problem.key): r.median_ms
+            for r in export_rows(store, device=device.fingerprint)
+            if r.median_ms is not None
+        }
+
+
+def collect(
+    variants: Sequence[tuple[Generator, Problem]],
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings | None = None,
+    on_result: Callable[[CollectResult], None] | None = None,
+) -> list[CollectResult]:
+    """Measure each (generator, arguments) on ``device`` into ``db``, skipping those stored."""
+    settings = settings or RunSettings(verify=False)  # microbenchmarks compute no reference
+    done = _stored(db, device)
+    results = []
+    for generator, args in variants:
+        name = f"mk-{generator.name}"
+        if (name, args.key) in done:
+            result = CollectResult(generator.name, args, CollectStatus.STORED, done[name, args.key])
+        else:
+            result = _measure_one(generator, args, name, device, db, settings)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results
+
+
+def _measure_one(
+    generator: Generator,
+    args: Problem,
+    name: str,
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings,
+) -> CollectResult:
+    return _measure_spec(
+        lambda: kernel_spec(generator.kernel(args).program, name, args),
+        generator.name, args, device, db, settings,
+    )  # fmt: skip
+
+
+def _measure_spec(
+    make_spec: Callable[[], KernelSpec],
+    label: str,
+    args: Problem,
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings,
+) -> CollectResult:
+    try:
+        spec = make_spec()
+        run = tune(spec, problem=dict(args), device=device, db=db, budget=1, settings=settings)
+    except Exception as exc:  # loopy or a device: a bad kernel is an outcome, never a stop
+        lines = str(exc).strip().splitlines() or [""]
+        message = f"{type(exc).__name__}: {lines[-1]}"
+        return CollectResult(label, args, CollectStatus.FAILED, None, message)
+    (m,) = run.measurements or (None,)
+    if m is None or not m.ok:
+        why = f"{m.outcome.value}: {m.message}" if m else "no trial ran"
+        return CollectResult(label, args, CollectStatus.FAILED, None, why)
+    return CollectResult(label, args, CollectStatus.MEASURED, m.time_ms)
+
+
+def measure_application(
+    program: Any,
+    name: str,
+    sizes: Sequence[Problem],
+    device: DeviceInfo,
+    db: str | Path,
+    settings: RunSettings | None = None,
+    on_result: Callable[[CollectResult], None] | None = None,
+) -> list[CollectResult]:
+    """Measure an application kernel (stored as ``app-<name>``) at each of ``sizes`` through
+    the same bridge as the collection, skipping sizes already stored for the device. Outputs
+    are not verified here: the built-in kernels are checked against numpy by the tests."""
+    settings = settings or RunSettings(verify=False)
+    kernel = f"app-{name}"
+    done = _stored(db, device)
+    results = []
+    for problem in sizes:
+        if (kernel, problem.key) in done:
+            result = CollectResult(name, problem, CollectStatus.STORED, done[kernel, problem.key])
+        else:
+            make = functools.partial(kernel_spec, program, kernel, problem)
+            result = _measure_spec(make, name, problem, device, db, settings)
+        results.append(result)
+        if on_result:
+            on_result(result)
+    return results

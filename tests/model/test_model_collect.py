@@ -1,0 +1,88 @@
+"""The bridge from loopy to the measurement layer and ``perfport model collect``: specs from
+loopy kernels, results in the store, a rerun measuring nothing, a bad kernel an outcome."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+from model_support import LOOPY
+
+from perfport.cli import main
+from perfport.model.collection import Generator, KernelCollection, VariantArg
+
+pytest.importorskip("loopy", reason=LOOPY)
+
+
+def test_kernel_spec_takes_loopy_source_arguments_and_ndrange() -> None:
+    from perfport._core.records import Problem
+    from perfport.model.generators import make_gmem
+    from perfport.model.measure import kernel_spec
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = kernel_spec(make_gmem("float64", 64, 2, 2), "mk-gmem", Problem.of(nel=256))
+    assert [(a.name, type(a).__name__) for a in spec.args] == [
+        ("in0", "ArrayArg"), ("in1", "ArrayArg"), ("out", "ArrayArg"), ("nel", "ScalarArg"),
+    ]  # fmt: skip
+    assert [a.output for a in spec.args[:3]] == [False, False, True]
+    assert "__kernel" in spec.source and spec.entry == "gmem"
+    geometry = spec.geometry(spec.env({}, {"nel": 256}))
+    assert geometry.global_size == (256,) and geometry.local_size == (64,)
+
+
+def _collect(capsys, db, *tags):
+    assert main(["model", "collect", "--filter", *tags, "--db", str(db), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_collect_stores_results_and_a_rerun_measures_only_what_is_missing(tmp_path, capsys):
+    pytest.importorskip("pyopencl")
+    db = tmp_path / "c.db"
+    first = _collect(capsys, db, "empty_kernel", "ngroups:16,32")
+    assert first["counts"] == {"measured": 2, "stored": 0, "failed": 0}
+    assert all(r["time_ms"] > 0 for r in first["results"])
+    again = _collect(capsys, db, "empty_kernel", "ngroups:16,32,48")
+    assert again["counts"] == {"measured": 1, "stored": 2, "failed": 0}
+    assert main(["results", "--db", str(db), "--json"]) == 0
+    assert "mk-empty_kernel" in capsys.readouterr().out
+
+
+def test_a_kernel_that_fails_is_an_outcome_and_the_run_goes_on(tmp_path) -> None:
+    pytest.importorskip("pyopencl")
+    from perfport.devices import get_device
+    from perfport.model.generators import make_empty
+    from perfport.model.measure import CollectStatus, collect
+
+    def make(lsize_0: int) -> object:
+        if lsize_0 == 3:
+            raise ValueError("cannot make this one")
+        return make_empty(lsize_0)
+
+    gen = Generator(
+        "g",
+        frozenset({"g"}),
+        (VariantArg("lsize_0", (3, 16)), VariantArg("ngroups", (4,), open=True)),
+        make,
+        frozenset({"ngroups"}),
+    )
+    variants = KernelCollection([gen]).variants([])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = collect(variants, get_device(None), tmp_path / "c.db")
+    assert [r.status for r in results] == [CollectStatus.FAILED, CollectStatus.MEASURED]
+    assert "cannot make this one" in results[0].message
+
+
+def test_bad_filters_are_one_line_errors(tmp_path, capsys) -> None:
+    pytest.importorskip("pyopencl")
+    assert (
+        main(
+            ["model", "collect", "--filter", "flops", "dtype:int8", "--db", str(tmp_path / "x.db")]
+        )
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "dtype:int8 is not allowed" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x.db").exists()

@@ -1,0 +1,190 @@
+"""``perfport model calibrate | predict | evaluate`` on synthetic measurements: times made
+from costs we chose and loopy's counts, stored as ordinary results (or written as a data
+file), so calibration must recover the costs and evaluation must find no error."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+from model_support import LOOPY
+
+from perfport import Outcome
+from perfport._core.records import Measurement, Problem
+from perfport._core.spec import KernelSpec
+from perfport.cli import main
+from perfport.space import kernel_space
+from perfport.store import Store
+
+pytest.importorskip("loopy", reason=LOOPY)
+
+COSTS = {"p_launch": 2e-5, "p_madd": 3e-9, "p_gload": 5e-10}
+EXPRESSION = (
+    "p_launch * f_sync_kernel_launch + p_madd * f_op_float32_madd "
+    "+ p_gload * f_mem_access_global_float32_load"
+)
+TRAIN = [
+    ("mk-empty_kernel", {"lsize_0": 256, "ngroups": 16}),
+    ("mk-empty_kernel", {"lsize_0": 256, "ngroups": 64}),
+    *[
+        ("mk-flops_madd_pattern", {"dtype": "float32", "lsize_0": 256, "unroll": 8, "nel": 4096, "m": m})
+        for m in (64, 128)
+    ],
+    *[
+        ("mk-gmem_pattern", {"dtype": "float32", "lsize_0": 256, "lid_stride_0": 1, "n_arrays": a, "nel": 65536})
+        for a in (1, 2)
+    ],
+]  # fmt: skip
+APPS = [(f"app-matmul-{v}", {"n": n}) for v in ("prefetch", "noprefetch") for n in (64, 128)]
+
+
+def _model_file(tmp_path, expression=EXPRESSION):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"format": "perfport-model/1", "output": "f_cl_wall_time",
+                                "expression": expression}))  # fmt: skip
+    return path
+
+
+def _times(runs, scale=1.0):
+    """Each run's time in ms under COSTS (application times times ``scale``)."""
+    from perfport.model import Model
+    from perfport.model.dataset import KernelFeatures
+
+    model, features = Model("f_t", EXPRESSION), KernelFeatures()
+    out = []
+    for kernel, problem in runs:
+        from perfport.model import input_features
+
+        inputs = input_features(model, features.stats(kernel, Problem.of(problem)))
+        factor = scale if kernel.startswith("app-") else 1.0
+        out.append(float(model.evaluate(COSTS, inputs)) * 1e3 * factor)
+    return out
+
+
+def _fill(db, device, runs, times):
+    """Store each run as a one-configuration result (as 'model collect' leaves them)."""
+    with Store(db) as store:
+        for (kernel, problem), t in zip(runs, times, strict=True):
+            spec = KernelSpec(name=kernel, source=f"__kernel void k() {{}} // {kernel}", entry="k",
+                              global_size=("1",), local_size=("1",), args=(),
+                              problem=Problem.of(problem))  # fmt: skip
+            ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(spec.problem))
+            key = f"{kernel}-{Problem.of(problem).key}"
+            space = kernel_space(spec, spec.problem, device)
+            campaign = store.open_campaign(key, ids, "brute_force", 0, {}, space.report)
+            store.record(campaign, Measurement(next(iter(space)), Outcome.OK, times_ms=(t,) * 3))
+
+
+@pytest.fixture(scope="module")
+def train_times():
+    return _times(TRAIN)
+
+
+def test_calibrate_recovers_the_costs_and_keeps_the_calibration(tmp_path, capsys, cpu, train_times):
+    db = tmp_path / "c.db"
+    _fill(db, cpu, TRAIN, train_times)
+    out = tmp_path / "cal.json"
+    argv = ["model", "calibrate", str(_model_file(tmp_path)), "--db", str(db), "--out", str(out)]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_measurements"] == len(TRAIN) and report["nonnegative"]
+    assert report["device"] == cpu.name and report["residual"] < 1e-6
+    for name, cost in COSTS.items():
+        assert report["parameters"][name] == pytest.approx(cost, rel=1e-4)
+    from perfport.store.calibrations import stored_calibrations
+
+    with Store(db) as store:
+        (kept,) = stored_calibrations(store, cpu.fingerprint)
+    assert kept.calibration["parameters"] == report["parameters"]
+    assert kept.expression == EXPRESSION
+
+    # predict: the model at the kernel's counts, its terms' shares summing to one
+    assert main(["model", "predict", str(out), "matmul-noprefetch", "--problem", "n=128",
+                 "--json"]) == 0  # fmt: skip
+    prediction = json.loads(capsys.readouterr().out)
+    (expected,) = _times([("app-matmul-noprefetch", {"n": 128})])
+    assert prediction["predicted_ms"] == pytest.approx(expected, rel=1e-4)
+    assert sum(prediction["terms"].values()) == pytest.approx(1.0)
+    assert len(prediction["terms"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("p_a * f_op_float32_madd + p_b * f_nonsense_thing", "f_nonsense_thing"),
+        ("p_a * f_op_float32_madd +", "model expression"),
+    ],
+)
+def test_a_bad_model_is_one_line_and_exit_2(tmp_path, capsys, expression, message):
+    argv = ["model", "calibrate", str(_model_file(tmp_path, expression)), "--db",
+            str(tmp_path / "none.db"), "--out", str(tmp_path / "c.json")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_no_measurements_names_the_collect_to_run(tmp_path, capsys):
+    argv = ["model", "calibrate", str(_model_file(tmp_path)), "--db", str(tmp_path / "e.db"),
+            "--out", str(tmp_path / "c.json")]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "no measurement kernels" in err and "perfport model collect --device" in err
+    assert not (tmp_path / "c.json").exists()
+
+
+def _data_file(tmp_path, train_times, scale):
+    from perfport.model.dataset import TimedKernel, write_data
+
+    runs = [*TRAIN, *APPS]
+    times = [*train_times, *_times(APPS, scale)]
+    rows = [TimedKernel("Some CPU", "fp1", k, Problem.of(p), t)
+            for (k, p), t in zip(runs, times, strict=True)]  # fmt: skip
+    path = tmp_path / "data.csv"
+    write_data(rows, path)
+    return path
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.2])
+def test_evaluate_reports_the_error_of_each_variant(tmp_path, capsys, train_times, scale):
+    data = _data_file(tmp_path, train_times, scale)
+    model = _model_file(tmp_path)
+    assert main(["model", "evaluate", "--data", str(data), "--model", str(model), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {r["variant"] for r in report["results"]} == {"matmul-prefetch", "matmul-noprefetch"}
+    assert all(r["device"] == "Some CPU" and r["n_sizes"] == 2 for r in report["results"])
+    # apps measured scale x the model's time: every prediction is off by 1 - 1/scale
+    assert report["geomean_rel_error"] == pytest.approx(1 - 1 / scale, abs=1e-4)
+    assert report["ranking_correct"] is True
+
+
+def test_evaluate_of_a_device_not_in_the_data(tmp_path, capsys, train_times):
+    data = _data_file(tmp_path, train_times, 1.0)
+    assert main(["model", "evaluate", "--data", str(data), "--device", "H100"]) == 2
+    assert "the data has Some CPU (fp1)" in capsys.readouterr().err
+
+
+def test_the_store_gains_the_calibrations_table(tmp_path):
+    from perfport.store.schema import MIGRATIONS, _statements
+
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    for statement in _statements(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    from perfport.store.calibrations import stored_calibrations
+
+    with Store(path) as store:
+        assert stored_calibrations(store) == []
+
+
+def test_evaluate_without_data_uses_the_shipped_measurements(capsys):
+    assert main(["model", "evaluate", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {(r["variant"], r["n_sizes"]) for r in report["results"]} == {
+        ("matmul-prefetch", 4), ("matmul-noprefetch", 4),
+    }  # fmt: skip
+    assert report["calibrations"][0]["n_measurements"] == 41
+    assert report["geomean_rel_error"] > 0 and isinstance(report["ranking_correct"], bool)

@@ -1,0 +1,49 @@
+"""experiments/2026-11-26-model-gpu/gpu_run.sh, run on PoCL with tiny sizes: every step
+leaves its output, and the evaluation covers both matmul variants."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from model_support import LOOPY
+
+ROOT = Path(__file__).parents[2]
+SCRIPT = ROOT / "experiments" / "2026-11-26-model-gpu" / "gpu_run.sh"
+
+pytest.importorskip("loopy", reason=LOOPY)
+pytest.importorskip("pyopencl")
+
+
+@pytest.mark.slow
+def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
+    env = {
+        **os.environ,
+        "OUT": str(tmp_path / "out"),
+        "DB": str(tmp_path / "model.db"),
+        "DEVICE": os.environ.get("PERFPORT_TEST_DEVICE", "opencl:0:0"),
+        "SIZES": "32,64",
+        "COLLECT": "empty_kernel barrier_pattern flops_madd_pattern lmem_pattern gmem_pattern "
+        "dtype:float32 lid_stride_0:1 n_arrays:1,2 m:8,16 ngroups:16,32 nel:4096",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
+    }
+    done = subprocess.run(["bash", str(SCRIPT)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    collected = json.loads((out / "collect.json").read_text())
+    assert collected["counts"]["failed"] == 0 and collected["counts"]["measured"] == 20
+    assert json.loads((out / "collect-gmem.json").read_text())["counts"]["measured"] == 2
+    calibration = json.loads((out / "calibrate.json").read_text())
+    assert calibration["n_measurements"] == 22
+    evaluation = json.loads((out / "evaluate.json").read_text())
+    assert {(r["variant"], r["n_sizes"]) for r in evaluation["results"]} == {
+        ("matmul-prefetch", 2), ("matmul-noprefetch", 2),
+    }  # fmt: skip
+    assert json.loads((out / "predict.json").read_text())["predicted_ms"] > 0
+    assert (out / "model.db.gz").stat().st_size > 0 and (out / "data.csv").is_file()
