@@ -1,6 +1,7 @@
 """Layer 1: the built-in kernel library and kernel-spec files.
 
-Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``matmul`` (Lawson's tiled GEMM),
+Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``stencil_wide`` (the same with
+work per work-item and direct loads), ``matmul`` (Lawson's tiled GEMM),
 ``convolution`` (erdem2018's 1D convolution), ``convolution2d`` (a tiled 2D convolution over
 the benchmark hub's convolution_milo space), ``vector_add`` (smoke tests), and cummins2016's
 stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``sobel``,
@@ -20,11 +21,13 @@ from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.problems import load_problems, problem_sets
 from perfport.kernels.stencil import described_stencil, make_stencil, stencil
+from perfport.kernels.stencil_wide import make_wide_stencil, stencil_wide
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
+    "stencil_wide": stencil_wide,
     "matmul": matmul,
     "convolution": convolution,
     "convolution2d": convolution2d,
@@ -39,6 +42,7 @@ __all__ = [
     "load_kernel",
     "load_problems",
     "make_stencil",
+    "make_wide_stencil",
     "problem_sets",
     "resolve_kernel",
 ]
