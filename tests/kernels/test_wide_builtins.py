@@ -100,3 +100,35 @@ def test_stencil_wide_holds_the_stencil_space(cpu):
     wide = {**config, "rows": 1, "vw": 1, "variant": "tile"}
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
     assert dict(new.default) == {**dict(old.default), "rows": 1, "vw": 1, "variant": "tile"}
+
+
+def _cw(wg, per_item, variant):
+    return {"wg": wg, "per_item": per_item, "variant": variant}
+
+
+CONVOLUTION_CASES = [
+    (  # n no work-group's run divides, a wide mask
+        {"n": 5003, "mask": 33},
+        [_cw(64, 1, "tile"), _cw(32, 16, "tile"), _cw(16, 4, "direct"), _cw(1, 8, "direct")],
+    ),
+    ({"n": 301, "mask": 1, "dtype": "double"}, [_cw(16, 8, "tile"), _cw(128, 2, "direct")]),
+]
+
+
+@pytest.mark.parametrize(("problem", "configs"), CONVOLUTION_CASES)
+def test_convolution_wide_verifies(cpu, problem, configs):
+    _verify(cpu, "convolution_wide", problem, configs)
+
+
+def test_convolution_wide_holds_the_convolution_space(cpu):
+    old, new = builtin("convolution"), builtin("convolution_wide")
+    narrow = [
+        c["wg"]
+        for c in kernel_space(new, None, cpu)
+        if c["per_item"] == 1 and c["variant"] == "tile"
+    ]
+    assert sorted(narrow) == sorted(c["wg"] for c in kernel_space(old, None, cpu))
+    config = {"wg": 128}
+    wide = {**config, "per_item": 1, "variant": "tile"}
+    assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
+    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile"}

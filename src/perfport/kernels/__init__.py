@@ -2,7 +2,8 @@
 
 Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``stencil_wide`` (the same with
 work per work-item and direct loads), ``matmul`` (Lawson's tiled GEMM),
-``convolution`` (erdem2018's 1D convolution), ``convolution2d`` (a tiled 2D convolution over
+``convolution`` (erdem2018's 1D convolution), ``convolution_wide`` (the same with outputs per
+work-item and direct loads), ``convolution2d`` (a tiled 2D convolution over
 the benchmark hub's convolution_milo space), ``vector_add`` (smoke tests), and cummins2016's
 stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``sobel``,
 ``threshold``.
@@ -17,6 +18,7 @@ from pathlib import Path
 from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
 from perfport.kernels.convolution2d import convolution2d
+from perfport.kernels.convolution_wide import convolution_wide
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.problems import load_problems, problem_sets
@@ -30,6 +32,7 @@ BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil_wide": stencil_wide,
     "matmul": matmul,
     "convolution": convolution,
+    "convolution_wide": convolution_wide,
     "convolution2d": convolution2d,
     "vector_add": vector_add,
     **STENCILS,
