@@ -132,3 +132,44 @@ def test_convolution_wide_holds_the_convolution_space(cpu):
     wide = {**config, "per_item": 1, "variant": "tile"}
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
     assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile"}
+
+
+def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw):
+    names = ("tile_m", "tile_n", "tile_k", "wpt_m", "wpt_n", "vw")
+    return dict(zip(names, (tile_m, tile_n, tile_k, wpt_m, wpt_n, vw), strict=True))
+
+
+MATMUL_CASES = [
+    (  # sizes no tile divides, batched; scalar loads
+        {"M": 45, "N": 37, "K": 29, "batch": 2},
+        [_mt(16, 32, 8, 2, 4, 1), _mt(64, 16, 32, 8, 1, 1)],
+    ),
+    (  # vector loads: rows a multiple of 4, not of the tiles
+        {"M": 50, "N": 36, "K": 44},
+        [_mt(32, 32, 16, 4, 4, 4), _mt(16, 64, 8, 1, 8, 2)],
+    ),
+    pytest.param(  # unrolled 64x64 tiles take PoCL long to compile
+        {"M": 70, "N": 66, "K": 20},
+        [_mt(64, 64, 16, 4, 4, 1), _mt(128, 64, 8, 8, 8, 2)],
+        marks=pytest.mark.slow,
+    ),
+    ({"M": 20, "N": 12, "K": 9, "trans_a": True, "trans_b": True}, [_mt(16, 16, 8, 2, 2, 1)]),
+    ({"M": 24, "N": 16, "K": 12, "dtype": "double"}, [_mt(16, 16, 8, 4, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize(("problem", "configs"), MATMUL_CASES)
+def test_matmul_tiled_verifies(cpu, problem, configs):
+    _verify(cpu, "matmul_tiled", problem, configs)
+
+
+def test_matmul_tiled_vector_loads_need_whole_vector_rows(cpu):
+    spec = builtin("matmul_tiled")
+    ragged = kernel_space(spec, spec.problem.merged({"K": 30}), cpu)
+    assert {c["vw"] for c in ragged} == {1, 2}
+    transposed = kernel_space(spec, spec.problem.merged({"trans_b": True}), cpu)
+    assert {c["vw"] for c in transposed} == {1}
+
+
+def test_lawsons_640_stay_in_matmul(cpu):
+    assert len(kernel_space(builtin("matmul"), None, cpu)) == 640
