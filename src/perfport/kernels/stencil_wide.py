@@ -32,6 +32,8 @@ from perfport._core import (
     ParamKind,
     Problem,
     ScalarArg,
+    SplitArray,
+    SplitDim,
 )
 from perfport.kernels.stencil import (
     BORDERS,
@@ -167,6 +169,23 @@ def make_wide_stencil(
         # The old kernel's choice and work per work-item: the same kernel as stencil's w(32x4).
         default=Config.of({"wc": 32, "wr": 4, "rows": 1, "vw": 1, "variant": "tile"}),
         reference=None if numpy_function is None else StencilReference(numpy_function, BORDERS),
+        # As stencil's: columns (dimension 0) or rows (1), with the neighbours' border cells.
+        split=(
+            SplitDim(
+                0,
+                "width",
+                (SplitArray("input", "1"), SplitArray("output", "1")),
+                granule="vw",
+                halo=(w, e),
+            ),
+            SplitDim(
+                1,
+                "height",
+                (SplitArray("input", "0"), SplitArray("output", "0")),
+                granule="rows",
+                halo=(n, s),
+            ),
+        ),
         doc=doc,
     )
 
