@@ -41,6 +41,9 @@ _SOURCE = r"""
 #else
 #define RHS(k, c) rhs[(long)(k) * N + (c)]
 #endif
+// lhs's tile is stored transposed; a padded row keeps the work-items that store one row of
+// lhs (neighbouring k) off a single local-memory bank.
+#define AS_W (TSM + 1)
 #define RM (TSM / WPTM)
 #define RN (TSN / WPTN)
 #define PASTE_(a, b) a##b
@@ -64,8 +67,8 @@ _SOURCE = r"""
 KERNEL void matmul(GLOBAL const ELEM* RESTRICT lhs_all, GLOBAL const ELEM* RESTRICT rhs_all,
                    GLOBAL ELEM* RESTRICT out_all, int M, int N, int K LOCAL_PARAM(ELEM, tiles)) {
     LOCAL_DECL(ELEM, tiles)
-    LOCAL_PTR ELEM* as = tiles;              // [TSK][TSM]: a column of lhs per row
-    LOCAL_PTR ELEM* bs = tiles + TSK * TSM;  // [TSK][TSN]
+    LOCAL_PTR ELEM* as = tiles;               // [TSK][AS_W]: a column of lhs per row
+    LOCAL_PTR ELEM* bs = tiles + TSK * AS_W;  // [TSK][TSN]
     const long b = GID(2);
     GLOBAL const ELEM* lhs = lhs_all + b * M * K;
     GLOBAL const ELEM* rhs = rhs_all + b * K * N;
@@ -84,14 +87,14 @@ KERNEL void matmul(GLOBAL const ELEM* RESTRICT lhs_all, GLOBAL const ELEM* RESTR
             const int r = id / (TSK / VW), k = (id % (TSK / VW)) * VW;
             const int inside = row0 + r < M && k0 + k < K;
 #if VW == 1
-            as[k * TSM + r] = inside ? LHS(row0 + r, k0 + k) : (ELEM)0;
+            as[k * AS_W + r] = inside ? LHS(row0 + r, k0 + k) : (ELEM)0;
 #else
             if (inside) {
                 const VEC v = VLOAD(&LHS(row0 + r, k0 + k));
-                SCATTER(as + k * TSM + r, TSM, v)
+                SCATTER(as + k * AS_W + r, AS_W, v)
             } else {
                 for (int c = 0; c < VW; ++c)
-                    as[(k + c) * TSM + r] = 0;
+                    as[(k + c) * AS_W + r] = 0;
             }
 #endif
         }
@@ -116,7 +119,7 @@ KERNEL void matmul(GLOBAL const ELEM* RESTRICT lhs_all, GLOBAL const ELEM* RESTR
             ELEM a[WPTM], w[WPTN];
 #pragma unroll
             for (int i = 0; i < WPTM; ++i)
-                a[i] = as[k * TSM + ty + i * RM];
+                a[i] = as[k * AS_W + ty + i * RM];
 #pragma unroll
             for (int j = 0; j < WPTN; ++j)
                 w[j] = bs[k * TSN + tx + j * RN];
@@ -169,7 +172,7 @@ def matmul_tiled() -> KernelSpec:
             ScalarArg("M", "int", "M"),
             ScalarArg("N", "int", "N"),
             ScalarArg("K", "int", "K"),
-            LocalArg("tiles", "dtype", "tile_k * (tile_m + tile_n)"),
+            LocalArg("tiles", "dtype", "tile_k * (tile_m + 1 + tile_n)"),
         ),
         problem=Problem.of(
             M=256, N=256, K=256, batch=1, trans_a=False, trans_b=False, dtype="float"
