@@ -40,3 +40,7 @@ def test_tiny_part_on_pocl(tmp_path: Path, cpu) -> None:
     assert [r["kernel"] for r in result["runs"]] == ["convolution", "convolution_wide"]
     assert all(r["best_ms"] > 0 and r["error"] == "" for r in result["runs"])
     assert result["comparison"][0]["speedup_new_over_old"] > 0
+    rechecked = {r["kernel"]: r for r in result["rechecked"]}
+    for run in result["runs"]:  # the same configurations, measured again
+        assert rechecked[run["kernel"]]["best_config"] == run["best_config"]
+        assert rechecked[run["kernel"]]["best_ms"] > 0
