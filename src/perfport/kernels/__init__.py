@@ -1,7 +1,10 @@
 """Layer 1: the built-in kernel library and kernel-spec files.
 
-Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``matmul`` (Lawson's tiled GEMM),
-``convolution`` (erdem2018's 1D convolution), ``convolution2d`` (a tiled 2D convolution over
+Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``stencil_wide`` (the same with
+work per work-item and direct loads), ``matmul`` (Lawson's tiled GEMM), ``matmul_tiled``
+(local-memory tiles, register blocks, vector loads),
+``convolution`` (erdem2018's 1D convolution), ``convolution_wide`` (the same with outputs per
+work-item and direct loads), ``convolution2d`` (a tiled 2D convolution over
 the benchmark hub's convolution_milo space), ``vector_add`` (smoke tests), and cummins2016's
 stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``sobel``,
 ``threshold``.
@@ -16,19 +19,25 @@ from pathlib import Path
 from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
 from perfport.kernels.convolution2d import convolution2d
+from perfport.kernels.convolution_wide import convolution_wide
 from perfport.kernels.described import described_stencil
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
+from perfport.kernels.matmul_tiled import matmul_tiled
 from perfport.kernels.problems import load_problems, problem_sets
 from perfport.kernels.stencil import make_stencil, stencil
+from perfport.kernels.stencil_wide import make_wide_stencil, stencil_wide
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 from perfport.kernels.work import with_work
 
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
+    "stencil_wide": stencil_wide,
     "matmul": matmul,
+    "matmul_tiled": matmul_tiled,
     "convolution": convolution,
+    "convolution_wide": convolution_wide,
     "convolution2d": convolution2d,
     "vector_add": vector_add,
     **STENCILS,
@@ -41,6 +50,7 @@ __all__ = [
     "load_kernel",
     "load_problems",
     "make_stencil",
+    "make_wide_stencil",
     "problem_sets",
     "resolve_kernel",
 ]

@@ -21,13 +21,19 @@ _STENCIL = (f"width * height * (sizeof(dtype) + sizeof({OUT_DTYPE}))", None)
 WORK: dict[str, tuple[str, str | None]] = {
     "vector_add": ("3 * n * sizeof(dtype)", "n"),
     "convolution": ("sizeof(dtype) * (2 * n + 2 * mask - 1)", "2 * n * mask"),
+    "convolution_wide": ("sizeof(dtype) * (2 * n + 2 * mask - 1)", "2 * n * mask"),
     "convolution2d": (
         "4 * (width * height + (height + filter_height - 1) * (width + filter_width - 1) "
         "+ filter_height * filter_width)",
         "2 * width * height * filter_width * filter_height",
     ),
     "matmul": ("sizeof(dtype) * batch * (M * K + K * N + M * N)", "2 * batch * M * N * K"),
+    "matmul_tiled": (
+        "sizeof(dtype) * batch * (M * K + K * N + M * N)",
+        "2 * batch * M * N * K",
+    ),
     "stencil": _STENCIL,
+    "stencil_wide": _STENCIL,
     **dict.fromkeys(STENCILS, _STENCIL),
 }
 

@@ -1,0 +1,175 @@
+"""The built-ins with work per work-item and direct loads verify against numpy on PoCL, and
+the kernels the papers study keep their identity and their spaces as a subset."""
+
+import pytest
+
+from perfport._core import Config, Outcome, Problem
+from perfport.devices import open_session
+from perfport.kernels import builtin
+from perfport.measure import RunSettings, Timing, TrialEngine
+from perfport.measure.data import reference_outputs
+from perfport.space import kernel_space
+
+QUICK = RunSettings(timing=Timing.fixed(1, warmup=0))
+
+# The code of the kernels behind stored campaigns (the work-group-size data, Lawson's 640):
+# a change would orphan their results, so new tunables live in new built-ins.
+PAPER_SOURCES = {
+    "stencil": "72d720c0bba35ca407425a0bb4828d77b0fa863429af172d6a673e85699e961a",
+    "matmul": "3696bf1615a939a866c8b051c675ac8e24971673f0fce57d8c78f53451e85067",
+    "convolution": "1092fcbd009d25b254de12d66fa37821d3f06d0c18fc962071629ca5401f195d",
+    "convolution2d": "890120651a9038e5af192ab3d9b987da7cbe24885f74848db0cc31daeb460d16",
+}
+
+
+def _verify(cpu, name, problem, configs):
+    spec = builtin(name)
+    engine = TrialEngine(open_session(cpu), spec, Problem.of(problem), QUICK)
+    engine.use_expected(reference_outputs(spec, engine.problem, QUICK.seed), "numpy reference")
+    for values in configs:
+        m = engine.run(Config.of(values))
+        assert m.outcome is Outcome.OK, (values, m.message)
+
+
+def test_paper_kernels_keep_their_code():
+    assert {n: builtin(n).source_hash for n in PAPER_SOURCES} == PAPER_SOURCES
+
+
+def _sw(wc, wr, rows, vw, variant):
+    return {"wc": wc, "wr": wr, "rows": rows, "vw": vw, "variant": variant}
+
+
+STENCIL_CASES = [
+    (  # sizes no tile divides: a ragged last run of columns and rows in every variant
+        {"width": 67, "height": 45},
+        [
+            _sw(32, 4, 1, 1, "tile"),
+            _sw(8, 4, 4, 4, "tile"),
+            _sw(16, 2, 2, 8, "direct"),
+            _sw(4, 8, 8, 2, "direct"),
+            _sw(1, 1, 1, 1, "direct"),
+        ],
+    ),
+    (  # uneven borders, padding outside the matrix, integers
+        {
+            "width": 40,
+            "height": 33,
+            "north": 3,
+            "south": 0,
+            "east": 5,
+            "west": 2,
+            "boundary": "pad",
+            "pad": 7,
+            "dtype": "int",
+        },
+        [_sw(8, 4, 2, 4, "tile"), _sw(8, 2, 4, 2, "direct")],
+    ),
+    (  # borders wider than a work-item's run; float in, double out
+        {
+            "width": 29,
+            "height": 31,
+            "north": 4,
+            "south": 4,
+            "east": 9,
+            "west": 9,
+            "out_dtype": "double",
+        },
+        [_sw(4, 4, 8, 1, "direct"), _sw(2, 2, 1, 8, "tile")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("problem", "configs"), STENCIL_CASES)
+def test_stencil_wide_verifies(cpu, problem, configs):
+    _verify(cpu, "stencil_wide", problem, configs)
+
+
+def test_stencil_wide_holds_the_stencil_space(cpu):
+    """One cell per work-item from the tile is the old kernel: the same work-group sizes,
+    the same local memory, and the old default."""
+    old, new = builtin("stencil"), builtin("stencil_wide")
+    old_space = kernel_space(old, None, cpu)
+    new_space = kernel_space(new, None, cpu)
+    narrow = [
+        (c["wc"], c["wr"])
+        for c in new_space
+        if c["rows"] == 1 and c["vw"] == 1 and c["variant"] == "tile"
+    ]
+    assert sorted(narrow) == sorted((c["wc"], c["wr"]) for c in old_space)
+    config = {"wc": 16, "wr": 8}
+    wide = {**config, "rows": 1, "vw": 1, "variant": "tile"}
+    assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
+    assert dict(new.default) == {**dict(old.default), "rows": 1, "vw": 1, "variant": "tile"}
+
+
+def _cw(wg, per_item, variant):
+    return {"wg": wg, "per_item": per_item, "variant": variant}
+
+
+CONVOLUTION_CASES = [
+    (  # n no work-group's run divides, a wide mask
+        {"n": 5003, "mask": 33},
+        [_cw(64, 1, "tile"), _cw(32, 16, "tile"), _cw(16, 4, "direct"), _cw(1, 8, "direct")],
+    ),
+    ({"n": 301, "mask": 1, "dtype": "double"}, [_cw(16, 8, "tile"), _cw(128, 2, "direct")]),
+]
+
+
+@pytest.mark.parametrize(("problem", "configs"), CONVOLUTION_CASES)
+def test_convolution_wide_verifies(cpu, problem, configs):
+    _verify(cpu, "convolution_wide", problem, configs)
+
+
+def test_convolution_wide_holds_the_convolution_space(cpu):
+    old, new = builtin("convolution"), builtin("convolution_wide")
+    narrow = [
+        c["wg"]
+        for c in kernel_space(new, None, cpu)
+        if c["per_item"] == 1 and c["variant"] == "tile"
+    ]
+    assert sorted(narrow) == sorted(c["wg"] for c in kernel_space(old, None, cpu))
+    config = {"wg": 128}
+    wide = {**config, "per_item": 1, "variant": "tile"}
+    assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
+    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile"}
+
+
+def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw):
+    names = ("tile_m", "tile_n", "tile_k", "wpt_m", "wpt_n", "vw")
+    return dict(zip(names, (tile_m, tile_n, tile_k, wpt_m, wpt_n, vw), strict=True))
+
+
+MATMUL_CASES = [
+    (  # sizes no tile divides, batched; scalar loads
+        {"M": 45, "N": 37, "K": 29, "batch": 2},
+        [_mt(16, 32, 8, 2, 4, 1), _mt(64, 16, 32, 8, 1, 1)],
+    ),
+    (  # vector loads: rows a multiple of 4, not of the tiles
+        {"M": 50, "N": 36, "K": 44},
+        [_mt(32, 32, 16, 4, 4, 4), _mt(16, 64, 8, 1, 8, 2)],
+    ),
+    pytest.param(  # unrolled 64x64 tiles take PoCL long to compile
+        {"M": 70, "N": 66, "K": 20},
+        [_mt(64, 64, 16, 4, 4, 1), _mt(128, 64, 8, 8, 8, 2)],
+        marks=pytest.mark.slow,
+    ),
+    ({"M": 20, "N": 12, "K": 9, "trans_a": True, "trans_b": True}, [_mt(16, 16, 8, 2, 2, 1)]),
+    ({"M": 24, "N": 16, "K": 12, "dtype": "double"}, [_mt(16, 16, 8, 4, 2, 4)]),
+]
+
+
+@pytest.mark.parametrize(("problem", "configs"), MATMUL_CASES)
+def test_matmul_tiled_verifies(cpu, problem, configs):
+    _verify(cpu, "matmul_tiled", problem, configs)
+
+
+def test_matmul_tiled_vector_loads_need_whole_vector_rows(cpu):
+    spec = builtin("matmul_tiled")
+    ragged = kernel_space(spec, spec.problem.merged({"K": 30}), cpu)
+    assert {c["vw"] for c in ragged} == {1, 2}
+    transposed = kernel_space(spec, spec.problem.merged({"trans_b": True}), cpu)
+    assert {c["vw"] for c in transposed} == {1}
+
+
+def test_lawsons_640_stay_in_matmul(cpu):
+    assert len(kernel_space(builtin("matmul"), None, cpu)) == 640
