@@ -41,8 +41,15 @@ def _add_tune(sub: Subcommands) -> None:
     )
     add_problem(p)
     p.add_argument(
-        "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
-    )
+        "--device", action="append", metavar="ID",
+        help="device id (see 'perfport devices'); default: a GPU if any, else the CPU. Repeat "
+        "it, or give 'all', to tune on several devices at once (docs/cluster.md)",
+    )  # fmt: skip
+    p.add_argument(
+        "--cluster", metavar="ADDRESS|local",
+        help="send trials to the Dask workers of this scheduler ('perfport worker'), or to a "
+        "local cluster of one worker process per --device (needs perfport[cluster])",
+    )  # fmt: skip
     p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
     p.add_argument(
         "--configs", metavar="FILE",
@@ -120,7 +127,13 @@ def run_tune(args: argparse.Namespace, console: Console) -> int:
     # Held from here (perfport.tune stops where it is safe): an interrupt after the campaign's
     # final status is stored is too late to stop anything, and the result is still printed.
     with guarded():
-        return _tune_and_report(args, console, settings, Budget(args.budget, args.max_time))
+        budget = Budget(args.budget, args.max_time)
+        devices = args.device or []
+        if args.cluster or len(devices) > 1 or "all" in devices:
+            from perfport.cli.tune_many import tune_many_and_report
+
+            return tune_many_and_report(args, console, settings, budget)
+        return _tune_and_report(args, console, settings, budget)
 
 
 def _tune_and_report(
@@ -132,7 +145,7 @@ def _tune_and_report(
     result = perfport.tune(
         args.kernel,
         problem=dict(parse_assignment(p) for p in args.problem),
-        device=args.device,
+        device=args.device[0] if args.device else None,
         strategy=args.strategy,
         budget=budget,
         db=args.db,
