@@ -91,9 +91,11 @@ def test_worker_killed_mid_campaign_completes_exactly(db: Path) -> None:
 def test_unreachable_scheduler_is_one_line_within_30_s(db: Path, monkeypatch) -> None:
     monkeypatch.setattr(cluster, "CONNECT_S", 2.0)
     started = time.monotonic()
-    with pytest.raises(PerfportError, match="cannot reach a Dask scheduler"):
-        with connect("tcp://127.0.0.1:9"):
-            pass
+    with (
+        pytest.raises(PerfportError, match="cannot reach a Dask scheduler"),
+        connect("tcp://127.0.0.1:9"),
+    ):
+        pass
     assert time.monotonic() - started < 30
     assert not db.exists()
 

@@ -141,21 +141,24 @@ def _tune_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.store import CampaignStatus
+    from perfport.tune.progress import Board
 
-    result = perfport.tune(
-        args.kernel,
-        problem=dict(parse_assignment(p) for p in args.problem),
-        device=args.device[0] if args.device else None,
-        strategy=args.strategy,
-        budget=budget,
-        db=args.db,
-        campaign=args.campaign,
-        settings=settings,
-        progress=sys.stderr.isatty(),
-        min_work_groups=args.min_work_groups,
-        configs=_read_configs(args.configs) if args.configs else None,
-        build_jobs=args.build_jobs,
-    )
+    # A live row on a terminal; elsewhere plain lines, one a second at most and the last.
+    with Board() as board:
+        result = perfport.tune(
+            args.kernel,
+            problem=dict(parse_assignment(p) for p in args.problem),
+            device=args.device[0] if args.device else None,
+            strategy=args.strategy,
+            budget=budget,
+            db=args.db,
+            campaign=args.campaign,
+            settings=settings,
+            progress=board.lane(args.device[0] if args.device else ""),
+            min_work_groups=args.min_work_groups,
+            configs=_read_configs(args.configs) if args.configs else None,
+            build_jobs=args.build_jobs,
+        )
     if args.json:
         render.print_json(result.to_json())
     else:

@@ -167,6 +167,7 @@ class _Lane(Progress):
         self.board, self.row = board, row
 
     def start(self, total: int, done: int, description: str) -> None:
+        self.row.label = self.row.label or description  # an unnamed lane takes the run's
         self.row.total, self.row.done, self.row.start_done = total, done, done
         self.row.started, self.row.finished = time.monotonic(), False
 
