@@ -12,6 +12,7 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -134,3 +135,18 @@ def test_worker_command_refuses_a_device_it_does_not_have() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no device 'opencl:7:7'" in done.stderr
+
+
+class _FakeWorker:
+    """The part of a Dask worker the preload hook touches."""
+
+    def __init__(self) -> None:
+        self.state = SimpleNamespace(total_resources={}, available_resources={})
+
+
+def test_preload_advertises_the_devices_of_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv(cluster.ENV_DEVICES, "opencl:0:0.0")
+    worker = _FakeWorker()
+    cluster.dask_setup(worker)
+    name = cluster.resource_name(get_device("opencl:0:0.0"))
+    assert worker.state.total_resources == {name: 1} == worker.state.available_resources

@@ -1,7 +1,7 @@
 """Trials on Dask workers (``perfport[cluster]``): the driver keeps the store, workers measure.
 
-A perfport worker (``perfport worker``, or each worker of ``--cluster local``) is a Dask
-worker per device, advertising the device as a worker resource named after its fingerprint
+A perfport worker (``perfport worker``, each worker of ``--cluster local``, or a plain
+``dask worker --preload perfport.tune.cluster``) is a Dask worker per device, advertising the device as a worker resource named after its fingerprint
 (``resource_name``) and listing its device id in ``PERFPORT_WORKER_DEVICES``. The driver asks
 every worker for its perfport version and devices, makes a slot per worker device, and sends
 each trial to a worker of the slot's kind. A worker lost mid-trial: Dask's scheduler gives the
@@ -63,6 +63,19 @@ def _own_devices() -> list[DeviceInfo]:
 def describe_worker() -> tuple[str, tuple[DeviceInfo, ...]]:
     """This worker's perfport version and devices (run on every worker by the driver)."""
     return __version__, tuple(_own_devices())
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook: ``dask worker ADDRESS --preload perfport.tune.cluster`` (as
+    dask-jobqueue starts workers) serves the devices in ``PERFPORT_WORKER_DEVICES``, by
+    default this machine's default device, advertising each before the worker registers."""
+    if not os.environ.get(ENV_DEVICES):
+        from perfport.devices import get_device
+
+        os.environ[ENV_DEVICES] = get_device(None).id
+    for device in _own_devices():
+        name = resource_name(device)
+        worker.state.total_resources[name] = worker.state.available_resources[name] = 1
 
 
 def remote_trial(
