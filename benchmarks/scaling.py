@@ -28,7 +28,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")  # before any import loads PoCL
+# One thread per worker, set before any import loads PoCL (PoCL >= 4 reads the second name).
+os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+os.environ.setdefault("POCL_CPU_MAX_CU_COUNT", os.environ["POCL_MAX_PTHREAD_COUNT"])
 
 from perfport import RunSettings, Timing
 from perfport.devices import get_device
@@ -54,7 +56,7 @@ def _campaign(args: argparse.Namespace, slots: list[Slot], folder: Path) -> dict
 
         from perfport.tune.cluster import DaskMeasurer, cluster_slots, local_cluster
 
-        env = {"POCL_MAX_PTHREAD_COUNT": os.environ["POCL_MAX_PTHREAD_COUNT"]}
+        env = {k: os.environ[k] for k in ("POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT")}
         with local_cluster([s.device for s in slots], env) as cluster, Client(cluster) as c:
             started = time.perf_counter()  # the cluster's start is not the campaign's
             results = run(cluster_slots(c), make_measurer=partial(DaskMeasurer, c))

@@ -150,3 +150,16 @@ def test_preload_advertises_the_devices_of_the_environment(monkeypatch) -> None:
     cluster.dask_setup(worker)
     name = cluster.resource_name(get_device("opencl:0:0.0"))
     assert worker.state.total_resources == {name: 1} == worker.state.available_resources
+
+
+@pytest.mark.slow
+def test_worker_command_with_no_scheduler_is_one_line_within_30_s() -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "worker", "--scheduler", "tcp://127.0.0.1:9",
+         "--device", "opencl:0:0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert time.monotonic() - started < 30
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot reach a Dask scheduler" in done.stderr

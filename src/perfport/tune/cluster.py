@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -212,6 +213,7 @@ def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
     process (with a nanny that restarts it) per device. An error within ``CONNECT_S`` * 2
     seconds when the scheduler cannot be reached."""
     dist = _distributed()
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # its INFO lines per event
 
     async def run() -> None:
         nannies = [
@@ -230,7 +232,8 @@ def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
         except (OSError, TimeoutError) as exc:
             await asyncio.gather(*(n.close(timeout=5) for n in nannies), return_exceptions=True)
             raise PerfportError(
-                f"cannot reach a Dask scheduler at --scheduler {address} ({exc or 'timed out'}); "
+                f"cannot reach a Dask scheduler at --scheduler {address} "
+                f"({str(exc) or 'no answer within %g s' % (2 * CONNECT_S)}); "
                 "give its address, e.g. tcp://HOST:8786"
             ) from None
         await asyncio.gather(*(n.finished() for n in nannies))
