@@ -27,6 +27,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "daemon_latency.py": ([], ["p99 ratio predict / health"]),
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
+    "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),
 }
 NEEDS_SHARED = {"space_build.py", "strategies.py"}
 

@@ -28,6 +28,7 @@ from perfport.cli import (
     split,
     tune,
     wg,
+    worker,
 )
 
 
@@ -40,7 +41,20 @@ class _Parser(argparse.ArgumentParser):
 
 
 # In the order `perfport --help` lists them.
-_GROUPS = (devices, tune, space, replay, wg, select, model, split, serve, results, roofline)
+_GROUPS = (
+    devices,
+    tune,
+    space,
+    replay,
+    wg,
+    select,
+    model,
+    split,
+    serve,
+    results,
+    roofline,
+    worker,
+)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -41,8 +41,15 @@ def _add_tune(sub: Subcommands) -> None:
     )
     add_problem(p)
     p.add_argument(
-        "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
-    )
+        "--device", action="append", metavar="ID",
+        help="device id (see 'perfport devices'); default: a GPU if any, else the CPU. Repeat "
+        "it, or give 'all', to tune on several devices at once (docs/cluster.md)",
+    )  # fmt: skip
+    p.add_argument(
+        "--cluster", metavar="ADDRESS|local",
+        help="send trials to the Dask workers of this scheduler ('perfport worker'), or to a "
+        "local cluster of one worker process per --device (needs perfport[cluster])",
+    )  # fmt: skip
     p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
     p.add_argument(
         "--configs", metavar="FILE",
@@ -130,7 +137,13 @@ def run_tune(args: argparse.Namespace, console: Console) -> int:
     # Held from here (perfport.tune stops where it is safe): an interrupt after the campaign's
     # final status is stored is too late to stop anything, and the result is still printed.
     with guarded():
-        return _tune_and_report(args, console, settings, Budget(args.budget, args.max_time))
+        budget = Budget(args.budget, args.max_time)
+        devices = args.device or []
+        if args.cluster or len(devices) > 1 or "all" in devices:
+            from perfport.cli.tune_many import tune_many_and_report
+
+            return tune_many_and_report(args, console, settings, budget)
+        return _tune_and_report(args, console, settings, budget)
 
 
 def _tune_and_report(
@@ -138,24 +151,27 @@ def _tune_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.store import CampaignStatus
+    from perfport.tune.progress import Board
 
-    result = perfport.tune(
-        args.kernel,
-        problem=dict(parse_assignment(p) for p in args.problem),
-        device=args.device,
-        strategy=args.strategy,
-        budget=budget,
-        db=args.db,
-        campaign=args.campaign,
-        settings=settings,
-        progress=sys.stderr.isatty(),
-        min_work_groups=args.min_work_groups,
-        configs=_read_configs(args.configs) if args.configs else None,
-        build_jobs=args.build_jobs,
-        objective=args.objective,
-        warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True),
-        retry_failed=args.retry_failed,
-    )
+    # A live row on a terminal; elsewhere plain lines, one a second at most and the last.
+    with Board() as board:
+        result = perfport.tune(
+            args.kernel,
+            problem=dict(parse_assignment(p) for p in args.problem),
+            device=args.device[0] if args.device else None,
+            strategy=args.strategy,
+            budget=budget,
+            db=args.db,
+            campaign=args.campaign,
+            settings=settings,
+            progress=board.lane(args.device[0] if args.device else ""),
+            min_work_groups=args.min_work_groups,
+            configs=_read_configs(args.configs) if args.configs else None,
+            build_jobs=args.build_jobs,
+            objective=args.objective,
+            warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True),
+            retry_failed=args.retry_failed,
+        )
     if args.json:
         render.print_json(result.to_json())
     else:

@@ -1,0 +1,93 @@
+"""``perfport tune`` on several devices (``--device A --device B``, ``--device all``) or on
+Dask workers (``--cluster``): one campaign per kind of device, every result in one store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from functools import partial
+from typing import TYPE_CHECKING
+
+from perfport._core import PerfportError
+from perfport.cli import render
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from perfport.measure import RunSettings
+    from perfport.tune import Budget, TuneResult
+    from perfport.tune.multi import Slot
+
+
+def tune_many_and_report(
+    args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
+) -> int:
+    from perfport._core.interrupts import take_held
+    from perfport.cli.arguments import parse_assignment
+    from perfport.store import CampaignStatus
+    from perfport.tune.multi import tune_many
+    from perfport.tune.progress import Board
+
+    for flag, given in (("--configs", args.configs), ("--build-jobs", args.build_jobs),
+                        ("--campaign", args.campaign), ("--objective", args.objective),
+                        ("--retry-failed", args.retry_failed)):  # fmt: skip
+        if given:
+            raise PerfportError(
+                f"{flag} works with one --device; give one device, or leave {flag} out"
+            )
+    run = partial(
+        tune_many, args.kernel, problem=dict(parse_assignment(p) for p in args.problem),
+        strategy=args.strategy, budget=budget, db=args.db, settings=settings, board=Board(),
+        min_work_groups=args.min_work_groups,
+    )  # fmt: skip
+    if args.cluster:
+        results = _on_cluster(args, run)
+    else:
+        results = run(_local_slots(args.device, args.kernel))
+    if args.json:
+        render.print_json({"campaigns": [r.to_json() for r in results]})
+    else:
+        for r in results:
+            render.tune_report(console, r)
+    for r in results:
+        for warning in r.warnings:
+            print(f"warning: {r.device.id}: {warning}", file=sys.stderr)
+    take_held()
+    interrupted = any(r.status is CampaignStatus.INTERRUPTED for r in results)
+    return 130 if interrupted else 0
+
+
+def _on_cluster(args: argparse.Namespace, run: partial[list[TuneResult]]) -> list[TuneResult]:
+    from perfport.tune.cluster import DaskMeasurer, cluster_slots, connect
+
+    ids = [i for i in args.device or [] if i != "all"]
+    local = args.cluster == "local"
+    devices = [s.device for s in _local_slots(args.device or [None], args.kernel)] if local else []
+    with connect(args.cluster, devices) as client:
+        slots = cluster_slots(client, () if local else ids)
+        return run(slots, make_measurer=partial(DaskMeasurer, client))
+
+
+def _local_slots(ids: list[str | None], kernel: str) -> list[Slot]:
+    """A slot per given device id (``all``: every device here that runs the kernel's
+    language); an id given twice is two slots on one device (e.g. a CPU's worker processes)."""
+    from perfport.devices import get_device, list_devices
+    from perfport.kernels import resolve_kernel
+    from perfport.tune.multi import Slot
+
+    language = resolve_kernel(kernel).language
+    if "all" in ids:
+        devices = [d for d in list_devices() if d.backend.accepts(language)]
+        if not devices:
+            raise PerfportError(
+                f"no device here runs {language.value} kernels; see 'perfport devices'"
+            )
+    else:
+        devices = [get_device(i, language) for i in ids]
+    seen: Counter[str] = Counter()
+    slots = []
+    for d in devices:
+        seen[d.id] += 1
+        slots.append(Slot(d, d.id if seen[d.id] == 1 else f"{d.id}#{seen[d.id]}"))
+    return slots

@@ -1,0 +1,241 @@
+"""Trials on Dask workers (``perfport[cluster]``): the driver keeps the store, workers measure.
+
+A perfport worker (``perfport worker``, each worker of ``--cluster local``, or a plain
+``dask worker --preload perfport.tune.cluster``) is a Dask worker per device, advertising the device as a worker resource named after its fingerprint
+(``resource_name``) and listing its device id in ``PERFPORT_WORKER_DEVICES``. The driver asks
+every worker for its perfport version and devices, makes a slot per worker device, and sends
+each trial to a worker of the slot's kind. A worker lost mid-trial: Dask's scheduler gives the
+trial to another worker of that kind; after ``distributed.scheduler.allowed-failures`` losses
+it is recorded as crashed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    Measurement,
+    Outcome,
+    PerfportError,
+    Problem,
+)
+from perfport._core.optional import require
+from perfport._core.version import __version__
+from perfport.measure import Runner, RunSettings
+from perfport.tune.multi import Slot
+
+ENV_DEVICES = "PERFPORT_WORKER_DEVICES"  # the device ids a worker process measures on
+CONNECT_S = 10.0  # reaching the scheduler; with WORKERS_S, errors come within 30 s
+WORKERS_S = 15.0  # waiting for a first worker to join
+# Dask's INFO lines per worker event would bury the progress lines.
+_QUIET = {"DASK_LOGGING__DISTRIBUTED": "warning"}
+RETRIES = 2  # losses of a worker during one trial before it is recorded as crashed
+
+
+def resource_name(device: DeviceInfo) -> str:
+    """The Dask worker resource a device of this kind is advertised as."""
+    return "perfport-" + hashlib.sha256(device.fingerprint.encode()).hexdigest()[:16]
+
+
+def _distributed() -> Any:
+    return require("distributed", "cluster", "perfport on Dask (--cluster, perfport worker)")
+
+
+# ---- on the worker ----------------------------------------------------------------------
+_RUNNER: dict[tuple[Any, ...], Runner] = {}  # one Runner (worker process) kept between trials
+
+
+def _own_devices() -> list[DeviceInfo]:
+    from perfport.devices import get_device
+
+    ids = [i for i in os.environ.get(ENV_DEVICES, "").split(",") if i]
+    return [get_device(i) for i in ids]
+
+
+def describe_worker() -> tuple[str, tuple[DeviceInfo, ...]]:
+    """This worker's perfport version and devices (run on every worker by the driver)."""
+    return __version__, tuple(_own_devices())
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook: ``dask worker ADDRESS --preload perfport.tune.cluster`` (as
+    dask-jobqueue starts workers) serves the devices in ``PERFPORT_WORKER_DEVICES``, by
+    default this machine's default device, advertising each before the worker registers."""
+    if not os.environ.get(ENV_DEVICES):
+        from perfport.devices import get_device
+
+        os.environ[ENV_DEVICES] = get_device(None).id
+    for device in _own_devices():
+        name = resource_name(device)
+        worker.state.total_resources[name] = worker.state.available_resources[name] = 1
+
+
+def remote_trial(
+    spec: KernelSpec, problem: Problem, fingerprint: str, settings: RunSettings, config: Config
+) -> tuple[Measurement, str, str]:
+    """Measure ``config`` on this worker's device of the given kind; the Runner and its
+    worker process stay for the next trial of the same kernel, problem and settings."""
+    key = (spec.name, spec.source_hash, problem.key, fingerprint, repr(settings))
+    runner = _RUNNER.get(key)
+    if runner is None:
+        for old in _RUNNER.values():
+            old.close()
+        _RUNNER.clear()
+        device = next((d for d in _own_devices() if d.fingerprint == fingerprint), None)
+        if device is None:
+            raise PerfportError(f"this worker has no device of kind {fingerprint}")
+        runner = _RUNNER[key] = Runner(spec, problem, device, settings)
+    return runner.measure(config), runner.verification, runner.reference_note
+
+
+# ---- on the driver ----------------------------------------------------------------------
+class DaskMeasurer:
+    """A slot's measurer: each trial goes to a Dask worker advertising the slot's kind."""
+
+    def __init__(
+        self, client: Any, spec: KernelSpec, problem: Problem, slot: Slot, settings: RunSettings
+    ) -> None:
+        self.client, self.spec, self.problem = client, spec, problem
+        self.slot, self.settings = slot, settings
+        self.verification, self.reference_note = "(no trial ran this session)", ""
+
+    def __enter__(self) -> DaskMeasurer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def measure(self, config: Config) -> Measurement:
+        dist = _distributed()
+        future = self.client.submit(
+            remote_trial, self.spec, self.problem, self.slot.device.fingerprint,
+            self.settings, config, resources={resource_name(self.slot.device): 1}, pure=False,
+        )  # fmt: skip
+        try:
+            m, self.verification, self.reference_note = future.result()
+        except dist.KilledWorker as exc:
+            return Measurement(config, Outcome.CRASHED, f"Dask workers died running it ({exc})")
+        return m
+
+
+def cluster_slots(client: Any, only: Sequence[str] = ()) -> list[Slot]:
+    """A slot per device of every perfport worker (those whose id or fingerprint is in
+    ``only``, when given); an error naming the worker when one runs another perfport."""
+    described = client.run(describe_worker)
+    slots: list[Slot] = []
+    for address, (version, devices) in sorted(described.items()):
+        if version != __version__:
+            raise PerfportError(
+                f"worker {address} runs perfport {version}, this driver {__version__}; "
+                "install the same version on every node"
+            )
+        for d in devices:
+            if not only or d.id in only or d.fingerprint in only:
+                slots.append(Slot(d, f"{d.id}@{address.rsplit('/', 1)[-1]}"))
+    if not slots:
+        which = f" of {', '.join(only)}" if only else ""
+        raise PerfportError(
+            f"no worker on the cluster serves a usable device{which}; start one with "
+            "'perfport worker --scheduler ADDRESS --device ID'"
+        )
+    return slots
+
+
+@contextmanager
+def connect(address: str, local_devices: Sequence[DeviceInfo] = ()) -> Iterator[Any]:
+    """A Dask client of the scheduler at ``address``, or of a local cluster with one worker
+    process per device in ``local_devices`` when ``address`` is ``local``."""
+    dist = _distributed()
+    if address == "local":
+        with local_cluster(local_devices) as cluster, dist.Client(cluster) as client:
+            yield client
+        return
+    try:
+        client = dist.Client(address, timeout=f"{CONNECT_S}s")
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise PerfportError(
+            f"cannot reach a Dask scheduler at --cluster {address} ({exc}); give its address "
+            "(tcp://HOST:8786), or 'local'"
+        ) from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=WORKERS_S)
+        except TimeoutError:
+            raise PerfportError(
+                f"no worker joined the scheduler at {address} within {WORKERS_S:g} s; start "
+                "one with 'perfport worker --scheduler ADDRESS'"
+            ) from None
+        yield client
+
+
+@contextmanager
+def local_cluster(
+    devices: Sequence[DeviceInfo], env: dict[str, str] | None = None
+) -> Iterator[Any]:
+    """A cluster on this machine: a scheduler and one worker process (with a nanny that
+    restarts it) per device, each advertising its device's kind; ``env`` is added to each
+    worker's environment (e.g. POCL_MAX_PTHREAD_COUNT)."""
+    dist = _distributed()
+    import dask
+
+    if not devices:
+        raise PerfportError("a local cluster needs at least one --device")
+    workers = {
+        f"perfport-{n}": {
+            "cls": dist.Nanny,
+            "options": {
+                "nthreads": 1,
+                "resources": {resource_name(d): 1},
+                "env": {**_QUIET, **(env or {}), ENV_DEVICES: d.id},
+                "dashboard": False,
+            },
+        }
+        for n, d in enumerate(devices)
+    }
+    scheduler = {"cls": dist.Scheduler, "options": {"dashboard": False}}
+    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+        cluster = dist.SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
+    with cluster:
+        yield cluster
+
+
+def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
+    """Serve ``devices`` to the scheduler at ``address`` until it closes or Ctrl-C: a worker
+    process (with a nanny that restarts it) per device. An error within ``CONNECT_S`` * 2
+    seconds when the scheduler cannot be reached."""
+    dist = _distributed()
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # its INFO lines per event
+
+    async def run() -> None:
+        nannies = [
+            dist.Nanny(
+                address,
+                nthreads=1,
+                resources={resource_name(d): 1},
+                dashboard=False,
+                env={**_QUIET, ENV_DEVICES: d.id},
+                name=f"perfport-{os.getpid()}-{n}",
+            )
+            for n, d in enumerate(devices)
+        ]
+        try:
+            await asyncio.wait_for(asyncio.gather(*nannies), 2 * CONNECT_S)
+        except (OSError, TimeoutError) as exc:
+            await asyncio.gather(*(n.close(timeout=5) for n in nannies), return_exceptions=True)
+            raise PerfportError(
+                f"cannot reach a Dask scheduler at --scheduler {address} "
+                f"({str(exc) or 'no answer within %g s' % (2 * CONNECT_S)}); "
+                "give its address, e.g. tcp://HOST:8786"
+            ) from None
+        await asyncio.gather(*(n.finished() for n in nannies))
+
+    asyncio.run(run())

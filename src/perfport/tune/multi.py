@@ -1,0 +1,292 @@
+"""One campaign per kind of device, measured on many devices at once.
+
+Each slot (a local device with its own worker process, or a Dask worker's device) runs a
+session of its kind's campaign in a thread of this process: the driver. Slots of one kind
+(equal fingerprints) share the campaign and spread its configurations through the store's
+claims, so none is measured twice and the budget holds for them together. Only the driver
+writes the store; workers only measure.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from perfport._core import DeviceInfo, KernelSpec, Measurement, PerfportError, Problem
+from perfport._core.interrupts import interruptible
+from perfport.kernels import resolve_kernel
+from perfport.measure import Runner, RunSettings
+from perfport.space import Space
+from perfport.store import Campaign, CampaignStatus, Store
+from perfport.store.store import writer_id
+from perfport.strategies import Strategy
+from perfport.tune.lease import LEASE_S, Lease
+from perfport.tune.loop import TuningLoop
+from perfport.tune.prior import Prior, transfer_prior
+from perfport.tune.progress import Board, Progress
+from perfport.tune.result import Budget, TuneResult
+from perfport.tune.tune import (
+    _campaign_label,
+    _checked_budget,
+    _chosen_strategy,
+    _final_status,
+    _legal_space,
+    _searcher,
+    _verification_warnings,
+    campaign_key,
+    resolve_problem,
+)
+
+# A session's status, most telling first: the campaign's is the first any session had.
+_RANK = (
+    CampaignStatus.INTERRUPTED,
+    CampaignStatus.FAILED,
+    CampaignStatus.BUDGET,
+    CampaignStatus.COMPLETE,
+)
+
+
+class Measurer(Protocol):
+    """What a session measures with: a local Runner, or a Dask worker's (``tune.cluster``)."""
+
+    verification: str
+    reference_note: str
+
+    def measure(self, config: Any) -> Measurement: ...
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where one session's trials run: ``device`` names the kind (its fingerprint picks the
+    campaign); ``label`` names the slot in progress lines."""
+
+    device: DeviceInfo
+    label: str
+
+
+# Opens a slot's measurer for a kernel and problem: a context manager (closed at the end).
+MakeMeasurer = Callable[[KernelSpec, Problem, Slot, RunSettings], AbstractContextManager[Measurer]]
+
+
+def local_measurer(
+    spec: KernelSpec, problem: Problem, slot: Slot, settings: RunSettings
+) -> AbstractContextManager[Measurer]:
+    """A Runner on the slot's device: its own crash-proof worker process."""
+    return Runner(spec, problem, slot.device, settings)
+
+
+@dataclass
+class _Kind:
+    """One campaign: its slots, space and store record, and what its sessions ended with."""
+
+    slots: list[Slot]
+    space: Space
+    key: str
+    record: Campaign | None = None
+    prior: Prior | None = None
+    statuses: list[CampaignStatus] = field(default_factory=list)
+    verification: str = "(no trial ran this session)"
+    note: str = ""
+    measured_here: int = 0
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every session of one call shares."""
+
+    spec: KernelSpec
+    problem: Problem
+    settings: RunSettings
+    strategy_type: type[Strategy]
+    budget: Budget
+    make: MakeMeasurer
+    stop: threading.Event
+    lease_s: float
+
+
+def tune_many(
+    kernel: KernelSpec | str | Path,
+    slots: Sequence[Slot],
+    *,
+    problem: Mapping[str, Any] | None = None,
+    strategy: str | None = None,
+    budget: Budget | int | None = None,
+    db: str | Path = "perfport.db",
+    settings: RunSettings | None = None,
+    board: Board | None = None,
+    min_work_groups: bool = False,
+    make_measurer: MakeMeasurer = local_measurer,
+    lease_s: float = LEASE_S,
+) -> list[TuneResult]:
+    """Tune ``kernel`` on every slot at once: one campaign per kind of device (slots with one
+    fingerprint share it), in the order the kinds first appear. Results are stored as they
+    arrive; the same call again resumes. Ctrl-C stops every session after its trial in flight
+    (status ``interrupted``). A fixed-order strategy (brute force, random, grid) spreads best:
+    an adaptive one asks for one configuration at a time, so its slots take turns."""
+    if not slots:
+        raise PerfportError("no device to tune on; give at least one --device")
+    spec = resolve_kernel(kernel)
+    the_problem = resolve_problem(spec, problem)
+    settings = settings or RunSettings()
+    strategy_type, _ = _chosen_strategy(spec, the_problem, strategy, None, 0)
+    run = _Run(
+        spec, the_problem, settings, strategy_type, _checked_budget(budget), make_measurer,
+        threading.Event(), lease_s,
+    )  # fmt: skip
+    kinds = _kinds(run, slots, min_work_groups)
+    board = board or Board()
+    with Store(db) as store:
+        for kind in kinds:
+            _open(store, run, kind)
+        errors: list[BaseException] = []
+        with board:
+            _run_sessions(store, run, kinds, board, errors)
+        for kind in kinds:
+            assert kind.record is not None
+            status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
+            kind.statuses = [_final_status(store, kind.record, status)]
+        results = [_result(store, run, kind, str(db)) for kind in kinds]
+    if errors:
+        raise errors[0]
+    return results
+
+
+def _kinds(run: _Run, slots: Sequence[Slot], min_work_groups: bool) -> list[_Kind]:
+    """The slots grouped by fingerprint, each group with its space and campaign key."""
+    groups: dict[str, list[Slot]] = {}
+    for slot in slots:
+        groups.setdefault(slot.device.fingerprint, []).append(slot)
+    label = _campaign_label(run.strategy_type, None)
+    kinds = []
+    for members in groups.values():
+        dev = members[0].device
+        space = _legal_space(run.spec, run.problem, dev, min_work_groups)
+        key = campaign_key(run.spec, run.problem, dev, space, label, run.settings)
+        kinds.append(_Kind(members, space, key))
+    return kinds
+
+
+def _open(store: Store, run: _Run, kind: _Kind) -> None:
+    dev = kind.slots[0].device
+    store.check_campaign_key(kind.key, dev, run.spec.source_hash, run.problem)
+    ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
+    kind.record = store.open_campaign(
+        kind.key, ids, run.strategy_type.name, run.settings.seed, asdict(run.settings),
+        kind.space.report,
+    )  # fmt: skip
+    if run.strategy_type.takes_prior:
+        kind.prior = transfer_prior(
+            store, run.spec.name, kind.space, dev.fingerprint, dict(run.problem)
+        )
+
+
+def _run_sessions(
+    store: Store, run: _Run, kinds: list[_Kind], board: Board, errors: list[BaseException]
+) -> None:
+    """A thread per slot; Ctrl-C (here, in the main thread) asks each to stop."""
+    threads = [
+        threading.Thread(
+            target=_session,
+            args=(store, run, kind, slot, board.lane(slot.label), errors),
+            name=f"perfport-{slot.label}",
+            daemon=True,
+        )
+        for kind in kinds
+        for slot in kind.slots
+    ]
+    for t in threads:
+        t.start()
+    try:
+        with interruptible():
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)  # short waits, so a signal is taken between them
+    except KeyboardInterrupt:
+        run.stop.set()
+        for kind in kinds:
+            kind.statuses.append(CampaignStatus.INTERRUPTED)
+    for t in threads:
+        t.join()
+
+
+def _session(
+    store: Store,
+    run: _Run,
+    kind: _Kind,
+    slot: Slot,
+    lane: Progress,
+    errors: list[BaseException],
+) -> None:
+    """One slot's session of its kind's campaign, on its own store connection and writer."""
+    assert kind.record is not None
+    writer, status = writer_id(), CampaignStatus.FAILED
+    loop: TuningLoop | None = None
+    with store.twin() as own:
+        try:
+            with run.make(run.spec, run.problem, slot, run.settings) as measurer:
+                with Lease(own, kind.record, writer, run.lease_s):
+                    searcher = _searcher(
+                        run.strategy_type, None, kind.space, run.settings.seed, kind.prior
+                    )
+                    loop = TuningLoop(
+                        kind.space, searcher, measurer, own, kind.record, run.budget,  # type: ignore[arg-type]
+                        _Stoppable(lane, run.stop), writer, run.lease_s,
+                    )  # fmt: skip
+                    status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}")
+                kind.verification = measurer.verification
+                kind.note = measurer.reference_note if run.settings.verify else ""
+        except Exception as exc:  # reported by the driver once every session has ended
+            errors.append(exc)
+        finally:
+            own.release_claims(kind.record, writer)
+            kind.measured_here += loop.measured_here if loop else 0
+            kind.statuses.append(status)
+
+
+class _Stoppable(Progress):
+    """A lane that ends its session (as Ctrl-C would) after the trial in flight once the
+    driver asks every session to stop: a signal reaches only the main thread."""
+
+    def __init__(self, lane: Progress, stop: threading.Event) -> None:
+        self.lane, self.stop_event = lane, stop
+
+    def start(self, total: int, done: int, description: str) -> None:
+        self.lane.start(total, done, description)
+
+    def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
+        self.lane.update(done, last, best_ms)
+        if self.stop_event.is_set():
+            raise KeyboardInterrupt
+
+    def stop(self) -> None:
+        self.lane.stop()
+
+
+def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
+    assert kind.record is not None
+    measurements = store.measurements(kind.record)
+    by_config = {m.config: m for m in measurements}
+    verification = kind.verification if run.settings.verify else "not verified"
+    default = run.spec.default
+    return TuneResult(
+        campaign=kind.key,
+        status=kind.statuses[0],
+        device=kind.slots[0].device,
+        kernel=run.spec.name,
+        problem=run.problem,
+        strategy=run.strategy_type.name,
+        space=kind.space.report,
+        measurements=tuple(measurements),
+        default=by_config.get(default) if default is not None else None,
+        verification=verification,
+        db=db,
+        prior_sources=kind.prior.sources if kind.prior else 0,
+        measured_here=kind.measured_here,
+        warnings=_verification_warnings(
+            measurements, run.settings.verify, kind.verification, kind.note
+        ),
+    )

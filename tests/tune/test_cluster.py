@@ -1,0 +1,165 @@
+"""Campaigns on Dask workers: a local cluster of two worker processes on PoCL sub-devices,
+a worker killed mid-campaign, and the one-line errors of a wrong address or worker."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from functools import partial
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from perfport import RunSettings, Timing
+from perfport._core import PerfportError
+from perfport._core.version import __version__
+from perfport.devices import get_device
+from perfport.store import CampaignStatus, Store
+from perfport.tune import cluster
+from perfport.tune.cluster import DaskMeasurer, cluster_slots, connect
+from perfport.tune.multi import tune_many
+from perfport.tune.progress import Board
+
+pytest.importorskip("distributed")
+
+FAST = RunSettings(timing=Timing.fixed(2))
+SUBS = ("opencl:0:0.0", "opencl:0:0.1")
+
+
+def _rows(db: Path) -> list[tuple[str, str]]:
+    with Store(db) as store:
+        return [
+            (r["campaign"], r["config"])
+            for r in store.query(
+                "SELECT k.key AS campaign, c.key AS config FROM results r "
+                "JOIN configs c ON c.id = r.config_id JOIN campaigns k ON k.id = r.campaign_id"
+            )
+        ]
+
+
+def _tune(client, db: Path, settings: RunSettings, problem: dict, **kw):
+    return tune_many(
+        "vector_add", cluster_slots(client), problem=problem, strategy="brute_force", db=db,
+        settings=settings, board=Board(io.StringIO(), live=False),
+        make_measurer=partial(DaskMeasurer, client), **kw,
+    )  # fmt: skip
+
+
+def test_local_cluster_end_to_end(db: Path) -> None:
+    with connect("local", [get_device(i) for i in SUBS]) as client:
+        slots = cluster_slots(client)
+        assert sorted(s.device.id for s in slots) == list(SUBS)
+        (result,) = _tune(client, db, FAST, {"n": 4096}, budget=6)
+    assert result.status is CampaignStatus.BUDGET
+    assert result.measured_here == 6 and result.verification == "numpy reference"
+    rows = _rows(db)
+    assert len(rows) == 6 and len(set(rows)) == 6
+
+
+def _kill_one_worker(client, db: Path, after: int, killed: list[int]) -> None:
+    """SIGKILL one worker process once ``after`` results are stored (its nanny restarts it)."""
+    pids = client.run(os.getpid)
+    deadline = time.monotonic() + 60
+    while len(_rows(db)) < after and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = sorted(pids.values())[0]
+    os.kill(pid, signal.SIGKILL)
+    killed.append(pid)
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_campaign_completes_exactly(db: Path) -> None:
+    slow = RunSettings(timing=Timing.fixed(200))  # trials long enough to be killed inside
+    killed: list[int] = []
+    with connect("local", [get_device(i) for i in SUBS]) as client:
+        killer = threading.Thread(target=_kill_one_worker, args=(client, db, 3, killed))
+        killer.start()
+        (result,) = _tune(client, db, slow, {"n": 1048576})
+        killer.join()
+    assert killed
+    assert result.status is CampaignStatus.COMPLETE
+    rows = _rows(db)
+    assert len(rows) == 11 and len(set(rows)) == 11  # every configuration, each once
+    assert {m.outcome.value for m in result.measurements} <= {"ok", "crashed"}
+
+
+def test_unreachable_scheduler_is_one_line_within_30_s(db: Path, monkeypatch) -> None:
+    monkeypatch.setattr(cluster, "CONNECT_S", 2.0)
+    started = time.monotonic()
+    with (
+        pytest.raises(PerfportError, match="cannot reach a Dask scheduler"),
+        connect("tcp://127.0.0.1:9"),
+    ):
+        pass
+    assert time.monotonic() - started < 30
+    assert not db.exists()
+
+
+class _FakeClient:
+    """What cluster_slots asks a client: each worker's version and devices."""
+
+    def __init__(self, described: dict) -> None:
+        self.described = described
+
+    def run(self, fn):
+        return self.described
+
+
+def test_worker_of_another_version_is_refused() -> None:
+    dev = get_device("opencl:0:0")
+    with pytest.raises(PerfportError, match=r"runs perfport 0\.0\.1, this driver"):
+        cluster_slots(
+            _FakeClient({"tcp://a:1": ("0.0.1", (dev,)), "tcp://b:1": (__version__, (dev,))})
+        )
+
+
+def test_no_worker_with_a_usable_device_is_refused() -> None:
+    with pytest.raises(PerfportError, match="no worker on the cluster serves a usable device"):
+        cluster_slots(_FakeClient({"tcp://a:1": (__version__, ())}))
+    dev = get_device("opencl:0:0")
+    with pytest.raises(PerfportError, match="of cuda:0"):
+        cluster_slots(_FakeClient({"tcp://a:1": (__version__, (dev,))}), ["cuda:0"])
+
+
+def test_worker_command_refuses_a_device_it_does_not_have() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "worker", "--scheduler", "tcp://127.0.0.1:9",
+         "--device", "opencl:7:7"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "no device 'opencl:7:7'" in done.stderr
+
+
+class _FakeWorker:
+    """The part of a Dask worker the preload hook touches."""
+
+    def __init__(self) -> None:
+        self.state = SimpleNamespace(total_resources={}, available_resources={})
+
+
+def test_preload_advertises_the_devices_of_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv(cluster.ENV_DEVICES, "opencl:0:0.0")
+    worker = _FakeWorker()
+    cluster.dask_setup(worker)
+    name = cluster.resource_name(get_device("opencl:0:0.0"))
+    assert worker.state.total_resources == {name: 1} == worker.state.available_resources
+
+
+@pytest.mark.slow
+def test_worker_command_with_no_scheduler_is_one_line_within_30_s() -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "worker", "--scheduler", "tcp://127.0.0.1:9",
+         "--device", "opencl:0:0"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert time.monotonic() - started < 30
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "cannot reach a Dask scheduler" in done.stderr

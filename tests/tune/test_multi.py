@@ -1,0 +1,100 @@
+"""Many devices on one machine: slots of one kind share a campaign through claims, other
+kinds get their own; one store, every device on the progress board."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from perfport import RunSettings, Timing
+from perfport.devices import get_device
+from perfport.store import CampaignStatus, Store
+from perfport.tune.multi import Slot, tune_many
+from perfport.tune.progress import Board
+
+FAST = RunSettings(timing=Timing.fixed(2))
+PROBLEM = {"n": 4096}  # vector_add: 11 work-group sizes, all legal on PoCL
+
+
+def _rows(db: Path) -> list[tuple[str, str]]:
+    """(campaign key, configuration key) of every stored result."""
+    with Store(db) as store:
+        return [
+            (r["campaign"], r["config"])
+            for r in store.query(
+                "SELECT k.key AS campaign, c.key AS config FROM results r "
+                "JOIN configs c ON c.id = r.config_id JOIN campaigns k ON k.id = r.campaign_id"
+            )
+        ]
+
+
+def _sub(k: int) -> Slot:
+    return Slot(get_device(f"opencl:0:0.{k}"), f"opencl:0:0.{k}")
+
+
+def test_identical_sub_devices_share_one_campaign(db: Path) -> None:
+    out = io.StringIO()
+    results = tune_many(
+        "vector_add", [_sub(0), _sub(1)], problem=PROBLEM, strategy="brute_force", budget=7,
+        db=db, settings=FAST, board=Board(out, live=False, interval_s=0),
+    )  # fmt: skip
+    assert len(results) == 1
+    (result,) = results
+    assert result.status is CampaignStatus.BUDGET
+    assert len(result.measurements) == 7 and result.measured_here == 7
+    rows = _rows(db)
+    assert len(rows) == 7 and len(set(rows)) == 7  # exact count, nothing measured twice
+    lines = out.getvalue().splitlines()
+    assert {line.partition(": ")[0] for line in lines} == {"opencl:0:0.0", "opencl:0:0.1"}
+    assert any("best" in line and "ok=" in line and "7/7" in line for line in lines)
+    # Run again with a larger budget: resumes, the stored 7 are not measured again.
+    again = tune_many(
+        "vector_add", [_sub(0), _sub(1)], problem=PROBLEM, strategy="brute_force", db=db,
+        settings=FAST, board=Board(io.StringIO(), live=False),
+    )  # fmt: skip
+    assert again[0].status is CampaignStatus.COMPLETE
+    assert again[0].measured_here == 4 and len(set(_rows(db))) == len(_rows(db)) == 11
+
+
+def test_different_devices_get_their_own_campaigns(db: Path) -> None:
+    whole = get_device("opencl:0:0")
+    results = tune_many(
+        "vector_add", [Slot(whole, whole.id), _sub(0)], problem=PROBLEM,
+        strategy="brute_force", budget=3, db=db, settings=FAST,
+        board=Board(io.StringIO(), live=False),
+    )  # fmt: skip
+    assert [r.device.id for r in results] == ["opencl:0:0", "opencl:0:0.0"]
+    assert len({r.campaign for r in results}) == 2
+    rows = _rows(db)
+    assert len(rows) == 6 and len(set(rows)) == 6
+    assert all(len(r.measurements) == 3 for r in results)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=4096", *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_cli_repeated_device_json_and_plain_progress(db: Path) -> None:
+    done = _cli(
+        "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--strategy", "brute_force",
+        "--budget", "4", "--repeats", "2", "--db", str(db), "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (campaign,) = json.loads(done.stdout)["campaigns"]
+    assert campaign["measured"] == 4 and campaign["measured_this_session"] == 4
+    assert "opencl:0:0." in done.stderr and "4/4" in done.stderr  # plain lines, not a terminal
+
+
+def test_cli_refuses_a_campaign_key_for_several_devices(db: Path) -> None:
+    done = _cli("--device", "all", "--campaign", "k", "--db", str(db))
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip().count("\n") == 0 and "--campaign works with one --device" in done.stderr
+    )
+    assert not db.exists()

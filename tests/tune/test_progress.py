@@ -1,0 +1,64 @@
+"""The progress Board: a row per device with best, rate, ETA and outcome counts; plain lines
+when not on a terminal, a live table on one."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+from rich.console import Console
+
+from perfport._core import Config, Measurement, Outcome
+from perfport.tune.progress import Board
+
+
+def _feed(board: Board) -> None:
+    a, b = board.lane("gpu-a"), board.lane("gpu-b")
+    a.start(10, 0, "k on a")
+    b.start(10, 0, "k on b")
+    a.update(1, Measurement(Config.of({"x": 1}), Outcome.OK, times_ms=(2.5,)), 2.5)
+    b.update(2, Measurement(Config.of({"x": 2}), Outcome.CRASHED, "died"), 2.5)
+    a.stop()
+    b.stop()
+
+
+def test_plain_lines_name_every_device_with_best_rate_eta_and_counts() -> None:
+    out = io.StringIO()
+    with Board(out, live=False, interval_s=0) as board:
+        _feed(board)
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("gpu-a: 1/10 best 2.5 ms") and "ok=1" in lines[0]
+    assert "ETA" in lines[0] and "/s" in lines[0]
+    assert lines[1].startswith("gpu-b: 2/10 best 2.5 ms") and "crashed=1" in lines[1]
+    assert lines[-1].startswith("gpu-b: 2/10") and lines[-1].split()[-2] == "done"
+
+
+def test_plain_lines_are_throttled_per_device() -> None:
+    out = io.StringIO()
+    with Board(out, live=False, interval_s=3600) as board:
+        lane = board.lane("cpu")
+        lane.start(5, 0, "k")
+        for n in range(1, 5):
+            lane.update(n, Measurement(Config.of({"x": n}), Outcome.OK, times_ms=(1.0,)), 1.0)
+        lane.stop()
+    assert len(out.getvalue().splitlines()) == 2  # the first update, and the last line
+
+
+def test_live_table_has_a_row_per_device() -> None:
+    board = Board(io.StringIO(), live=False)
+    _feed(board)
+    shown = io.StringIO()
+    Console(file=shown, width=200).print(board._table())
+    text = shown.getvalue()
+    assert "gpu-a" in text and "gpu-b" in text and "crashed=1" in text and "best 2.5 ms" in text
+
+
+def test_one_device_tune_prints_plain_progress_when_not_a_terminal(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=4096",
+         "--budget", "2", "--repeats", "2", "--db", str(tmp_path / "p.db"), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2/2 best" in done.stderr and "ok=" in done.stderr and "done" in done.stderr
