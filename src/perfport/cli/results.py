@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import perfport
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,6 +43,11 @@ def add_parser(sub: Subcommands) -> None:
         default="csv",
         help="kt-cache and t4 hold one device/kernel/problem: narrow with --kernel/--device",
     )
+    p.add_argument(
+        "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+        help="kt-cache and t4: only the results at these problem values (a kernel tuned at "
+        "several sizes), e.g. --problem n=4096",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
     p.set_defaults(run=run_export)
@@ -91,7 +96,8 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4
-            document = convert(store, kernel=args.kernel, device=args.device)
+            problem = dict(parse_assignment(a) for a in args.problem)
+            document = convert(store, kernel=args.kernel, device=args.device, problem=problem)
             count = len(document.get("cache") or document.get("results") or [])
 
             def write(out: TextIO) -> int:
