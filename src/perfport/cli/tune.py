@@ -20,11 +20,16 @@ from perfport.cli.arguments import (
     seconds,
 )
 
+# perfport.tune.confirm's defaults, repeated here so that building the parser imports no layer
+# (tests/tune/test_confirm.py checks they agree).
+CONFIRM_TOP, CONFIRM_SECONDS = 3, 5.0
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport.measure import RunSettings
     from perfport.tune import Budget
+    from perfport.tune.confirm import Confirmation
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -76,6 +81,15 @@ def _add_tune(sub: Subcommands) -> None:
     p.add_argument(
         "--min-work-groups", action="store_true", help="soft rule: work-groups >= compute units"
     )
+    p.add_argument(
+        "--confirm", type=natural, default=CONFIRM_TOP, metavar="N",
+        help=f"at the end, re-time the N fastest configurations side by side until their "
+        f"intervals separate (default {CONFIRM_TOP}; 0: do not)",
+    )  # fmt: skip
+    p.add_argument(
+        "--confirm-seconds", type=seconds, default=CONFIRM_SECONDS, metavar="SECONDS",
+        help=f"time limit of that re-timing (default {CONFIRM_SECONDS:g})",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_tune)
 
@@ -142,15 +156,34 @@ def _tune_and_report(
         min_work_groups=args.min_work_groups,
         configs=_read_configs(args.configs) if args.configs else None,
         build_jobs=args.build_jobs,
+        confirm_top=args.confirm,
+        confirm_seconds=args.confirm_seconds,
     )
     if args.json:
         render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
+        if result.confirmed is not None:
+            console.print(confirmation_line(result.confirmed), highlight=False)
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def confirmation_line(c: Confirmation) -> str:
+    """The re-timed winner with its interval, or the candidates it cannot be told from."""
+    low, high = c.winner.interval_ms
+    head = (
+        f"confirmed best {dict(c.winner.config)}: median {c.winner.median_ms:.4g} ms "
+        f"(95% interval {low:.4g}-{high:.4g} ms) after {c.rounds} round{'s' * (c.rounds != 1)} of "
+        "re-timing "
+        f"{len(c.candidates)} candidates side by side"
+    )
+    if c.separated:
+        return head + "; faster than the others beyond doubt"
+    tied = "; ".join(f"{dict(t.config)} {t.median_ms:.4g} ms" for t in c.indistinguishable)
+    return head + f"; cannot be told apart from: {tied}"
 
 
 def _read_configs(path: str) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from typing import Any
 from perfport._core import Check, DeviceInfo, Measurement, Outcome, Problem
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
+from perfport.tune.confirm import Confirmation
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class TuneResult:
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
     warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
+    confirmed: Confirmation | None = None  # the top configurations re-timed side by side
 
     @property
     def best(self) -> Measurement | None:
@@ -122,5 +124,6 @@ class TuneResult:
             "verification": self.verification,
             "unverified": self.unverified,
             "warnings": list(self.warnings),
+            "confirmed": None if self.confirmed is None else self.confirmed.to_json(),
             "db": self.db,
         }

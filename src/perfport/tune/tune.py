@@ -29,6 +29,7 @@ from perfport.measure import Runner, RunSettings
 from perfport.space import Space, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
+from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
 from perfport.tune.prebuild import Prebuild
@@ -136,6 +137,8 @@ def tune(
     configs: Sequence[Mapping[str, Any]] | None = None,
     build_jobs: int = 0,
     lease_s: float = LEASE_S,
+    confirm_top: int = 0,
+    confirm_seconds: float = DEFAULT_SECONDS,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -155,6 +158,10 @@ def tune(
     before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
     process lives), so none is measured twice, the budget holds for all of them together and
     each reports the campaign's results once the configurations the others held are stored.
+    ``confirm_top`` >= 2 re-times that many of the fastest configurations at the end, side by
+    side, for at most ``confirm_seconds`` (``perfport.tune.confirm``; the CLI does it by
+    default): ``TuneResult.confirmed`` names the winner with its interval, or the candidates
+    that cannot be told apart; the new samples are added to the stored results.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -186,6 +193,7 @@ def tune(
             )
             status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
             lease, measured_here, note = Lease(store, record, lease_s=lease_s), 0, ""
+            confirmed: Confirmation | None = None
             try:
                 with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
                     prior = (
@@ -202,6 +210,10 @@ def tune(
                         status = _run(loop, spec, the_problem, dev, listed, build_jobs)
                     finally:
                         measured_here = loop.measured_here
+                    if confirm_top >= 2 and status is not CampaignStatus.INTERRUPTED:
+                        confirmed = confirm_campaign(
+                            store, record, runner, confirm_top, confirm_seconds, settings.seed
+                        )
                     if runner.starts:
                         verification = runner.verification
                     note = runner.reference_note if settings.verify else ""
@@ -228,6 +240,7 @@ def tune(
         prior_sources=prior.sources if prior else 0,
         measured_here=measured_here,
         warnings=warnings,
+        confirmed=confirmed,
     )
 
 
