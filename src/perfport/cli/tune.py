@@ -14,6 +14,7 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
+    budget,
     count,
     natural,
     parse_assignment,
@@ -54,7 +55,11 @@ def _add_tune(sub: Subcommands) -> None:
         help="measure exactly these configurations instead of searching: a JSON list of "
         "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
     )  # fmt: skip
-    p.add_argument("--budget", type=count, help="at most this many configurations in the campaign")
+    p.add_argument(
+        "--budget", type=budget, metavar="N|P%",
+        help="at most N configurations in the campaign, or P%% of the device's legal space "
+        "(e.g. 25%%, rounded up)",
+    )  # fmt: skip
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="stop this session after this long"
     )
@@ -134,7 +139,11 @@ def run_tune(args: argparse.Namespace, console: Console) -> int:
     # Held from here (perfport.tune stops where it is safe): an interrupt after the campaign's
     # final status is stored is too late to stop anything, and the result is still printed.
     with guarded():
-        return _tune_and_report(args, console, settings, Budget(args.budget, args.max_time))
+        share = isinstance(args.budget, float)  # "25%" parsed as 0.25
+        limit = Budget(
+            None if share else args.budget, args.max_time, args.budget if share else None
+        )
+        return _tune_and_report(args, console, settings, limit)
 
 
 def _tune_and_report(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import Check, DeviceInfo, Measurement, Outcome, Problem
+from perfport._core import Check, DeviceInfo, Measurement, Outcome, PerfportError, Problem
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 from perfport.tune.confirm import Confirmation
@@ -15,10 +16,29 @@ from perfport.tune.confirm import Confirmation
 @dataclass(frozen=True)
 class Budget:
     """When to stop: after ``max_evals`` configurations in the campaign (results of earlier
-    sessions count), or after ``max_seconds`` of this session. None means no limit."""
+    sessions count), or after ``max_seconds`` of this session. None means no limit.
+    ``fraction`` (0-1] is a share of the device's legal space (``--budget 25%``): ``tune``
+    turns it into a count (rounded up, at least 1) once it knows the space."""
 
     max_evals: int | None = None
     max_seconds: float | None = None
+    fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.fraction is not None and not 0 < self.fraction <= 1:
+            raise PerfportError(
+                f"a budget share of the space must be above 0% and at most 100%, got "
+                f"{self.fraction * 100:g}%"
+            )
+
+    def resolved(self, legal: int) -> Budget:
+        """This budget with ``fraction`` of ``legal`` configurations as its count (the
+        smaller, where a count is given too)."""
+        if self.fraction is None:
+            return self
+        share = max(1, math.ceil(self.fraction * legal - 1e-9))  # 25% of 8 is 2, not 3
+        count = share if self.max_evals is None else min(share, self.max_evals)
+        return Budget(count, self.max_seconds)
 
 
 @dataclass(frozen=True)

@@ -174,8 +174,8 @@ def tune(
         dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
         settings = settings or RunSettings()
         strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
-        budget = _checked_budget(budget)
         space = _legal_space(spec, the_problem, dev, min_work_groups)
+        budget = _checked_budget(budget).resolved(len(space))
     label = _campaign_label(strategy_type, listed)
     key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
     reporter = (

@@ -1,0 +1,45 @@
+"""Small things a new user meets in the first hour (issue 26 item 7)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfport._core import PerfportError
+from perfport.tune import Budget
+
+
+def perfport(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "perfport", *map(str, args)], capture_output=True, text=True
+    )
+
+
+def test_budget_share_resolves_against_the_legal_space():
+    assert Budget(fraction=0.25).resolved(8) == Budget(2)
+    assert Budget(fraction=0.25).resolved(11) == Budget(3)  # rounded up
+    assert Budget(fraction=0.01).resolved(5) == Budget(1)  # never nothing
+    assert Budget(4, 9.0, fraction=1.0).resolved(100) == Budget(4, 9.0)  # the smaller
+    assert Budget(7).resolved(3) == Budget(7)
+    with pytest.raises(PerfportError, match="at most 100%"):
+        Budget(fraction=1.5)
+
+
+def test_cli_budget_percent(tmp_path):
+    done = perfport("tune", "vector_add", "--problem", "n=4096", "--budget", "25%",
+                    "--repeats", "2", "--confirm", "0", "--db", tmp_path / "r.db", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    legal = result["space"]["legal"]
+    assert result["measured"] == -(-legal // 4) and result["status"] == "budget"
+    for bad, why in (
+        ("150%", "at most 100%"),
+        ("abc%", "percentage such as 25%"),
+        ("0", "at least 1"),
+    ):
+        refused = perfport("tune", "vector_add", "--budget", bad, "--db", tmp_path / "x.db")
+        assert (
+            refused.returncode == 2 and why in refused.stderr and "Traceback" not in refused.stderr
+        )
+    assert not (tmp_path / "x.db").exists()
