@@ -43,3 +43,26 @@ def test_cli_budget_percent(tmp_path):
             refused.returncode == 2 and why in refused.stderr and "Traceback" not in refused.stderr
         )
     assert not (tmp_path / "x.db").exists()
+
+
+def _wide_spec():
+    from perfport._core import KernelSpec, Param, ParamKind
+
+    # 8192 work-items in a group exceeds every device's limit (PoCL's is 4096): pruned.
+    return KernelSpec(
+        name="wide", source="__kernel void wide(__global float* x) { x[get_global_id(0)] = 1.0f; }",
+        entry="wide", params=(Param("bx", (64, 128, 8192), ParamKind.LAUNCH),),
+        global_size=("n",), local_size=("bx",), problem={"n": 8192},
+    )  # fmt: skip
+
+
+def test_configs_total_is_the_devices_legal_space(db, cpu):
+    from perfport import RunSettings, Timing, tune
+    from perfport.space import kernel_space
+
+    spec = _wide_spec()
+    legal = kernel_space(spec, spec.problem, cpu).report.legal
+    r = tune(spec, budget=1, db=db, device=cpu, settings=RunSettings(timing=Timing.fixed(1)))
+    j = r.to_json()
+    assert legal == 2 and j["configs_total"] == legal == j["space"]["legal"]
+    assert j["configs_before_device"] == 3 and j["pruned"] == 1

@@ -75,7 +75,14 @@ class TuneResult:
 
     @property
     def configs_total(self) -> int:
-        """Configurations the kernel's own restrictions allow (before device limits)."""
+        """The configurations legal on this device: ``space.legal``, what ``perfport space``
+        reports for it (device limits applied)."""
+        return self.space.legal
+
+    @property
+    def configs_before_device(self) -> int:
+        """Configurations the kernel's own restrictions allow, before device limits (what
+        ``configs_total`` counted before it matched ``space.legal``)."""
         return self.space.cartesian - self.space.removed(ConstraintSource.KERNEL)
 
     @property
@@ -133,6 +140,7 @@ class TuneResult:
             "strategy": self.strategy,
             "prior_sources": self.prior_sources,
             "configs_total": self.configs_total,
+            "configs_before_device": self.configs_before_device,
             "pruned": self.pruned,
             "measured": self.measured,
             "measured_this_session": self.measured_here,
