@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "kernel", metavar="KERNEL",
+        help="built-in name, kernel spec file, or a Kernel Tuner T1 / BAT CAFF space file",
+    )  # fmt: skip
     add_problem(p)
     p.add_argument(
         "--device",
