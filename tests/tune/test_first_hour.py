@@ -66,3 +66,23 @@ def test_configs_total_is_the_devices_legal_space(db, cpu):
     j = r.to_json()
     assert legal == 2 and j["configs_total"] == legal == j["space"]["legal"]
     assert j["configs_before_device"] == 3 and j["pruned"] == 1
+
+
+def test_compiler_warnings_go_into_the_result_not_the_terminal(db, cpu, capfd):
+    from perfport import RunSettings, Timing, tune
+    from perfport._core import ArrayArg, KernelSpec, Param, ParamKind
+
+    spec = KernelSpec(
+        name="chatty", entry="chatty",
+        source="__kernel void chatty(__global float* x) {\n#warning hello_from_kernel\n"
+               "  x[get_global_id(0)] = 1.0f;\n}",
+        params=(Param("bx", (32, 64), ParamKind.LAUNCH),),
+        global_size=("n",), local_size=("bx",), problem={"n": 1024},
+        args=(ArrayArg("x", "float", ("n",), output=True),),
+    )  # fmt: skip
+    r = tune(spec, db=db, device=cpu, settings=RunSettings(verify=False, timing=Timing.fixed(1)))
+    err = capfd.readouterr().err
+    assert "hello_from_kernel" not in err and "CompilerWarning" not in err
+    assert "warning generated" not in err  # the driver's own line on fd 2
+    assert all(m.ok and "hello_from_kernel" in m.message for m in r.measurements)
+    assert r.measurements[0].message.startswith("compiler output: ")

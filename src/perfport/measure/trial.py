@@ -143,7 +143,8 @@ class TrialEngine:
                     problem := mismatch(outputs, expected, self.tolerance)
                 ):
                     return result(
-                        Outcome.WRONG_RESULT, problem, compile_ms=compile_ms,
+                        Outcome.WRONG_RESULT, "; ".join(filter(None, [problem, _compiler_note(built)])),
+                        compile_ms=compile_ms,
                         check=Check.VERIFIED, verified_against=self.verification,
                     )  # fmt: skip
                 if capture:
@@ -154,7 +155,8 @@ class TrialEngine:
             return result(
                 outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
             )
-        note = _over_limit(geometry.local_size, built).strip()
+        note = "; ".join(filter(None, [_over_limit(geometry.local_size, built).strip(),
+                                       _compiler_note(built)]))  # fmt: skip
         if expected is not None:
             checked: dict[str, Any] = {
                 "check": Check.VERIFIED,
@@ -250,3 +252,10 @@ def _device_limits(
     if local_mem > device.local_mem_bytes:
         return f"needs {local_mem} bytes of local memory; the device has {device.local_mem_bytes}"
     return ""
+
+
+def _compiler_note(built: CompiledKernel) -> str:
+    """The compiler's warnings, on one line, for the result's message (where a user reads
+    them, in results and exports), instead of on the terminal over the progress display."""
+    log = " | ".join(line.strip() for line in built.build_log.splitlines() if line.strip())
+    return f"compiler output: {log}" if log else ""
