@@ -86,3 +86,45 @@ def test_compiler_warnings_go_into_the_result_not_the_terminal(db, cpu, capfd):
     assert "warning generated" not in err  # the driver's own line on fd 2
     assert all(m.ok and "hello_from_kernel" in m.message for m in r.measurements)
     assert r.measurements[0].message.startswith("compiler output: ")
+
+
+def _groups_spec(global_size):
+    from perfport._core import ArrayArg, KernelSpec, Param, ParamKind
+
+    return KernelSpec(
+        name="groups", entry="groups",
+        source="__kernel void groups(__global float* x) { x[get_global_id(0)] = 1.0f; }",
+        params=(Param("bx", (64, 128), ParamKind.LAUNCH),),
+        global_size=(global_size,), local_size=("bx",), problem={"n": 1000},
+        args=(ArrayArg("x", "float", ("n",), output=True),),
+    )  # fmt: skip
+
+
+def test_work_items_not_groups_hint(db, cpu, tmp_path):
+    from perfport import tune
+    from perfport._core import SpecError
+    from perfport.space import empty_space_hint, kernel_space
+
+    # A grid of groups (Kernel Tuner's / CUDA's habit): no global size divides by bx.
+    with pytest.raises(SpecError, match="global_size counts work-items, not work-groups") as info:
+        tune(_groups_spec("ceil_div(n, bx)"), db=db, device=cpu)
+    assert "\n" not in str(info.value) and not db.exists()
+    # Empty for another reason (the kernel's own restriction): no hint.
+    import dataclasses
+
+    restricted = dataclasses.replace(_groups_spec("round_up(n, bx)"), restrictions=("bx > 500",))
+    other = kernel_space(restricted, None, cpu)
+    assert other.report.legal == 0 and empty_space_hint(other.report) == ""
+    assert empty_space_hint(kernel_space(_groups_spec("n"), None, cpu).report)  # 1000 % bx
+    spec = tmp_path / "groups.py"
+    spec.write_text(
+        "from perfport import ArrayArg, KernelSpec, Param, ParamKind\n"
+        "kernel = KernelSpec(name='groups', entry='groups',\n"
+        "    source='__kernel void groups(__global float* x) { x[get_global_id(0)] = 1.0f; }',\n"
+        "    params=(Param('bx', (64, 128), ParamKind.LAUNCH),), global_size=('ceil_div(n, bx)',),\n"
+        "    local_size=('bx',), problem={'n': 1000},\n"
+        "    args=(ArrayArg('x', 'float', ('n',), output=True),))\n"
+    )
+    done = perfport("space", spec, "--json")
+    assert done.returncode == 0 and "hint: global_size counts work-items" in done.stderr
+    assert json.loads(done.stdout)["legal"] == 0

@@ -26,7 +26,7 @@ from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
-from perfport.space import Space, kernel_space
+from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
 from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
@@ -317,9 +317,12 @@ def _legal_space(
     space = kernel_space(spec, problem, device, min_work_groups)
     if not space.report.legal:
         removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
+        hint = empty_space_hint(space.report)
         raise SpecError(
             f"kernel {spec.name}: no configuration is legal for this problem on {device.id}; "
-            f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
+            f"removed by: {', '.join(removed) or 'nothing'}; "
+            + (f"{hint}; " if hint else "")
+            + "see 'perfport space'"
         )
     return space
 
