@@ -143,8 +143,7 @@ class TrialEngine:
                     problem := mismatch(outputs, expected, self.tolerance)
                 ):
                     return result(
-                        Outcome.WRONG_RESULT, "; ".join(filter(None, [problem, _compiler_note(built)])),
-                        compile_ms=compile_ms,
+                        Outcome.WRONG_RESULT, _noted(built, problem), compile_ms=compile_ms,
                         check=Check.VERIFIED, verified_against=self.verification,
                     )  # fmt: skip
                 if capture:
@@ -155,8 +154,7 @@ class TrialEngine:
             return result(
                 outcome, f"{exc}{_over_limit(geometry.local_size, built)}", compile_ms=compile_ms
             )
-        note = "; ".join(filter(None, [_over_limit(geometry.local_size, built).strip(),
-                                       _compiler_note(built)]))  # fmt: skip
+        note = _noted(built, _over_limit(geometry.local_size, built).strip())
         if expected is not None:
             checked: dict[str, Any] = {
                 "check": Check.VERIFIED,
@@ -254,8 +252,8 @@ def _device_limits(
     return ""
 
 
-def _compiler_note(built: CompiledKernel) -> str:
-    """The compiler's warnings, on one line, for the result's message (where a user reads
-    them, in results and exports), instead of on the terminal over the progress display."""
+def _noted(built: CompiledKernel, message: str) -> str:
+    """``message`` and the compiler's warnings on one line: the result's message is where a
+    user reads them (results, exports), not the terminal over the progress display."""
     log = " | ".join(line.strip() for line in built.build_log.splitlines() if line.strip())
-    return f"compiler output: {log}" if log else ""
+    return "; ".join(filter(None, [message, f"compiler output: {log}" if log else ""]))
