@@ -86,6 +86,8 @@ def test_tune_results_export(tmp_path):
         "4",
         "--repeats",
         "3",
+        "--confirm",  # no re-timing: every result keeps exactly its 3 samples (checked below)
+        "0",
         "--db",
         db,
         "--json",
@@ -112,8 +114,9 @@ def test_tune_results_export(tmp_path):
     assert result["outcomes"]["ok"] == 4
 
     table = perfport(
-        "tune", "vector_add", "--problem", "n=4096", "--budget", "4", "--repeats", "3", "--db", db
-    ).stdout
+        "tune", "vector_add", "--problem", "n=4096", "--budget", "4", "--repeats", "3", "--db", db,
+        "--confirm", "0",
+    ).stdout  # fmt: skip
     assert "Fastest" in table and "best:" in table  # the same campaign, shown as a table
 
     results = json.loads(perfport("results", "--db", db, "--json").stdout)["results"]

@@ -19,6 +19,7 @@ from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word
 from perfport._core.metrics import Metrics
 from perfport._core.records import Config, Language, Problem, Value, _plain
+from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.splitting import SplitDim, check_splits
 
 
@@ -107,7 +108,9 @@ class KernelSpec:
     local_size: tuple[str, ...] = ()
     args: tuple[Arg, ...] = ()
     problem: Problem = field(default_factory=Problem)
-    restrictions: tuple[str, ...] = ()
+    # Expressions; a Python spec may also give functions of the configuration (a dict of
+    # parameter values -> truthy when legal), as Kernel Tuner takes lambdas.
+    restrictions: tuple[Restriction, ...] = ()
     defines: tuple[tuple[str, str], ...] = ()
     derived: tuple[tuple[str, str], ...] = ()
     local_mem: str = "0"
@@ -145,7 +148,7 @@ class KernelSpec:
         set_(self, "global_size", _as_exprs(self.global_size))
         set_(self, "local_size", _as_exprs(self.local_size))
         set_(self, "args", tuple(self.args))
-        set_(self, "restrictions", _as_exprs(self.restrictions))
+        set_(self, "restrictions", as_restrictions(self.restrictions))
         defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
         set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))
         derived = self.derived.items() if isinstance(self.derived, Mapping) else self.derived
@@ -289,7 +292,11 @@ class KernelSpec:
 
     @cached_property
     def restriction_exprs(self) -> tuple[Expr, ...]:
-        return tuple(Expr(e, f"kernel {self.name} restriction") for e in self.restrictions)
+        return tuple(
+            Expr(e, f"kernel {self.name} restriction")
+            for e in self.restrictions
+            if isinstance(e, str)
+        )
 
     @cached_property
     def derived_exprs(self) -> tuple[tuple[str, Expr], ...]:
@@ -371,7 +378,7 @@ class KernelSpec:
                 "local_size": list(self.local_size),
                 "args": [describe_arg(a) for a in self.args],
                 "problem": dict(self.problem),
-                "restrictions": list(self.restrictions),
+                "restrictions": [restriction_text(r) for r in self.restrictions],
                 "defines": dict(self.defines),
                 "derived": dict(self.derived),
                 "local_mem": self.local_mem,
@@ -385,8 +392,12 @@ class KernelSpec:
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        # Drop cached parsed expressions; they are rebuilt on first use.
-        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+        # Drop cached parsed expressions; they are rebuilt on first use. Restriction functions
+        # stay in the process that loaded the spec, where spaces are enumerated: a lambda does
+        # not pickle, and the worker processes only build and run configurations.
+        state = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        state["restrictions"] = tuple(r for r in self.restrictions if isinstance(r, str))
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():

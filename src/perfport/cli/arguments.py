@@ -61,6 +61,24 @@ def integer_at_least(low: int) -> Callable[[str], int]:
 count, natural = integer_at_least(1), integer_at_least(0)
 
 
+def budget(text: str) -> int | float:
+    """An argparse type: a count of configurations (>= 1), or a share of the legal space as
+    a percentage, ``25%`` (returned as the fraction 0.25)."""
+    if not text.strip().endswith("%"):
+        return count(text)
+    try:
+        percent = float(text.strip()[:-1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r}: give a count of configurations or a percentage such as 25%"
+        ) from None
+    if not 0 < percent <= 100:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]}: a share of the legal space must be above 0% and at most 100%"
+        )
+    return percent / 100
+
+
 def seconds(text: str) -> float:
     """An argparse type: a positive, finite number of seconds."""
     try:

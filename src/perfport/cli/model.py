@@ -30,7 +30,9 @@ def add_parser(sub: Subcommands) -> None:
         "'make_kernel()' returning one. Counts are symbolic in the problem sizes; "
         "--problem evaluates them.",
     )
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "kernel", metavar="KERNEL", help="a built-in application kernel or a .py file (above)"
+    )
     add_problem(p)
     p.add_argument(
         "--subgroup-size", type=count, default=32, help="work-items per sub-group (default 32)"

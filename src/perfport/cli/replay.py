@@ -16,7 +16,9 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "replay", help="run a strategy against stored measurements, no device needed"
     )
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument(
+        "--db", default="perfport.db", help="results database to replay (default: perfport.db)"
+    )
     p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
     p.add_argument("--device", help="the device (fingerprint or name)")
     p.add_argument("--strategy", help="search strategy (default: the default strategy)")

@@ -9,23 +9,26 @@ from typing import TYPE_CHECKING, TextIO
 
 import perfport
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
+DB_HELP = "results database (default: perfport.db)"
+
+
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--db", default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_results)
 
     p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument("file", metavar="FILE", help="the file to import (.json or .json.gz)")
+    p.add_argument("--db", default="perfport.db", help=DB_HELP)
     p.add_argument("--device-name", help="the device, where the file does not name it")
     p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -34,7 +37,7 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "export", help="write stored results as CSV, JSON, a Kernel Tuner cache or T4"
     )
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument("--db", default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument(
@@ -43,6 +46,11 @@ def add_parser(sub: Subcommands) -> None:
         default="csv",
         help="kt-cache and t4 hold one device/kernel/problem: narrow with --kernel/--device",
     )
+    p.add_argument(
+        "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+        help="kt-cache and t4: only the results at these problem values (a kernel tuned at "
+        "several sizes), e.g. --problem n=4096",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="same as --format json")
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
     p.set_defaults(run=run_export)
@@ -91,7 +99,8 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4
-            document = convert(store, kernel=args.kernel, device=args.device)
+            problem = dict(parse_assignment(a) for a in args.problem)
+            document = convert(store, kernel=args.kernel, device=args.device, problem=problem)
             count = len(document.get("cache") or document.get("results") or [])
 
             def write(out: TextIO) -> int:

@@ -57,20 +57,26 @@ def _add_fit(sel_sub: Subcommands) -> None:
                    help="a table (.csv.gz from 'select export') or a perfport store (.db)")  # fmt: skip
     p.add_argument("--kernels", type=int, required=True, metavar="K", help="configurations to ship")
     p.add_argument("--out", required=True, metavar="DIR", help="the bundle directory")
-    p.add_argument("--normalisation", default="relative")
+    p.add_argument(
+        "--normalisation", default="relative",
+        help="how times become scores: relative (t_best / t, the default), raw_cutoff, "
+        "standard_cutoff or sigmoid",
+    )  # fmt: skip
     p.add_argument("--pruning", default="greedy", help="how the set is chosen (default: greedy)")
     p.add_argument("--classifier", default="decision_tree_distilled_derived",
                    help="a decision tree: decision_tree_a, _b, _c, a or b _derived, "
                    "decision_tree_regret_derived, or decision_tree_distilled_derived "
                    "(the default)")  # fmt: skip
-    p.add_argument("--seed", type=natural, default=0)
+    p.add_argument("--seed", type=natural, default=0, help="seed of the pruning and classifier")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_fit)
 
 
 def _add_predict(sel_sub: Subcommands) -> None:
     p = sel_sub.add_parser("predict", help="the configuration a bundle picks for a problem")
-    p.add_argument("--bundle", required=True, metavar="DIR")
+    p.add_argument(
+        "--bundle", required=True, metavar="DIR", help="a bundle directory from 'select fit'"
+    )
     p.add_argument("--problem", nargs="+", action="extend", required=True, metavar="NAME=VALUE",
                    help="problem values, e.g. --problem M=128 N=3136 K=576")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -79,7 +85,7 @@ def _add_predict(sel_sub: Subcommands) -> None:
 
 def _add_export(sel_sub: Subcommands) -> None:
     p = sel_sub.add_parser("export", help="write a store's sweep results as a table (.csv.gz)")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", required=True, help="the results database holding the sweep")
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
     p.add_argument("--device", help="the device, when the store holds several")

@@ -26,7 +26,7 @@ def add_parser(sub: Subcommands) -> None:
         default="127.0.0.1",
         help="address to bind (default: loopback only; any other warns and needs a token)",
     )
-    p.add_argument("--port", type=port, default=8765)
+    p.add_argument("--port", type=port, default=8765, help="TCP port to listen on (default 8765)")
     p.add_argument(
         "--token",
         help=f"token that writes (POST /v1/wg/refused) must send as 'Authorization: Bearer "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 import perfport
@@ -15,7 +16,10 @@ if TYPE_CHECKING:
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "kernel", metavar="KERNEL",
+        help="built-in name, kernel spec file, or a Kernel Tuner T1 / BAT CAFF space file",
+    )  # fmt: skip
     add_problem(p)
     p.add_argument(
         "--device",
@@ -37,6 +41,7 @@ def add_parser(sub: Subcommands) -> None:
 def run_space(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
+    from perfport.space import empty_space_hint
     from perfport.store.formats.search_space import is_space_file, load_space_file
     from perfport.tune import resolve_problem
 
@@ -60,6 +65,9 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
         )
     else:
         render.space_report(console, name, device, report)
+    hint = empty_space_hint(report)
+    if hint:  # on stderr, so --json output stays one document
+        print(f"hint: {hint}", file=sys.stderr)
     return 0
 
 

@@ -17,7 +17,7 @@ def add_parser(sub: Subcommands) -> None:
         "split",
         help="run one kernel across several devices, each part with its own configuration",
     )
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument("kernel", metavar="KERNEL", help="built-in name or kernel spec file")
     p.add_argument(
         "--device", action="append", default=[], required=True,
         help="a device id; give two or more (on one CPU: opencl:0:0.0 --device opencl:0:0.1)",

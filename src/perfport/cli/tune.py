@@ -14,17 +14,23 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
+    budget,
     count,
     natural,
     parse_assignment,
     seconds,
 )
 
+# perfport.tune.confirm's defaults, repeated here so that building the parser imports no layer
+# (tests/tune/test_confirm.py checks they agree).
+CONFIRM_TOP, CONFIRM_SECONDS = 3, 5.0
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport.measure import RunSettings
     from perfport.tune import Budget
+    from perfport.tune.confirm import Confirmation
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -56,7 +62,11 @@ def _add_tune(sub: Subcommands) -> None:
         help="measure exactly these configurations instead of searching: a JSON list of "
         "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
     )  # fmt: skip
-    p.add_argument("--budget", type=count, help="at most this many configurations in the campaign")
+    p.add_argument(
+        "--budget", type=budget, metavar="N|P%",
+        help="at most N configurations in the campaign, or P%% of the device's legal space "
+        "(e.g. 25%%, rounded up)",
+    )  # fmt: skip
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="stop this session after this long"
     )
@@ -92,6 +102,15 @@ def _add_tune(sub: Subcommands) -> None:
         "--objective", metavar="NAME[:max|:min]",
         help="what the strategy optimises and the best is chosen by: time (default) or a "
         "metric of the spec (GBps, GFLOPs, its own); time minimises, a metric maximises unless told",
+    )  # fmt: skip
+    p.add_argument(
+        "--confirm", type=natural, default=CONFIRM_TOP, metavar="N",
+        help=f"at the end, re-time the N fastest configurations side by side until their "
+        f"intervals separate (default {CONFIRM_TOP}; 0: do not)",
+    )  # fmt: skip
+    p.add_argument(
+        "--confirm-seconds", type=seconds, default=CONFIRM_SECONDS, metavar="SECONDS",
+        help=f"time limit of that re-timing (default {CONFIRM_SECONDS:g})",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_tune)
@@ -137,7 +156,10 @@ def run_tune(args: argparse.Namespace, console: Console) -> int:
     # Held from here (perfport.tune stops where it is safe): an interrupt after the campaign's
     # final status is stored is too late to stop anything, and the result is still printed.
     with guarded():
-        budget = Budget(args.budget, args.max_time)
+        share = isinstance(args.budget, float)  # "25%" parsed as 0.25
+        budget = Budget(
+            None if share else args.budget, args.max_time, args.budget if share else None
+        )
         devices = args.device or []
         if args.cluster or len(devices) > 1 or "all" in devices:
             from perfport.cli.tune_many import tune_many_and_report
@@ -171,15 +193,34 @@ def _tune_and_report(
             objective=args.objective,
             warn=lambda text: print(f"warning: {text}", file=sys.stderr, flush=True),
             retry_failed=args.retry_failed,
+            confirm_top=args.confirm,
+            confirm_seconds=args.confirm_seconds,
         )
     if args.json:
         render.print_json(result.to_json())
     else:
         render.tune_report(console, result)
+        if result.confirmed is not None:
+            console.print(confirmation_line(result.confirmed), highlight=False)
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def confirmation_line(c: Confirmation) -> str:
+    """The re-timed winner with its interval, or the candidates it cannot be told from."""
+    low, high = c.winner.interval_ms
+    head = (
+        f"confirmed best {dict(c.winner.config)}: median {c.winner.median_ms:.4g} ms "
+        f"(95% interval {low:.4g}-{high:.4g} ms) after {c.rounds} round{'s' * (c.rounds != 1)} of "
+        "re-timing "
+        f"{len(c.candidates)} candidates side by side"
+    )
+    if c.separated:
+        return head + "; faster than the others beyond doubt"
+    tied = "; ".join(f"{dict(t.config)} {t.median_ms:.4g} ms" for t in c.indistinguishable)
+    return head + f"; cannot be told apart from: {tied}"
 
 
 def _read_configs(path: str) -> list[dict[str, Any]]:

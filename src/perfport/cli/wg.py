@@ -72,7 +72,9 @@ def _add_collect(wg_sub: Subcommands) -> None:
         "--max-time", type=seconds, metavar="SECONDS", help="start no scenario after this"
     )
     p.add_argument("--seed", type=natural, default=0, help="seed of the synthetic scenarios")
-    p.add_argument("--db", default="perfport.db")
+    p.add_argument(
+        "--db", default="perfport.db", help="results database to store into (default: perfport.db)"
+    )
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
     p.set_defaults(run=run_collect)
 

@@ -12,6 +12,7 @@ import numpy as np
 from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
 from perfport._core.errors import LaunchError
 from perfport._core.optional import require
+from perfport.devices.capture import build_messages, captured_output
 from perfport.devices.dialect import OPENCL_PRELUDE
 from perfport.devices.failures import LaunchPhase, is_refusal
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
@@ -142,6 +143,13 @@ class _OpenCLKernel(CompiledKernel):
         self.static_local_mem_bytes = int(kernel.get_work_group_info(info.LOCAL_MEM_SIZE, device))
 
 
+def _log(cl: Any, program: Any, device: Any) -> str:
+    try:
+        return str(program.get_build_info(device, cl.program_build_info.LOG) or "")
+    except cl.Error:
+        return ""
+
+
 def _code_name(cl: Any, exc: Any) -> str:
     code = getattr(exc, "code", None)
     try:
@@ -174,13 +182,16 @@ class OpenCLSession(Session):
         text = OPENCL_PRELUDE + source if language is Language.PORTABLE else source
         options = [f"-D{k}={v}" for k, v in defines.items()]
         try:
-            program = cl.Program(self._ctx, text).build(options=options)
-            kernel = cl.Kernel(program, entry)
+            with captured_output() as captured:  # kept with the result, off the terminal
+                program = cl.Program(self._ctx, text).build(options=options)
+                kernel = cl.Kernel(program, entry)
         except cl.Error as exc:
             message = str(exc)
             first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
             raise BuildError(first.strip()[:300], message) from None
-        return _OpenCLKernel(program, kernel, self._device, cl)
+        built = _OpenCLKernel(program, kernel, self._device, cl)
+        built.build_log = build_messages(_log(cl, program, self._device), captured)
+        return built
 
     def upload(self, array: np.ndarray) -> Any:
         cl = self._cl

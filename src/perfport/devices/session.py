@@ -34,6 +34,7 @@ class CompiledKernel(ABC):
 
     max_work_group_size: int  # CL_KERNEL_WORK_GROUP_SIZE / cudaFuncAttributes.maxThreadsPerBlock
     static_local_mem_bytes: int  # local memory the compiled code declares itself
+    build_log: str = ""  # the compiler's warnings and notes, kept with the results
 
 
 class Session(ABC):

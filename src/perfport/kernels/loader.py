@@ -147,6 +147,7 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
     for key in ("problem", "defines", "derived", "default", "metrics"):
         if key in fields and not isinstance(fields[key], dict):
             raise SpecError(f"{where}: {key!r} must be a table (name = value)")
+    _check_restrictions(fields.get("restrictions", []), where)
     if "reference" in fields:
         fields["reference"] = _reference(fields["reference"], path)
     if "verify" in fields:  # the same rule as a reference: a file beside it, or allowed
@@ -161,6 +162,17 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
         raise SpecError(f"{where}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise SpecError(f"{where}: {exc}") from None
+
+
+def _check_restrictions(value: Any, where: str) -> None:
+    """A data file's restrictions are expressions; a lambda belongs in a Python spec."""
+    for r in value if isinstance(value, list) else [value]:
+        if isinstance(r, str) and r.strip().startswith("lambda"):
+            raise SpecError(
+                f"{where}: restriction {r[:60]!r} is a Python lambda, which TOML and YAML specs "
+                "do not run; write it as an expression (e.g. 'bx * tile <= 1024') or move the "
+                "spec to a .py file"
+            )
 
 
 def _list(value: Any, key: str, where: str) -> list[Any]:

@@ -155,7 +155,7 @@ class TrialEngine:
                     problem := mismatch(outputs, expected, self.tolerance, self.bounds)
                 ):
                     return result(
-                        Outcome.WRONG_RESULT, problem, compile_ms=compile_ms,
+                        Outcome.WRONG_RESULT, _noted(built, problem), compile_ms=compile_ms,
                         check=Check.VERIFIED, verified_against=self.verification,
                     )  # fmt: skip
                 if capture:
@@ -168,7 +168,7 @@ class TrialEngine:
                 note = _over_limit(geometry.local_size, built)
                 return result(Outcome.LAUNCH_REFUSED, f"{exc}{note}", compile_ms=compile_ms)
             return result(Outcome.CRASHED, f"kernel fault: {exc}", compile_ms=compile_ms)
-        note = _over_limit(geometry.local_size, built).strip()
+        note = _noted(built, _over_limit(geometry.local_size, built).strip())
         if expected is not None:
             checked: dict[str, Any] = {
                 "check": Check.VERIFIED,
@@ -272,3 +272,10 @@ def _device_limits(
     if local_mem > device.local_mem_bytes:
         return f"needs {local_mem} bytes of local memory; the device has {device.local_mem_bytes}"
     return ""
+
+
+def _noted(built: CompiledKernel, message: str) -> str:
+    """``message`` and the compiler's warnings on one line: the result's message is where a
+    user reads them (results, exports), not the terminal over the progress display."""
+    log = " | ".join(line.strip() for line in built.build_log.splitlines() if line.strip())
+    return "; ".join(filter(None, [message, f"compiler output: {log}" if log else ""]))

@@ -2,7 +2,12 @@
 Constraint strings are parsed with an AST whitelist (perfport._core.expr), never eval'd.
 Kernel Tuner's T1 and BAT's CAFF space files are read by perfport.store.formats.search_space."""
 
-from perfport.space.kernel_space import device_constraints, kernel_space, spec_device_constraints
+from perfport.space.kernel_space import (
+    device_constraints,
+    empty_space_hint,
+    kernel_space,
+    spec_device_constraints,
+)
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
 __all__ = [
@@ -11,6 +16,7 @@ __all__ = [
     "PruningReport",
     "Space",
     "device_constraints",
+    "empty_space_hint",
     "kernel_space",
     "spec_device_constraints",
 ]

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 from perfport._core import DeviceInfo, KernelSpec, LocalArg, Problem
 from perfport._core.launch import check_launch
-from perfport.space.space import Constraint, ConstraintSource, Space
+from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
 DEVICE = ConstraintSource.DEVICE
+DIVISIBLE = "(global divisible by local)"  # the label's tail of that rule, which the hint finds
 
 
 def _is_one(text: str) -> bool:
@@ -56,7 +57,7 @@ def device_constraints(
         compact = g.replace(" ", "")
         pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
         if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
-            label = f"{g} % {lo} == 0 (global divisible by local)"
+            label = f"{g} % {lo} == 0 {DIVISIBLE}"
             out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
     terms = [t for t in footprint if t.strip() != "0"]
     if terms:
@@ -85,6 +86,19 @@ def spec_device_constraints(
         label = f"{groups} >= {device.compute_units} (soft rule: work-groups >= compute units)"
         out.append(Constraint.of(f"{groups} >= {device.compute_units}", DEVICE, label))
     return out
+
+
+def empty_space_hint(report: PruningReport) -> str:
+    """Advice for a space that the device leaves empty because no global size divides by its
+    local size: the usual cause is a global size written in work-groups (Kernel Tuner's grid,
+    CUDA's gridDim) where OpenCL, and perfport, count work-items. "" when that is not why."""
+    if report.legal or not any(DIVISIBLE in label and n for label, n, _ in report.removed_by):
+        return ""
+    return (
+        "global_size counts work-items, not work-groups (OpenCL's NDRange; CUDA's grid is "
+        "global / local): write n, or round_up(n, bx) to pad n items to whole groups of bx, "
+        "not ceil_div(n, bx)"
+    )
 
 
 def kernel_space(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Expr, Param, SpecError
+from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
 # Enumeration costs time in the cartesian size and memory in the legal count (8 bytes each):
@@ -28,17 +29,31 @@ class ConstraintSource(Enum):
 
 @dataclass(frozen=True)
 class Constraint:
-    """A boolean expression every legal configuration satisfies; ``label`` is what reports show."""
+    """A condition every legal configuration satisfies; ``label`` is what reports show. It is
+    a boolean expression (evaluated on whole grids at once), or ``func``: a function given
+    each configuration as a dict of parameter values (a Python spec's lambda), called only on
+    the configurations the constraints before it kept."""
 
     label: str
-    expr: Expr
+    expr: Expr | None
     source: ConstraintSource = ConstraintSource.KERNEL
+    func: Callable[[dict[str, Any]], Any] | None = None
 
     @classmethod
     def of(
-        cls, text: str, source: ConstraintSource = ConstraintSource.KERNEL, label: str = ""
+        cls,
+        text: str | Callable[[dict[str, Any]], Any],
+        source: ConstraintSource = ConstraintSource.KERNEL,
+        label: str = "",
     ) -> Constraint:
+        if callable(text):
+            return cls(label or restriction_text(text), None, source, text)
         return cls(label or text, Expr(text, "constraint"), source)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The names an expression reads; a function reads only parameters."""
+        return self.expr.names if self.expr is not None else frozenset()
 
 
 @dataclass(frozen=True)
@@ -146,7 +161,8 @@ class Space:
         one axis, every point of the later axes) bound memory."""
         removed = [0] * len(self.constraints)
         if not self.params:
-            keep = all(bool(np.all(c.expr.vector(self._constants))) for c in self.constraints)
+            keep = all(bool(np.all(self._verdict(c, [], np.ones((), bool), self._constants)))
+                       for c in self.constraints)  # fmt: skip
             return np.arange(1 if keep else 0, dtype=np.int64), removed
         kept: list[np.ndarray] = []
         total = 0
@@ -155,7 +171,7 @@ class Space:
             mask = np.ones(tuple(len(b) for b in block), dtype=bool)
             alive = mask.size
             for i, c in enumerate(self.constraints):
-                mask &= np.asarray(c.expr.vector(env), dtype=bool)
+                mask &= self._verdict(c, block, mask, env)
                 now = int(np.count_nonzero(mask))
                 removed[i] += alive - now
                 alive = now
@@ -167,6 +183,27 @@ class Space:
                 )
             kept.append(np.flatnonzero(mask) + base)
         return np.concatenate(kept), removed
+
+    def _verdict(
+        self, c: Constraint, block: Sequence[range], mask: np.ndarray, env: Mapping[str, Any]
+    ) -> np.ndarray:
+        """Where ``c`` holds on a block: an expression on the whole grid at once; a function
+        on each configuration still alive (``mask``), as a dict of the parameters' values."""
+        if c.expr is not None:
+            return np.asarray(c.expr.vector(env), dtype=bool)
+        assert c.func is not None
+        out = np.zeros(mask.shape, dtype=bool)
+        for pos in zip(*np.nonzero(mask), strict=True) if mask.ndim else [()]:
+            config = {p.name: p.values[b.start + int(i)]
+                      for p, b, i in zip(self.params, block, pos, strict=True)}  # fmt: skip
+            try:
+                out[pos] = bool(c.func(config))
+            except Exception as exc:  # the user's own code: name it and the configuration
+                raise SpecError(
+                    f"restriction {c.label[:80]} raised {type(exc).__name__}: "
+                    f"{str(exc)[:80]} for {config}; fix the function"
+                ) from None
+        return out
 
     def _blocks(self) -> Iterator[tuple[list[range], int]]:
         """Sub-grids that tile the space in row-major order: the position ranges of each axis

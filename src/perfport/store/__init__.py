@@ -14,6 +14,7 @@ from perfport.store.queries import (
     one_group,
 )
 from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
+from perfport.store.retime import add_samples
 from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Campaign, CampaignStatus, ClaimState, Store
@@ -29,6 +30,7 @@ __all__ = [
     "ResultRow",
     "ScenarioResult",
     "Store",
+    "add_samples",
     "best_results",
     "complete_results",
     "count_outcomes_of_strategy",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,19 +283,31 @@ def export_rows(
 
 
 def one_group(
-    store: Store, kernel: str | None = None, device: str | None = None
+    store: Store,
+    kernel: str | None = None,
+    device: str | None = None,
+    problem: Mapping[str, Any] | None = None,
 ) -> list[ResultRow]:
     """The export rows of exactly one device/kernel/problem, one per configuration (its best
-    ok result, else its latest). More than one match, or none, is a StoreError naming them."""
-    rows = list(export_rows(store, kernel=kernel, device=device))
+    ok result, else its latest). ``problem`` keeps the rows whose problem has these values
+    (compared as text, as they are typed on a command line); callers that pass it offer
+    ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
+    naming them."""
+    options = "--kernel, --device and --problem" if problem is not None else "--kernel and --device"
+    wanted = {str(k): str(v) for k, v in (problem or {}).items()}
+    rows = [
+        r
+        for r in export_rows(store, kernel=kernel, device=device)
+        if all(k in r.problem and str(r.problem[k]) == v for k, v in wanted.items())
+    ]
     if not rows:
-        raise StoreError("no results match; check --kernel/--device with 'perfport results'")
+        raise StoreError(f"no results match; check {options} with 'perfport results'")
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
         names = sorted({f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows})
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
-            "narrow it with --kernel and --device"
+            f"narrow it with {options}"
         )
     chosen: dict[str, ResultRow] = {}
     for r in rows:
@@ -305,8 +317,14 @@ def one_group(
     return list(chosen.values())
 
 
-def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
-    """A stored kernel's parameters and the values it declares."""
+def kernel_spec(store: Store, kernel_hash: str) -> dict[str, Any]:
+    """A stored kernel's description (``KernelSpec.describe``, or an imported kernel's)."""
     rows = store.query("SELECT spec FROM kernels WHERE source_hash = ?", (kernel_hash,))
     spec = json.loads(rows[0][0]) if rows else {}
+    return spec if isinstance(spec, dict) else {}
+
+
+def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
+    """A stored kernel's parameters and the values it declares."""
+    spec = kernel_spec(store, kernel_hash)
     return {p["name"]: list(p["values"]) for p in spec.get("params", [])}

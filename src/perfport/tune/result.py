@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfport._core import Check, DeviceInfo, Measurement, Outcome, Problem
+from perfport._core import Check, DeviceInfo, Measurement, Outcome, PerfportError, Problem
 from perfport._core.metrics import ROOFLINE, Objective, ResultMetrics
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
+from perfport.tune.confirm import Confirmation
 
 
 @dataclass(frozen=True)
 class Budget:
     """When to stop: after ``max_evals`` configurations in the campaign (results of earlier
-    sessions count), or after ``max_seconds`` of this session. None means no limit."""
+    sessions count), or after ``max_seconds`` of this session. None means no limit.
+    ``fraction`` (0-1] is a share of the device's legal space (``--budget 25%``): ``tune``
+    turns it into a count (rounded up, at least 1) once it knows the space."""
 
     max_evals: int | None = None
     max_seconds: float | None = None
+    fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.fraction is not None and not 0 < self.fraction <= 1:
+            raise PerfportError(
+                f"a budget share of the space must be above 0% and at most 100%, got "
+                f"{self.fraction * 100:g}%"
+            )
+
+    def resolved(self, legal: int) -> Budget:
+        """This budget with ``fraction`` of ``legal`` configurations as its count (the
+        smaller, where a count is given too)."""
+        if self.fraction is None:
+            return self
+        share = max(1, math.ceil(self.fraction * legal - 1e-9))  # 25% of 8 is 2, not 3
+        count = share if self.max_evals is None else min(share, self.max_evals)
+        return Budget(count, self.max_seconds)
 
 
 @dataclass(frozen=True)
@@ -40,6 +61,7 @@ class TuneResult:
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
     warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
+    confirmed: Confirmation | None = None  # the top configurations re-timed side by side
     objective: Objective = field(default_factory=Objective)
     scoring: ResultMetrics | None = None  # metrics and roofline fraction of each result
 
@@ -79,7 +101,14 @@ class TuneResult:
 
     @property
     def configs_total(self) -> int:
-        """Configurations the kernel's own restrictions allow (before device limits)."""
+        """The configurations legal on this device: ``space.legal``, what ``perfport space``
+        reports for it (device limits applied)."""
+        return self.space.legal
+
+    @property
+    def configs_before_device(self) -> int:
+        """Configurations the kernel's own restrictions allow, before device limits (what
+        ``configs_total`` counted before it matched ``space.legal``)."""
         return self.space.cartesian - self.space.removed(ConstraintSource.KERNEL)
 
     @property
@@ -138,6 +167,7 @@ class TuneResult:
             "strategy": self.strategy,
             "prior_sources": self.prior_sources,
             "configs_total": self.configs_total,
+            "configs_before_device": self.configs_before_device,
             "pruned": self.pruned,
             "measured": self.measured,
             "measured_this_session": self.measured_here,
@@ -154,5 +184,6 @@ class TuneResult:
             "ceilings": None
             if self.scoring is None or self.scoring.ceilings is None
             else self.scoring.ceilings.to_json(),
+            "confirmed": None if self.confirmed is None else self.confirmed.to_json(),
             "db": self.db,
         }

@@ -28,9 +28,10 @@ from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
-from perfport.space import Space, kernel_space
+from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store, earlier_failures, stored_ceilings
 from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
+from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
 from perfport.tune.prebuild import Prebuild
@@ -146,6 +147,8 @@ def tune(
     objective: Objective | str | None = None,
     warn: Callable[[str], None] | None = None,
     retry_failed: bool = False,
+    confirm_top: int = 0,
+    confirm_seconds: float = DEFAULT_SECONDS,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -171,6 +174,10 @@ def tune(
     A configuration that crashed or timed out in an earlier campaign of the same kernel
     source, device and problem is not run again: that outcome is stored, its message naming
     the campaign, unless ``retry_failed``.
+    ``confirm_top`` >= 2 re-times that many of the fastest configurations at the end, side by
+    side, for at most ``confirm_seconds`` (``perfport.tune.confirm``; the CLI does it by
+    default): ``TuneResult.confirmed`` names the winner with its interval, or the candidates
+    that cannot be told apart; the new samples are added to the stored results.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -183,8 +190,8 @@ def tune(
         dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
         settings = settings or RunSettings()
         strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
-        budget = _checked_budget(budget)
         space = _legal_space(spec, the_problem, dev, min_work_groups)
+        budget = _checked_budget(budget).resolved(len(space))
         goal = _checked_objective(spec, objective)
     if warn is not None:
         for warning in verification_plan(spec, settings):
@@ -209,6 +216,7 @@ def tune(
             )
             status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
             lease, measured_here, note = Lease(store, record, lease_s=lease_s), 0, ""
+            confirmed: Confirmation | None = None
             try:
                 with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
                     prior = (
@@ -226,6 +234,10 @@ def tune(
                         status = _run(loop, spec, the_problem, dev, listed, build_jobs)
                     finally:
                         measured_here = loop.measured_here
+                    if confirm_top >= 2 and status is not CampaignStatus.INTERRUPTED:
+                        confirmed = confirm_campaign(
+                            store, record, runner, confirm_top, confirm_seconds, settings.seed
+                        )
                     if runner.starts:
                         verification = runner.verification
                     note = runner.reference_note if settings.verify else ""
@@ -254,6 +266,7 @@ def tune(
         warnings=warnings,
         objective=goal,
         scoring=scoring,
+        confirmed=confirmed,
     )
 
 
@@ -389,9 +402,12 @@ def _legal_space(
     space = kernel_space(spec, problem, device, min_work_groups)
     if not space.report.legal:
         removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
+        hint = empty_space_hint(space.report)
         raise SpecError(
             f"kernel {spec.name}: no configuration is legal for this problem on {device.id}; "
-            f"removed by: {', '.join(removed) or 'nothing'}; see 'perfport space'"
+            f"removed by: {', '.join(removed) or 'nothing'}; "
+            + (f"{hint}; " if hint else "")
+            + "see 'perfport space'"
         )
     return space
 

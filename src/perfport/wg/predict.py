@@ -72,9 +72,7 @@ def _constraints(
         *(Constraint.of(r) for r in spec.restrictions),
         *spec_device_constraints(spec, device),
     )
-    names = set().union(
-        *(c.expr.names for c in constraints), *(e.names for _, e in spec.derived_exprs)
-    )
+    names = set().union(*(c.names for c in constraints), *(e.names for _, e in spec.derived_exprs))
     names -= {p.name for p in spec.params} | {name for name, _ in spec.derived_exprs}
     return constraints, frozenset(names)
 
@@ -122,7 +120,7 @@ def check_scenario(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceI
         raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
     dataset_features(spec, problem)  # checks the shape
     if not len(legal_sizes(spec, problem, device)[0]):
-        rules = "; ".join(spec.restrictions) or "none besides the device's limits"
+        rules = "; ".join(spec.describe()["restrictions"]) or "none besides the device's limits"
         raise SpecError(
             f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
             f"check the problem values against the kernel's restrictions: {rules}"

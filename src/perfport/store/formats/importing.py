@@ -8,11 +8,16 @@ import hashlib
 import math
 from pathlib import Path
 
-from perfport._core import StoreError
+from perfport._core import DeviceInfo, StoreError
 from perfport._core.interrupts import guarded
 from perfport.space import PruningReport
 from perfport.store.formats.imported import Imported, external_device
-from perfport.store.formats.kt_cache import is_kt_cache_json, kt_cache_from_json, to_imported
+from perfport.store.formats.kt_cache import (
+    close_open_cache,
+    is_kt_cache_json,
+    kt_cache_from_json,
+    to_imported,
+)
 from perfport.store.formats.t4 import is_t4_json, t4_from_json
 from perfport.store.formats.untrusted import read_json
 from perfport.store.store import CampaignStatus, Store, external_kernel_hash
@@ -21,7 +26,8 @@ from perfport.store.store import CampaignStatus, Store, external_kernel_hash
 def parse(path: str | Path, device: str | None = None, kernel: str | None = None) -> Imported:
     """Parse a Kernel Tuner cache or a T4 file. ``device``/``kernel`` name what the file does
     not (T4 files name neither; some caches have an empty device name)."""
-    data = read_json(path, "a Kernel Tuner cache or T4 file")
+    # Kernel Tuner reads back a cache its interrupted run left open; so does perfport.
+    data = read_json(path, "a Kernel Tuner cache or T4 file", close_open_cache)
     stem = Path(path).name.split(".")[0]
     if is_kt_cache_json(data):
         return to_imported(kt_cache_from_json(data, str(path)), device, kernel)
@@ -40,14 +46,15 @@ def import_file(
 
 
 def store_imported(store: Store, imported: Imported, path: str | Path) -> Imported:
-    """Store what ``parse`` read from ``path`` as one campaign (keyed by the file's content,
-    so storing the same file again adds nothing)."""
+    """Store what ``parse`` read from ``path`` as one campaign, keyed by the file's content
+    and the device, kernel and problem it was stored as: storing the same file again adds
+    nothing, and the same file under another ``device`` is another campaign."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     cartesian = math.prod(len(v) for v in imported.params.values())
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
     info = external_device(imported.device)
-    key = f"import-{imported.format}-{content}"
     kernel_hash = external_kernel_hash(imported.kernel, imported.format, imported.params)
+    key = _campaign_key(store, f"import-{imported.format}-", content, info, kernel_hash, imported)
     store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
     ids = (
         store.device_id(info),
@@ -61,3 +68,19 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> Import
         store.record_many(campaign, imported.measurements)
         store.set_status(campaign, CampaignStatus.COMPLETE)
     return imported
+
+
+def _campaign_key(
+    store: Store, prefix: str, content: str, info: DeviceInfo, kernel_hash: str, imported: Imported
+) -> str:
+    """The campaign key of an import. Stores written before the key named the device kept
+    the file's content alone: such a campaign of this same device, kernel and problem is
+    found again, so re-importing its file still adds nothing."""
+    legacy = prefix + content
+    try:
+        store.campaign(legacy)
+        store.check_campaign_key(legacy, info, kernel_hash, imported.problem)
+    except StoreError:
+        identity = "\0".join((content, info.fingerprint, kernel_hash, imported.problem.key))
+        return prefix + hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return legacy

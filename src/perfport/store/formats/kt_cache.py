@@ -13,6 +13,8 @@ written, and every error is one line that names the file, the problem and the fi
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ import numpy as np
 from perfport._core import Config, Measurement, Outcome, Problem, StoreError
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.untrusted import clip, kind_of, read_json
-from perfport.store.queries import ResultRow, declared_params, one_group
+from perfport.store.queries import ResultRow, declared_params, kernel_spec, one_group
 from perfport.store.store import Store
 
 # Kernel Tuner's failure strings <-> perfport's outcomes.
@@ -77,8 +79,18 @@ def is_kt_cache_json(data: Any) -> bool:
 
 
 def read_kt_cache(path: str | Path) -> KernelTunerCache:
-    """Read and check a Kernel Tuner cache file."""
-    return kt_cache_from_json(read_json(path, "a Kernel Tuner cache"), str(path))
+    """Read and check a Kernel Tuner cache file (one left open by an interrupted run too)."""
+    return kt_cache_from_json(read_json(path, "a Kernel Tuner cache", close_open_cache), str(path))
+
+
+def close_open_cache(text: bytes) -> bytes | None:
+    """The cache Kernel Tuner left open-ended, closed as Kernel Tuner closes it when it reads
+    one back: it writes the header up to ``"cache": {`` and then each entry followed by a
+    comma, and only a finished run writes the closing braces. None if ``text`` is not that."""
+    body = text.strip()
+    if b'"cache"' not in body or body.endswith((b"}\n}", b"}}}")):
+        return None
+    return (body[:-1] if body.endswith(b",") else body) + b"}\n}"
 
 
 def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
@@ -215,18 +227,31 @@ def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measure
 
 
 # ---- writing -----------------------------------------------------------------------------
+# What "time" holds in an exported cache: the statistic perfport ranks configurations by, so
+# that Kernel Tuner, which takes the lowest "time", names the same best; "times" keeps every
+# sample.
+EXPORTED_TIME = "median"
+
+
 def to_kt_cache(
-    store: Store, kernel: str | None = None, device: str | None = None
+    store: Store,
+    kernel: str | None = None,
+    device: str | None = None,
+    problem: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One device/kernel/problem's results as a Kernel Tuner cache (``time`` is the mean)."""
-    rows = one_group(store, kernel=kernel, device=device)
-    keys = list(rows[0].config)
+    """One device/kernel/problem's results as the cache Kernel Tuner would have written for
+    the same tuning: ``kernel_name`` is the entry function, ``problem_size`` the kernel's
+    sizes, ``tune_params_keys`` in the spec's order and ``time`` the median (EXPORTED_TIME)."""
+    rows = one_group(store, kernel=kernel, device=device, problem=problem)
+    spec = kernel_spec(store, rows[0].kernel_hash)
+    declared = declared_params(store, rows[0].kernel_hash)
+    keys = [k for k in declared if k in rows[0].config] or list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
     cache = {}
     for r in rows:
-        entry: dict[str, Any] = dict(r.config)
+        entry: dict[str, Any] = {k: r.config[k] for k in keys}
         if r.ok:
-            entry["time"] = float(np.mean(r.times_ms))
+            entry["time"] = float(r.median_ms if r.median_ms is not None else np.median(r.times_ms))
             entry["times"] = list(r.times_ms)
         else:
             entry["time"] = failure.get(r.outcome, "RuntimeFailedConfig")
@@ -235,25 +260,48 @@ def to_kt_cache(
             framework_time=0, timestamp=stamp(r.created),
         )  # fmt: skip
         cache[",".join(str(r.config[k]) for k in keys)] = entry
-    problem = rows[0].problem
-    size = problem.get("problem_size")
     return {
         "device_name": rows[0].device,
-        "kernel_name": rows[0].kernel,
-        "problem_size": [int(x) for x in str(size).split("x")] if size else list(problem.values()),
+        "kernel_name": str(spec.get("entry") or rows[0].kernel),
+        "problem_size": problem_size(spec, rows[0].problem),
         "tune_params_keys": keys,
-        "tune_params": _declared_values(store, rows[0].kernel_hash, keys, rows),
+        "tune_params": {k: declared.get(k) or _seen(rows, k) for k in keys},
         "objective": "time",
+        # Kernel Tuner reads only the keys above; this says what perfport put in them.
+        "perfport": {"time": f"{EXPORTED_TIME} of times (ms)", "spec_name": rows[0].kernel,
+                     "problem": dict(rows[0].problem)},
         "cache": cache,
-    }
+    }  # fmt: skip
 
 
-def _declared_values(
-    store: Store, kernel_hash: str, keys: list[str], rows: list[ResultRow]
-) -> dict[str, list[Any]]:
-    """Each parameter's values as the kernel declares them (or as seen, failing that)."""
-    declared = declared_params(store, kernel_hash)
-    return {k: declared.get(k) or sorted({r.config[k] for r in rows}, key=_order) for k in keys}
+def problem_size(spec: Mapping[str, Any], problem: Problem) -> Any:
+    """Kernel Tuner's ``problem_size``: the problem values the kernel's global size is made
+    of, dimension by dimension (one number for one dimension, as Kernel Tuner writes an int
+    problem size). An imported cache's own size comes back as it was written; a kernel whose
+    global size names no problem value gives its numeric problem values in declared order."""
+    size = problem.get("problem_size")
+    if size is not None:
+        parts = str(size).split("x")
+        values: list[Any] = [int(x) if x.isdigit() else x for x in parts]
+    else:
+        names: list[str] = []
+        for text in spec.get("global_size") or []:
+            for name in re.findall(r"[A-Za-z_]\w*", str(text)):
+                if name in problem and name not in names:
+                    names.append(name)
+        if not names:  # the spec's own order, where it has one
+            names = [n for n in spec.get("problem") or problem if n in problem]
+        values = [problem[n] for n in names if _numeric(problem[n])]
+    return values[0] if len(values) == 1 else values
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _seen(rows: list[ResultRow], key: str) -> list[Any]:
+    """A parameter's values as the results take them (where the kernel declares none)."""
+    return sorted({r.config[key] for r in rows}, key=_order)
 
 
 def stamp(created: float) -> str:

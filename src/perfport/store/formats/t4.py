@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -77,11 +78,16 @@ def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: 
     return Measurement(config, outcome, "", tuple(t * scale for t in times), compile_ms)
 
 
-def to_t4(store: Store, kernel: str | None = None, device: str | None = None) -> dict[str, Any]:
+def to_t4(
+    store: Store,
+    kernel: str | None = None,
+    device: str | None = None,
+    problem: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """One device/kernel/problem's results in the T4 format."""
     invalidity = {o: s for s, o in T4_INVALIDITY.items()}
     results = []
-    for r in one_group(store, kernel=kernel, device=device):
+    for r in one_group(store, kernel=kernel, device=device, problem=problem):
         results.append(
             {
                 "timestamp": stamp(r.created),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,9 +18,13 @@ MAX_JSON_BYTES = 128 << 20
 _CHUNK = 1 << 20
 
 
-def read_json(path: str | Path, expected: str) -> Any:
+def read_json(
+    path: str | Path, expected: str, repair: Callable[[bytes], bytes | None] | None = None
+) -> Any:
     """JSON from a plain or gzipped file. ``expected`` names what the file should be (e.g. "a
-    Kernel Tuner cache"), for the error message of a file that is not JSON at all."""
+    Kernel Tuner cache"), for the error message of a file that is not JSON at all. ``repair``
+    gets the text when it does not parse and may return a completed one (a format whose writer
+    leaves files open-ended); the error is then the original one if that fails too."""
     p = Path(path)
     try:
         with p.open("rb") as raw:
@@ -44,6 +49,12 @@ def read_json(path: str | Path, expected: str) -> Any:
     try:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        completed = repair(bytes(data)) if repair is not None else None
+        if completed is not None:
+            try:
+                return json.loads(completed)
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                pass
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise StoreError(
             f"{p}: not JSON ({reason}); the file may be truncated, give {expected}"

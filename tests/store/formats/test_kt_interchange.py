@@ -1,0 +1,187 @@
+"""Kernel Tuner interchange that round-trips: what Kernel Tuner checks when it loads a cache
+(its simulation mode), and caches its interrupted runs leave open-ended.
+
+Facts about Kernel Tuner 1.5 (kernel_tuner/util.py) these tests rely on, checked against its
+source: a cache loads only if ``kernel_name`` equals the kernel function's name,
+``problem_size`` equals the one passed (as arrays: an int and a one-element list both match
+an int), and ``tune_params_keys`` equals ``list(tune_params)`` in order; each cache key is the
+values joined by commas in that order; the best is the entry with the lowest float ``time``.
+Its cache file is written header-first, ending in ``"cache": {``, then one entry per line
+followed by a comma; the closing braces come only when a run ends, and reading a file without
+them closes it (a trailing comma dropped, then ``}\\n}``).
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfport import Config, Measurement, Outcome, Problem
+from perfport._core import ArrayArg, KernelSpec, Param, ParamKind, StoreError
+from perfport.store import CampaignStatus, Store, best_results
+from perfport.store.formats.imported import external_device
+from perfport.store.formats.importing import import_file, parse
+from perfport.store.formats.kt_cache import to_kt_cache
+from perfport.store.formats.untrusted import read_json
+
+SOURCE = "__kernel void stencil_step(__global float* x) { x[get_global_id(0)] += 1.0f; }"
+
+
+def _spec():
+    # Declared out of alphabetical order on purpose: the export must keep this order.
+    return KernelSpec(
+        name="my-stencil",
+        source=SOURCE,
+        entry="stencil_step",
+        params=(
+            Param("tile", (1, 2), ParamKind.COMPILE),
+            Param("block_size_x", (16, 32), ParamKind.LAUNCH),
+        ),
+        global_size=("nx / tile", "ny"),
+        local_size=("block_size_x", "1"),
+        args=(ArrayArg("x", "float", ("nx * ny",), output=True),),
+        problem=Problem.of(ny=64, nx=256),
+    )
+
+
+# Per configuration: times whose mean and median name different bests.
+TIMES = {
+    (1, 16): (3.0, 3.0, 3.0),
+    (1, 32): (1.0, 1.0, 9.0),  # best median (1.0), worst mean
+    (2, 16): (2.0, 2.0, 2.0),  # best mean (2.0)
+}
+
+
+def _store(store, nx=256):
+    spec = _spec()
+    problem = spec.problem.merged({"nx": nx})
+    ids = (store.device_id(external_device("Test GPU")), store.kernel_id(spec),
+           store.problem_id(problem))  # fmt: skip
+    from perfport.space import PruningReport
+
+    campaign = store.open_campaign(f"c{nx}", ids, "brute_force", 0, {}, PruningReport(4, 4, ()))
+    ms = [Measurement(Config.of(tile=t, block_size_x=b), Outcome.OK, times_ms=times)
+          for (t, b), times in TIMES.items()]  # fmt: skip
+    ms.append(Measurement(Config.of(tile=2, block_size_x=32), Outcome.COMPILE_ERROR, "no"))
+    store.record_many(campaign, ms)
+    store.set_status(campaign, CampaignStatus.COMPLETE)
+
+
+def _kt_best(cache):
+    """Kernel Tuner's choice: the lowest float time; failures are strings."""
+    timed = {k: e["time"] for k, e in cache["cache"].items() if isinstance(e["time"], float)}
+    return min(timed, key=timed.__getitem__)
+
+
+def test_export_is_what_kernel_tuner_writes(db):
+    with Store(db) as store:
+        _store(store)
+        cache = to_kt_cache(store)
+        (best,) = best_results(store)
+    assert cache["kernel_name"] == "stencil_step"  # the entry function, not the spec's name
+    assert cache["problem_size"] == [256, 64]  # the global size's dimensions, in order
+    assert cache["tune_params_keys"] == ["tile", "block_size_x"]  # declared order
+    assert list(cache["tune_params"]) == ["tile", "block_size_x"]
+    assert set(cache["cache"]) == {"1,16", "1,32", "2,16", "2,32"}
+    assert cache["cache"]["1,32"]["times"] == [1.0, 1.0, 9.0]
+    assert cache["cache"]["2,32"]["time"] == "CompilationFailedConfig"
+    assert "median" in cache["perfport"]["time"]
+    # Kernel Tuner's best (lowest "time") is perfport's best (lowest median).
+    assert _kt_best(cache) == "1,32"
+    assert dict(best.best) == {"tile": 1, "block_size_x": 32}
+
+
+def test_export_parse_names_the_same_best(db, tmp_path):
+    path = tmp_path / "exported.json"
+    with Store(db) as store:
+        _store(store)
+        path.write_text(json.dumps(to_kt_cache(store)))
+    again = parse(path, device=None, kernel=None)
+    assert again.kernel == "stencil_step" and again.device == "Test GPU"
+    assert len(again.measurements) == 4 and again.failed == 1
+    back = tmp_path / "back.db"
+    with Store(back) as store:
+        import_file(store, path)
+        (best,) = best_results(store)
+    assert dict(best.best) == {"tile": 1, "block_size_x": 32}
+
+
+def test_export_one_of_several_problems(db, tmp_path):
+    with Store(db) as store:
+        _store(store, nx=256)
+        _store(store, nx=512)
+        with pytest.raises(StoreError, match="--problem"):
+            to_kt_cache(store, problem={})
+        cache = to_kt_cache(store, problem={"nx": "512"})
+        with pytest.raises(StoreError, match="no results match"):
+            to_kt_cache(store, problem={"nx": 7})
+    assert cache["problem_size"] == [512, 64] and len(cache["cache"]) == 4
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "export", "--db", str(db), "--format", "kt-cache",
+         "--problem", "nx=256", "-o", str(tmp_path / "o.json")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "o.json").read_text())["problem_size"] == [256, 64]
+
+
+def _open_ended(entries, trailing=",\n"):
+    """A cache as Kernel Tuner leaves it when its run is killed (see the module docstring)."""
+    header = {"device_name": "Test GPU", "kernel_name": "vector_add", "problem_size": 4096,
+              "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": entries},
+              "objective": "time", "cache": {}}  # fmt: skip
+    text = json.dumps(header, indent="")[:-3]
+    for b in entries:
+        record = {"block_size_x": b, "time": b / 100, "times": [b / 100] * 3}
+        text += "\n" + json.dumps({str(b): record})[1:-1] + ","
+    return text.rstrip(",") + trailing if entries else text + trailing
+
+
+@pytest.mark.parametrize("trailing", [",", ",\n", "\n", ""])
+@pytest.mark.parametrize("entries", [[], [32], [32, 64, 128, 256, 512]])
+def test_open_ended_cache_imports_with_the_exact_count(db, tmp_path, entries, trailing):
+    path = tmp_path / "interrupted.json"
+    path.write_text(_open_ended(entries, trailing))
+    with pytest.raises(StoreError, match="not JSON"):
+        read_json(path, "a cache")  # it really is open-ended
+    with Store(db) as store:
+        imported = import_file(store, path)
+        assert len(imported.measurements) == len(entries)
+        assert store.query("SELECT count(*) FROM results")[0][0] == len(entries)
+
+
+def test_a_cache_cut_inside_an_entry_is_still_refused(db, tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text(_open_ended([32, 64])[:-12])
+    with Store(db) as store, pytest.raises(StoreError, match="not JSON"):
+        import_file(store, path)
+
+
+def test_one_cache_under_two_device_names(db, tmp_path):
+    path = tmp_path / "c.json"
+    path.write_text(_open_ended([32, 64]))
+    with Store(db) as store:
+        import_file(store, path, device="GPU A")
+        import_file(store, path, device="GPU B")
+        import_file(store, path, device="GPU A")  # again: nothing new
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 2
+        assert store.query("SELECT count(*) FROM results")[0][0] == 4
+        assert {r.device for r in best_results(store)} == {"GPU A", "GPU B"}
+
+
+def test_a_store_from_before_the_device_was_in_the_key_adds_nothing(db, tmp_path):
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "c.json"
+    path.write_text(_open_ended([32, 64]))
+    with Store(db) as store:
+        import_file(store, path)
+    legacy = "import-kt-cache-" + hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    with sqlite3.connect(db) as conn:  # the key such a store holds
+        conn.execute("UPDATE campaigns SET key = ?", (legacy,))
+    with Store(db) as store:
+        import_file(store, path)
+        assert [tuple(r) for r in store.query("SELECT key FROM campaigns")] == [(legacy,)]
+        assert store.query("SELECT count(*) FROM results")[0][0] == 2

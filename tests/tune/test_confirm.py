@@ -1,0 +1,109 @@
+"""Re-timing the top candidates at the end of a campaign (perfport.tune.confirm)."""
+
+import json
+import subprocess
+import sys
+
+from perfport import Config, Measurement, Outcome, RunSettings, Timing, tune
+from perfport.cli import tune as cli_tune
+from perfport.store import Store
+from perfport.tune import confirm as confirm_module
+from perfport.tune.confirm import confirm
+
+A, B, C, D = (Config.of(wg=w) for w in (8, 16, 32, 64))
+
+
+def _ok(config, times):
+    return Measurement(config, Outcome.OK, times_ms=tuple(times))
+
+
+def _fake(times_of):
+    """A device whose every re-timing of a configuration returns these samples."""
+    calls = []
+
+    def measure(config):
+        calls.append(config)
+        return _ok(config, times_of[config])
+
+    return measure, calls
+
+
+def test_separated_candidates_stop_after_one_round():
+    # The search saw D as best (one lucky sample); timed again, A is far faster.
+    searched = [_ok(A, [2.0]), _ok(B, [5.0]), _ok(C, [9.0]), _ok(D, [1.0])]
+    measure, calls = _fake({A: [1.0] * 9, B: [5.0] * 9, D: [3.0] * 9})
+    kept = []
+    got = confirm(searched, measure, lambda c, t: kept.append((c, t)), top=3, max_seconds=60)
+    assert (
+        got is not None and got.rounds == 1 and sorted(calls, key=str) == sorted([A, B, D], key=str)
+    )
+    assert got.winner.config == A and got.separated and got.indistinguishable == ()
+    assert got.winner.n == 10 and got.winner.interval_ms[1] < 3.0
+    assert {c for c, _ in kept} == {A, B, D}  # every new sample is handed over to be stored
+    j = got.to_json()
+    assert j["winner"] == {"wg": 8} and j["indistinguishable"] == [] and len(j["interval_ms"]) == 2
+
+
+def test_overlapping_candidates_are_named_and_time_is_bounded():
+    searched = [_ok(A, [1.0]), _ok(B, [1.1])]
+    noisy = [1.0, 3.0, 0.5, 2.0, 1.5]
+    measure, _ = _fake({A: noisy, B: noisy})
+    got = confirm(searched, measure, lambda c, t: None, top=3, max_seconds=0.05)
+    assert got is not None and got.rounds >= 1
+    assert not got.separated and [c.config for c in got.indistinguishable] == [
+        c.config for c in got.candidates[1:]
+    ]
+
+
+def test_nothing_to_compare_and_a_flaky_candidate():
+    assert confirm([_ok(A, [1.0])], _fake({})[0], lambda c, t: None) is None
+    searched = [_ok(A, [1.0]), _ok(B, [2.0]), _ok(C, [3.0])]
+
+    def measure(config):
+        if config == A:
+            return Measurement(config, Outcome.WRONG_RESULT, "differs")
+        return _ok(config, {B: [2.0] * 9, C: [3.0] * 9}[config])
+
+    got = confirm(searched, measure, lambda c, t: None, top=3, max_seconds=60)
+    assert got is not None and got.dropped == (A,) and got.winner.config == B
+
+
+def test_cli_defaults_agree_with_the_module():
+    assert (cli_tune.CONFIRM_TOP, cli_tune.CONFIRM_SECONDS) == (
+        confirm_module.DEFAULT_TOP,
+        confirm_module.DEFAULT_SECONDS,
+    )
+
+
+def test_tune_retimes_on_pocl_and_stores_samples_not_configurations(db):
+    settings = RunSettings(timing=Timing.fixed(3))
+    r = tune("vector_add", problem={"n": 4096}, budget=4, db=db, settings=settings,
+             strategy="brute_force", confirm_top=3, confirm_seconds=1.0)  # fmt: skip
+    c = r.confirmed
+    assert c is not None and len(c.candidates) + len(c.dropped) == 3 and c.rounds >= 1
+    assert len(r.measurements) == 4  # configurations: what the search measured
+    with Store(db) as store:
+        assert store.query("SELECT count(*) FROM results")[0][0] == 4
+        n = {json.loads(k)["wg"]: n for k, n in store.query(
+            "SELECT c.key, r.n FROM results r JOIN configs c ON c.id = r.config_id")}  # fmt: skip
+    for cand in c.candidates:  # the search's 3 samples plus every round's 3
+        assert n[cand.config["wg"]] == cand.n == 3 + 3 * c.rounds
+    assert r.best is not None and r.best.config == c.winner.config  # ranks on the pooled samples
+    j = r.to_json()["confirmed"]
+    assert j["winner"] == dict(c.winner.config) and isinstance(j["indistinguishable"], list)
+
+
+def test_cli_confirm_zero_disables_and_json_has_confirmed(tmp_path):
+    def run(*extra):
+        done = subprocess.run(
+            [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=2048",
+             "--budget", "3", "--repeats", "2", "--db", str(tmp_path / "r.db"), "--json",
+             "--strategy", "brute_force", *extra],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["confirmed"]
+
+    assert run("--confirm", "0") is None
+    got = run("--confirm", "2", "--confirm-seconds", "0.5")
+    assert set(got) >= {"winner", "interval_ms", "indistinguishable"}
