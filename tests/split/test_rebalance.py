@@ -7,6 +7,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -124,3 +125,24 @@ def test_cli_sweeps_and_rebalances(tmp_path):
     assert 1 <= len(out["iterations"]) <= 2 and out["iterations"][0]["parts"] == out["parts"]
     assert all(p["verified"] for p in out["sweep"] + out["iterations"])
     assert sum(out["rebalanced_factors"]) == pytest.approx(1.0)
+
+
+def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(monkeypatch):
+    """Part times that agree while the launch takes longer than the fastest device alone (a
+    CPU part slowing the GPU's host thread): the last launch runs that device alone."""
+    from perfport.split import rebalance as module
+
+    launches = []
+
+    def fake(spec, problem, parts, split, target_s):
+        launches.append([(p.start, p.stop) for p in parts])
+        busy = [p for p in parts if p.stop > p.start]
+        return RunResult(3.0 if len(busy) > 1 else 1.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})
+
+    monkeypatch.setattr(module, "run_parts", fake)
+    spec = types.SimpleNamespace(tolerance=None)
+    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [1.0, 50.0])
+    done, last = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {})
+    assert len(done) == 2 and done[0].imbalance == 0.0
+    assert launches[1] == [(0, 1000), (1000, 1000)] and last.parts == ((0, 1000), (1000, 1000))

@@ -105,7 +105,8 @@ def rebalance(
     target_s: float = 0.05,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
-    launches, stopping once the parts finish within ``tolerance`` of each other. Returns the
+    launches, stopping once the parts finish within ``tolerance`` of each other and the launch
+    is no slower than the fastest device alone (else that device alone is tried last). Returns the
     launches and the plan of the last one. ``first``, when given, is the plan's launch already
     made (``perfport split``'s static run): it counts as the first iteration."""
     if iterations < 1:
@@ -113,10 +114,18 @@ def rebalance(
     alone_ms = plan.times_ms
     lines = [(0.0, t / plan.extent) for t in alone_ms]
     done: list[Iteration] = []
+    fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
+    slowest_ok = alone_ms[fastest] * (1 + tolerance)
     for k in range(iterations):
-        if k:
+        if k and done[-1].imbalance <= tolerance:
+            # Balanced, yet slower than the fastest device alone: what the part times miss
+            # (a CPU part taking the host cores the GPU's launches need) makes the split
+            # lose, so the last launch tries that device alone.
+            shares = tuple(float(i == fastest) for i in range(len(alone_ms)))
+        elif k:
             lines = updated_lines(plan, done[-1].run, alone_ms, lines)
             shares = balanced_shares(plan.extent, lines)
+        if k:
             plan = plan_split(
                 plan.devices, plan.extent, plan.blocks, alone_ms, plan.dimension, shares
             )
@@ -130,6 +139,7 @@ def rebalance(
         )
         wrong = mismatch(run.outputs, expected, spec.tolerance)
         done.append(Iteration(plan.parts, run, imbalance(run), wrong is None))
-        if done[-1].imbalance <= tolerance:
+        alone = len(run.kernel_ms) == 1
+        if alone or (done[-1].imbalance <= tolerance and run.wall_ms <= slowest_ok):
             break
     return tuple(done), plan
