@@ -90,3 +90,14 @@ def test_tune_and_replay_use_the_prior(db, cpu):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["prior_sources"] == 1 and out["curve"][0] == 1.0  # gpu-b's best is gpu-a's
+
+
+def test_space_indices_match_index(cpu):
+    """The vectorised lookup the prior uses agrees with Space.index, illegal and foreign
+    configurations included."""
+    spec = builtin("stencil")
+    space = kernel_space(spec, spec.problem.merged(PROBLEM), cpu)
+    configs = [dict(space.config(i)) for i in range(0, len(space), 3)]
+    configs += [{**configs[0], "wc": 10**6}, {"other": 1}]
+    expected = [space.index(c) for c in configs]
+    assert space.indices(configs).tolist() == [-1 if i is None else i for i in expected]

@@ -6,10 +6,12 @@ from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
     ResultRow,
+    TransferSummary,
     best_results,
     declared_params,
     export_rows,
     one_group,
+    transfer_summary,
 )
 from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
 from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
@@ -27,6 +29,7 @@ __all__ = [
     "ResultRow",
     "ScenarioResult",
     "Store",
+    "TransferSummary",
     "best_results",
     "complete_results",
     "count_outcomes_of_strategy",
@@ -34,6 +37,7 @@ __all__ = [
     "export_rows",
     "one_group",
     "refused_configs",
+    "transfer_summary",
     "write_csv",
     "write_json",
 ]
