@@ -66,7 +66,7 @@ from perfport.store.formats.importing import import_file
 from perfport.store.formats.search_space import load_space_file
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
 from perfport.tune.prior import Prior, transfer_prior
-from perfport.tune.replay import ReplayData, evals_to, simulate
+from perfport.tune.replay import Objective, ReplayData, evals_to, simulate
 
 TARGETS = ((0.9, "evals_to_90"), (0.95, "evals_to_95"), (0.99, "evals_to_99"))
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "bayes_opt", "dual_annealing", "diff_evo")
@@ -109,7 +109,8 @@ def replay_data(path: Path, cache: dict[str, Any]) -> ReplayData:
     for e in entries:
         if not isinstance(e["time"], str):
             times[space.index({k: e[k] for k in keys})] = e["time"]
-    return ReplayData(f"{path.parent.name}/{path.name.split('.')[0]}", space, times)
+    label = f"{path.parent.name}/{path.name.split('.')[0]}"
+    return ReplayData(label, space, times, objective=Objective.TIME)  # the cache's own "time"
 
 
 def fractions(data: ReplayData, best_so_far: np.ndarray, budget: int) -> np.ndarray:
