@@ -23,6 +23,7 @@ It prints each one's time and peak RSS (the process's, Python and numpy included
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import resource
@@ -42,6 +43,7 @@ from perfport.store.formats.importing import parse
 from perfport.tune.prior import Prior, transfer_prior
 
 CACHE = "kerneltuner-benchmark_hub/gemm/RTX_3090.json.gz"
+_SCALED = ("min", "median", "mean", "std", "ci_low", "ci_high")
 NEW_DEVICE = "the new device"
 
 
@@ -64,8 +66,14 @@ def build(db: Path, cache: Path, devices: int) -> None:
                 if scale is None or not m.ok:
                     out.append(m)
                     continue
-                times = tuple(float(t * scale[k]) for t in m.times_ms)
-                out.append(Measurement(m.config, Outcome.OK, times_ms=times))
+                f = float(scale[k])
+                times = tuple(t * f for t in m.times_ms)
+                # Every statistic scales with the times: scaling them saves summarising 1M
+                # results again (a millisecond each).
+                stats = dataclasses.replace(
+                    m.stats, **{name: getattr(m.stats, name) * f for name in _SCALED}
+                )
+                out.append(Measurement(m.config, Outcome.OK, times_ms=times, stats=stats))
             store.record_many(campaign, out)
             store.set_status(campaign, CampaignStatus.COMPLETE)
             print(f"  device {d + 1}/{devices} stored", file=sys.stderr, flush=True)

@@ -1,6 +1,11 @@
 #!/bin/sh
-# The measurements of docs/results/2026-11-26-optuna-strategies.md, on a machine with many
-# cores (the GPU machine's CPUs, no GPU). Optuna's wheels in .whl, the caches in .gpu-in/data.
+# What docs/results/2026-11-26-optuna-strategies.md could not measure on the 2-core machine
+# (optuna_gp needs torch; the 30-seed runs and the 1M-result prior need cores), on the GPU
+# machine's CPUs (no GPU is used). Before, on the CPU machine, from the project root:
+#   mkdir -p .whl .gpu-in/data && cp -r ../shared/data/kerneltuner-benchmark_hub .gpu-in/data/
+#   (cd .whl && pip download --only-binary=:all: --python-version 3.12 --no-deps optuna cmaes
+#    colorlog tqdm alembic mako sqlalchemy)  # sqlalchemy: the manylinux cp312 wheel
+# then run it with .whl and .gpu-in carried: sh experiments/2026-11-26-optuna-strategies/gpu_run.sh
 set -u
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD/src OMP_NUM_THREADS=1
