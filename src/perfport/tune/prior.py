@@ -39,8 +39,9 @@ def transfer_prior(
     when no other device has results.
 
     The store sums the fractions per configuration in SQL (``transfer_summary``), so building
-    the prior reads one row per distinct configuration, never every result: with 1M results
-    it takes about a second and little memory (``benchmarks/prior_scale.py``). A device's
+    the prior reads one row per distinct configuration, never every result: with 1.15M results
+    it took 3.5 s and no added memory on a loaded 2-core machine, where reading every result
+    took 262 s and 3 GB (``benchmarks/prior_scale.py``). A device's
     optimum is its best over all its configurations, including any that are illegal here."""
     names = [p.name for p in space.params]
     summary = transfer_summary(
