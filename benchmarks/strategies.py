@@ -23,6 +23,16 @@ The goal: perfport's default strategy needs at most half the evaluations of Kern
 strategy to reach 95%, averaged over the caches (a cache whose median run never reaches 95%
 counts as the largest budget + 1).
 
+Every target is reported at 90%, 95% and 99% of the optimum, and the aggregate score after
+Kernel Tuner's methodology for comparing auto-tuning algorithms: at each budget b, how far a
+strategy's mean best time has come from a random-search baseline (the exact expected best of b
+configurations drawn without replacement) towards the optimum, (baseline - best) / (baseline -
+optimum), averaged over b = 1..B and over the caches; 0 is random search, 1 the optimum at once.
+
+    --jobs N          runs side by side in N processes (each single-threaded)
+    --overhead N      also time each strategy's own ask + tell per evaluation over N
+                      evaluations on the largest cache (no measurement: the search's cost alone)
+
 Run files are JSON, gzip-compressed when their name ends in .gz. The runs of
 docs/results/2026-11-22-strategies.md are in benchmarks/results/strategies-runs.json.gz.
 """
@@ -34,6 +44,8 @@ import gzip
 import importlib.util
 import json
 import math
+import multiprocessing
+import os
 import random
 import statistics
 import sys
@@ -54,8 +66,9 @@ from perfport.store.formats.importing import import_file
 from perfport.store.formats.search_space import load_space_file
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
 from perfport.tune.prior import Prior, transfer_prior
-from perfport.tune.replay import ReplayData, evals_to, simulate
+from perfport.tune.replay import Objective, ReplayData, evals_to, simulate
 
+TARGETS = ((0.9, "evals_to_90"), (0.95, "evals_to_95"), (0.99, "evals_to_99"))
 KT_STRATEGIES = ("random_sample", "genetic_algorithm", "bayes_opt", "dual_annealing", "diff_evo")
 # Which T1 file's constraints generate each cache's space.
 CONDITIONS = {
@@ -96,7 +109,8 @@ def replay_data(path: Path, cache: dict[str, Any]) -> ReplayData:
     for e in entries:
         if not isinstance(e["time"], str):
             times[space.index({k: e[k] for k in keys})] = e["time"]
-    return ReplayData(f"{path.parent.name}/{path.name.split('.')[0]}", space, times)
+    label = f"{path.parent.name}/{path.name.split('.')[0]}"
+    return ReplayData(label, space, times, objective=Objective.TIME)  # the cache's own "time"
 
 
 def fractions(data: ReplayData, best_so_far: np.ndarray, budget: int) -> np.ndarray:
@@ -149,6 +163,98 @@ def priors(paths: list[Path], spaces: dict[Path, Space]) -> dict[Path, Prior | N
     return out
 
 
+# What forked worker processes read (set before the pool starts): replay data and prior
+# scores by cache, so a task is only a few names.
+_SHARED: dict[str, Any] = {}
+
+
+def _perfport_run(task: tuple[Path, str, int, int]) -> list[float]:
+    path, name, top, seed = task
+    make = partial(make_strategy, STRATEGIES[name], scores=_SHARED["scores"][path])
+    return simulate(_SHARED["datas"][path], make, top, seed).tolist()  # type: ignore[no-any-return]
+
+
+def _overhead_run(task: tuple[Path, str, int]) -> tuple[float, float]:
+    """A strategy's own cost, mean ms per evaluation (ask + tell; building it counted in) over
+    the whole run and over its last 50 evaluations."""
+    path, name, evaluations = task
+    data = _SHARED["datas"][path]
+    started = time.perf_counter()
+    strategy = make_strategy(STRATEGIES[name], data.space, 0, _SHARED["scores"][path])
+    steps = [time.perf_counter() - started]
+    for _ in range(min(evaluations, len(data.space))):
+        started = time.perf_counter()
+        i = strategy.ask()
+        if i is None:
+            break
+        t = data.times[i]
+        strategy.tell(i, None if np.isnan(t) else float(t))
+        steps.append(time.perf_counter() - started)
+    steps[1] += steps.pop(0)  # the build belongs to the first evaluation
+    return 1e3 * float(np.mean(steps)), 1e3 * float(np.mean(steps[-50:]))
+
+
+def _keyed(item: tuple[str, Any, Any]) -> tuple[str, Any]:
+    key, worker, task = item
+    return key, worker(task)
+
+
+def run_tasks(worker: Any, tasks: dict[str, Any], jobs: int, save: Any = None) -> dict[str, Any]:
+    """worker(task) for every task, in ``jobs`` forked processes when jobs > 1; ``save(done)``
+    is called every 30 s with what is done so far, so a run cut short keeps its results."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return {key: worker(task) for key, task in tasks.items()}
+    os.environ["OMP_NUM_THREADS"] = "1"  # one core per process (torch, BLAS)
+    done: dict[str, Any] = {}
+    saved = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        items = [(key, worker, task) for key, task in tasks.items()]
+        for key, value in pool.imap_unordered(_keyed, items):
+            done[key] = value
+            if save is not None and time.perf_counter() - saved > 30:
+                save(done)
+                saved = time.perf_counter()
+    return done
+
+
+def random_baseline(times: np.ndarray, budget: int) -> np.ndarray:
+    """The expected best time after b = 1..budget configurations drawn at random without
+    replacement (a failure finds nothing; if every draw failed, the worst time counts)."""
+    ok = np.sort(times[np.isfinite(times)])
+    n, m = len(times), len(ok)
+    k = np.arange(m + 1, dtype=np.float64)
+    # log P(none of the k best among b draws) = sum_{j<b} log((n - k - j) / (n - j)), built up
+    # one draw at a time.
+    log_none = np.zeros(m + 1)
+    out = np.empty(budget)
+    with np.errstate(divide="ignore"):
+        for b in range(1, budget + 1):
+            log_none += np.log(np.maximum(n - k - (b - 1), 0.0) / (n - (b - 1)))
+            none = np.exp(log_none)
+            p_best = none[:-1] - none[1:]  # the best drawn is exactly the k-th best
+            out[b - 1] = float(p_best @ ok + none[m] * ok[-1])
+    return out
+
+
+def aggregate_scores(
+    curves: dict[str, dict[str, np.ndarray]], datas: dict[str, ReplayData], top: int
+) -> dict[str, float]:
+    """Kernel Tuner's methodology: per cache and budget b, (baseline - mean best) / (baseline -
+    optimum) with random search as the baseline, averaged over b = 1..top and the caches."""
+    baselines = {label: random_baseline(d.times, top) for label, d in datas.items()}
+    out = {}
+    for strategy, per_cache in curves.items():
+        per = []
+        for label, runs in per_cache.items():
+            data, base = datas[label], baselines[label]
+            worst = float(np.nanmax(data.times))
+            best = np.where(runs > 0, data.optimum / np.maximum(runs, 1e-300), worst).mean(0)
+            gap = np.maximum(base - data.optimum, 1e-300)
+            per.append(float(np.mean((base - best[:top]) / gap)))
+        out[strategy] = float(np.mean(per))
+    return out
+
+
 def summarise(
     curves: dict[str, dict[str, np.ndarray]], budgets: list[int]
 ) -> dict[str, dict[str, Any]]:
@@ -156,11 +262,16 @@ def summarise(
     out = {}
     top = max(budgets)
     for strategy, per_cache in curves.items():
-        row: dict[str, Any] = {"fraction": {}, "evals_to_90": {}, "evals_to_95": {}}
+        row: dict[str, Any] = {
+            "fraction": {},
+            "evals_to_90": {},
+            "evals_to_95": {},
+            "evals_to_99": {},
+        }
         for b in budgets:
             row["fraction"][b] = float(np.mean([c[:, b - 1].mean() for c in per_cache.values()]))
         for cache, c in per_cache.items():
-            for target, key in ((0.9, "evals_to_90"), (0.95, "evals_to_95")):
+            for target, key in TARGETS:
                 row[key][cache] = float(np.median([evals_to(run[:top], target) for run in c]))
         out[strategy] = row
     return out
@@ -191,10 +302,14 @@ def main() -> None:
     parser.add_argument(
         "--smoke", action="store_true", help="seconds: one cache, one seed, random search only"
     )
+    parser.add_argument("--jobs", type=int, default=1, help="runs side by side in N processes")
+    parser.add_argument(
+        "--overhead", type=int, default=0, help="time each strategy over N evaluations too"
+    )
     args = parser.parse_args()
     if args.smoke:  # a check that the script still runs end to end, not a measurement
         args.seeds, args.budgets, args.strategies, args.caches = 2, "20", "random", "RTX_3090"
-        args.runs, args.json = None, None
+        args.runs, args.json, args.overhead = None, None, 20
         has_kt = importlib.util.find_spec("kernel_tuner") is not None
         args.kt_strategies = "random_sample" if has_kt else ""
         if not has_kt:
@@ -219,12 +334,34 @@ def main() -> None:
         if needs_prior
         else dict.fromkeys(paths)
     )
-    curves: dict[str, dict[str, np.ndarray]] = {}
     wanted = args.caches.split(",") if args.caches else [""]
-    for path in paths:
+    chosen = [path for path in paths if any(w in datas[path].label for w in wanted)]
+    _SHARED.update(
+        datas=datas, scores={path: found.scores if found else None for path, found in prior.items()}
+    )
+    tasks = {
+        f"perfport|{datas[path].label}|{name}|{top}|{seed}": (path, name, top, seed)
+        for name in names
+        for path in chosen
+        for seed in range(args.seeds)
+    }
+    missing = {key: task for key, task in tasks.items() if not stored(runs, key, args.summary_only)}
+    started = time.perf_counter()
+
+    def save(done: dict[str, list[float]]) -> None:
+        if files and not args.summary_only:
+            write_runs(files[0], {**runs, **done})
+
+    runs.update(run_tasks(_perfport_run, missing, args.jobs, save))
+    if missing:
+        print(
+            f"{len(missing)} perfport runs: {time.perf_counter() - started:.1f} s", file=sys.stderr
+        )
+    if files and not args.summary_only:
+        write_runs(files[0], runs)
+    curves: dict[str, dict[str, np.ndarray]] = {}
+    for path in chosen:
         cache, data = caches[path], datas[path]
-        if not any(w in data.label for w in wanted):
-            continue
         t1, count = CONDITIONS[path.parent.name]
         conditions = list(load_space_file(hub / "t1_inputs" / t1).constraints[:count])
         found = prior[path]
@@ -234,22 +371,12 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-        scores = found.scores if found else None
         for name in names:
-            started = time.perf_counter()
-            make = partial(make_strategy, STRATEGIES[name], scores=scores)
-            done = []
-            for seed in range(args.seeds):
-                key = f"perfport|{data.label}|{name}|{top}|{seed}"
-                if not stored(runs, key, args.summary_only):
-                    runs[key] = simulate(data, make, top, seed).tolist()
-                done.append(fractions(data, np.array(runs[key]), top))
+            done = [
+                fractions(data, np.array(runs[f"perfport|{data.label}|{name}|{top}|{seed}"]), top)
+                for seed in range(args.seeds)
+            ]
             curves.setdefault(f"perfport:{name}", {})[data.label] = np.array(done)
-            print(
-                f"  perfport {name:14} {time.perf_counter() - started:7.1f} s",
-                file=sys.stderr,
-                flush=True,
-            )
         for name in args.kt_strategies.split(",") if args.kt_strategies else []:
             started = time.perf_counter()
             per_budget = []
@@ -276,9 +403,31 @@ def main() -> None:
             write_runs(files[0], runs)
 
     summary = summarise(curves, budgets)
+    scores = aggregate_scores(curves, {datas[p].label: datas[p] for p in chosen}, top)
+    for name, row in summary.items():
+        row["score"] = scores[name]
     report(summary, budgets, top, f"perfport:{DEFAULT_STRATEGY}")
+    if args.overhead:
+        summary["overhead"] = overhead(names, datas, args.overhead, args.jobs)
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
+
+
+def overhead(
+    names: list[str], datas: dict[Path, ReplayData], evaluations: int, jobs: int
+) -> dict[str, dict[str, float]]:
+    """Each strategy's own cost per evaluation on the largest cache, printed and returned."""
+    path = max(datas, key=lambda p: len(datas[p].space))
+    tasks = {name: (path, name, evaluations) for name in names}
+    timed = run_tasks(_overhead_run, tasks, jobs)
+    print(
+        f"\nOverhead per evaluation (ask + tell, ms) over {evaluations} evaluations on "
+        f"{datas[path].label} ({len(datas[path].space)} configurations; {jobs} processes)"
+    )
+    print(f"{'strategy':34}{'mean':>10}{'last 50':>10}")
+    for name, (mean, last) in timed.items():
+        print(f"{'perfport:' + name:34}{mean:10.2f}{last:10.2f}")
+    return {name: {"mean_ms": mean, "last50_ms": last} for name, (mean, last) in timed.items()}
 
 
 def _fmt(v: float, top: int) -> str:
@@ -291,7 +440,7 @@ def report(summary: dict[str, dict[str, Any]], budgets: list[int], top: int, def
     print(f"{'strategy':34}" + "".join(f"{'B=' + str(b):>9}" for b in budgets))
     for name, row in summary.items():
         print(f"{name:34}" + "".join(f"{row['fraction'][b]:9.3f}" for b in budgets))
-    for key, label in (("evals_to_90", "90%"), ("evals_to_95", "95%")):
+    for key, label in (("evals_to_90", "90%"), ("evals_to_95", "95%"), ("evals_to_99", "99%")):
         print(f"\nMedian evaluations to reach {label} of the optimum (over seeds; budget {top})")
         print(
             f"{'strategy':34}"
@@ -306,6 +455,11 @@ def report(summary: dict[str, dict[str, Any]], budgets: list[int], top: int, def
                 + "".join(f"{_fmt(v, top):>22}" for v in values)
                 + f"{_fmt(mean, top):>8}"
             )
+    print(
+        f"\nAggregate score after Kernel Tuner's methodology (0 random search, 1 optimum), B={top}"
+    )
+    for name, row in summary.items():
+        print(f"{name:34}{row['score']:8.3f}")
     kt = {n: r for n, r in summary.items() if n.startswith("kernel_tuner:")}
     if not kt:
         print("\nratio to Kernel Tuner: skipped (no kernel_tuner runs)")

@@ -28,8 +28,9 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),
+    "prior_scale.py": (["--data", str(SHARED)], ["peak RSS MB", "the two priors agree: True"]),
 }
-NEEDS_SHARED = {"space_build.py", "strategies.py"}
+NEEDS_SHARED = {"space_build.py", "strategies.py", "prior_scale.py"}
 
 
 def test_every_kept_benchmark_is_covered():

@@ -90,3 +90,35 @@ def test_tune_and_replay_use_the_prior(db, cpu):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["prior_sources"] == 1 and out["curve"][0] == 1.0  # gpu-b's best is gpu-a's
+
+
+def test_space_indices_match_index(cpu):
+    """The vectorised lookup the prior uses agrees with Space.index, illegal and foreign
+    configurations included."""
+    spec = builtin("stencil")
+    space = kernel_space(spec, spec.problem.merged(PROBLEM), cpu)
+    configs = [dict(space.config(i)) for i in range(0, len(space), 3)]
+    configs += [{**configs[0], "wc": 10**6}, {"other": 1}]
+    expected = [space.index(c) for c in configs]
+    assert space.indices(configs).tolist() == [-1 if i is None else i for i in expected]
+
+
+def test_a_device_measured_in_two_campaigns_counts_once_at_its_best(db, cpu):
+    """A (device, problem) result set spread over campaigns: each configuration at its best
+    time over them, the set's best over all; one source."""
+    spec = builtin("stencil")
+    full = spec.problem.merged(PROBLEM)
+    space = kernel_space(spec, full, cpu)
+    configs = list(space)
+    with Store(db) as store:
+        ids = (store.device_id(external_device("gpu-a")), store.kernel_id(spec),
+               store.problem_id(full))  # fmt: skip
+        first = store.open_campaign("a-1", ids, "brute_force", 0, {}, space.report)
+        second = store.open_campaign("a-2", ids, "brute_force", 0, {}, space.report)
+        store.record_many(first, [Measurement(c, Outcome.OK, times_ms=(2.0, 2.0)) for c in configs])
+        store.record_many(second, [Measurement(configs[0], Outcome.OK, times_ms=(1.0, 1.0)),
+                                   Measurement(configs[1], Outcome.OK, times_ms=(4.0, 4.0))])  # fmt: skip
+        prior = transfer_prior(store, "stencil", space, cpu.fingerprint, dict(full))
+    assert prior is not None and prior.sources == 1
+    scores = [prior.scores[space.index(c)] for c in configs[:3]]
+    assert scores == [1.0, 0.5, 0.5]

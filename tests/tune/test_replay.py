@@ -32,3 +32,49 @@ def test_replay_stored_campaign(db):
         "curve",
     } <= set(out)
     assert out["budget"] == 5 and out["repeats"] == 3 and len(out["curve"]) == 5
+
+
+def _skewed_cache(path):
+    """A Kernel Tuner cache where the mean and the median rank differently: configuration a
+    has a steady 1.0 ms, b mostly 0.8 ms with one 3.0 ms outlier (median 0.8, mean 1.35)."""
+    entries = {
+        "1": {"x": 1, "time": 1.0, "times": [1.0, 1.0, 1.0, 1.0]},
+        "2": {"x": 2, "time": 1.35, "times": [0.8, 0.8, 0.8, 3.0]},
+        "4": {"x": 4, "time": 2.0, "times": [2.0, 2.0, 2.0, 2.0]},
+    }
+    cache = {"device_name": "Skewed GPU", "kernel_name": "skew", "problem_size": [64],
+             "tune_params_keys": ["x"], "tune_params": {"x": [1, 2, 4]}, "cache": entries}  # fmt: skip
+    path.write_text(json.dumps(cache))
+    return path
+
+
+def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
+    from perfport.store import Store
+    from perfport.store.formats.importing import import_file
+    from perfport.tune.replay import Objective
+
+    db = tmp_path / "kt.db"
+    with Store(db) as store:
+        import_file(store, _skewed_cache(tmp_path / "c.json"))
+    default = replay_db(db, "skew", None, "brute_force", budget=3, repeats=1)
+    assert default.objective is Objective.TIME and default.optimum_ms == 1.0  # the mean
+    assert default.to_json()["objective"] == "time"
+    median = replay_db(db, "skew", None, "brute_force", 3, 1, objective=Objective.MEDIAN)
+    assert median.objective is Objective.MEDIAN and median.optimum_ms == 0.8
+    mean = replay_db(db, "skew", None, "brute_force", 3, 1, objective=Objective.MEAN)
+    assert mean.optimum_ms == 1.0
+    run = [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "3", "--repeats", "1"]  # fmt: skip
+    text = subprocess.run([*run, "--objective", "median"], capture_output=True, text=True)
+    assert text.returncode == 0 and "objective: median" in text.stdout, text.stderr
+    done = subprocess.run([*run, "--json"], capture_output=True, text=True)
+    assert json.loads(done.stdout)["objective"] == "time"
+
+
+def test_time_is_refused_on_perfports_own_results(db):
+    tune("convolution", problem={"n": 4096, "mask": 5}, strategy="brute_force", db=db,
+         settings=RunSettings(timing=Timing.fixed(2)), budget=3)  # fmt: skip
+    run = [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "2"]
+    done = subprocess.run([*run, "--repeats", "1", "--objective", "time"], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "use --objective median or mean" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert replay_db(db, "convolution", None, "random", 2, 1).to_json()["objective"] == "median"

@@ -12,6 +12,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+_OBJECTIVES = {
+    "median": "the median of each configuration's repetitions",
+    "mean": "the mean of each configuration's repetitions",
+    "time": "the imported file's own 'time', the mean of its repetitions",
+}
+
+
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "replay", help="run a strategy against stored measurements, no device needed"
@@ -25,22 +32,34 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--budget", type=count, required=True, help="evaluations per run")
     p.add_argument("--repeats", type=count, required=True, help="runs, each with its own seed")
     p.add_argument("--seed", type=natural, default=0, help="seed of the first run")
+    p.add_argument(
+        "--objective",
+        choices=("median", "mean", "time"),
+        help="the time to rank by: median or mean of the repetitions, or an imported Kernel "
+        "Tuner/T4 file's own 'time' (its mean); default: the source's own (time for imported "
+        "files, median for perfport's measurements)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_replay)
 
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
-    from perfport.tune.replay import replay_db
+    from perfport.tune.replay import Objective, replay_db
 
+    objective = Objective(args.objective) if args.objective else None
     result = replay_db(
-        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed
-    )
+        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed,
+        objective,
+    )  # fmt: skip
     if args.json:
         render.print_json(result.to_json())
     else:
         console.print(
             f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
             f"optimum {result.optimum_ms:.4g} ms"
+        )
+        console.print(
+            f"objective: {result.objective.value} ({_OBJECTIVES[result.objective.value]})"
         )
         if result.prior_sources:
             console.print(f"prior from {result.prior_sources} other device result sets in the db")

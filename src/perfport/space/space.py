@@ -275,6 +275,24 @@ class Space:
     def __iter__(self) -> Iterator[Config]:
         return (self.config(i) for i in range(len(self)))
 
+    def indices(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        """``index`` of many configurations at once, vectorised (-1 where not legal or not in
+        the space): a prior over tens of thousands of configurations needs it."""
+        out = np.full(len(configs), -1, dtype=np.int64)
+        if not self.params or not len(configs):
+            return out if self.params else np.zeros(len(configs), dtype=np.int64)
+        lookup: list[dict[Any, int]] = [{v: i for i, v in enumerate(p.values)} for p in self.params]
+        positions = np.full((len(configs), len(self.params)), -1, dtype=np.int64)
+        for row, config in enumerate(configs):
+            for d, p in enumerate(self.params):
+                positions[row, d] = lookup[d].get(config.get(p.name), -1)
+        known = np.flatnonzero((positions >= 0).all(axis=1))
+        flat = np.ravel_multi_index(tuple(positions[known].T), self._shape)
+        at = np.minimum(np.searchsorted(self._legal, flat), len(self._legal) - 1)
+        legal = self._legal[at] == flat if len(self._legal) else np.zeros(len(flat), dtype=bool)
+        out[known[legal]] = at[legal]
+        return out
+
     def columns(self) -> dict[str, np.ndarray]:
         """Every legal configuration as one array per parameter (for models and strategies)."""
         return {k: v for k, v in self._env(self._legal).items() if k in self.names}

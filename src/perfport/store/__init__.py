@@ -8,10 +8,12 @@ from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
     ResultRow,
+    TransferSummary,
     best_results,
     declared_params,
     export_rows,
     one_group,
+    transfer_summary,
 )
 from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
 from perfport.store.retime import add_samples
@@ -30,6 +32,7 @@ __all__ = [
     "ResultRow",
     "ScenarioResult",
     "Store",
+    "TransferSummary",
     "add_samples",
     "best_results",
     "complete_results",
@@ -41,6 +44,7 @@ __all__ = [
     "refused_configs",
     "save_ceilings",
     "stored_ceilings",
+    "transfer_summary",
     "write_csv",
     "write_json",
 ]

@@ -328,3 +328,96 @@ def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
     """A stored kernel's parameters and the values it declares."""
     spec = kernel_spec(store, kernel_hash)
     return {p["name"]: list(p["values"]) for p in spec.get("params", [])}
+
+
+# Per (device, problem) result set: each configuration's best ok time and the set's best,
+# summed per configuration as (set's best / its time). SQLite does the whole aggregation, so a
+# store of a million results hands Python one row per distinct configuration, never a sample.
+# Grouping is by integer ids until the last step (grouping a million JSON keys is slow). A
+# campaign holds a configuration once (UNIQUE), so where each set is one campaign, as is usual,
+# the per-set minimum is the result itself and one pass with no large grouping does
+# (_ONE_CAMPAIGN); a set of several campaigns takes the minimum first (_MANY_CAMPAIGNS).
+_SETS = """
+SELECT g.id AS campaign_id, g.device_id, g.problem_id
+FROM campaigns g JOIN problems p ON p.id = g.problem_id
+WHERE g.kernel_id IN ({kernels})
+  AND g.device_id NOT IN (SELECT id FROM devices WHERE fingerprint = ?) {problem}
+"""
+_OK = "r.outcome = 'ok' AND r.median_ms > 0"
+_ONE_CAMPAIGN = f"""
+WITH sets AS MATERIALIZED ({_SETS}), best AS MATERIALIZED (
+    SELECT s.campaign_id, MIN(r.median_ms) AS b
+    FROM sets s JOIN results r ON r.campaign_id = s.campaign_id WHERE {_OK}
+    GROUP BY s.campaign_id
+), by_id AS MATERIALIZED (
+    SELECT r.config_id, SUM(best.b / r.median_ms) AS f
+    FROM best JOIN results r ON r.campaign_id = best.campaign_id WHERE {_OK}
+    GROUP BY r.config_id
+)
+"""
+_MANY_CAMPAIGNS = f"""
+WITH sets AS MATERIALIZED ({_SETS}), per AS MATERIALIZED (
+    SELECT s.device_id, s.problem_id, r.config_id, MIN(r.median_ms) AS t
+    FROM sets s JOIN results r ON r.campaign_id = s.campaign_id WHERE {_OK}
+    GROUP BY s.device_id, s.problem_id, r.config_id
+), best AS MATERIALIZED (
+    SELECT device_id, problem_id, MIN(t) AS b FROM per GROUP BY device_id, problem_id
+), by_id AS MATERIALIZED (
+    SELECT per.config_id, SUM(best.b / per.t) AS f
+    FROM per JOIN best USING (device_id, problem_id) GROUP BY per.config_id
+)
+"""
+_BY_KEY = """
+SELECT c.key AS config, SUM(by_id.f) AS fraction, (SELECT COUNT(*) FROM best) AS sources
+FROM by_id JOIN configs c ON c.id = by_id.config_id
+GROUP BY c.key
+"""
+
+
+@dataclass(frozen=True)
+class TransferSummary:
+    """Other devices' ok results of one kernel, summarised per configuration: over the
+    (device, problem) result sets, the sum of (the set's best time / the configuration's best
+    time in that set), and how many sets there are."""
+
+    fractions: dict[str, float]  # canonical config key -> summed fraction of the optimum
+    sources: int
+
+
+def transfer_summary(
+    store: Store,
+    kernel: str,
+    names: list[str],
+    exclude_fingerprint: str,
+    problem_key: str | None = None,
+) -> TransferSummary:
+    """The summary over every device but ``exclude_fingerprint``, of the kernels named (or
+    source-hash-prefixed) ``kernel`` whose parameters are exactly ``names``; only results for
+    ``problem_key`` when it is given."""
+    rows = store.query(
+        "SELECT id, spec FROM kernels WHERE name = ? OR source_hash LIKE ?", (kernel, f"{kernel}%")
+    )
+    wanted = sorted(names)
+    ids = [
+        int(r["id"])
+        for r in rows
+        if sorted(p["name"] for p in json.loads(r["spec"]).get("params", [])) == wanted
+    ]
+    if not ids:
+        return TransferSummary({}, 0)
+    params: tuple[Any, ...] = (*ids, exclude_fingerprint)
+    if problem_key is not None:
+        params += (problem_key,)
+    where = {
+        "kernels": ",".join("?" * len(ids)),
+        "problem": "AND p.key = ?" if problem_key is not None else "",
+    }
+    sets = store.query(_SETS.format(**where), params)
+    if not sets:
+        return TransferSummary({}, 0)
+    one = len({(r["device_id"], r["problem_id"]) for r in sets}) == len(sets)
+    sql = (_ONE_CAMPAIGN if one else _MANY_CAMPAIGNS).format(**where) + _BY_KEY
+    found = store.query(sql, params)
+    return TransferSummary(
+        {r["config"]: float(r["fraction"]) for r in found}, int(found[0]["sources"]) if found else 0
+    )

@@ -12,6 +12,7 @@ from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
+from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
 from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 
@@ -29,6 +30,11 @@ STRATEGIES: dict[str, type[Strategy]] = {
         BayesRandomForest,
         TrustRegionBayes,
         PriorGuided,
+        # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
+        OptunaTPE,
+        OptunaGP,
+        OptunaCmaEs,
+        OptunaQMC,
     )
 }
 # Chosen by benchmarks/strategies.py (docs/results/2026-11-22-strategies.md): with other
@@ -47,6 +53,10 @@ __all__ = [
     "GridSearch",
     "Listed",
     "LocalSearch",
+    "OptunaCmaEs",
+    "OptunaGP",
+    "OptunaQMC",
+    "OptunaTPE",
     "PriorGuided",
     "RandomSearch",
     "SimulatedAnnealing",

@@ -1,7 +1,10 @@
 """Replay: run search strategies against stored or imported measurements, with no device.
 
 The measured configurations of one device/kernel/problem become the space; asking a
-configuration "measures" it by looking up its stored median time (failures stay failures).
+configuration "measures" it by looking up its stored time (failures stay failures). Which time
+is the objective: by default the source's own, the median of the repetitions for perfport's
+measurements and the file's ``time`` for an imported Kernel Tuner cache or T4 file (the mean of
+its repetitions, which Kernel Tuner and its published results rank by); ``Objective`` chooses.
 Each repeat seeds the strategy differently; the score after each evaluation is the optimum
 divided by the best time found so far (1.0 = the optimum was found).
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +21,32 @@ import numpy as np
 
 from perfport._core import Config, Param, PerfportError
 from perfport.space import Space
-from perfport.store import Store, declared_params, one_group
+from perfport.store import ResultRow, Store, declared_params, one_group
 from perfport.strategies import Strategy, make_strategy, strategy_class
 from perfport.tune.prior import Prior, transfer_prior
 
 StrategyFactory = Callable[[Space, int], Strategy]
+
+
+class Objective(Enum):
+    """The time a replay ranks configurations by."""
+
+    MEDIAN = "median"  # the median of the repetitions (perfport's own objective)
+    MEAN = "mean"  # the mean of the repetitions
+    TIME = "time"  # an imported file's own ``time``: Kernel Tuner's and T4's mean
+
+
+def own_objective(rows: list[ResultRow]) -> Objective:
+    """The objective the results were ranked by where they came from: ``time`` for files
+    imported from Kernel Tuner or T4 (their campaigns are keyed ``import-...``), else the
+    median, as perfport ranks its own measurements."""
+    return (
+        Objective.TIME if all(r.campaign.startswith("import-") for r in rows) else Objective.MEDIAN
+    )
+
+
+def _objective_ms(row: ResultRow, objective: Objective) -> float | None:
+    return row.median_ms if objective is Objective.MEDIAN else row.mean_ms
 
 
 @dataclass(frozen=True)
@@ -34,6 +59,7 @@ class ReplayData:
     kernel: str = ""  # where the data came from, when it came from a store
     device_fingerprint: str = ""
     problem: Mapping[str, Any] = field(default_factory=dict)
+    objective: Objective = Objective.MEDIAN  # which time ``times`` holds
 
     @property
     def optimum(self) -> float:
@@ -41,9 +67,21 @@ class ReplayData:
 
     @classmethod
     def from_store(
-        cls, store: Store, kernel: str | None = None, device: str | None = None
+        cls,
+        store: Store,
+        kernel: str | None = None,
+        device: str | None = None,
+        objective: Objective | None = None,
     ) -> ReplayData:
+        """One device's stored results; ``objective`` None: the source's own (``own_objective``)."""
         rows = one_group(store, kernel=kernel, device=device)
+        own = own_objective(rows)
+        objective = objective or own
+        if objective is Objective.TIME and own is not Objective.TIME:
+            raise PerfportError(
+                "--objective time is the 'time' of an imported Kernel Tuner cache or T4 file; "
+                "these are perfport's own measurements: use --objective median or mean"
+            )
         declared = declared_params(store, rows[0].kernel_hash)
         names = list(rows[0].config)
         params = []
@@ -61,12 +99,13 @@ class ReplayData:
         for r in rows:
             i = space.index(r.config)
             if i is not None and r.ok:
-                times[i] = r.median_ms
+                ms = _objective_ms(r, objective)
+                times[i] = np.nan if ms is None else ms
         if not np.isfinite(times).any():
             raise PerfportError("the selected results have no successful measurement to replay")
         first = rows[0]
         return cls(f"{first.kernel} on {first.device}", space, times, first.kernel,
-                   first.device_fingerprint, dict(first.problem))  # fmt: skip
+                   first.device_fingerprint, dict(first.problem), objective)  # fmt: skip
 
     def config(self, index: int) -> Config:
         return self.space.config(index)
@@ -104,6 +143,7 @@ class ReplayResult:
         float, int | None
     ]  # fraction -> median evaluations to reach it (None: not in most runs)
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
+    objective: Objective = Objective.MEDIAN  # the time the configurations were ranked by
 
     @property
     def median_evals_to_95(self) -> int | None:
@@ -120,6 +160,7 @@ class ReplayResult:
             "median_evals_to_95": self.median_evals_to_95,
             "median_evals_to_90": self.evals_to.get(0.9),
             "prior_sources": self.prior_sources,
+            "objective": self.objective.value,
             "curve": list(self.curve),
         }
 
@@ -171,7 +212,7 @@ def replay(
     sources = prior.sources if prior is not None and cls.takes_prior else 0
     return ReplayResult(cls.name if factory is None else (strategy or "custom"), data.label, budget, repeats,
                         data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached,
-                        sources)  # fmt: skip
+                        sources, data.objective)  # fmt: skip
 
 
 def replay_db(
@@ -182,11 +223,13 @@ def replay_db(
     budget: int,
     repeats: int,
     seed: int = 0,
+    objective: Objective | None = None,
 ) -> ReplayResult:
-    """Replay one device's stored results; a strategy that takes a prior gets one from the
-    other devices' results in the same store, as ``perfport tune`` would."""
+    """Replay one device's stored results, ranked by ``objective`` (None: the source's own);
+    a strategy that takes a prior gets one from the other devices' results in the same store,
+    as ``perfport tune`` would."""
     with Store(db, create=False) as store:
-        data = ReplayData.from_store(store, kernel=kernel, device=device)
+        data = ReplayData.from_store(store, kernel=kernel, device=device, objective=objective)
         prior = (
             transfer_prior(store, data.kernel, data.space, data.device_fingerprint, data.problem)
             if strategy_class(strategy).takes_prior
