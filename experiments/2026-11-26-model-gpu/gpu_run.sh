@@ -4,14 +4,17 @@
 # collection only, and evaluate its matmul predictions. Run from the repository root there,
 # after ../shared/GPU.md's wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
 #   OUT=/some/dir bash experiments/2026-11-26-model-gpu/gpu_run.sh
-# About 5 minutes at most (each step under `timeout`; the collection is resumable, so a step
+# About 6 minutes at most (each step under `timeout`; the collection is resumable, so a step
 # cut short still leaves what it measured). Leaves in $OUT: model.db.gz (every measurement),
 # data.csv (the slim measurements, to ship under src/perfport/datasets/model/), collect.json,
 # measure-*.json, calibration.json, calibrate.json, evaluate.json, predict.json, and each
 # step's stderr in logs/.
 # Overrides (the test runs it on PoCL with tiny sizes): DEVICE (an id; default the first
 # NVIDIA OpenCL device), SIZES (matmul n values), COLLECT (the collect filter tags),
-# COLLECT_S (the collection's time limit, seconds).
+# COLLECT_S (the collection's time limit, seconds, default 150), DG_SIZES (nelements of the DG
+# variants), FD_SIZES (n of the stencils), MM_WR (n of the work-removed matmuls).
+# Also leaves collect-wr-*.json and evaluate-paper.json (the per-access-pattern model,
+# src/perfport/datasets/model/paper-linear.json).
 set -u
 OUT=${OUT:?set OUT}
 mkdir -p "$OUT/logs"
@@ -39,7 +42,7 @@ others=() gmem=()
 for t in "${tags[@]}"; do
   case $t in nel:* | lid_stride_0:* | n_arrays:*) gmem+=("$t") ;; *) others+=("$t") ;; esac
 done
-timeout "${COLLECT_S:-180}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
+timeout "${COLLECT_S:-150}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
   --match intersect --filter $(printf '%s\n' "${others[@]}" | grep -v '^gmem_pattern$') --json \
   > "$OUT/collect.json" 2> "$OUT/logs/collect.err"
 if printf '%s\n' "${others[@]}" | grep -qx gmem_pattern; then
@@ -56,9 +59,37 @@ timeout 60 python3 -m perfport model calibrate "$model" --device "$DEVICE" --db 
 n=${SIZES##*,}
 timeout 60 python3 -m perfport model predict "$OUT/calibration.json" matmul-prefetch \
   --problem "n=$n" --json > "$OUT/predict.json" 2> "$OUT/logs/predict.err"
+
+# Issue 24 items 4-5: the work-removed application kernels (one cost per tagged access
+# pattern) and the DG and finite-difference variants, about 2.5 minutes at most in all.
+DG_SIZES=${DG_SIZES:-65536,262144,1048576}
+FD_SIZES=${FD_SIZES:-4480,8960,17920}
+MM_WR=${MM_WR:-${SIZES%%,*},$n}
+timeout 40 python3 -m perfport model collect --device "$DEVICE" --db "$db" --match intersect \
+  --filter wr_matmul_prefetch wr_matmul_noprefetch keep:a,b "n:$MM_WR" --json \
+  > "$OUT/collect-wr-matmul.json" 2> "$OUT/logs/collect-wr-matmul.err"
+timeout 40 python3 -m perfport model collect --device "$DEVICE" --db "$db" --match intersect \
+  --filter wr_dg_plain wr_dg_prefetch_u wr_dg_prefetch_dm wr_dg_prefetch_dm_tr keep:diff_mat,u \
+  "nelements:$DG_SIZES" --json > "$OUT/collect-wr-dg.json" 2> "$OUT/logs/collect-wr-dg.err"
+timeout 20 python3 -m perfport model collect --device "$DEVICE" --db "$db" --match intersect \
+  --filter wr_fd_16x16 wr_fd_18x18 "n:$FD_SIZES" --json \
+  > "$OUT/collect-wr-fd.json" 2> "$OUT/logs/collect-wr-fd.err"
+for v in dg-plain dg-prefetch-u dg-prefetch-dm dg-prefetch-dm-tr; do
+  timeout 12 python3 -m perfport model measure "$v" --sizes "nelements=$DG_SIZES" \
+    --device "$DEVICE" --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"
+done
+for v in fd-16x16 fd-18x18; do
+  timeout 12 python3 -m perfport model measure "$v" --sizes "n=$FD_SIZES" --device "$DEVICE" \
+    --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"
+done
 timeout 60 python3 -m perfport model evaluate --db "$db" --write-data "$OUT/data.csv" --json \
   > "$OUT/evaluate.json" 2> "$OUT/logs/evaluate.err"
+timeout 60 python3 -m perfport model evaluate --db "$db" --json \
+  --model src/perfport/datasets/model/paper-linear.json \
+  > "$OUT/evaluate-paper.json" 2> "$OUT/logs/evaluate-paper.err"
 gzip -c "$db" > "$OUT/model.db.gz"
 tail -n 3 "$OUT"/logs/*.err | grep -v Warning | tail -n 20
-python3 -c "import json; e=json.load(open('$OUT/evaluate.json')); print({r['variant']: round(r['geomean_rel_error'], 3) for r in e['results']}, 'overall', round(e['geomean_rel_error'], 3), 'ranking', e['ranking_correct'])" \
-  || echo "evaluation failed: see $OUT/logs/evaluate.err"
+for e in evaluate evaluate-paper; do
+python3 -c "import json; e=json.load(open('$OUT/$e.json')); print({r['variant']: round(r['geomean_rel_error'], 3) for r in e['results']}, 'overall', round(e['geomean_rel_error'], 3), 'ranking', e['ranking_correct'])" \
+  || echo "evaluation failed: see $OUT/logs/$e.err"
+done

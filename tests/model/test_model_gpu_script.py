@@ -1,5 +1,5 @@
 """experiments/2026-11-26-model-gpu/gpu_run.sh, run on PoCL with tiny sizes: every step
-leaves its output, and the evaluation covers both matmul variants."""
+leaves its output, and the evaluations cover all eight application variants."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
         "DB": str(tmp_path / "model.db"),
         "DEVICE": os.environ.get("PERFPORT_TEST_DEVICE", "opencl:0:0"),
         "SIZES": "32,64",
+        "DG_SIZES": "16,32",
+        "FD_SIZES": "112,224",
         "COLLECT": "empty_kernel barrier_pattern flops_madd_pattern lmem_pattern gmem_pattern "
         "dtype:float32 lid_stride_0:1 n_arrays:1,2 m:8,16 ngroups:16,32 nel:4096",
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
@@ -42,8 +44,15 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
     calibration = json.loads((out / "calibrate.json").read_text())
     assert calibration["n_measurements"] == 22
     evaluation = json.loads((out / "evaluate.json").read_text())
+    from perfport.model import APPLICATIONS
+
     assert {(r["variant"], r["n_sizes"]) for r in evaluation["results"]} == {
-        ("matmul-prefetch", 2), ("matmul-noprefetch", 2),
-    }  # fmt: skip
+        (name, 2) for name in APPLICATIONS
+    }
+    for family, measured in (("matmul", 8), ("dg", 16), ("fd", 4)):
+        wr = json.loads((out / f"collect-wr-{family}.json").read_text())["counts"]
+        assert wr["failed"] == 0 and wr["measured"] == measured
+    paper = json.loads((out / "evaluate-paper.json").read_text())
+    assert len(paper["results"]) == len(APPLICATIONS)
     assert json.loads((out / "predict.json").read_text())["predicted_ms"] > 0
     assert (out / "model.db.gz").stat().st_size > 0 and (out / "data.csv").is_file()

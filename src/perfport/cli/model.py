@@ -26,7 +26,8 @@ def add_parser(sub: Subcommands) -> None:
         "stats",
         help="a loopy kernel's operation, memory-access and synchronisation counts",
         description="KERNEL is a built-in application kernel (matmul-prefetch, "
-        "matmul-noprefetch) or a .py file defining 'kernel' (a loopy kernel) or "
+        "matmul-noprefetch, dg-plain, dg-prefetch-u, dg-prefetch-dm, dg-prefetch-dm-tr, "
+        "fd-16x16, fd-18x18) or a .py file defining 'kernel' (a loopy kernel) or "
         "'make_kernel()' returning one. Counts are symbolic in the problem sizes; "
         "--problem evaluates them.",
     )

@@ -42,7 +42,8 @@ def add_parsers(model_sub: Any) -> None:
         "predict",
         help="a kernel's time from a calibration, and each term's share of it",
         description="KERNEL is a built-in application kernel (matmul-prefetch, "
-        "matmul-noprefetch) or a .py loopy kernel file, as for 'model stats'.",
+        "matmul-noprefetch, dg-plain, dg-prefetch-u, dg-prefetch-dm, dg-prefetch-dm-tr, "
+        "fd-16x16, fd-18x18) or a .py loopy kernel file, as for 'model stats'.",
     )
     p.add_argument("calibration", metavar="CALIBRATION")
     p.add_argument("kernel", metavar="KERNEL")

@@ -3,11 +3,15 @@
 A kernel file is a Python file that defines either ``kernel`` (a loopy program or kernel) or
 ``make_kernel()`` (a function of no arguments that returns one); ``perfport model stats
 FILE.py`` counts it. Built in: square matrix multiplication with and without prefetching
-(the paper's section 8.3), by name ``matmul-prefetch`` and ``matmul-noprefetch``.
+(the paper's section 8.3), by name ``matmul-prefetch`` and ``matmul-noprefetch``; the four
+discontinuous-Galerkin differentiation variants (section 8.4, ``dg-plain``, ``dg-prefetch-u``,
+``dg-prefetch-dm``, ``dg-prefetch-dm-tr``) and the two finite-difference variants (section
+8.5, ``fd-16x16``, ``fd-18x18``), from ``paper_kernels``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +22,16 @@ import numpy as np
 from perfport._core.errors import SpecError
 from perfport.kernels.loader import import_file
 from perfport.model.gather import loopy
+from perfport.model.paper_kernels import (
+    DG_VARIANTS,
+    dg_diff,
+    dg_inputs,
+    dg_reference,
+    fd_inputs,
+    fd_reference,
+    finite_diff,
+    retag,
+)
 
 
 @dataclass(frozen=True)
@@ -29,14 +43,18 @@ class AppKernel:
     make: Callable[[], Any]
     reference: Callable[..., np.ndarray]
     inputs: Callable[[int, np.random.Generator], dict[str, np.ndarray]]
+    size: str = "n"  # the size parameter ``inputs`` is given
+    small: int = 48  # a size its assumptions allow, small enough for a test
+    sizes: tuple[int, ...] = (128, 256, 384, 512)  # sizes to measure on PoCL's 2 cores
 
 
 def matmul(prefetch: bool, tile: int = 16, dtype: str = "float32") -> Any:
     """``c = a @ b`` for n x n matrices, one work-item per element of c in tile x tile
     work-groups (n a multiple of tile). ``prefetch`` stages tiles of a and b through local
     memory (two barriers per tile of k); without it, every product reads global memory and
-    k is not split. The global loads carry the tags aLD and bLD (loopy keeps them where the
-    load stays in the kernel, so only without prefetching)."""
+    k is not split. The global loads carry the tags aLD and bLD without prefetching, aPF and
+    bPF with it (loopy drops a tag where it stages the load; ``retag`` puts one back), so a
+    model can tell the two access patterns apart."""
     lp = loopy()
     knl = lp.make_kernel(
         "{[i,j,k]: 0<=i,j,k<n}",
@@ -54,7 +72,16 @@ def matmul(prefetch: bool, tile: int = 16, dtype: str = "float32") -> Any:
         knl = lp.add_prefetch(knl, "b", ["k_inner", "j_inner"], default_tag="l.auto")
         # Each fetch runs in every work-group though it indexes only one group axis.
         knl = lp.add_inames_for_unused_hw_axes(knl)
+        knl = retag(retag(knl, "a", "aPF"), "b", "bPF")
     return knl
+
+
+_DG_DOCS = {
+    "plain": "no local memory",
+    "prefetch-u": "16x16 tiles of u staged in local memory",
+    "prefetch-dm": "16x16 tiles of diff_mat staged in local memory",
+    "prefetch-dm-tr": "tiles of diff_mat staged, u and res element-fastest",
+}
 
 
 def _matmul_inputs(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -81,6 +108,30 @@ APPLICATIONS: dict[str, AppKernel] = {
             lambda: matmul(prefetch=False),
             _matmul_reference,
             _matmul_inputs,
+        ),
+        *(
+            AppKernel(
+                f"dg-{variant}",
+                f"DG differentiation, {_DG_DOCS[variant]}",
+                functools.partial(dg_diff, variant),
+                dg_reference,
+                functools.partial(dg_inputs, transposed=variant.endswith("-tr")),
+                size="nelements",
+                sizes=(4096, 8192, 16384, 32768),
+            )
+            for variant in DG_VARIANTS
+        ),
+        *(
+            AppKernel(
+                f"fd-{lsize}x{lsize}",
+                f"five-point finite differences, {lsize}x{lsize} work-groups and tiles",
+                functools.partial(finite_diff, lsize),
+                fd_reference,
+                fd_inputs,
+                small=2 * 14 * 16,
+                sizes=(1120, 2240, 3360, 4480),  # multiples of both 14 and 16
+            )
+            for lsize in (16, 18)
         ),
     )
 }
@@ -117,8 +168,26 @@ def load_program(kernel: str) -> Any:
 
 
 def run_on(queue: Any, app: AppKernel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Run a built-in kernel at size n on an OpenCL queue; (its result, numpy's)."""
+    """Run a built-in kernel at size n (of ``app.size``) on an OpenCL queue; (its result,
+    numpy's)."""
     inputs = app.inputs(n, np.random.default_rng(seed))
+    import pyopencl.array as cla
+
     program = app.make()
-    _, outputs = program(queue, out_host=True, **inputs)
-    return np.asarray(outputs[0]), (app.reference(**inputs))
+    # Device arrays in, so loopy hands device arrays back (it cannot copy a strided one).
+    _, outputs = program(queue, **{k: cla.to_device(queue, v) for k, v in inputs.items()})
+    return _to_host(queue, outputs[0]), app.reference(**inputs)
+
+
+def _to_host(queue: Any, array: Any) -> np.ndarray:
+    """A device array on the host, also where its layout is not C-contiguous (the transposed
+    DG variant's res), which pyopencl's ``get`` refuses."""
+    import pyopencl as cl
+
+    if array.flags.forc:
+        return np.asarray(array.get())
+    flat = np.empty(array.base_data.size // array.dtype.itemsize, array.dtype)
+    cl.enqueue_copy(queue, flat, array.base_data)
+    view = np.lib.stride_tricks.as_strided(flat[array.offset // array.dtype.itemsize :],
+                                           array.shape, array.strides)  # fmt: skip
+    return np.array(view)

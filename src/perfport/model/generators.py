@@ -1,6 +1,7 @@
 """UIPiCK's microbenchmark generators (section 7.1.2) as loopy kernels: arithmetic throughput,
 global memory by stride pattern, local memory, barriers, an empty kernel (launch and
-work-group overhead) and the overlap kernel of section 7.4.
+work-group overhead), the overlap kernel of section 7.4, and the work-removed application
+kernels (``workremoval.py``).
 
 Problem sizes aim at the paper's 1-1000 ms: work-item counts are a base (tuned on PoCL on 2
 cores) times ``scale``, which ``device_scale`` takes from the device's compute units (times 16
@@ -238,4 +239,6 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
             "one global load, m local load-store pairs, one global store (section 7.4)",
         ),
     ]
-    return tuple(out)
+    from perfport.model.workremoval import work_removal_generators  # it builds on the apps
+
+    return (*out, *work_removal_generators())
