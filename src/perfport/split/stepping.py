@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError
+from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import Opener, Part
@@ -121,6 +121,25 @@ def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Rep
     return replan
 
 
+def step_split(spec: KernelSpec, problem: Problem, dimension: int | None) -> SplitDim:
+    """The split to step along: ``dimension``'s, else the first declared that can step (a
+    stencil's rows); raises SpecError (the first's reason) when none can."""
+    env = spec.env({}, spec.problem.merged(problem))
+    if dimension is not None:
+        split = split_dimension(spec, dimension)
+        check_feeds(spec, split, env)
+        return split
+    first = split_dimension(spec, None)
+    for split in spec.split:
+        try:
+            check_feeds(spec, split, env)
+            return split
+        except SpecError:
+            continue
+    check_feeds(spec, first, env)  # raises with the first split's reason
+    return first
+
+
 def split_steps(
     spec: KernelSpec,
     problem: Problem,
@@ -144,9 +163,8 @@ def split_steps(
         )
     if steps < 1:
         raise SpecError(f"--steps {steps}: give 1 or more")
-    split = split_dimension(spec, dimension)
+    split = step_split(spec, problem, dimension)
     full = spec.problem.merged(problem)
-    check_feeds(spec, split, spec.env({}, full))
     chosen = [
         (configs[d.id], "given")
         if configs and d.id in configs
