@@ -30,7 +30,7 @@ from perfport._core import (
     SplitArray,
     SplitDim,
 )
-from perfport.devices import ConstantData, LocalSpace, Session, open_session
+from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session, open_session
 from perfport.measure.data import host_arrays, scalar_value
 
 
@@ -85,6 +85,7 @@ class PartRun:
         part: Part,
         session: Session,
         owns_session: bool = True,
+        built: dict[tuple[tuple[str, str], ...], CompiledKernel] | None = None,
     ) -> None:
         self.spec, self.part, self.split = spec, part, split
         self.session, self.owns_session = session, owns_session
@@ -102,9 +103,14 @@ class PartRun:
         self.env = spec.env(part.config, sub)
         self.geometry = spec.geometry(self.env)
         self.cut = {a.name: a for a in split.arrays} if split else {}
-        self.kernel = session.compile(
-            spec.source, spec.language, spec.entry, spec.build_defines(self.env)
-        )
+        defines = spec.build_defines(self.env)
+        key = tuple(sorted(defines.items()))
+        if built is not None and key in built:  # a re-split whose build is unchanged
+            self.kernel = built[key]
+        else:
+            self.kernel = session.compile(spec.source, spec.language, spec.entry, defines)
+            if built is not None:
+                built[key] = self.kernel
         self.host: dict[str, np.ndarray] = {}
         self.buffers: dict[str, Any] = {}
         self.args: list[Any] = []
@@ -202,10 +208,12 @@ def open_part(
     part: Part,
     session: Session,
     owns_session: bool,
+    built: dict[tuple[tuple[str, str], ...], CompiledKernel] | None = None,
 ) -> PartRun:
-    """A part's run on ``session``; a session it owns is closed if the build fails."""
+    """A part's run on ``session``; a session it owns is closed if the build fails.
+    ``built`` caches the session's kernels by their defines (the same session only)."""
     try:
-        return PartRun(spec, problem, split, part, session, owns_session)
+        return PartRun(spec, problem, split, part, session, owns_session, built)
     except BaseException:
         if owns_session:
             session.close()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import ArrayArg, KernelSpec, Problem, SpecError, SplitDim
-from perfport.devices import Session, open_session
+from perfport.devices import CompiledKernel, Session, open_session
 from perfport.measure.data import host_arrays
 from perfport.split.execute import Opener, Part, PartRun, check_outputs_cut, open_part
 from perfport.split.halo import Range, Slab, check_feeds, halo_ranges, row_shape, transfers
@@ -105,12 +105,17 @@ class _Stepper:
         self.spec, self.problem, self.split, self.inputs = spec, problem, split, inputs
         self.parts = list(parts)
         self.sessions: list[Session] = []
+        # per device: its kernels by defines, so a re-split builds only what changed
+        self.built: list[dict[tuple[tuple[str, str], ...], CompiledKernel]] = []
         self.runs: dict[int, PartRun] = {}
         self.pool = ThreadPoolExecutor(max_workers=len(parts))
         for i, p in enumerate(parts):
             self.sessions.append(opener(p.device))
+            self.built.append({})
             if p.stop > p.start:
-                self.runs[i] = open_part(spec, problem, split, p, self.sessions[i], False)
+                self.runs[i] = open_part(
+                    spec, problem, split, p, self.sessions[i], False, self.built[i]
+                )
                 self.runs[i].load(inputs)
 
     @property
@@ -173,7 +178,9 @@ class _Stepper:
         new: dict[int, PartRun] = {}
         for i, p in enumerate(parts):
             if p.stop > p.start:
-                new[i] = open_part(self.spec, self.problem, self.split, p, self.sessions[i], False)
+                new[i] = open_part(
+                    self.spec, self.problem, self.split, p, self.sessions[i], False, self.built[i]
+                )
                 self._allocate(i, new[i])
         wanted = [[new[i].held] if i in new else [] for i in range(len(parts))]
         moved = 0
