@@ -5,6 +5,8 @@
 # after ../shared/GPU.md's wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
 #   OUT=/some/dir [TUNED=earlier/split.db.gz] bash experiments/2026-11-26-split-gpu/gpu_run.sh
 # Leaves split.db.gz, every command's JSON (*.json) and its stderr (logs/) in $OUT.
+# ONLY_CUDA=1 runs only the last section (CUDA devices through CuPy, time-stepping), about
+# 10 minutes at most: give it a device call of its own.
 set -u
 OUT=${OUT:?set OUT}
 mkdir -p "$OUT/logs"
@@ -34,6 +36,7 @@ split() {  # NAME DIMENSION KERNEL PROBLEM... -- DEVICES...
 }
 
 g=${gpus[0]}
+if [ -z "${ONLY_CUDA:-}" ]; then
 if [ -n "${TUNED:-}" ]; then  # a split.db.gz of an earlier run: split with its configurations
   gunzip -c "$TUNED" > "$db"
 else
@@ -58,6 +61,30 @@ if [ "${#gpus[@]}" -ge 2 ]; then
   split gpugpu-matmul4096 1 matmul M=4096 N=4096 K=4096 -- "${gpus[0]}" "${gpus[1]}"
   split gpugpu-stencil8192 1 stencil width=8192 height=8192 -- "${gpus[0]}" "${gpus[1]}"
   split gpugpu-conv24 0 convolution n=16777216 mask=625 -- "${gpus[0]}" "${gpus[1]}"
+fi
+fi  # ONLY_CUDA
+
+# CUDA devices as parts (CuPy sessions), time-stepping with halo exchange, and a mixed
+# OpenCL + CUDA split. Each command is bounded by its timeout.
+steps() {  # NAME TIMEOUT STEPS PROBLEM... -- DEVICES...
+  local name=$1 secs=$2 n=$3; shift 3
+  local problem=() devs=()
+  while [ "$1" != -- ]; do problem+=("$1"); shift; done; shift
+  for d in "$@"; do devs+=(--device "$d"); done
+  timeout "$secs" python3 -m perfport split stencil "${devs[@]}" --problem "${problem[@]}" \
+    --steps "$n" --rebalance --db "$db" --json \
+    > "$OUT/steps-$name.json" 2> "$OUT/logs/steps-$name.err"
+}
+ncuda=$(python3 -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())" 2>/dev/null || echo 0)
+echo "cuda devices: $ncuda" >> "$OUT/logs/devices.txt"
+if [ "$ncuda" -ge 2 ]; then
+  tune cuda-matmul4096 cuda:0 20 40 matmul M=4096 N=4096 K=4096  # cuda:1 shares its fingerprint
+  tune cuda-stencil8192 cuda:0 15 40 stencil width=8192 height=8192
+  split cudacuda-matmul4096 1 matmul M=4096 N=4096 K=4096 -- cuda:0 cuda:1
+  split cudacuda-stencil8192 1 stencil width=8192 height=8192 -- cuda:0 cuda:1
+  steps cudacuda-stencil8192 120 50 width=8192 height=8192 -- cuda:0 cuda:1
+  [ "${#gpus[@]}" -ge 2 ] && steps gpugpu-stencil8192 120 50 width=8192 height=8192 -- "${gpus[0]}" "${gpus[1]}"
+  [ "${#gpus[@]}" -ge 1 ] && steps mixed-stencil8192 90 50 width=8192 height=8192 -- "${gpus[0]}" cuda:1
 fi
 gzip -c "$db" > "$OUT/split.db.gz"
 ls -la "$OUT"

@@ -62,3 +62,36 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says):
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     assert not db.exists()
+
+
+def test_split_steps_json(tmp_path):
+    db = str(tmp_path / "r.db")
+    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80",
+                    "--steps", "4", "--rebalance", "--db", db, "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {
+        "steps", "per_step", "step_ms", "exchange_ms", "moved_ms", "final_parts",
+        "theoretical_step_ms", "measured_ms", "best_single", "verified", "decision", "plan_id",
+    } <= set(out)  # fmt: skip
+    assert out["steps"] == 4 and out["verified"] is True
+    assert out["dimension"] == 1  # the stencil's first split that can step: its rows
+    assert set(out["per_step"][0]) >= {"parts", "step_ms", "exchange_ms", "exchange_bytes"}
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["convolution", *TWO, "--steps", "3"], "declares no feeds"),
+        (["stencil", *TWO, "--dimension", "0", "--steps", "3"], "outermost axis"),
+        (["stencil", *TWO, "--steps", "-2"], "--steps -2"),
+        (["stencil", *TWO, "--steps", "2", "--sweep", "3"], "without --sweep"),
+        (["stencil", *TWO, "--rebalance"], "give --steps"),
+    ],
+)  # fmt: skip
+def test_bad_steps_are_one_line_and_write_nothing(tmp_path, args, says):
+    db = tmp_path / "r.db"
+    done = perfport("split", *args, "--db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not db.exists()

@@ -9,7 +9,7 @@ rows), computes them too and the host keeps only its own range.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from perfport._core.errors import SpecError
@@ -38,13 +38,16 @@ class SplitDim:
     """One NDRange ``dimension`` along which the kernel's work splits: the problem value
     ``extent`` counts its elements, each work-item covers ``granule`` of them (an expression
     of the configuration; matmul's ``row_tile``), and a part needs ``halo`` = (before, after)
-    elements of its neighbours (expressions of the problem)."""
+    elements of its neighbours (expressions of the problem). ``feeds`` pairs (output, input)
+    for time-stepping (``perfport split --steps``): each step's output is the next step's
+    input, both cut arrays of one shape and type (a dict ``{"output": "input"}`` also works)."""
 
     dimension: int
     extent: str
     arrays: tuple[SplitArray, ...]
     granule: str = "1"
     halo: tuple[str, str] = ("0", "0")
+    feeds: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arrays", tuple(self.arrays))
@@ -52,6 +55,8 @@ class SplitDim:
         if len(self.halo) != 2:
             raise SpecError(f"split along {self.dimension}: halo is (before, after)")
         object.__setattr__(self, "halo", (str(self.halo[0]), str(self.halo[1])))
+        feeds = self.feeds.items() if isinstance(self.feeds, Mapping) else self.feeds
+        object.__setattr__(self, "feeds", tuple((str(o), str(i)) for o, i in feeds))
 
 
 def check_splits(
@@ -75,3 +80,10 @@ def check_splits(
         for a in s.arrays:
             if not isinstance(a, SplitArray) or a.name not in arrays:
                 raise SpecError(f"{what}: split array {a!r} is not an array argument")
+        cut = {a.name for a in s.arrays}
+        for out, into in s.feeds:
+            if out not in cut or into not in cut or out == into:
+                raise SpecError(
+                    f"{what}: split along {s.dimension} feeds {out!r} into {into!r}: name two "
+                    f"different arrays the split cuts ({', '.join(sorted(cut))})"
+                )

@@ -11,6 +11,8 @@ from perfport.cli.arguments import Subcommands, add_problem, parse_assignment
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport._core import DeviceInfo, KernelSpec, Problem
+
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
@@ -41,6 +43,17 @@ def add_parser(sub: Subcommands) -> None:
         help="also run the split at POINTS evenly spaced shares of the first device (two "
         "devices), to set the computed split against the best one",
     )  # fmt: skip
+    p.add_argument(
+        "--steps", type=int, default=0, metavar="N",
+        help="time-stepping: N steps, each step's output the next one's input (kernels whose "
+        "split declares feeds, e.g. the stencils by rows); parts keep their data on their "
+        "devices and exchange halo rows between steps",
+    )  # fmt: skip
+    p.add_argument(
+        "--rebalance", action="store_true",
+        help="with --steps: re-split between steps from the measured part times, moving the "
+        "rows that change owner between devices",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
 
@@ -54,6 +67,13 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         raise SpecError("--sweep takes 2 or more points and exactly two devices")
     if len(args.device) < 2:
         raise SpecError("a split needs two or more devices; give --device twice")
+    if args.steps < 0 or (args.steps and (args.sweep or args.iterations)):
+        raise SpecError(
+            f"--steps {args.steps}: give 1 or more, without --sweep or --iterations (time-"
+            "stepping rebalances with --rebalance)"
+        )
+    if args.rebalance and not args.steps:
+        raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
     from perfport.split.split import choose_config, split_dimension, split_run
@@ -70,6 +90,8 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         raise SpecError("give each device once; on one CPU use its sub-devices opencl:0:0.0 ...")
     for d in devices:
         choose_config(spec, problem, d, None)
+    if args.steps:
+        return _run_steps(args, console, spec, problem, devices)
     with Store(args.db) as store:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
@@ -103,5 +125,46 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
             f"launch {k}: parts {i['parts']}, {i['measured_ms']:.3f} ms, "
             f"imbalance {100 * i['imbalance']:.1f}%"
         )
+    console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
+    return 0
+
+
+def _run_steps(
+    args: argparse.Namespace,
+    console: Console,
+    spec: KernelSpec,
+    problem: Problem,
+    devices: list[DeviceInfo],
+) -> int:
+    """``perfport split --steps N``: N steps split, set against N steps on each device."""
+    from perfport.split.stepping import split_steps, step_split
+    from perfport.store import Store
+    from perfport.store.plans import record_plan
+
+    step_split(spec, problem, args.dimension)  # refused before the database is opened
+    with Store(args.db) as store:
+        outcome = split_steps(
+            spec, problem, devices, args.steps, args.dimension, store, rebalance=args.rebalance
+        )
+        plan_id = record_plan(
+            store, spec, problem, devices, outcome.configs, outcome.plan.to_json(),
+            outcome.to_json(),
+        )  # fmt: skip
+    out = {"kernel": spec.name, "problem": dict(problem), **outcome.to_json(), "plan_id": plan_id}
+    if args.json:
+        render.print_json(out)
+        return 0
+    for c in out["configs"]:
+        console.print(
+            f"{c['device']}: {c['config']} ({c['source']}), {args.steps} steps alone "
+            f"{c['time_ms']:.3f} ms ({c['step_ms']:.3f} ms a step)"
+        )
+    console.print(
+        f"split {out['parts']} -> {out['final_parts']}: {out['measured_ms']:.3f} ms "
+        f"({out['step_ms']:.3f} ms a step, halo exchange {out['exchange_ms']:.3f} ms, "
+        f"moves {out['moved_ms']:.3f} ms); best single {out['best_single']['device']} "
+        f"{out['best_single']['time_ms']:.3f} ms (x{out['speedup_over_best_single']:.2f}); "
+        f"verified: {out['verified']}"
+    )
     console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
     return 0

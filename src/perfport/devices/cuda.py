@@ -107,7 +107,8 @@ class CudaSession(Session):
                 f"no CUDA device {device.id} ({exc}); see 'perfport devices'"
             ) from None
         self.device = device
-        self._stream = cupy.cuda.Stream(non_blocking=True)
+        with self._device:  # a stream belongs to the device current when it is made
+            self._stream = cupy.cuda.Stream(non_blocking=True)
 
     def compile(
         self, source: str, language: Language, entry: str, defines: Mapping[str, str]
@@ -118,8 +119,9 @@ class CudaSession(Session):
         text = CUDA_PRELUDE + source if language is Language.PORTABLE else source
         options = tuple(f"-D{k}={v}" for k, v in defines.items())
         try:
-            module = cupy.RawModule(code=text, options=options)
-            kernel = module.get_function(entry)
+            with self._device:  # the module loads on the current device
+                module = cupy.RawModule(code=text, options=options)
+                kernel = module.get_function(entry)
             compiled = _CudaKernel(module, kernel)
         except Exception as exc:  # CompileException, or a missing entry point
             message = str(exc)
@@ -127,17 +129,42 @@ class CudaSession(Session):
             raise BuildError(first.strip()[:300], message) from None
         return compiled
 
+    # Every call enters the session's device: CuPy's current device is per thread, and a
+    # split run drives several sessions (several GPUs) from one thread and launches each
+    # from a pool thread.
     def upload(self, array: np.ndarray) -> Any:
-        with self._stream:
+        with self._device, self._stream:
             return self._cupy.asarray(np.ascontiguousarray(array))
 
     def write(self, buffer: Any, array: np.ndarray) -> None:
-        buffer.set(np.ascontiguousarray(array).reshape(buffer.shape), stream=self._stream)
-        self._stream.synchronize()
+        with self._device:
+            buffer.set(np.ascontiguousarray(array).reshape(buffer.shape), stream=self._stream)
+            self._stream.synchronize()
 
     def download(self, buffer: Any, out: np.ndarray) -> None:
-        self._stream.synchronize()
-        out[...] = buffer.get().reshape(out.shape)
+        with self._device:
+            self._stream.synchronize()
+            out[...] = buffer.get(stream=self._stream).reshape(out.shape)
+
+    def _bytes(self, buffer: Any, offset: int, nbytes: int) -> Any:
+        """Bytes [offset, offset + nbytes) of a (contiguous) CuPy array, as a uint8 view."""
+        return buffer.reshape(-1).view(self._cupy.uint8)[offset : offset + nbytes]
+
+    def read_range(self, buffer: Any, offset: int, out: np.ndarray) -> None:
+        with self._device:
+            data = self._bytes(buffer, offset, out.nbytes).get(stream=self._stream)
+            out.reshape(-1).view(np.uint8)[...] = data
+
+    def write_range(self, buffer: Any, offset: int, array: np.ndarray) -> None:
+        data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        with self._device:
+            self._bytes(buffer, offset, data.nbytes).set(data, stream=self._stream)
+            self._stream.synchronize()
+
+    def copy_range(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
+        with self._device, self._stream:
+            self._bytes(dst, dst_offset, nbytes)[...] = self._bytes(src, src_offset, nbytes)
+            self._stream.synchronize()
 
     def launch(
         self,
@@ -156,20 +183,20 @@ class CudaSession(Session):
         plain = tuple(a for a in args if not isinstance(a, LocalSpace | ConstantData))
         pairs: list[tuple[Any, Any]] = []
         try:
-            for a in args:
-                if isinstance(a, ConstantData):
-                    self._fill_constant(kernel, a)
-            if shared > _DEFAULT_DYNAMIC_SHARED:
-                kernel.kernel.max_dynamic_shared_size_bytes = shared
-            with self._stream:  # RawKernel launches on the current stream
+            with self._device, self._stream:  # RawKernel launches on the current stream
+                for a in args:
+                    if isinstance(a, ConstantData):
+                        self._fill_constant(kernel, a)
+                if shared > _DEFAULT_DYNAMIC_SHARED:
+                    kernel.kernel.max_dynamic_shared_size_bytes = shared
                 for _ in range(repeats):
                     start, end = cupy.cuda.Event(), cupy.cuda.Event()
                     start.record(self._stream)
                     kernel.kernel(grid, block, plain, shared_mem=shared)
                     pairs.append((start, end))
                     end.record(self._stream)
-            self._stream.synchronize()
-            return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
+                self._stream.synchronize()
+                return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
         except LaunchError:
             raise
         except Exception as exc:
@@ -210,5 +237,5 @@ class CudaSession(Session):
         )
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception), self._device:
             self._stream.synchronize()

@@ -204,6 +204,18 @@ class OpenCLSession(Session):
     def download(self, buffer: Any, out: np.ndarray) -> None:
         self._cl.enqueue_copy(self._queue, out, buffer).wait()
 
+    def read_range(self, buffer: Any, offset: int, out: np.ndarray) -> None:
+        self._cl.enqueue_copy(self._queue, out, buffer, src_offset=offset).wait()
+
+    def write_range(self, buffer: Any, offset: int, array: np.ndarray) -> None:
+        data = np.ascontiguousarray(array)
+        self._cl.enqueue_copy(self._queue, buffer, data, dst_offset=offset).wait()
+
+    def copy_range(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
+        self._cl.enqueue_copy(
+            self._queue, dst, src, byte_count=nbytes, src_offset=src_offset, dst_offset=dst_offset
+        ).wait()
+
     def launch(
         self,
         kernel: CompiledKernel,

@@ -67,6 +67,19 @@ class Session(ABC):
     def download(self, buffer: Any, out: np.ndarray) -> None:
         """Copy a device buffer into ``out`` (same size)."""
 
+    # Part of a buffer, in bytes: a split's halo exchange moves only its neighbours' rows.
+    @abstractmethod
+    def read_range(self, buffer: Any, offset: int, out: np.ndarray) -> None:
+        """Copy ``out.nbytes`` bytes of ``buffer`` from byte ``offset`` into ``out``."""
+
+    @abstractmethod
+    def write_range(self, buffer: Any, offset: int, array: np.ndarray) -> None:
+        """Copy ``array`` into ``buffer`` at byte ``offset``."""
+
+    @abstractmethod
+    def copy_range(self, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int) -> None:
+        """Copy ``nbytes`` between two buffers of this session, on the device."""
+
     @abstractmethod
     def launch(
         self,

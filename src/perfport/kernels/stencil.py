@@ -221,10 +221,20 @@ def make_stencil(
         # Columns (dimension 0) or rows (1), each part with its neighbours' border cells.
         split=(
             SplitDim(
-                0, "width", (SplitArray("input", "1"), SplitArray("output", "1")), halo=(w, e)
+                0,
+                "width",
+                (SplitArray("input", "1"), SplitArray("output", "1")),
+                halo=(w, e),
+                feeds=(("output", "input"),),
             ),
             SplitDim(
-                1, "height", (SplitArray("input", "0"), SplitArray("output", "0")), halo=(n, s)
+                1,
+                "height",
+                (SplitArray("input", "0"), SplitArray("output", "0")),
+                halo=(n, s),
+                feeds=(
+                    ("output", "input"),
+                ),  # time-stepping: each step reads the last one's output
             ),
         ),
         doc=doc,

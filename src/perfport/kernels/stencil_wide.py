@@ -177,6 +177,7 @@ def make_wide_stencil(
                 (SplitArray("input", "1"), SplitArray("output", "1")),
                 granule="vw",
                 halo=(w, e),
+                feeds=(("output", "input"),),
             ),
             SplitDim(
                 1,
@@ -184,6 +185,7 @@ def make_wide_stencil(
                 (SplitArray("input", "0"), SplitArray("output", "0")),
                 granule="rows",
                 halo=(n, s),
+                feeds=(("output", "input"),),
             ),
         ),
         doc=doc,

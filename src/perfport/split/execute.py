@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +30,7 @@ from perfport._core import (
     SplitArray,
     SplitDim,
 )
-from perfport.devices import ConstantData, LocalSpace, Session, open_session
+from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session, open_session
 from perfport.measure.data import host_arrays, scalar_value
 
 
@@ -69,8 +69,13 @@ def _along(axis: int, ndim: int, start: int, stop: int) -> tuple[slice, ...]:
     return tuple(index)
 
 
-class _PartRun:
-    """One part on its own session: its inputs cut and uploaded, its kernel built."""
+Opener = Callable[[DeviceInfo], Session]  # opens a part's session: any backend's Session
+
+
+class PartRun:
+    """One part on a session (OpenCL or CUDA, any ``Session``): its kernel built for the
+    part's problem; ``load`` cuts the host inputs and uploads them, or a time-stepping run
+    fills ``buffers`` from the devices (``perfport.split.steps``)."""
 
     def __init__(
         self,
@@ -78,9 +83,12 @@ class _PartRun:
         problem: Problem,
         split: SplitDim | None,
         part: Part,
-        inputs: Mapping[str, np.ndarray],
+        session: Session,
+        owns_session: bool = True,
+        built: dict[tuple[tuple[str, str], ...], CompiledKernel] | None = None,
     ) -> None:
         self.spec, self.part, self.split = spec, part, split
+        self.session, self.owns_session = session, owns_session
         self.full_env = spec.env(part.config, problem)
         extent = int(problem[split.extent]) if split else part.stop
         before, after = (
@@ -89,24 +97,42 @@ class _PartRun:
             else (0, 0)
         )
         self.lo = min(before, part.start)
-        hi = min(after, extent - part.stop)
-        size = part.stop - part.start + self.lo + hi
+        self.hi = min(after, extent - part.stop)
+        size = part.stop - part.start + self.lo + self.hi
         sub = problem.merged({split.extent: size}) if split else problem
         self.env = spec.env(part.config, sub)
         self.geometry = spec.geometry(self.env)
         self.cut = {a.name: a for a in split.arrays} if split else {}
-        self.session: Session = open_session(part.device)
-        self.kernel = self.session.compile(
-            spec.source, spec.language, spec.entry, spec.build_defines(self.env)
-        )
-        self.host = {}
-        for a in spec.args:
+        defines = spec.build_defines(self.env)
+        key = tuple(sorted(defines.items()))
+        if built is not None and key in built:  # a re-split whose build is unchanged
+            self.kernel = built[key]
+        else:
+            self.kernel = session.compile(spec.source, spec.language, spec.entry, defines)
+            if built is not None:
+                built[key] = self.kernel
+        self.host: dict[str, np.ndarray] = {}
+        self.buffers: dict[str, Any] = {}
+        self.args: list[Any] = []
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """The elements of the extent this part's buffers hold: its own and its halo."""
+        return self.part.start - self.lo, self.part.stop + self.hi
+
+    def load(self, inputs: Mapping[str, np.ndarray]) -> None:
+        """Cut the host arrays to this part (halos included) and upload them."""
+        for a in self.spec.args:
             if isinstance(a, ArrayArg):
                 self.host[a.name] = (
                     self._cut(a, inputs[a.name]) if a.name in self.cut else inputs[a.name]
                 )
         self.buffers = {n: self.session.upload(arr) for n, arr in self.host.items()}
-        self.args = [self._argument(a) for a in spec.args]
+        self.bind()
+
+    def bind(self) -> None:
+        """(Re)build the launch arguments from ``buffers`` (after a swap or a move)."""
+        self.args = [self._argument(a) for a in self.spec.args]
 
     def _views(self, a: ArrayArg) -> tuple[SplitArray, int, tuple[int, ...], tuple[int, ...]]:
         sa = self.cut[a.name]
@@ -160,7 +186,38 @@ class _PartRun:
             whole.reshape(full)[_along(axis, len(full), self.part.start, self.part.stop)] = piece
 
     def close(self) -> None:
-        self.session.close()
+        if self.owns_session:
+            self.session.close()
+
+
+def check_outputs_cut(spec: KernelSpec, split: SplitDim) -> None:
+    """Raise SpecError when an output array is not cut: the parts could not gather it."""
+    outputs = {a.name for a in spec.args if isinstance(a, ArrayArg) and a.output}
+    uncut = sorted(outputs - {a.name for a in split.arrays})
+    if uncut:
+        raise SpecError(
+            f"kernel {spec.name}: its split along {split.dimension} does not cut the "
+            f"output(s) {uncut}; name them in the split's arrays"
+        )
+
+
+def open_part(
+    spec: KernelSpec,
+    problem: Problem,
+    split: SplitDim | None,
+    part: Part,
+    session: Session,
+    owns_session: bool,
+    built: dict[tuple[tuple[str, str], ...], CompiledKernel] | None = None,
+) -> PartRun:
+    """A part's run on ``session``; a session it owns is closed if the build fails.
+    ``built`` caches the session's kernels by their defines (the same session only)."""
+    try:
+        return PartRun(spec, problem, split, part, session, owns_session, built)
+    except BaseException:
+        if owns_session:
+            session.close()
+        raise
 
 
 def run_parts(
@@ -170,10 +227,12 @@ def run_parts(
     split: SplitDim | None,
     seed: int = 0,
     target_s: float = 0.2,
+    opener: Opener = open_session,
 ) -> RunResult:
     """Run ``parts`` (one per device; a single part with ``split`` None is a whole run)
     concurrently, round after round for about ``target_s`` (3 to 50 rounds after one
-    warm-up), and return the times and the gathered outputs."""
+    warm-up), and return the times and the gathered outputs. ``opener`` opens each part's
+    session (default: OpenCL or CUDA by the device's backend, so runs may mix them)."""
     full = spec.problem.merged(problem)
     inputs = host_arrays(spec, spec.env({}, full), seed)
     outputs = {
@@ -182,15 +241,14 @@ def run_parts(
         if isinstance(a, ArrayArg) and a.output
     }
     if split is not None:
-        uncut = sorted(set(outputs) - {a.name for a in split.arrays})
-        if uncut:
-            raise SpecError(
-                f"kernel {spec.name}: its split along {split.dimension} does not cut the "
-                f"output(s) {uncut}; name them in the split's arrays"
-            )
+        check_outputs_cut(spec, split)
     started = time.perf_counter()
-    runs = [_PartRun(spec, full, split, p, inputs) for p in parts if p.stop > p.start]
+    runs: list[PartRun] = []
     try:
+        for p in parts:
+            if p.stop > p.start:
+                runs.append(open_part(spec, full, split, p, opener(p.device), True))
+                runs[-1].load(inputs)
         split_ms = (time.perf_counter() - started) * 1e3
         walls, kernels = _rounds(runs, target_s)
         started = time.perf_counter()
@@ -210,7 +268,7 @@ def run_parts(
     )
 
 
-def _rounds(runs: Sequence[_PartRun], target_s: float) -> tuple[list[float], list[list[float]]]:
+def _rounds(runs: Sequence[PartRun], target_s: float) -> tuple[list[float], list[list[float]]]:
     walls: list[float] = []
     kernels: list[list[float]] = [[] for _ in runs]
     with ThreadPoolExecutor(max_workers=len(runs)) as pool:

@@ -1,0 +1,198 @@
+"""``perfport split --steps N``: time-stepping across devices, set against all N steps on
+each device alone. Each device's per-step time alone plans the split (Eqs. 4-9); with
+rebalancing, the split is planned again between steps from the parts' measured kernel
+times (``rebalance``'s overhead + cost-per-element lines) and the rows that change owner
+move between the devices."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport.devices import open_session
+from perfport.measure.verify import mismatch
+from perfport.split.execute import Opener, Part
+from perfport.split.halo import Range, check_feeds
+from perfport.split.plan import SplitPlan, plan_split
+from perfport.split.rebalance import balanced_shares, device_line
+from perfport.split.split import block, choose_config, split_dimension
+from perfport.split.steps import Replan, Step, StepsResult, run_steps
+from perfport.store import Store
+
+
+@dataclass(frozen=True)
+class StepsOutcome:
+    """A time-stepping split: the plan (from per-step times alone), each device's
+    configuration, all steps on each device alone, the split run and its verification."""
+
+    plan: SplitPlan
+    devices: tuple[DeviceInfo, ...]
+    configs: tuple[Config, ...]
+    config_sources: tuple[str, ...]
+    single: tuple[StepsResult, ...]
+    run: StepsResult
+    verified: bool
+    mismatch: str | None
+
+    @property
+    def best_single(self) -> int:
+        return min(range(len(self.single)), key=lambda i: self.single[i].total_ms)
+
+    @property
+    def decision(self) -> str:
+        """ "split" when the verified split's steps beat the best single device's, else that
+        device's id."""
+        if self.verified and self.run.total_ms < self.single[self.best_single].total_ms:
+            return "split"
+        return self.devices[self.best_single].id
+
+    def to_json(self) -> dict[str, Any]:
+        best = self.single[self.best_single]
+        final = self.run.steps[-1].parts
+        return {
+            "devices": [d.id for d in self.devices],
+            "configs": [
+                {
+                    "device": d.id,
+                    "config": dict(c),
+                    "source": s,
+                    "time_ms": r.total_ms,
+                    "step_ms": r.step_ms,
+                }
+                for d, c, s, r in zip(
+                    self.devices, self.configs, self.config_sources, self.single, strict=True
+                )
+            ],
+            "dimension": self.plan.dimension,
+            "extent": self.plan.extent,
+            "steps": len(self.run.steps),
+            "split_factors": list(self.plan.split_factors),
+            "adjusted_factors": list(self.plan.adjusted_factors),
+            "parts": [list(p) for p in self.plan.parts],
+            "theoretical_ms": self.plan.theoretical_ms * len(self.run.steps),
+            "theoretical_step_ms": self.plan.theoretical_ms,
+            "measured_ms": self.run.total_ms,
+            "step_ms": self.run.step_ms,
+            "exchange_ms": self.run.exchange_ms,
+            "moved_ms": sum(s.moved_ms for s in self.run.steps),
+            "split_ms": self.run.setup_ms,
+            "gather_ms": self.run.gather_ms,
+            "per_step": [s.to_json() for s in self.run.steps],
+            "final_parts": [list(p) for p in final],
+            "best_single": {
+                "device": self.devices[self.best_single].id,
+                "time_ms": best.total_ms,
+                "step_ms": best.step_ms,
+            },
+            "speedup_over_best_single": best.total_ms / self.run.total_ms,
+            "verified": self.verified,
+            "mismatch": self.mismatch,
+            "decision": self.decision,
+        }
+
+
+def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Replan:
+    """A ``Replan`` that re-plans once the last ``window`` steps on the same parts show
+    their median kernel times more than ``tolerance`` apart: each device's line through its
+    time alone and its part's median, the shares under which the lines end together, and
+    Eqs. 5-9 for whole work-groups (``perfport.split.rebalance``)."""
+    lines = [(0.0, t / plan.extent) for t in plan.times_ms]
+
+    def replan(done: Sequence[Step]) -> Sequence[Range] | None:
+        same = done[-window:]
+        if len(same) < window or any(s.parts != done[-1].parts for s in same):
+            return None  # too few steps on these parts to tell noise from imbalance
+        medians = [statistics.median(s.kernel_ms[i] for s in same) for i in range(len(lines))]
+        busy = [t for t in medians if t > 0]
+        if len(busy) < 2 or max(busy) / min(busy) - 1 <= tolerance:
+            return None
+        for i, (a, b) in enumerate(done[-1].parts):
+            if b > a:
+                lines[i] = device_line(plan.extent, plan.times_ms[i], b - a, medians[i])
+        shares = balanced_shares(plan.extent, lines)
+        again = plan_split(
+            plan.devices, plan.extent, plan.blocks, plan.times_ms, plan.dimension, shares
+        )
+        return again.parts
+
+    return replan
+
+
+def step_split(spec: KernelSpec, problem: Problem, dimension: int | None) -> SplitDim:
+    """The split to step along: ``dimension``'s, else the first declared that can step (a
+    stencil's rows); raises SpecError (the first's reason) when none can."""
+    env = spec.env({}, spec.problem.merged(problem))
+    if dimension is not None:
+        split = split_dimension(spec, dimension)
+        check_feeds(spec, split, env)
+        return split
+    first = split_dimension(spec, None)
+    for split in spec.split:
+        try:
+            check_feeds(spec, split, env)
+            return split
+        except SpecError:
+            continue
+    check_feeds(spec, first, env)  # raises with the first split's reason
+    return first
+
+
+def split_steps(
+    spec: KernelSpec,
+    problem: Problem,
+    devices: Sequence[DeviceInfo],
+    steps: int,
+    dimension: int | None = None,
+    store: Store | None = None,
+    configs: Mapping[str, Config] | None = None,
+    rebalance: bool = False,
+    opener: Opener | None = None,
+) -> StepsOutcome:
+    """Run ``steps`` steps of ``spec`` on each device alone, plan the split from their
+    per-step times, run the steps split across ``devices`` (halo exchange between steps;
+    with ``rebalance``, re-split between steps from the measured part times) and verify the
+    outputs against the best single device's."""
+    ids = [d.id for d in devices]
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        raise SpecError(
+            "a split needs two or more different devices; give --device twice (on one CPU, "
+            "its sub-devices opencl:0:0.0 and opencl:0:0.1)"
+        )
+    if steps < 1:
+        raise SpecError(f"--steps {steps}: give 1 or more")
+    split = step_split(spec, problem, dimension)
+    full = spec.problem.merged(problem)
+    chosen = [
+        (configs[d.id], "given")
+        if configs and d.id in configs
+        else choose_config(spec, full, d, store)
+        for d in devices
+    ]
+    opener = opener or open_session
+    extent = int(full[split.extent])
+    single = tuple(
+        run_steps(spec, full, [Part(d, c, 0, extent)], split, steps, opener=opener)
+        for d, (c, _) in zip(devices, chosen, strict=True)
+    )
+    blocks = [block(spec, split, c, full) for c, _ in chosen]
+    plan = plan_split(ids, extent, blocks, [r.step_ms for r in single], split.dimension)
+    parts = [
+        Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
+    ]
+    replan = rebalancer(plan) if rebalance else None
+    run = run_steps(spec, full, parts, split, steps, replan, opener)
+    expected = min(single, key=lambda r: r.total_ms).outputs
+    wrong = mismatch(run.outputs, expected, spec.tolerance)
+    return StepsOutcome(
+        plan=plan,
+        devices=tuple(devices),
+        configs=tuple(c for c, _ in chosen),
+        config_sources=tuple(s for _, s in chosen),
+        single=single,
+        run=run,
+        verified=wrong is None,
+        mismatch=wrong,
+    )

@@ -1,0 +1,260 @@
+"""Time-stepping across devices: a kernel whose output feeds its next step's input (a
+stencil's iterations) runs N steps with each part's data kept on its device. Between steps
+only the halo moves: each part's stale halo rows are downloaded from the neighbours that
+own them and uploaded into its buffer. When a ``Replan`` changes the split, the rows that
+change owner move between devices and the rest stay (a copy on the device).
+
+Semantics, the same on one device and on several: step k launches the kernel on the
+buffers as they are; then every (output, input) pair of the split's ``feeds`` swaps
+buffers (ping-pong), so unwritten elements behave as on one device. No swap follows the
+last step; the gathered outputs are the last step's.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perfport._core import ArrayArg, KernelSpec, Problem, SpecError, SplitDim
+from perfport.devices import CompiledKernel, Session, open_session
+from perfport.measure.data import host_arrays
+from perfport.split.execute import Opener, Part, PartRun, check_outputs_cut, open_part
+from perfport.split.halo import Range, Slab, check_feeds, halo_ranges, row_shape, transfers
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: the parts it ran (one range per device, empty where it ran nothing), the
+    wall time of its launches and each device's kernel time (0 where it ran nothing), the
+    halo exchange after it and the rows moved before it by a re-split."""
+
+    parts: tuple[Range, ...]
+    step_ms: float
+    kernel_ms: tuple[float, ...]
+    exchange_ms: float = 0.0
+    exchange_bytes: int = 0
+    moved_ms: float = 0.0
+    moved_bytes: int = 0
+
+    @property
+    def total_ms(self) -> float:
+        return self.step_ms + self.exchange_ms + self.moved_ms
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "parts": [list(p) for p in self.parts],
+            "step_ms": self.step_ms,
+            "part_kernel_ms": list(self.kernel_ms),
+            "exchange_ms": self.exchange_ms,
+            "exchange_bytes": self.exchange_bytes,
+            "moved_ms": self.moved_ms,
+            "moved_bytes": self.moved_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class StepsResult:
+    """A time-stepping run: its steps, the host's setup (cutting, uploading, building) and
+    gathering times, and the gathered outputs of the last step."""
+
+    steps: tuple[Step, ...]
+    setup_ms: float
+    gather_ms: float
+    outputs: dict[str, np.ndarray] = field(compare=False, repr=False)
+
+    @property
+    def total_ms(self) -> float:
+        """Every step with its exchange and moves (setup and gathering apart)."""
+        return sum(s.total_ms for s in self.steps)
+
+    @property
+    def step_ms(self) -> float:
+        """The median step's launches (the first step's warm-up weighs no more than one)."""
+        return statistics.median(s.step_ms for s in self.steps)
+
+    @property
+    def exchange_ms(self) -> float:
+        """The median halo exchange between two steps (0 with one step)."""
+        between = [s.exchange_ms for s in self.steps[:-1]]
+        return statistics.median(between) if between else 0.0
+
+
+# Called before every step after the first with the steps so far; returns the next step's
+# parts (one range per device, together the whole extent) or None to keep them.
+Replan = Callable[[Sequence[Step]], Sequence[Range] | None]
+
+
+class _Stepper:
+    """The parts of a time-stepping run, one session per device for the whole run."""
+
+    def __init__(
+        self,
+        spec: KernelSpec,
+        problem: Problem,
+        parts: Sequence[Part],
+        split: SplitDim,
+        opener: Opener,
+        inputs: Mapping[str, np.ndarray],
+    ) -> None:
+        self.spec, self.problem, self.split, self.inputs = spec, problem, split, inputs
+        self.parts = list(parts)
+        self.sessions: list[Session] = []
+        # per device: its kernels by defines, so a re-split builds only what changed
+        self.built: list[dict[tuple[tuple[str, str], ...], CompiledKernel]] = []
+        self.runs: dict[int, PartRun] = {}
+        self.pool = ThreadPoolExecutor(max_workers=len(parts))
+        for i, p in enumerate(parts):
+            self.sessions.append(opener(p.device))
+            self.built.append({})
+            if p.stop > p.start:
+                self.runs[i] = open_part(
+                    spec, problem, split, p, self.sessions[i], False, self.built[i]
+                )
+                self.runs[i].load(inputs)
+
+    @property
+    def bounds(self) -> tuple[Range, ...]:
+        return tuple((p.start, p.stop) for p in self.parts)
+
+    def slab(self, i: int, name: str) -> Slab:
+        run = self.runs[i]
+        itemsize = self.inputs[name].dtype.itemsize
+        return Slab(run.held[0], row_shape(self.spec, self.split, name, run.env) * itemsize)
+
+    def launch(self) -> tuple[float, tuple[float, ...]]:
+        started = time.perf_counter()
+        futures = {i: self.pool.submit(r.launch) for i, r in self.runs.items()}
+        times = {i: f.result() for i, f in futures.items()}
+        wall = (time.perf_counter() - started) * 1e3
+        return wall, tuple(times.get(i, 0.0) for i in range(len(self.parts)))
+
+    def _copy(self, name: str, source: int, target: int, start: int, stop: int,
+              into: Mapping[int, PartRun] | None = None) -> int:  # fmt: skip
+        """Copy extent elements [start, stop) of array ``name`` from a part of this run to
+        part ``target`` of ``into`` (default: this run); returns the bytes moved."""
+        src, dst = self.runs[source], (into or self.runs)[target]
+        offset, nbytes = self.slab(source, name).span(start, stop)
+        dst_slab = Slab(dst.held[0], self.slab(source, name).row_bytes)
+        dst_offset = dst_slab.span(start, stop)[0]
+        if src.session is dst.session:  # rows a device keeps stay on it
+            src.session.copy_range(src.buffers[name], offset, dst.buffers[name], dst_offset, nbytes)
+            return 0
+        data = np.empty(nbytes, np.uint8)
+        src.session.read_range(src.buffers[name], offset, data)
+        dst.session.write_range(dst.buffers[name], dst_offset, data)
+        return nbytes
+
+    def swap_and_exchange(self) -> tuple[float, int]:
+        """Swap every feeds pair's buffers, then refresh each part's halo of the arrays fed
+        from its neighbours' own rows. Returns (ms, bytes between devices)."""
+        started = time.perf_counter()
+        for r in self.runs.values():
+            for out, into in self.split.feeds:
+                r.buffers[out], r.buffers[into] = r.buffers[into], r.buffers[out]
+            r.bind()
+        wanted = [
+            halo_ranges((p.start, p.stop), self.runs[i].held) if i in self.runs else ()
+            for i, p in enumerate(self.parts)
+        ]
+        moved = 0
+        for t in transfers(self.bounds, wanted):
+            for _, into in self.split.feeds:
+                moved += self._copy(into, t.source, t.target, t.start, t.stop)
+        return (time.perf_counter() - started) * 1e3, moved
+
+    def move(self, bounds: Sequence[Range]) -> tuple[float, int]:
+        """Re-split: every device's new part (its kernel built for the new size) filled with
+        its held rows from their old owners. Returns (ms, bytes between devices)."""
+        started = time.perf_counter()
+        parts = [
+            Part(p.device, p.config, a, b) for p, (a, b) in zip(self.parts, bounds, strict=True)
+        ]
+        new: dict[int, PartRun] = {}
+        for i, p in enumerate(parts):
+            if p.stop > p.start:
+                new[i] = open_part(
+                    self.spec, self.problem, self.split, p, self.sessions[i], False, self.built[i]
+                )
+                self._allocate(i, new[i])
+        wanted = [[new[i].held] if i in new else [] for i in range(len(parts))]
+        moved = 0
+        for t in transfers(self.bounds, wanted):
+            for cut in self.split.arrays:
+                moved += self._copy(cut.name, t.source, t.target, t.start, t.stop, new)
+        for r in new.values():
+            r.bind()
+        self.runs, self.parts = new, parts
+        return (time.perf_counter() - started) * 1e3, moved
+
+    def _allocate(self, i: int, run: PartRun) -> None:
+        """Buffers for a new part: cut arrays to be filled by moves, whole arrays kept."""
+        for a in self.spec.args:
+            if not isinstance(a, ArrayArg):
+                continue
+            if a.name in run.cut:
+                rows = run.held[1] - run.held[0]
+                shape = (rows * row_shape(self.spec, self.split, a.name, run.env),)
+                run.host[a.name] = np.empty(shape, self.inputs[a.name].dtype)
+                run.buffers[a.name] = run.session.upload(run.host[a.name])
+            else:
+                old = self.runs.get(i)
+                run.host[a.name] = self.inputs[a.name]
+                run.buffers[a.name] = (
+                    old.buffers[a.name] if old else run.session.upload(self.inputs[a.name])
+                )
+
+    def close(self) -> None:
+        self.pool.shutdown()
+        for s in self.sessions:
+            s.close()
+
+
+def run_steps(
+    spec: KernelSpec,
+    problem: Problem,
+    parts: Sequence[Part],
+    split: SplitDim,
+    steps: int,
+    replan: Replan | None = None,
+    opener: Opener = open_session,
+    seed: int = 0,
+) -> StepsResult:
+    """Run ``steps`` steps of ``spec`` with ``parts`` (one per device; one part over the
+    whole extent is the single-device run), exchanging halos between steps and re-splitting
+    where ``replan`` says; return the steps and the last step's gathered outputs."""
+    if steps < 1:
+        raise SpecError(f"--steps {steps}: give 1 or more")
+    full = spec.problem.merged(problem)
+    check_outputs_cut(spec, split)
+    check_feeds(spec, split, spec.env(parts[0].config, full))
+    inputs = host_arrays(spec, spec.env({}, full), seed)
+    outputs = {
+        a.name: inputs[a.name].copy() for a in spec.args if isinstance(a, ArrayArg) and a.output
+    }
+    started = time.perf_counter()
+    stepper = _Stepper(spec, full, parts, split, opener, inputs)
+    try:
+        setup_ms = (time.perf_counter() - started) * 1e3
+        done: list[Step] = []
+        for k in range(steps):
+            moved_ms, moved = 0.0, 0
+            new = replan(done) if replan is not None and k else None
+            if new is not None and tuple(tuple(b) for b in new) != stepper.bounds:
+                moved_ms, moved = stepper.move(new)
+            wall, kernel_ms = stepper.launch()
+            exchange_ms, exchanged = stepper.swap_and_exchange() if k < steps - 1 else (0.0, 0)
+            done.append(Step(stepper.bounds, wall, kernel_ms, exchange_ms, exchanged,
+                             moved_ms, moved))  # fmt: skip
+        started = time.perf_counter()
+        for r in stepper.runs.values():
+            r.gather(outputs)
+        gather_ms = (time.perf_counter() - started) * 1e3
+    finally:
+        stepper.close()
+    return StepsResult(tuple(done), setup_ms, gather_ms, outputs)
