@@ -31,7 +31,9 @@ def add_parsers(model_sub: Any) -> None:
         "with loopy and the model calibrated on them; the calibration is written to --out "
         "and kept in the store under the device's fingerprint.",
     )
-    p.add_argument("model_file", metavar="MODEL_FILE")
+    p.add_argument(
+        "model_file", metavar="MODEL_FILE", help="a model saved as JSON (perfport.model.save)"
+    )
     p.add_argument("--device", help="device id (default: the default device)")
     p.add_argument("--db", default="perfport.db", help="the results database")
     p.add_argument("--out", required=True, help="calibration JSON to write")
@@ -45,8 +47,12 @@ def add_parsers(model_sub: Any) -> None:
         "matmul-noprefetch, dg-plain, dg-prefetch-u, dg-prefetch-dm, dg-prefetch-dm-tr, "
         "fd-16x16, fd-18x18) or a .py loopy kernel file, as for 'model stats'.",
     )
-    p.add_argument("calibration", metavar="CALIBRATION")
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "calibration", metavar="CALIBRATION", help="a calibration file ('model calibrate --out')"
+    )
+    p.add_argument(
+        "kernel", metavar="KERNEL", help="a built-in application kernel or a .py loopy kernel file"
+    )
     add_problem(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
@@ -55,7 +61,9 @@ def add_parsers(model_sub: Any) -> None:
         "measure",
         help="measure an application kernel at several sizes into the store (as app-NAME)",
     )
-    p.add_argument("kernel", metavar="KERNEL")
+    p.add_argument(
+        "kernel", metavar="KERNEL", help="a built-in application kernel or a .py loopy kernel file"
+    )
     p.add_argument("--sizes", nargs="+", action="extend", required=True, metavar="NAME=V1,V2",
                    help="sizes to measure, e.g. n=256,512,1024 (Cartesian product)")  # fmt: skip
     p.add_argument("--device", help="device id (default: the default device)")
