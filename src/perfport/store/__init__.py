@@ -8,6 +8,7 @@ from perfport.store.queries import (
     ResultRow,
     best_results,
     declared_params,
+    export_keys,
     export_rows,
     one_group,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",
+    "export_keys",
     "export_rows",
     "one_group",
     "refused_configs",

@@ -96,6 +96,57 @@ def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
+# One row per configuration of each (device, kernel, problem), over all its campaigns: its best
+# ok median, the id of its first ok result (ties between equal medians go to the configuration
+# measured first), whether any result is ok, and its latest result (whose outcome counts when
+# none is ok). SQLite does the grouping, so a million results never become Python objects.
+_PER_CONFIG = """
+WITH per AS MATERIALIZED (
+  SELECT g.device_id AS dev, g.kernel_id AS ker, g.problem_id AS prob, r.config_id AS cfg,
+         MIN(CASE WHEN r.outcome = 'ok' AND r.median_ms IS NOT NULL THEN r.median_ms END) AS best,
+         MIN(CASE WHEN r.outcome = 'ok' AND r.median_ms IS NOT NULL THEN r.id END) AS first_ok,
+         MAX(r.outcome = 'ok') AS any_ok, MAX(r.id) AS last_id,
+         SUM(r.outcome = 'ok' AND r.median_ms IS NOT NULL AND r.verification = 'unverified')
+           AS unverified
+  FROM results r
+  JOIN campaigns g ON g.id = r.campaign_id
+  JOIN devices d ON d.id = g.device_id
+  JOIN kernels k ON k.id = g.kernel_id
+  {where}
+  GROUP BY g.device_id, g.kernel_id, g.problem_id, r.config_id
+),
+ranked AS (
+  SELECT dev, ker, prob, cfg,
+         ROW_NUMBER() OVER (PARTITION BY dev, ker, prob ORDER BY best, first_ok) AS rank
+  FROM per WHERE best IS NOT NULL
+),
+winner AS MATERIALIZED (SELECT dev, ker, prob, cfg FROM ranked WHERE rank = 1)
+SELECT per.dev, per.ker, per.prob,
+       CASE WHEN per.any_ok THEN 'ok' ELSE (SELECT outcome FROM results WHERE id = per.last_id)
+       END AS outcome,
+       COUNT(*) AS n, SUM(per.unverified) AS unverified, MAX(w.cfg) AS best_cfg
+FROM per LEFT JOIN winner w ON w.dev = per.dev AND w.ker = per.ker AND w.prob = per.prob
+GROUP BY per.dev, per.ker, per.prob, outcome
+"""
+
+_GROUP_INFO = """
+SELECT d.name AS device, d.backend, d.fingerprint, k.name AS kernel, k.spec, p.key AS problem,
+       (SELECT json_group_array(g.space) FROM campaigns g WHERE g.device_id = d.id
+          AND g.kernel_id = k.id AND g.problem_id = p.id
+          AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)) AS spaces
+FROM devices d, kernels k, problems p WHERE d.id = ? AND k.id = ? AND p.id = ?
+"""
+
+# The best (first-stored on ties) ok result of one configuration in one group.
+_BEST_OF_CONFIG = """
+SELECT c.key, r.median_ms, r.verification, r.verified_against
+FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN configs c ON c.id = r.config_id
+WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ?
+  AND r.outcome = 'ok' AND r.median_ms IS NOT NULL
+ORDER BY r.median_ms, r.id LIMIT 1
+"""
+
+
 def best_results(
     store: Store, kernel: str | None = None, device: str | None = None
 ) -> list[BestResult]:
@@ -107,53 +158,53 @@ def best_results(
     ...     print(r.kernel, r.best, r.best_ms, r.speedup)
     """
     where, params = _where(kernel, device)
-    groups: dict[tuple[int, int, int], list[Any]] = {}
-    for row in store.query(_RESULT_ROWS.format(where=where), params):
-        groups.setdefault((row["device_id"], row["kernel_id"], row["problem_id"]), []).append(row)
-    out = []
-    for rows in groups.values():
-        first = rows[0]
-        spec = json.loads(first["spec"])
-        default = Config.of(spec["default"]) if spec.get("default") else None
-        best_time: dict[str, float] = {}
-        best_row: dict[str, Any] = {}
-        final: dict[str, str] = {}
-        spaces: dict[int, dict[str, Any]] = {}
-        unverified = 0
-        for row in rows:
-            config_key, outcome, median = row["config"], row["outcome"], row["median_ms"]
-            spaces[row["campaign_id"]] = json.loads(row["space"])
-            if outcome == Outcome.OK.value and median is not None:
-                unverified += row["verification"] == Check.UNVERIFIED.value
-                if median < best_time.get(config_key, np.inf):
-                    best_time[config_key], best_row[config_key] = median, row
-                final[config_key] = outcome
-            elif final.get(config_key) != Outcome.OK.value:
-                final[config_key] = outcome
-        counts = Counter(final.values())
-        pre_pruned = max((s.get("pruned", 0) for s in spaces.values()), default=0)
-        if pre_pruned:
-            counts[Outcome.PRUNED.value] += pre_pruned
-        best_key = min(best_time, key=best_time.__getitem__) if best_time else None
-        default_ms = best_time.get(default.key) if default is not None else None
-        out.append(
-            BestResult(
-                device=first["device"],
-                backend=first["backend"],
-                device_fingerprint=first["device_fingerprint"],
-                kernel=first["kernel"],
-                problem=Problem.of(json.loads(first["problem"])),
-                best=Config.of(json.loads(best_key)) if best_key else None,
-                best_ms=best_time.get(best_key) if best_key else None,
-                default=default,
-                default_ms=default_ms,
-                outcomes=dict(sorted(counts.items())),
-                campaigns=len(spaces),
-                **_best_check(best_row.get(best_key) if best_key else None),
-                unverified=unverified,
-            )
+    groups: dict[tuple[int, int, int], dict[str, Any]] = {}
+    for row in store.query(_PER_CONFIG.format(where=where), params):
+        group = groups.setdefault(
+            (row["dev"], row["ker"], row["prob"]),
+            {"counts": Counter(), "unverified": 0, "best_cfg": row["best_cfg"]},
         )
+        group["counts"][row["outcome"]] += row["n"]
+        group["unverified"] += row["unverified"] or 0
+    out = [_best_result(store, ids, group) for ids, group in groups.items()]
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
+
+
+def _best_result(store: Store, ids: tuple[int, int, int], group: dict[str, Any]) -> BestResult:
+    """One group's record from its aggregated counts: a few indexed look-ups, not a scan."""
+    info = store.query(_GROUP_INFO, ids)[0]
+    spec = json.loads(info["spec"])
+    spaces = [json.loads(s) for s in json.loads(info["spaces"])]
+    counts: Counter[str] = group["counts"]
+    pre_pruned = max((s.get("pruned", 0) for s in spaces), default=0)
+    if pre_pruned:
+        counts[Outcome.PRUNED.value] += pre_pruned
+    default = Config.of(spec["default"]) if spec.get("default") else None
+    default_ms = None
+    if default is not None:
+        found = store.query(
+            "SELECT id FROM configs WHERE kernel_id = ? AND key = ?", (ids[1], default.key)
+        )
+        if found:
+            best_default = store.query(_BEST_OF_CONFIG, (found[0][0], *ids))
+            default_ms = best_default[0]["median_ms"] if best_default else None
+    best = store.query(_BEST_OF_CONFIG, (group["best_cfg"], *ids)) if group["best_cfg"] else []
+    best_row = best[0] if best else None
+    return BestResult(
+        device=info["device"],
+        backend=info["backend"],
+        device_fingerprint=info["fingerprint"],
+        kernel=info["kernel"],
+        problem=Problem.of(json.loads(info["problem"])),
+        best=Config.of(json.loads(best_row["key"])) if best_row else None,
+        best_ms=best_row["median_ms"] if best_row else None,
+        default=default,
+        default_ms=default_ms,
+        outcomes=dict(sorted(counts.items())),
+        campaigns=len(spaces),
+        **_best_check(best_row),
+        unverified=group["unverified"],
+    )
 
 
 def _best_check(row: Any) -> dict[str, Any]:
@@ -243,8 +294,34 @@ def export_rows(
 ) -> Iterator[ResultRow]:
     """Every stored result, in the order it was stored."""
     where, params = _where(kernel, device)
-    for row in store.query(_RESULT_ROWS.format(where=where), params):
+    for row in store.stream(_RESULT_ROWS.format(where=where), params):
         yield _result_row(row)
+
+
+_EXPORTED_CAMPAIGNS = """
+SELECT g.id FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
+{where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
+"""
+
+
+def export_keys(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> tuple[list[str], list[str]]:
+    """The problem and parameter names of what ``export_rows`` yields, sorted: the CSV's
+    extra columns, known before the first row so the rows can stream."""
+    where, params = _where(kernel, device)
+    campaigns = _EXPORTED_CAMPAIGNS.format(where=where, conj="AND" if where else "WHERE")
+    problems = store.query(
+        "SELECT DISTINCT j.key FROM problems p, json_each(p.key) j WHERE p.id IN "
+        f"(SELECT g.problem_id FROM campaigns g WHERE g.id IN ({campaigns})) ORDER BY j.key",
+        params,
+    )
+    names = store.query(
+        "SELECT DISTINCT j.key FROM configs c, json_each(c.key) j WHERE c.id IN (SELECT "
+        f"r.config_id FROM results r WHERE r.campaign_id IN ({campaigns})) ORDER BY j.key",
+        params,
+    )
+    return [r[0] for r in problems], [r[0] for r in names]
 
 
 def one_group(
