@@ -8,6 +8,8 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from perfport import Config, Measurement, Outcome, builtin
 from perfport._core import Check
 from perfport.space import kernel_space
@@ -44,13 +46,15 @@ def _reference(rows: list[Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_sql_aggregation_matches_a_walk_over_every_row(db, cpu):
-    rng = random.Random(7)
+@pytest.mark.parametrize("campaigns", [1, 3])
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_sql_aggregation_matches_a_walk_over_every_row(db, cpu, campaigns, seed):
+    rng = random.Random(seed)
     outcomes = [Outcome.OK, Outcome.OK, Outcome.OK, Outcome.LAUNCH_REFUSED, Outcome.TIMEOUT]
     with Store(db) as store:
-        for c in range(3):  # three campaigns of one device, kernel and problem
+        for c in range(campaigns):  # of one device, kernel and problem
             campaign = _campaign(store, cpu, key=f"c{c}")
-            for wg in rng.sample([8, 16, 32, 64, 128, 256, 512, 1024], 6):
+            for wg in rng.sample([8, 16, 32, 64, 128, 256, 512, 1024], 7):
                 outcome = rng.choice(outcomes)
                 times = (float(rng.choice([1, 2, 2, 3])),) if outcome is Outcome.OK else ()
                 check = rng.choice([Check.VERIFIED, Check.UNVERIFIED, None])
@@ -63,7 +67,7 @@ def test_sql_aggregation_matches_a_walk_over_every_row(db, cpu):
     assert got.best_ms == want["best_ms"] and got.best_verification == want["check"]
     assert got.default_ms == want["default_ms"] and got.unverified == want["unverified"]
     assert {k: v for k, v in got.outcomes.items() if k != "pruned"} == want["outcomes"]
-    assert got.campaigns == 3
+    assert got.campaigns == campaigns
 
 
 def test_streamed_export_is_what_the_whole_list_would_write(db, cpu):

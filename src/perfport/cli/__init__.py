@@ -16,7 +16,19 @@ from typing import NoReturn
 
 from perfport._core import PerfportError
 from perfport._core.version import __version__
-from perfport.cli import devices, model, replay, results, select, serve, space, split, tune, wg
+from perfport.cli import (
+    devices,
+    model,
+    replay,
+    report,
+    results,
+    select,
+    serve,
+    space,
+    split,
+    tune,
+    wg,
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -28,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 # In the order `perfport --help` lists them.
-_GROUPS = (devices, tune, space, replay, wg, select, model, split, serve, results)
+_GROUPS = (devices, tune, space, replay, wg, select, model, split, serve, results, report)
 
 
 def _parser() -> argparse.ArgumentParser:

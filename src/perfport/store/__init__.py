@@ -1,12 +1,14 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
+from perfport.store.best import best_results
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
+    BriefRow,
     ResultRow,
-    best_results,
+    brief_rows,
     declared_params,
     export_keys,
     export_rows,
@@ -21,6 +23,7 @@ __all__ = [
     "EXPORT_COLUMNS",
     "SCHEMA_VERSION",
     "BestResult",
+    "BriefRow",
     "Campaign",
     "CampaignStatus",
     "ClaimState",
@@ -29,6 +32,7 @@ __all__ = [
     "ScenarioResult",
     "Store",
     "best_results",
+    "brief_rows",
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",

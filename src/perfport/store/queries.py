@@ -1,9 +1,9 @@
-"""Questions asked of the results database: the best configurations, and every row for export."""
+"""Questions asked of the results database: every row for export (the best configurations
+are in ``best.py``)."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -94,125 +94,6 @@ def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]
         clauses.append("(d.fingerprint = ? OR d.name = ?)")
         params += [device, device]
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
-
-
-# One row per configuration of each (device, kernel, problem), over all its campaigns: its best
-# ok median, the id of its first ok result (ties between equal medians go to the configuration
-# measured first), whether any result is ok, and its latest result (whose outcome counts when
-# none is ok). SQLite does the grouping, so a million results never become Python objects.
-_PER_CONFIG = """
-WITH per AS MATERIALIZED (
-  SELECT g.device_id AS dev, g.kernel_id AS ker, g.problem_id AS prob, r.config_id AS cfg,
-         MIN(CASE WHEN r.outcome = 'ok' AND r.median_ms IS NOT NULL THEN r.median_ms END) AS best,
-         MIN(CASE WHEN r.outcome = 'ok' AND r.median_ms IS NOT NULL THEN r.id END) AS first_ok,
-         MAX(r.outcome = 'ok') AS any_ok, MAX(r.id) AS last_id,
-         SUM(r.outcome = 'ok' AND r.median_ms IS NOT NULL AND r.verification = 'unverified')
-           AS unverified
-  FROM results r
-  JOIN campaigns g ON g.id = r.campaign_id
-  JOIN devices d ON d.id = g.device_id
-  JOIN kernels k ON k.id = g.kernel_id
-  {where}
-  GROUP BY g.device_id, g.kernel_id, g.problem_id, r.config_id
-),
-ranked AS (
-  SELECT dev, ker, prob, cfg,
-         ROW_NUMBER() OVER (PARTITION BY dev, ker, prob ORDER BY best, first_ok) AS rank
-  FROM per WHERE best IS NOT NULL
-),
-winner AS MATERIALIZED (SELECT dev, ker, prob, cfg FROM ranked WHERE rank = 1)
-SELECT per.dev, per.ker, per.prob,
-       CASE WHEN per.any_ok THEN 'ok' ELSE (SELECT outcome FROM results WHERE id = per.last_id)
-       END AS outcome,
-       COUNT(*) AS n, SUM(per.unverified) AS unverified, MAX(w.cfg) AS best_cfg
-FROM per LEFT JOIN winner w ON w.dev = per.dev AND w.ker = per.ker AND w.prob = per.prob
-GROUP BY per.dev, per.ker, per.prob, outcome
-"""
-
-_GROUP_INFO = """
-SELECT d.name AS device, d.backend, d.fingerprint, k.name AS kernel, k.spec, p.key AS problem,
-       (SELECT json_group_array(g.space) FROM campaigns g WHERE g.device_id = d.id
-          AND g.kernel_id = k.id AND g.problem_id = p.id
-          AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)) AS spaces
-FROM devices d, kernels k, problems p WHERE d.id = ? AND k.id = ? AND p.id = ?
-"""
-
-# The best (first-stored on ties) ok result of one configuration in one group.
-_BEST_OF_CONFIG = """
-SELECT c.key, r.median_ms, r.verification, r.verified_against
-FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN configs c ON c.id = r.config_id
-WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ?
-  AND r.outcome = 'ok' AND r.median_ms IS NOT NULL
-ORDER BY r.median_ms, r.id LIMIT 1
-"""
-
-
-def best_results(
-    store: Store, kernel: str | None = None, device: str | None = None
-) -> list[BestResult]:
-    """Best configuration per device, kernel and problem, with its speedup over the kernel's
-    default configuration and the outcome counts.
-
-    >>> import perfport
-    >>> for r in perfport.results("perfport.db"):  # doctest: +SKIP
-    ...     print(r.kernel, r.best, r.best_ms, r.speedup)
-    """
-    where, params = _where(kernel, device)
-    groups: dict[tuple[int, int, int], dict[str, Any]] = {}
-    for row in store.query(_PER_CONFIG.format(where=where), params):
-        group = groups.setdefault(
-            (row["dev"], row["ker"], row["prob"]),
-            {"counts": Counter(), "unverified": 0, "best_cfg": row["best_cfg"]},
-        )
-        group["counts"][row["outcome"]] += row["n"]
-        group["unverified"] += row["unverified"] or 0
-    out = [_best_result(store, ids, group) for ids, group in groups.items()]
-    return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
-
-
-def _best_result(store: Store, ids: tuple[int, int, int], group: dict[str, Any]) -> BestResult:
-    """One group's record from its aggregated counts: a few indexed look-ups, not a scan."""
-    info = store.query(_GROUP_INFO, ids)[0]
-    spec = json.loads(info["spec"])
-    spaces = [json.loads(s) for s in json.loads(info["spaces"])]
-    counts: Counter[str] = group["counts"]
-    pre_pruned = max((s.get("pruned", 0) for s in spaces), default=0)
-    if pre_pruned:
-        counts[Outcome.PRUNED.value] += pre_pruned
-    default = Config.of(spec["default"]) if spec.get("default") else None
-    default_ms = None
-    if default is not None:
-        found = store.query(
-            "SELECT id FROM configs WHERE kernel_id = ? AND key = ?", (ids[1], default.key)
-        )
-        if found:
-            best_default = store.query(_BEST_OF_CONFIG, (found[0][0], *ids))
-            default_ms = best_default[0]["median_ms"] if best_default else None
-    best = store.query(_BEST_OF_CONFIG, (group["best_cfg"], *ids)) if group["best_cfg"] else []
-    best_row = best[0] if best else None
-    return BestResult(
-        device=info["device"],
-        backend=info["backend"],
-        device_fingerprint=info["fingerprint"],
-        kernel=info["kernel"],
-        problem=Problem.of(json.loads(info["problem"])),
-        best=Config.of(json.loads(best_row["key"])) if best_row else None,
-        best_ms=best_row["median_ms"] if best_row else None,
-        default=default,
-        default_ms=default_ms,
-        outcomes=dict(sorted(counts.items())),
-        campaigns=len(spaces),
-        **_best_check(best_row),
-        unverified=group["unverified"],
-    )
-
-
-def _best_check(row: Any) -> dict[str, Any]:
-    check = None if row is None or row["verification"] is None else Check(row["verification"])
-    return {
-        "best_verification": check,
-        "best_verified_against": None if row is None else row["verified_against"],
-    }
 
 
 EXPORT_COLUMNS = (
@@ -352,3 +233,49 @@ def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
     rows = store.query("SELECT spec FROM kernels WHERE source_hash = ?", (kernel_hash,))
     spec = json.loads(rows[0][0]) if rows else {}
     return {p["name"]: list(p["values"]) for p in spec.get("params", [])}
+
+
+_BRIEF_ROWS = """
+SELECT g.key, d.name, d.fingerprint, k.name, p.key, c.key, r.outcome, r.median_ms, r.ci_low_ms,
+       r.ci_high_ms, r.n, r.created
+FROM results r
+JOIN campaigns g ON g.id = r.campaign_id
+JOIN devices d ON d.id = g.device_id
+JOIN kernels k ON k.id = g.kernel_id
+JOIN problems p ON p.id = g.problem_id
+JOIN configs c ON c.id = r.config_id
+{where}
+ORDER BY r.id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BriefRow:
+    """One stored result without its samples, its configuration and problem left as their
+    canonical JSON keys: what a reader of every row (the HTML report) needs, cheaply."""
+
+    campaign: str
+    device: str
+    device_fingerprint: str
+    kernel: str
+    problem_key: str
+    config_key: str
+    outcome: str  # an Outcome value
+    median_ms: float | None
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    n: int
+    created: float
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == Outcome.OK.value and self.median_ms is not None
+
+
+def brief_rows(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> Iterator[BriefRow]:
+    """Every stored result, briefly, in the order it was stored (streamed)."""
+    where, params = _where(kernel, device)
+    for row in store.stream(_BRIEF_ROWS.format(where=where), params):
+        yield BriefRow(*row)
