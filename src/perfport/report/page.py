@@ -14,7 +14,7 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:32px}
 h3{font-size:15px;margin:18px 0 6px}.figs{display:flex;flex-wrap:wrap;gap:12px}
-.small svg{width:210px;height:auto}table{border-collapse:collapse;margin:6px 0}
+.small svg{width:300px;height:auto}table{border-collapse:collapse;margin:6px 0}
 td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th.sortable{cursor:pointer;background:#f3f3f3}th.sortable:after{content:" \\2195";color:#999}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}

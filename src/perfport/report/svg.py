@@ -23,15 +23,19 @@ class Series:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:.3g}"
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e7 else f"{v:.3g}"
 
 
 def _ticks(lo: float, hi: float, log: bool) -> list[float]:
     """About five round tick values spanning [lo, hi]."""
-    if log:
+    if log:  # 1-2-5 in each decade while that gives few enough, else the decades alone
         first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-        step = max(1, (last - first) // 5)
-        return [10.0**e for e in range(first, last + 1, step)]
+        for mantissas in ((1, 2, 5), (1,)):
+            ticks = [m * 10.0**e for e in range(first, last + 1) for m in mantissas]
+            inside = [t for t in ticks if lo <= t <= hi]
+            if len(inside) <= 7:
+                return inside if len(inside) >= 2 else [lo, hi]
+        return [10.0**e for e in range(first, last + 1, max(1, (last - first) // 5))]
     span = hi - lo or abs(hi) or 1.0
     step = 10 ** math.floor(math.log10(span / 5))
     step *= next(m for m in (1, 2, 5, 10) if span / (step * m) <= 6)
