@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -154,12 +155,24 @@ class ResultRow:
         return record
 
 
+# Rows repeat a few thousand configurations and problems: parse each key once. Config and
+# Problem are immutable, so rows may share them; the bound keeps an export's memory constant.
+@lru_cache(maxsize=1 << 16)
+def _config(key: str) -> Config:
+    return Config.of(json.loads(key))
+
+
+@lru_cache(maxsize=1 << 10)
+def _problem(key: str) -> Problem:
+    return Problem.of(json.loads(key))
+
+
 def _result_row(row: Any) -> ResultRow:
     return ResultRow(
         campaign=row["campaign"], device=row["device"], backend=row["backend"],
         device_fingerprint=row["device_fingerprint"], kernel=row["kernel"],
-        kernel_hash=row["kernel_hash"], problem=Problem.of(json.loads(row["problem"])),
-        config=Config.of(json.loads(row["config"])), outcome=Outcome(row["outcome"]),
+        kernel_hash=row["kernel_hash"], problem=_problem(row["problem"]),
+        config=_config(row["config"]), outcome=Outcome(row["outcome"]),
         message=row["message"], n=row["n"], min_ms=row["min_ms"], median_ms=row["median_ms"],
         mean_ms=row["mean_ms"], std_ms=row["std_ms"], ci_low_ms=row["ci_low_ms"],
         ci_high_ms=row["ci_high_ms"], compile_ms=row["compile_ms"],
