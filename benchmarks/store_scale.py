@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from perfport.space import PruningReport
@@ -46,21 +45,30 @@ def add_copies(db: Path, imported: Imported, start: int, stop: int) -> None:
             store.set_status(campaign, CampaignStatus.COMPLETE)
 
 
+# Run in a small launcher process: Linux carries the peak RSS of a process's memory image
+# across exec, so a command started straight from this (large) script would report this
+# script's peak; the launcher's own image is small, and it reports its child's rusage.
+LAUNCHER = """
+import os, subprocess, sys, time
+started = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = child.stderr.read().decode()
+_, status, usage = os.wait4(child.pid, 0)
+code = os.waitstatus_to_exitcode(status)
+print(code, time.perf_counter() - started, usage.ru_maxrss, err.strip()[-300:], file=sys.stderr)
+"""
+
+
 def measure(argv: list[str]) -> tuple[float, float]:
     """(seconds, peak RSS in MB) of one perfport command in its own process."""
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "perfport", *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        err = process.stderr.read().decode() if process.stderr else ""
-        raise SystemExit(f"perfport {' '.join(argv)} failed: {err.strip()}")
-    return elapsed, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, sys.executable, "-m", "perfport", *argv],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    code, seconds, rss_kib, *err = done.stderr.split(maxsplit=3)
+    if int(code):
+        raise SystemExit(f"perfport {' '.join(argv)} failed: {' '.join(err)}")
+    return float(seconds), int(rss_kib) / 1024  # ru_maxrss is in KiB on Linux
 
 
 def main() -> None:

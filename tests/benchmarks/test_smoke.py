@@ -27,8 +27,9 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "daemon_latency.py": ([], ["p99 ratio predict / health"]),
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
+    "store_scale.py": (["--data", str(SHARED)], ["| 2 | 4000 |", "| report |", "goals at 64x"]),
 }
-NEEDS_SHARED = {"space_build.py", "strategies.py"}
+NEEDS_SHARED = {"space_build.py", "strategies.py", "store_scale.py"}
 
 
 def test_every_kept_benchmark_is_covered():
