@@ -13,8 +13,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from report_store import small_store_at
 
 from perfport.report import write_report
+
+
+@pytest.fixture
+def small_store(tmp_path: Path) -> Path:
+    return small_store_at(tmp_path)
+
 
 # Clicks the "median ms" header of the first table twice (descending) and writes what the
 # rows then say into the page, so --dump-dom shows whether the sort script works.

@@ -9,9 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_store import small_store_at
 
 from perfport._core import StoreError
 from perfport.report import write_report
+
+
+@pytest.fixture
+def small_store(tmp_path: Path) -> Path:
+    return small_store_at(tmp_path)
 
 
 def test_report_holds_every_section_offline(small_store: Path, tmp_path: Path):

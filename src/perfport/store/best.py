@@ -2,7 +2,7 @@
 stored results never become a million Python objects.
 
 A target measured by one campaign (the usual case) has one result per configuration, so its
-outcome counts are conditional sums over its rows, read in index order with no sort. Only
+outcome counts and its best come from the index on (campaign, outcome, time) alone. Only
 targets of several campaigns group by configuration first (a configuration's outcome is ``ok``
 if any of its results is, else that of its latest result)."""
 
@@ -25,13 +25,12 @@ FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g
 {where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
 """
 
-# Outcome values are our own enum's, so they are spliced in as literals (and column names).
-_ONE_CAMPAIGN = (
-    "SELECT r.campaign_id AS campaign, "
-    + ", ".join(f"SUM(r.outcome = '{o.value}') AS \"{o.value}\"" for o in Outcome)
-    + f", SUM({_OK} AND r.verification = 'unverified') AS unverified "
-    "FROM results r WHERE r.campaign_id IN ({ids}) GROUP BY r.campaign_id"
-)
+# Read from the index results_by_campaign_outcome alone, in its order: no sort.
+_ONE_CAMPAIGN = f"""
+SELECT r.campaign_id AS campaign, r.outcome, COUNT(*) AS n,
+       SUM({_OK} AND r.verification = 'unverified') AS unverified
+FROM results r WHERE r.campaign_id IN ({{ids}}) GROUP BY r.campaign_id, r.outcome
+"""
 
 _BEST_OF_CAMPAIGN = f"""
 SELECT r.config_id FROM results r WHERE r.campaign_id = ? AND {_OK}
@@ -111,13 +110,15 @@ def _one_campaign(store: Store, single: dict[Target, int]) -> dict[Target, dict[
     target_of = {c: t for t, c in single.items()}
     groups: dict[Target, dict[str, Any]] = {}
     for row in store.query(_ONE_CAMPAIGN.format(ids=_ids(single.values()))):
-        counts = Counter({o.value: row[o.value] for o in Outcome if row[o.value]})
-        best = store.query(_BEST_OF_CAMPAIGN, (row["campaign"],))
-        groups[target_of[row["campaign"]]] = {
-            "counts": counts,
-            "unverified": row["unverified"] or 0,
-            "best_cfg": best[0][0] if best else None,
-        }
+        target = target_of[row["campaign"]]
+        group = groups.get(target)
+        if group is None:
+            best = store.query(_BEST_OF_CAMPAIGN, (row["campaign"],))
+            group = groups[target] = {
+                "counts": Counter(), "unverified": 0, "best_cfg": best[0][0] if best else None,
+            }  # fmt: skip
+        group["counts"][row["outcome"]] += row["n"]
+        group["unverified"] += row["unverified"] or 0
     return groups
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from perfport import Config, Measurement, Outcome, builtin
 from perfport._core import Check
 from perfport.space import PruningReport
@@ -38,8 +36,7 @@ def fill(db: Path) -> None:
                     {"measured_ms": 0.9})  # fmt: skip
 
 
-@pytest.fixture
-def small_store(tmp_path: Path) -> Path:
+def small_store_at(tmp_path: Path) -> Path:
     db = tmp_path / "small.db"
     fill(db)
     return db
