@@ -29,8 +29,9 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),
     "prior_scale.py": (["--data", str(SHARED)], ["peak RSS MB", "the two priors agree: True"]),
+    "store_scale.py": (["--data", str(SHARED)], ["| 2 | 4000 |", "| report |", "goals at 64x"]),
 }
-NEEDS_SHARED = {"space_build.py", "strategies.py", "prior_scale.py"}
+NEEDS_SHARED = {"space_build.py", "strategies.py", "prior_scale.py", "store_scale.py"}
 
 
 def test_every_kept_benchmark_is_covered():

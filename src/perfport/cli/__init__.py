@@ -20,6 +20,7 @@ from perfport.cli import (
     devices,
     model,
     replay,
+    report,
     results,
     roofline,
     select,
@@ -52,6 +53,7 @@ _GROUPS = (
     split,
     serve,
     results,
+    report,
     roofline,
     worker,
 )

@@ -180,29 +180,96 @@ def _first_line(m: Measurement) -> str:
     return (m.message.splitlines() or [""])[0][:160]
 
 
+# The columns of ``perfport results``: the first four always show; the others join, in this
+# order, while the table still fits the terminal (COLUMNS), so no cell is ever cut.
+_ALWAYS = ("kernel", "device", "best ms", "best configuration")
+_OPTIONAL = ("speedup", "problem", "default ms", "verified", "outcomes", "best metrics", "backend")
+_NUMERIC = ("best ms", "default ms", "speedup")
+
+
+def _result_cells(r: BestResult) -> dict[str, str]:
+    return {
+        "kernel": r.kernel,
+        "device": r.device,
+        "best ms": _ms(r.best_ms),
+        "best configuration": str(r.best) if r.best else "-",
+        "speedup": f"{r.speedup:.2f}x" if r.speedup else "-",
+        "best metrics": " ".join(f"{k} {_metric(k, v)}" for k, v in r.best_metrics.items()) or "-",
+        "problem": str(r.problem),
+        "default ms": _ms(r.default_ms),
+        "verified": _checked(r.best_verification, r.best_verified_against),
+        "outcomes": ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
+        "backend": r.backend,
+    }
+
+
+def _min_width(column: str, cells: Sequence[str]) -> int:
+    """The narrowest a column may be: its longest word (cells wrap between words, never
+    inside one), its header's longest word, and a readable floor for free text."""
+    if column in _NUMERIC:  # numbers and their headers never wrap
+        return max(len(column), *(len(c) for c in cells))
+    words = [w for c in cells for w in c.split()] + column.split()
+    floor = 12 if column in ("device", "best configuration", "outcomes") else 0
+    return max(floor, *(len(w) for w in words))
+
+
+def _optional(cells: Sequence[dict[str, str]]) -> tuple[str, ...]:
+    """The optional columns with something to say: no metrics column when no kernel here
+    states its work or metrics."""
+    empty = all(row["best metrics"] == "-" for row in cells)
+    return tuple(c for c in _OPTIONAL if not (empty and c == "best metrics"))
+
+
+def results_columns(results: Sequence[BestResult], width: int) -> dict[str, int]:
+    """Which columns of ``results_table`` fit ``width`` characters, in display order, each
+    with its width: every column gets its narrowest, then the room left widens the columns
+    that wrap, up to their longest cell."""
+    cells = [_result_cells(r) for r in results]
+    need = {c: _min_width(c, [row[c] for row in cells]) for c in (*_ALWAYS, *_OPTIONAL)}
+    chosen = list(_ALWAYS)
+    used = sum(need[c] + 3 for c in chosen) + 1  # 3: a border and a space each side
+    for column in _optional(cells):
+        if used + need[column] + 3 <= width:
+            chosen.append(column)
+            used += need[column] + 3
+    widths = {c: need[c] for c in chosen}
+    for column in ("best configuration", "device", "problem", "outcomes", "kernel", "verified",
+                   "best metrics"):  # fmt: skip
+        if column in widths and used < width:
+            natural = max([len(row[column]) for row in cells] + [len(column)])
+            extra = min(width - used, max(0, natural - widths[column]))
+            widths[column] += extra
+            used += extra
+    order = ("kernel", "device", "backend", "problem", "best configuration", "best ms",
+             "default ms", "speedup", "best metrics", "verified", "outcomes")  # fmt: skip
+    return {c: widths[c] for c in order if c in widths}
+
+
 def results_table(console: Console, results: Sequence[BestResult]) -> None:
+    """Best configurations, readable at any width: parameter sets wrap between parameters,
+    columns that do not fit are left out and named below the table (``--json`` has them all)."""
+    columns = results_columns(results, console.width)
     table = _table("Best configurations")
-    for col in (
-        "kernel",
-        "device",
-        "problem",
-        "best",
-        "best ms",
-        "best metrics",
-        "default ms",
-        "speedup",
-        "verified",
-        "outcomes",
-    ):
-        table.add_column(col)
+    for col, col_width in columns.items():
+        numeric = col in _NUMERIC
+        table.add_column(
+            col,
+            justify="right" if numeric else "left",
+            width=col_width,
+            overflow="fold",  # a word too long for the column folds onto the next line
+            no_wrap=numeric,
+        )
     for r in results:
-        table.add_row(
-            r.kernel, f"{r.device} ({r.backend})", str(r.problem), str(r.best) if r.best else "-", _ms(r.best_ms),
-            " ".join(f"{k} {_metric(k, v)}" for k, v in r.best_metrics.items()) or "-", _ms(r.default_ms), f"{r.speedup:.2f}x" if r.speedup else "-",
-            _checked(r.best_verification, r.best_verified_against),
-            ", ".join(f"{k} {v}" for k, v in r.outcomes.items()),
-        )  # fmt: skip
+        cells = _result_cells(r)
+        table.add_row(*(cells[c] for c in columns))
     console.print(table)
+    left_out = [c for c in _optional([_result_cells(r) for r in results]) if c not in columns]
+    if left_out and results:
+        console.print(
+            f"left out at {console.width} columns: {', '.join(left_out)} "
+            "(widen the terminal or use --json)",
+            markup=False,
+        )
 
 
 def space_report(

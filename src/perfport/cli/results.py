@@ -91,7 +91,7 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
-    from perfport.store import Store, export_rows, write_csv, write_json
+    from perfport.store import Store, export_keys, export_rows, write_csv, write_json
     from perfport.store.formats.kt_cache import to_kt_cache
     from perfport.store.formats.t4 import to_t4
 
@@ -108,9 +108,10 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
                 return count
         else:
             rows = export_rows(store, kernel=args.kernel, device=args.device)
+            keys = export_keys(store, kernel=args.kernel, device=args.device)
 
-            def write(out: TextIO) -> int:
-                return (write_json if fmt == "json" else write_csv)(rows, out)
+            def write(out: TextIO) -> int:  # streams: constant memory at a million results
+                return write_json(rows, out) if fmt == "json" else write_csv(rows, out, *keys)
 
         if args.output:
             with open(args.output, "w", newline="") as out:

@@ -1,16 +1,19 @@
 """Layer 2: the results database (SQLite by default): devices, kernels by source hash,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
+from perfport.store.best import best_results
 from perfport.store.ceilings import save_ceilings, stored_ceilings
 from perfport.store.failures import earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
     BestResult,
+    BriefRow,
     ResultRow,
     TransferSummary,
-    best_results,
+    brief_rows,
     declared_params,
+    export_keys,
     export_rows,
     one_group,
     transfer_summary,
@@ -25,6 +28,7 @@ __all__ = [
     "EXPORT_COLUMNS",
     "SCHEMA_VERSION",
     "BestResult",
+    "BriefRow",
     "Campaign",
     "CampaignStatus",
     "ClaimState",
@@ -35,10 +39,12 @@ __all__ = [
     "TransferSummary",
     "add_samples",
     "best_results",
+    "brief_rows",
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",
     "earlier_failures",
+    "export_keys",
     "export_rows",
     "one_group",
     "refused_configs",

@@ -1,11 +1,12 @@
-"""Questions asked of the results database: the best configurations, and every row for export."""
+"""Questions asked of the results database: every row for export (the best configurations
+are in ``best.py``)."""
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -99,69 +100,6 @@ def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
 
-def best_results(
-    store: Store, kernel: str | None = None, device: str | None = None
-) -> list[BestResult]:
-    """Best configuration per device, kernel and problem, with its speedup over the kernel's
-    default configuration and the outcome counts.
-
-    >>> import perfport
-    >>> for r in perfport.results("perfport.db"):  # doctest: +SKIP
-    ...     print(r.kernel, r.best, r.best_ms, r.speedup)
-    """
-    where, params = _where(kernel, device)
-    ceilings = stored_ceilings(store)
-    groups: dict[tuple[int, int, int], list[Any]] = {}
-    for row in store.query(_RESULT_ROWS.format(where=where), params):
-        groups.setdefault((row["device_id"], row["kernel_id"], row["problem_id"]), []).append(row)
-    out = []
-    for rows in groups.values():
-        first = rows[0]
-        spec = json.loads(first["spec"])
-        default = Config.of(spec["default"]) if spec.get("default") else None
-        best_time: dict[str, float] = {}
-        best_row: dict[str, Any] = {}
-        final: dict[str, str] = {}
-        spaces: dict[int, dict[str, Any]] = {}
-        unverified = 0
-        scoring = _scoring(first, ceilings)
-        for row in rows:
-            config_key, outcome, median = row["config"], row["outcome"], row["median_ms"]
-            spaces[row["campaign_id"]] = json.loads(row["space"])
-            if outcome == Outcome.OK.value and median is not None:
-                unverified += row["verification"] == Check.UNVERIFIED.value
-                if median < best_time.get(config_key, np.inf):
-                    best_time[config_key], best_row[config_key] = median, row
-                final[config_key] = outcome
-            elif final.get(config_key) != Outcome.OK.value:
-                final[config_key] = outcome
-        counts = Counter(final.values())
-        pre_pruned = max((s.get("pruned", 0) for s in spaces.values()), default=0)
-        if pre_pruned:
-            counts[Outcome.PRUNED.value] += pre_pruned
-        best_key = min(best_time, key=best_time.__getitem__) if best_time else None
-        default_ms = best_time.get(default.key) if default is not None else None
-        out.append(
-            BestResult(
-                device=first["device"],
-                backend=first["backend"],
-                device_fingerprint=first["device_fingerprint"],
-                kernel=first["kernel"],
-                problem=Problem.of(json.loads(first["problem"])),
-                best=Config.of(json.loads(best_key)) if best_key else None,
-                best_ms=best_time.get(best_key) if best_key else None,
-                default=default,
-                default_ms=default_ms,
-                outcomes=dict(sorted(counts.items())),
-                campaigns=len(spaces),
-                **_best_check(best_row.get(best_key) if best_key else None),
-                unverified=unverified,
-                best_metrics=_metrics(scoring, best_key, best_time.get(best_key or "")),
-            )
-        )
-    return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
-
-
 def _scoring(row: Any, ceilings: dict[str, Ceilings]) -> ResultMetrics | None:
     """The metrics of a stored row's kernel and problem; None where the stored description
     no longer parses (a store written by another version)."""
@@ -181,14 +119,6 @@ def _metrics(
     if scoring is None or config_key is None:
         return {}
     return scoring.values(json.loads(config_key), time_ms)
-
-
-def _best_check(row: Any) -> dict[str, Any]:
-    check = None if row is None or row["verification"] is None else Check(row["verification"])
-    return {
-        "best_verification": check,
-        "best_verified_against": None if row is None else row["verified_against"],
-    }
 
 
 EXPORT_COLUMNS = (
@@ -250,14 +180,26 @@ class ResultRow:
         return record
 
 
+# Rows repeat a few thousand configurations and problems: parse each key once. Config and
+# Problem are immutable, so rows may share them; the bound keeps an export's memory constant.
+@lru_cache(maxsize=1 << 16)
+def _config(key: str) -> Config:
+    return Config.of(json.loads(key))
+
+
+@lru_cache(maxsize=1 << 10)
+def _problem(key: str) -> Problem:
+    return Problem.of(json.loads(key))
+
+
 def _result_row(row: Any, scoring: ResultMetrics | None = None) -> ResultRow:
     ok = row["outcome"] == Outcome.OK.value
     metrics = _metrics(scoring, row["config"], row["median_ms"] if ok else None)
     return ResultRow(
         campaign=row["campaign"], device=row["device"], backend=row["backend"],
         device_fingerprint=row["device_fingerprint"], kernel=row["kernel"],
-        kernel_hash=row["kernel_hash"], problem=Problem.of(json.loads(row["problem"])),
-        config=Config.of(json.loads(row["config"])), outcome=Outcome(row["outcome"]),
+        kernel_hash=row["kernel_hash"], problem=_problem(row["problem"]),
+        config=_config(row["config"]), outcome=Outcome(row["outcome"]),
         message=row["message"], n=row["n"], min_ms=row["min_ms"], median_ms=row["median_ms"],
         mean_ms=row["mean_ms"], std_ms=row["std_ms"], ci_low_ms=row["ci_low_ms"],
         ci_high_ms=row["ci_high_ms"], compile_ms=row["compile_ms"],
@@ -275,11 +217,47 @@ def export_rows(
     where, params = _where(kernel, device)
     ceilings = stored_ceilings(store)
     scorings: dict[tuple[str, str, str], ResultMetrics | None] = {}
-    for row in store.query(_RESULT_ROWS.format(where=where), params):
+    for row in store.stream(_RESULT_ROWS.format(where=where), params):
         key = (row["kernel_hash"], row["problem"], row["device_fingerprint"])
         if key not in scorings:
             scorings[key] = _scoring(row, ceilings)
         yield _result_row(row, scorings[key])
+
+
+_EXPORTED_CAMPAIGNS = """
+SELECT g.id FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
+{where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
+"""
+
+
+def export_keys(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> tuple[list[str], list[str], list[str]]:
+    """The problem and parameter names (sorted) and the metric names (in the kernels' order)
+    of what ``export_rows`` yields: the CSV's extra columns, known before the first row so the
+    rows can stream."""
+    where, params = _where(kernel, device)
+    campaigns = _EXPORTED_CAMPAIGNS.format(where=where, conj="AND" if where else "WHERE")
+    problems = store.query(
+        "SELECT DISTINCT j.key FROM problems p, json_each(p.key) j WHERE p.id IN "
+        f"(SELECT g.problem_id FROM campaigns g WHERE g.id IN ({campaigns})) ORDER BY j.key",
+        params,
+    )
+    names = store.query(
+        "SELECT DISTINCT j.key FROM configs c, json_each(c.key) j WHERE c.id IN (SELECT "
+        f"r.config_id FROM results r WHERE r.campaign_id IN ({campaigns})) ORDER BY j.key",
+        params,
+    )
+    specs = store.query(
+        "SELECT k.spec FROM kernels k WHERE k.id IN "
+        f"(SELECT g.kernel_id FROM campaigns g WHERE g.id IN ({campaigns})) ORDER BY k.id",
+        params,
+    )
+    metrics: dict[str, None] = {}
+    for row in specs:
+        scoring = _scoring({"spec": row[0], "problem": "{}", "device_fingerprint": ""}, {})
+        metrics.update(dict.fromkeys(scoring.names if scoring else ()))
+    return [r[0] for r in problems], [r[0] for r in names], list(metrics)
 
 
 def one_group(
@@ -421,3 +399,49 @@ def transfer_summary(
     return TransferSummary(
         {r["config"]: float(r["fraction"]) for r in found}, int(found[0]["sources"]) if found else 0
     )
+
+
+_BRIEF_ROWS = """
+SELECT g.key, d.name, d.fingerprint, k.name, p.key, c.key, r.outcome, r.median_ms, r.ci_low_ms,
+       r.ci_high_ms, r.n, r.created
+FROM results r
+JOIN campaigns g ON g.id = r.campaign_id
+JOIN devices d ON d.id = g.device_id
+JOIN kernels k ON k.id = g.kernel_id
+JOIN problems p ON p.id = g.problem_id
+JOIN configs c ON c.id = r.config_id
+{where}
+ORDER BY r.id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class BriefRow:
+    """One stored result without its samples, its configuration and problem left as their
+    canonical JSON keys: what a reader of every row (the HTML report) needs, cheaply."""
+
+    campaign: str
+    device: str
+    device_fingerprint: str
+    kernel: str
+    problem_key: str
+    config_key: str
+    outcome: str  # an Outcome value
+    median_ms: float | None
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    n: int
+    created: float
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == Outcome.OK.value and self.median_ms is not None
+
+
+def brief_rows(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> Iterator[BriefRow]:
+    """Every stored result, briefly, in the order it was stored (streamed)."""
+    where, params = _where(kernel, device)
+    for row in store.stream(_BRIEF_ROWS.format(where=where), params):
+        yield BriefRow(*row)

@@ -138,11 +138,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX calibrations_by_device ON calibrations (device_id);
     """,
-    # 6 -> 7: the prior from other devices' results (queries.transfer_summary) reads each
-    # campaign's ok times from this index alone, never the wide result rows: about twice as
-    # fast with a million results.
+    # 6 -> 7: each campaign's results by outcome and time, so 'perfport results' counts outcomes
+    # and finds the best (store/best.py), and the prior from other devices' results
+    # (queries.transfer_summary) reads each campaign's ok times, from this index alone: no
+    # sort, no pass over the wide result rows.
     """
-    CREATE INDEX results_for_prior ON results (campaign_id, outcome, median_ms, config_id);
+    CREATE INDEX results_by_campaign_outcome
+        ON results (campaign_id, outcome, median_ms, config_id, verification);
     """,
 )
 

@@ -1,0 +1,186 @@
+"""What the report shows, read from the store once: each campaign's results in the order they
+were stored, each target's best and default, and what other capabilities stored."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from statistics import median
+
+from perfport._core import Config, Problem
+from perfport.store import BestResult, BriefRow, Store, best_results, brief_rows
+from perfport.store.plans import StoredPlan, stored_plans
+
+TOP = 10  # configurations listed per campaign
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One configuration in a campaign's top list."""
+
+    config: Config
+    median_ms: float
+    ci_low_ms: float | None
+    ci_high_ms: float | None
+    n: int
+
+
+@dataclass(frozen=True)
+class CampaignView:
+    """One campaign, reduced to what its figures and tables draw."""
+
+    key: str
+    kernel: str
+    device: str
+    device_fingerprint: str
+    problem: str
+    evaluations: int
+    best_so_far: tuple[tuple[int, float, float], ...]  # (evaluation, seconds, best ms) per new best
+    outcomes: dict[str, int]
+    top: tuple[Ranked, ...]
+    default: Config | None
+    default_ms: float | None
+    effects: dict[str, dict[str, float]]  # parameter -> value -> median ms of ok results
+
+
+@dataclass(frozen=True)
+class CrossDevice:
+    """One kernel and problem on several devices: each device's best, and how each device's
+    best runs on every other device (its time there over that device's own best)."""
+
+    kernel: str
+    problem: str
+    devices: tuple[str, ...]
+    best: tuple[tuple[Config | None, float | None], ...]  # per device
+    slowdown: tuple[tuple[float | None, ...], ...]  # [from device][on device]; None: unmeasured
+
+
+@dataclass(frozen=True)
+class ReportData:
+    campaigns: tuple[CampaignView, ...]
+    across: tuple[CrossDevice, ...]
+    plans: tuple[StoredPlan, ...]
+    results: int
+    devices: dict[str, str] = field(default_factory=dict)  # fingerprint -> name
+
+
+class _Builder:
+    """Folds one campaign's rows, in storage order, into a CampaignView."""
+
+    def __init__(self, first: BriefRow) -> None:
+        self.first = first
+        self.n = 0
+        self.start = first.created
+        self.best = math.inf
+        self.steps: list[tuple[int, float, float]] = []
+        self.outcomes: Counter[str] = Counter()
+        self.ok: list[BriefRow] = []
+        self.values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+
+    def add(self, row: BriefRow) -> None:
+        self.n += 1
+        self.outcomes[row.outcome] += 1
+        if not row.ok or row.median_ms is None:
+            return
+        self.ok.append(row)
+        for name, value in json.loads(row.config_key).items():
+            self.values[name][str(value)].append(row.median_ms)
+        if row.median_ms < self.best:
+            self.best = row.median_ms
+            self.steps.append((self.n, row.created - self.start, row.median_ms))
+
+    def view(self, target: BestResult | None) -> CampaignView:
+        top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
+        default = target.default if target else None
+        default_ms = None
+        if default is not None:
+            key = default.key
+            times = [r.median_ms for r in self.ok if r.config_key == key and r.median_ms]
+            default_ms = min(times) if times else None
+        f = self.first
+        return CampaignView(
+            key=f.campaign, kernel=f.kernel, device=f.device,
+            device_fingerprint=f.device_fingerprint, problem=_problem_text(f.problem_key),
+            evaluations=self.n, best_so_far=tuple(self.steps),
+            outcomes=dict(sorted(self.outcomes.items())),
+            top=tuple(Ranked(Config.of(json.loads(r.config_key)), r.median_ms or 0.0, r.ci_low_ms,
+                             r.ci_high_ms, r.n) for r in top),
+            default=default, default_ms=default_ms,
+            effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
+        )  # fmt: skip
+
+
+def _problem_text(key: str) -> str:
+    return str(Problem.of(json.loads(key)))
+
+
+def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
+            names: dict[str, str]) -> list[CrossDevice]:  # fmt: skip
+    """rows_by_target: (kernel, problem) -> device fingerprint -> config key -> best ms."""
+    out = []
+    for (kernel, problem), per_device in sorted(rows_by_target.items()):
+        if len(per_device) < 2:
+            continue
+        devices = sorted(per_device, key=lambda d: names.get(d, d))
+        bests = []
+        for d in devices:
+            times = per_device[d]
+            key = min(times, key=times.__getitem__) if times else None
+            bests.append((key, times[key] if key else None))
+        slowdown = tuple(
+            tuple(
+                None if key is None or key not in per_device[on] or not own
+                else per_device[on][key] / own
+                for on, (_, own) in zip(devices, bests, strict=True)
+            )
+            for key, _ in bests
+        )  # fmt: skip
+        out.append(CrossDevice(
+            kernel, _problem_text(problem), tuple(names.get(d, d) for d in devices),
+            tuple((Config.of(json.loads(k)) if k else None, ms) for k, ms in bests), slowdown,
+        ))  # fmt: skip
+    return out
+
+
+def gather(store: Store, kernel: str | None = None, device: str | None = None) -> ReportData:
+    """Read everything the report draws in one pass over the matching results."""
+    targets = {(b.device_fingerprint, b.kernel, b.problem.key): b
+               for b in best_results(store, kernel=kernel, device=device)}  # fmt: skip
+    builders: dict[str, _Builder] = {}
+    times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    names: dict[str, str] = {}
+    n = 0
+    for row in brief_rows(store, kernel=kernel, device=device):
+        n += 1
+        builder = builders.get(row.campaign)
+        if builder is None:
+            builder = builders[row.campaign] = _Builder(row)
+        builder.add(row)
+        names[row.device_fingerprint] = row.device
+        if row.ok and row.median_ms is not None:
+            per = times[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})
+            per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
+    views = [
+        b.view(targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)))
+        for b in builders.values()
+    ]
+    plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
+    return ReportData(tuple(views), tuple(_across(times, names)), tuple(plans), n, names)
+
+
+def _plan_matches(plan: StoredPlan, device: str | None, names: dict[str, str]) -> bool:
+    return device is None or any(d == device or names.get(d) == device for d in plan.devices)
+
+
+def config_text(config: Config | None) -> str:
+    return "-" if config is None else str(config)
+
+
+def shares(plan: StoredPlan, names: dict[str, str]) -> Iterable[tuple[str, float]]:
+    """Each device's share of a split plan's extent."""
+    parts = plan.plan.get("parts") or []
+    for fingerprint, part in zip(plan.devices, parts, strict=False):
+        yield names.get(fingerprint, fingerprint[:8]), float(part[1] - part[0])

@@ -1,0 +1,158 @@
+"""The report as one self-contained HTML page: inline SVG figures, inline CSS and a few lines
+of inline JavaScript that sort tables. No CDN, no server, no file beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from perfport._core.version import __version__
+from perfport.report import svg
+from perfport.report.data import CampaignView, CrossDevice, ReportData, config_text, shares
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:32px}
+h3{font-size:15px;margin:18px 0 6px}.figs{display:flex;flex-wrap:wrap;gap:12px}
+.small svg{width:300px;height:auto}table{border-collapse:collapse;margin:6px 0}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th.sortable{cursor:pointer;background:#f3f3f3}th.sortable:after{content:" \\2195";color:#999}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}
+svg .axis{stroke:#333;fill:none}svg .grid{stroke:#eee}svg .line{fill:none;stroke-width:2}
+svg .tick{font-size:10px;fill:#444}svg .label{font-size:11px;fill:#222}
+svg .end{text-anchor:end}svg .mid{text-anchor:middle}
+"""
+
+# Click a header to sort its table by that column (numbers as numbers), again to reverse.
+# The page sets data-sorted on <body> once the handlers are in place, so a test can see it ran.
+JS = """
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  table.querySelectorAll('th').forEach(function (th, col) {
+    th.classList.add('sortable');
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      var up = th.getAttribute('data-dir') !== 'up';
+      rows.sort(function (a, b) {
+        var x = a.cells[col].getAttribute('data-v') || a.cells[col].textContent;
+        var y = b.cells[col].getAttribute('data-v') || b.cells[col].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+      th.setAttribute('data-dir', up ? 'up' : 'down');
+    });
+  });
+});
+document.body.setAttribute('data-sorted', document.querySelectorAll('th.sortable').length);
+"""
+
+
+def _num(value: float | None, fmt: str = ".4g") -> str:
+    if value is None:
+        return '<td class="num" data-v="">-</td>'
+    return f'<td class="num" data-v="{value!r}">{value:{fmt}}</td>'
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A sortable table; each row's cells are ready-made <td> elements."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join(f"<tr>{''.join(r)}</tr>" for r in rows)
+    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _td(text: str) -> str:
+    return f"<td>{escape(text)}</td>"
+
+
+_TOP_HEADERS = ("#", "configuration", "median ms", "CI low", "CI high", "samples",
+                "speedup over default")  # fmt: skip
+
+
+def campaign_section(c: CampaignView) -> str:
+    steps = c.best_so_far
+    by_eval = svg.Series("best", tuple(float(e) for e, _, _ in steps), tuple(b for *_, b in steps))
+    by_time = svg.Series("best", tuple(t for _, t, _ in steps), tuple(b for *_, b in steps))
+    figures = [
+        svg.step_chart("best so far against evaluations", [by_eval], "evaluations", "best ms"),
+        svg.step_chart("best so far against time", [by_time], "seconds since the first result", "best ms"),
+        svg.bar_chart("outcomes", list(c.outcomes), [float(v) for v in c.outcomes.values()], ""),
+    ]  # fmt: skip
+    speedup = ""
+    if c.default_ms and c.top:
+        speedup = (f"<p>speedup over the default ({escape(config_text(c.default))}): "
+                   f"<b>{c.default_ms / c.top[0].median_ms:.2f}x</b></p>")  # fmt: skip
+    elif c.default is not None:
+        speedup = '<p class="muted">the default configuration has no ok result here</p>'
+    top_rows = [
+        [f'<td class="num" data-v="{i}">{i}</td>', _td(config_text(r.config)), _num(r.median_ms),
+         _num(r.ci_low_ms), _num(r.ci_high_ms), _num(float(r.n), ".0f"),
+         _num(c.default_ms / r.median_ms if c.default_ms else None, ".2f")]
+        for i, r in enumerate(c.top, 1)
+    ]  # fmt: skip
+    effects = [
+        svg.bar_chart(f"{name}: median ms per value", list(values), list(values.values()), "ms")
+        for name, values in sorted(c.effects.items())
+        if len(values) > 1
+    ]
+    return (
+        f"<h2>{escape(c.kernel)} on {escape(c.device)}</h2>"
+        f'<p class="muted">campaign {escape(c.key)}; problem {escape(c.problem)}; '
+        f"{c.evaluations} results</p>{speedup}"
+        f'<div class="figs">{"".join(figures)}</div>'
+        "<h3>Top configurations (95% confidence interval of the median)</h3>"
+        + _table(_TOP_HEADERS, top_rows)
+        + "<h3>Each parameter's effect</h3>"
+        + f'<div class="figs small">{"".join(effects) or "<p>one value per parameter</p>"}</div>'
+    )
+
+
+def across_section(x: CrossDevice) -> str:
+    best_rows = [
+        [_td(d), _td(config_text(cfg)), _num(ms)]
+        for d, (cfg, ms) in zip(x.devices, x.best, strict=True)
+    ]
+    matrix_rows = [
+        [_td(f"best of {d}"), *(_num(v, ".2f") for v in row)]
+        for d, row in zip(x.devices, x.slowdown, strict=True)
+    ]
+    return (
+        f"<h3>{escape(x.kernel)}, {escape(x.problem)}</h3>"
+        + _table(["device", "best configuration", "best ms"], best_rows)
+        + "<p>Each device's best run on the others: time there over that device's own best "
+        "(1.00 is as good as its own best; - where it was not measured).</p>"
+        + _table(["configuration", *(f"on {d}" for d in x.devices)], matrix_rows)
+    )
+
+
+def plans_section(data: ReportData) -> str:
+    if not data.plans:
+        return ""
+    parts = []
+    for p in data.plans:
+        predicted = p.plan.get("adjusted_theoretical_ms")
+        measured = (p.run or {}).get("measured_ms")
+        title = f"split plan {p.id}: {p.kernel}, {p.problem}"
+        parts.append(svg.stacked_bar(title, list(shares(p, data.devices))))
+        parts.append(
+            f'<p class="muted">predicted {predicted if predicted is None else f"{predicted:.4g}"}'
+            f" ms, measured {measured if measured is None else f'{measured:.4g}'} ms</p>"
+        )
+    return "<h2>Split plans</h2>" + "".join(parts)
+
+
+def render(data: ReportData, title: str) -> str:
+    """The whole page."""
+    body = [f"<h1>{escape(title)}</h1>",
+            f'<p class="muted">{data.results} results, {len(data.campaigns)} campaigns; '
+            f"perfport {escape(__version__)}</p>"]  # fmt: skip
+    body += [campaign_section(c) for c in data.campaigns]
+    if data.across:
+        body.append("<h2>Across devices</h2>")
+        body += [across_section(x) for x in data.across]
+    body.append(plans_section(data))
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)}</title><style>{CSS}</style></head>"
+        f"<body>{''.join(body)}<script>{JS}</script></body></html>\n"
+    )

@@ -1,0 +1,196 @@
+"""The best configuration of every (device, kernel, problem), aggregated by SQLite: a million
+stored results never become a million Python objects.
+
+A target measured by one campaign (the usual case) has one result per configuration, so its
+outcome counts and its best come from the index on (campaign, outcome, time) alone. Only
+targets of several campaigns group by configuration first (a configuration's outcome is ``ok``
+if any of its results is, else that of its latest result)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from perfport._core import Check, Config, Outcome, Problem
+from perfport._core.metrics import Ceilings
+from perfport.store.ceilings import stored_ceilings
+from perfport.store.queries import BestResult, _metrics, _scoring, _where
+from perfport.store.store import Store
+
+_OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
+
+_TARGETS = """
+SELECT g.id, g.device_id, g.kernel_id, g.problem_id
+FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
+{where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
+"""
+
+# Read from the index results_by_campaign_outcome alone, in its order: no sort.
+_ONE_CAMPAIGN = f"""
+SELECT r.campaign_id AS campaign, r.outcome, COUNT(*) AS n,
+       SUM({_OK} AND r.verification = 'unverified') AS unverified
+FROM results r WHERE r.campaign_id IN ({{ids}}) GROUP BY r.campaign_id, r.outcome
+"""
+
+_BEST_OF_CAMPAIGN = f"""
+SELECT r.config_id FROM results r WHERE r.campaign_id = ? AND {_OK}
+ORDER BY r.median_ms, r.id LIMIT 1
+"""
+
+# Targets of several campaigns: one row per configuration first. Ties between equal medians go
+# to the configuration whose first ok result was stored first.
+_MANY_CAMPAIGNS = f"""
+WITH per AS MATERIALIZED (
+  SELECT g.device_id AS dev, g.kernel_id AS ker, g.problem_id AS prob, r.config_id AS cfg,
+         MIN(CASE WHEN {_OK} THEN r.median_ms END) AS best,
+         MIN(CASE WHEN {_OK} THEN r.id END) AS first_ok,
+         MAX(r.outcome = 'ok') AS any_ok, MAX(r.id) AS last_id,
+         SUM({_OK} AND r.verification = 'unverified') AS unverified
+  FROM results r JOIN campaigns g ON g.id = r.campaign_id
+  WHERE r.campaign_id IN ({{ids}})
+  GROUP BY g.device_id, g.kernel_id, g.problem_id, r.config_id
+),
+ranked AS (
+  SELECT dev, ker, prob, cfg,
+         ROW_NUMBER() OVER (PARTITION BY dev, ker, prob ORDER BY best, first_ok) AS rank
+  FROM per WHERE best IS NOT NULL
+),
+winner AS MATERIALIZED (SELECT dev, ker, prob, cfg FROM ranked WHERE rank = 1)
+SELECT per.dev, per.ker, per.prob,
+       CASE WHEN per.any_ok THEN 'ok' ELSE (SELECT outcome FROM results WHERE id = per.last_id)
+       END AS outcome,
+       COUNT(*) AS n, SUM(per.unverified) AS unverified, MAX(w.cfg) AS best_cfg
+FROM per LEFT JOIN winner w ON w.dev = per.dev AND w.ker = per.ker AND w.prob = per.prob
+GROUP BY per.dev, per.ker, per.prob, outcome
+"""
+
+_TARGET_INFO = """
+SELECT d.name AS device, d.backend, d.fingerprint AS device_fingerprint, k.name AS kernel, k.spec,
+       p.key AS problem
+FROM devices d, kernels k, problems p WHERE d.id = ? AND k.id = ? AND p.id = ?
+"""
+
+# The best (first-stored on ties) ok result of one configuration of one target.
+_BEST_OF_CONFIG = f"""
+SELECT c.key, r.median_ms, r.verification, r.verified_against
+FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN configs c ON c.id = r.config_id
+WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND {_OK}
+ORDER BY r.median_ms, r.id LIMIT 1
+"""
+
+Target = tuple[int, int, int]  # device_id, kernel_id, problem_id
+
+
+def best_results(
+    store: Store, kernel: str | None = None, device: str | None = None
+) -> list[BestResult]:
+    """Best configuration per device, kernel and problem, with its speedup over the kernel's
+    default configuration and the outcome counts.
+
+    >>> import perfport
+    >>> for r in perfport.results("perfport.db"):  # doctest: +SKIP
+    ...     print(r.kernel, r.best, r.best_ms, r.speedup)
+    """
+    where, params = _where(kernel, device)
+    campaigns: dict[Target, list[int]] = {}
+    for row in store.query(_TARGETS.format(where=where, conj="AND" if where else "WHERE"), params):
+        campaigns.setdefault((row[1], row[2], row[3]), []).append(row[0])
+    groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
+    groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
+    ceilings = stored_ceilings(store)
+    out = [_best_result(store, t, groups[t], len(campaigns[t]), ceilings) for t in campaigns]
+    return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
+
+
+def _ids(ids: Iterable[int]) -> str:
+    return ", ".join(str(int(i)) for i in ids)  # our own integer keys, never user text
+
+
+def _one_campaign(store: Store, single: dict[Target, int]) -> dict[Target, dict[str, Any]]:
+    if not single:
+        return {}
+    target_of = {c: t for t, c in single.items()}
+    groups: dict[Target, dict[str, Any]] = {}
+    for row in store.query(_ONE_CAMPAIGN.format(ids=_ids(single.values()))):
+        target = target_of[row["campaign"]]
+        group = groups.get(target)
+        if group is None:
+            best = store.query(_BEST_OF_CAMPAIGN, (row["campaign"],))
+            group = groups[target] = {
+                "counts": Counter(), "unverified": 0, "best_cfg": best[0][0] if best else None,
+            }  # fmt: skip
+        group["counts"][row["outcome"]] += row["n"]
+        group["unverified"] += row["unverified"] or 0
+    return groups
+
+
+def _many_campaigns(store: Store, ids: list[int]) -> dict[Target, dict[str, Any]]:
+    groups: dict[Target, dict[str, Any]] = {}
+    if not ids:
+        return groups
+    for row in store.query(_MANY_CAMPAIGNS.format(ids=_ids(ids))):
+        group = groups.setdefault(
+            (row["dev"], row["ker"], row["prob"]),
+            {"counts": Counter(), "unverified": 0, "best_cfg": row["best_cfg"]},
+        )
+        group["counts"][row["outcome"]] += row["n"]
+        group["unverified"] += row["unverified"] or 0
+    return groups
+
+
+def _spaces(store: Store, ids: Target) -> list[dict[str, Any]]:
+    rows = store.query(
+        "SELECT g.space FROM campaigns g WHERE g.device_id = ? AND g.kernel_id = ? AND "
+        "g.problem_id = ? AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)",
+        ids,
+    )
+    return [json.loads(r[0]) for r in rows]
+
+
+def _best_of(store: Store, config_id: int | None, ids: Target) -> Any:
+    rows = store.query(_BEST_OF_CONFIG, (config_id, *ids)) if config_id is not None else []
+    return rows[0] if rows else None
+
+
+def _best_result(
+    store: Store, ids: Target, group: dict[str, Any], n: int, ceilings: dict[str, Ceilings]
+) -> BestResult:
+    """One target's record from its aggregated counts: a few indexed look-ups, not a scan."""
+    info = store.query(_TARGET_INFO, ids)[0]
+    spec = json.loads(info["spec"])
+    counts: Counter[str] = group["counts"]
+    pre_pruned = max((s.get("pruned", 0) for s in _spaces(store, ids)), default=0)
+    if pre_pruned:
+        counts[Outcome.PRUNED.value] += pre_pruned
+    default = Config.of(spec["default"]) if spec.get("default") else None
+    default_row = None
+    if default is not None:
+        found = store.query(
+            "SELECT id FROM configs WHERE kernel_id = ? AND key = ?", (ids[1], default.key)
+        )
+        default_row = _best_of(store, found[0][0], ids) if found else None
+    best = _best_of(store, group["best_cfg"], ids)
+    check = None if best is None or best["verification"] is None else Check(best["verification"])
+    return BestResult(
+        device=info["device"],
+        backend=info["backend"],
+        device_fingerprint=info["device_fingerprint"],
+        kernel=info["kernel"],
+        problem=Problem.of(json.loads(info["problem"])),
+        best=Config.of(json.loads(best["key"])) if best is not None else None,
+        best_ms=best["median_ms"] if best is not None else None,
+        default=default,
+        default_ms=default_row["median_ms"] if default_row is not None else None,
+        outcomes=dict(sorted(counts.items())),
+        campaigns=n,
+        best_verification=check,
+        best_verified_against=None if best is None else best["verified_against"],
+        unverified=group["unverified"],
+        best_metrics=_metrics(
+            _scoring(info, ceilings),
+            None if best is None else best["key"],
+            None if best is None else best["median_ms"],
+        ),
+    )

@@ -1,0 +1,54 @@
+"""``perfport results`` at 80 columns: the best configuration and its time read in full."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from perfport import Config, Problem
+from perfport._core import Check
+from perfport.cli.render import results_columns, results_table
+from perfport.store import BestResult
+
+GEMM_BEST = Config.of(
+    KWG=32, KWI=2, MDIMA=16, MDIMC=16, MWG=128, NDIMB=32, NDIMC=8, NWG=128, PRECISION=32,
+    SA=1, SB=1, STRM=0, STRN=0, VWM=8, VWN=2,
+)  # fmt: skip
+
+
+def _result(device: str, best_ms: float) -> BestResult:
+    return BestResult(
+        device=device, backend="opencl", device_fingerprint="0123456789abcdef", kernel="Xgemm",
+        problem=Problem.of(problem_size="4096x4096"), best=GEMM_BEST, best_ms=best_ms,
+        default=Config.of(KWG=16), default_ms=12.3456, outcomes={"ok": 17000, "launch_refused": 956},
+        campaigns=1, best_verification=Check.VERIFIED, best_verified_against="numpy reference",
+    )  # fmt: skip
+
+
+def _render(width: int) -> list[str]:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None)
+    results_table(console, [_result("NVIDIA GeForce RTX 3090", 5.657552), _result("gfx90a", 7.5)])
+    return out.getvalue().splitlines()
+
+
+def test_results_at_80_columns_show_the_best_configuration_in_full():
+    lines = _render(80)
+    assert all(len(line) <= 80 for line in lines)
+    text = " ".join(lines)
+    assert "…" not in text  # nothing cut with an ellipsis
+    words = {w for line in lines for w in line.replace("│", " ").split()}
+    for token in str(GEMM_BEST).split():
+        assert token in words  # every parameter=value whole, on one line
+    assert {"5.658", "7.5", "12.35", "2.18x"} <= words
+    assert "left out at 80 columns:" in text
+
+
+def test_wide_terminals_show_every_column():
+    assert list(results_columns([_result("a device", 1.0)], 200)) == [
+        "kernel", "device", "backend", "problem", "best configuration", "best ms", "default ms",
+        "speedup", "verified", "outcomes",
+    ]  # fmt: skip
+    lines = _render(200)
+    assert all(len(line) <= 200 for line in lines) and "left out" not in "\n".join(lines)

@@ -1,0 +1,42 @@
+"""A small store for the report's tests: two devices of one kernel (each with a default, a
+best, failures), so every section of the page has something to draw, and one split plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from perfport import Config, Measurement, Outcome, builtin
+from perfport._core import Check
+from perfport.space import PruningReport
+from perfport.store import CampaignStatus, Store
+from perfport.store.formats.imported import external_device
+from perfport.store.plans import record_plan
+
+WGS = (8, 16, 32, 64, 128, 256)
+
+
+def fill(db: Path) -> None:
+    spec = builtin("vector_add")
+    problem = spec.problem.merged({"n": 4096})
+    devices = [external_device("GPU Alpha"), external_device("GPU Beta")]
+    with Store(db) as store:
+        for d, device in enumerate(devices):
+            ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(problem))
+            report = PruningReport(len(WGS) + 1, len(WGS) + 1, ())
+            campaign = store.open_campaign(f"c{d}", ids, "brute_force", 0, {}, report)
+            for i, wg in enumerate(WGS):
+                base = 1.0 + abs(i - 3 - d) * 0.5  # each device has its own best
+                times = tuple(base + 0.01 * k for k in range(5))
+                store.record(campaign, Measurement(Config.of(wg=wg), Outcome.OK, "", times,
+                                                   check=Check.VERIFIED, verified_against="numpy"))  # fmt: skip
+            store.record(campaign, Measurement(Config.of(wg=1024), Outcome.LAUNCH_REFUSED, "no"))
+            store.set_status(campaign, CampaignStatus.COMPLETE)
+        plan = {"dimension": 0, "parts": [[0, 3000], [3000, 4096]], "adjusted_theoretical_ms": 0.8}
+        record_plan(store, spec, problem, devices, [Config.of(wg=64), Config.of(wg=128)], plan,
+                    {"measured_ms": 0.9})  # fmt: skip
+
+
+def small_store_at(tmp_path: Path) -> Path:
+    db = tmp_path / "small.db"
+    fill(db)
+    return db

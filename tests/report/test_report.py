@@ -1,0 +1,61 @@
+"""``perfport report``: one offline page holding every section, figures as inline SVG."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from report_store import small_store_at
+
+from perfport._core import StoreError
+from perfport.report import write_report
+
+
+@pytest.fixture
+def small_store(tmp_path: Path) -> Path:
+    return small_store_at(tmp_path)
+
+
+def test_report_holds_every_section_offline(small_store: Path, tmp_path: Path):
+    written = write_report(small_store, tmp_path / "out")
+    page = Path(written.files[0]).read_text()
+    assert written.results == 14 and written.campaigns == 2
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")  # nothing fetched
+    assert "https://" not in page
+    for title in ("best so far against evaluations", "best so far against time", "outcomes",
+                  "wg: median ms per value", "split plan"):  # fmt: skip
+        assert f"<title>{title}" in page, title
+    assert page.count("<svg") == 2 * 4 + 1  # per campaign 3 figures + 1 effect; 1 plan
+    assert "Across devices" in page and "best of GPU Alpha" in page
+    assert "speedup over the default (wg=64)" in page  # the default measured on both
+    assert 'class="sortable"' in page and "<script>" in page
+    # The best of GPU Alpha (wg=64) runs 1.50x its own best... on Beta: the matrix says so.
+    assert re.search(r'data-v="1\.0">1\.00<', page)
+
+
+def test_report_filters_and_refuses_empty(small_store: Path, tmp_path: Path):
+    one = write_report(small_store, tmp_path / "one", device="GPU Beta")
+    assert one.campaigns == 1 and "Across devices" not in Path(one.files[0]).read_text()
+    with pytest.raises(StoreError, match=r"no results in .* match"):
+        write_report(small_store, tmp_path / "none", kernel="nothing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="is a file, not a directory"):
+        write_report(small_store, tmp_path / "file")
+
+
+def test_cli_report_json_lists_the_written_files(small_store: Path, tmp_path: Path):
+    out = tmp_path / "cli"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "report", "--db", str(small_store), "-o", str(out),
+         "--json"], capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout)["files"] == [str(out / "index.html")]
+    bad = subprocess.run(
+        [sys.executable, "-m", "perfport", "report", "--db", str(tmp_path / "no.db"), "-o",
+         str(out)], capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -1,0 +1,95 @@
+"""``best_results`` aggregates in SQL: it must name exactly what a plain walk over every stored
+row names (best, its time and check, default time, outcome counts, unverified), on stores with
+ties, failures after successes and several campaigns of one target."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from perfport import Config, Measurement, Outcome, builtin
+from perfport._core import Check
+from perfport.space import kernel_space
+from perfport.store import Store, best_results, export_rows
+
+SPEC = builtin("vector_add")
+
+
+def _campaign(store: Store, cpu: Any, key: str) -> Any:
+    problem = SPEC.problem.merged({"n": 100})
+    ids = (store.device_id(cpu), store.kernel_id(SPEC), store.problem_id(problem))
+    return store.open_campaign(key, ids, "random", 0, {}, kernel_space(SPEC, problem, cpu).report)
+
+
+def _reference(rows: list[Any]) -> dict[str, Any]:
+    """The definition, row by row in storage order."""
+    best: dict[str, tuple[float, Any]] = {}
+    final: dict[str, str] = {}
+    unverified = 0
+    for r in rows:
+        key = r.config.key
+        if r.ok and r.median_ms is not None:
+            unverified += r.verification is Check.UNVERIFIED
+            if key not in best or r.median_ms < best[key][0]:
+                best[key] = (r.median_ms, r)
+            final[key] = "ok"
+        elif final.get(key) != "ok":
+            final[key] = r.outcome.value
+    winner = min(best, key=lambda k: best[k][0])  # first-inserted on ties
+    return {
+        "best": winner, "best_ms": best[winner][0], "check": best[winner][1].verification,
+        "default_ms": best.get(SPEC.default.key if SPEC.default else "", (None,))[0],
+        "outcomes": dict(sorted(Counter(final.values()).items())), "unverified": unverified,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("campaigns", [1, 3])
+@pytest.mark.parametrize("seed", [7, 8, 9])
+def test_sql_aggregation_matches_a_walk_over_every_row(db, cpu, campaigns, seed):
+    rng = random.Random(seed)
+    outcomes = [Outcome.OK, Outcome.OK, Outcome.OK, Outcome.LAUNCH_REFUSED, Outcome.TIMEOUT]
+    with Store(db) as store:
+        for c in range(campaigns):  # of one device, kernel and problem
+            campaign = _campaign(store, cpu, key=f"c{c}")
+            for wg in rng.sample([8, 16, 32, 64, 128, 256, 512, 1024], 7):
+                outcome = rng.choice(outcomes)
+                times = (float(rng.choice([1, 2, 2, 3])),) if outcome is Outcome.OK else ()
+                check = rng.choice([Check.VERIFIED, Check.UNVERIFIED, None])
+                store.record(campaign, Measurement(Config.of(wg=wg), outcome, "x", times,
+                                                   check=check if times else None))  # fmt: skip
+        rows = list(export_rows(store))
+        (got,) = best_results(store)
+    want = _reference(rows)
+    assert got.best is not None and got.best.key == want["best"]
+    assert got.best_ms == want["best_ms"] and got.best_verification == want["check"]
+    assert got.default_ms == want["default_ms"] and got.unverified == want["unverified"]
+    assert {k: v for k, v in got.outcomes.items() if k != "pruned"} == want["outcomes"]
+    assert got.campaigns == campaigns
+
+
+def test_streamed_export_is_what_the_whole_list_would_write(db, cpu):
+    import io
+    import json
+
+    from perfport.store import export_keys, write_csv, write_json
+
+    with Store(db) as store:
+        campaign = _campaign(store, cpu, key="c0")
+        for wg in (8, 64, 256):
+            store.record(campaign, Measurement(Config.of(wg=wg), Outcome.OK, "", (1.0, 2.0)))
+        rows = list(export_rows(store))
+        keys = export_keys(store)
+        assert keys == (["dtype", "n"], ["wg"], ["GBps", "GFLOPs", "roofline"])
+        assert export_keys(store, kernel="nothing") == ([], [], [])
+        streamed, whole, csv_streamed, csv_whole = (io.StringIO() for _ in range(4))
+        assert write_json(export_rows(store), streamed) == 3
+        write_csv(export_rows(store), csv_streamed, *keys)
+    json.dump([r.to_json() for r in rows], whole, indent=1)
+    assert streamed.getvalue() == whole.getvalue() + "\n"
+    write_csv(rows, csv_whole)
+    assert csv_streamed.getvalue() == csv_whole.getvalue()
+    empty = io.StringIO()
+    assert write_json([], empty) == 0 and json.loads(empty.getvalue()) == []
