@@ -26,7 +26,8 @@ def test_sizes_follow_the_device(cpu) -> None:
     tight = dataclasses.replace(gpu, global_mem_bytes=1 << 30)
     assert ceiling_problem(tight)["n"] * 4 <= (1 << 30) // 8  # an eighth of global memory
     space = kernel_space(ceiling_spec(cpu), small, cpu)
-    assert space.report.legal == 5  # one configuration per benchmark
+    assert space.report.legal == 8  # bandwidth with 4- and 16-byte accesses, and two FMAs
+    assert all(int(small["n"]) // c["vec"] % c["wg"] == 0 for c in map(space.config, range(8)))
 
 
 def test_stored_ceilings_give_every_result_its_roofline_fraction(cpu, db) -> None:
