@@ -180,16 +180,13 @@ class KernelSpec:
     tolerance: float | None = None
     doc: str = ""
     split: tuple[SplitDim, ...] = ()  # how its index space splits across devices (split/)
-<<<<<<< HEAD
     # metrics (perfport._core.metrics): work moved and done, and named metric expressions
     bytes: str | None = None
     flops: str | None = None
     metrics: tuple[tuple[str, str], ...] = ()
-=======
     # An int output array (zero at start) that the kernel sets nonzero when it detects a fault
     # of its own, e.g. a described stencil reading outside its borders: such a trial is wrong.
     fault_flag: str = ""
->>>>>>> h6
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
