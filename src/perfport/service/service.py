@@ -110,6 +110,11 @@ class WgService:
         # processes stored.
         self._local = threading.local()
         self._write = threading.Lock()
+        # Refused sizes by (kernel, device), valid while the store's data_version (read on the
+        # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
+        self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
+        self._watch: ReadOnlyStore | None = None
+        self._watching = threading.Lock()
         self._reported: int | None = None  # client refusals in the store, counted once
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
@@ -181,7 +186,34 @@ class WgService:
         store = self._reader()
         if store is None:
             return frozenset()
-        return frozenset(refused_sizes(store, found.spec, found.device))
+        version = self._data_version(store)  # before the read: a later write moves it
+        sizes = frozenset(refused_sizes(store, found.spec, found.device))
+        if version is not None:
+            if len(self._known) >= CACHED:
+                self._known.clear()
+            self._known[(found.spec.source_hash, found.device.fingerprint)] = (version, sizes)
+        return sizes
+
+    def refused_known(self, found: Scenario) -> frozenset[tuple[int, int]] | None:
+        """``refused(found)`` without reading the results, when no connection has committed
+        to the store since they were last read (SQLite's data_version, which sees every
+        process's writes); None when they must be read (``refused``, off the event loop).
+        Never waits: the version is only looked at in WAL mode, where readers never block."""
+        if self._watch is None and not Path(self.db).exists():
+            return frozenset()  # nothing stored yet (a stat; ``refused`` would say the same)
+        known = self._known.get((found.spec.source_hash, found.device.fingerprint))
+        if known is None or self._watch is None:
+            return None
+        return known[1] if self._data_version(None) == known[0] else None
+
+    def _data_version(self, store: Store | None) -> int | None:
+        # One connection reports the version, so values compare; opened by a worker thread.
+        with self._watching:
+            if self._watch is None and store is not None and getattr(store, "wal", False):
+                self._watch = ReadOnlyStore(self.db)
+            if self._watch is None:
+                return None
+            return int(self._watch.query("PRAGMA data_version")[0][0])
 
     def answer(self, key: str, found: Scenario, refused: frozenset[tuple[int, int]]) -> Answer:
         """The model's size for a prepared scenario, given the sizes known to be refused."""
@@ -191,7 +223,10 @@ class WgService:
         if remembered in self._answers:
             ms = (time.perf_counter() - started) * 1000.0
             return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
-        prediction = predict_wg(self.model, found.spec, found.problem, found.device, refused)
+        # ``scenario`` checked it: not again per answer.
+        prediction = predict_wg(
+            self.model, found.spec, found.problem, found.device, refused, checked=True
+        )
         if len(self._answers) >= CACHED:
             self._answers.clear()
         self._answers[remembered] = prediction

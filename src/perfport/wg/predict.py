@@ -136,13 +136,17 @@ def predict_wg(
     device: DeviceInfo,
     refused: AbstractSet[tuple[int, int]] = frozenset(),
     feature_cache: FeatureCache | None = None,
+    *,
+    checked: bool = False,
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
     known to be refused. The kernel's instruction counts come from ``feature_cache`` when it
     holds them, else from a PoCL compile (stored there); a model trained on
-    ``COMPILE_FREE_FEATURES`` alone needs no compile at all."""
+    ``COMPILE_FREE_FEATURES`` alone needs no compile at all. ``checked``: the caller has
+    passed the scenario through ``check_scenario`` already (a daemon does, before storing)."""
     started = time.perf_counter()
-    check_scenario(spec, problem, device)
+    if not checked:
+        check_scenario(spec, problem, device)
     names = tuple(model.feature_names)
     if not set(names) <= set(FEATURE_NAMES):
         raise PerfportError(
