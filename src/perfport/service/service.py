@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -92,13 +93,17 @@ class WgService:
         *,
         compile_limits: CompileLimits | None = None,
         refusal_limits: RefusalLimits | None = None,
+        gate: RefusalGate | None = None,
+        write_lock: AbstractContextManager[Any] | None = None,
     ) -> None:
+        """``gate`` and ``write_lock``: shared with the other processes of a daemon that runs
+        several (``perfport.service.workers``); by default this process's own."""
         self.model = model if isinstance(model, WgModel) else load_model(model)
         self.db = db
         if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
             Store(db, create=False).close()
         self.compiler = CompilePool(compile_limits)
-        self.gate = RefusalGate(refusal_limits)
+        self.gate = gate if gate is not None else RefusalGate(refusal_limits)
         self._scenarios: dict[bytes, Scenario] = {}
         self._answers: dict[tuple[bytes, frozenset[tuple[int, int]]], WgPrediction] = {}
         # Built-in kernels by name: building a KernelSpec validates and parses all its
@@ -109,13 +114,14 @@ class WgService:
         # more than the look-up, and in autocommit mode each look-up sees refusals other
         # processes stored.
         self._local = threading.local()
-        self._write = threading.Lock()
+        # Refusal writes one at a time, across processes where several serve: a cap is checked
+        # and the refusal stored under it, so no two writers both take the last place.
+        self._write = write_lock if write_lock is not None else threading.Lock()
         # Refused sizes by (kernel, device), valid while the store's data_version (read on the
         # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
         self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
         self._watch: ReadOnlyStore | None = None
         self._watching = threading.Lock()
-        self._reported: int | None = None  # client refusals in the store, counted once
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
         """A built-in stencil by name, or a stencil description; the service loads no files,
@@ -269,7 +275,6 @@ class WgService:
                 return RefusalStored(False, (wc, wr))
             self._check_room(found, len(known))
             added = self._store_refusal(found, config, message)
-            self._reported = (self._reported or 0) + int(added)
         return RefusalStored(added, (wc, wr))
 
     def _check_plausible(self, found: Scenario, wg: tuple[int, int]) -> None:
@@ -296,12 +301,12 @@ class WgService:
                 f"this device already has {known} refused sizes of {found.spec.name} stored, "
                 f"the most the daemon keeps for one kernel and device"
             )
-        if self._reported is None:
-            reader = self._reader()
-            self._reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
-        if self._reported >= limits.total:
+        # Counted at every refusal (under the write lock): other processes store them too.
+        reader = self._reader()
+        reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
+        if reported >= limits.total:
             raise RateLimited(
-                f"the database holds {self._reported} client-reported refusals, the most the "
+                f"the database holds {reported} client-reported refusals, the most the "
                 "daemon stores; remove old ones or start it with a larger --max-refusals"
             )
 
