@@ -38,3 +38,17 @@ def test_workers_share_what_was_asked_and_the_rate_limits(remote):
 
 def test_default_workers_follow_the_cores():
     assert 1 <= default_workers() <= 8
+
+
+def test_the_shared_socket_names_tcp_so_answers_are_not_delayed():
+    # asyncio sets TCP_NODELAY only on sockets whose protocol is IPPROTO_TCP; without it each
+    # answer waited ~40 ms for the client's delayed acknowledgement.
+    import socket
+
+    from perfport.service.workers import bind
+
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP and sock.type == socket.SOCK_STREAM
+    finally:
+        sock.close()

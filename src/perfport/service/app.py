@@ -217,10 +217,10 @@ def serve(
         gc.freeze()
         uvicorn.run(app, host=host, port=port, log_level="warning")
         return
-    from perfport.service.workers import run_workers
+    from perfport.service.workers import bind, run_workers
 
     WgService(model, db)  # a bad --db is refused here, once, not by every worker
-    sock = uvicorn.Config(build, host=host, port=port).bind_socket()
+    sock = bind(host, port)
     print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",
           file=sys.stderr, flush=True)  # fmt: skip
     gc.collect()
