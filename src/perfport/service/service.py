@@ -22,6 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from perfport._core import (
     Config,
     DeviceInfo,
@@ -61,6 +63,8 @@ class Scenario:
     device: DeviceInfo
     # The compile-time defines its features are counted with (the default configuration's).
     defines: tuple[tuple[str, str], ...] = field(default=())
+    # The legal (wc, wr) sizes, as check_scenario found them (None: look them up).
+    legal: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -163,9 +167,10 @@ class WgService:
         spec = self.kernel(kernel)
         resolved = resolve_problem(spec, problem)
         info = device.info()
-        check_scenario(spec, resolved, info)  # before anything is stored
+        legal = check_scenario(spec, resolved, info)  # before anything is stored
         env = spec.env(spec.default or {}, spec.problem.merged(resolved))
-        found = Scenario(spec, resolved, info, tuple(sorted(spec.build_defines(env).items())))
+        defines = tuple(sorted(spec.build_defines(env).items()))
+        found = Scenario(spec, resolved, info, defines, legal)
         if len(self._scenarios) >= CACHED:
             self._scenarios.clear()
         self._scenarios[name] = found
@@ -231,8 +236,9 @@ class WgService:
             return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
         # ``scenario`` checked it: not again per answer.
         prediction = predict_wg(
-            self.model, found.spec, found.problem, found.device, refused, checked=True
-        )
+            self.model, found.spec, found.problem, found.device, refused, checked=True,
+            legal=found.legal,
+        )  # fmt: skip
         if len(self._answers) >= CACHED:
             self._answers.clear()
         self._answers[remembered] = prediction
