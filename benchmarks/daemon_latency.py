@@ -204,7 +204,8 @@ def concurrent(port: int, clients: int, per_client: int, offset: int) -> Stats:
 def start_server(model: Path | None, db: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "perfport", "serve", "--db", str(db)]
     command += ["--model", str(model)] if model else []
-    command += ["--host", HOST, "--port", str(port)]
+    # One process: its one connection's warm-up reaches every cache (daemon_load.py: workers).
+    command += ["--host", HOST, "--port", str(port), "--workers", "1"]
     with log.open("wb") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
 

@@ -25,6 +25,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "strategies.py": (["--data", str(SHARED)], ["Mean fraction of the optimum", "ratio"]),
     "tune_builtins.py": (["--out", "{tmp}/builtins"], ["| stencil |", "speedup"]),
     "daemon_latency.py": ([], ["p99 ratio predict / health"]),
+    "daemon_load.py": (["--workers", "1,2"], ["CPU ms/answer", "p99 goal"]),
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),

@@ -164,6 +164,8 @@ def test_console_script_and_module_agree():
         (["wg", "collect", "--scenarios", "0"], "must be at least 1"),
         (["wg", "evaluate", "--methods", ""], "--methods: give at least one"),
         (["serve", "--port", "99999"], "not a port"),
+        (["serve", "--workers", "0"], "must be at least 1"),
+        (["serve", "--workers", "65"], "--workers: give at most 64"),
         (["select", "evaluate", "--kernels", "1000"], "each must be 1 to 640"),
         (
             ["select", "fit", "--data", GEMM, "--kernels", "4", "--out", "x", "--pruning", "no"],

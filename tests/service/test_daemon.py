@@ -122,13 +122,17 @@ def test_a_store_that_is_not_perfports_is_refused_at_start(model, tmp_path):
 
 
 @contextlib.contextmanager
-def serving(model, db):
-    """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port."""
+def serving(model, db, workers=1, pids=None):
+    """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port
+    (and appends the daemon's process id to ``pids``)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen([sys.executable, "-m", "perfport", "serve", "--model", str(model), "--db",
-                             str(db), "--port", str(port)], stderr=subprocess.PIPE)  # fmt: skip
+                             str(db), "--port", str(port), "--workers", str(workers)],
+                            stderr=subprocess.PIPE)  # fmt: skip
+    if pids is not None:
+        pids.append(proc.pid)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -244,7 +248,9 @@ def test_refusals_stored_by_another_process_count_at_once(model, tmp_path):
     request = {"kernel": "sobel", "problem": {"width": 1024, "height": 1024}, "device": DEVICE}
     spec = builtin("sobel")
     seen = []
-    for round_ in range(3):
+    # Four rounds: the daemon keeps the refused sizes it read while the store's data_version
+    # stands still, so the later rounds check that another connection's write moves it.
+    for round_ in range(4):
         answer = client.post("/v1/wg/predict", json=request).json()
         assert answer["wg"] not in seen and answer["refused_known"] == round_, answer
         seen.append(answer["wg"])
@@ -277,3 +283,31 @@ def test_a_described_stencil_is_predicted_and_its_refusals_stored(model, tmp_pat
     other = {**BOX_STENCIL, "body": BOX_STENCIL["body"].replace("(OUT)s", "(OUT)(s / 15)")}
     answer = client.post("/v1/wg/predict", json={**request, "kernel": other}).json()
     assert answer["refused_known"] == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree in /proc")
+def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
+    # Every request on a connection of its own, so questions and refusals land on either of
+    # the two workers: a refusal must be plausible (asked before) and count in both.
+    db, pids = tmp_path / "daemon.db", []
+    request = {"kernel": "heat", "problem": {"width": 1024, "height": 1024}, "device": DEVICE}
+
+    def post(path, body):
+        ask = urllib.request.Request(f"http://127.0.0.1:{port}{path}", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})  # fmt: skip
+        with urllib.request.urlopen(ask, timeout=30) as answer:
+            return json.loads(answer.read())
+
+    with serving(model, db, workers=2, pids=pids) as port:
+        children = Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split()
+        assert len(children) >= 3  # two workers and the gate's manager
+        seen = []
+        for round_ in range(4):
+            answers = [post("/v1/wg/predict", request) for _ in range(4)]
+            assert all(
+                a["refused_known"] == round_ and a["wg"] == answers[0]["wg"] for a in answers
+            )
+            assert answers[0]["wg"] not in seen
+            seen.append(answers[0]["wg"])
+            told = post("/v1/wg/refused", {**request, "wg": answers[0]["wg"]})
+            assert told["stored"] is True

@@ -180,6 +180,14 @@ def test_forest_walks_its_trees_as_scikit_learn_does():
     # Only scenarios that share a leaf with it in some tree, each in proportion to its share.
     shares = forest.counts_ * (forest.leaves_ == walked[:, [7]])
     assert set(rows) == set(np.flatnonzero(shares.sum(0) > 0))
+    # Each weight is the scenario's share of its leaf's bootstrap weight, averaged over trees
+    # (the leaf members the forest indexes at its first prediction give exactly these).
+    for row in (0, 7, len(data) - 1):
+        shares = forest.counts_ * (forest.leaves_ == walked[:, [row]])
+        dense = (shares / shares.sum(1, keepdims=True)).sum(0) / forest.trees
+        rows, weights = forest.neighbours(data.features[row])
+        assert np.allclose(weights, dense[rows]) and set(rows) == set(np.flatnonzero(dense))
+    assert "_members" not in pickle.loads(pickle.dumps(forest)).__dict__  # derived, not saved
 
 
 def test_forest_neighbours_follow_the_features_that_matter():

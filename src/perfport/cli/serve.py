@@ -47,6 +47,12 @@ def add_parser(sub: Subcommands) -> None:
         default=5000,
         help="client-reported refusals the database may hold (5000)",
     )
+    p.add_argument(
+        "--workers",
+        type=integer_at_least(1),
+        help="processes answering on the port (default: one per core, at most 8); refusals, "
+        "their limits and caps hold across them",
+    )
     p.set_defaults(run=run_serve)
 
 
@@ -55,6 +61,7 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport.service.app import serve  # FastAPI: only for the daemon
     from perfport.service.compiler import CompileLimits
     from perfport.service.limits import RefusalLimits
+    from perfport.service.workers import default_workers
 
     token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
     if token is not None and not 16 <= len(token) <= 512:
@@ -63,6 +70,9 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError("--compile-memory-mb: give at most 1048576 (1 TiB)")
     compile_limits = CompileLimits(args.compile_timeout, args.compile_memory_mb << 20)
     refusal_limits = RefusalLimits(total=args.max_refusals)
+    if args.workers is not None and args.workers > 64:
+        raise PerfportError("--workers: give at most 64 (each process holds its own caches)")
+    workers = args.workers or default_workers()
     serve(wg_model(args.model), args.db, args.host, args.port, token, compile_limits,
-          refusal_limits)  # fmt: skip
+          refusal_limits, workers)  # fmt: skip
     return 0

@@ -14,6 +14,7 @@ calls and its answers into JSON, and keep everything that can block off the even
 # No `from __future__ import annotations` here: FastAPI reads the routes' annotations at run
 # time, and the request models they name are imported inside create_app (pydantic is optional).
 import hmac
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,9 @@ from perfport._core import PerfportError
 from perfport._core.optional import require
 from perfport._core.version import __version__
 from perfport.service.compiler import CompileLimits, ServiceBusy
-from perfport.service.limits import Implausible, RateLimited, RefusalLimits
+from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.service.service import WgService
-from perfport.wg import WgModel
+from perfport.wg import WgModel, load_model
 
 _EXTRA, _PURPOSE = "serve", "The prediction daemon"
 DETAIL_CHARS = 600  # an error answer names the problem; it never quotes a whole request
@@ -43,9 +44,12 @@ def create_app(
     compile_limits: CompileLimits | None = None,
     refusal_limits: RefusalLimits | None = None,
     max_body_bytes: int | None = None,
+    gate: RefusalGate | None = None,
+    write_lock: Any = None,
 ) -> Any:
     """The daemon's ASGI app. With ``token``, ``POST /v1/wg/refused`` needs the header
-    ``Authorization: Bearer TOKEN``; questions never do."""
+    ``Authorization: Bearer TOKEN``; questions never do. ``gate`` and ``write_lock``: shared
+    by the processes of one daemon (``WgService``)."""
     fastapi = require("fastapi", _EXTRA, _PURPOSE)
     require("pydantic", _EXTRA, _PURPOSE)
     from anyio import CapacityLimiter, to_thread
@@ -53,7 +57,8 @@ def create_app(
     from perfport.service.body_limit import BodyLimit
     from perfport.service.schemas import MAX_BODY_BYTES, PredictRequest, RefusedRequest
 
-    service = WgService(model, db, compile_limits=compile_limits, refusal_limits=refusal_limits)
+    service = WgService(model, db, compile_limits=compile_limits, refusal_limits=refusal_limits,
+                        gate=gate, write_lock=write_lock)  # fmt: skip
     service.compiler.start()
     app = fastapi.FastAPI(title="perfport", version=__version__)
     app.add_middleware(BodyLimit, limit=max_body_bytes or MAX_BODY_BYTES)
@@ -69,15 +74,21 @@ def create_app(
 
     # The answer itself runs on the event loop (well under a millisecond of Python, less than a
     # hop to a worker thread and back); compiling and reading the store, which can wait, do not.
-    @app.post("/v1/wg/predict", responses=_errors(400, 413, 422, 503))
-    async def predict(request: PredictRequest) -> dict[str, Any]:
+    # Answers are encoded here, straight to bytes: FastAPI's own path (jsonable_encoder, then
+    # validation against the response type) costs more than the answer; the schema stays.
+    @app.post(
+        "/v1/wg/predict", response_model=dict[str, Any], responses=_errors(400, 413, 422, 503)
+    )
+    async def predict(request: PredictRequest) -> Any:
         key = request.model_dump_json()
         found = service.scenario(key, request.kernel_given(), request.problem, request.device)
         if not service.compiled(found):
             await to_thread.run_sync(service.prepare, found, limiter=builds)
-        refused = await to_thread.run_sync(service.refused, found, limiter=reads)
+        refused = service.refused_known(found)
+        if refused is None:
+            refused = await to_thread.run_sync(service.refused, found, limiter=reads)
         answer = service.answer(key, found, refused)
-        return {**answer.prediction.to_json(), "cached": answer.cached}
+        return _json({**answer.prediction.to_json(), "cached": answer.cached})
 
     def record(request: RefusedRequest) -> dict[str, Any]:
         stored = service.record_refused(request.model_dump_json(), request.kernel_given(),
@@ -94,6 +105,12 @@ def create_app(
         return await to_thread.run_sync(record, request, limiter=writes)
 
     return app
+
+
+def _json(content: dict[str, Any]) -> Any:
+    responses = require("fastapi.responses", _EXTRA, _PURPOSE)
+    body = json.dumps(content, separators=(",", ":"), allow_nan=False).encode()
+    return responses.Response(body, media_type="application/json")
 
 
 def _bearer(fastapi: Any, token: str) -> Any:
@@ -168,9 +185,11 @@ def serve(
     token: str | None = None,
     compile_limits: CompileLimits | None = None,
     refusal_limits: RefusalLimits | None = None,
+    workers: int = 1,
 ) -> None:
-    """Run the daemon. Off loopback, writes always need a token: ``token``, or one generated
-    here and printed once on stderr."""
+    """Run the daemon, in ``workers`` processes sharing the port. Off loopback, writes always
+    need a token: ``token``, or one generated here and printed once on stderr."""
+    import functools
     import gc
     import secrets
     import sys
@@ -184,12 +203,31 @@ def serve(
             token = secrets.token_urlsafe(32)
             print(f"perfport serve: writes need 'Authorization: Bearer {token}' "
                   "(give --token or PERFPORT_TOKEN to choose it)", file=sys.stderr, flush=True)  # fmt: skip
-    app = create_app(model, db, token=token, compile_limits=compile_limits,
-                     refusal_limits=refusal_limits)  # fmt: skip
-    print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
+    model = model if isinstance(model, WgModel) else load_model(model)
+    build = functools.partial(create_app, model, db, token=token, compile_limits=compile_limits,
+                              refusal_limits=refusal_limits)  # fmt: skip
     # The model and the libraries live as long as the daemon: frozen, they are no longer walked
     # by the collector's full passes, which paused one first-time answer in a few hundred for
-    # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results).
+    # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results). Frozen before
+    # the workers fork, the pages stay shared.
+    if workers <= 1:
+        app = build()
+        print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
+        gc.collect()
+        gc.freeze()
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+        return
+    from perfport.service.workers import bind, run_workers
+
+    WgService(model, db)  # a bad --db is refused here, once, not by every worker
+    sock = bind(host, port)
+    print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",
+          file=sys.stderr, flush=True)  # fmt: skip
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+    def serve_one(sock: Any, gate: RefusalGate, write_lock: Any) -> None:
+        app = build(gate=gate, write_lock=write_lock)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+    run_workers(workers, sock, serve_one, refusal_limits or RefusalLimits())

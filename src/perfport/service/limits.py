@@ -26,6 +26,10 @@ class RateLimited(PerfportError):
         super().__init__(message)
         self.retry_after_s = retry_after_s
 
+    def __reduce__(self) -> tuple[type[RateLimited], tuple[str, float | None]]:
+        # Raised in the gate's manager process under --workers: the wait must come across.
+        return (RateLimited, (str(self), self.retry_after_s))
+
 
 class Implausible(PerfportError):
     """A refusal that no launcher asking this daemon could have met."""

@@ -17,9 +17,12 @@ import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
+
+import numpy as np
 
 from perfport._core import (
     Config,
@@ -60,6 +63,8 @@ class Scenario:
     device: DeviceInfo
     # The compile-time defines its features are counted with (the default configuration's).
     defines: tuple[tuple[str, str], ...] = field(default=())
+    # The legal (wc, wr) sizes, as check_scenario found them (None: look them up).
+    legal: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -92,13 +97,17 @@ class WgService:
         *,
         compile_limits: CompileLimits | None = None,
         refusal_limits: RefusalLimits | None = None,
+        gate: RefusalGate | None = None,
+        write_lock: AbstractContextManager[Any] | None = None,
     ) -> None:
+        """``gate`` and ``write_lock``: shared with the other processes of a daemon that runs
+        several (``perfport.service.workers``); by default this process's own."""
         self.model = model if isinstance(model, WgModel) else load_model(model)
         self.db = db
         if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
             Store(db, create=False).close()
         self.compiler = CompilePool(compile_limits)
-        self.gate = RefusalGate(refusal_limits)
+        self.gate = gate if gate is not None else RefusalGate(refusal_limits)
         self._scenarios: dict[bytes, Scenario] = {}
         self._answers: dict[tuple[bytes, frozenset[tuple[int, int]]], WgPrediction] = {}
         # Built-in kernels by name: building a KernelSpec validates and parses all its
@@ -109,8 +118,14 @@ class WgService:
         # more than the look-up, and in autocommit mode each look-up sees refusals other
         # processes stored.
         self._local = threading.local()
-        self._write = threading.Lock()
-        self._reported: int | None = None  # client refusals in the store, counted once
+        # Refusal writes one at a time, across processes where several serve: a cap is checked
+        # and the refusal stored under it, so no two writers both take the last place.
+        self._write = write_lock if write_lock is not None else threading.Lock()
+        # Refused sizes by (kernel, device), valid while the store's data_version (read on the
+        # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
+        self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
+        self._watch: ReadOnlyStore | None = None
+        self._watching = threading.Lock()
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
         """A built-in stencil by name, or a stencil description; the service loads no files,
@@ -152,9 +167,10 @@ class WgService:
         spec = self.kernel(kernel)
         resolved = resolve_problem(spec, problem)
         info = device.info()
-        check_scenario(spec, resolved, info)  # before anything is stored
+        legal = check_scenario(spec, resolved, info)  # before anything is stored
         env = spec.env(spec.default or {}, spec.problem.merged(resolved))
-        found = Scenario(spec, resolved, info, tuple(sorted(spec.build_defines(env).items())))
+        defines = tuple(sorted(spec.build_defines(env).items()))
+        found = Scenario(spec, resolved, info, defines, legal)
         if len(self._scenarios) >= CACHED:
             self._scenarios.clear()
         self._scenarios[name] = found
@@ -181,7 +197,34 @@ class WgService:
         store = self._reader()
         if store is None:
             return frozenset()
-        return frozenset(refused_sizes(store, found.spec, found.device))
+        version = self._data_version(store)  # before the read: a later write moves it
+        sizes = frozenset(refused_sizes(store, found.spec, found.device))
+        if version is not None:
+            if len(self._known) >= CACHED:
+                self._known.clear()
+            self._known[(found.spec.source_hash, found.device.fingerprint)] = (version, sizes)
+        return sizes
+
+    def refused_known(self, found: Scenario) -> frozenset[tuple[int, int]] | None:
+        """``refused(found)`` without reading the results, when no connection has committed
+        to the store since they were last read (SQLite's data_version, which sees every
+        process's writes); None when they must be read (``refused``, off the event loop).
+        Never waits: the version is only looked at in WAL mode, where readers never block."""
+        if self._watch is None and not Path(self.db).exists():
+            return frozenset()  # nothing stored yet (a stat; ``refused`` would say the same)
+        known = self._known.get((found.spec.source_hash, found.device.fingerprint))
+        if known is None or self._watch is None:
+            return None
+        return known[1] if self._data_version(None) == known[0] else None
+
+    def _data_version(self, store: Store | None) -> int | None:
+        # One connection reports the version, so values compare; opened by a worker thread.
+        with self._watching:
+            if self._watch is None and store is not None and getattr(store, "wal", False):
+                self._watch = ReadOnlyStore(self.db)
+            if self._watch is None:
+                return None
+            return int(self._watch.query("PRAGMA data_version")[0][0])
 
     def answer(self, key: str, found: Scenario, refused: frozenset[tuple[int, int]]) -> Answer:
         """The model's size for a prepared scenario, given the sizes known to be refused."""
@@ -191,7 +234,11 @@ class WgService:
         if remembered in self._answers:
             ms = (time.perf_counter() - started) * 1000.0
             return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
-        prediction = predict_wg(self.model, found.spec, found.problem, found.device, refused)
+        # ``scenario`` checked it: not again per answer.
+        prediction = predict_wg(
+            self.model, found.spec, found.problem, found.device, refused, checked=True,
+            legal=found.legal,
+        )  # fmt: skip
         if len(self._answers) >= CACHED:
             self._answers.clear()
         self._answers[remembered] = prediction
@@ -234,7 +281,6 @@ class WgService:
                 return RefusalStored(False, (wc, wr))
             self._check_room(found, len(known))
             added = self._store_refusal(found, config, message)
-            self._reported = (self._reported or 0) + int(added)
         return RefusalStored(added, (wc, wr))
 
     def _check_plausible(self, found: Scenario, wg: tuple[int, int]) -> None:
@@ -261,12 +307,12 @@ class WgService:
                 f"this device already has {known} refused sizes of {found.spec.name} stored, "
                 f"the most the daemon keeps for one kernel and device"
             )
-        if self._reported is None:
-            reader = self._reader()
-            self._reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
-        if self._reported >= limits.total:
+        # Counted at every refusal (under the write lock): other processes store them too.
+        reader = self._reader()
+        reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
+        if reported >= limits.total:
             raise RateLimited(
-                f"the database holds {self._reported} client-reported refusals, the most the "
+                f"the database holds {reported} client-reported refusals, the most the "
                 "daemon stores; remove old ones or start it with a larger --max-refusals"
             )
 

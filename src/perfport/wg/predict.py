@@ -112,19 +112,24 @@ def _member(sizes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     return wanted[at] == codes
 
 
-def check_scenario(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo) -> None:
+def check_scenario(
+    spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo
+) -> tuple[np.ndarray, np.ndarray]:
     """SpecError (one line) unless ``spec`` is a stencil with work-group parameters, the
     problem's data has a usable shape and some work-group size is legal for it on ``device``:
-    what a prediction needs, checked before any model is loaded or trained."""
+    what a prediction needs, checked before any model is loaded or trained. Returns the legal
+    sizes (``legal_sizes``), which ``predict_wg`` can then be given."""
     if {p.name for p in spec.params} != {"wc", "wr"}:
         raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
     dataset_features(spec, problem)  # checks the shape
-    if not len(legal_sizes(spec, problem, device)[0]):
+    legal = legal_sizes(spec, problem, device)
+    if not len(legal[0]):
         rules = "; ".join(spec.describe()["restrictions"]) or "none besides the device's limits"
         raise SpecError(
             f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
             f"check the problem values against the kernel's restrictions: {rules}"
         )
+    return legal
 
 
 def predict_wg(
@@ -134,13 +139,20 @@ def predict_wg(
     device: DeviceInfo,
     refused: AbstractSet[tuple[int, int]] = frozenset(),
     feature_cache: FeatureCache | None = None,
+    *,
+    checked: bool = False,
+    legal: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> WgPrediction:
     """A size that is legal for the scenario (within the device's and kernel's limits) and not
     known to be refused. The kernel's instruction counts come from ``feature_cache`` when it
     holds them, else from a PoCL compile (stored there); a model trained on
-    ``COMPILE_FREE_FEATURES`` alone needs no compile at all."""
+    ``COMPILE_FREE_FEATURES`` alone needs no compile at all. ``checked``: the caller has
+    passed the scenario through ``check_scenario`` already (a daemon does, before storing),
+    and ``legal`` is what it returned, if given (looking the sizes up again costs a daemon
+    more than the model does)."""
     started = time.perf_counter()
-    check_scenario(spec, problem, device)
+    if not checked:
+        check_scenario(spec, problem, device)
     names = tuple(model.feature_names)
     if not set(names) <= set(FEATURE_NAMES):
         raise PerfportError(
@@ -148,7 +160,7 @@ def predict_wg(
             "perfport computes); train it on a perfport dataset"
         )
     features = scenario_features(spec, problem, device, feature_cache, names)
-    wc_legal, wr_legal = legal_sizes(spec, problem, device)
+    wc_legal, wr_legal = legal if legal is not None else legal_sizes(spec, problem, device)
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
     if refused:
         allowed &= ~_member(model.sizes, np.array(sorted(refused), dtype=np.int64).reshape(-1, 2))

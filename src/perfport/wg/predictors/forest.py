@@ -102,9 +102,36 @@ class WgPerformanceForest(WgPerformanceKnn):
         return node
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(training rows, their weights): the scenarios in the same leaves."""
-        held = self.counts_ * (self.leaves_ == self.leaves(x)[:, None])
-        # Each tree's leaf shares (a leaf always holds bootstrap weight), averaged over trees.
-        weights = (1.0 / held.sum(1)) @ held / self.trees
-        rows = np.flatnonzero(weights > 0)
-        return rows, weights[rows]
+        """(training rows, their weights): the scenarios in the same leaves, each with its
+        share of the leaf's bootstrap weight, averaged over the trees."""
+        starts, rows, shares = self._leaf_members()
+        node = self.offsets_ + self.leaves(x)
+        first, count = starts[node], starts[node + 1] - starts[node]
+        # The members of every tree's leaf, gathered without a loop over the trees.
+        at = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        weights = np.bincount(rows[at], shares[at], self.counts_.shape[1]) / self.trees
+        found = np.flatnonzero(weights > 0)
+        return found, weights[found]
+
+    def _leaf_members(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For each node of the flat forest, its training scenarios (bootstrap count > 0) and
+        their shares of the node's weight, as (start of each node's members, rows, shares).
+        Built from ``counts_`` and ``leaves_`` at the first prediction (models saved before
+        load as they are): a prediction then touches a leaf's few members per tree, not every
+        scenario of every tree (a daemon answers in a fraction of the time)."""
+        members = self.__dict__.get("_members")
+        if members is None:
+            tree, rows = np.nonzero(self.counts_ > 0)
+            node = self.offsets_[tree] + self.leaves_[tree, rows]
+            order = np.argsort(node, kind="stable")
+            tree, rows, node = tree[order], rows[order], node[order]
+            weight = self.counts_[tree, rows]
+            total = np.bincount(node, weight, len(self.feature_))
+            starts = np.searchsorted(node, np.arange(len(self.feature_) + 1))
+            members = (starts, rows, weight / total[node])
+            self.__dict__["_members"] = members
+        return members
+
+    def __getstate__(self) -> dict[str, object]:
+        # Derived at the first prediction: not saved with the model.
+        return {k: v for k, v in self.__dict__.items() if k != "_members"}
