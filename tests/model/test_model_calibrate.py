@@ -191,3 +191,22 @@ def test_models_and_calibrations_round_trip_through_files(tmp_path):
     (tmp_path / "bad.json").write_text('{"format": "perfport-model/1"}')
     with pytest.raises(ModelError, match="missing or bad field"):
         Model.load(tmp_path / "bad.json")
+
+
+def test_the_overlap_step_is_relative_so_scaled_calibration_fits_the_predicting_model():
+    # Calibration divides features by the measured time; prediction does not. The two agree
+    # only if the model is homogeneous in its features, as the relative step makes it.
+    m = overlap_model(
+        "f_cl_wall_time_pocl_cpu",
+        {"p_g": "f_mem_access_global"},
+        {"p_l": "f_mem_access_local"},
+        {"p_launch": "f_sync_kernel_launch"},
+    )
+    params = {"p_g": 1e-8, "p_l": 2e-9, "p_launch": 1e-5, "p_edge": 10.0}
+    f = {"f_mem_access_global": 1e5, "f_mem_access_local": 4e5, "f_sync_kernel_launch": 1.0}
+    t = float(m.evaluate(params, f))
+    for scale in (1e-3, 1e3):
+        scaled = {k: v * scale for k, v in f.items()}
+        assert float(m.evaluate(params, scaled)) == pytest.approx(t * scale, rel=1e-9)
+    empty = {"f_mem_access_global": 0.0, "f_mem_access_local": 0.0, "f_sync_kernel_launch": 1.0}
+    assert float(m.evaluate(params, empty)) == pytest.approx(1e-5)

@@ -27,7 +27,7 @@ def test_kernel_spec_takes_loopy_source_arguments_and_ndrange() -> None:
         ("in0", "ArrayArg"), ("in1", "ArrayArg"), ("out", "ArrayArg"), ("nel", "ScalarArg"),
     ]  # fmt: skip
     assert [a.output for a in spec.args[:3]] == [False, False, True]
-    assert "__kernel" in spec.source and spec.entry == "gmem"
+    assert "__kernel" in spec.source and spec.entry == "perfport_mk_gmem"
     geometry = spec.geometry(spec.env({}, {"nel": 256}))
     assert geometry.global_size == (256,) and geometry.local_size == (64,)
 

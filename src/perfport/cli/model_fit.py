@@ -157,11 +157,19 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
                   f"{calibration.residual:.3g}", highlight=False, markup=False)  # fmt: skip
     for name, value in calibration.parameters.items():
         console.print(f"  {name} = {value:.4g}", highlight=False, markup=False)
-    if calibration.negative:
-        console.print(f"  negative costs: {', '.join(calibration.negative)} (the measurements "
-                      "do not separate them)", highlight=False, markup=False)  # fmt: skip
+    _warn_negative(console, calibration)
     console.print(f"wrote {args.out}", highlight=False, markup=False)
     return 0
+
+
+def _warn_negative(console: Console, calibration: Any) -> None:
+    """Say a negative cost loudly: predictions that lean on it are not to be trusted."""
+    if calibration.negative:
+        costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
+        console.print(f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the "
+                      "measurements do not separate these costs; predictions that use them "
+                      "are unreliable", style="bold red", highlight=False,
+                      markup=False)  # fmt: skip
 
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
@@ -278,6 +286,11 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     ranking = (
         "correct" if evaluation.ranking_correct else "wrong: " + "; ".join(evaluation.misranked)
     )
+    for u in evaluation.unpredictable:
+        console.print(f"{u.variant} on {u.device}: not predicted ({len(u.sizes)} sizes): "
+                      f"{u.reason}", style="bold red", highlight=False, markup=False)  # fmt: skip
+    for c in evaluation.calibrations:
+        _warn_negative(console, c)
     console.print(f"overall geomean relative error {evaluation.geomean_rel_error:.1%}; ranking "
                   f"{ranking} ({evaluation.ranked_pairs} pairs > 10% apart)", highlight=False,
                   markup=False)  # fmt: skip

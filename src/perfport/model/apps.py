@@ -48,13 +48,24 @@ class AppKernel:
     sizes: tuple[int, ...] = (128, 256, 384, 512)  # sizes to measure on PoCL's 2 cores
 
 
-def matmul(prefetch: bool, tile: int = 16, dtype: str = "float32") -> Any:
+def matmul(
+    prefetch: bool,
+    tile: int = 16,
+    dtype: str = "float32",
+    tile_j: int | None = None,
+    tile_k: int | None = None,
+) -> Any:
     """``c = a @ b`` for n x n matrices, one work-item per element of c in tile x tile
     work-groups (n a multiple of tile). ``prefetch`` stages tiles of a and b through local
     memory (two barriers per tile of k); without it, every product reads global memory and
     k is not split. The global loads carry the tags aLD and bLD without prefetching, aPF and
     bPF with it (loopy drops a tag where it stages the load; ``retag`` puts one back), so a
-    model can tell the two access patterns apart."""
+    model can tell the two access patterns apart. ``tile_j`` and ``tile_k`` (default
+    ``tile``) make the tiles rectangular: work-groups of tile x tile_j, k staged tile_k at a
+    time (the configuration space of model-guided search)."""
+    import math
+
+    tj, tk = tile_j or tile, tile_k or tile
     lp = loopy()
     knl = lp.make_kernel(
         "{[i,j,k]: 0<=i,j,k<n}",
@@ -63,11 +74,12 @@ def matmul(prefetch: bool, tile: int = 16, dtype: str = "float32") -> Any:
         name="matmul_prefetch" if prefetch else "matmul",
         lang_version=(2018, 2),
     )
-    knl = lp.assume(knl, f"n >= {tile} and n mod {tile} = 0")
+    step = math.lcm(tile, tj, tk) if prefetch else math.lcm(tile, tj)
+    knl = lp.assume(knl, f"n >= {step} and n mod {step} = 0")
     knl = lp.split_iname(knl, "i", tile, outer_tag="g.1", inner_tag="l.1")
-    knl = lp.split_iname(knl, "j", tile, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.split_iname(knl, "j", tj, outer_tag="g.0", inner_tag="l.0")
     if prefetch:
-        knl = lp.split_iname(knl, "k", tile)
+        knl = lp.split_iname(knl, "k", tk)
         knl = lp.add_prefetch(knl, "a", ["i_inner", "k_inner"], default_tag="l.auto")
         knl = lp.add_prefetch(knl, "b", ["k_inner", "j_inner"], default_tag="l.auto")
         # Each fetch runs in every work-group though it indexes only one group axis.

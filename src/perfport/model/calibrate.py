@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from perfport._core.optional import require
 from perfport.model.errors import ModelError
+from perfport.model.inform import reason, uninformed
 from perfport.model.model import Model
 
 FORMAT = "perfport-calibration/1"
@@ -49,6 +50,9 @@ class Calibration:
     negative: tuple[str, ...]
     scaled: bool
     iterations: int
+    # Parameters no measurement informed, pinned at 0 (only with ``allow_uninformed``), each
+    # with the one-line reason; ``predict`` refuses a kernel whose time would depend on one.
+    uninformed: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +67,7 @@ class Calibration:
             "negative": list(self.negative),
             "scaled": self.scaled,
             "iterations": self.iterations,
+            "uninformed": dict(self.uninformed),
         }
 
     @staticmethod
@@ -85,6 +90,7 @@ class Calibration:
                 negative=tuple(str(n) for n in data["negative"]),
                 scaled=bool(data["scaled"]),
                 iterations=int(data["iterations"]),
+                uninformed={str(k): str(v) for k, v in dict(data.get("uninformed", {})).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelError(
@@ -125,29 +131,34 @@ def _matrix(
     return columns, outputs
 
 
-def calibrate(
+def _fit(
     model: Model,
-    data: Sequence[Measurement],
-    device: str = "",
-    scale: bool = True,
-    initial: Mapping[str, float] | None = None,
-    max_evaluations: int | None = None,
-) -> Calibration:
-    """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy), at
-    most ``max_evaluations`` model evaluations (default 2000 per parameter)."""
+    columns: dict[str, np.ndarray],
+    target: np.ndarray,
+    start: Mapping[str, float],
+    pinned: Mapping[str, float],
+    max_evaluations: int | None,
+) -> tuple[dict[str, float], Any]:
+    """Levenberg-Marquardt over the parameters not ``pinned``: all of them, fitted."""
     optimize = require("scipy.optimize", "model", "Model calibration")
-    columns, target = _matrix(model, data, scale)
     names = model.parameters
-    start = {**{p: 1.0 for p in names}, **model.initial, **(initial or {})}
-    x0 = np.array([start[p] for p in names], dtype=float)
+    free = [p for p in names if p not in pinned]
+    if not free:
+        raise ModelError("no parameter of the model is informed by the measurements; measure "
+                         "kernels with its features")  # fmt: skip
+    index = [names.index(p) for p in free]
+
+    def params(x: np.ndarray) -> dict[str, float]:
+        return {**pinned, **dict(zip(free, (float(v) for v in x), strict=True))}
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        values = model.evaluate(dict(zip(names, x, strict=True)), columns)
+        values = model.evaluate(params(x), columns)
         return np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
 
     def jacobian(x: np.ndarray) -> np.ndarray:
-        return model.jacobian(dict(zip(names, x, strict=True)), columns)
+        return model.jacobian(params(x), columns)[:, index]
 
+    x0 = np.array([start[p] for p in free], dtype=float)
     if not np.all(np.isfinite(residuals(x0))):
         raise ModelError(
             "the model is not finite at its starting values; give other initial values"
@@ -158,19 +169,48 @@ def calibrate(
         jac=jacobian,
         method="lm",
         x_scale="jac",
-        max_nfev=max_evaluations or 2000 * (len(names) + 1),
+        max_nfev=max_evaluations or 2000 * (len(free) + 1),
     )
     if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
         raise ModelError(
             f"calibration did not converge ({fit.message}); give measurements that vary each "
             "feature independently, or initial values near the answer"
         )
-    params = {p: float(v) for p, v in zip(names, fit.x, strict=True)}
-    negative = tuple(p for p in model.cost_parameters if params[p] < 0)
+    return params(fit.x), fit
+
+
+def calibrate(
+    model: Model,
+    data: Sequence[Measurement],
+    device: str = "",
+    scale: bool = True,
+    initial: Mapping[str, float] | None = None,
+    max_evaluations: int | None = None,
+    allow_uninformed: bool = False,
+) -> Calibration:
+    """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy), at
+    most ``max_evaluations`` model evaluations (default 2000 per parameter).
+
+    A parameter no measurement informs is refused with a one-line error naming it and the
+    collection that would inform it; with ``allow_uninformed`` it is pinned at 0 instead,
+    listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
+    columns, target = _matrix(model, data, scale)
+    start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
+    fitted, fit = _fit(model, columns, target, start, {}, max_evaluations)
+    blind = (
+        uninformed(model, columns, [start, fitted]) if uninformed(model, columns, [start]) else ()
+    )
+    reasons = {p: reason(model, p, columns) for p in blind}
+    if blind and not allow_uninformed:
+        raise ModelError(reasons[blind[0]])
+    if blind:
+        fitted, fit = _fit(model, columns, target, start, dict.fromkeys(blind, 0.0),
+                           max_evaluations)  # fmt: skip
+    negative = tuple(p for p in model.cost_parameters if p not in blind and fitted[p] < 0)
     return Calibration(
         model=model,
         device=device,
-        parameters=params,
+        parameters={p: float(fitted[p]) for p in model.parameters},
         residual=float(np.linalg.norm(fit.fun)),
         residuals=tuple(float(r) for r in fit.fun),
         n_measurements=len(data),
@@ -178,6 +218,7 @@ def calibrate(
         negative=negative,
         scaled=scale,
         iterations=int(fit.nfev),
+        uninformed=reasons,
     )
 
 
@@ -190,7 +231,15 @@ class Prediction:
 
 
 def predict(calibration: Calibration, features: Mapping[str, float]) -> Prediction:
+    """The calibrated model at one kernel's features; a one-line error if its time depends
+    on a parameter no measurement informed."""
     model = calibration.model
+    if calibration.uninformed:
+        with np.errstate(all="ignore"):
+            jac = model.jacobian(calibration.parameters, features)[0]
+        for p, d in zip(model.parameters, jac, strict=True):
+            if p in calibration.uninformed and d != 0:
+                raise ModelError(f"cannot predict: {calibration.uninformed[p]}")
     env = {**features, **calibration.parameters}
     value = float(model.evaluate(calibration.parameters, features))
     shares: dict[str, float] = {}

@@ -19,6 +19,10 @@ from typing import Any
 from perfport._core.records import Problem, Value
 from perfport.model.errors import ModelError
 
+# Every generated kernel's name starts with this, so none can take the name of an OpenCL C or
+# CUDA built-in (NVIDIA's OpenCL refused a kernel named ``barrier``; PoCL had let it pass).
+KERNEL_PREFIX = "perfport_mk_"
+
 
 class MatchCondition(Enum):
     """When a generator's tag set G matches the user's generator tags U (section 7.1)."""

@@ -63,12 +63,34 @@ class VariantResult:
 
 
 @dataclass(frozen=True)
+class Unpredictable:
+    """A variant on a device the calibration cannot predict (at ``sizes``), and why."""
+
+    variant: str
+    device: str
+    device_fingerprint: str
+    sizes: tuple[dict[str, Any], ...]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "device": self.device,
+            "device_fingerprint": self.device_fingerprint,
+            "n_sizes": len(self.sizes),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
 class Evaluation:
     results: tuple[VariantResult, ...]
     calibrations: tuple[Calibration, ...]  # one per device, in the order of ``devices``
     devices: tuple[str, ...]
     ranked_pairs: int  # pairs of variants (same device and size) more than RANK_MARGIN apart
     misranked: tuple[str, ...]  # those the model orders the other way
+    # Variants whose time depends on a parameter no measurement kernel informed.
+    unpredictable: tuple[Unpredictable, ...] = ()
 
     @property
     def ranking_correct(self) -> bool:
@@ -85,6 +107,7 @@ class Evaluation:
             "ranked_pairs": self.ranked_pairs,
             "misranked": list(self.misranked),
             "geomean_rel_error": self.geomean_rel_error,
+            "unpredictable": [u.to_json() for u in self.unpredictable],
             "calibrations": [
                 {
                     "device": c.device,
@@ -92,6 +115,8 @@ class Evaluation:
                     "residual": c.residual,
                     "n_measurements": c.n_measurements,
                     "nonnegative": c.nonnegative,
+                    "negative": list(c.negative),
+                    "uninformed": dict(c.uninformed),
                 }
                 for c in self.calibrations
             ],
@@ -114,11 +139,14 @@ def _by_device(runs: Sequence[TimedKernel]) -> dict[str, list[TimedKernel]]:
 
 
 def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures) -> Evaluation:
-    """Calibrate on each device's ``mk-`` runs, predict its ``app-`` runs."""
+    """Calibrate on each device's ``mk-`` runs, predict its ``app-`` runs. A parameter no
+    measurement kernel informs is pinned, and the variants whose time depends on it are
+    reported as ``unpredictable`` (with the collection to run), never predicted."""
     model.check_features()
     results: list[VariantResult] = []
     calibrations: list[Calibration] = []
     devices: list[str] = []
+    unpredictable: list[Unpredictable] = []
     for fingerprint, group in _by_device(runs).items():
         train = [r for r in group if r.is_collection]
         test = [r for r in group if r.is_application]
@@ -130,25 +158,39 @@ def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures
                 f"device {name} has application measurements but no measurement kernels; "
                 "run 'perfport model collect' on it first"
             )
-        calibration = calibrate(model, features.measurements(model, train), device=name)
+        data = features.measurements(model, train)
+        calibration = calibrate(model, data, device=name, allow_uninformed=True)
         calibrations.append(calibration)
         devices.append(name)
         variants: dict[str, list[Point]] = defaultdict(list)
+        refused: dict[str, tuple[list[dict[str, Any]], str]] = {}
         for r in sorted(test, key=lambda r: (r.kernel, sorted(r.problem.items()))):
             inputs = input_features(model, features.stats(r.kernel, r.problem))
-            predicted = predict(calibration, inputs).value * 1e3
+            try:
+                predicted = predict(calibration, inputs).value * 1e3
+            except ModelError as exc:
+                refused.setdefault(r.kernel, ([], str(exc)))[0].append(dict(r.problem))
+                continue
             variants[r.kernel].append(Point(dict(r.problem), r.time_ms, predicted))
         results += [
             VariantResult(kernel.removeprefix(APPLICATION_PREFIX), name, fingerprint, tuple(pts))
             for kernel, pts in sorted(variants.items())
         ]
+        unpredictable += [
+            Unpredictable(k.removeprefix(APPLICATION_PREFIX), name, fingerprint, tuple(s), why)
+            for k, (s, why) in sorted(refused.items())
+        ]
     if not results:
         raise ModelError(
-            "no application measurements (kernels app-...) in the data; measure some with "
+            unpredictable[0].variant + ": " + unpredictable[0].reason
+            if unpredictable
+            else "no application measurements (kernels app-...) in the data; measure some with "
             "'perfport model measure matmul-prefetch --sizes n=256,512'"
         )
     pairs, misranked = _ranking(results)
-    return Evaluation(tuple(results), tuple(calibrations), tuple(devices), pairs, misranked)
+    return Evaluation(
+        tuple(results), tuple(calibrations), tuple(devices), pairs, misranked, tuple(unpredictable)
+    )
 
 
 def _ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:

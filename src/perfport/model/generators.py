@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport.model.collection import Generator, VariantArg
+from perfport.model.collection import KERNEL_PREFIX, Generator, VariantArg
 from perfport.model.gather import loopy
 
 NVARS = 32  # private variables per work-item in the arithmetic kernels, as in SHOC MaxFlops
@@ -58,7 +58,7 @@ def make_flops(op: str, dtype: str, lsize_0: int, unroll: int) -> Any:
         "{[g,k]: 0<=g<nel and 0<=k<m}",
         "\n".join(lines),
         [*_args(lp, dtype, "a", "out"), ...],
-        name=f"flops_{op}",
+        name=f"{KERNEL_PREFIX}flops_{op}",
         lang_version=(2018, 2),
     )
     knl = _finish(
@@ -85,7 +85,7 @@ def make_gmem(dtype: str, lsize_0: int, lid_stride_0: int, n_arrays: int) -> Any
             *_args(lp, dtype, "out"),
             ...,
         ],
-        name="gmem",
+        name=f"{KERNEL_PREFIX}gmem",
         lang_version=(2018, 2),
     )
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0}")
@@ -115,7 +115,7 @@ def make_lmem(dtype: str, lsize_0: int) -> Any:
     loc[(k + 1) % 8, {col}] = loc[k % 8, {col}] {{id=move, dep=init}}
     out[g] = loc[m % 8, {col}] {{id=store, dep=move}}
     """
-    knl = _local_mover(lp, dtype, lsize_0, 8, body, "lmem")
+    knl = _local_mover(lp, dtype, lsize_0, 8, body, f"{KERNEL_PREFIX}lmem")
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
 
 
@@ -129,7 +129,7 @@ def make_overlap(dtype: str, lsize_0: int) -> Any:
     loc[(k + 1) % 2, {col}] = loc[k % 2, {col}] {{id=move, dep=init}}
     out[g] = loc[m % 2, {col}] {{id=store, dep=move}}
     """
-    knl = _local_mover(lp, dtype, lsize_0, 2, body, "overlap")
+    knl = _local_mover(lp, dtype, lsize_0, 2, body, f"{KERNEL_PREFIX}overlap")
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
 
 
@@ -140,7 +140,7 @@ def make_barrier(lsize_0: int) -> Any:
         "{[g,k]: 0<=g<nel and 0<=k<m}",
         "... lbarrier {id=b, inames=g:k}\nout[g] = a[g] {id=store, dep=b}",
         [*_args(lp, "float32", "a", "out"), ...],
-        name="barrier",
+        name=f"{KERNEL_PREFIX}barrier",
         lang_version=(2018, 2),
     )
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
@@ -153,7 +153,7 @@ def make_empty(lsize_0: int) -> Any:
         f"{{[g]: 0<=g<ngroups*{lsize_0}}}",
         "... nop {id=n, inames=g}",
         [lp.ValueArg("ngroups", np.int32)],
-        name="empty",
+        name=f"{KERNEL_PREFIX}empty",
         lang_version=(2018, 2),
     )
     return _finish(knl, lsize_0, "ngroups >= 1")

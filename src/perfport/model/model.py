@@ -179,10 +179,17 @@ def overlap_model(
 ) -> Model:
     """The paper's (8): on-chip work hidden behind global memory (or the reverse), t =
     H(t_gm - t_oc) t_gm + H(t_oc - t_gm) t_oc + t_sync with H the smooth step. ``edge``
-    starts its steepness; calibrated features are scaled by the output, so terms are
-    fractions of the time and 10 switches over a tenth of it."""
+    starts its steepness.
+
+    The step's argument is the difference relative to the sum, (t_gm - t_oc) / (t_gm +
+    t_oc), so the steepness has no unit and one value serves kernels of 0.1 ms and of 1 s
+    alike; and the model stays homogeneous in its features, so calibrating on features
+    scaled by the measured time (relative error) fits the same model that predicts from
+    unscaled ones. At ``edge`` 10 the switch takes a difference of about a tenth of the sum."""
     gm, oc = _weighted(global_memory), _weighted(on_chip)
-    body = f"{step(f'{gm} - ({oc})')} * ({gm}) + {step(f'{oc} - ({gm})')} * ({oc})"
+    # 1e-30 s keeps a kernel with neither cost (an empty kernel) at 0 / tiny, not 0 / 0.
+    rel = f"(({gm}) - ({oc})) / (({gm}) + ({oc}) + 1e-30)"
+    body = f"{step(rel)} * ({gm}) + {step(f'-{rel}')} * ({oc})"
     if sync:
         body += " + " + _weighted(sync)
     return Model(output, body, shape=(EDGE,), initial={EDGE: edge})

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from perfport.model.apps import APPLICATIONS, AppKernel
-from perfport.model.collection import Generator, VariantArg
+from perfport.model.collection import KERNEL_PREFIX, Generator, VariantArg
 from perfport.model.errors import ModelError
 from perfport.model.gather import loopy
 
@@ -182,7 +182,10 @@ def make_removed(app: str, keep: str) -> Any:
     if keep != "all" and keep not in inputs:
         raise ModelError(f"work removal of {app}: keep:{keep} is not one of all, "
                          f"{', '.join(inputs)}")  # fmt: skip
-    return remove_work(application.make(), [] if keep == "all" else set(inputs) - {keep})
+    program = remove_work(application.make(), [] if keep == "all" else set(inputs) - {keep})
+    # A measurement kernel of its own, named apart from the application and any built-in.
+    name = f"{KERNEL_PREFIX}wr_{app.replace('-', '_')}"
+    return loopy().rename_callable(program, program.default_entrypoint.name, name)
 
 
 # The global inputs of each built-in application (checked against loopy by the tests), so a

@@ -1,0 +1,71 @@
+"""A calibrated model as the ranker of model-guided search (``strategies.ModelGuided``).
+
+``ModelRanker`` predicts every configuration of a space from its loopy counts and a
+calibration on the device's measurement kernels; as configurations are measured it
+calibrates again on the measurement kernels plus those measurements, so the costs the
+microbenchmarks got wrong for this kernel move towards what it shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from perfport.model.calibrate import Calibration, Measurement, calibrate, predict
+from perfport.model.errors import ModelError
+from perfport.model.model import Model
+
+
+class ModelRanker:
+    """``features[i]`` are the model's input features of configuration i; ``base`` the
+    device's measurement-kernel measurements (output in seconds)."""
+
+    def __init__(
+        self,
+        model: Model,
+        base: Sequence[Measurement],
+        features: Sequence[Mapping[str, float]],
+        device: str = "",
+    ) -> None:
+        self.model = model
+        self.base = list(base)
+        self.features = [dict(f) for f in features]
+        self.device = device
+        self.refits = 0  # calibrations that succeeded after the first
+        self.calibration_: Calibration = calibrate(
+            model, self.base, device=device, allow_uninformed=True
+        )
+
+    def predict(self) -> np.ndarray:
+        """Predicted seconds per configuration; NaN where the calibration cannot predict."""
+        out = np.full(len(self.features), np.nan)
+        for i, f in enumerate(self.features):
+            try:
+                out[i] = predict(self.calibration_, f).value
+            except ModelError:
+                continue
+        return out
+
+    def refit(self, measured: Mapping[int, float]) -> None:
+        """Calibrate on the measurement kernels and the configurations measured (ms)."""
+        extra = [
+            Measurement(f"config-{i}", {}, self.features[i], t / 1e3)
+            for i, t in sorted(measured.items())
+            if t > 0
+        ]
+        # The kernel's own measurements weigh as much as all the microbenchmarks together
+        # (each repeated), so a few of them can overrule costs that do not fit this kernel.
+        extra *= math.ceil(len(self.base) / len(extra)) if extra else 0
+        try:
+            self.calibration_ = calibrate(
+                self.model,
+                [*self.base, *extra],
+                device=self.device,
+                initial=self.calibration_.parameters,
+                allow_uninformed=True,
+            )
+        except ModelError:
+            return  # keep the last fit: a refit that fails must not stop the search
+        self.refits += 1
