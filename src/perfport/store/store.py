@@ -81,14 +81,19 @@ class Store:
     ...     print(store.summary())
     """
 
-    def __init__(self, path: str | Path = "perfport.db", create: bool = True) -> None:
+    def __init__(
+        self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
+    ) -> None:
         self.path = str(path)
         if not create and not Path(path).is_file():
             raise StoreError(
                 f"no results database at {self.path}; run 'perfport tune' first or give --db"
             )
         try:
-            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            # shared: one connection used by several threads in turn (the caller serialises)
+            self._conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=not shared
+            )
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA synchronous = FULL")
             if create:  # opened to write: a damaged file is refused before anything is written
