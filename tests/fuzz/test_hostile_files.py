@@ -143,23 +143,40 @@ def test_a_full_disk_during_tune_keeps_what_was_committed(tmp_path, capsys, full
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_a_full_disk_during_import_imports_nothing(tmp_path, capsys, full_disk):
+_TABLES = ("devices", "kernels", "problems", "campaigns", "configs", "results", "samples")
+
+
+def _rows(db: Path) -> dict[str, int]:
+    with _connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in _TABLES}
+    conn.close()
+    return counts
+
+
+@pytest.mark.parametrize("room", [0, 2])
+def test_a_full_disk_during_import_imports_nothing(good_db, tmp_path, capsys, full_disk, room):
+    """All or nothing: no campaign, device, kernel or problem row is left of a failed import,
+    in a new store or in one holding a campaign (which stays byte for byte)."""
     from perfport.store.formats.kt_cache import to_kt_cache
 
-    source = tmp_path / "source.db"
-    main(["tune", "vector_add", "--problem", "n=4096", "--budget", "3", "--repeats", "2",
-          "--db", str(source)])  # fmt: skip
-    with Store(source, create=False) as store:
+    with Store(good_db, create=False) as store:
         cache = to_kt_cache(store)
     path = tmp_path / "cache.json"
     path.write_text(__import__("json").dumps(cache))
-    capsys.readouterr()
-    db = tmp_path / "full.db"
-    full_disk(0)
-    _one_line_error(capsys, main(["import", str(path), "--db", str(db)]), "disk is full")
-    with _connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 0
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert len(cache["cache"]) > room
+    fresh, existing = tmp_path / "full.db", tmp_path / "existing.db"
+    shutil.copy(good_db, existing)
+    before, counts = existing.read_bytes(), _rows(existing)
+    full_disk(room)
+    _one_line_error(capsys, main(["import", str(path), "--db", str(fresh)]), "disk is full")
+    _one_line_error(capsys, main(["import", str(path), "--db", str(existing)]), "disk is full")
+    assert set(_rows(fresh).values()) == {0}
+    assert _rows(existing) == counts
+    with _connect(existing) as conn:  # fold in whatever the WAL holds: nothing committed
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert existing.read_bytes() == before
 
 
 @pytest.mark.parametrize("flag", ["--seed", "--budget", "--build-jobs", "--repeats"])

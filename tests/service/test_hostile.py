@@ -235,3 +235,42 @@ def test_questions_do_not_wait_for_a_writer(model, tmp_path):
         writer.close()
     assert answer.status_code == 200 and answer.json()["refused_known"] == 1
     assert waited < 4.0  # a write lock would have held it for the store's 30 s timeout
+
+
+def _damage(db, table: str) -> None:
+    """Overwrite the cell pointers of ``table``'s first page, after folding the WAL in."""
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
+        root = root.fetchone()[0]
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    with open(db, "r+b") as f:
+        f.seek((root - 1) * page + 8)
+        f.write(b"\xff" * 64)
+
+
+def test_refusals_reuse_one_checked_connection_until_the_file_changes(model, tmp_path, monkeypatch):
+    import perfport.store.store as store_module
+
+    checks = []
+    real = store_module.quick_check
+    monkeypatch.setattr(store_module, "quick_check", lambda *a: checks.append(1) or real(*a))
+    db = tmp_path / "d.db"
+    client = client_of(model, db, refusal_limits=RefusalLimits(burst=100))
+    assert client.post("/v1/wg/predict", json=ASK).status_code == 200
+    for wg in ([32, 8], [16, 16], [8, 8]):
+        assert client.post("/v1/wg/refused", json={**ASK, "wg": wg}).status_code == 200
+    assert len(checks) == 1  # one open, one check: not one per refusal
+    with Store(db) as store:  # another writer: the daemon's next write checks the file again
+        store.set_status(store.campaign(store.query("SELECT key FROM campaigns")[0][0]),
+                         store_module.CampaignStatus.COMPLETE)  # fmt: skip
+    checks.clear()
+    assert client.post("/v1/wg/refused", json={**ASK, "wg": [8, 4]}).status_code == 200
+    assert len(checks) == 1
+    _damage(db, "results")  # damage from outside the daemon: still refused, never written
+    before = db.read_bytes()
+    answer = client.post("/v1/wg/refused", json={**ASK, "wg": [4, 4]})
+    assert answer.status_code == 503 and ".recover" in answer.json()["detail"], answer.text
+    assert client.post("/v1/wg/predict", json=ASK).status_code == 503
+    assert db.read_bytes() == before

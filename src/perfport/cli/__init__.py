@@ -38,7 +38,16 @@ class _Parser(argparse.ArgumentParser):
     print the whole usage first). Subcommands' parsers are of the same class."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}; see '{self.prog} --help'\n")
+
+
+def one_line(text: str) -> str:
+    """``text`` with what would break the one-line error escaped: newlines and other control
+    characters a hostile input carried into a message, and lone surrogates (from undecodable
+    arguments) that stderr could not even encode."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 # In the order `perfport --help` lists them.
@@ -86,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
         return int(args.run(args, console))
     except PerfportError as exc:
-        print(f"perfport: error: {exc}", file=sys.stderr)
+        print(f"perfport: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("perfport: interrupted", file=sys.stderr)
@@ -97,12 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a path the user gave cannot be read or written
         where = f"{exc.filename}: " if exc.filename else ""
         print(
-            f"perfport: error: {where}{exc.strerror or exc}; check the path and its permissions",
+            f"perfport: error: {one_line(f'{where}{exc.strerror or exc}')}; check the path and "
+            "its permissions",
             file=sys.stderr,
         )
         return 2
     except sqlite3.Error as exc:  # the database failed under us: damaged, full, locked
-        print(f"perfport: error: {database_error(exc, getattr(args, 'db', None))}", file=sys.stderr)
+        message = database_error(exc, getattr(args, "db", None))
+        print(f"perfport: error: {one_line(message)}", file=sys.stderr)
         return 2
     except (MemoryError, RecursionError) as exc:
         # Input whose size or nesting no check caught: say so in one line, not a traceback.

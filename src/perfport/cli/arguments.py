@@ -61,6 +61,18 @@ def integer_at_least(low: int) -> Callable[[str], int]:
 count, natural = integer_at_least(1), integer_at_least(0)
 
 
+def integer_up_to(high: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer from 0 to ``high`` (``what``: why no more is useful)."""
+
+    def parse(text: str) -> int:
+        value = natural(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"{value}: at most {high} ({what})")
+        return value
+
+    return parse
+
+
 def budget(text: str) -> int | float:
     """An argparse type: a count of configurations (>= 1), or a share of the legal space as
     a percentage, ``25%`` (returned as the fraction 0.25)."""
@@ -115,3 +127,40 @@ def add_problem(p: argparse.ArgumentParser) -> None:
         "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
         help="problem values, e.g. --problem width=1024 height=1024 dtype=double",
     )  # fmt: skip
+
+
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")  # Dask's network schemes (inproc: one process)
+
+
+def scheduler_address(text: str, local: bool = False) -> str:
+    """An argparse type: a Dask scheduler's address, SCHEME://HOST:PORT (or ``local`` where
+    allowed). Checked here, so a malformed one is one line at once, not a wait for a
+    connection that cannot be made or a traceback from Dask's parser."""
+    if local and text == "local":
+        return text
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text  # Dask's default scheme
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")  # an IPv6 host is written [::1]
+    usable = (
+        scheme in SCHEMES
+        and bool(colon)
+        and bool(host)
+        and host.isprintable()
+        and not any(c.isspace() or c in "/?#@" for c in host)
+        and port.isdigit()
+        and 0 < int(port[:6]) < 65536
+    )
+    if not usable or len(text) > 300:
+        where = " or 'local'" if local else ""
+        raise argparse.ArgumentTypeError(
+            f"{text[:60]!r}: give the scheduler's address as SCHEME://HOST:PORT with SCHEME one "
+            f"of {', '.join(SCHEMES)}, e.g. tcp://10.0.0.1:8786{where}"
+        )
+    return text
+
+
+def cluster_address(text: str) -> str:
+    """An argparse type: ``perfport tune --cluster``'s address, or ``local``."""
+    return scheduler_address(text, local=True)

@@ -6,12 +6,14 @@ import argparse
 from typing import TYPE_CHECKING
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, parse_assignment
+from perfport.cli.arguments import Subcommands, add_problem, integer_up_to, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport._core import DeviceInfo, KernelSpec, Problem
+
+MAX_ROUNDS = 1000  # --sweep points and --iterations: more only takes longer, never says more
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -34,12 +36,14 @@ def add_parser(sub: Subcommands) -> None:
         "(default: perfport.db)",
     )  # fmt: skip
     p.add_argument(
-        "--iterations", type=int, default=0,
+        "--iterations", type=integer_up_to(MAX_ROUNDS, "each one launches the whole split"),
+        default=0,
         help="rebalance over up to N launches from the measured part times (the planned run "
         "is the first); stops once the parts finish within 3%% of each other",
     )  # fmt: skip
     p.add_argument(
-        "--sweep", type=int, default=0, metavar="POINTS",
+        "--sweep", type=integer_up_to(MAX_ROUNDS, "each point runs the whole split"),
+        default=0, metavar="POINTS",
         help="also run the split at POINTS evenly spaced shares of the first device (two "
         "devices), to set the computed split against the best one",
     )  # fmt: skip

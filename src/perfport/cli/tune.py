@@ -15,6 +15,7 @@ from perfport.cli.arguments import (
     Subcommands,
     add_problem,
     budget,
+    cluster_address,
     count,
     natural,
     parse_assignment,
@@ -52,7 +53,7 @@ def _add_tune(sub: Subcommands) -> None:
         "it, or give 'all', to tune on several devices at once (docs/cluster.md)",
     )  # fmt: skip
     p.add_argument(
-        "--cluster", metavar="ADDRESS|local",
+        "--cluster", metavar="ADDRESS|local", type=cluster_address,
         help="send trials to the Dask workers of this scheduler ('perfport worker'), or to a "
         "local cluster of one worker process per --device (needs perfport[cluster])",
     )  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, scheduler_address
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,7 +17,7 @@ def add_parser(sub: Subcommands) -> None:
         "worker", help="serve this machine's devices to a Dask scheduler (perfport tune --cluster)"
     )
     p.add_argument(
-        "--scheduler", required=True, metavar="ADDRESS",
+        "--scheduler", required=True, metavar="ADDRESS", type=scheduler_address,
         help="the Dask scheduler's address, e.g. tcp://10.0.0.1:8786",
     )  # fmt: skip
     p.add_argument(

@@ -45,6 +45,9 @@ from perfport.measure.data import reference_outputs, reference_spec
 from perfport.measure.settings import RunSettings, Timing
 from perfport.measure.verify import compared, verify_failure
 
+KILLED = "worker killed by SIGKILL"  # _death's reason for a kill -9 from outside
+KILLED_RETRIES = 3  # tries of one configuration whose worker was killed from outside
+
 
 class Runner:
     """Measures configurations of one kernel and problem on one device, each trial in a worker
@@ -270,9 +273,15 @@ class Runner:
         if self._gold_measurement is not None and config == self._gold_measurement.config:
             m, self._gold_measurement = self._gold_measurement, None
             return m  # the reference configuration was just measured to make the gold
-        if self._proc is None:  # the gold run itself killed the worker
-            self._start()
-        return self._trial(config, capture=self._capturing)
+        for _ in range(KILLED_RETRIES):
+            if self._proc is None:  # the gold run, or the last try, ended the worker
+                self._start()
+            m = self._trial(config, capture=self._capturing)
+            # SIGKILL comes from outside (an operator, the OOM killer), never from a kernel's
+            # fault: measure again on a fresh worker rather than store the kernel as crashed.
+            if m.outcome is not Outcome.CRASHED or m.message != KILLED:
+                return m
+        return m
 
     def _trial(self, config: Config, capture: bool) -> Measurement:
         if not self._send(("trial", config, capture, self._hand_back)):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+MAX_SEED = (1 << 63) - 1  # the largest integer SQLite stores
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -38,3 +40,12 @@ class RunSettings:
     timing: Timing = field(default_factory=Timing)
     timeout_s: float = 30.0  # longest silence while running: one launch, or one batch of ~1 s
     build_timeout_s: float = 300.0  # per build, and for the worker's start-up
+
+    def __post_init__(self) -> None:
+        # The seed is stored as an SQLite integer (64 bits, signed) and seeds numpy's
+        # generators (never negative): refuse it here, not as an overflow at the first write.
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(
+                f"seed {str(seed)[:40]}: give an integer from 0 to {MAX_SEED} (a 64-bit integer)"
+            )

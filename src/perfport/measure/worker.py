@@ -68,7 +68,10 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent()
     read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+    # The parent gone mid-message (kill -9 of the driver): nobody to report to, and a
+    # traceback would land on the terminal the driver left.
     with (
+        contextlib.suppress(EOFError, OSError),
         Connection(read_fd, writable=False) as inbox,
         Connection(write_fd, readable=False) as outbox,
     ):

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perfport._core import PerfportError
+from perfport._core import PerfportError, StoreError
 from perfport._core.optional import require
 from perfport._core.version import __version__
 from perfport.service.compiler import CompileLimits, ServiceBusy
@@ -152,6 +152,8 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
             return answer(429, str(exc), exc.retry_after_s or 60.0)
         if isinstance(exc, ServiceBusy):
             return answer(503, str(exc), 5.0)
+        if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
+            return answer(503, str(exc))
         return answer(422 if isinstance(exc, Implausible) else 400, str(exc))
 
     @app.exception_handler(fastapi.exceptions.RequestValidationError)

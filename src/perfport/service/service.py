@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,6 +33,7 @@ from perfport._core import (
     Outcome,
     PerfportError,
     Problem,
+    StoreError,
 )
 from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
@@ -40,6 +42,7 @@ from perfport.service.compiler import CompileLimits, CompilePool
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.space import PruningReport
 from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
+from perfport.store.integrity import recovery_hint
 from perfport.tune import resolve_problem
 from perfport.wg import WgModel, WgPrediction, check_scenario, load_model, predict_wg, refused_sizes
 from perfport.wg.predict import legal_sizes
@@ -126,6 +129,10 @@ class WgService:
         self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
         self._watch: ReadOnlyStore | None = None
         self._watching = threading.Lock()
+        # One write connection, used under self._write: opening one checks the whole file
+        # (quick check, schema, values), which a refusal should not pay each time.
+        self._writer: Store | None = None
+        self._written: tuple[int, ...] = ()  # the file as the daemon's last write left it
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
         """A built-in stencil by name, or a stencil description; the service loads no files,
@@ -194,11 +201,12 @@ class WgService:
     def refused(self, found: Scenario) -> frozenset[tuple[int, int]]:
         """The sizes the store has seen this device refuse for this kernel, read without a
         write lock (a writer never makes this wait). Blocking on the first call of a thread."""
-        store = self._reader()
-        if store is None:
-            return frozenset()
-        version = self._data_version(store)  # before the read: a later write moves it
-        sizes = frozenset(refused_sizes(store, found.spec, found.device))
+        with self._reading():
+            store = self._reader()
+            if store is None:
+                return frozenset()
+            version = self._data_version(store)  # before the read: a later write moves it
+            sizes = frozenset(refused_sizes(store, found.spec, found.device))
         if version is not None:
             if len(self._known) >= CACHED:
                 self._known.clear()
@@ -225,6 +233,18 @@ class WgService:
             if self._watch is None:
                 return None
             return int(self._watch.query("PRAGMA data_version")[0][0])
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A database that SQLite cannot read (damaged since the daemon started) is the
+        daemon's problem, not the client's: a StoreError (503 with the repair hint), never a 500."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"the daemon's database {self.db} cannot be read ({str(exc)[:80]}); "
+                + recovery_hint(str(self.db))
+            ) from None
 
     def answer(self, key: str, found: Scenario, refused: frozenset[tuple[int, int]]) -> Answer:
         """The model's size for a prepared scenario, given the sizes known to be refused."""
@@ -308,23 +328,68 @@ class WgService:
                 f"the most the daemon keeps for one kernel and device"
             )
         # Counted at every refusal (under the write lock): other processes store them too.
-        reader = self._reader()
-        reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
+        with self._reading():
+            reader = self._reader()
+            reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
         if reported >= limits.total:
             raise RateLimited(
                 f"the database holds {reported} client-reported refusals, the most the "
                 "daemon stores; remove old ones or start it with a larger --max-refusals"
             )
 
+    def _store(self) -> Store:
+        """The daemon's write connection (call under ``self._write``). When the file changed
+        since the daemon's last write (another process wrote, replaced or damaged it), it is
+        opened afresh, which checks it again: a damaged database is still refused, while the
+        daemon's own refusals pay a stat, not a check of the whole file."""
+        if self._writer is not None and _file_state(self.db) != self._written:
+            self._writer.close()
+            self._writer = None
+        if self._writer is None:
+            self._writer = Store(self.db, shared=True)
+        return self._writer
+
     def _store_refusal(self, found: Scenario, config: Config, message: str) -> bool:
         spec, device_info = found.spec, found.device
-        with Store(self.db) as store:
-            ids = (
-                store.device_id(device_info),
-                store.kernel_id(spec),
-                store.problem_id(found.problem),
-            )
-            name = f"reported-refusals-{device_info.fingerprint}-{spec.source_hash[:16]}-{ids[2]}"
-            campaign = store.open_campaign(name, ids, REPORTED, 0, {}, PruningReport(0, 0, ()))
-            note = f"reported by a client: {message[:MESSAGE_KEPT]}".strip()
-            return store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, note))
+        store = self._store()
+        try:
+            with store.atomic():
+                ids = (
+                    store.device_id(device_info),
+                    store.kernel_id(spec),
+                    store.problem_id(found.problem),
+                )
+                name = (
+                    f"reported-refusals-{device_info.fingerprint}-{spec.source_hash[:16]}-{ids[2]}"
+                )
+                report = PruningReport(0, 0, ())
+                campaign = store.open_campaign(name, ids, REPORTED, 0, {}, report)
+                note = f"reported by a client: {message[:MESSAGE_KEPT]}".strip()
+                added = store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, note))
+        except BaseException:
+            store.close()  # the next write opens (and checks) the file again
+            self._writer = None
+            raise
+        self._written = _file_state(self.db)
+        return added
+
+    def close(self) -> None:
+        """Close the write connection (a later refusal opens it again)."""
+        with self._write:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+
+
+def _file_state(db: str | Path) -> tuple[int, ...]:
+    """What changes when anyone writes the database: its file's and its WAL's identity, size
+    and modification time (the WAL's alone, between checkpoints)."""
+    state: list[int] = []
+    for path in (Path(db), Path(f"{db}-wal")):
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            state += [-1, -1, -1]
+        else:
+            state += [st.st_ino, st.st_size, st.st_mtime_ns]
+    return tuple(state)

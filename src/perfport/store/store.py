@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -80,14 +81,19 @@ class Store:
     ...     print(store.summary())
     """
 
-    def __init__(self, path: str | Path = "perfport.db", create: bool = True) -> None:
+    def __init__(
+        self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
+    ) -> None:
         self.path = str(path)
         if not create and not Path(path).is_file():
             raise StoreError(
                 f"no results database at {self.path}; run 'perfport tune' first or give --db"
             )
         try:
-            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            # shared: one connection used by several threads in turn (the caller serialises)
+            self._conn = sqlite3.connect(
+                self.path, timeout=30.0, isolation_level=None, check_same_thread=not shared
+            )
             self._conn.execute("PRAGMA foreign_keys = ON")
             self._conn.execute("PRAGMA synchronous = FULL")
             if create:  # opened to write: a damaged file is refused before anything is written
@@ -131,6 +137,25 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One write transaction around everything inside (all or nothing): the store's own
+        transactions inside it join it instead of committing. An interrupt is delivered after
+        the COMMIT or the ROLLBACK."""
+        with guarded():
+            if self._conn.in_transaction:  # inside another atomic(): the outer one commits
+                yield
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._conn.execute("COMMIT")
+            except BaseException:
+                # SQLite may have rolled back already (a full disk can end the transaction).
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
 
     # ---- identities -------------------------------------------------------------------
     def _upsert(
@@ -237,7 +262,7 @@ class Store:
         """The campaign with this key for (device_id, kernel_id, problem_id): created, or found
         again to resume it. A key that names a campaign of another device, kernel or problem is
         an error."""
-        with guarded():  # an interrupt lands before BEGIN or after COMMIT, never between
+        with self.atomic():
             self._open_campaign(key, ids, strategy, seed, settings, report)
         return self.campaign(key)
 
@@ -250,32 +275,26 @@ class Store:
         settings: dict[str, Any],
         report: PruningReport,
     ) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                now = time.time()
-                self._conn.execute(
-                    "INSERT INTO campaigns (key, device_id, kernel_id, problem_id, strategy, seed, "
-                    "settings, space, status, tool_version, created, updated) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (key, *ids, strategy, seed, json.dumps(settings), json.dumps(report.to_json()),
-                     CampaignStatus.RUNNING.value, __version__, now, now),
-                )  # fmt: skip
-            else:
-                if tuple(row[2:5]) != ids:
-                    raise StoreError(
-                        f"campaign {key!r} in {self.path} belongs to another device, kernel or "
-                        "problem; choose another --campaign key"
-                    )
-                self._conn.execute(
-                    "UPDATE campaigns SET status = ?, updated = ? WHERE id = ?",
-                    (CampaignStatus.RUNNING.value, time.time(), row[0]),
+        row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            now = time.time()
+            self._conn.execute(
+                "INSERT INTO campaigns (key, device_id, kernel_id, problem_id, strategy, seed, "
+                "settings, space, status, tool_version, created, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, *ids, strategy, seed, json.dumps(settings), json.dumps(report.to_json()),
+                 CampaignStatus.RUNNING.value, __version__, now, now),
+            )  # fmt: skip
+        else:
+            if tuple(row[2:5]) != ids:
+                raise StoreError(
+                    f"campaign {key!r} in {self.path} belongs to another device, kernel or "
+                    "problem; choose another --campaign key"
                 )
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+            self._conn.execute(
+                "UPDATE campaigns SET status = ?, updated = ? WHERE id = ?",
+                (CampaignStatus.RUNNING.value, time.time(), row[0]),
+            )
 
     def campaign(self, key: str) -> Campaign:
         row = self._conn.execute(
@@ -302,17 +321,11 @@ class Store:
     def record_many(self, campaign: Campaign, measurements: Iterable[Measurement]) -> int:
         """Commit results in one transaction (all or nothing); returns how many were new. An
         interrupt during it is delivered after the COMMIT or the ROLLBACK."""
-        with guarded():
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                added = sum(self._insert(campaign, m) for m in measurements)
-                self._conn.execute(
-                    "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
-                )
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+        with self.atomic():
+            added = sum(self._insert(campaign, m) for m in measurements)
+            self._conn.execute(
+                "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)
+            )
         return added
 
     def _insert(self, campaign: Campaign, m: Measurement) -> bool:
@@ -360,15 +373,8 @@ class Store:
         """Ask to measure ``config`` for ``writer``, holding it for ``lease_s`` seconds (renew
         with ``renew_claims``). ``budget``: the campaign's evaluation budget, which results
         and every writer's live claims share."""
-        with guarded():
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                state = self._claim(campaign, config, writer, lease_s, budget)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-        return state
+        with self.atomic():
+            return self._claim(campaign, config, writer, lease_s, budget)
 
     def _claim(
         self, campaign: Campaign, config: Config, writer: str, lease_s: float, budget: int | None

@@ -229,7 +229,7 @@ def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
         ]
         try:
             await asyncio.wait_for(asyncio.gather(*nannies), 2 * CONNECT_S)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError, RuntimeError) as exc:  # Dask's, per cause
             await asyncio.gather(*(n.close(timeout=5) for n in nannies), return_exceptions=True)
             raise PerfportError(
                 f"cannot reach a Dask scheduler at --scheduler {address} "

@@ -9,7 +9,6 @@ import math
 from pathlib import Path
 
 from perfport._core import DeviceInfo, StoreError
-from perfport._core.interrupts import guarded
 from perfport.space import PruningReport
 from perfport.store.formats.imported import Imported, external_device
 from perfport.store.formats.kt_cache import (
@@ -54,16 +53,19 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> Import
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
     info = external_device(imported.device)
     kernel_hash = external_kernel_hash(imported.kernel, imported.format, imported.params)
-    key = _campaign_key(store, f"import-{imported.format}-", content, info, kernel_hash, imported)
-    store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
-    ids = (
-        store.device_id(info),
-        store.external_kernel_id(imported.kernel, imported.format, imported.params),
-        store.problem_id(imported.problem),
-    )
     settings = {"imported_from": str(path), "format": imported.format}
-    # An interrupt waits for the write to end: the campaign is whole, or not there at all.
-    with guarded():
+    # One transaction from the first row to the status: an import that fails anywhere (a
+    # full disk, an interrupt) leaves the store as it was, with no campaign half there.
+    with store.atomic():
+        key = _campaign_key(
+            store, f"import-{imported.format}-", content, info, kernel_hash, imported
+        )
+        store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
+        ids = (
+            store.device_id(info),
+            store.external_kernel_id(imported.kernel, imported.format, imported.params),
+            store.problem_id(imported.problem),
+        )
         campaign = store.open_campaign(key, ids, "imported", 0, settings, report)
         store.record_many(campaign, imported.measurements)
         store.set_status(campaign, CampaignStatus.COMPLETE)
