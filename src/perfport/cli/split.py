@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, integer_up_to, parse_assignment
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport._core import DeviceInfo, KernelSpec, Problem
+    from perfport.store import Store
 
 MAX_ROUNDS = 1000  # --sweep points and --iterations: more only takes longer, never says more
 
@@ -82,7 +83,6 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     from perfport.kernels import resolve_kernel
     from perfport.split.split import choose_config, split_dimension, split_run
     from perfport.store import Store
-    from perfport.store.plans import record_plan
     from perfport.tune import resolve_problem
 
     spec = resolve_kernel(args.kernel)
@@ -101,11 +101,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
             spec, problem, devices, args.dimension, store,
             sweep_points=args.sweep, iterations=args.iterations,
         )  # fmt: skip
-        plan_id = record_plan(
-            store, spec, problem, devices, outcome.configs, outcome.plan.to_json(),
-            outcome.to_json(),
-        )  # fmt: skip
-    out = {"kernel": spec.name, "problem": dict(problem), **outcome.to_json(), "plan_id": plan_id}
+        out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)
         return 0
@@ -129,8 +125,20 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
             f"launch {k}: parts {i['parts']}, {i['measured_ms']:.3f} ms, "
             f"imbalance {100 * i['imbalance']:.1f}%"
         )
-    console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
+    console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
+
+
+def _stored(
+    store: Store, spec: KernelSpec, problem: Problem, devices: list[DeviceInfo], outcome: Any
+) -> dict[str, Any]:
+    """Store the plan and what was measured; the command's JSON, with the plan's id."""
+    from perfport.store.plans import record_plan
+
+    plan_id = record_plan(
+        store, spec, problem, devices, outcome.configs, outcome.plan.to_json(), outcome.to_json()
+    )
+    return {"kernel": spec.name, "problem": dict(problem), **outcome.to_json(), "plan_id": plan_id}
 
 
 def _run_steps(
@@ -143,18 +151,13 @@ def _run_steps(
     """``perfport split --steps N``: N steps split, set against N steps on each device."""
     from perfport.split.stepping import split_steps, step_split
     from perfport.store import Store
-    from perfport.store.plans import record_plan
 
     step_split(spec, problem, args.dimension)  # refused before the database is opened
     with Store(args.db) as store:
         outcome = split_steps(
             spec, problem, devices, args.steps, args.dimension, store, rebalance=args.rebalance
         )
-        plan_id = record_plan(
-            store, spec, problem, devices, outcome.configs, outcome.plan.to_json(),
-            outcome.to_json(),
-        )  # fmt: skip
-    out = {"kernel": spec.name, "problem": dict(problem), **outcome.to_json(), "plan_id": plan_id}
+        out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)
         return 0
@@ -170,5 +173,5 @@ def _run_steps(
         f"{out['best_single']['time_ms']:.3f} ms (x{out['speedup_over_best_single']:.2f}); "
         f"verified: {out['verified']}"
     )
-    console.print(f"decision: {out['decision']} (plan {plan_id} stored in {args.db})")
+    console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
