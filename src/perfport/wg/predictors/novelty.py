@@ -41,8 +41,9 @@ CPU_FEATURE = "device_is_cpu"
 class NoveltyExplanation:
     """Why a scenario is novel or not: its p-value against ``alpha``, the training scenarios
     of its device (matched by the exact device features, so one GPU through two backends that
-    report different limits is two devices), the calibration distances, and the distance to
-    the nearest training scenario (None without any)."""
+    report different limits is two devices; under ``cpu_class`` every CPU is one, ``scope``
+    "cpu"), the calibration distances, and the distance to the nearest training scenario (None
+    without any)."""
 
     pvalue: float
     alpha: float
@@ -110,8 +111,8 @@ class DeviceNovelty:
 
     def explain(self, x: np.ndarray) -> NoveltyExplanation:
         """The test's working for one scenario: which training scenarios it was compared with
-        (those whose device features equal the scenario's, every one of them), how far the
-        nearest is, and the p-value."""
+        (those whose device features equal the scenario's, every one of them, or under
+        ``cpu_class`` every CPU's for a CPU), how far the nearest is, and the p-value."""
         x = np.asarray(x, dtype=np.float64)
         key = self.key(x[self.device_columns_])
         scope = "cpu" if key == CPU_CLASS else "device"
