@@ -290,7 +290,7 @@ def test_wg_evaluate_runs_the_default_model_unless_told_and_all_means_every_meth
         list(wg.METHODS),
         ["svm+random", "performance_knn"],
     ]
-    assert wg.DEFAULT_METHODS == ("performance_forest+novel",) and len(wg.METHODS) == 38
+    assert wg.DEFAULT_METHODS == ("performance_forest+novel",) and len(wg.METHODS) == 39
     assert capsys.readouterr().out == ""  # progress and notes never go to stdout
 
 

@@ -39,7 +39,9 @@ def test_the_explanation_names_the_device_scenarios_compared_with():
         "device_scenarios",
         "calibration",
         "distance",
+        "scope",
     }
+    assert opencl.scope == "device"  # no CPU among them
 
 
 def test_one_kernel_two_backends_two_answers():

@@ -174,7 +174,7 @@ def test_method_names():
     assert (
         "random_forest+nearest_neighbour" in METHODS
         and "speedup_regressor" in METHODS
-        and len(METHODS) == 38
+        and len(METHODS) == 39
     )
     for name in ("logistic_weighted+baseline", "svm+random"):
         assert name in METHODS and make_predictor(name).name == name

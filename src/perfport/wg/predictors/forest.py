@@ -37,23 +37,28 @@ class WgPerformanceForest(WgPerformanceKnn):
         margin: float = 2.0,
         novelty: float | None = None,
         seed: int = 0,
+        cpu_class: bool = False,
     ) -> None:
         if trees < 1 or min_leaf < 1 or not 0 < max_features <= 1 or margin < 0:
             raise ValueError("trees >= 1, min_leaf >= 1, 0 < max_features <= 1, margin >= 0")
         if novelty is not None and not (fallback and 0 < novelty < 1):
             raise ValueError("novelty (a level in (0, 1)) gates the fallback: set fallback=True")
+        if cpu_class and novelty is None:
+            raise ValueError("cpu_class groups CPUs in the novelty test: set novelty")
         self.trees, self.min_leaf, self.max_features = trees, min_leaf, max_features
         self.fallback, self.margin, self.novelty, self.seed = fallback, margin, novelty, seed
+        self.cpu_class = cpu_class
         self.name = (
             "performance_forest" if not fallback
             else "performance_forest+fixed" if novelty is None
+            else "performance_forest+novel_cpu" if cpu_class
             else "performance_forest+novel"
         )  # fmt: skip
 
     def fit(self, data: WgDataset) -> WgPerformanceForest:
         self._fit_vectors(data)
         if self.novelty is not None:  # the constructor saw to the fallback
-            self.novelty_ = DeviceNovelty(self.novelty).fit(data)
+            self.novelty_ = DeviceNovelty(self.novelty, self.cpu_class).fit(data)
         x = np.asarray(data.features, dtype=np.float64)
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
         floor = np.nanmin(self.vectors_, axis=1, keepdims=True) + REFUSED_LOG

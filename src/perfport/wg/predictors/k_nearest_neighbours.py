@@ -29,7 +29,7 @@ import numpy as np
 
 from perfport.wg.dataset import WgDataset
 from perfport.wg.predictors.base import WgPredictor
-from perfport.wg.predictors.novelty import DeviceNovelty
+from perfport.wg.predictors.novelty import CPU_CLASS, CPU_FEATURE, DeviceNovelty
 from perfport.wg.predictors.vectors import best_fixed, performance_vectors
 
 
@@ -38,6 +38,10 @@ class WgPerformanceKnn(WgPredictor):
 
     # Where set (by a subclass's fit), the fallback applies only to scenarios it finds novel.
     novelty_: DeviceNovelty | None = None
+    # Where set (by a subclass), a CPU set-up training has not seen falls back to the best
+    # fixed size over the training CPUs rather than over every device (mostly GPUs).
+    cpu_class: bool = False
+    cpu_fixed_: int | None = None
 
     def __init__(
         self,
@@ -77,6 +81,9 @@ class WgPerformanceKnn(WgPredictor):
             for key in set(keys):
                 rows = np.array([k == key for k in keys])
                 self.device_fixed_[key] = best_fixed(self.vectors_, rows)
+        if self.cpu_class and CPU_FEATURE in data.feature_names:
+            cpu = x[:, data.feature_names.index(CPU_FEATURE)] == 1
+            self.cpu_fixed_ = best_fixed(self.vectors_, cpu) if cpu.any() else None
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(training rows, their weights): the k nearest, weighted by inverse distance."""
@@ -125,7 +132,10 @@ class WgPerformanceKnn(WgPredictor):
 
     def _fixed_for(self, x: np.ndarray) -> int:
         if len(self.device_columns_):
-            key = np.asarray(x, dtype=np.float64)[self.device_columns_].tobytes()
-            if key in self.device_fixed_:
-                return self.device_fixed_[key]
+            device = np.asarray(x, dtype=np.float64)[self.device_columns_]
+            if device.tobytes() in self.device_fixed_:
+                return self.device_fixed_[device.tobytes()]
+            cpu = self.novelty_ is not None and self.novelty_.key(device) == CPU_CLASS
+            if cpu and self.cpu_fixed_ is not None:
+                return self.cpu_fixed_
         return self.fixed_

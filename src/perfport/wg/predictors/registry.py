@@ -53,6 +53,10 @@ _VECTOR_METHODS: dict[str, Method] = {
     "performance_forest+novel": Method(
         WgPerformanceForest, {"fallback": True, "novelty": NOVELTY_LEVEL}
     ),
+    # The same forest; CPUs are one device class for the novelty test and the fallback.
+    "performance_forest+novel_cpu": Method(
+        WgPerformanceForest, {"fallback": True, "novelty": NOVELTY_LEVEL, "cpu_class": True}
+    ),
 }
 
 REGISTRY: Mapping[str, Method] = MappingProxyType(
