@@ -22,10 +22,10 @@ POS = SPACE.positions()
 BOX = [i for i in range(len(SPACE)) if i != BEST and np.abs(POS[i] - POS[BEST]).max() <= 1]
 
 
-def _stalled(patience: int) -> Portfolio:
+def _stalled(patience: int, away: int = 0) -> Portfolio:
     """A portfolio told a best configuration and then ``patience`` worse ones outside its box
     (after the space-filling start, which does not count)."""
-    strategy = Portfolio(SPACE, 0, patience=patience)
+    strategy = Portfolio(SPACE, 0, patience=patience, away=away)
     strategy.tell(BEST, 1.0)
     outside = [i for i in range(len(SPACE)) if i != BEST and i not in BOX]
     assert len(outside) >= strategy.initial + patience
@@ -69,7 +69,24 @@ def test_improvement_in_the_box_keeps_it_local():
     assert strategy.phase is Phase.LOCAL
 
 
-@pytest.mark.parametrize("bad", [{"patience": 0}, {"radius": 0}])
+def test_after_a_fruitless_local_phase_it_looks_away_from_the_best():
+    strategy = _stalled(patience=4, away=3)
+    for _ in range(4):  # a local phase that finds nothing
+        i = strategy.ask()
+        assert i is not None
+        strategy.tell(i, 20.0)
+    assert strategy.phase is Phase.GLOBAL
+    for _ in range(3):
+        i = strategy.ask()
+        assert i is not None and np.count_nonzero(POS[i] != POS[BEST]) >= 3
+        strategy.tell(i, 20.0)
+    i = strategy.ask()
+    assert i is not None
+    strategy.tell(i, 0.5)  # an improvement: the search may come near the new best again
+    assert not strategy._escaping
+
+
+@pytest.mark.parametrize("bad", [{"patience": 0}, {"radius": 0}, {"away": -1}])
 def test_settings_are_checked(bad):
     with pytest.raises(ValueError, match="patience and radius"):
         Portfolio(SPACE, 0, **bad)

@@ -8,7 +8,12 @@ to the incumbent are only its one-step neighbours. The local phase ranks instead
 configuration within ``radius`` value steps of the incumbent in every parameter at once (moves
 of several parameters together, which one-step neighbours never make), by the same forest's
 expected improvement times the chance of success. It ends after ``patience`` evaluations
-without improvement, or when the box is used up, and the global search resumes.
+without improvement, or when the box is used up, and the global search resumes. With
+``away`` > 0, a global search that resumes after a local phase found nothing considers only
+configurations differing from the incumbent in at least ``away`` parameters, until something
+improves: on gemm/RTX_2080_Ti half the forest's runs sit for 150 evaluations at 0.90 of the
+optimum on a configuration that differs from it in seven parameters, where every
+configuration near the incumbent is what the forest rates best.
 """
 
 from __future__ import annotations
@@ -45,25 +50,30 @@ class Portfolio(BayesianOptimization):
         seed: int = 0,
         patience: int = 20,
         radius: int = 1,
+        away: int = 0,
         max_candidates: int = _MAX_CANDIDATES,
     ) -> None:
-        if patience < 1 or radius < 1:
-            raise ValueError(f"patience and radius must be >= 1, got {patience} and {radius}")
+        if patience < 1 or radius < 1 or away < 0:
+            raise ValueError(
+                f"patience and radius must be >= 1 and away >= 0, got {patience}, {radius}, {away}"
+            )
         super().__init__(space, seed, surrogate="rf", max_candidates=max_candidates)
-        self.patience, self.radius = patience, radius
+        self.patience, self.radius, self.away = patience, radius, away
         self.phase = Phase.GLOBAL
+        self._escaping = False  # a local phase found nothing: look away from the incumbent
         self._stall = 0
         self._incumbent = math.inf
 
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
         if value is not None and value < self._incumbent * (1.0 - _IMPROVED):
-            self._incumbent, self._stall = value, 0
+            self._incumbent, self._stall, self._escaping = value, 0, False
             return
         if len(self.told) <= self.initial:
             return  # the space-filling start is not expected to improve
         self._stall += 1
         if self._stall >= self.patience:
+            self._escaping = self.phase is Phase.LOCAL
             self._stall = 0
             self.phase = Phase.LOCAL if self.phase is Phase.GLOBAL else Phase.GLOBAL
 
@@ -84,5 +94,12 @@ class Portfolio(BayesianOptimization):
                 if len(box) > self.max_candidates:
                     box = self.rng.choice(box, size=self.max_candidates, replace=False)
                 return box
-            self.phase, self._stall = Phase.GLOBAL, 0  # the box is used up
-        return super()._candidates(untold)
+            self.phase, self._stall, self._escaping = Phase.GLOBAL, 0, True  # box used up
+        candidates = super()._candidates(untold)
+        best = self.best
+        if self._escaping and self.away and best is not None:
+            pos = self.geometry.pos
+            far = np.count_nonzero(pos[candidates] != pos[best[0]], axis=1) >= self.away
+            if far.any():
+                candidates = candidates[far]
+        return candidates
