@@ -10,7 +10,7 @@ The protocol is benchmarks/strategies.py's (issue 27): each Kernel Tuner cache o
 as ``bayes_rf``), budget 200, each cache's own ``time``. A candidate is a registered strategy
 with keyword settings, ``name:key=value:key=value``. For each held-out cache, the candidate
 whose mean over the *other* caches of the median evaluations to 95% (unreached counted as
-201) is lowest is chosen, and its runs on the held-out cache are its score there. Nothing
+the budget + 1) is lowest is chosen, and its runs on the held-out cache are its score there. Nothing
 about the held-out cache takes part in the choice.
 
 Runs are stored under the keys of benchmarks/strategies.py (``perfport|cache|spec|200|seed``),
@@ -36,7 +36,7 @@ from perfport.strategies import STRATEGIES
 from perfport.strategies.base import Strategy
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
-TOP = 200
+BUDGET = 200
 DEFAULT = "bayes_rf"  # what the default strategy, prior, runs as with nothing in the store
 _DATAS: dict[str, ReplayData] = {}  # read by forked workers
 
@@ -58,10 +58,10 @@ def build(spec: str, data: ReplayData, seed: int) -> Strategy:
     return STRATEGIES[name](data.space, seed, **kwargs)  # type: ignore[call-arg]
 
 
-def _run(task: tuple[str, str, int]) -> list[float]:
-    label, spec, seed = task
+def _run(task: tuple[str, str, int, int]) -> list[float]:
+    label, spec, top, seed = task
     data = _DATAS[label]
-    return simulate(data, lambda _space, s: build(spec, data, s), TOP, seed).tolist()  # type: ignore[no-any-return]
+    return simulate(data, lambda _space, s: build(spec, data, s), top, seed).tolist()  # type: ignore[no-any-return]
 
 
 def _overhead(task: tuple[str, str, int]) -> float:
@@ -80,7 +80,7 @@ def _overhead(task: tuple[str, str, int]) -> float:
 
 
 def medians(
-    runs: dict[str, list[float]], spec: str, labels: list[str], seeds: int, prefix: str
+    runs: dict[str, list[float]], spec: str, labels: list[str], seeds: int, prefix: str, top: int
 ) -> dict[str, float]:
     """Median evaluations to 95% per cache (inf: the median run never gets there)."""
     out = {}
@@ -88,29 +88,32 @@ def medians(
         data = _DATAS[label]
         hits = []
         for seed in range(seeds):
-            trace = np.array(runs[f"{prefix}|{label}|{spec}|{TOP}|{seed}"])
+            trace = np.array(runs[f"{prefix}|{label}|{spec}|{top}|{seed}"])
             fraction = np.where(np.isfinite(trace), data.optimum / trace, 0.0)
             hits.append(evals_to(fraction, 0.95))
         out[label] = float(np.median(hits))
     return out
 
 
-def censored_mean(values: list[float]) -> float:
-    return statistics.mean(min(v, TOP + 1) for v in values)
+def censored_mean(values: list[float], top: int = BUDGET) -> float:
+    return statistics.mean(min(v, top + 1) for v in values)
 
 
-def leave_one_out(table: dict[str, dict[str, float]], labels: list[str]) -> dict[str, str]:
-    """For each held-out cache, the candidate best on the other caches."""
+def leave_one_out(
+    table: dict[str, dict[str, float]], labels: list[str], top: int = BUDGET
+) -> dict[str, str]:
+    """For each held-out cache, the candidate (not the default) best on the other caches."""
+    pool = [spec for spec in table if spec != DEFAULT] or [DEFAULT]
     return {
         held: min(
-            table, key=lambda spec: censored_mean([table[spec][c] for c in labels if c != held])
+            pool, key=lambda spec: censored_mean([table[spec][c] for c in labels if c != held], top)
         )
         for held in labels
     }
 
 
-def _fmt(v: float) -> str:
-    return f">{TOP}" if not math.isfinite(v) else f"{v:g}"
+def _fmt(v: float, top: int) -> str:
+    return f">{top}" if not math.isfinite(v) else f"{v:g}"
 
 
 def report(
@@ -118,9 +121,10 @@ def report(
     chosen: dict[str, str],
     kt: dict[str, dict[str, float]],
     labels: list[str],
+    top: int,
 ) -> dict[str, Any]:
     loco = {c: table[chosen[c]][c] for c in labels}
-    kt_best = min(kt, key=lambda n: censored_mean(list(kt[n].values()))) if kt else None
+    kt_best = min(kt, key=lambda n: censored_mean(list(kt[n].values()), top)) if kt else None
     rows = {f"perfport:{DEFAULT} (default, cold)": table[DEFAULT], "leave-one-out candidate": loco}
     for spec in table:
         if spec != DEFAULT:
@@ -128,14 +132,14 @@ def report(
     if kt_best:
         rows[f"kernel_tuner:{kt_best}"] = kt[kt_best]
         rows["kernel_tuner: best per cache"] = {c: min(kt[n][c] for n in kt) for c in labels}
-    print(f"Median evaluations to 95% (budget {TOP}); mean with unreached counted as {TOP + 1}")
+    print(f"Median evaluations to 95% (budget {top}); mean with unreached counted as {top + 1}")
     print(f"{'':44}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>8}")
     for name, row in rows.items():
         values = [row[c] for c in labels]
         print(
             f"{name:44}"
-            + "".join(f"{_fmt(v):>17}" for v in values)
-            + f"{censored_mean(values):8.1f}"
+            + "".join(f"{_fmt(v, top):>17}" for v in values)
+            + f"{censored_mean(values, top):8.1f}"
         )
     print("chosen per held-out cache: " + ", ".join(f"{c}: {chosen[c]}" for c in labels))
     return {"rows": rows, "chosen": chosen, "kernel_tuner_best": kt_best}
@@ -147,20 +151,33 @@ def main() -> None:
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
     )
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--candidates", required=True, help="comma-separated specs")
-    parser.add_argument("--runs", required=True, help="run files; new runs go to the first")
+    parser.add_argument("--budget", type=int, default=BUDGET)
+    parser.add_argument("--candidates", default="portfolio", help="comma-separated specs")
+    parser.add_argument("--runs", help="run files; new runs go to the first (default: none kept)")
+    parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="seconds: two caches, two seeds, random search"
+    )
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--overhead", type=int, default=0)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.smoke:  # a check that the script still runs end to end, not a measurement
+        args.seeds, args.candidates, args.runs, args.overhead = 2, "random", None, 20
+        args.budget = 20
+        args.caches, args.summary_only, args.json = "convolution/RTX,A4000", False, None
     hub = args.data / "kerneltuner-benchmark_hub"
     paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in protocol.CONDITIONS)
+    wanted = args.caches.split(",") if args.caches else [""]
     for path in paths:
-        data = protocol.replay_data(path, protocol.load_cache(path))
-        _DATAS[data.label] = data
+        if any(w in f"{path.parent.name}/{path.name}" for w in wanted):
+            data = protocol.replay_data(path, protocol.load_cache(path))
+            _DATAS[data.label] = data
     labels = list(_DATAS)
-    files = [Path(f) for f in args.runs.split(",")]
+    if len(labels) < 2:
+        sys.exit(f"leaving one cache out needs two caches; {len(labels)} under {hub} match")
+    files = [Path(f) for f in args.runs.split(",")] if args.runs else []
     runs: dict[str, list[float]] = {}
     for f in files:
         if f.exists():
@@ -169,7 +186,7 @@ def main() -> None:
     for spec in specs:
         parse_spec(spec)  # a typo fails before any run
     tasks = {
-        f"perfport|{label}|{spec}|{TOP}|{seed}": (label, spec, seed)
+        f"perfport|{label}|{spec}|{args.budget}|{seed}": (label, spec, args.budget, seed)
         for spec in specs
         for label in labels
         for seed in range(args.seeds)
@@ -178,20 +195,22 @@ def main() -> None:
     if missing and args.summary_only:
         sys.exit(f"{len(missing)} runs not stored, e.g. {next(iter(missing))!r}")
     started = time.perf_counter()
-    runs.update(
-        protocol.run_tasks(
-            _run, missing, args.jobs, lambda done: protocol.write_runs(files[0], {**runs, **done})
-        )
-    )
+
+    def save(done: dict[str, list[float]]) -> None:
+        if files:
+            protocol.write_runs(files[0], {**runs, **done})
+
+    runs.update(protocol.run_tasks(_run, missing, args.jobs, save))
     if missing:
-        protocol.write_runs(files[0], runs)
+        save({})
         print(f"{len(missing)} runs: {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    table = {spec: medians(runs, spec, labels, args.seeds, "perfport") for spec in specs}
+    top = args.budget
+    table = {spec: medians(runs, spec, labels, args.seeds, "perfport", top) for spec in specs}
     kt_names = sorted(
-        {k.split("|")[2] for k in runs if k.startswith("kernel_tuner|") and f"|{TOP}|" in k}
+        {k.split("|")[2] for k in runs if k.startswith("kernel_tuner|") and f"|{top}|" in k}
     )
-    kt = {n: medians(runs, n, labels, args.seeds, "kernel_tuner") for n in kt_names}
-    summary = report(table, leave_one_out(table, labels), kt, labels)
+    kt = {n: medians(runs, n, labels, args.seeds, "kernel_tuner", top) for n in kt_names}
+    summary = report(table, leave_one_out(table, labels, top), kt, labels, top)
     if args.overhead:
         largest = max(labels, key=lambda c: len(_DATAS[c].space))
         costs = protocol.run_tasks(
