@@ -48,7 +48,7 @@ class Portfolio(BayesianOptimization):
         self,
         space: Space,
         seed: int = 0,
-        patience: int = 20,
+        patience: int = 10,
         radius: int = 1,
         away: int = 0,
         max_candidates: int = _MAX_CANDIDATES,
