@@ -31,8 +31,18 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),
     "prior_scale.py": (["--data", str(SHARED)], ["peak RSS MB", "the two priors agree: True"]),
     "store_scale.py": (["--data", str(SHARED)], ["| 2 | 4000 |", "| report |", "goals at 64x"]),
+    "cold_start.py": (
+        ["--data", str(SHARED)],
+        ["Median evaluations to 95%", "chosen per held-out"],
+    ),
 }
-NEEDS_SHARED = {"space_build.py", "strategies.py", "prior_scale.py", "store_scale.py"}
+NEEDS_SHARED = {
+    "space_build.py",
+    "strategies.py",
+    "prior_scale.py",
+    "store_scale.py",
+    "cold_start.py",
+}
 
 
 def test_every_kept_benchmark_is_covered():

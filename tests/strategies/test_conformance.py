@@ -80,7 +80,8 @@ def test_deterministic_given_seed(name):
 @pytest.mark.parametrize(
     "name",
     [
-        *("local_search", "annealing", "bayes_opt", "bayes_tr", "bayes_rf", DEFAULT_STRATEGY),
+        *("local_search", "annealing", "bayes_opt", "bayes_tr", "bayes_rf", "portfolio"),
+        DEFAULT_STRATEGY,
         *("optuna_tpe", "optuna_cmaes"),
     ],
 )

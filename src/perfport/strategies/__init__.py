@@ -15,6 +15,7 @@ from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
 from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
+from perfport.strategies.portfolio import Portfolio
 
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
@@ -29,6 +30,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         BayesianOptimization,
         BayesRandomForest,
         TrustRegionBayes,
+        Portfolio,
         PriorGuided,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
         OptunaTPE,
@@ -57,6 +59,7 @@ __all__ = [
     "OptunaGP",
     "OptunaQMC",
     "OptunaTPE",
+    "Portfolio",
     "PriorGuided",
     "RandomSearch",
     "SimulatedAnnealing",

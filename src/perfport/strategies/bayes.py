@@ -61,6 +61,7 @@ class BayesianOptimization(Strategy):
         surrogate: str = "gp",
         initial: int = 8,
         neighbours: int = 5,
+        max_candidates: int = _MAX_CANDIDATES,
     ) -> None:
         super().__init__(space, seed)
         self.geometry = Geometry(space)
@@ -68,6 +69,7 @@ class BayesianOptimization(Strategy):
         self.surrogate = surrogate
         self.initial = initial
         self.k = neighbours
+        self.max_candidates = max_candidates  # how many untold configurations an ask scores
         self._theta: np.ndarray | None = None  # the GP's last hyperparameters (warm start)
         self.xi = 0.01  # EI's margin, in log time
         self.min_leaf = 2  # random forest
@@ -107,10 +109,10 @@ class BayesianOptimization(Strategy):
         return np.flatnonzero(mask)
 
     def _candidates(self, untold: np.ndarray) -> np.ndarray:
-        if len(untold) <= _MAX_CANDIDATES:
+        if len(untold) <= self.max_candidates:
             return untold
         # A random sample, plus every untold neighbour of the best configurations so far.
-        sample = self.rng.choice(untold, size=_MAX_CANDIDATES, replace=False)
+        sample = self.rng.choice(untold, size=self.max_candidates, replace=False)
         ranked = sorted((v, i) for i, v in self.told.items() if v is not None)[:10]
         near = [j for _, i in ranked for j in self.geometry.neighbours(i) if j not in self.told]
         return np.unique(np.concatenate([sample, np.array(near, dtype=np.int64)]))
