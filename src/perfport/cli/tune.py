@@ -29,6 +29,7 @@ CONFIRM_TOP, CONFIRM_SECONDS = 3, 5.0
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport._core import Measurement
     from perfport.measure import RunSettings
     from perfport.tune import Budget
     from perfport.tune.confirm import Confirmation
@@ -202,15 +203,16 @@ def _tune_and_report(
     else:
         render.tune_report(console, result)
         if result.confirmed is not None:
-            console.print(confirmation_line(result.confirmed), highlight=False)
+            console.print(confirmation_line(result.confirmed, result.best), highlight=False)
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
 
 
-def confirmation_line(c: Confirmation) -> str:
-    """The re-timed winner with its interval, or the candidates it cannot be told from."""
+def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:
+    """The re-timed winner with its interval, or the candidates it cannot be told from; and,
+    when the winner is not ``best`` (the fastest by stored median), that side by side it is."""
     low, high = c.winner.interval_ms
     head = (
         f"confirmed best {dict(c.winner.config)}: median {c.winner.median_ms:.4g} ms "
@@ -219,7 +221,14 @@ def confirmation_line(c: Confirmation) -> str:
         f"{len(c.candidates)} candidates side by side"
     )
     if c.separated:
-        return head + "; faster than the others beyond doubt"
+        line = head + "; faster than the others beyond doubt"
+        timed = {x.config for x in c.candidates}
+        if best is not None and best.config != c.winner.config and best.config in timed:
+            line += (
+                f" (the best line above ranks by stored medians, which mix this re-timing with "
+                f"each configuration's first timing; side by side {dict(best.config)} was slower)"
+            )
+        return line
     tied = "; ".join(f"{dict(t.config)} {t.median_ms:.4g} ms" for t in c.indistinguishable)
     return head + f"; cannot be told apart from: {tied}"
 
