@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
-import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -34,6 +31,7 @@ from perfport._core.version import __version__
 from perfport.space import PruningReport
 from perfport.store.integrity import check_values, quick_check, recovery_hint
 from perfport.store.schema import migrate
+from perfport.store.writers import gone as _gone
 
 
 class CampaignStatus(Enum):
@@ -477,25 +475,3 @@ class Store:
         cur = self._conn.cursor()
         cur.row_factory = sqlite3.Row
         yield from cur.execute(sql, params)
-
-
-def writer_id() -> str:
-    """Who holds a claim: the host and process, and a nonce for two sessions of one process."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
-def _gone(writer: str) -> bool:
-    """Whether ``writer`` (from ``writer_id``) ran on this host in a process that has ended:
-    its claims then need not wait for their expiry (after kill -9, say). A writer on another
-    host, or one whose process cannot be asked, counts as alive."""
-    host, _, rest = writer.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except (PermissionError, OverflowError):
-        return False
-    return False

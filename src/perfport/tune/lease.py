@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from perfport._core import PerfportError
 from perfport.store import Campaign, Store
-from perfport.store.store import writer_id
+from perfport.store.writers import writer_id
 
 # Long enough that a stalled file system does not lose live claims, short enough that a
 # killed writer's configurations come back within a minute.

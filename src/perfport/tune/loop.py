@@ -20,7 +20,7 @@ from perfport._core import Config, KernelSpec, Measurement, Problem
 from perfport.measure import Runner
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, ClaimState, Store
-from perfport.store.store import writer_id
+from perfport.store.writers import writer_id
 from perfport.strategies import Strategy
 from perfport.tune.lease import LEASE_S
 from perfport.tune.prebuild import Prebuild

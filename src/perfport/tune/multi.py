@@ -22,7 +22,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store
-from perfport.store.store import writer_id
+from perfport.store.writers import writer_id
 from perfport.strategies import Strategy
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
