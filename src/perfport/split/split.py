@@ -128,6 +128,33 @@ def choose_config(
     return space.config(0), "first legal"
 
 
+def distinct_ids(devices: Sequence[DeviceInfo]) -> list[str]:
+    """The devices' ids; a split needs two or more different ones."""
+    ids = [d.id for d in devices]
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        raise SpecError(
+            "a split needs two or more different devices; give --device twice (on one CPU, "
+            "its sub-devices opencl:0:0.0 and opencl:0:0.1)"
+        )
+    return ids
+
+
+def chosen_configs(
+    spec: KernelSpec,
+    problem: Problem,
+    devices: Sequence[DeviceInfo],
+    store: Store | None,
+    configs: Mapping[str, Config] | None,
+) -> list[tuple[Config, str]]:
+    """Each device's configuration and where it came from: ``configs`` by device id
+    ("given"), else ``choose_config``."""
+    return [
+        (configs[d.id], "given") if configs and d.id in configs
+        else choose_config(spec, problem, d, store)
+        for d in devices
+    ]  # fmt: skip
+
+
 def block(spec: KernelSpec, split: SplitDim, config: Config, problem: Problem) -> int:
     """Elements of the extent one work-group covers: its size along the dimension times the
     elements each work-item covers there."""
@@ -151,20 +178,10 @@ def split_run(
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
     split at that many shares of the first device; with ``iterations``, rebalance from the
     measured part times for up to that many launches (the planned run is the first)."""
-    ids = [d.id for d in devices]
-    if len(ids) < 2 or len(set(ids)) != len(ids):
-        raise SpecError(
-            "a split needs two or more different devices; give --device twice (on one CPU, "
-            "its sub-devices opencl:0:0.0 and opencl:0:0.1)"
-        )
+    ids = distinct_ids(devices)
     split = split_dimension(spec, dimension)
     full = spec.problem.merged(problem)
-    chosen = [
-        (configs[d.id], "given")
-        if configs and d.id in configs
-        else choose_config(spec, full, d, store)
-        for d in devices
-    ]
+    chosen = chosen_configs(spec, full, devices, store, configs)
     extent = int(full[split.extent])
     single = tuple(
         run_parts(spec, full, [Part(d, c, 0, extent)], None, target_s=target_s)
@@ -178,15 +195,15 @@ def split_run(
     run = run_parts(spec, full, parts, split, target_s=target_s)
     expected = min(single, key=lambda r: r.wall_ms).outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
-    chosen_configs = [c for c, _ in chosen]
+    picked = [c for c, _ in chosen]
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
-            spec, full, devices, chosen_configs, split, blocks[0], sweep_points, expected,
+            spec, full, devices, picked, split, blocks[0], sweep_points, expected,
             target_s,
         )  # fmt: skip
     launches, last = (
-        rebalance(spec, full, devices, chosen_configs, split, plan, iterations, expected, run)
+        rebalance(spec, full, devices, picked, split, plan, iterations, expected, run)
         if iterations
         else ((), None)
     )

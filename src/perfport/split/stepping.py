@@ -18,7 +18,7 @@ from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
-from perfport.split.split import block, choose_config, split_dimension
+from perfport.split.split import block, chosen_configs, distinct_ids, split_dimension
 from perfport.split.steps import Replan, Step, StepsResult, run_steps
 from perfport.store import Store
 
@@ -155,22 +155,12 @@ def split_steps(
     per-step times, run the steps split across ``devices`` (halo exchange between steps;
     with ``rebalance``, re-split between steps from the measured part times) and verify the
     outputs against the best single device's."""
-    ids = [d.id for d in devices]
-    if len(ids) < 2 or len(set(ids)) != len(ids):
-        raise SpecError(
-            "a split needs two or more different devices; give --device twice (on one CPU, "
-            "its sub-devices opencl:0:0.0 and opencl:0:0.1)"
-        )
+    ids = distinct_ids(devices)
     if steps < 1:
         raise SpecError(f"--steps {steps}: give 1 or more")
     split = step_split(spec, problem, dimension)
     full = spec.problem.merged(problem)
-    chosen = [
-        (configs[d.id], "given")
-        if configs and d.id in configs
-        else choose_config(spec, full, d, store)
-        for d in devices
-    ]
+    chosen = chosen_configs(spec, full, devices, store, configs)
     opener = opener or open_session
     extent = int(full[split.extent])
     single = tuple(
