@@ -156,6 +156,20 @@ def guarded_source(c_body: str) -> str:
     return plain
 
 
+def stencil_defines(n: str, s: str, e: str, w: str) -> tuple[tuple[str, str], ...]:
+    """The template's defines: element types, the borders (expressions) and the boundary."""
+    return (
+        ("ELEM", "ctype(dtype)"),
+        ("OUT", f"ctype({OUT_DTYPE})"),
+        ("NORTH", n),
+        ("SOUTH", s),
+        ("EAST", e),
+        ("WEST", w),
+        ("NEAREST", "boundary == 'nearest'"),
+        ("PAD", "pad"),
+    )
+
+
 def make_stencil(
     name: str,
     c_body: str,
@@ -206,16 +220,7 @@ def make_stencil(
         fault_flag=FLAG if guard else "",
         problem=Problem.of(defaults),
         restrictions=("boundary in ('nearest', 'pad')",),
-        defines=(
-            ("ELEM", "ctype(dtype)"),
-            ("OUT", f"ctype({OUT_DTYPE})"),
-            ("NORTH", n),
-            ("SOUTH", s),
-            ("EAST", e),
-            ("WEST", w),
-            ("NEAREST", "boundary == 'nearest'"),
-            ("PAD", "pad"),
-        ),
+        defines=stencil_defines(n, s, e, w),
         default=Config.of({"wc": 32, "wr": 4}),  # Cummins' "human expert" choice, w(32x4)
         reference=None if numpy_function is None else StencilReference(numpy_function, borders),
         # Columns (dimension 0) or rows (1), each part with its neighbours' border cells.

@@ -43,6 +43,7 @@ from perfport.kernels.stencil import (
     NumpyFunction,
     StencilReference,
     box_mean_numpy,
+    stencil_defines,
 )
 
 WORK_VALUES: tuple[int, ...] = (1, 2, 4, 8)
@@ -155,17 +156,7 @@ def make_wide_stencil(
         ),
         problem=Problem.of(defaults),
         restrictions=("boundary in ('nearest', 'pad')",),
-        defines=(
-            ("ELEM", "ctype(dtype)"),
-            ("OUT", f"ctype({OUT_DTYPE})"),
-            ("NORTH", n),
-            ("SOUTH", s),
-            ("EAST", e),
-            ("WEST", w),
-            ("NEAREST", "boundary == 'nearest'"),
-            ("PAD", "pad"),
-            ("DIRECT", "variant == 'direct'"),
-        ),
+        defines=(*stencil_defines(n, s, e, w), ("DIRECT", "variant == 'direct'")),
         # The old kernel's choice and work per work-item: the same kernel as stencil's w(32x4).
         default=Config.of({"wc": 32, "wr": 4, "rows": 1, "vw": 1, "variant": "tile"}),
         reference=None if numpy_function is None else StencilReference(numpy_function, BORDERS),
