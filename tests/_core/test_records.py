@@ -53,3 +53,21 @@ def test_measurement_objective_is_median():
     assert m.ok and m.time_ms == 2.0
     failed = Measurement(Config.of(w=1), Outcome.TIMEOUT, "hung")
     assert not failed.ok and failed.time_ms is None
+
+
+def test_merged_over_defaults_is_the_given_assignment_or_a_fresh_one() -> None:
+    defaults = Problem.of(width=8, height=4)
+    resolved = Problem.of(width=16, height=4, dtype="float")
+    # Every default overridden: the resolved problem itself, equal to the slow path's answer.
+    assert defaults.merged(resolved) is resolved
+    assert defaults.merged(resolved) == Problem.of({**dict(defaults), **dict(resolved)})
+    # A partial override, a plain dict or another kind of assignment: a new, merged one.
+    assert defaults.merged(Problem.of(width=2)) == Problem.of(width=2, height=4)
+    assert defaults.merged({"height": 1}) == Problem.of(width=8, height=1)
+    merged = defaults.merged(Config.of(width=3, height=5))
+    assert type(merged) is Problem and merged == Problem.of(width=3, height=5)
+    assert resolved["dtype"] == "float" and dict(resolved) == {
+        "dtype": "float",
+        "height": 4,
+        "width": 16,
+    }

@@ -89,3 +89,16 @@ def test_the_method_is_registered_and_needs_the_novelty_test():
     assert make_predictor("performance_forest+novel_cpu").name == "performance_forest+novel_cpu"
     with pytest.raises(ValueError, match="cpu_class"):
         WgPerformanceForest(fallback=True, cpu_class=True)
+
+
+def test_the_last_explanation_is_reused_for_the_same_scenario_only():
+    import pickle
+
+    test = DeviceNovelty(cpu_class=True).fit(setups())
+    near = test.explain(NEW_CPU_NEAR)
+    assert test.explain(NEW_CPU_NEAR.copy()) is near  # the fallback's test, then the answer's
+    far = test.explain(NEW_CPU_FAR)
+    assert far.novel and not near.novel and test.explain(NEW_CPU_NEAR) == near
+    assert "_last" not in pickle.loads(pickle.dumps(test)).__dict__  # models stay as saved
+    refit = test.fit(setups(n_kernels=5))  # refitted: nothing remembered from before
+    assert "_last" not in refit.__dict__

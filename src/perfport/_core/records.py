@@ -38,11 +38,13 @@ class Assignment(Mapping[str, Value]):
         what = cls.__name__.lower()
         return cls(tuple(sorted((str(k), _plain(v, f"{what} {k}")) for k, v in merged.items())))
 
+    @cached_property
+    def _values(self) -> dict[str, Value]:
+        # Built once: ``dict(assignment)`` and every ``env`` look each name up.
+        return dict(self.items_)
+
     def __getitem__(self, key: str) -> Value:
-        for k, v in self.items_:
-            if k == key:
-                return v
-        raise KeyError(key)
+        return self._values[key]
 
     def __iter__(self) -> Iterator[str]:
         return (k for k, _ in self.items_)
@@ -64,7 +66,13 @@ class Assignment(Mapping[str, Value]):
         return json.dumps(dict(self.items_), sort_keys=True, separators=(",", ":"))
 
     def merged(self, other: Mapping[str, Any]) -> Any:
-        return type(self).of({**dict(self.items_), **other})
+        if (
+            isinstance(other, Assignment)
+            and type(other) is type(self)
+            and self._values.keys() <= other._values.keys()
+        ):
+            return other  # a resolved problem over its defaults: already the result
+        return type(self).of({**self._values, **other})
 
     def __str__(self) -> str:
         return " ".join(f"{k}={v}" for k, v in self.items_)

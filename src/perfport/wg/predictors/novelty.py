@@ -80,6 +80,9 @@ class DeviceNovelty:
             return CPU_CLASS
         return device.tobytes()
 
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_last"}
+
     def fit(self, data: WgDataset) -> DeviceNovelty:
         x = np.asarray(data.features, dtype=np.float64)
         device = np.array([n.startswith("device_") for n in data.feature_names])
@@ -102,6 +105,7 @@ class DeviceNovelty:
             rows = np.array([k == key for k in keys])
             p, k = points[rows], kernels[rows]
             self.devices_[key] = (p, np.sort(_nearest_other_kernel(p, k)))
+        self.__dict__.pop("_last", None)
         return self
 
     def pvalue(self, x: np.ndarray) -> float:
@@ -114,6 +118,17 @@ class DeviceNovelty:
         (those whose device features equal the scenario's, every one of them, or under
         ``cpu_class`` every CPU's for a CPU), how far the nearest is, and the p-value."""
         x = np.asarray(x, dtype=np.float64)
+        # A prediction asks twice (the fallback's test, then the answer's explanation): the
+        # last scenario's working is kept, one entry, replaced whole (safe across threads).
+        point = x.tobytes()
+        last = self.__dict__.get("_last")
+        if last is not None and last[0] == point:
+            return last[1]
+        explained = self._explain(x)
+        self._last = (point, explained)
+        return explained
+
+    def _explain(self, x: np.ndarray) -> NoveltyExplanation:
         key = self.key(x[self.device_columns_])
         scope = "cpu" if key == CPU_CLASS else "device"
         found = self.devices_.get(key)
