@@ -103,8 +103,8 @@ def test_stencil_wide_holds_the_stencil_space(cpu):
     assert dict(new.default) == {**dict(old.default), **extra}
 
 
-def _cw(wg, per_item, variant):
-    return {"wg": wg, "per_item": per_item, "variant": variant}
+def _cw(wg, per_item, variant, vw=1):
+    return {"wg": wg, "per_item": per_item, "variant": variant, "vw": vw}
 
 
 CONVOLUTION_CASES = [
@@ -126,13 +126,13 @@ def test_convolution_wide_holds_the_convolution_space(cpu):
     narrow = [
         c["wg"]
         for c in kernel_space(new, None, cpu)
-        if c["per_item"] == 1 and c["variant"] == "tile"
+        if c["per_item"] == 1 and c["variant"] == "tile" and c["vw"] == 1
     ]
     assert sorted(narrow) == sorted(c["wg"] for c in kernel_space(old, None, cpu))
     config = {"wg": 128}
-    wide = {**config, "per_item": 1, "variant": "tile"}
+    wide = {**config, "per_item": 1, "variant": "tile", "vw": 1}
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
-    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile"}
+    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile", "vw": 1}
 
 
 def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw):

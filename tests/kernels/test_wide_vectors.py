@@ -1,6 +1,7 @@
-"""stencil_wide's vector accesses (``access=vector``): every legal vector configuration of a
-small space verifies against numpy on PoCL, aligned rows and ragged ones, and the rules that
-restrict vectors remove what they document and nothing of the scalar space."""
+"""stencil_wide's and convolution_wide's vector accesses (``access=vector``, ``vw > 1``): every
+legal vector configuration of a small space verifies against numpy on PoCL, aligned rows and
+ragged ones, and the rules that restrict vectors remove what they document and nothing of the
+scalar space."""
 
 from __future__ import annotations
 
@@ -118,3 +119,56 @@ def test_vector_rules_remove_only_what_they_document(cpu):
     big = [c for c in wide if c["access"] == "vector" and c["variant"] == "direct"]
     assert big and all((c["rows"] + 16) * (c["vw"] + 2) <= 256 for c in big)
     assert any(c["rows"] == 8 and c["vw"] == 8 for c in wide if c["access"] == "vector")
+
+
+def _c(wg, per_item, vw, variant):
+    return {"wg": wg, "per_item": per_item, "vw": vw, "variant": variant}
+
+
+@pytest.mark.parametrize(
+    ("problem", "configs"),
+    [
+        (  # n no run divides, a mask longer than a run: partial runs and the tail
+            {"n": 1003, "mask": 7},
+            [_c(16, 2, 4, "direct"), _c(8, 4, 8, "tile"), _c(1, 1, 2, "direct"),
+             _c(32, 1, 2, "tile"), _c(4, 16, 8, "direct")],
+        ),
+        (  # doubles: two-wide vectors; a mask of one
+            {"n": 517, "mask": 1, "dtype": "double"},
+            [_c(8, 2, 4, "direct"), _c(16, 1, 8, "tile")],
+        ),
+        ({"n": 1 << 12, "mask": 17}, [_c(64, 2, 4, "direct"), _c(32, 4, 4, "tile")]),
+    ],
+)  # fmt: skip
+def test_convolution_vectors_verify(cpu, problem, configs):
+    engine = _engine(cpu, "convolution_wide", problem)
+    for values in configs:
+        m = engine.run(Config.of(values))
+        assert m.outcome is Outcome.OK, (values, m.message)
+
+
+@pytest.mark.slow  # 24 programs: a minute or more of PoCL compiling on a loaded machine
+def test_every_convolution_vector_configuration_verifies(cpu):
+    spec = builtin("convolution_wide")
+    problem = {"n": 999, "mask": 5}
+    configs = [
+        c
+        for c in kernel_space(spec, spec.problem.merged(problem), cpu)
+        if c["vw"] > 1 and c["wg"] in (1, 8, 64)
+    ]
+    assert len({(c["per_item"], c["vw"], c["variant"]) for c in configs}) == 5 * 3 * 2
+    engine = _engine(cpu, "convolution_wide", problem)
+    for config in configs:
+        m = engine.run(config)
+        assert m.outcome is Outcome.OK, (dict(config), m.message)
+
+
+def test_convolution_vector_rules(cpu):
+    spec = builtin("convolution_wide")
+    assert {c["vw"] for c in kernel_space(spec, spec.problem.merged({"dtype": "short"}), cpu)} == {
+        1
+    }
+    long_mask = kernel_space(spec, spec.problem.merged({"mask": 254}), cpu)
+    # a 254-point mask leaves room in 256 registers for two-wide direct runs only
+    assert {c["vw"] for c in long_mask if c["variant"] == "direct"} == {1, 2}
+    assert {c["vw"] for c in long_mask if c["variant"] == "tile"} == {1, 2, 4, 8}
