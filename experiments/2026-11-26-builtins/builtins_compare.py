@@ -6,6 +6,10 @@ same bytes, cuBLAS SGEMM through cupy.matmul). Writes one JSON file per part.
 
 Each tuning run is ``perfport tune ... --json`` in its own process under ``timeout``, so a
 crash or a hang costs that run only; the part's JSON records what each run reported.
+``--focus vector`` hands the twin an ordered list of configurations instead of the search
+(``focus_configs``: the vector accesses at work-group shapes a GPU fills, after the scalar
+winners of earlier runs), ``--only-new`` skips the old built-in, and ``--problem k=v`` changes
+the scale's problem (the convolution's mask, say).
 """
 
 from __future__ import annotations
@@ -46,6 +50,42 @@ PROBLEMS: dict[str, dict[str, dict[str, int]]] = {
         "matmul": {"M": 64, "N": 64, "K": 64},
     },
 }
+
+
+# Work-group shapes (columns x rows) a GPU fills, the likeliest first; the stencil's earlier
+# scalar winners on the H200 (rows 4, direct, 256x2 and 40x4) lead its list as the yardstick.
+STENCIL_SHAPES = ((64, 2), (32, 4), (128, 1), (64, 4), (128, 2), (256, 1), (32, 8), (16, 8),
+                  (256, 2), (64, 1), (32, 2), (512, 1), (16, 16))  # fmt: skip
+STENCIL_SCALAR_WINNERS = ((256, 2), (40, 4), (64, 2))
+CONVOLUTION_GROUPS = (256, 128, 512, 64, 1024)
+
+
+def focus_configs(part: str) -> list[dict[str, Any]]:
+    """The twin's configurations worth a GPU's time, in the order to measure them: scalar
+    winners first, then vector accesses by rows (or runs) per work-item and vector width."""
+    if part == "stencil":
+        scalar = [
+            {"wc": c, "wr": r, "rows": 4, "vw": 1, "variant": "direct", "access": "scalar"}
+            for c, r in STENCIL_SCALAR_WINNERS
+        ]
+        vector = [
+            {"wc": c, "wr": r, "rows": rows, "vw": vw, "variant": variant, "access": "vector"}
+            for variant in ("direct", "tile")
+            for rows in ((4, 2, 8, 1) if variant == "direct" else (4, 2))
+            for vw in ((4, 8, 2) if variant == "direct" else (4,))
+            for c, r in STENCIL_SHAPES
+        ]
+        return scalar + vector
+    if part == "convolution":
+        scalar = [{"wg": wg, "per_item": 16, "vw": 1, "variant": "direct"} for wg in (64, 256)]
+        vector = [
+            {"wg": wg, "per_item": per_item, "vw": vw, "variant": "direct"}
+            for per_item in (2, 1, 4, 8)
+            for vw in (4, 2, 8)
+            for wg in CONVOLUTION_GROUPS
+        ]
+        return scalar + vector
+    raise ValueError(f"no focus list for part {part!r}: use stencil or convolution")
 
 
 @dataclass(frozen=True)
@@ -190,12 +230,25 @@ def ratios(
 def run_part(
     args: argparse.Namespace, part: str, devices: list[str], gpus: set[str]
 ) -> dict[str, Any]:
-    problem = PROBLEMS[args.scale][part]
+    problem = {**PROBLEMS[args.scale][part], **dict(args.problem)}
     db = args.out / f"{part}.db"
+    focus = None
+    if args.focus == "vector":
+        focus = args.out / f"{part}-focus.json"
+        focus.write_text(json.dumps(focus_configs(part)))
+    old, new = PAIRS[part]
     runs = [
-        tune(kernel, problem, device, args.budget, args.max_time, db)
+        tune(
+            kernel,
+            problem,
+            device,
+            args.budget,
+            args.max_time,
+            db,
+            focus if kernel == new else None,
+        )
         for device in devices
-        for kernel in PAIRS[part]
+        for kernel in ((new,) if args.only_new else (old, new))
     ]
     rechecked = recheck(runs, problem, args.recheck, args.out, part)
     baseline = cupy_baselines(part, problem, args.repeats)
@@ -203,6 +256,7 @@ def run_part(
         "part": part,
         "scale": args.scale,
         "problem": problem,
+        "focus": args.focus,
         "runs": [asdict(r) for r in runs],
         "rechecked": [asdict(r) for r in rechecked],
         "baseline": baseline,
@@ -239,7 +293,23 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=50, help="timed launches of each baseline")
     p.add_argument("--recheck", type=int, default=2, help="rounds re-measuring the bests")
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
+    p.add_argument(
+        "--focus", choices=["search", "vector"], default="search",
+        help="the twin's configurations: the default strategy's search, or focus_configs's list",
+    )  # fmt: skip
+    p.add_argument("--only-new", action="store_true", help="tune the new built-in only")
+    p.add_argument(
+        "--problem", nargs="+", type=_problem_value, default=[], metavar="KEY=INT",
+        help="problem values that replace the scale's (e.g. mask=3)",
+    )  # fmt: skip
     return p.parse_args(argv)
+
+
+def _problem_value(text: str) -> tuple[str, int]:
+    key, sep, value = text.partition("=")
+    if not sep or not key or not value.lstrip("-").isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: write KEY=INT, e.g. mask=3")
+    return key, int(value)
 
 
 def main(argv: list[str] | None = None) -> int:

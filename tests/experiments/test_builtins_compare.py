@@ -44,3 +44,54 @@ def test_tiny_part_on_pocl(tmp_path: Path, cpu) -> None:
     for run in result["runs"]:  # the same configurations, measured again
         assert rechecked[run["kernel"]]["best_config"] == run["best_config"]
         assert rechecked[run["kernel"]]["best_ms"] > 0
+
+
+@pytest.mark.parametrize(
+    ("part", "problem"),
+    [
+        ("stencil", {"width": 4096, "height": 4096}),
+        ("convolution", {"n": 1 << 24, "mask": 17}),
+        ("stencil", {"width": 96, "height": 80}),  # the smoke mode's
+    ],
+)
+def test_focus_lists_are_legal_and_lead_with_the_scalar_winners(part, problem, cpu) -> None:
+    from perfport.kernels import builtin
+    from perfport.space import kernel_space
+
+    spec = builtin(module.PAIRS[part][1])
+    legal = {
+        tuple(sorted(c.items())) for c in kernel_space(spec, spec.problem.merged(problem), cpu)
+    }
+    focus = module.focus_configs(part)
+    keys = [tuple(sorted(c.items())) for c in focus]
+    assert len(set(keys)) == len(keys) and set(keys) <= legal
+    first_vector = next(i for i, c in enumerate(focus) if c["vw"] > 1)
+    assert first_vector > 0 and all(c["vw"] == 1 for c in focus[:first_vector])
+    assert all(c["vw"] > 1 for c in focus[first_vector:])
+
+
+def test_problem_values_replace_the_scales(tmp_path: Path) -> None:
+    args = module.parse(["--problem", "n=4096", "mask=3", "--only-new", "--focus", "vector"])
+    assert dict(args.problem) == {"n": 4096, "mask": 3} and args.only_new
+    with pytest.raises(SystemExit):
+        module.parse(["--problem", "mask"])
+
+
+@pytest.mark.slow
+def test_vector_gpu_script_smoke_mode_on_pocl(tmp_path: Path, cpu) -> None:
+    """experiments/2026-11-26-builtins-vec/gpu_run.sh with SMOKE=1: every step's JSON."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    script = root / "experiments/2026-11-26-builtins-vec/gpu_run.sh"
+    env = {**os.environ, "SMOKE": "1", "DEVICES": cpu.id, "OUT": str(tmp_path),
+           "PYTHON": sys.executable, "STENCIL_TIME": "10", "CONV_TIME": "5"}  # fmt: skip
+    subprocess.run(["bash", str(script)], cwd=root, env=env, check=True, timeout=400)
+    stencil = json.loads((tmp_path / "stencil/stencil.json").read_text())
+    assert stencil["focus"] == "vector" and stencil["runs"][0]["best_ms"] > 0
+    for mask in (3, 7, 17):
+        conv = json.loads((tmp_path / f"conv-mask{mask}/convolution.json").read_text())
+        assert conv["problem"]["mask"] == mask and conv["rechecked"][0]["best_ms"] > 0
+    assert (tmp_path / f"roofline-{cpu.id.replace(':', '_')}.json").stat().st_size > 0

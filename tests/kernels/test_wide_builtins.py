@@ -35,8 +35,8 @@ def test_paper_kernels_keep_their_code():
     assert {n: builtin(n).source_hash for n in PAPER_SOURCES} == PAPER_SOURCES
 
 
-def _sw(wc, wr, rows, vw, variant):
-    return {"wc": wc, "wr": wr, "rows": rows, "vw": vw, "variant": variant}
+def _sw(wc, wr, rows, vw, variant, access="scalar"):
+    return {"wc": wc, "wr": wr, "rows": rows, "vw": vw, "variant": variant, "access": access}
 
 
 STENCIL_CASES = [
@@ -93,17 +93,18 @@ def test_stencil_wide_holds_the_stencil_space(cpu):
     narrow = [
         (c["wc"], c["wr"])
         for c in new_space
-        if c["rows"] == 1 and c["vw"] == 1 and c["variant"] == "tile"
+        if c["rows"] == 1 and c["vw"] == 1 and c["variant"] == "tile" and c["access"] == "scalar"
     ]
     assert sorted(narrow) == sorted((c["wc"], c["wr"]) for c in old_space)
     config = {"wc": 16, "wr": 8}
-    wide = {**config, "rows": 1, "vw": 1, "variant": "tile"}
+    wide = {**config, "rows": 1, "vw": 1, "variant": "tile", "access": "scalar"}
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
-    assert dict(new.default) == {**dict(old.default), "rows": 1, "vw": 1, "variant": "tile"}
+    extra = {"rows": 1, "vw": 1, "variant": "tile", "access": "scalar"}
+    assert dict(new.default) == {**dict(old.default), **extra}
 
 
-def _cw(wg, per_item, variant):
-    return {"wg": wg, "per_item": per_item, "variant": variant}
+def _cw(wg, per_item, variant, vw=1):
+    return {"wg": wg, "per_item": per_item, "variant": variant, "vw": vw}
 
 
 CONVOLUTION_CASES = [
@@ -125,13 +126,13 @@ def test_convolution_wide_holds_the_convolution_space(cpu):
     narrow = [
         c["wg"]
         for c in kernel_space(new, None, cpu)
-        if c["per_item"] == 1 and c["variant"] == "tile"
+        if c["per_item"] == 1 and c["variant"] == "tile" and c["vw"] == 1
     ]
     assert sorted(narrow) == sorted(c["wg"] for c in kernel_space(old, None, cpu))
     config = {"wg": 128}
-    wide = {**config, "per_item": 1, "variant": "tile"}
+    wide = {**config, "per_item": 1, "variant": "tile", "vw": 1}
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
-    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile"}
+    assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile", "vw": 1}
 
 
 def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw):

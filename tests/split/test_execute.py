@@ -18,8 +18,8 @@ from perfport.split.split import split_run
 
 TILES = {"row_tile": 4, "acc_tile": 2, "col_tile": 4, "wg_rows": 8, "wg_cols": 8}
 OTHER = {"row_tile": 2, "acc_tile": 4, "col_tile": 1, "wg_rows": 16, "wg_cols": 8}
-WIDE = {"wc": 8, "wr": 4, "rows": 2, "vw": 4, "variant": "tile"}
-WIDE_DIRECT = {"wc": 16, "wr": 2, "rows": 4, "vw": 2, "variant": "direct"}
+WIDE = {"wc": 8, "wr": 4, "rows": 2, "vw": 4, "variant": "tile", "access": "scalar"}
+WIDE_DIRECT = {"wc": 16, "wr": 2, "rows": 4, "vw": 2, "variant": "direct", "access": "vector"}
 BORDERS = {"width": 130, "height": 97, "north": 2, "south": 1, "west": 1, "east": 3}
 CASES = [
     ("convolution", {"n": 5000, "mask": 33}, 0, {"wg": 64}, {"wg": 16}),
@@ -39,8 +39,8 @@ CASES = [
         "convolution_wide",
         {"n": 5000, "mask": 33},
         0,
-        {"wg": 64, "per_item": 4, "variant": "tile"},
-        {"wg": 16, "per_item": 8, "variant": "direct"},
+        {"wg": 64, "per_item": 4, "variant": "tile", "vw": 1},
+        {"wg": 16, "per_item": 8, "variant": "direct", "vw": 4},
     ),
     ("matmul", {"M": 70, "N": 52, "K": 24}, 0, TILES, OTHER),
     ("matmul", {"M": 70, "N": 52, "K": 24, "trans_b": True, "batch": 2}, 0, TILES, OTHER),
