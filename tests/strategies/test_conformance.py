@@ -127,6 +127,28 @@ def test_prior_picks_are_spread_and_skip_the_unknown():
     assert first[:2] == [best, far] and first[2] not in (best, far)
 
 
+def test_prior_rescored_mid_search_takes_new_picks_but_never_a_told_one():
+    """Other devices' results landing mid-search: picks not made yet follow the new scores,
+    a configuration already told is never asked again, and after ``first`` picks it stops."""
+    strategy = STRATEGIES["prior"](SPACE, 0, first=2)  # no prior yet: bayes_rf asks
+    told = strategy.ask()
+    strategy.tell(told, 1.0)
+    scores = np.full(len(SPACE), np.nan)
+    other = next(i for i in range(len(SPACE)) if i != told)
+    scores[[told, other]] = [1.0, 0.5]  # the told one scores best: it is skipped
+    strategy.rescore(scores)
+    assert strategy.ask() == other
+    strategy.tell(other, 1.0)
+    later = np.full(len(SPACE), np.nan)
+    last = next(i for i in range(len(SPACE)) if i not in (told, other))
+    later[last] = 1.0
+    strategy.rescore(later)
+    assert strategy.ask() == last  # the second of the two prior picks
+    strategy.tell(last, 1.0)
+    strategy.rescore(np.where(np.arange(len(SPACE)) == 0, 1.0, np.nan))
+    assert len(strategy._ranking) == 2  # both picks made: new scores change nothing
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_plan_is_what_the_strategy_asks_in_order(name):
     """plan() (for compiling builds ahead) lists exactly the asks to come, less what was told."""

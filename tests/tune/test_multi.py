@@ -7,12 +7,14 @@ import io
 import json
 import subprocess
 import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from perfport import RunSettings, Timing
+from perfport import RunSettings, Timing, builtin
 from perfport.devices import get_device
 from perfport.store import CampaignStatus, Store
-from perfport.tune.multi import Slot, tune_many
+from perfport.tune.multi import Slot, local_measurer, tune_many
 from perfport.tune.progress import Board
 
 FAST = RunSettings(timing=Timing.fixed(2))
@@ -98,3 +100,48 @@ def test_cli_refuses_a_campaign_key_for_several_devices(db: Path) -> None:
         done.stderr.strip().count("\n") == 0 and "--campaign works with one --device" in done.stderr
     )
     assert not db.exists()
+
+
+class _AfterOthers:
+    """A measurer that holds its first trial until ``others`` results of another campaign are
+    stored: the device that joins a search already under way elsewhere."""
+
+    def __init__(self, inner, db: Path, others: int) -> None:
+        self._inner, self._db, self._others, self._waited = inner, db, others, False
+
+    def measure(self, config):
+        while not self._waited:
+            with Store(self._db) as store:
+                counts = [r[0] for r in store.query(
+                    "SELECT count(*) FROM results GROUP BY campaign_id")]  # fmt: skip
+            self._waited = max(counts, default=0) >= self._others
+            time.sleep(0.05)
+        return self._inner.measure(config)
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+
+def test_a_second_device_starts_from_the_first_devices_results(db: Path) -> None:
+    """Different fingerprints, prior strategy: the sub-device's campaign opens with no prior
+    (nothing is stored yet), then its first pick after the default is the whole device's best
+    non-default configuration, read from the store as those results landed."""
+    whole, sub = get_device("opencl:0:0"), get_device("opencl:0:0.0")
+
+    @contextmanager
+    def make(spec, problem, slot, settings):
+        with local_measurer(spec, problem, slot, settings) as inner:
+            yield inner if slot.device is whole else _AfterOthers(inner, db, 6)
+
+    first, second = tune_many(
+        "stencil", [Slot(whole, "whole"), Slot(sub, "sub")], problem={"width": 64, "height": 64},
+        strategy="prior", budget=6, db=db, settings=FAST, board=Board(io.StringIO(), live=False),
+        make_measurer=make,
+    )  # fmt: skip
+    default = builtin("stencil").default
+    theirs = sorted(
+        (m for m in first.measurements if m.ok and m.config != default), key=lambda m: m.time_ms
+    )
+    ours = [m.config for m in second.measurements if m.config != default]
+    assert second.prior_sources == 1
+    assert ours[0] == theirs[0].config

@@ -4,12 +4,20 @@ and every stored value of a kind perfport reads back (enums, JSON, numbers, samp
 A damaged page or a value perfport would never have written (an edited file, a bit flip, a
 half-copied backup) is refused in one line that names the table and says how to recover,
 instead of a traceback halfway through a report or a campaign that makes the damage worse.
+
+The tables that grow with every measurement (results, samples, configs) are checked
+incrementally, since reading a million rows on every open took seconds: the ``meta`` table
+holds each one's mark, the highest rowid whose values are known good (checked, or written by
+perfport inside ``vouched``), and triggers list in ``unchecked`` every row changed or inserted
+below the mark by any SQLite client, perfport or not. An open checks the rows above the marks
+and the listed rows; ``check_values(everything=True)`` checks every row.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from perfport._core import Outcome, StoreError
 
@@ -77,14 +85,94 @@ def _rules(statuses: Iterable[str]) -> list[tuple[str, str, str]]:
     ]
 
 
-def check_values(conn: sqlite3.Connection, path: str, statuses: Iterable[str]) -> None:
-    """Refuse a database holding a value perfport would not have written and cannot read."""
+# The tables checked from their mark on (they grow with the measurements; the rest stay small).
+WATCHED = ("results", "samples", "configs")
+
+
+def check_values(
+    conn: sqlite3.Connection, path: str, statuses: Iterable[str], *, everything: bool = False
+) -> None:
+    """Refuse a database holding a value perfport would not have written and cannot read: of
+    the watched tables only the rows not yet known good, unless ``everything``."""
     for table, wrong, good in _rules(statuses):
-        row = conn.execute(f"SELECT rowid FROM {table} WHERE NOT ({good}) LIMIT 1").fetchone()
-        if row is not None:
-            quick_check(conn, path)  # a damaged page reads as garbage rows: say which it is
-            raise StoreError(
-                f"{path}: {table} row {row[0]}: {wrong}, so the file was changed outside "
-                f"perfport; nothing was read or written; delete or fix that row (sqlite3 {path} "
-                f'"DELETE FROM {table} WHERE rowid = {row[0]}") or restore a backup'
-            )
+        if table not in WATCHED:
+            _refuse_first(conn, path, table, wrong, f"NOT ({good})")
+    check_watched(conn, path, everything=everything)
+
+
+def check_watched(conn: sqlite3.Connection, path: str, *, everything: bool = False) -> None:
+    """check_values of the watched tables alone."""
+    for table, wrong, good in _rules(()):
+        if table not in WATCHED:
+            continue
+        if everything:
+            _refuse_first(conn, path, table, wrong, f"NOT ({good})")
+        else:
+            _check_unmarked(conn, path, table, wrong, good)
+
+
+def _check_unmarked(conn: sqlite3.Connection, path: str, table: str, wrong: str, good: str) -> None:
+    # Two queries, not one with OR: each is a rowid range or lookup, never a full scan.
+    mark = _mark(conn, table)
+    _refuse_first(conn, path, table, wrong, f"rowid > {mark} AND NOT ({good})")
+    listed = f"rowid IN (SELECT row FROM unchecked WHERE tbl = '{table}')"
+    _refuse_first(conn, path, table, wrong, f"{listed} AND NOT ({good})")
+
+
+def _refuse_first(conn: sqlite3.Connection, path: str, table: str, wrong: str, bad: str) -> None:
+    row = conn.execute(f"SELECT rowid FROM {table} WHERE {bad} LIMIT 1").fetchone()
+    if row is not None:
+        quick_check(conn, path)  # a damaged page reads as garbage rows: say which it is
+        raise StoreError(
+            f"{path}: {table} row {row[0]}: {wrong}, so the file was changed outside "
+            f"perfport; nothing was read or written; delete or fix that row (sqlite3 {path} "
+            f'"DELETE FROM {table} WHERE rowid = {row[0]}") or restore a backup'
+        )
+
+
+def _mark(conn: sqlite3.Connection, table: str) -> int:
+    # CAST: a hand-edited mark that is not a number reads as 0, so every row is checked.
+    row = conn.execute(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?", (f"checked:{table}",)
+    ).fetchone()
+    return int(row[0] or 0) if row else 0
+
+
+def mark_all_checked(conn: sqlite3.Connection) -> None:
+    """Inside a write transaction whose reads found the watched tables good: move each mark to
+    its table's last row and forget the listed rows."""
+    for table in WATCHED:
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES "
+            f"(?, (SELECT coalesce(max(rowid), 0) FROM {table}))",
+            (f"checked:{table}",),
+        )
+    conn.execute("DELETE FROM unchecked")
+
+
+@contextmanager
+def vouched(conn: sqlite3.Connection, path: str) -> Iterator[None]:
+    """Around perfport's inserts, inside their write transaction (so nobody else writes
+    meanwhile): check the rows others stored since the marks (usually none), let the inserts
+    run, then mark everything checked: perfport's own rows are good by construction."""
+    check_watched(conn, path)
+    yield
+    mark_all_checked(conn)
+
+
+def watch_statements() -> list[str]:
+    """The schema of the incremental check (migration 7 -> 8): the list of rows to check again
+    and, per watched table, the triggers that fill it."""
+    statements = [
+        "CREATE TABLE unchecked (tbl TEXT NOT NULL, row INTEGER NOT NULL, PRIMARY KEY (tbl, row))"
+        " WITHOUT ROWID"
+    ]
+    for table in WATCHED:
+        add = f"INSERT OR IGNORE INTO unchecked (tbl, row) VALUES ('{table}', NEW.rowid);"
+        mark = f"(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'checked:{table}')"
+        statements += [
+            f"CREATE TRIGGER {table}_changed AFTER UPDATE ON {table} BEGIN {add} END",
+            f"CREATE TRIGGER {table}_below_mark AFTER INSERT ON {table} "
+            f"WHEN NEW.rowid <= {mark} BEGIN {add} END",
+        ]
+    return statements

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from perfport._core import StoreError
 from perfport._core.interrupts import guarded
+from perfport.store.integrity import check_watched, mark_all_checked, watch_statements
+
+
+def _incremental_check(conn: sqlite3.Connection, path: str) -> None:
+    """7 -> 8: the incremental value check (store/integrity.py): its table and triggers, and
+    one check of every row of the watched tables, so the marks start at their last rows (a bad
+    row refuses the database and rolls the migration back, leaving it as it was)."""
+    for statement in watch_statements():
+        conn.execute(statement)
+    check_watched(conn, path, everything=True)
+    mark_all_checked(conn)
+
 
 # MIGRATIONS[i] upgrades a database from version i to i + 1. Append only; never edit one that
 # has shipped, since databases in the wild are at every version.
-MIGRATIONS: tuple[str, ...] = (
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, str], None], ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE devices (
@@ -146,6 +159,8 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX results_by_campaign_outcome
         ON results (campaign_id, outcome, median_ms, config_id, verification);
     """,
+    # 7 -> 8: the value check reads only rows not yet checked (a function: triggers hold ';')
+    _incremental_check,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -177,8 +192,12 @@ def _step(conn: sqlite3.Connection, path: str) -> bool:
             raise StoreError(
                 f"{path} is an SQLite database but not a perfport one; give another --db path"
             )
-        for statement in _statements(MIGRATIONS[version]):
-            conn.execute(statement)
+        migration = MIGRATIONS[version]
+        if callable(migration):
+            migration(conn, path)
+        else:
+            for statement in _statements(migration):
+                conn.execute(statement)
         conn.execute(f"PRAGMA user_version = {version + 1}")
         conn.execute("COMMIT")
     except BaseException:

@@ -29,7 +29,7 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
-from perfport.store.integrity import check_values, quick_check, recovery_hint
+from perfport.store.integrity import check_values, quick_check, recovery_hint, vouched
 from perfport.store.schema import migrate
 from perfport.store.writers import gone as _gone
 
@@ -115,6 +115,12 @@ class Store:
                 f"cannot use {self.path} as a results database ({exc}); give another --db path"
             ) from None
         self.wal = mode == "wal"
+
+    def check_everything(self) -> None:
+        """Check every stored value, not only the rows stored or changed since the last check
+        (what opening does): for a file that may have been damaged below SQLite, e.g. a bit
+        flip. Raises StoreError naming the first bad row."""
+        check_values(self._conn, self.path, [s.value for s in CampaignStatus], everything=True)
 
     def twin(self) -> Store:
         """Another connection to this database, for another thread (an SQLite connection
@@ -319,7 +325,7 @@ class Store:
     def record_many(self, campaign: Campaign, measurements: Iterable[Measurement]) -> int:
         """Commit results in one transaction (all or nothing); returns how many were new. An
         interrupt during it is delivered after the COMMIT or the ROLLBACK."""
-        with self.atomic():
+        with self.atomic(), vouched(self._conn, self.path):
             added = sum(self._insert(campaign, m) for m in measurements)
             self._conn.execute(
                 "UPDATE campaigns SET updated = ? WHERE id = ?", (time.time(), campaign.id)

@@ -88,14 +88,28 @@ class PriorGuided(Strategy):
         super().__init__(space, seed)
         self._then = BayesRandomForest(space, seed)
         self._ranking: list[int] = []
-        if scores is not None:
-            values = np.asarray(scores, dtype=np.float64)
-            if len(values) != len(space):
-                raise ValueError(
-                    f"the prior scores {len(values)} configurations; the space has {len(space)}"
-                )
-            self._ranking = _diverse_top(values, self._then.geometry.pos, max(1, first))
+        self._first = max(1, first)
         self._next = 0
+        if scores is not None:
+            self.rescore(scores)
+
+    def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
+        """New prior scores mid-search (other devices' results landing while this one runs):
+        the prior picks not made yet come from them, never a configuration already told;
+        the picks made stay. Once ``first`` picks are made, the search is bayes_rf's."""
+        values = np.asarray(scores, dtype=np.float64)
+        if len(values) != len(self.space):
+            raise ValueError(
+                f"the prior scores {len(values)} configurations; the space has {len(self.space)}"
+            )
+        made = self._ranking[: self._next]
+        if len(made) >= self._first:
+            return
+        values = values.copy()
+        values[[*made, *self.told]] = np.nan
+        self._ranking = made + _diverse_top(
+            values, self._then.geometry.pos, self._first - len(made)
+        )
 
     def ask(self) -> int | None:
         while self._next < len(self._ranking):

@@ -56,6 +56,9 @@ class TuningLoop:
     score: Callable[[Measurement], float | None] | None = None
     # Results stored instead of a trial: what crashed or hung in earlier campaigns.
     reuse: Mapping[Config, Measurement] = field(default_factory=dict)
+    # Called before each ask of an adaptive strategy (tune_many: the prior from other devices'
+    # results that landed meanwhile).
+    before_ask: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         self.stored: dict[Config, Measurement] = {}
@@ -97,6 +100,8 @@ class TuningLoop:
     def _ask(self) -> CampaignStatus:
         """An adaptive strategy: ask, and tell each answer before asking again."""
         while not self._out_of_budget():
+            if self.before_ask is not None:
+                self.before_ask()
             index = self.strategy.ask()
             if index is None or index in self.strategy.told:
                 return CampaignStatus.COMPLETE

@@ -23,10 +23,10 @@ from perfport.measure import Runner, RunSettings
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.store.writers import writer_id
-from perfport.strategies import Strategy
+from perfport.strategies import PriorGuided, Strategy
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
-from perfport.tune.prior import Prior, transfer_prior
+from perfport.tune.prior import LivePrior, Prior, newest_result, transfer_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.tune import (
@@ -88,6 +88,7 @@ class _Kind:
     key: str
     record: Campaign | None = None
     prior: Prior | None = None
+    prior_seen: int = -1  # the newest result's id when ``prior`` was read
     statuses: list[CampaignStatus] = field(default_factory=list)
     verification: str = "(no trial ran this session)"
     note: str = ""
@@ -179,6 +180,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
         kind.space.report,
     )  # fmt: skip
     if run.strategy_type.takes_prior:
+        kind.prior_seen = newest_result(store)
         kind.prior = transfer_prior(
             store, run.spec.name, kind.space, dev.fingerprint, dict(run.problem)
         )
@@ -235,6 +237,7 @@ def _session(
                     loop = TuningLoop(
                         kind.space, searcher, measurer, own, kind.record, run.budget,  # type: ignore[arg-type]
                         _Stoppable(lane, run.stop), writer, run.lease_s,
+                        before_ask=_live_prior(own, run, kind, searcher),
                     )  # fmt: skip
                     status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}")
                 kind.verification = measurer.verification
@@ -245,6 +248,29 @@ def _session(
             own.release_claims(kind.record, writer)
             kind.measured_here += loop.measured_here if loop else 0
             kind.statuses.append(status)
+
+
+def _live_prior(
+    store: Store, run: _Run, kind: _Kind, searcher: Strategy
+) -> Callable[[], None] | None:
+    """For the prior strategy: before each ask, the prior again from the other devices'
+    results stored since (their campaigns run beside this one), so a device that started
+    with little or no prior picks up the others' best configurations as they land."""
+    if not isinstance(searcher, PriorGuided):
+        return None
+    device = kind.slots[0].device
+    live = LivePrior(
+        store, run.spec.name, kind.space, device.fingerprint, dict(run.problem),
+        seen=kind.prior_seen,
+    )  # fmt: skip
+
+    def refresh() -> None:
+        prior = live.fresh()
+        if prior is not None:
+            kind.prior = prior
+            searcher.rescore(prior.scores)
+
+    return refresh
 
 
 class _Stoppable(Progress):

@@ -5,8 +5,9 @@ of them are good first guesses on a new one (docs/results/2026-11-22-strategies.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,3 +57,42 @@ def transfer_prior(
     fractions = np.fromiter(summary.fractions.values(), dtype=np.float64, count=len(at))
     total[at[at >= 0]] = fractions[at >= 0]
     return Prior(np.where(total > 0, total / summary.sources, np.nan), summary.sources)
+
+
+def newest_result(store: Store) -> int:
+    """The id of the newest stored result (0 in an empty store): one index lookup."""
+    return int(store.query("SELECT coalesce(max(id), 0) FROM results")[0][0])
+
+
+@dataclass
+class LivePrior:
+    """``transfer_prior`` read again as other devices' results land, for a search that runs
+    beside theirs (``tune_many``). Between reads it costs one query of the newest result's id;
+    a read (an SQL aggregation, seconds on a million results) happens only when results were
+    stored since the last and at least ``spacing`` times the last read's duration has passed,
+    so it never takes more than a tenth of the session's time."""
+
+    store: Store
+    kernel: str
+    space: Space
+    device_fingerprint: str
+    problem: Mapping[str, Any] | None = None
+    spacing: float = 10.0
+    seen: int = -1  # the newest result's id when the prior in hand was read
+    _due: float = field(default=0.0, init=False)
+
+    def fresh(self) -> Prior | None:
+        """The prior when it may have changed since the last call (None otherwise, or when no
+        other device has results yet)."""
+        now = time.monotonic()
+        if now < self._due:
+            return None
+        newest = newest_result(self.store)
+        if newest == self.seen:
+            return None
+        self.seen = newest
+        prior = transfer_prior(
+            self.store, self.kernel, self.space, self.device_fingerprint, self.problem
+        )
+        self._due = now + self.spacing * (time.monotonic() - now)
+        return prior
