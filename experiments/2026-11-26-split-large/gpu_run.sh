@@ -6,12 +6,13 @@
 # Run from the repository root on nvidia-h200-x2 / nvidia-h100-x2, after ../shared/GPU.md's
 # wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
 #   OUT=/some/dir bash experiments/2026-11-26-split-large/gpu_run.sh
-# About 7-8 minutes; every step under `timeout`. Leaves split.db.gz, every command's JSON and
+# About 7-8 minutes; every step under `timeout`. PART=gpus runs only the two-GPU cases (OpenCL
+# and CUDA), PART=cpu only CPU + GPU (each about half). Leaves split.db.gz, every command's JSON and
 # its stderr (logs/) in $OUT.
 set -u
 OUT=${OUT:?set OUT}
 mkdir -p "$OUT/logs"
-db=/tmp/split-large.db; rm -f "$db"
+db=/tmp/split-large.db  # kept between PART=gpus and PART=cpu on one machine
 python3 -m perfport devices --json > "$OUT/devices.json"
 ids() { python3 -c "import json; d=json.load(open('$OUT/devices.json'))['devices']; print(' '.join(x['id'] for x in d if x['id'].startswith('opencl') and $1))"; }
 read -r -a gpus <<< "$(ids "'NVIDIA' in x['vendor'].upper()")"
@@ -45,23 +46,28 @@ steps() {  # NAME TIMEOUT STEPS PROBLEM... -- DEVICES...
 }
 S16=(width=16384 height=16384)
 C26=(n=67108864 mask=625)
+PART=${PART:-all}
 # The CPU tunes while the GPU does (as in run 1); identical GPUs share a fingerprint.
-( tune cpu-stencil16384 "$cpu" 30 30 stencil "${S16[@]}"
-  tune cpu-conv26 "$cpu" 30 12 convolution "${C26[@]}" ) &
+if [ "$PART" != gpus ]; then
+  ( tune cpu-stencil16384 "$cpu" 30 30 stencil "${S16[@]}"
+    tune cpu-conv26 "$cpu" 30 12 convolution "${C26[@]}" ) &
+fi
 tune gpu-stencil16384 "$g" 25 60 stencil "${S16[@]}"
-tune gpu-conv26 "$g" 20 40 convolution "${C26[@]}"
+[ "$PART" != gpus ] && tune gpu-conv26 "$g" 20 40 convolution "${C26[@]}"
 wait
 
-if [ "${#gpus[@]}" -ge 2 ]; then
+if [ "$PART" != cpu ] && [ "${#gpus[@]}" -ge 2 ]; then
   split gpugpu-stencil16384 120 11 1 stencil "${S16[@]}" -- "${gpus[0]}" "${gpus[1]}"
   steps gpugpu-stencil16384 100 50 "${S16[@]}" -- "${gpus[0]}" "${gpus[1]}"
 fi
-split cpugpu-stencil16384 90 6 1 stencil "${S16[@]}" -- "$g" "$cpu"
-split cpugpu-conv26 90 6 0 convolution "${C26[@]}" -- "$g" "$cpu"
+if [ "$PART" != gpus ]; then
+  split cpugpu-stencil16384 90 6 1 stencil "${S16[@]}" -- "$g" "$cpu"
+  split cpugpu-conv26 90 6 0 convolution "${C26[@]}" -- "$g" "$cpu"
+fi
 
 ncuda=$(python3 -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())" 2>/dev/null || echo 0)
 echo "cuda devices: $ncuda" >> "$OUT/logs/devices.txt"
-if [ "$ncuda" -ge 2 ]; then
+if [ "$PART" != cpu ] && [ "$ncuda" -ge 2 ]; then
   tune cuda-stencil16384 cuda:0 20 40 stencil "${S16[@]}"  # cuda:1 shares its fingerprint
   split cudacuda-stencil16384 100 11 1 stencil "${S16[@]}" -- cuda:0 cuda:1
   steps cudacuda-stencil16384 100 50 "${S16[@]}" -- cuda:0 cuda:1
