@@ -86,6 +86,10 @@ def _arguments() -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=5, help="timed launches a trial (default 5)")
     p.add_argument("--dask", action="store_true", help="through a local Dask cluster")
     p.add_argument("--smoke", action="store_true", help="seconds: 8 configurations, 2 vs 1")
+    p.add_argument(
+        "--only", choices=("one", "many"),
+        help="run one of the two campaigns (a device call too short for both runs each apart)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args()
     args.device = args.device or ["opencl:0:0"]
@@ -105,8 +109,14 @@ def main() -> None:
     args = _arguments()
     runs = []
     for many in (False, True):  # one slot first: its cold caches are as cold as the other's
+        if args.only and many != (args.only == "many"):
+            continue
         with tempfile.TemporaryDirectory(prefix="perfport-scaling-") as tmp:
             runs.append(_campaign(args, _slots(args, many), Path(tmp)))
+        print(json.dumps(runs[-1]), file=sys.stderr, flush=True)  # kept if a later run is cut
+    if len(runs) == 1:
+        print(json.dumps({"runs": runs, "ratio": None, "dask": args.dask}))
+        return
     one, n = runs
     ratio = one["wall_s"] / n["wall_s"]
     if args.json:

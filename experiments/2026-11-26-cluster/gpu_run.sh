@@ -14,7 +14,8 @@
 #   ../shared/gpu/fetch-wheels.sh dask==2026.8.0 distributed==2026.8.0 tblib zict partd locket tornado urllib3
 # Then on nvidia-h100-x2 (or nvidia-h200-x2), carrying .whl:
 #   bash experiments/2026-11-26-cluster/gpu_run.sh
-# Writes $OUT/devices.json, $OUT/scaling-<mode>.json (the runs and the ratio) and the logs.
+# ONLY=one or ONLY=many runs one of the two campaigns (scaling.py --only), for device calls
+# too short for both. Writes $OUT/devices.json, $OUT/scaling-<mode>.json (the runs and the ratio) and the logs.
 set -euo pipefail
 OUT=${OUT:-/tmp/perfport-cluster}
 BUDGET=${BUDGET:-2000}
@@ -37,7 +38,7 @@ echo "GPUs: $GPUS" | tee "$OUT/run.log"
 [ "$(wc -w <<< "$GPUS")" -ge 4 ] || { echo "need two OpenCL GPUs, found: $GPUS" >&2; exit 1; }
 for mode in $MODES; do
   flag=$([ "$mode" = dask ] && echo --dask || true)
-  python3 benchmarks/scaling.py $flag $GPUS --kernel convolution2d \
+  python3 benchmarks/scaling.py $flag $GPUS --kernel convolution2d ${ONLY:+--only "$ONLY"} \
     --problem height=1024 width=1024 --budget "$BUDGET" --repeats 7 --json \
     > "$OUT/scaling-$mode.json" 2> "$OUT/scaling-$mode.log"
   python3 experiments/2026-11-26-cluster/summarize.py \

@@ -17,7 +17,8 @@ def main(path: str, mode: str) -> None:
             f"{mode}: {r['slots']} GPU(s): {r['trials']} trials in {r['wall_s']:.1f} s, "
             f"{per:.1f} ms wall per trial, {overhead:.1f} ms overhead per trial"
         )
-    print(f"{mode}: ratio wall(1 GPU) / wall(2 GPUs): {data['ratio']:.2f}x")
+    if data["ratio"] is not None:  # both runs in one call
+        print(f"{mode}: ratio wall(1 GPU) / wall(2 GPUs): {data['ratio']:.2f}x")
 
 
 if __name__ == "__main__":
