@@ -15,7 +15,7 @@ import yaml
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from fuzz.test_parsers import EXPRESSIONS, FUZZ, JSON_VALUES, PARAM_NAMES, run_cli
+from fuzz.test_parsers import EXPRESSIONS, FUZZ, JSON_VALUES, PARAM_NAMES, QUICK, run_cli
 from perfport._core import PerfportError
 from perfport._core.metrics import Objective
 from perfport.cli.arguments import cluster_address, scheduler_address
@@ -30,9 +30,20 @@ FLAG_TEXT = st.one_of(
 )  # fmt: skip
 
 
-@FUZZ
+@QUICK
 @given(FLAG_TEXT, FLAG_TEXT, FLAG_TEXT, FLAG_TEXT)
 def test_tune_flags(budget, confirm, seconds, cluster):
+    _tune_flags(budget, confirm, seconds, cluster)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(FLAG_TEXT, FLAG_TEXT, FLAG_TEXT, FLAG_TEXT)
+def test_tune_flags_thoroughly(budget, confirm, seconds, cluster):
+    _tune_flags(budget, confirm, seconds, cluster)
+
+
+def _tune_flags(budget: str, confirm: str, seconds: str, cluster: str) -> None:
     # A spec that does not exist: every flag is parsed (and refused) before it is looked for.
     for flag, text in (("--budget", budget), ("--confirm", confirm),
                        ("--confirm-seconds", seconds), ("--cluster", cluster)):  # fmt: skip

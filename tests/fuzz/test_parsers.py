@@ -33,6 +33,9 @@ FUZZ = settings(
     database=None,
     suppress_health_check=list(HealthCheck),
 )
+# A fuzzer that runs a whole command per example runs fewer in the fast suite (./dev test); its
+# slow twin (name ending in _thoroughly) runs FUZZ's full count.
+QUICK = settings(FUZZ, max_examples=25)
 _START_PEAK_KB = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
@@ -187,12 +190,23 @@ SPACE_FILES = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@FUZZ
-@given(SPACE_FILES)
-def test_t1_and_bat_space_files(tmp_path_factory, document):
+def _space_file(tmp_path_factory, document) -> None:
     path = tmp_path_factory.mktemp("space") / "space.json"
     path.write_text(json.dumps(document))
     run_cli(["space", str(path), "--json"])
+
+
+@QUICK
+@given(SPACE_FILES)
+def test_t1_and_bat_space_files(tmp_path_factory, document):
+    _space_file(tmp_path_factory, document)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(SPACE_FILES)
+def test_t1_and_bat_space_files_thoroughly(tmp_path_factory, document):
+    _space_file(tmp_path_factory, document)
 
 
 CONFIG_KEYS = st.lists(st.integers(-3, 2**33), min_size=1, max_size=3).map(
@@ -221,9 +235,20 @@ CACHES = st.one_of(
 )  # fmt: skip
 
 
-@FUZZ
+@QUICK
 @given(CACHES, st.booleans())
 def test_kernel_tuner_caches_and_t4_files(tmp_path_factory, document, gzipped):
+    _cache_file(tmp_path_factory, document, gzipped)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(CACHES, st.booleans())
+def test_kernel_tuner_caches_and_t4_files_thoroughly(tmp_path_factory, document, gzipped):
+    _cache_file(tmp_path_factory, document, gzipped)
+
+
+def _cache_file(tmp_path_factory, document, gzipped) -> None:
     folder = tmp_path_factory.mktemp("import")
     text = json.dumps(document).encode()
     path = folder / ("cache.json.gz" if gzipped else "cache.json")
@@ -231,9 +256,20 @@ def test_kernel_tuner_caches_and_t4_files(tmp_path_factory, document, gzipped):
     run_cli(["import", str(path), "--db", str(folder / "r.db"), "--json"])
 
 
-@FUZZ
+@QUICK
 @given(st.binary(max_size=200))
 def test_files_that_are_not_json(tmp_path_factory, data):
+    _not_json(tmp_path_factory, data)
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.binary(max_size=200))
+def test_files_that_are_not_json_thoroughly(tmp_path_factory, data):
+    _not_json(tmp_path_factory, data)
+
+
+def _not_json(tmp_path_factory, data) -> None:
     folder = tmp_path_factory.mktemp("bytes")
     for name in ("c.json", "c.json.gz"):
         path = folder / name

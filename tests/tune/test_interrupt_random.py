@@ -175,9 +175,20 @@ def _kt_cache(path: Path, entries: int) -> Path:
 
 
 def test_import_interrupts_leave_all_or_nothing(tmp_path):
+    """One SIGINT and one SIGTERM; the slow twin sends more, at more moments."""
+    _import_rounds(tmp_path, random.Random(5), rounds=2)
+
+
+@pytest.mark.slow
+def test_many_import_interrupts_leave_all_or_nothing(tmp_path):
+    _import_rounds(tmp_path, random.Random(6), rounds=8)
+
+
+def _import_rounds(tmp_path: Path, rng: random.Random, rounds: int) -> None:
+    """``rounds`` imports of one large cache, each interrupted at a random moment (SIGINT and
+    SIGTERM in turn): each store holds all of the cache or none of it."""
     source = _kt_cache(tmp_path / "cache.json", 20000)
-    rng = random.Random(5)
-    for n in range(4):
+    for n in range(rounds):
         db = tmp_path / f"import-{n}.db"
         proc = subprocess.Popen(
             [*PERFPORT, "import", str(source), "--db", str(db)],

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +17,23 @@ from perfport._core import (
     DeviceType,
     KernelSpec,
     Measurement,
-    PerfportError,
     Problem,
-    SpecError,
 )
 from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
-from perfport.space import Space, empty_space_hint, kernel_space
+from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store, earlier_failures, stored_ceilings
-from perfport.strategies import Listed, Strategy, make_strategy, strategy_class
+from perfport.strategies import Listed, Strategy, make_strategy
+from perfport.tune.checks import (
+    _checked_budget,
+    _checked_objective,
+    _chosen_strategy,
+    _legal_space,
+    resolve_problem,
+)
 from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
@@ -38,65 +41,6 @@ from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
-
-# Compiling processes per core: on the 16-core GPU machine 60 beat 14 (2.5x vs 2.2x less wall
-# time), so builds are not purely CPU-bound; far more only thrash.
-MAX_BUILD_JOBS_PER_CORE = 4
-
-
-def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Problem:
-    """The kernel's default problem updated with ``problem``; unknown names are an error."""
-    given = dict(problem or {})
-    unknown = set(given) - set(spec.problem)
-    if unknown:
-        known = ", ".join(spec.problem) or "none"
-        raise SpecError(
-            f"kernel {spec.name} has no problem value {', '.join(sorted(unknown))}; its problem values: {known}"
-        )
-    for name, value in given.items():
-        _check_problem_value(spec, name, value, spec.problem[name])
-    return spec.problem.merged(given)
-
-
-def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) -> None:
-    """A given problem value has its default's type (an integer size stays an integer): a
-    wrong one would otherwise be stored, or fail deep inside a build."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if isinstance(default, bool):
-        ok, kind = isinstance(value, bool), "true or false"
-    elif isinstance(default, int):
-        ok, kind = number and isinstance(value, int), "an integer"
-    elif isinstance(default, float):
-        ok, kind = number and math.isfinite(value), "a finite number"
-    else:
-        ok, kind = isinstance(value, str), "a name"
-    if not ok:
-        raise SpecError(
-            f"kernel {spec.name}: problem value {name} must be {kind} (default {default!r}), "
-            f"got {value!r}"
-        )
-
-
-def _listed(
-    spec: KernelSpec, problem: Problem, configs: Sequence[Mapping[str, Any]]
-) -> tuple[Config, ...]:
-    """The configurations to measure, checked against the kernel (not yet the device)."""
-    if not configs:
-        raise PerfportError("no configurations to measure; give at least one")
-    kernel_only = kernel_space(spec, problem)
-    out: dict[Config, None] = {}
-    for n, c in enumerate(configs, 1):
-        if not isinstance(c, Mapping):
-            raise SpecError(f"configuration {n} is {c!r}; give parameter names and values")
-        spec.check_config(c, f"configuration {n}")
-        if kernel_only.index(c) is None:
-            raise SpecError(
-                f"configuration {n} {dict(c)} breaks kernel {spec.name}'s restrictions; "
-                "it is not one of its configurations"
-            )
-        out.setdefault(Config.of(c))
-    return tuple(out)
-
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
 
@@ -185,101 +129,198 @@ def tune(
     (Config(...), 0.012)
     """
     with interruptible():  # nothing stored yet: a caller's guard may stop us anywhere here
-        spec = resolve_kernel(kernel)
-        the_problem = resolve_problem(spec, problem)
-        dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
-        settings = settings or RunSettings()
-        strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
-        space = _legal_space(spec, the_problem, dev, min_work_groups)
-        budget = _checked_budget(budget).resolved(len(space))
-        goal = _checked_objective(spec, objective)
+        plan = _planned(
+            kernel, problem, device, strategy, budget, settings, min_work_groups, configs,
+            build_jobs, objective, _Options(lease_s, retry_failed, confirm_top, confirm_seconds),
+        )  # fmt: skip
     if warn is not None:
-        for warning in verification_plan(spec, settings):
+        for warning in verification_plan(plan.spec, plan.settings):
             warn(warning)
-    label = _campaign_label(strategy_type, listed)
-    key = campaign or campaign_key(spec, the_problem, dev, space, label, settings)
+    label = _campaign_label(plan.strategy_type, plan.listed)
+    key = campaign or campaign_key(
+        plan.spec, plan.problem, plan.device, plan.space, label, plan.settings
+    )
     reporter = (
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
-
     with Store(db) as store:
-        store.check_campaign_key(key, dev, spec.source_hash, the_problem)  # before any write
-        ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(the_problem))
-        scoring = ResultMetrics.of(
-            spec.describe(), the_problem, stored_ceilings(store).get(dev.fingerprint)
-        )
-        # Held interrupts from here: the campaign says running only inside the try below,
-        # and its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
-        with guarded():
-            record = store.open_campaign(
-                key, ids, strategy_type.name, settings.seed, asdict(settings), space.report
-            )
-            status, prior, verification = CampaignStatus.FAILED, None, "(no trial ran this session)"
-            lease, measured_here, note = Lease(store, record, lease_s=lease_s), 0, ""
-            confirmed: Confirmation | None = None
-            try:
-                with Runner(spec, the_problem, dev, settings) as runner, lease, interruptible():
-                    prior = (
-                        transfer_prior(store, spec.name, space, dev.fingerprint, dict(the_problem))
-                        if strategy_type.takes_prior
-                        else None
-                    )
-                    searcher = _searcher(strategy_type, listed, space, settings.seed, prior)
-                    reuse = _remembered(store, record, runner, spec, settings, retry_failed)
-                    loop = TuningLoop(
-                        space, searcher, runner, store, record, budget, reporter, lease.writer,
-                        lease_s, score=_scorer(goal, scoring), reuse=reuse,
-                    )  # fmt: skip
-                    try:
-                        status = _run(loop, spec, the_problem, dev, listed, build_jobs)
-                    finally:
-                        measured_here = loop.measured_here
-                    if confirm_top >= 2 and status is not CampaignStatus.INTERRUPTED:
-                        confirmed = confirm_campaign(
-                            store, record, runner, confirm_top, confirm_seconds, settings.seed
-                        )
-                    if runner.starts:
-                        verification = runner.verification
-                    note = runner.reference_note if settings.verify else ""
-            except KeyboardInterrupt:
-                status = CampaignStatus.INTERRUPTED
-            finally:
-                store.release_claims(record, lease.writer)  # none is left on a clean stop
-                status = _final_status(store, record, status)
-        measurements = store.measurements(record)
-    by_config = {m.config: m for m in measurements}
-    warnings = _verification_warnings(measurements, settings.verify, verification, note)
-    return TuneResult(
-        campaign=key,
-        status=status,
-        device=dev,
-        kernel=spec.name,
-        problem=the_problem,
-        strategy=strategy_type.name,
-        space=space.report,
-        measurements=tuple(measurements),
-        default=by_config.get(spec.default) if spec.default is not None else None,
-        verification=verification if settings.verify else "not verified",
-        db=str(db),
-        prior_sources=prior.sources if prior else 0,
-        measured_here=measured_here,
-        warnings=warnings,
-        objective=goal,
-        scoring=scoring,
-        confirmed=confirmed,
+        session = _stored_session(store, plan, key, reporter)
+        measurements = store.measurements(session.record)
+    return session.result(key, db, measurements)
+
+
+@dataclass(frozen=True)
+class _Options:
+    """How a session claims, remembers and confirms (``tune``'s arguments of those names)."""
+
+    lease_s: float
+    retry_failed: bool
+    confirm_top: int
+    confirm_seconds: float
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A session's inputs, resolved and checked before the store is opened."""
+
+    spec: KernelSpec
+    problem: Problem
+    device: DeviceInfo
+    settings: RunSettings
+    strategy_type: type[Strategy]
+    listed: tuple[Config, ...] | None
+    space: Space
+    budget: Budget
+    goal: Objective
+    build_jobs: int
+    options: _Options
+
+
+def _planned(
+    kernel: KernelSpec | str | Path,
+    problem: Mapping[str, Any] | None,
+    device: DeviceInfo | str | None,
+    strategy: str | None,
+    budget: Budget | int | None,
+    settings: RunSettings | None,
+    min_work_groups: bool,
+    configs: Sequence[Mapping[str, Any]] | None,
+    build_jobs: int,
+    objective: Objective | str | None,
+    options: _Options,
+) -> _Plan:
+    """``tune``'s arguments resolved, in the order their errors are raised."""
+    spec = resolve_kernel(kernel)
+    the_problem = resolve_problem(spec, problem)
+    dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
+    settings = settings or RunSettings()
+    strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
+    space = _legal_space(spec, the_problem, dev, min_work_groups)
+    resolved = _checked_budget(budget).resolved(len(space))
+    goal = _checked_objective(spec, objective)
+    return _Plan(
+        spec, the_problem, dev, settings, strategy_type, listed, space, resolved, goal,
+        build_jobs, options,
+    )  # fmt: skip
+
+
+def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> _Session:
+    """Open campaign ``key`` in ``store`` and run this session of it to its final status."""
+    spec, dev = plan.spec, plan.device
+    store.check_campaign_key(key, dev, spec.source_hash, plan.problem)  # before any write
+    ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
+    scoring = ResultMetrics.of(
+        spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
     )
-
-
-def _checked_objective(spec: KernelSpec, objective: Objective | str | None) -> Objective:
-    """The objective, refused before any device work unless the kernel has that metric."""
-    goal = Objective.parse(objective) if isinstance(objective, str) else objective or Objective()
-    names = ResultMetrics.of(spec.describe(), spec.problem).names
-    if goal.name != "time_ms" and goal.name not in names:
-        raise SpecError(
-            f"objective {goal.name}: kernel {spec.name} has no such metric; its metrics: "
-            f"{', '.join(('time', *names))} (declare more under 'metrics' in the spec)"
+    # Held interrupts from here: the campaign says running only inside the session's try, and
+    # its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
+    with guarded():
+        settings = plan.settings
+        record = store.open_campaign(
+            key, ids, plan.strategy_type.name, settings.seed, asdict(settings), plan.space.report
         )
-    return goal
+        session = _Session(store, record, plan, scoring)
+        session.run(reporter)
+    return session
+
+
+class _Session:
+    """One session of a campaign that is open in the store. What it learns is kept as it goes
+    (the prior, the trials run here, the verification), so an interrupt anywhere still
+    reports everything it got to."""
+
+    def __init__(self, store: Store, record: Campaign, plan: _Plan, scoring: ResultMetrics):
+        self.store, self.record, self.plan, self.scoring = store, record, plan, scoring
+        self.status = CampaignStatus.FAILED
+        self.prior: Prior | None = None
+        self.verification = "(no trial ran this session)"
+        self.lease = Lease(store, record, lease_s=plan.options.lease_s)
+        self.measured_here, self.note = 0, ""
+        self.confirmed: Confirmation | None = None
+
+    def run(self, reporter: Progress) -> None:
+        """Search, then confirm; the final status is stored whatever stops it."""
+        plan = self.plan
+        try:
+            with (
+                Runner(plan.spec, plan.problem, plan.device, plan.settings) as runner,
+                self.lease,
+                interruptible(),
+            ):
+                self._search(runner, reporter)
+                self._confirm(runner)
+        except KeyboardInterrupt:
+            self.status = CampaignStatus.INTERRUPTED
+        finally:
+            self.store.release_claims(self.record, self.lease.writer)  # none left on a clean stop
+            self.status = _final_status(self.store, self.record, self.status)
+
+    def _search(self, runner: Runner, reporter: Progress) -> None:
+        """Ask, measure, store and tell until the budget or the space is spent."""
+        plan, store, record = self.plan, self.store, self.record
+        self.prior = (
+            transfer_prior(
+                store, plan.spec.name, plan.space, plan.device.fingerprint, dict(plan.problem)
+            )
+            if plan.strategy_type.takes_prior
+            else None
+        )
+        searcher = _searcher(
+            plan.strategy_type, plan.listed, plan.space, plan.settings.seed, self.prior
+        )
+        reuse = _remembered(
+            store, record, runner, plan.spec, plan.settings, plan.options.retry_failed
+        )
+        loop = TuningLoop(
+            plan.space, searcher, runner, store, record, plan.budget, reporter, self.lease.writer,
+            plan.options.lease_s, score=_scorer(plan.goal, self.scoring), reuse=reuse,
+        )  # fmt: skip
+        try:
+            self.status = _run(
+                loop, plan.spec, plan.problem, plan.device, plan.listed, plan.build_jobs
+            )
+        finally:
+            self.measured_here = loop.measured_here
+
+    def _confirm(self, runner: Runner) -> None:
+        """Re-time the fastest side by side unless interrupted; then what was verified."""
+        options, settings = self.plan.options, self.plan.settings
+        if options.confirm_top >= 2 and self.status is not CampaignStatus.INTERRUPTED:
+            self.confirmed = confirm_campaign(
+                self.store, self.record, runner, options.confirm_top, options.confirm_seconds,
+                settings.seed,
+            )  # fmt: skip
+        if runner.starts:
+            self.verification = runner.verification
+        self.note = runner.reference_note if settings.verify else ""
+
+    def result(self, key: str, db: str | Path, measurements: Sequence[Measurement]) -> TuneResult:
+        """What ``tune`` returns: the campaign's results and this session's account of them."""
+        plan, settings = self.plan, self.plan.settings
+        spec = plan.spec
+        by_config = {m.config: m for m in measurements}
+        warnings = _verification_warnings(
+            measurements, settings.verify, self.verification, self.note
+        )
+        return TuneResult(
+            campaign=key,
+            status=self.status,
+            device=plan.device,
+            kernel=spec.name,
+            problem=plan.problem,
+            strategy=plan.strategy_type.name,
+            space=plan.space.report,
+            measurements=tuple(measurements),
+            default=by_config.get(spec.default) if spec.default is not None else None,
+            verification=self.verification if settings.verify else "not verified",
+            db=str(db),
+            prior_sources=self.prior.sources if self.prior else 0,
+            measured_here=self.measured_here,
+            warnings=warnings,
+            objective=plan.goal,
+            scoring=self.scoring,
+            confirmed=self.confirmed,
+        )
 
 
 def _scorer(goal: Objective, scoring: ResultMetrics) -> Callable[[Measurement], float | None]:
@@ -356,60 +397,6 @@ def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> Cam
         status = CampaignStatus.INTERRUPTED
         store.set_status(record, status)
     return status
-
-
-def _chosen_strategy(
-    spec: KernelSpec,
-    problem: Problem,
-    strategy: str | None,
-    configs: Sequence[Mapping[str, Any]] | None,
-    build_jobs: int,
-) -> tuple[type[Strategy], tuple[Config, ...] | None]:
-    """The strategy class, and the listed configurations when ``configs`` replaces the search;
-    refuses what cannot run together before any device work starts."""
-    if configs is not None and strategy is not None:
-        raise PerfportError("give configurations to measure or a strategy, not both")
-    listed = None if configs is None else _listed(spec, problem, configs)
-    strategy_type = Listed if listed is not None else strategy_class(strategy)
-    most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
-    if build_jobs > most:
-        raise PerfportError(
-            f"--build-jobs {build_jobs} is more than {most} ({MAX_BUILD_JOBS_PER_CORE} per core "
-            "here); more processes only slow each other down"
-        )
-    if build_jobs and strategy_type.plan is Strategy.plan:
-        raise PerfportError(
-            f"strategy {strategy_type.name} chooses as it goes, so its builds cannot be compiled "
-            "ahead; use --build-jobs with brute_force, random, grid or --configs"
-        )
-    return strategy_type, listed
-
-
-def _checked_budget(budget: Budget | int | None) -> Budget:
-    """``budget`` as a Budget (an int is a number of evaluations); no limit when None."""
-    if isinstance(budget, int):
-        budget = Budget(max_evals=budget)
-    budget = budget or Budget()
-    if budget.max_evals is not None and budget.max_evals < 1:
-        raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")
-    return budget
-
-
-def _legal_space(
-    spec: KernelSpec, problem: Problem, device: DeviceInfo, min_work_groups: bool
-) -> Space:
-    """The kernel's space pruned for ``device``; an error saying what pruned it when empty."""
-    space = kernel_space(spec, problem, device, min_work_groups)
-    if not space.report.legal:
-        removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
-        hint = empty_space_hint(space.report)
-        raise SpecError(
-            f"kernel {spec.name}: no configuration is legal for this problem on {device.id}; "
-            f"removed by: {', '.join(removed) or 'nothing'}; "
-            + (f"{hint}; " if hint else "")
-            + "see 'perfport space'"
-        )
-    return space
 
 
 def _campaign_label(strategy_type: type[Strategy], listed: tuple[Config, ...] | None) -> str:
