@@ -59,14 +59,18 @@ def sessions() -> dict[str, Any]:
 def predictors() -> dict[str, Any]:
     """The CPU scores already measured, per set-up, for the default and the other methods."""
     out: dict[str, Any] = {}
-    for name in ("eval.json", "features.json"):
-        path = HERE / name
-        if not path.exists():
-            continue
-        for r in json.loads(path.read_text())["results"]:
-            for method, v in r.items():
-                if isinstance(v, dict) and "per_device" in v:
-                    out.setdefault(f"{name}:{r['partition']}", {})[method] = v["per_device"]
+    evaluated = HERE / "eval.json"
+    for r in json.loads(evaluated.read_text())["results"]:
+        for method, v in r.items():
+            if isinstance(v, dict) and "per_device" in v:
+                out.setdefault(f"eval.json:{r['partition']}", {})[method] = v["per_device"]
+    features = HERE / "features.json"  # default model, shipped against portable features
+    for r in json.loads(features.read_text())["results"] if features.exists() else []:
+        if "per_device" in r:
+            out[f"features.json:{r['partition']}"] = {
+                f"{r_name} features": {d: v[r_name] for d, v in r["per_device"].items()}
+                for r_name in ("shipped", "portable")
+            }
     epyc = json.loads((HERE / "epyc.json").read_text())
     out["epyc.json"] = {m: {k: epyc[k][m]["performance"] for k in ("seen", "unseen")}
                         for m in epyc["seen"]}  # fmt: skip
