@@ -3,7 +3,7 @@
 # thread counts, in 8 interleaved rounds; at most about 285 s in all (BUDGET=270 seconds, plus
 # the timeouts' slack). Each scenario measures 32 candidate sizes that cover the shipped CPU
 # scenarios' best ones, and w(32x4) (--candidates: about 7x fewer launches and builds than all
-# 229), so each thread count gets 15 or more scenarios where all sizes gave 1-2.
+# 229), so each thread count is expected to get 15 or more scenarios where all sizes gave 1-2.
 # Run from the repository root (GPU.md's wheels in .whl; llvmlite is not needed there):
 #   bash experiments/2026-11-26-wg-cpu/gpu_host_collect.sh
 #   THREADS="16" BUDGET=200 bash experiments/2026-11-26-wg-cpu/gpu_host_collect.sh

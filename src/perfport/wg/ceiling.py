@@ -98,7 +98,8 @@ def ceilings(samples: np.ndarray) -> list[NoiseCeiling]:
 
 def transfer(first: np.ndarray, second: np.ndarray) -> NoiseCeiling:
     """Two whole measurements of the same scenarios, (S, W) times each (e.g. two sessions'
-    medians): each one's oracle timed on the other, both directions."""
+    medians): each one's oracle timed on the other, both directions (``rounds`` is 1 and
+    ``groups`` 2: each measurement counts as one group)."""
     if first.shape != second.shape:
         raise ValueError(f"the two measurements differ in shape: {first.shape} and {second.shape}")
     pair = np.stack([first, second], axis=2)[..., None]  # (S, W, 2 groups, 1 launch)
