@@ -17,7 +17,10 @@ than 460 s of rounds on the 16-core Xeon).
 
 ``--max-border``, ``--no-real-world`` and ``--seed`` choose the scenarios as they do for
 ``perfport wg collect`` (e.g. compact synthetic stencils only: ``--max-border 5
---no-real-world --seed 1``).
+--no-real-world --seed 1``). ``--candidates K`` measures only K work-group sizes, chosen from
+the shipped dataset's CPU scenarios so that the best of them comes closest to each one's
+fastest size (``covering_sizes``), plus w(32x4), the default the outputs are checked against:
+many more scenarios in the same time, each with its best among those sizes.
 """
 
 from __future__ import annotations
@@ -35,8 +38,20 @@ from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.store import Store
 from perfport.tune.tune import resolve_problem
-from perfport.wg import collect
+from perfport.wg import collect, dataset_path, load_dataset
+from perfport.wg.predictors.vectors import covering_sizes, performance_vectors
 from perfport.wg.scenarios import Scenario, scenarios
+
+Sizes = tuple[tuple[int, int], ...] | None
+
+
+def cpu_candidates(count: int) -> tuple[tuple[int, int], ...]:
+    """``count`` sizes covering the shipped dataset's CPU scenarios, and w(32x4)."""
+    data = load_dataset(dataset_path(None))
+    cpu = data.features[:, data.feature_names.index("device_is_cpu")] == 1
+    picked = covering_sizes(performance_vectors(data), cpu, count)
+    pairs = {(int(data.sizes[w][0]), int(data.sizes[w][1])) for w in picked} | {(32, 4)}
+    return tuple(sorted(pairs))
 
 
 def complete(db: Path, chosen: list[Scenario]) -> set[Scenario]:
@@ -56,10 +71,10 @@ def complete(db: Path, chosen: list[Scenario]) -> set[Scenario]:
     }
 
 
-def _warm(job: tuple[str, Scenario, str]) -> tuple[str, float]:
-    device, scenario, db = job
+def _warm(job: tuple[str, Scenario, str, Sizes]) -> tuple[str, float]:
+    device, scenario, db, sizes = job
     started = time.monotonic()
-    for _ in collect(get_device(device), [scenario], db, repeats=1):
+    for _ in collect(get_device(device), [scenario], db, repeats=1, sizes=sizes):
         pass
     return scenario.label, time.monotonic() - started
 
@@ -70,14 +85,16 @@ def _one_thread() -> None:
     os.environ["POCL_MAX_PTHREAD_COUNT"] = "1"
 
 
-def prebuild(device: str, todo: list[Scenario], workers: int, seconds: float) -> None:
+def prebuild(
+    device: str, todo: list[Scenario], workers: int, seconds: float, sizes: Sizes = None
+) -> None:
     """Launch every size of ``todo`` once, ``workers`` scenarios at a time, for at most ``seconds``."""
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory() as tmp,
         multiprocessing.get_context("spawn").Pool(workers, initializer=_one_thread) as pool,
     ):
-        jobs = [(device, s, f"{tmp}/{i}.db") for i, s in enumerate(todo)]
+        jobs = [(device, s, f"{tmp}/{i}.db", sizes) for i, s in enumerate(todo)]
         pending = pool.imap_unordered(_warm, jobs)
         for _ in jobs:
             left = seconds - (time.monotonic() - started)
@@ -104,6 +121,8 @@ def main() -> int:
     parser.add_argument("--prebuild", type=int, default=16, help="worker processes (0: none)")
     parser.add_argument("--prebuild-time", type=float, default=200.0)
     parser.add_argument("--max-time", type=float, default=420.0, help="start no scenario after")
+    parser.add_argument("--candidates", type=int, default=0,
+                        help="measure only this many covering sizes and w(32x4) (0: all)")  # fmt: skip
     parser.add_argument("--db", type=Path, required=True)
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(","))
@@ -113,15 +132,20 @@ def main() -> int:
         chosen = scenarios(args.scenarios, sizes, args.seed, args.max_border, args.real_world)
     except ValueError as exc:
         parser.error(f"--scenarios: {exc}")
+    if args.candidates < 0:
+        parser.error(f"--candidates {args.candidates}: give a count of sizes, or 0 for all")
+    sizes = cpu_candidates(args.candidates) if args.candidates else None
+    if sizes:
+        print(f"{len(sizes)} candidate sizes: {' '.join(f'{c}x{r}' for c, r in sizes)}", flush=True)
     done = complete(args.db, chosen)
     todo = [s for s in chosen if s not in done]
     print(f"{len(done)} of {len(chosen)} scenarios complete in {args.db}", flush=True)
     started = time.monotonic()
     if todo and args.prebuild > 0:
-        prebuild(args.device, todo, args.prebuild, args.prebuild_time)
+        prebuild(args.device, todo, args.prebuild, args.prebuild_time, sizes)
     left = args.max_time - (time.monotonic() - started)
     device = get_device(args.device)
-    for step in collect(device, todo, args.db, args.repeats, left, args.rounds):
+    for step in collect(device, todo, args.db, args.repeats, left, args.rounds, sizes):
         line = {"scenario": step.scenario.label, "measured": step.measured,
                 "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}  # fmt: skip
         print(json.dumps(line), flush=True)

@@ -71,3 +71,22 @@ def test_merged_over_defaults_is_the_given_assignment_or_a_fresh_one() -> None:
         "height": 4,
         "width": 16,
     }
+
+
+def test_cpu_properties_travel_in_json_but_leave_the_fingerprint_alone(cpu):
+    """What carries between CPUs (SIMD lanes, cache) is recorded where the driver reports it;
+    a device stored before it was recorded keeps its identity."""
+    import dataclasses
+
+    from perfport._core import DeviceInfo, DeviceType
+
+    again = DeviceInfo.from_json(cpu.to_json())
+    assert again == cpu
+    bare = dataclasses.replace(cpu, vector_width=None, cache_bytes=None, cache_line_bytes=None)
+    assert bare.fingerprint == cpu.fingerprint
+    old = {k: v for k, v in cpu.to_json().items()
+           if k not in ("vector_width", "cache_bytes", "cache_line_bytes")}  # fmt: skip
+    assert DeviceInfo.from_json(old).vector_width is None
+    if cpu.type is DeviceType.CPU:  # PoCL reports all three
+        assert cpu.vector_width and cpu.vector_width >= 4
+        assert cpu.cache_bytes and cpu.cache_line_bytes

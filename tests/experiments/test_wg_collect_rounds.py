@@ -35,3 +35,22 @@ def test_impossible_scenario_lists_are_one_line_errors(tmp_path, monkeypatch, ca
             wcr.main()
         assert info.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "x.db").exists()
+
+
+def test_candidates_cover_the_shipped_cpu_scenarios_and_keep_the_default():
+    sizes = wcr.cpu_candidates(6)
+    assert (32, 4) in sizes and 6 <= len(sizes) <= 7
+    assert sizes == tuple(sorted(set(sizes)))
+    assert len(wcr.cpu_candidates(32)) >= 32
+
+
+def test_a_negative_candidate_count_is_a_one_line_error(tmp_path, monkeypatch, capsys):
+    import pytest
+
+    monkeypatch.setattr(
+        "sys.argv", ["wg_collect_rounds.py", "--db", str(tmp_path / "x.db"), "--candidates", "-1"]
+    )
+    with pytest.raises(SystemExit) as info:
+        wcr.main()
+    assert info.value.code == 2 and "--candidates -1: give a count" in capsys.readouterr().err
+    assert not (tmp_path / "x.db").exists()

@@ -129,6 +129,11 @@ class DeviceInfo:
     local_mem_bytes: int
     global_mem_bytes: int  # not in the fingerprint: PoCL reports a different value per process
     subgroup_size: int | None = None
+    # What carries between CPUs (issue 31), where the driver reports it; not in the
+    # fingerprint, so devices stored before these were recorded keep their identity.
+    vector_width: int | None = None  # native float vector width: a CPU's SIMD lanes
+    cache_bytes: int | None = None  # global memory cache: a CPU's last-level cache
+    cache_line_bytes: int | None = None
 
     @cached_property
     def fingerprint(self) -> str:
@@ -156,6 +161,9 @@ class DeviceInfo:
             "local_mem_bytes": self.local_mem_bytes,
             "global_mem_bytes": self.global_mem_bytes,
             "subgroup_size": self.subgroup_size,
+            "vector_width": self.vector_width,
+            "cache_bytes": self.cache_bytes,
+            "cache_line_bytes": self.cache_line_bytes,
         }
 
     @classmethod
@@ -175,6 +183,9 @@ class DeviceInfo:
             local_mem_bytes=int(d["local_mem_bytes"]),
             global_mem_bytes=int(d["global_mem_bytes"]),
             subgroup_size=d.get("subgroup_size"),
+            vector_width=d.get("vector_width"),
+            cache_bytes=d.get("cache_bytes"),
+            cache_line_bytes=d.get("cache_line_bytes"),
         )
 
 

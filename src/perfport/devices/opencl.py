@@ -80,7 +80,19 @@ def _info(cl: Any, p: Any, d: Any, device_id: str, name_suffix: str = "") -> Dev
         local_mem_bytes=int(d.local_mem_size),
         global_mem_bytes=int(d.global_mem_size),
         subgroup_size=_subgroup_size(d),
+        vector_width=_optional(d, "native_vector_width_float"),
+        cache_bytes=_optional(d, "global_mem_cache_size"),
+        cache_line_bytes=_optional(d, "global_mem_cacheline_size"),
     )
+
+
+def _optional(d: Any, name: str) -> int | None:
+    """A device property some drivers do not report (or report as 0): None then."""
+    try:
+        value = int(getattr(d, name))
+    except Exception:
+        return None
+    return value or None
 
 
 # A sub-device id: the parent's id, a dot and the part's number ("opencl:0:0.1").

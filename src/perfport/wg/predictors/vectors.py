@@ -36,3 +36,27 @@ def best_fixed(vectors: np.ndarray, rows: np.ndarray) -> int:
         everywhere = np.isfinite(block).any(0)
     score = np.where(everywhere, np.nanmean(np.where(everywhere, block, 0.0), axis=0), -np.inf)
     return int(np.argmax(score))
+
+
+def covering_sizes(vectors: np.ndarray, rows: np.ndarray, count: int) -> list[int]:
+    """``count`` sizes chosen greedily so that the best of them reaches as much of each
+    scenario of ``rows``'s oracle as possible (geometric mean over the scenarios): a candidate
+    set that measures a few sizes instead of all and still finds nearly every scenario's best.
+    Each step adds the size that raises that mean most; a size a scenario cannot run counts as
+    its refused value there, one above its limit as never chosen."""
+    if count < 1:
+        raise ValueError(f"a candidate set needs at least 1 size, not {count}")
+    block = vectors[rows]
+    block = np.where(np.isfinite(block), block, -np.inf)
+    reach = np.full(len(block), -np.inf)
+    chosen: list[int] = []
+    for _ in range(min(count, block.shape[1])):
+        with np.errstate(invalid="ignore"):
+            # Scenarios that no chosen size reaches yet weigh in at their refused floor.
+            gain = np.maximum(reach[:, None], block)
+            score = np.where(np.isfinite(gain), gain, 2 * REFUSED_LOG).mean(0)
+        score[chosen] = -np.inf
+        w = int(np.argmax(score))
+        chosen.append(w)
+        reach = np.maximum(reach, block[:, w])
+    return chosen
