@@ -73,8 +73,15 @@ def _fd(config: dict[str, Any]) -> Any:
     return finite_diff(config["lsize"])
 
 
-def spaces(smoke: bool = False) -> list[SearchSpace]:
-    """The three spaces; ``smoke`` keeps sizes (and so times) tiny."""
+DEFAULT_SIZES = {"matmul": 256, "dg": 2048, "fd": 1120}  # PoCL on 2 cores: 20-200 ms each
+SMOKE_SIZES = {"matmul": 96, "dg": 96, "fd": 1120}
+# A size must divide by every tile of its space: matmul and DG by 32, FD by 560.
+MULTIPLE = {"matmul": 32, "dg": 32, "fd": 560}
+
+
+def spaces(sizes: dict[str, int] | None = None) -> list[SearchSpace]:
+    """The three spaces at ``sizes`` ({space: size}; DEFAULT_SIZES where not given)."""
+    size = {**DEFAULT_SIZES, **(sizes or {})}
     from perfport.model.paper_kernels import DG_VARIANTS
 
     matmul = Space(
@@ -84,9 +91,9 @@ def spaces(smoke: bool = False) -> list[SearchSpace]:
     dg = Space([Param("variant", DG_VARIANTS), Param("tile", TILES)])
     fd = Space([Param("lsize", FD_LSIZES)])
     return [
-        SearchSpace("matmul", matmul, _matmul, {"n": 96 if smoke else 256}),
-        SearchSpace("dg", dg, _dg, {"nelements": 96 if smoke else 2048}),
-        SearchSpace("fd", fd, _fd, {"n": 1120}),
+        SearchSpace("matmul", matmul, _matmul, {"n": size["matmul"]}),
+        SearchSpace("dg", dg, _dg, {"nelements": size["dg"]}),
+        SearchSpace("fd", fd, _fd, {"n": size["fd"]}),
     ]
 
 
@@ -95,13 +102,13 @@ def _configs(space: SearchSpace, limit: int | None) -> list[dict[str, Any]]:
     return [dict(space.space.config(i)) for i in range(count)]
 
 
-def measure(db: str, limit: int | None, smoke: bool) -> None:
-    """Time every configuration not yet in ``db`` on the default device."""
+def measure(db: str, limit: int | None, sizes: dict[str, int], device_id: str | None) -> None:
+    """Time every configuration not yet in ``db`` on the device (default: the default one)."""
     from perfport.devices import get_device
     from perfport.model.measure import measure_application
 
-    device = get_device(None)
-    for s in spaces(smoke):
+    device = get_device(device_id)
+    for s in spaces(sizes):
         for config in _configs(s, limit):
             (result,) = measure_application(
                 s.program(config), s.label(config), [Problem.of(s.sizes)], device, db
@@ -179,11 +186,13 @@ def replay_space(
     return out
 
 
-def replay(db: str, model: str, data: str, seeds: int, limit: int | None, smoke: bool) -> dict:
+def replay(
+    db: str, model: str, data: str, seeds: int, limit: int | None, sizes: dict[str, int]
+) -> dict:
     from perfport.strategies import DEFAULT_STRATEGY
 
     results = []
-    for s in spaces(smoke):
+    for s in spaces(sizes):
         configs = _configs(s, limit)
         times = _times(db, s, configs)
         if np.all(np.isnan(times)):
@@ -216,6 +225,18 @@ def replay(db: str, model: str, data: str, seeds: int, limit: int | None, smoke:
             "spaces": results}  # fmt: skip
 
 
+def _parse_sizes(parser: argparse.ArgumentParser, text: str) -> dict[str, int]:
+    sizes = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        if name not in DEFAULT_SIZES or not value.isdigit() or int(value) % MULTIPLE[name]:
+            parser.error(f"--sizes {item}: give SPACE=N with SPACE one of "
+                         f"{', '.join(DEFAULT_SIZES)} and N a multiple of its tiles "
+                         f"({', '.join(f'{k}: {v}' for k, v in MULTIPLE.items())})")  # fmt: skip
+        sizes[name] = int(value)
+    return sizes
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("step", choices=("measure", "replay", "all"))
@@ -226,13 +247,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--json", metavar="PATH", help="write the replay's results here")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 3 configurations")
+    parser.add_argument("--device", help="a device id of 'perfport devices' (measure)")
+    parser.add_argument("--sizes", default="", metavar="SPACE=N,...",
+                        help="problem sizes, e.g. matmul=2048,dg=131072,fd=8960 (default "
+                        + ",".join(f"{k}={v}" for k, v in DEFAULT_SIZES.items()) + ")")  # fmt: skip
     args = parser.parse_args(argv)
     limit = 3 if args.smoke else None
     seeds = 3 if args.smoke else args.seeds
+    sizes = {**(SMOKE_SIZES if args.smoke else {}), **_parse_sizes(parser, args.sizes)}
     if args.step in ("measure", "all"):
-        measure(args.db, limit, args.smoke)
+        measure(args.db, limit, sizes, args.device)
     if args.step in ("replay", "all"):
-        out = replay(args.db, args.model, args.data, seeds, limit, args.smoke)
+        out = replay(args.db, args.model, args.data, seeds, limit, sizes)
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
