@@ -14,7 +14,9 @@ finite-difference stencil at six work-group sizes (6). ``replay`` drives each st
 the stored times: ``ModelGuided`` with ``ModelRanker`` (--model, calibrated on the
 measurement kernels of --data only, refitted after every measurement; deterministic), and
 the default strategy and random search over --seeds seeds. Evaluations to 95% count every
-configuration asked, failed ones included.
+configuration asked, failed ones included. Give ``measure`` a store of its own: a store files
+a kernel whose source it already holds (DG at tile 16 and FD at lsize 16 are the built-in
+variants) under the name it was first stored with, where ``replay`` would not find it.
 """
 
 from __future__ import annotations
