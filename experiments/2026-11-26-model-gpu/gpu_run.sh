@@ -4,17 +4,22 @@
 # collection only, and evaluate its matmul predictions. Run from the repository root there,
 # after ../shared/GPU.md's wheel recipe (PYTHONPATH=/tmp/site:$PWD/src, NVIDIA ICD file):
 #   OUT=/some/dir bash experiments/2026-11-26-model-gpu/gpu_run.sh
-# About 6 minutes at most (each step under `timeout`; the collection is resumable, so a step
-# cut short still leaves what it measured). Leaves in $OUT: model.db.gz (every measurement),
-# data.csv (the slim measurements, to ship under src/perfport/datasets/model/), collect.json,
-# measure-*.json, calibration.json, calibrate.json, evaluate.json, predict.json, and each
-# step's stderr in logs/.
+# About 6 minutes, and up to 3.5 more for model-guided search (each step under `timeout`;
+# the collection is resumable, so a step cut short still leaves what it measured). Leaves in
+# $OUT: model.db.gz (every measurement), data.csv (the slim measurements, to ship under
+# src/perfport/datasets/model/), collect.json, measure-*.json, calibration.json,
+# calibrate.json, evaluate.json, predict.json, and each step's stderr in logs/.
 # Overrides (the test runs it on PoCL with tiny sizes): DEVICE (an id; default the first
 # NVIDIA OpenCL device), SIZES (matmul n values), COLLECT (the collect filter tags),
 # COLLECT_S (the collection's time limit, seconds, default 150), DG_SIZES (nelements of the DG
 # variants), FD_SIZES (n of the stencils), MM_WR (n of the work-removed matmuls).
 # Also leaves collect-wr-*.json and evaluate-paper.json (the per-access-pattern model,
-# src/perfport/datasets/model/paper-linear.json).
+# src/perfport/datasets/model/paper-linear.json), evaluate-overlap.json and
+# evaluate-paper-overlap.json (form (8) of both), figures-<model>/ (the paper's Figures 7-9,
+# matmul-, dg- and fd-<device>.svg, and breakdown-<device>.svg, each term's share), and
+# guided-measure.txt, guided.json, guided.txt and guided.db.gz (model-guided search against
+# the default on the full spaces, benchmarks/model_guided.py; GUIDED_ARGS overrides its
+# sizes; at most 3.5 min more, GUIDED=0 leaves it out).
 set -u
 OUT=${OUT:?set OUT}
 mkdir -p "$OUT/logs"
@@ -83,13 +88,30 @@ for v in fd-16x16 fd-18x18; do
     --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"
 done
 timeout 60 python3 -m perfport model evaluate --db "$db" --write-data "$OUT/data.csv" --json \
-  > "$OUT/evaluate.json" 2> "$OUT/logs/evaluate.err"
-timeout 60 python3 -m perfport model evaluate --db "$db" --json \
-  --model src/perfport/datasets/model/paper-linear.json \
-  > "$OUT/evaluate-paper.json" 2> "$OUT/logs/evaluate-paper.err"
+  --figures "$OUT/figures-matmul-linear" > "$OUT/evaluate.json" 2> "$OUT/logs/evaluate.err"
+for m in paper:paper-linear overlap:matmul-overlap paper-overlap:paper-overlap; do
+  timeout 40 python3 -m perfport model evaluate --db "$db" --json \
+    --model "src/perfport/datasets/model/${m#*:}.json" --figures "$OUT/figures-${m#*:}" \
+    > "$OUT/evaluate-${m%%:*}.json" 2> "$OUT/logs/evaluate-${m%%:*}.err"
+done
+
+# Issue 24 item 7: model-guided search on the full matmul, DG and FD spaces, calibrated on
+# this device's collection (data.csv above), against the default strategy over 20 seeds.
+GUIDED_ARGS=${GUIDED_ARGS:---sizes matmul=2048,dg=131072,fd=8960}
+if [ "${GUIDED:-1}" = 1 ]; then
+  # A store of its own: a store files a kernel whose source it already holds (dg tile 16,
+  # fd lsize 16 are the built-in variants) under the name it was first stored with.
+  gdb=${db%.db}-guided.db
+  timeout 120 python3 benchmarks/model_guided.py measure --db "$gdb" --device "$DEVICE" \
+    $GUIDED_ARGS > "$OUT/guided-measure.txt" 2> "$OUT/logs/guided-measure.err"
+  timeout 90 python3 benchmarks/model_guided.py replay --db "$gdb" --data "$OUT/data.csv" \
+    $GUIDED_ARGS --json "$OUT/guided.json" > "$OUT/guided.txt" 2> "$OUT/logs/guided.err"
+  gzip -c "$gdb" > "$OUT/guided.db.gz"
+fi
 gzip -c "$db" > "$OUT/model.db.gz"
 tail -n 3 "$OUT"/logs/*.err | grep -v Warning | tail -n 20
-for e in evaluate evaluate-paper; do
+cat "$OUT/guided.txt" 2> /dev/null
+for e in evaluate evaluate-paper evaluate-overlap evaluate-paper-overlap; do
 python3 -c "import json; e=json.load(open('$OUT/$e.json')); print({r['variant']: round(r['geomean_rel_error'], 3) for r in e['results']}, 'overall', round(e['geomean_rel_error'], 3), 'ranking', e['ranking_correct'])" \
   || echo "evaluation failed: see $OUT/logs/$e.err"
 done

@@ -31,6 +31,10 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),
     "prior_scale.py": (["--data", str(SHARED)], ["peak RSS MB", "the two priors agree: True"]),
     "store_scale.py": (["--data", str(SHARED)], ["| 2 | 4000 |", "| report |", "goals at 64x"]),
+    "model_guided.py": (
+        ["all", "--db", "{tmp}/guided.db"],
+        ["Evaluations to 95% of the optimum", "goal (model-guided"],
+    ),
     "cold_start.py": (
         ["--data", str(SHARED)],
         ["Median evaluations to 95%", "chosen per held-out"],

@@ -72,3 +72,25 @@ def test_each_variant_becomes_a_measurable_spec(name):
     app = APPLICATIONS[name]
     spec = kernel_spec(app.make(), f"app-{name}", Problem.of({app.size: app.small}))
     assert spec.entry in spec.source and app.size in {a.name for a in spec.args}
+
+
+@pytest.mark.parametrize("variant", ["prefetch-u", "prefetch-dm-tr"])
+@pytest.mark.parametrize("tile", [8, 32])
+def test_dg_variants_at_other_tiles_agree_with_numpy(queue, variant, tile):
+    import dataclasses
+    import functools
+
+    from perfport.model.paper_kernels import dg_diff
+
+    app = dataclasses.replace(
+        APPLICATIONS[f"dg-{variant}"], make=functools.partial(dg_diff, variant, tile=tile)
+    )
+    got, want = run_on(queue, app, 64, seed=2)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_a_dg_tile_that_does_not_divide_the_nodes_is_refused():
+    from perfport.model.paper_kernels import dg_diff
+
+    with pytest.raises(ValueError, match="divisor of 64"):
+        dg_diff("plain", tile=12)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from model_support import LOOPY
@@ -188,3 +189,22 @@ def test_evaluate_without_data_uses_the_shipped_measurements(capsys):
     }  # fmt: skip
     assert report["calibrations"][0]["n_measurements"] == 41
     assert report["geomean_rel_error"] > 0 and isinstance(report["ranking_correct"], bool)
+
+
+def test_evaluate_draws_the_papers_figures_and_a_breakdown(tmp_path, capsys, train_times):
+    data = _data_file(tmp_path, train_times, 1.2)
+    argv = ["model", "evaluate", "--data", str(data), "--model", str(_model_file(tmp_path)),
+            "--figures", str(tmp_path / "figs"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(Path(p).name for p in report["figures"]) == [
+        "breakdown-some-cpu.svg", "matmul-some-cpu.svg",
+    ]  # fmt: skip
+    # each point's terms are its shares of the prediction (a linear model's add up to 1)
+    for r in report["results"]:
+        for p in r["points"]:
+            assert sum(p["terms"].values()) == pytest.approx(1.0)
+    (tmp_path / "file").write_text("")
+    argv[-2] = str(tmp_path / "file")
+    assert main(argv) == 2
+    assert "a file is in the way" in capsys.readouterr().err

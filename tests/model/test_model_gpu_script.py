@@ -31,6 +31,7 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
         "FD_SIZES": "112,224",
         "COLLECT": "empty_kernel barrier_pattern flops_madd_pattern lmem_pattern gmem_pattern "
         "dtype:float32 lid_stride_0:1 n_arrays:1,2 m:8,16 ngroups:16,32 nel:4096",
+        "GUIDED_ARGS": "--smoke",
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
     }
@@ -56,3 +57,12 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
     assert len(paper["results"]) == len(APPLICATIONS)
     assert json.loads((out / "predict.json").read_text())["predicted_ms"] > 0
     assert (out / "model.db.gz").stat().st_size > 0 and (out / "data.csv").is_file()
+    for model in ("matmul-linear", "paper-linear", "matmul-overlap", "paper-overlap"):
+        drawn = sorted(p.name.split("-")[0] for p in (out / f"figures-{model}").glob("*.svg"))
+        assert drawn == ["breakdown", "dg", "fd", "matmul"], model  # Figures 7-9, breakdown
+    for name in ("evaluate-overlap", "evaluate-paper-overlap"):
+        assert len(json.loads((out / f"{name}.json").read_text())["results"]) == len(APPLICATIONS)
+    guided = json.loads((out / "guided.json").read_text())
+    assert [s["space"] for s in guided["spaces"]] == ["matmul", "dg", "fd"]
+    assert all(1 <= s["measured"] <= 3 for s in guided["spaces"])  # a loaded machine drops some
+    assert (out / "guided.db.gz").stat().st_size > 0

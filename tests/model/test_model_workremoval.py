@@ -109,3 +109,42 @@ def test_an_unknown_variable_is_a_one_line_error():
         remove_work(APPLICATIONS["matmul-noprefetch"].make(), ["x"])
     with pytest.raises(ModelError, match="keep:z is not one of all, a, b"):
         make_removed("matmul-prefetch", "z")
+
+
+@pytest.mark.parametrize(("app", "keep", "tag", "barriers"), [
+    ("matmul-prefetch", "b", "bPF", 2), ("dg-prefetch-dm-tr", "u", "uDGT", 1),
+])  # fmt: skip
+def test_keep_barriers_puts_the_kernels_barriers_back_and_keeps_the_load(app, keep, tag, barriers):
+    from perfport.model import APPLICATIONS
+    from perfport.model.gather import loopy
+    from perfport.model.workremoval import make_removed
+
+    original = _stats(APPLICATIONS[app].make())
+    plain, kept = make_removed(app, keep), make_removed(app, keep, keep_barriers=True)
+    assert kept.default_entrypoint.name.startswith("perfport_mk_wrb_")
+    loads = [_pattern(m) for m in _stats(kept).mem if m.direction == "load"]
+    assert loads == [_pattern(m) for m in original.mem if tag in m.tags]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        codes = [loopy().generate_code_v2(p).device_code() for p in (plain, kept)]
+    # the same barriers per iteration of the loop the fetch ran in as the application has
+    assert [c.count("barrier(") for c in codes] == [0, barriers]
+    assert "wrb_" + app.replace("-", "_") in _wrb_generators()
+
+
+def _wrb_generators():
+    from perfport.model.generators import all_generators
+
+    return {g.name for g in all_generators() if "work_removal_barriers" in g.tags}
+
+
+def test_the_barriers_do_not_change_the_sum(queue):
+    from perfport.model import APPLICATIONS
+    from perfport.model.workremoval import make_removed
+
+    b = np.random.default_rng(3).standard_normal((32, 32)).astype(np.float32)
+    plain = _run(queue, make_removed("matmul-prefetch", "b"), b=b)
+    kept = _run(queue, make_removed("matmul-prefetch", "b", keep_barriers=True), b=b)
+    np.testing.assert_allclose(kept, plain, rtol=1e-5)
+    assert _wrb_generators() == {"wrb_" + n.replace("-", "_") for n in APPLICATIONS
+                                 if "-prefetch" in n or n.startswith("fd")}  # fmt: skip

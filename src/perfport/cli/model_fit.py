@@ -87,6 +87,9 @@ def _add_evaluate(model_sub: Any) -> None:
                    help="only these devices (name substring or fingerprint)")  # fmt: skip
     p.add_argument("--model", help="model JSON (default: the shipped matmul model)")
     p.add_argument("--write-data", metavar="CSV", help="also write the measurements used")
+    p.add_argument("--figures", metavar="DIR",
+                   help="also draw the paper's Figures 7-9 and a per-term breakdown as SVG "
+                   "files in DIR")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
 
@@ -261,6 +264,20 @@ def _chosen_devices(runs: list[Any], wanted: list[str]) -> list[Any]:
     return chosen
 
 
+def _write_figures(evaluation: dict[str, Any], folder: str) -> list[str]:
+    from perfport.report.model_figures import model_figures
+
+    out = Path(folder)
+    if out.exists() and not out.is_dir():
+        raise PerfportError(f"--figures {folder}: a file is in the way; give a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, svg in model_figures(evaluation).items():
+        (out / name).write_text(svg + "\n")
+        paths.append(str(out / name))
+    return paths
+
+
 def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.model import Model
     from perfport.model.dataset import from_store, read_data, write_data
@@ -272,9 +289,13 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     if args.write_data:
         write_data(runs, args.write_data)
     evaluation = evaluate(model, runs, _features())
+    figures = _write_figures(evaluation.to_json(), args.figures) if args.figures else None
     if args.json:
-        render.print_json({"model": model.to_json(), **evaluation.to_json()})
+        extra = {} if figures is None else {"figures": figures}
+        render.print_json({"model": model.to_json(), **evaluation.to_json(), **extra})
         return 0
+    for path in figures or ():
+        console.print(f"wrote {path}", highlight=False, markup=False)
     for r in evaluation.results:
         console.print(f"{r.variant} on {r.device}: geomean relative error "
                       f"{r.geomean_rel_error:.1%} over {len(r.points)} sizes", highlight=False,

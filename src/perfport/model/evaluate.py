@@ -26,6 +26,8 @@ class Point:
     sizes: dict[str, Any]
     measured_ms: float
     predicted_ms: float
+    # Each top-level model term's share of the prediction (the per-pattern breakdown).
+    terms: tuple[tuple[str, float], ...] = ()
 
     @property
     def rel_error(self) -> float:
@@ -56,6 +58,7 @@ class VariantResult:
                     "measured_ms": p.measured_ms,
                     "predicted_ms": p.predicted_ms,
                     "rel_error": p.rel_error,
+                    "terms": dict(p.terms),
                 }
                 for p in self.points
             ],
@@ -167,11 +170,13 @@ def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures
         for r in sorted(test, key=lambda r: (r.kernel, sorted(r.problem.items()))):
             inputs = input_features(model, features.stats(r.kernel, r.problem))
             try:
-                predicted = predict(calibration, inputs).value * 1e3
+                prediction = predict(calibration, inputs)
             except ModelError as exc:
                 refused.setdefault(r.kernel, ([], str(exc)))[0].append(dict(r.problem))
                 continue
-            variants[r.kernel].append(Point(dict(r.problem), r.time_ms, predicted))
+            terms = tuple(prediction.terms.items())
+            point = Point(dict(r.problem), r.time_ms, prediction.value * 1e3, terms)
+            variants[r.kernel].append(point)
         results += [
             VariantResult(kernel.removeprefix(APPLICATION_PREFIX), name, fingerprint, tuple(pts))
             for kernel, pts in sorted(variants.items())

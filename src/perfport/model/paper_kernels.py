@@ -47,15 +47,18 @@ def retag(program: Any, variable: str, tag: str) -> Any:
     return program.with_kernel(knl.copy(instructions=insns))
 
 
-def dg_diff(variant: str, dtype: str = "float32") -> Any:
+def dg_diff(variant: str, dtype: str = "float32", tile: int = DG_TILE) -> Any:
     """``res[m, k, i] = sum(j, diff_mat[m, i, j] * u[k, j])``: three 64 x 64 matrices applied
-    to ``nelements`` elements of 64 nodes (section 8.4). k and i are split over 16 x 16
-    work-groups. ``plain`` stops there; ``prefetch-u`` stages 16 x 16 tiles of u in local
-    memory and keeps one accumulator per matrix; ``prefetch-dm`` stages tiles of diff_mat;
+    to ``nelements`` elements of 64 nodes (section 8.4). k and i are split over tile x tile
+    work-groups (16, the paper's, by default; a divisor of 64 is the configuration space of
+    model-guided search), and tiles of j are as wide. ``plain`` stops there; ``prefetch-u``
+    stages tiles of u in local memory and keeps one accumulator per matrix; ``prefetch-dm`` stages tiles of diff_mat;
     ``prefetch-dm-tr`` does too, with u and res stored element-fastest (lid(0) stride 1)."""
     lp = loopy()
     if variant not in DG_VARIANTS:
         raise ValueError(f"DG variant {variant!r}: give one of {', '.join(DG_VARIANTS)}")
+    if tile < 1 or DG_NODES % tile:
+        raise ValueError(f"DG tile {tile}: give a divisor of {DG_NODES}")
     code = _DG_CODE[variant]
     knl = lp.make_kernel(
         "{[m,k,i,j]: 0<=m<nmatrices and 0<=k<nelements and 0<=i,j<nunit_nodes}",
@@ -72,11 +75,11 @@ def dg_diff(variant: str, dtype: str = "float32") -> Any:
         lang_version=(2018, 2),
     )
     knl = lp.fix_parameters(knl, nmatrices=DG_MATRICES, nunit_nodes=DG_NODES)
-    knl = lp.assume(knl, f"nelements >= {DG_TILE} and nelements mod {DG_TILE} = 0")
-    knl = lp.split_iname(knl, "i", DG_TILE, outer_tag="g.1", inner_tag="l.1")
-    knl = lp.split_iname(knl, "k", DG_TILE, outer_tag="g.0", inner_tag="l.0")
+    knl = lp.assume(knl, f"nelements >= {tile} and nelements mod {tile} = 0")
+    knl = lp.split_iname(knl, "i", tile, outer_tag="g.1", inner_tag="l.1")
+    knl = lp.split_iname(knl, "k", tile, outer_tag="g.0", inner_tag="l.0")
     if variant == "prefetch-u":
-        knl = lp.split_iname(knl, "j", DG_TILE)
+        knl = lp.split_iname(knl, "j", tile)
         knl = lp.add_prefetch(
             knl, "u", ["k_inner", "j_inner"], fetch_outer_inames="i_outer,k_outer,j_outer",
             default_tag="l.auto",
@@ -90,7 +93,7 @@ def dg_diff(variant: str, dtype: str = "float32") -> Any:
         knl = lp.prioritize_loops(knl, "j_outer,j_inner,m")
         knl = retag(knl, "u", f"u{code}")
     elif variant.startswith("prefetch-dm"):
-        knl = lp.split_iname(knl, "j", DG_TILE)
+        knl = lp.split_iname(knl, "j", tile)
         knl = lp.add_prefetch(knl, "diff_mat", ["j_inner", "i_inner"], default_tag="l.auto")
         knl = lp.add_inames_for_unused_hw_axes(knl)
         knl = lp.prioritize_loops(knl, "m,j_outer,j_inner")

@@ -62,11 +62,14 @@ def _sum(terms: tuple[Any, ...]) -> Any:
     return terms[0] if len(terms) == 1 else Sum(terms)
 
 
-def remove_work(program: Any, remove_vars: Iterable[str] = ()) -> Any:
+def remove_work(program: Any, remove_vars: Iterable[str] = (), keep_barriers: bool = False) -> Any:
     """``program`` (a loopy program or kernel, transformed as for its run) without on-chip
     work and without the global accesses of ``remove_vars``: every remaining global load is
     summed into ``read_tgt`` where it was, and each store writes ``read_tgt`` (plus the loads
-    of its own expression) to the index it wrote."""
+    of its own expression) to the index it wrote. ``keep_barriers`` puts a local barrier
+    back in each loop where a local-memory fetch was: on a CPU, PoCL runs a work-group's
+    items one after another between barriers, so deleting them changes the order of the
+    kept loads and what they cost (docs/results/2026-11-26-model-pocl-accuracy.md)."""
     lp = loopy()
     if isinstance(program, lp.LoopKernel):
         program = lp.make_program(program)
@@ -80,6 +83,7 @@ def remove_work(program: Any, remove_vars: Iterable[str] = ()) -> Any:
             f"{', '.join(sorted(arrays))}"
         )
     written = knl.get_written_variables()
+    syncs = {frozenset(i.within_inames) for i in knl.instructions if _fills_local(knl, i)}
     loads = _kept_loads(frozenset(arrays) - removed - written)
     stores = [i for i in knl.instructions if set(i.assignee_var_names()) & set(arrays)]
     if not stores:
@@ -103,7 +107,51 @@ def remove_work(program: Any, remove_vars: Iterable[str] = ()) -> Any:
     knl = knl.copy(instructions=insns)
     knl = lp.remove_instructions(knl, dropped)
     knl = _wire(knl, stores, accumulating, acc)
-    return program.with_kernel(_tidy(knl, arrays, removed, stores))
+    program = program.with_kernel(_tidy(knl, arrays, removed, stores))
+    return _put_barriers_back(program, syncs) if keep_barriers and syncs else program
+
+
+def _fills_local(knl: Any, insn: Any) -> bool:
+    """Whether an instruction writes local memory: a temporary declared local, or one left
+    to loopy (``auto``, as a prefetch leaves it) written in local-parallel loops."""
+    lp = loopy()
+    for name in insn.assignee_var_names():
+        temporary = knl.temporary_variables.get(name)
+        if temporary is None or temporary.address_space == lp.AddressSpace.PRIVATE:
+            continue
+        if temporary.address_space == lp.AddressSpace.LOCAL or any(
+            knl.iname_tags_of_type(i, lp.kernel.data.LocalInameTagBase) for i in insn.within_inames
+        ):
+            return True
+    return False
+
+
+def _put_barriers_back(program: Any, syncs: set[frozenset[str]]) -> Any:
+    """A local barrier in each loop nest a fetch ran in (its sequential loops that are
+    left), before the work in that nest; reductions are realised first so the barrier can
+    sit inside the loop a reduction runs."""
+    lp = loopy()
+    program = lp.realize_reduction(program)
+    knl = program.default_entrypoint
+    alive = set(knl.all_inames())
+    nests = sorted({frozenset(s & alive) for s in syncs if s & alive}, key=sorted)
+    barriers = [
+        lp.BarrierInstruction(
+            id=f"{ACCUMULATOR}_barrier_{n}",
+            within_inames=nest,
+            synchronization_kind="local",
+            mem_kind="local",
+            depends_on=frozenset({_INIT}),
+        )
+        for n, nest in enumerate(nests)
+    ]
+    insns = []
+    for insn in knl.instructions:
+        before = {
+            b.id for b in barriers if insn.id != _INIT and b.within_inames <= insn.within_inames
+        }
+        insns.append(insn.copy(depends_on=insn.depends_on | before) if before else insn)
+    return program.with_kernel(knl.copy(instructions=[*insns, *barriers]))
 
 
 def _accumulate(insn: Any, terms: tuple[Any, ...]) -> Any:
@@ -174,17 +222,18 @@ def loaded_arrays(app: AppKernel) -> tuple[str, ...]:
     return tuple(a.name for a in knl.args if isinstance(a, lp.ArrayArg) and a.name not in written)
 
 
-def make_removed(app: str, keep: str) -> Any:
+def make_removed(app: str, keep: str, keep_barriers: bool = False) -> Any:
     """The work-removed kernel of a built-in application keeping the loads of ``keep`` (a
-    global input, or ``all``)."""
+    global input, or ``all``), with its barriers put back if ``keep_barriers``."""
     application = APPLICATIONS[app]
     inputs = loaded_arrays(application)
     if keep != "all" and keep not in inputs:
         raise ModelError(f"work removal of {app}: keep:{keep} is not one of all, "
                          f"{', '.join(inputs)}")  # fmt: skip
-    program = remove_work(application.make(), [] if keep == "all" else set(inputs) - {keep})
+    removed = [] if keep == "all" else set(inputs) - {keep}
+    program = remove_work(application.make(), removed, keep_barriers)
     # A measurement kernel of its own, named apart from the application and any built-in.
-    name = f"{KERNEL_PREFIX}wr_{app.replace('-', '_')}"
+    name = f"{KERNEL_PREFIX}{'wrb' if keep_barriers else 'wr'}_{app.replace('-', '_')}"
     return loopy().rename_callable(program, program.default_entrypoint.name, name)
 
 
@@ -193,9 +242,17 @@ def make_removed(app: str, keep: str) -> Any:
 _INPUTS = {"matmul": ("a", "b"), "dg": ("diff_mat", "u"), "fd": ("u",)}
 
 
+# The built-in applications that stage data in local memory, so synchronise (``wrb_``).
+_WITH_BARRIERS = frozenset(
+    {"matmul-prefetch", "dg-prefetch-u", "dg-prefetch-dm", "dg-prefetch-dm-tr", "fd-16x16",
+     "fd-18x18"}
+)  # fmt: skip
+
+
 def work_removal_generators() -> tuple[Generator, ...]:
     """One generator per built-in application, ``wr_<app>``, at the application's PoCL sizes
-    (give others with a variant tag, ``n:2048``, as on a GPU)."""
+    (give others with a variant tag, ``n:2048``, as on a GPU); and for those with barriers,
+    ``wrb_<app>`` (tag ``work_removal_barriers``), the same with the barriers put back."""
     out = []
     for name, app in APPLICATIONS.items():
         inputs = _INPUTS[name.split("-")[0]]
@@ -210,4 +267,15 @@ def work_removal_generators() -> tuple[Generator, ...]:
                 f"{name} with its on-chip work removed, keeping the loads of one input",
             )
         )
+        if name in _WITH_BARRIERS:
+            out.append(
+                Generator(
+                    "wrb_" + name.replace("-", "_"),
+                    frozenset({"work_removal_barriers", "wrb_" + name.replace("-", "_")}),
+                    (VariantArg("keep", keep), VariantArg(app.size, app.sizes, open=True)),
+                    lambda keep, _app=name: make_removed(_app, keep, keep_barriers=True),
+                    frozenset({app.size}),
+                    f"wr_{name.replace('-', '_')} with the kernel's barriers put back",
+                )
+            )
     return tuple(out)
