@@ -5,6 +5,7 @@ poor on the new device.
     python benchmarks/prior_relatives.py --seeds 10 --jobs 1 \\
         --runs benchmarks/results/prior-relatives-runs-2026-11-26.json.gz,benchmarks/results/strategies-runs.json.gz \\
         [--conditions relatives,failing,poor] [--summary-only] [--json OUT]
+        [--smoke]   # seconds: the three newer convolutions, two seeds, budget 20
 
 Each Kernel Tuner cache of ../shared/data with a relative (the same kernel and parameters on
 another GPU: both GEMMs, the three newer convolutions) is replayed with the ``prior`` strategy,
@@ -40,7 +41,7 @@ import strategies as protocol
 from perfport.strategies import PriorGuided
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
-BUDGET = 200
+BUDGET = 200  # --smoke lowers it
 CONDITIONS = ("cold", "relatives", "failing", "poor")
 _TASKS: dict[str, tuple[ReplayData, np.ndarray | None, dict[str, int]]] = {}  # for workers
 
@@ -68,11 +69,11 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
     return name, {k: int(v) for k, _, v in (s.partition("=") for s in settings)}
 
 
-def _run(task: tuple[str, int]) -> list[float]:
-    key, seed = task
+def _run(task: tuple[str, int, int]) -> list[float]:
+    key, seed, budget = task
     data, scores, settings = _TASKS[key]
     return simulate(  # type: ignore[no-any-return]
-        data, lambda space, s: PriorGuided(space, s, scores=scores, **settings), BUDGET, seed
+        data, lambda space, s: PriorGuided(space, s, scores=scores, **settings), budget, seed
     ).tolist()
 
 
@@ -96,11 +97,13 @@ def median_to_95(runs: list[list[float]], optimum: float) -> float:
     return float(np.median(hits))
 
 
-def stored_key(name: str, label: str, seed: int, settings: dict[str, int]) -> str | None:
-    if settings:
+def stored_key(
+    name: str, label: str, seed: int, settings: dict[str, int], budget: int
+) -> str | None:
+    if settings or budget != BUDGET:
         return None
     strategy = {"cold": "bayes_rf", "relatives": "prior"}.get(name)
-    return f"perfport|{label}|{strategy}|{BUDGET}|{seed}" if strategy else None
+    return f"perfport|{label}|{strategy}|{budget}|{seed}" if strategy else None
 
 
 def main() -> None:
@@ -114,12 +117,24 @@ def main() -> None:
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--budget", type=int, default=BUDGET)
+    parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
+    parser.add_argument("--smoke", action="store_true", help="seconds: checks the script runs")
     args = parser.parse_args()
+    if args.smoke:  # a check that the script still runs end to end, not a measurement
+        args.seeds, args.budget, args.caches, args.runs = 2, 20, "convolution_milo", None
+        args.summary_only, args.json = False, None
     specs = args.conditions.split(",")
     for spec in specs:
         parse(spec)  # a typo fails before the slow part
     hub = args.data / "kerneltuner-benchmark_hub"
-    paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in protocol.CONDITIONS)
+    wanted = args.caches.split(",") if args.caches else [""]
+    paths = sorted(
+        p
+        for p in hub.glob("*/*.json.gz")
+        if p.parent.name in protocol.CONDITIONS
+        and any(w in f"{p.parent.name}/{p.name}" for w in wanted)
+    )
     datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in paths}
     found = protocol.priors(paths, {p: d.space for p, d in datas.items()})
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
@@ -127,7 +142,7 @@ def main() -> None:
     for f in files:
         if f.exists():
             runs.update(protocol.read_runs(f))
-    tasks: dict[str, tuple[str, int]] = {}
+    tasks: dict[str, tuple[str, int, int]] = {}
     labels = []
     for path, data in datas.items():
         prior = found[path]
@@ -143,11 +158,11 @@ def main() -> None:
             _TASKS[f"{data.label}|{spec}"] = (cdata, scores, settings)
             for seed in range(args.seeds):
                 key = f"relatives|{data.label}|{spec}|{seed}"
-                old = stored_key(name, data.label, seed, settings)
+                old = stored_key(name, data.label, seed, settings, args.budget)
                 if key not in runs and old in runs and (valid or name == "cold"):
                     runs[key] = runs[old]
                 if key not in runs:
-                    tasks[key] = (f"{data.label}|{spec}", seed)
+                    tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
     if tasks and args.summary_only:
         sys.exit(f"{len(tasks)} runs not stored, e.g. {next(iter(tasks))!r}")
     started = time.perf_counter()
@@ -171,6 +186,7 @@ def report(
     datas: dict[str, ReplayData],
     args: argparse.Namespace,
 ) -> None:
+    top = args.budget
     table: dict[str, dict[str, float]] = {}
     for spec in specs:
         table[spec] = {}
@@ -182,30 +198,30 @@ def report(
     kt = {
         n: {
             c: median_to_95(
-                [runs[f"kernel_tuner|{c}|{n}|{BUDGET}|{s}"] for s in range(args.seeds)],
+                [runs[f"kernel_tuner|{c}|{n}|{top}|{s}"] for s in range(args.seeds)],
                 datas[c].optimum,
             )
             for c in labels
         }
         for n in kt_names
-        if all(f"kernel_tuner|{c}|{n}|{BUDGET}|0" in runs for c in labels)
+        if all(f"kernel_tuner|{c}|{n}|{top}|0" in runs for c in labels)
     }
 
     def mean(row: dict[str, float]) -> float:
-        return statistics.mean(min(v, BUDGET + 1) for v in row.values())
+        return statistics.mean(min(v, top + 1) for v in row.values())
 
     best = min(kt, key=lambda n: mean(kt[n])) if kt else None
     rows = dict(table)
     if best:
         rows[f"kernel_tuner:{best}"] = kt[best]
-    print(f"Median evaluations to 95% ({args.seeds} seeds, budget {BUDGET}; unreached: >{BUDGET},")
-    print(f"counted as {BUDGET + 1} in the mean); ratio to Kernel Tuner's best ({best})")
+    print(f"Median evaluations to 95% ({args.seeds} seeds, budget {top}; unreached: >{top},")
+    print(f"counted as {top + 1} in the mean); ratio to Kernel Tuner's best ({best})")
     print(
         f"{'condition':24}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>8}{'ratio':>7}"
     )
     for name, row in rows.items():
         cells = "".join(
-            f"{'>' + str(BUDGET) if not np.isfinite(v) else f'{v:g}':>17}" for v in row.values()
+            f"{'>' + str(top) if not np.isfinite(v) else f'{v:g}':>17}" for v in row.values()
         )
         ratio = mean(row) / mean(kt[best]) if best else float("nan")
         print(f"{name:24}{cells}{mean(row):8.1f}{ratio:7.2f}")
