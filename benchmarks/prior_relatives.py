@@ -163,6 +163,8 @@ def main() -> None:
                     runs[key] = runs[old]
                 if key not in runs:
                     tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
+    # Seed by seed over every cache and condition, so a run cut short leaves whole seeds.
+    tasks = dict(sorted(tasks.items(), key=lambda kv: kv[1][1]))
     if tasks and args.summary_only:
         sys.exit(f"{len(tasks)} runs not stored, e.g. {next(iter(tasks))!r}")
     started = time.perf_counter()
