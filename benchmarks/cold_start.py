@@ -222,7 +222,10 @@ def main() -> None:
         for label in labels
         for seed in range(args.seeds)
     }
-    missing = {k: t for k, t in tasks.items() if k not in runs}
+    # Seed by seed over every cache and candidate, so a run cut short leaves whole seeds.
+    missing = dict(
+        sorted(((k, t) for k, t in tasks.items() if k not in runs), key=lambda kt: kt[1][3])
+    )
     if missing and args.summary_only:
         sys.exit(f"{len(missing)} runs not stored, e.g. {next(iter(missing))!r}")
     started = time.perf_counter()
