@@ -204,21 +204,19 @@ def run_tasks(worker: Any, tasks: dict[str, Any], jobs: int, save: Any = None) -
     is called every 30 s with what is done so far, so a run cut short keeps its results."""
     done: dict[str, Any] = {}
     saved = time.perf_counter()
-    if jobs <= 1 or len(tasks) <= 1:
-        for key, task in tasks.items():
-            done[key] = worker(task)
-            if save is not None and time.perf_counter() - saved > 30:
-                save(done)
-                saved = time.perf_counter()
-        return done
-    os.environ["OMP_NUM_THREADS"] = "1"  # one core per process (torch, BLAS)
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        items = [(key, worker, task) for key, task in tasks.items()]
-        for key, value in pool.imap_unordered(_keyed, items):
+    items = [(key, worker, task) for key, task in tasks.items()]
+    if jobs > 1 and len(tasks) > 1:
+        os.environ["OMP_NUM_THREADS"] = "1"  # one core per process (torch, BLAS)
+    pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 and len(tasks) > 1 else None
+    try:
+        for key, value in pool.imap_unordered(_keyed, items) if pool else map(_keyed, items):
             done[key] = value
             if save is not None and time.perf_counter() - saved > 30:
                 save(done)
                 saved = time.perf_counter()
+    finally:
+        if pool is not None:
+            pool.terminate()
     return done
 
 
