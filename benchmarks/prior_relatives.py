@@ -175,8 +175,8 @@ def main() -> None:
             protocol.write_runs(files[0], mine)
 
     runs.update(protocol.run_tasks(_run, tasks, args.jobs, save))
-    save({})
     if tasks:
+        save({})
         print(f"{len(tasks)} runs: {time.perf_counter() - started:.0f} s", file=sys.stderr)
     report(runs, specs, labels, {d.label: d for d in datas.values()}, args)
 
