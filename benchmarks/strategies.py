@@ -202,18 +202,21 @@ def _keyed(item: tuple[str, Any, Any]) -> tuple[str, Any]:
 def run_tasks(worker: Any, tasks: dict[str, Any], jobs: int, save: Any = None) -> dict[str, Any]:
     """worker(task) for every task, in ``jobs`` forked processes when jobs > 1; ``save(done)``
     is called every 30 s with what is done so far, so a run cut short keeps its results."""
-    if jobs <= 1 or len(tasks) <= 1:
-        return {key: worker(task) for key, task in tasks.items()}
-    os.environ["OMP_NUM_THREADS"] = "1"  # one core per process (torch, BLAS)
     done: dict[str, Any] = {}
     saved = time.perf_counter()
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
-        items = [(key, worker, task) for key, task in tasks.items()]
-        for key, value in pool.imap_unordered(_keyed, items):
+    items = [(key, worker, task) for key, task in tasks.items()]
+    if jobs > 1 and len(tasks) > 1:
+        os.environ["OMP_NUM_THREADS"] = "1"  # one core per process (torch, BLAS)
+    pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 and len(tasks) > 1 else None
+    try:
+        for key, value in pool.imap_unordered(_keyed, items) if pool else map(_keyed, items):
             done[key] = value
             if save is not None and time.perf_counter() - saved > 30:
                 save(done)
                 saved = time.perf_counter()
+    finally:
+        if pool is not None:
+            pool.terminate()
     return done
 
 

@@ -39,6 +39,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
         ["--data", str(SHARED)],
         ["Median evaluations to 95%", "chosen per held-out"],
     ),
+    "prior_relatives.py": (["--data", str(SHARED)], ["Median evaluations to 95%", "poor"]),
 }
 NEEDS_SHARED = {
     "space_build.py",
@@ -46,6 +47,7 @@ NEEDS_SHARED = {
     "prior_scale.py",
     "store_scale.py",
     "cold_start.py",
+    "prior_relatives.py",
 }
 
 

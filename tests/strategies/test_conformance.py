@@ -171,3 +171,29 @@ def test_listed_plans_its_list():
     strategy = Listed(SPACE, 0, (7, 2, 9))
     assert list(strategy.plan()) == [7, 2, 9]
     assert [strategy.ask(), strategy.tell(7, 1.0), strategy.ask()] == [7, None, 2]
+
+
+def test_prior_whose_picks_fail_here_is_dropped_after_give_up():
+    failing = np.flatnonzero(np.isnan(DATA.times))
+    running = np.flatnonzero(np.isfinite(DATA.times))
+    scores = np.full(len(SPACE), np.nan)
+    # the relatives' best 6 fail on this device (spread: no two differ in one parameter only)
+    pos = SPACE.positions()
+    picks: list[int] = []
+    for i in failing:
+        if all(np.count_nonzero(pos[i] != pos[j]) >= 2 for j in picks):
+            picks.append(int(i))
+    scores[picks] = 1.0
+    scores[running[:5]] = 0.5
+    assert len(picks) > 3
+    for give_up, wasted in ((2, 2), (3, 3), (10, len(picks))):
+        strategy = STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=give_up)
+        asked = []
+        for _ in range(len(picks)):
+            i = strategy.ask()
+            asked.append(i)
+            strategy.tell(i, None if np.isnan(DATA.times[i]) else float(DATA.times[i]))
+        # after give_up failures in a row the search is bayes_rf's: no more of the prior's picks
+        assert sum(i in picks for i in asked) == wasted
+    with pytest.raises(ValueError, match="give_up"):
+        STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=0)

@@ -11,6 +11,7 @@ from perfport.space import Space
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
+from perfport.strategies.mixed import MixedBayes
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
 from perfport.strategies.ordered import GridSearch, PriorGuided
@@ -31,6 +32,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         BayesRandomForest,
         TrustRegionBayes,
         Portfolio,
+        MixedBayes,
         PriorGuided,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
         OptunaTPE,
@@ -55,6 +57,7 @@ __all__ = [
     "GridSearch",
     "Listed",
     "LocalSearch",
+    "MixedBayes",
     "OptunaCmaEs",
     "OptunaGP",
     "OptunaQMC",

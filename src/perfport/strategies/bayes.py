@@ -65,6 +65,8 @@ class BayesianOptimization(Strategy):
     ) -> None:
         super().__init__(space, seed)
         self.geometry = Geometry(space)
+        # What the surrogate and the distances see; a subclass may encode the space otherwise.
+        self.features = self.geometry.unit
         self.rng = np.random.default_rng(seed)
         self.surrogate = surrogate
         self.initial = initial
@@ -82,7 +84,7 @@ class BayesianOptimization(Strategy):
         if len(ok) < min(self.initial, 2) or len(self.told) < self.initial:
             return self._spread(untold)
         candidates = self._candidates(untold)
-        x = self.geometry.unit
+        x = self.features
         y = np.log(np.array([self.told[i] for i in ok]))
         try:
             if self.surrogate == "gp":
@@ -122,9 +124,7 @@ class BayesianOptimization(Strategy):
         sample = self.rng.choice(untold, size=min(len(untold), 256), replace=False)
         if not self.told:
             return int(sample[0])
-        d = squared_distances(self.geometry.unit[sample], self.geometry.unit[list(self.told)]).min(
-            1
-        )
+        d = squared_distances(self.features[sample], self.features[list(self.told)]).min(1)
         return int(sample[int(np.argmax(d))])
 
     def _success(self, candidates: np.ndarray) -> np.ndarray:
@@ -134,7 +134,7 @@ class BayesianOptimization(Strategy):
         if not failed.any():
             return np.ones(len(candidates))
         k = min(self.k, len(told))
-        d = squared_distances(self.geometry.unit[candidates], self.geometry.unit[told])
+        d = squared_distances(self.features[candidates], self.features[told])
         nearest = np.argpartition(d, k - 1, axis=1)[:, :k]
         return (k - failed[nearest].sum(1) + 1.0) / (k + 2.0)
 

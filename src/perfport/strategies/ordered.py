@@ -76,16 +76,30 @@ class PriorGuided(Strategy):
     has seen them. ``scores`` (one per legal configuration, higher is more promising, NaN for
     unknown) come from a learned model or from other devices' results (``perfport tune`` and
     ``replay`` take them from the store); without them this is plain ``bayes_rf``, so the
-    strategy is never worse off for having no prior."""
+    strategy is never worse off for having no prior.
+
+    When ``give_up`` prior picks in a row fail here (the relatives' best configurations do
+    not compile or launch on this device), the rest of the ranking is dropped and the search
+    goes on as ``bayes_rf``, which has seen the failures: the prior costs at most ``give_up``
+    wasted evaluations instead of ``first`` (docs/results/2026-11-26-prior-relatives.md)."""
 
     name = "prior"
     summary = "other devices' best configurations first (from the store), then bayes_rf"
     takes_prior = True
 
     def __init__(
-        self, space: Space, seed: int = 0, scores: Sequence[float] | None = None, first: int = 10
+        self,
+        space: Space,
+        seed: int = 0,
+        scores: Sequence[float] | None = None,
+        first: int = 10,
+        give_up: int = 3,
     ) -> None:
+        if give_up < 1:
+            raise ValueError(f"give_up must be >= 1, got {give_up}")
         super().__init__(space, seed)
+        self.give_up = give_up
+        self._failed_in_a_row = 0
         self._then = BayesRandomForest(space, seed)
         self._ranking: list[int] = []
         self._first = max(1, first)
@@ -122,3 +136,7 @@ class PriorGuided(Strategy):
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
         self._then.tell(index, value)
+        if index in self._ranking[: self._next]:  # a prior pick: does the prior hold here?
+            self._failed_in_a_row = self._failed_in_a_row + 1 if value is None else 0
+            if self._failed_in_a_row >= self.give_up:
+                self._ranking = self._ranking[: self._next]  # follow it no further

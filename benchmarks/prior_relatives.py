@@ -1,0 +1,237 @@
+"""The prior with relatives in the store (issue 27, item 3): median evaluations to 95% when the
+same kernel's other devices are in the store, and when their best configurations fail or are
+poor on the new device.
+
+    python benchmarks/prior_relatives.py --seeds 10 --jobs 1 \\
+        --runs benchmarks/results/prior-relatives-runs-2026-11-26.json.gz,benchmarks/results/strategies-runs.json.gz \\
+        [--conditions relatives,failing,poor] [--summary-only] [--json OUT]
+        [--smoke]   # seconds: the three newer convolutions, two seeds, budget 20
+
+Each Kernel Tuner cache of ../shared/data with a relative (the same kernel and parameters on
+another GPU: both GEMMs, the three newer convolutions) is replayed with the ``prior`` strategy,
+budget 200, the cache's own ``time``, its prior built as ``perfport tune`` builds it from a
+store holding every other cache (benchmarks/strategies.py's ``priors``). Conditions:
+
+- ``relatives``: that prior as it is;
+- ``failing``: the configurations the relatives rate in their best 1% fail on this device
+  (compile or launch errors), as when another GPU's best tiles exceed this one's limits;
+- ``poor``: the prior's order reversed, so its first picks are the configurations the
+  relatives rated worst: a prior that misleads;
+- ``cold``: no prior (``bayes_rf``), for reference.
+
+A condition may carry settings of the strategy, ``failing:give_up=10``. Runs are keyed
+``relatives|cache|condition|seed``; ``relatives`` and ``cold`` read the stored ``prior`` and
+``bayes_rf`` runs of benchmarks/strategies.py when present and still valid (the prior's
+fallback never triggers there; checked below). Kernel Tuner's stored runs give its best
+strategy per cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+import strategies as protocol
+from perfport.strategies import PriorGuided
+from perfport.tune.replay import ReplayData, evals_to, simulate
+
+BUDGET = 200  # --smoke lowers it
+CONDITIONS = ("cold", "relatives", "failing", "poor")
+_TASKS: dict[str, tuple[ReplayData, np.ndarray | None, dict[str, int]]] = {}  # for workers
+
+
+def condition(
+    name: str, data: ReplayData, scores: np.ndarray
+) -> tuple[ReplayData, np.ndarray | None]:
+    """The replay data and prior scores of one condition."""
+    if name == "cold":
+        return data, None
+    if name == "poor":
+        return data, np.nanmax(scores) - scores  # NaN (unknown to the prior) stays NaN
+    if name == "failing":
+        known = np.isfinite(scores)
+        cut = np.quantile(scores[known], 0.99)
+        times = np.where(known & (scores >= cut), np.nan, data.times)
+        return replace(data, times=times), scores
+    return data, scores
+
+
+def parse(spec: str) -> tuple[str, dict[str, int]]:
+    name, *settings = spec.split(":")
+    if name not in CONDITIONS:
+        sys.exit(f"no condition {name!r} in {spec!r}; choose from {', '.join(CONDITIONS)}")
+    return name, {k: int(v) for k, _, v in (s.partition("=") for s in settings)}
+
+
+def _run(task: tuple[str, int, int]) -> list[float]:
+    key, seed, budget = task
+    data, scores, settings = _TASKS[key]
+    return simulate(  # type: ignore[no-any-return]
+        data, lambda space, s: PriorGuided(space, s, scores=scores, **settings), budget, seed
+    ).tolist()
+
+
+def fallback_triggers(data: ReplayData, scores: np.ndarray) -> bool:
+    """Whether the prior's picks fail ``give_up`` times in a row on this cache (then the
+    stored runs, made before the fallback, are not this strategy's)."""
+    strategy = PriorGuided(data.space, 0, scores=scores)
+    run = 0
+    for i in strategy._ranking:
+        run = run + 1 if np.isnan(data.times[i]) else 0
+        if run >= strategy.give_up:
+            return True
+    return False
+
+
+def median_to_95(runs: list[list[float]], optimum: float) -> float:
+    hits = []
+    for trace in runs:
+        t = np.array(trace)
+        hits.append(evals_to(np.where(np.isfinite(t), optimum / t, 0.0), 0.95))
+    return float(np.median(hits))
+
+
+def stored_key(
+    name: str, label: str, seed: int, settings: dict[str, int], budget: int
+) -> str | None:
+    if settings or budget != BUDGET:
+        return None
+    strategy = {"cold": "bayes_rf", "relatives": "prior"}.get(name)
+    return f"perfport|{label}|{strategy}|{budget}|{seed}" if strategy else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--conditions", default="cold,relatives,failing,poor")
+    parser.add_argument("--runs", help="run files; new runs go to the first")
+    parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--budget", type=int, default=BUDGET)
+    parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
+    parser.add_argument("--smoke", action="store_true", help="seconds: checks the script runs")
+    args = parser.parse_args()
+    if args.smoke:  # a check that the script still runs end to end, not a measurement
+        args.seeds, args.budget, args.caches, args.runs = 2, 20, "convolution_milo", None
+        args.summary_only, args.json = False, None
+    specs = args.conditions.split(",")
+    for spec in specs:
+        parse(spec)  # a typo fails before the slow part
+    hub = args.data / "kerneltuner-benchmark_hub"
+    wanted = args.caches.split(",") if args.caches else [""]
+    paths = sorted(
+        p
+        for p in hub.glob("*/*.json.gz")
+        if p.parent.name in protocol.CONDITIONS
+        and any(w in f"{p.parent.name}/{p.name}" for w in wanted)
+    )
+    datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in paths}
+    found = protocol.priors(paths, {p: d.space for p, d in datas.items()})
+    files = [Path(f) for f in args.runs.split(",")] if args.runs else []
+    runs: dict[str, list[float]] = {}
+    for f in files:
+        if f.exists():
+            runs.update(protocol.read_runs(f))
+    tasks: dict[str, tuple[str, int, int]] = {}
+    labels = []
+    for path, data in datas.items():
+        prior = found[path]
+        if prior is None:
+            continue  # no relative in the store: nothing to measure here
+        labels.append(data.label)
+        valid = not fallback_triggers(data, prior.scores)
+        print(f"{data.label}: prior from {prior.sources} other devices; stored runs "
+              f"{'valid' if valid else 'stale (fallback triggers)'}", file=sys.stderr)  # fmt: skip
+        for spec in specs:
+            name, settings = parse(spec)
+            cdata, scores = condition(name, data, prior.scores)
+            _TASKS[f"{data.label}|{spec}"] = (cdata, scores, settings)
+            for seed in range(args.seeds):
+                key = f"relatives|{data.label}|{spec}|{seed}"
+                old = stored_key(name, data.label, seed, settings, args.budget)
+                if key not in runs and old in runs and (valid or name == "cold"):
+                    runs[key] = runs[old]
+                if key not in runs:
+                    tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
+    # Seed by seed over every cache and condition, so a run cut short leaves whole seeds.
+    tasks = dict(sorted(tasks.items(), key=lambda kv: kv[1][1]))
+    if tasks and args.summary_only:
+        sys.exit(f"{len(tasks)} runs not stored, e.g. {next(iter(tasks))!r}")
+    started = time.perf_counter()
+
+    def save(done: dict[str, list[float]]) -> None:
+        if files:
+            mine = {k: v for k, v in {**runs, **done}.items() if k.startswith("relatives|")}
+            protocol.write_runs(files[0], mine)
+
+    runs.update(protocol.run_tasks(_run, tasks, args.jobs, save))
+    if tasks:
+        save({})
+        print(f"{len(tasks)} runs: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    report(runs, specs, labels, {d.label: d for d in datas.values()}, args)
+
+
+def report(
+    runs: dict[str, list[float]],
+    specs: list[str],
+    labels: list[str],
+    datas: dict[str, ReplayData],
+    args: argparse.Namespace,
+) -> None:
+    top = args.budget
+    table: dict[str, dict[str, float]] = {}
+    for spec in specs:
+        table[spec] = {}
+        for label in labels:
+            cdata = _TASKS[f"{label}|{spec}"][0]
+            got = [runs[f"relatives|{label}|{spec}|{s}"] for s in range(args.seeds)]
+            table[spec][label] = median_to_95(got, cdata.optimum)
+    kt_names = protocol.KT_STRATEGIES
+    kt = {
+        n: {
+            c: median_to_95(
+                [runs[f"kernel_tuner|{c}|{n}|{top}|{s}"] for s in range(args.seeds)],
+                datas[c].optimum,
+            )
+            for c in labels
+        }
+        for n in kt_names
+        if all(f"kernel_tuner|{c}|{n}|{top}|0" in runs for c in labels)
+    }
+
+    def mean(row: dict[str, float]) -> float:
+        return statistics.mean(min(v, top + 1) for v in row.values())
+
+    best = min(kt, key=lambda n: mean(kt[n])) if kt else None
+    rows = dict(table)
+    if best:
+        rows[f"kernel_tuner:{best}"] = kt[best]
+    print(f"Median evaluations to 95% ({args.seeds} seeds, budget {top}; unreached: >{top},")
+    print(f"counted as {top + 1} in the mean); ratio to Kernel Tuner's best ({best})")
+    print(
+        f"{'condition':24}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>8}{'ratio':>7}"
+    )
+    for name, row in rows.items():
+        cells = "".join(
+            f"{'>' + str(top) if not np.isfinite(v) else f'{v:g}':>17}" for v in row.values()
+        )
+        ratio = mean(row) / mean(kt[best]) if best else float("nan")
+        print(f"{name:24}{cells}{mean(row):8.1f}{ratio:7.2f}")
+    if args.json:
+        import json
+
+        args.json.write_text(json.dumps({"rows": rows, "kernel_tuner_best": best}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
