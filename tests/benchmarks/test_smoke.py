@@ -40,6 +40,10 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
         ["Median evaluations to 95%", "chosen per held-out"],
     ),
     "prior_relatives.py": (["--data", str(SHARED)], ["Median evaluations to 95%", "poor"]),
+    "store_open.py": (
+        ["--data", str(SHARED)],
+        ["| command | runs (s) |", "every-row / incremental"],
+    ),
 }
 NEEDS_SHARED = {
     "space_build.py",
@@ -48,6 +52,7 @@ NEEDS_SHARED = {
     "store_scale.py",
     "cold_start.py",
     "prior_relatives.py",
+    "store_open.py",
 }
 
 
