@@ -18,7 +18,13 @@ from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
-from perfport.split.split import block, chosen_configs, distinct_ids, split_dimension
+from perfport.split.split import (
+    DECISION_MARGIN,
+    block,
+    chosen_configs,
+    distinct_ids,
+    split_dimension,
+)
 from perfport.split.steps import Replan, Step, StepsResult, run_steps
 from perfport.store import Store
 
@@ -43,9 +49,10 @@ class StepsOutcome:
 
     @property
     def decision(self) -> str:
-        """ "split" when the verified split's steps beat the best single device's, else that
-        device's id."""
-        if self.verified and self.run.total_ms < self.single[self.best_single].total_ms:
+        """ "split" when the verified split's steps beat the best single device's by more
+        than ``DECISION_MARGIN``, else that device's id."""
+        best = self.single[self.best_single].total_ms
+        if self.verified and self.run.total_ms < best * (1 - DECISION_MARGIN):
             return "split"
         return self.devices[self.best_single].id
 
