@@ -16,6 +16,7 @@ from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
+from perfport.split.payoff import element_bytes, payoff
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
 from perfport.split.split import (
@@ -101,11 +102,21 @@ class StepsOutcome:
         }
 
 
-def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Replan:
+def rebalancer(
+    plan: SplitPlan,
+    tolerance: float = 0.03,
+    window: int = 3,
+    steps: int | None = None,
+    row_bytes: int = 0,
+) -> Replan:
     """A ``Replan`` that re-plans once the last ``window`` steps on the same parts show
-    their median kernel times more than ``tolerance`` apart: each device's line through its
-    time alone and its part's median, the shares under which the lines end together, and
-    Eqs. 5-9 for whole work-groups (``perfport.split.rebalance``)."""
+    their median kernel times more than ``tolerance`` apart and further apart than their
+    step-to-step noise: each device's line through its time alone and its part's median,
+    the shares under which the lines end together, and Eqs. 5-9 for whole work-groups
+    (``perfport.split.rebalance``). Given ``steps`` (the run's count) and ``row_bytes`` (the
+    bytes a re-split moves per element), it re-splits only when the predicted saving over
+    the remaining steps exceeds the move's predicted cost at the measured transfer rate
+    (``perfport.split.payoff``)."""
     lines = [(0.0, t / plan.extent) for t in plan.times_ms]
 
     def replan(done: Sequence[Step]) -> Sequence[Range] | None:
@@ -123,6 +134,10 @@ def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Rep
         again = plan_split(
             plan.devices, plan.extent, plan.blocks, plan.times_ms, plan.dimension, shares
         )
+        remaining = steps - len(done) if steps is not None else 0
+        guess = payoff(done, window, again.parts, lines, remaining, row_bytes)
+        if guess.imbalance <= guess.noise or (steps is not None and not guess.pays):
+            return None  # within the noise, or the move costs more than it would save
         return again.parts
 
     return replan
@@ -179,7 +194,12 @@ def split_steps(
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
-    replan = rebalancer(plan) if rebalance else None
+    env = spec.env(chosen[0][0], full)
+    replan = (
+        rebalancer(plan, steps=steps, row_bytes=element_bytes(spec, split, env))
+        if rebalance
+        else None
+    )
     run = run_steps(spec, full, parts, split, steps, replan, opener)
     expected = min(single, key=lambda r: r.total_ms).outputs
     wrong = mismatch(run.outputs, expected, spec.tolerance)
