@@ -60,8 +60,22 @@ def test_moves_and_rates_are_measured_from_the_steps():
     assert moved_elements(HALVES, HALVES) == 0
     assert moved_elements(HALVES, ((0, EXTENT), (EXTENT, EXTENT))) == 8192
     steps = _steps([(1.0, 1.0)], mb_per_ms=0.5)
-    assert transfer_rate(steps) == 0.5e6
+    assert transfer_rate(steps) == (0.5e6, False)
     assert transfer_rate([Step(HALVES, 1.0, (1.0, 1.0))]) is None
+    moved = Step(HALVES, 1.0, (1.0, 1.0), 1.0, 100, moved_ms=2136.0, moved_bytes=15_900_000)
+    assert transfer_rate([*steps, moved]) == (15_900_000 / 2136.0, True)
+
+
+def test_the_first_move_counts_its_rebuilds_and_later_ones_their_measured_rate():
+    slow = _steps([(2.0, 1.0), (2.01, 1.0), (1.99, 1.01)], mb_per_ms=10.0)
+    plan = _plan((4.0, 2.0))
+    assert rebalancer(plan, steps=200, row_bytes=ROW)(slow) is not None
+    # the same saving against a first move that rebuilds for 2 s (the GPU run's 2136 ms)
+    assert rebalancer(plan, steps=200, row_bytes=ROW, first_move_ms=2000.0)(slow) is None
+    # after a measured move at 10 MB/ms, its rate alone prices the next: no 2 s added
+    done = [Step(HALVES, 2.0, (2.0, 1.0), 0.0, 0, moved_ms=10.0, moved_bytes=100_000_000)]
+    again = rebalancer(plan, steps=200, row_bytes=ROW, first_move_ms=2000.0)([*done, *slow])
+    assert again is not None
 
 
 def test_element_bytes_is_a_row_of_every_cut_array():

@@ -108,6 +108,7 @@ def rebalancer(
     window: int = 3,
     steps: int | None = None,
     row_bytes: int = 0,
+    first_move_ms: float = 0.0,
 ) -> Replan:
     """A ``Replan`` that re-plans once the last ``window`` steps on the same parts show
     their median kernel times more than ``tolerance`` apart and further apart than their
@@ -115,8 +116,8 @@ def rebalancer(
     the shares under which the lines end together, and Eqs. 5-9 for whole work-groups
     (``perfport.split.rebalance``). Given ``steps`` (the run's count) and ``row_bytes`` (the
     bytes a re-split moves per element), it re-splits only when the predicted saving over
-    the remaining steps exceeds the move's predicted cost at the measured transfer rate
-    (``perfport.split.payoff``)."""
+    the remaining steps exceeds the move's predicted cost at the measured transfer rate, the
+    first move's rebuilds counted as ``first_move_ms`` (``perfport.split.payoff``)."""
     lines = [(0.0, t / plan.extent) for t in plan.times_ms]
 
     def replan(done: Sequence[Step]) -> Sequence[Range] | None:
@@ -135,7 +136,7 @@ def rebalancer(
             plan.devices, plan.extent, plan.blocks, plan.times_ms, plan.dimension, shares
         )
         remaining = steps - len(done) if steps is not None else 0
-        guess = payoff(done, window, again.parts, lines, remaining, row_bytes)
+        guess = payoff(done, window, again.parts, lines, remaining, row_bytes, first_move_ms)
         if guess.imbalance <= guess.noise or (steps is not None and not guess.pays):
             return None  # within the noise, or the move costs more than it would save
         return again.parts
@@ -196,7 +197,14 @@ def split_steps(
     ]
     env = spec.env(chosen[0][0], full)
     replan = (
-        rebalancer(plan, steps=steps, row_bytes=element_bytes(spec, split, env))
+        rebalancer(
+            plan,
+            steps=steps,
+            row_bytes=element_bytes(spec, split, env),
+            # a move opens parts as the setup did (kernels built, buffers filled): the
+            # slowest device's setup alone bounds the first move's cost beyond its bytes
+            first_move_ms=max(r.setup_ms for r in single),
+        )
         if rebalance
         else None
     )
