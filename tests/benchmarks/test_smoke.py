@@ -21,6 +21,7 @@ SRC = Path(__file__).parents[2] / "src"
 # script -> (extra arguments, what its output must contain)
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "overhead.py": ([], ["ratio cold caches", "ratio warm caches"]),
+    "split_launch.py": ([], ["| after |", "ratio before/after per_step_ms"]),
     "space_build.py": (["--data", str(SHARED)], ["ratio"]),
     "strategies.py": (["--data", str(SHARED)], ["Mean fraction of the optimum", "ratio"]),
     "tune_builtins.py": (["--out", "{tmp}/builtins"], ["| stencil |", "speedup"]),

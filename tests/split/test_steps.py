@@ -32,6 +32,7 @@ class Recording(Session):
     def __init__(self, inner: Session) -> None:
         self.inner, self.device = inner, inner.device
         self.read = self.written = 0
+        self.staged: set[int] = set()  # the host arrays halo rows were read into
 
     def compile(self, *args):
         return self.inner.compile(*args)
@@ -47,6 +48,7 @@ class Recording(Session):
 
     def read_range(self, buffer, offset, out):
         self.read += out.nbytes
+        self.staged.add(id(out))
         self.inner.read_range(buffer, offset, out)
 
     def write_range(self, buffer, offset, array):
@@ -87,6 +89,35 @@ def test_steps_split_equal_one_device_and_the_reference(two):
     row = 130 * 4  # bytes of one float row; north 2, south 1
     assert [s.exchange_bytes for s in split_run.steps] == [3 * row] * 4 + [0]
     assert sum(r.read for r in opened) == sum(r.written for r in opened) == 4 * 3 * row
+    # one host staging array per halo transfer, reused by every exchange
+    assert sum(len(r.staged) for r in opened) == 2
+
+
+def test_parts_are_enqueued_then_waited_for(two, monkeypatch):
+    """A split step enqueues every part (Session.start_launch) before waiting for any."""
+    from perfport.devices.opencl import OpenCLSession
+
+    calls: list[str] = []
+    start, finish = OpenCLSession.start_launch, OpenCLSession.finish_launch
+
+    def started(self, *args):
+        calls.append("start")
+        return start(self, *args)
+
+    def finished(self, pending):
+        calls.append("finish")
+        got = finish(self, pending)
+        assert got > 0
+        return got
+
+    monkeypatch.setattr(OpenCLSession, "start_launch", started)
+    monkeypatch.setattr(OpenCLSession, "finish_launch", finished)
+    spec = builtin("stencil")
+    full, split = spec.problem.merged(PROBLEM), spec.split[1]
+    parts = [Part(two[0], FIRST, 0, 40), Part(two[1], SECOND, 40, 97)]
+    out = run_steps(spec, full, parts, split, 3)
+    assert calls == ["start", "start", "finish", "finish"] * 3
+    assert np.allclose(out.outputs["output"], _reference(spec, full, 3), atol=1e-5)
 
 
 def test_a_changed_split_mid_run_moves_rows_and_stays_right(two):

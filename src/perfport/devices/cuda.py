@@ -174,6 +174,54 @@ class CudaSession(Session):
         args: Sequence[Any],
         repeats: int = 1,
     ) -> list[float]:
+        pairs: list[tuple[Any, Any]] = []
+        try:
+            with self._device, self._stream:  # RawKernel launches on the current stream
+                self._enqueue(kernel, global_size, local_size, args, repeats, pairs)
+                self._stream.synchronize()
+                return [self._cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
+        except LaunchError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc, bool(pairs)) from None
+
+    def start_launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+    ) -> Any:
+        pairs: list[tuple[Any, Any]] = []
+        try:
+            with self._device, self._stream:
+                self._enqueue(kernel, global_size, local_size, args, 1, pairs)
+            return pairs[0]
+        except LaunchError:
+            raise
+        except Exception as exc:
+            raise self._failed(exc, bool(pairs)) from None
+
+    def finish_launch(self, pending: Any) -> float:
+        start, end = pending
+        try:
+            with self._device:
+                end.synchronize()
+                return float(self._cupy.cuda.get_elapsed_time(start, end))
+        except Exception as exc:
+            raise self._failed(exc, True) from None
+
+    def _enqueue(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+        repeats: int,
+        pairs: list[tuple[Any, Any]],
+    ) -> None:
+        """Enqueue ``repeats`` launches on the session's stream (its device current), each
+        between two events appended to ``pairs``."""
         cupy = self._cupy
         assert isinstance(kernel, _CudaKernel)
         block = tuple(local_size) + (1,) * (3 - len(local_size))
@@ -181,33 +229,27 @@ class CudaSession(Session):
         grid += (1,) * (3 - len(grid))
         shared = sum(a.nbytes for a in args if isinstance(a, LocalSpace))
         plain = tuple(a for a in args if not isinstance(a, LocalSpace | ConstantData))
-        pairs: list[tuple[Any, Any]] = []
-        try:
-            with self._device, self._stream:  # RawKernel launches on the current stream
-                for a in args:
-                    if isinstance(a, ConstantData):
-                        self._fill_constant(kernel, a)
-                if shared > _DEFAULT_DYNAMIC_SHARED:
-                    kernel.kernel.max_dynamic_shared_size_bytes = shared
-                for _ in range(repeats):
-                    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-                    start.record(self._stream)
-                    kernel.kernel(grid, block, plain, shared_mem=shared)
-                    pairs.append((start, end))
-                    end.record(self._stream)
-                self._stream.synchronize()
-                return [cupy.cuda.get_elapsed_time(s, e) for s, e in pairs]
-        except LaunchError:
-            raise
-        except Exception as exc:
-            # A launch call that started nothing yet can be refused; an error at a later call
-            # or at the synchronisation is a fault (CUDA reports faults asynchronously).
-            phase = LaunchPhase.ENQUEUE if not pairs else LaunchPhase.EXECUTION
-            code = _error_code(exc)
-            refused = is_refusal(code, phase)
-            if not refused and any(s in normalise_code(code) for s in _STICKY):
-                self.healthy = False
-            raise LaunchError(code, str(exc).splitlines()[0][:300], refused) from None
+        for a in args:
+            if isinstance(a, ConstantData):
+                self._fill_constant(kernel, a)
+        if shared > _DEFAULT_DYNAMIC_SHARED:
+            kernel.kernel.max_dynamic_shared_size_bytes = shared
+        for _ in range(repeats):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(self._stream)
+            kernel.kernel(grid, block, plain, shared_mem=shared)
+            pairs.append((start, end))
+            end.record(self._stream)
+
+    def _failed(self, exc: Exception, started: bool) -> LaunchError:
+        # A launch call that started nothing yet can be refused; an error at a later call
+        # or at the synchronisation is a fault (CUDA reports faults asynchronously).
+        phase = LaunchPhase.EXECUTION if started else LaunchPhase.ENQUEUE
+        code = _error_code(exc)
+        refused = is_refusal(code, phase)
+        if not refused and any(s in normalise_code(code) for s in _STICKY):
+            self.healthy = False
+        return LaunchError(code, str(exc).splitlines()[0][:300], refused)
 
     def _fill_constant(self, kernel: _CudaKernel, data: ConstantData) -> None:
         """Copy ``data`` into the module's ``__constant__`` array of the same name."""

@@ -253,11 +253,40 @@ class OpenCLSession(Session):
         except cl.Error as exc:
             # Only the first enqueue can be refused: a later one may report an earlier fault.
             phase = LaunchPhase.ENQUEUE if not events else LaunchPhase.EXECUTION
-            code = _code_name(cl, exc)
-            refused = is_refusal(code, phase)
-            if not refused:  # a fault may leave the context unusable: start afresh
-                self.healthy = False
-            raise LaunchError(code, str(exc).splitlines()[0][:300], refused) from None
+            raise self._failed(exc, phase) from None
+
+    def start_launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+    ) -> Any:
+        cl = self._cl
+        assert isinstance(kernel, _OpenCLKernel)
+        try:
+            kernel.kernel.set_args(*(_cl_arg(cl, a) for a in args))
+            event = cl.enqueue_nd_range_kernel(
+                self._queue, kernel.kernel, tuple(global_size), tuple(local_size)
+            )
+            self._queue.flush()  # submitted now: the devices run side by side
+            return event
+        except cl.Error as exc:
+            raise self._failed(exc, LaunchPhase.ENQUEUE) from None
+
+    def finish_launch(self, pending: Any) -> float:
+        try:
+            pending.wait()
+            return float((pending.profile.end - pending.profile.start) * 1e-6)
+        except self._cl.Error as exc:
+            raise self._failed(exc, LaunchPhase.EXECUTION) from None
+
+    def _failed(self, exc: Exception, phase: LaunchPhase) -> LaunchError:
+        code = _code_name(self._cl, exc)
+        refused = is_refusal(code, phase)
+        if not refused:  # a fault may leave the context unusable: start afresh
+            self.healthy = False
+        return LaunchError(code, str(exc).splitlines()[0][:300], refused)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

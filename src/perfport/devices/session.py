@@ -92,5 +92,22 @@ class Session(ABC):
         """Launch ``repeats`` times back to back; return each launch's device time in ms.
         ``args`` holds device buffers, numpy scalars, LocalSpace and ConstantData."""
 
+    # Enqueue now, wait later: a split enqueues every device's part, then waits for each,
+    # with no thread per part. A session that cannot enqueue asynchronously runs the launch
+    # in ``start_launch`` (the default), so the pair always works.
+    def start_launch(
+        self,
+        kernel: CompiledKernel,
+        global_size: Sequence[int],
+        local_size: Sequence[int],
+        args: Sequence[Any],
+    ) -> Any:
+        """Enqueue one launch and return a handle for ``finish_launch`` without waiting."""
+        return self.launch(kernel, global_size, local_size, args, 1)[0]
+
+    def finish_launch(self, pending: Any) -> float:
+        """Wait for a ``start_launch``; its device time in ms (LaunchError as ``launch``)."""
+        return float(pending)
+
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the context."""

@@ -54,10 +54,10 @@ def device_line(extent: int, alone_ms: float, elements: int, part_ms: float) -> 
     return overhead, slope
 
 
-def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[float, ...]:
-    """The shares of ``extent`` under which every device that gets any finishes at the same
-    time T, with sum((T - overhead) / cost) = extent over the devices whose overhead is below
-    T (found by bisection: the sum grows with T)."""
+def balanced_finish(extent: int, lines: Sequence[tuple[float, float]]) -> float:
+    """The time T at which every device that gets any elements finishes together, with
+    sum((T - overhead) / cost) = extent over the devices whose overhead is below T (found by
+    bisection: the sum grows with T)."""
 
     def covered(t: float) -> float:
         return sum(max(0.0, (t - a) / b) for a, b in lines)
@@ -66,7 +66,14 @@ def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[
     for _ in range(100):
         mid = (low + high) / 2
         low, high = (mid, high) if covered(mid) < extent else (low, mid)
-    elements = [max(0.0, (high - a) / b) for a, b in lines]
+    return high
+
+
+def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[float, ...]:
+    """The shares of ``extent`` under which every device that gets any finishes at the same
+    time (``balanced_finish``)."""
+    finish = balanced_finish(extent, lines)
+    elements = [max(0.0, (finish - a) / b) for a, b in lines]
     total = sum(elements)
     return tuple(e / total for e in elements)
 

@@ -16,9 +16,16 @@ from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
+from perfport.split.payoff import element_bytes, payoff
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
-from perfport.split.split import block, chosen_configs, distinct_ids, split_dimension
+from perfport.split.split import (
+    DECISION_MARGIN,
+    block,
+    chosen_configs,
+    distinct_ids,
+    split_dimension,
+)
 from perfport.split.steps import Replan, Step, StepsResult, run_steps
 from perfport.store import Store
 
@@ -43,9 +50,10 @@ class StepsOutcome:
 
     @property
     def decision(self) -> str:
-        """ "split" when the verified split's steps beat the best single device's, else that
-        device's id."""
-        if self.verified and self.run.total_ms < self.single[self.best_single].total_ms:
+        """ "split" when the verified split's steps beat the best single device's by more
+        than ``DECISION_MARGIN``, else that device's id."""
+        best = self.single[self.best_single].total_ms
+        if self.verified and self.run.total_ms < best * (1 - DECISION_MARGIN):
             return "split"
         return self.devices[self.best_single].id
 
@@ -94,11 +102,22 @@ class StepsOutcome:
         }
 
 
-def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Replan:
+def rebalancer(
+    plan: SplitPlan,
+    tolerance: float = 0.03,
+    window: int = 3,
+    steps: int | None = None,
+    row_bytes: int = 0,
+    first_move_ms: float = 0.0,
+) -> Replan:
     """A ``Replan`` that re-plans once the last ``window`` steps on the same parts show
-    their median kernel times more than ``tolerance`` apart: each device's line through its
-    time alone and its part's median, the shares under which the lines end together, and
-    Eqs. 5-9 for whole work-groups (``perfport.split.rebalance``)."""
+    their median kernel times more than ``tolerance`` apart and further apart than their
+    step-to-step noise: each device's line through its time alone and its part's median,
+    the shares under which the lines end together, and Eqs. 5-9 for whole work-groups
+    (``perfport.split.rebalance``). Given ``steps`` (the run's count) and ``row_bytes`` (the
+    bytes a re-split moves per element), it re-splits only when the predicted saving over
+    the remaining steps exceeds the move's predicted cost at the measured transfer rate, the
+    first move's rebuilds counted as ``first_move_ms`` (``perfport.split.payoff``)."""
     lines = [(0.0, t / plan.extent) for t in plan.times_ms]
 
     def replan(done: Sequence[Step]) -> Sequence[Range] | None:
@@ -116,6 +135,10 @@ def rebalancer(plan: SplitPlan, tolerance: float = 0.03, window: int = 2) -> Rep
         again = plan_split(
             plan.devices, plan.extent, plan.blocks, plan.times_ms, plan.dimension, shares
         )
+        remaining = steps - len(done) if steps is not None else 0
+        guess = payoff(done, window, again.parts, lines, remaining, row_bytes, first_move_ms)
+        if guess.imbalance <= guess.noise or (steps is not None and not guess.pays):
+            return None  # within the noise, or the move costs more than it would save
         return again.parts
 
     return replan
@@ -172,7 +195,19 @@ def split_steps(
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
-    replan = rebalancer(plan) if rebalance else None
+    env = spec.env(chosen[0][0], full)
+    replan = (
+        rebalancer(
+            plan,
+            steps=steps,
+            row_bytes=element_bytes(spec, split, env),
+            # a move opens parts as the setup did (kernels built, buffers filled): the
+            # slowest device's setup alone bounds the first move's cost beyond its bytes
+            first_move_ms=max(r.setup_ms for r in single),
+        )
+        if rebalance
+        else None
+    )
     run = run_steps(spec, full, parts, split, steps, replan, opener)
     expected = min(single, key=lambda r: r.total_ms).outputs
     wrong = mismatch(run.outputs, expected, spec.tolerance)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -24,8 +25,23 @@ import numpy as np
 from perfport._core import ArrayArg, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import CompiledKernel, Session, open_session
 from perfport.measure.data import host_arrays
-from perfport.split.execute import Opener, Part, PartRun, check_outputs_cut, open_part
-from perfport.split.halo import Range, Slab, check_feeds, halo_ranges, row_shape, transfers
+from perfport.split.execute import (
+    Opener,
+    Part,
+    PartRun,
+    check_outputs_cut,
+    launch_all,
+    open_part,
+)
+from perfport.split.halo import (
+    Range,
+    Slab,
+    Transfer,
+    check_feeds,
+    halo_ranges,
+    row_shape,
+    transfers,
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,11 @@ class StepsResult:
 Replan = Callable[[Sequence[Step]], Sequence[Range] | None]
 
 
+def _call_all(calls: Sequence[Callable[[], None]]) -> None:
+    for call in calls:
+        call()
+
+
 class _Stepper:
     """The parts of a time-stepping run, one session per device for the whole run."""
 
@@ -108,7 +129,9 @@ class _Stepper:
         # per device: its kernels by defines, so a re-split builds only what changed
         self.built: list[dict[tuple[tuple[str, str], ...], CompiledKernel]] = []
         self.runs: dict[int, PartRun] = {}
-        self.pool = ThreadPoolExecutor(max_workers=len(parts))
+        self.pool = ThreadPoolExecutor(max_workers=len(parts))  # a halo exchange's devices
+        # host staging of the halo exchange by (array, source, target, start, stop)
+        self.staging: dict[tuple[str, int, int, int, int], np.ndarray] = {}
         for i, p in enumerate(parts):
             self.sessions.append(opener(p.device))
             self.built.append({})
@@ -128,27 +151,57 @@ class _Stepper:
         return Slab(run.held[0], row_shape(self.spec, self.split, name, run.env) * itemsize)
 
     def launch(self) -> tuple[float, tuple[float, ...]]:
-        started = time.perf_counter()
-        futures = {i: self.pool.submit(r.launch) for i, r in self.runs.items()}
-        times = {i: f.result() for i, f in futures.items()}
-        wall = (time.perf_counter() - started) * 1e3
+        wall, got = launch_all(list(self.runs.values()))
+        times = dict(zip(self.runs, got, strict=True))
         return wall, tuple(times.get(i, 0.0) for i in range(len(self.parts)))
 
-    def _copy(self, name: str, source: int, target: int, start: int, stop: int,
-              into: Mapping[int, PartRun] | None = None) -> int:  # fmt: skip
-        """Copy extent elements [start, stop) of array ``name`` from a part of this run to
-        part ``target`` of ``into`` (default: this run); returns the bytes moved."""
-        src, dst = self.runs[source], (into or self.runs)[target]
-        offset, nbytes = self.slab(source, name).span(start, stop)
-        dst_slab = Slab(dst.held[0], self.slab(source, name).row_bytes)
-        dst_offset = dst_slab.span(start, stop)[0]
-        if src.session is dst.session:  # rows a device keeps stay on it
-            src.session.copy_range(src.buffers[name], offset, dst.buffers[name], dst_offset, nbytes)
-            return 0
-        data = np.empty(nbytes, np.uint8)
-        src.session.read_range(src.buffers[name], offset, data)
-        dst.session.write_range(dst.buffers[name], dst_offset, data)
-        return nbytes
+    def _transfer(
+        self, moves: Sequence[tuple[str, Transfer]], into: Mapping[int, PartRun], keep: bool
+    ) -> int:
+        """Copy each (array, transfer) from a part of this run to its target part of
+        ``into``: every device's reads at once (one pool task per device), then every
+        device's writes; rows a device keeps are copied on it. With ``keep`` the host
+        staging buffers are kept for the next call (a halo's ranges recur every step).
+        Returns the bytes moved between devices."""
+        reads: dict[int, list[Callable[[], None]]] = {}
+        writes: dict[int, list[Callable[[], None]]] = {}
+        moved = 0
+        for name, t in moves:
+            src, dst = self.runs[t.source], into[t.target]
+            slab = self.slab(t.source, name)
+            offset, nbytes = slab.span(t.start, t.stop)
+            dst_offset = Slab(dst.held[0], slab.row_bytes).span(t.start, t.stop)[0]
+            if src.session is dst.session:  # rows a device keeps stay on it
+                copy = partial(src.session.copy_range, src.buffers[name], offset,
+                               dst.buffers[name], dst_offset, nbytes)  # fmt: skip
+                writes.setdefault(t.target, []).append(copy)
+                continue
+            key = (name, t.source, t.target, t.start, t.stop)
+            staging = self.staging.get(key) if keep else None
+            if staging is None:
+                staging = np.empty(nbytes, np.uint8)
+                if keep:
+                    self.staging[key] = staging
+            reads.setdefault(t.source, []).append(
+                partial(src.session.read_range, src.buffers[name], offset, staging)
+            )
+            writes.setdefault(t.target, []).append(
+                partial(dst.session.write_range, dst.buffers[name], dst_offset, staging)
+            )
+            moved += nbytes
+        self._each(reads)
+        self._each(writes)
+        return moved
+
+    def _each(self, groups: Mapping[int, Sequence[Callable[[], None]]]) -> None:
+        """Every device's calls in order, the devices side by side: the first device's in
+        this thread, the others' in the pool (one hop fewer)."""
+        calls = list(groups.values())
+        futures = [self.pool.submit(_call_all, c) for c in calls[1:]]
+        if calls:
+            _call_all(calls[0])
+        for f in futures:
+            f.result()
 
     def swap_and_exchange(self) -> tuple[float, int]:
         """Swap every feeds pair's buffers, then refresh each part's halo of the arrays fed
@@ -162,10 +215,8 @@ class _Stepper:
             halo_ranges((p.start, p.stop), self.runs[i].held) if i in self.runs else ()
             for i, p in enumerate(self.parts)
         ]
-        moved = 0
-        for t in transfers(self.bounds, wanted):
-            for _, into in self.split.feeds:
-                moved += self._copy(into, t.source, t.target, t.start, t.stop)
+        moves = [(into, t) for t in transfers(self.bounds, wanted) for _, into in self.split.feeds]
+        moved = self._transfer(moves, self.runs, keep=True)
         return (time.perf_counter() - started) * 1e3, moved
 
     def move(self, bounds: Sequence[Range]) -> tuple[float, int]:
@@ -183,10 +234,9 @@ class _Stepper:
                 )
                 self._allocate(i, new[i])
         wanted = [[new[i].held] if i in new else [] for i in range(len(parts))]
-        moved = 0
-        for t in transfers(self.bounds, wanted):
-            for cut in self.split.arrays:
-                moved += self._copy(cut.name, t.source, t.target, t.start, t.stop, new)
+        moves = [(c.name, t) for t in transfers(self.bounds, wanted) for c in self.split.arrays]
+        moved = self._transfer(moves, new, keep=False)
+        self.staging.clear()  # the halo's ranges change with the parts
         for r in new.values():
             r.bind()
         self.runs, self.parts = new, parts
