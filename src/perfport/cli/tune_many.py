@@ -29,17 +29,23 @@ def tune_many_and_report(
     from perfport.tune.multi import tune_many
     from perfport.tune.progress import Board
 
-    for flag, given in (("--configs", args.configs), ("--build-jobs", args.build_jobs),
-                        ("--campaign", args.campaign), ("--objective", args.objective),
+    for flag, given in (("--configs", args.configs), ("--campaign", args.campaign),
+                        ("--objective", args.objective),
                         ("--retry-failed", args.retry_failed)):  # fmt: skip
         if given:
             raise PerfportError(
                 f"{flag} works with one --device; give one device, or leave {flag} out"
             )
+    if args.build_jobs and args.cluster:
+        # The builds would be compiled here, not in the Dask workers' caches that need them.
+        raise PerfportError(
+            "--build-jobs does not work with --cluster (the workers compile on their own "
+            "hosts); leave --build-jobs out, or tune local devices with --device"
+        )
     run = partial(
         tune_many, args.kernel, problem=dict(parse_assignment(p) for p in args.problem),
         strategy=args.strategy, budget=budget, db=args.db, settings=settings, board=Board(),
-        min_work_groups=args.min_work_groups,
+        min_work_groups=args.min_work_groups, build_jobs=args.build_jobs,
     )  # fmt: skip
     if args.cluster:
         results = _on_cluster(args, run)

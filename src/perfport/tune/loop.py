@@ -12,7 +12,7 @@ nothing).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -140,14 +140,7 @@ class TuningLoop:
     def planned_builds(self, spec: KernelSpec, problem: Problem) -> list[dict[str, str]]:
         """The define sets of the configurations the strategy will ask for within the budget
         and the store does not hold yet, each once, in the strategy's order."""
-        left = None if self.budget.max_evals is None else self.budget.max_evals - len(self.stored)
-        fresh = [
-            c for c in map(self.space.config, self.strategy.plan() or ()) if c not in self.stored
-        ]
-        builds: dict[tuple[tuple[str, str], ...], None] = {}
-        for config in fresh[: None if left is None else max(0, left)]:
-            builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))
-        return [dict(b) for b in builds]
+        return planned_builds(spec, problem, self.space, self.strategy, self.stored, self.budget)
 
     def measure_outside(self, config: Config) -> None:
         """A configuration outside the device's space: the runner reports why, unbuilt (no
@@ -197,3 +190,21 @@ class TuningLoop:
         for m, rid in self.store.measurements_after(self.campaign, self._seen):
             self.stored.setdefault(m.config, m)
             self._seen = rid
+
+
+def planned_builds(
+    spec: KernelSpec,
+    problem: Problem,
+    space: Space,
+    strategy: Strategy,
+    stored: Collection[Config],
+    budget: Budget,
+) -> list[dict[str, str]]:
+    """The define sets of the configurations ``strategy`` (a fixed order) will ask for within
+    ``budget``, leaving out the ``stored`` ones, each once, in its order."""
+    left = None if budget.max_evals is None else budget.max_evals - len(stored)
+    fresh = [c for c in map(space.config, strategy.plan() or ()) if c not in stored]
+    builds: dict[tuple[tuple[str, str], ...], None] = {}
+    for config in fresh[: None if left is None else max(0, left)]:
+        builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))
+    return [dict(b) for b in builds]

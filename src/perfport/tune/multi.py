@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from perfport._core import DeviceInfo, KernelSpec, Measurement, PerfportError, Problem
+from perfport._core import DeviceInfo, DeviceType, KernelSpec, Measurement, PerfportError, Problem
 from perfport._core.interrupts import interruptible
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
@@ -25,7 +25,8 @@ from perfport.store import Campaign, CampaignStatus, Store
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
 from perfport.tune.lease import LEASE_S, Lease
-from perfport.tune.loop import TuningLoop
+from perfport.tune.loop import TuningLoop, planned_builds
+from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import LivePrior, Prior, newest_result, transfer_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
@@ -122,18 +123,23 @@ def tune_many(
     min_work_groups: bool = False,
     make_measurer: MakeMeasurer = local_measurer,
     lease_s: float = LEASE_S,
+    build_jobs: int = 0,
 ) -> list[TuneResult]:
     """Tune ``kernel`` on every slot at once: one campaign per kind of device (slots with one
     fingerprint share it), in the order the kinds first appear. Results are stored as they
     arrive; the same call again resumes. Ctrl-C stops every session after its trial in flight
     (status ``interrupted``). A fixed-order strategy (brute force, random, grid) spreads best:
-    an adaptive one asks for one configuration at a time, so its slots take turns."""
+    an adaptive one asks for one configuration at a time, so its slots take turns.
+    ``build_jobs`` >= 1 compiles every campaign's builds its budget reaches ahead, in that many
+    processes shared by all of them (``perfport.tune.prebuild``), into each backend's compile
+    cache, where the slots' workers find them; sessions on a CPU wait for them first (the
+    compiles would disturb their timings). It needs a fixed-order strategy, as ``tune``'s."""
     if not slots:
         raise PerfportError("no device to tune on; give at least one --device")
     spec = resolve_kernel(kernel)
     the_problem = resolve_problem(spec, problem)
     settings = settings or RunSettings()
-    strategy_type, _ = _chosen_strategy(spec, the_problem, strategy, None, 0)
+    strategy_type, _ = _chosen_strategy(spec, the_problem, strategy, None, build_jobs)
     run = _Run(
         spec, the_problem, settings, strategy_type, _checked_budget(budget), make_measurer,
         threading.Event(), lease_s,
@@ -144,8 +150,13 @@ def tune_many(
         for kind in kinds:
             _open(store, run, kind)
         errors: list[BaseException] = []
-        with board:
-            _run_sessions(store, run, kinds, board, errors)
+        ahead = _prebuild(store, run, kinds, build_jobs) if build_jobs else None
+        try:
+            with board:
+                _run_sessions(store, run, kinds, board, errors, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
         for kind in kinds:
             assert kind.record is not None
             status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
@@ -186,14 +197,32 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
         )
 
 
+def _prebuild(store: Store, run: _Run, kinds: list[_Kind], jobs: int) -> Prebuild:
+    """One pool compiling each campaign's planned builds (those its budget reaches and the
+    store does not hold), for its kind's device: the slots of a kind share one compile cache."""
+    plans = []
+    for kind in kinds:
+        assert kind.record is not None
+        searcher = _searcher(run.strategy_type, None, kind.space, run.settings.seed, kind.prior)
+        stored = {m.config for m in store.measurements(kind.record)}
+        builds = planned_builds(run.spec, run.problem, kind.space, searcher, stored, run.budget)
+        plans.append((kind.slots[0].device, builds))
+    return Prebuild.for_devices(run.spec, plans, jobs)
+
+
 def _run_sessions(
-    store: Store, run: _Run, kinds: list[_Kind], board: Board, errors: list[BaseException]
+    store: Store,
+    run: _Run,
+    kinds: list[_Kind],
+    board: Board,
+    errors: list[BaseException],
+    ahead: Prebuild | None = None,
 ) -> None:
     """A thread per slot; Ctrl-C (here, in the main thread) asks each to stop."""
     threads = [
         threading.Thread(
             target=_session,
-            args=(store, run, kind, slot, board.lane(slot.label), errors),
+            args=(store, run, kind, slot, board.lane(slot.label), errors, ahead),
             name=f"perfport-{slot.label}",
             daemon=True,
         )
@@ -209,6 +238,8 @@ def _run_sessions(
                     t.join(0.2)  # short waits, so a signal is taken between them
     except KeyboardInterrupt:
         run.stop.set()
+        if ahead is not None:
+            ahead.close()  # a CPU session waiting for builds goes on once those compiling end
         for kind in kinds:
             kind.statuses.append(CampaignStatus.INTERRUPTED)
     for t in threads:
@@ -222,8 +253,10 @@ def _session(
     slot: Slot,
     lane: Progress,
     errors: list[BaseException],
+    ahead: Prebuild | None = None,
 ) -> None:
-    """One slot's session of its kind's campaign, on its own store connection and writer."""
+    """One slot's session of its kind's campaign, on its own store connection and writer;
+    on a CPU it first waits for the builds compiled ahead (``ahead``)."""
     assert kind.record is not None
     writer, status = writer_id(), CampaignStatus.FAILED
     loop: TuningLoop | None = None
@@ -239,7 +272,8 @@ def _session(
                         _Stoppable(lane, run.stop), writer, run.lease_s,
                         before_ask=_live_prior(own, run, kind, searcher),
                     )  # fmt: skip
-                    status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}")
+                    first = ahead if slot.device.type is DeviceType.CPU else None
+                    status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}", first)
                 kind.verification = measurer.verification
                 kind.note = measurer.reference_note if run.settings.verify else ""
         except Exception as exc:  # reported by the driver once every session has ended

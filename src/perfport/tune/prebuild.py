@@ -6,6 +6,10 @@ about 0.2 s, and a tuning run builds one at a time. Every backend keeps what it 
 on-disk cache (CuPy's kernel cache, NVIDIA's OpenCL compute cache, PoCL's kernel cache), so
 processes that compile the builds a strategy will ask for, in its order, let the run's worker
 load them from there.
+
+Several devices tuned at once (``tune_many``) share one pool: each process opens a session on
+a device the first time it compiles for it, and the devices' builds are interleaved so every
+device's first trials find theirs built early.
 """
 
 from __future__ import annotations
@@ -18,21 +22,25 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
+from itertools import zip_longest
 from typing import Any
 
 from perfport._core import BuildError, DeviceInfo, KernelSpec
 from perfport.devices import open_session
 
-_worker: dict[str, Any] = {}  # this compiling process's spec and session
+_worker: dict[str, Any] = {}  # this compiling process's spec, devices and their sessions
 
 
-def _start(spec: KernelSpec, device: DeviceInfo, run: int) -> None:
+def _start(spec: KernelSpec, device: DeviceInfo | Sequence[DeviceInfo], run: int) -> None:
     # Ctrl-C reaches the whole process group: the run stops us, we need not print about it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # ``run`` is the run's pid, passed in: a process that starts after the run is gone would
     # read its adopted parent from os.getppid() and wait for that forever.
     threading.Thread(target=_exit_with, args=(run,), daemon=True).start()
-    _worker["spec"], _worker["session"] = spec, open_session(device)
+    devices = [device] if isinstance(device, DeviceInfo) else list(device)
+    _worker["spec"], _worker["devices"], _worker["sessions"] = spec, devices, {}
+    if len(devices) == 1:  # one device: open it now, as the run's own Runner does
+        _worker["sessions"][0] = open_session(devices[0])
 
 
 def _exit_with(parent: int) -> None:
@@ -42,10 +50,13 @@ def _exit_with(parent: int) -> None:
     os._exit(0)
 
 
-def _build(defines: dict[str, str]) -> bool:
-    spec = _worker["spec"]
+def _build(defines: dict[str, str], which: int = 0) -> bool:
+    """Compile ``defines`` for the ``which``-th device (its session opened on first use)."""
+    spec, sessions = _worker["spec"], _worker["sessions"]
+    if which not in sessions:
+        sessions[which] = open_session(_worker["devices"][which])
     try:
-        _worker["session"].compile(spec.source, spec.language, spec.entry, defines)
+        sessions[which].compile(spec.source, spec.language, spec.entry, defines)
     except BuildError:
         return False  # the run records it as a compile error when it gets there
     return True
@@ -53,20 +64,47 @@ def _build(defines: dict[str, str]) -> bool:
 
 class Prebuild:
     """``builds`` (define sets) compiled in ``jobs`` background processes, in order.
-    ``close`` cancels what has not started; ``wait`` returns (built, failed)."""
+    ``close`` cancels what has not started; ``wait`` returns (built, failed).
+    ``for_devices`` compiles several devices' builds in one pool."""
 
     def __init__(
         self, spec: KernelSpec, device: DeviceInfo, builds: Sequence[dict[str, str]], jobs: int
     ) -> None:
+        self._open_pool(spec, [device], [(0, d) for d in builds], jobs)
+
+    @classmethod
+    def for_devices(
+        cls,
+        spec: KernelSpec,
+        plans: Sequence[tuple[DeviceInfo, Sequence[dict[str, str]]]],
+        jobs: int,
+    ) -> Prebuild:
+        """Each (device, builds) plan's builds, in ``jobs`` processes shared by all of them:
+        taken in turns (each device's first, then each one's second, ...), each in order."""
+        ahead = cls.__new__(cls)
+        turns = zip_longest(*[[(i, d) for d in builds] for i, (_, builds) in enumerate(plans)])
+        ahead._open_pool(spec, [dev for dev, _ in plans], [b for t in turns for b in t if b], jobs)
+        return ahead
+
+    def _open_pool(
+        self,
+        spec: KernelSpec,
+        devices: Sequence[DeviceInfo],
+        builds: Sequence[tuple[int, dict[str, str]]],
+        jobs: int,
+    ) -> None:
         # Spawned, not forked: this process may hold a CUDA context already. The numpy
         # reference is not needed to compile, and may not pickle.
+        bare = dataclasses.replace(spec, reference=None, verify=None)
         self._pool = ProcessPoolExecutor(
             jobs,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
-            initargs=(dataclasses.replace(spec, reference=None, verify=None), device, os.getpid()),
+            initargs=(bare, devices[0] if len(devices) == 1 else tuple(devices), os.getpid()),
         )
-        self._futures: list[Future[bool]] = [self._pool.submit(_build, d) for d in builds]
+        self._futures: list[Future[bool]] = [
+            self._pool.submit(_build, d, which) for which, d in builds
+        ]
 
     def wait(self, timeout: float | None = None) -> tuple[int, int]:
         """Wait for every build, or ``timeout`` seconds; (built, failed) among those done."""
