@@ -100,7 +100,7 @@ class Prebuild:
             jobs,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_start,
-            initargs=(bare, devices[0] if len(devices) == 1 else tuple(devices), os.getpid()),
+            initargs=(bare, tuple(devices), os.getpid()),
         )
         self._futures: list[Future[bool]] = [
             self._pool.submit(_build, d, which) for which, d in builds
