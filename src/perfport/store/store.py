@@ -100,7 +100,7 @@ class Store:
             # journal mode is written into the file).
             migrate(self._conn, self.path)
             check_values(self._conn, self.path, [s.value for s in CampaignStatus])
-            mode = self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _write_ahead_log(self._conn)
         except StoreError:
             self._conn.close()
             raise
@@ -481,3 +481,17 @@ class Store:
         cur = self._conn.cursor()
         cur.row_factory = sqlite3.Row
         yield from cur.execute(sql, params)
+
+
+def _write_ahead_log(conn: sqlite3.Connection, wait_s: float = 30.0) -> str:
+    """Switch to WAL mode, waiting as for any lock: changing the journal mode needs the file to
+    itself and SQLite answers "locked" at once, without its busy timeout, while another process
+    (e.g. a second writer opening the same new database) reads it. Returns the mode."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
