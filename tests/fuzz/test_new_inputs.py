@@ -56,7 +56,7 @@ def _tune_flags(budget: str, confirm: str, seconds: str, cluster: str) -> None:
 @example("\x00")
 @given(FLAG_TEXT)
 def test_objectives(text):
-    from perfport.tune.tune import _checked_objective
+    from perfport.tune.checks import _checked_objective
 
     try:
         _checked_objective(builtin("vector_add"), Objective.parse(text))

@@ -24,6 +24,7 @@ from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
+from perfport.tune.checks import _checked_budget, _chosen_strategy, _legal_space, resolve_problem
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop, planned_builds
 from perfport.tune.prebuild import Prebuild
@@ -32,14 +33,10 @@ from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.tune import (
     _campaign_label,
-    _checked_budget,
-    _chosen_strategy,
     _final_status,
-    _legal_space,
     _searcher,
     _verification_warnings,
     campaign_key,
-    resolve_problem,
 )
 
 # A session's status, most telling first: the campaign's is the first any session had.
