@@ -271,8 +271,9 @@ def _session(
                     )  # fmt: skip
                     first = ahead if slot.device.type is DeviceType.CPU else None
                     status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}", first)
-                kind.verification = measurer.verification
-                kind.note = measurer.reference_note if run.settings.verify else ""
+                if loop.measured_here:  # a slot that ran nothing must not blank another's
+                    kind.verification = measurer.verification
+                    kind.note = measurer.reference_note if run.settings.verify else ""
         except Exception as exc:  # reported by the driver once every session has ended
             errors.append(exc)
         finally:
