@@ -44,6 +44,7 @@ def _campaign(args: argparse.Namespace, slots: list[Slot], folder: Path) -> dict
     """One brute-force campaign on ``slots`` with cold caches; its wall time and trials."""
     os.environ["POCL_CACHE_DIR"] = str(folder / "pocl")  # worker processes inherit these
     os.environ["XDG_CACHE_HOME"] = str(folder / "cache")
+    os.environ["CUDA_CACHE_PATH"] = str(folder / "cuda")  # NVIDIA's OpenCL and CUDA builds
     settings = RunSettings(timing=Timing.fixed(args.repeats))
     run = partial(
         tune_many, args.kernel, problem=args.problem, strategy="brute_force",
