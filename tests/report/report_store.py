@@ -40,3 +40,27 @@ def small_store_at(tmp_path: Path) -> Path:
     db = tmp_path / "small.db"
     fill(db)
     return db
+
+
+# The --json output of each capability's command, run once (commands in tests/data/report/README.md).
+FILES = Path(__file__).parents[1] / "data" / "report"
+KINDS = ("wg", "select", "model", "split")
+
+
+def add_capabilities(db: Path) -> None:
+    """What the other capabilities store: a calibration of the model on GPU Alpha, and a
+    split plan that ran with --sweep (the run of split.json)."""
+    import json
+
+    from perfport.store.calibrations import record_calibration
+
+    model = json.loads((FILES / "model.json").read_text())
+    run = json.loads((FILES / "split.json").read_text())
+    spec = builtin("vector_add")
+    devices = [external_device("GPU Alpha"), external_device("GPU Beta")]
+    with Store(db) as store:
+        record_calibration(store, devices[0], model["model"]["output"],
+                           model["model"]["expression"], model["calibrations"][0])  # fmt: skip
+        plan = {"dimension": 0, "parts": run["parts"], "adjusted_theoretical_ms": 0.2}
+        record_plan(store, spec, spec.problem.merged({"n": 4096}), devices,
+                    [Config.of(wg=64), Config.of(wg=64)], plan, run)  # fmt: skip

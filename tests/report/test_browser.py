@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from report_store import small_store_at
+from report_store import FILES, KINDS, add_capabilities, small_store_at
 
 from perfport.report import write_report
 
@@ -78,3 +78,19 @@ def test_a_console_error_is_caught(small_store: Path, tmp_path: Path):
     page.write_text(page.read_text().replace("</body>", "<script>notDefined()</script></body>"))
     _, console = _open(page, tmp_path / "bad.png", tmp_path)
     assert any("notDefined" in line for line in console)
+
+
+def test_every_capability_section_renders_in_chromium(small_store: Path, tmp_path: Path):
+    """The store's calibrations and sweep, and one file of each kind given with --with: every
+    figure of every section draws, with no console error."""
+    add_capabilities(small_store)
+    attach = [FILES / f"{k}.json" for k in KINDS]
+    written = write_report(small_store, tmp_path / "out", attach=attach)
+    assert len(written.sections) == 6  # plans, calibrations and the four files
+    page = Path(written.files[0])
+    dom, console = _open(page, tmp_path / "all.png", tmp_path)
+    _check(dom, console, tmp_path / "all.png")
+    assert page.read_text().count("<svg") == dom.count("<svg") > 20
+    for heading in ("Stored model calibrations", "Work-group-size prediction",
+                    "Kernel subset selection", "Calibrated model", "Split: convolution"):  # fmt: skip
+        assert f"<h2>{heading}" in dom, heading

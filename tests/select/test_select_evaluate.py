@@ -24,7 +24,7 @@ from perfport.select import (
 from perfport.select.plots import plot_classifiers, plot_pruning
 
 KEYS = ["normalisation", "pruning", "classifier", "k", "performance", "max_achievable"]
-ADDED = ["performance_ci95"]  # beyond the contract, after its keys
+ADDED = ["performance_ci95", "worst"]  # beyond the contract, after its keys
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +72,7 @@ def test_scores_are_fractions_and_bounded_by_the_set():
         assert 0 < r.performance <= r.max_achievable + 1e-12 <= 1 + 1e-12
         low, high = r.performance_ci95  # a bootstrap over the test problems, around the figure
         assert low <= r.performance <= high and (low < high or r.performance == 1.0)
+        assert 0 < r.worst <= r.performance  # the lowest fraction, never above the mean
     assert any(r.performance < 0.95 for r in results)  # the random table is not trivial
     by_k = {k: max(r.max_achievable for r in results if r.k == k) for k in (2, 6)}
     assert by_k[6] > by_k[2]

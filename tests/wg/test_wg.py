@@ -86,6 +86,10 @@ def test_performance_per_device_combines_into_the_overall(tmp_path):
     assert "per_device" not in result.to_json()  # the contract's keys, unless asked for
     counts = {d: n for d, _, n in result.per_device}
     assert result.to_json(per_device=True)["per_device"]["1"]["scenarios"] == counts["1"]
+    kernels = result.to_json(per_device=True)["per_kernel"]  # the report's per-kernel bars
+    assert len(kernels) > 1 and sum(k["scenarios"] for k in kernels.values()) == len(data)
+    pooled = np.exp(sum(k["scenarios"] * np.log(k["performance"]) for k in kernels.values()))
+    assert pooled ** (1 / len(data)) == pytest.approx(result.performance)
 
     save_dataset(data, tmp_path / "wg.npz")
     argv = [sys.executable, "-m", "perfport", "wg", "evaluate", "--data", str(tmp_path / "wg.npz"),

@@ -20,6 +20,11 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory to write into")
+    p.add_argument(
+        "--with", dest="attach", action="append", default=[], metavar="FILE",
+        help="add a section from a file: the --json output of 'perfport wg evaluate', "
+        "'select evaluate', 'model evaluate' or 'split --sweep N' (repeatable)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the written files as JSON")
     p.set_defaults(run=run_report)
 
@@ -27,7 +32,9 @@ def add_parser(sub: Subcommands) -> None:
 def run_report(args: argparse.Namespace, console: Console) -> int:
     from perfport.report import write_report
 
-    written = write_report(args.db, args.output, kernel=args.kernel, device=args.device)
+    written = write_report(
+        args.db, args.output, kernel=args.kernel, device=args.device, attach=args.attach
+    )
     if args.json:
         render.print_json(written.to_json())
     else:

@@ -12,6 +12,7 @@ from statistics import median
 
 from perfport._core import Config, Problem
 from perfport.store import BestResult, BriefRow, Store, best_results, brief_rows
+from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.plans import StoredPlan, stored_plans
 
 TOP = 10  # configurations listed per campaign
@@ -65,6 +66,7 @@ class ReportData:
     plans: tuple[StoredPlan, ...]
     results: int
     devices: dict[str, str] = field(default_factory=dict)  # fingerprint -> name
+    calibrations: tuple[StoredCalibration, ...] = ()  # 'perfport model calibrate', per device
 
 
 class _Builder:
@@ -168,7 +170,10 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
         for b in builders.values()
     ]
     plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
-    return ReportData(tuple(views), tuple(_across(times, names)), tuple(plans), n, names)
+    # Calibrations belong to a device, not a kernel: a --kernel report leaves them out.
+    calibrations = () if kernel else tuple(stored_calibrations(store, device))
+    return ReportData(tuple(views), tuple(_across(times, names)), tuple(plans), n, names,
+                      calibrations)  # fmt: skip
 
 
 def _plan_matches(plan: StoredPlan, device: str | None, names: dict[str, str]) -> bool:

@@ -8,7 +8,12 @@ from html import escape
 
 from perfport._core.version import __version__
 from perfport.report import svg
+from perfport.report.attached import Attached
+from perfport.report.capabilities import SECTIONS, calibrations_section, sweep_figure, sweep_table
 from perfport.report.data import CampaignView, CrossDevice, ReportData, config_text, shares
+from perfport.report.html import num as _num
+from perfport.report.html import table as _table
+from perfport.report.html import td as _td
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -46,23 +51,6 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 });
 document.body.setAttribute('data-sorted', document.querySelectorAll('th.sortable').length);
 """
-
-
-def _num(value: float | None, fmt: str = ".4g") -> str:
-    if value is None:
-        return '<td class="num" data-v="">-</td>'
-    return f'<td class="num" data-v="{value!r}">{value:{fmt}}</td>'
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A sortable table; each row's cells are ready-made <td> elements."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join(f"<tr>{''.join(r)}</tr>" for r in rows)
-    return f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _td(text: str) -> str:
-    return f"<td>{escape(text)}</td>"
 
 
 _TOP_HEADERS = ("#", "configuration", "median ms", "CI low", "CI high", "samples",
@@ -134,6 +122,9 @@ def plans_section(data: ReportData) -> str:
         measured = (p.run or {}).get("measured_ms")
         title = f"split plan {p.id}: {p.kernel}, {p.problem}"
         parts.append(svg.stacked_bar(title, list(shares(p, data.devices))))
+        if p.run and p.run.get("sweep"):  # 'perfport split --sweep N' stored its curve
+            parts.append(sweep_figure(f"sweep of plan {p.id}: time against the split", p.run))
+            parts.append(sweep_table(p.run))
         parts.append(
             f'<p class="muted">predicted {predicted if predicted is None else f"{predicted:.4g}"}'
             f" ms, measured {measured if measured is None else f'{measured:.4g}'} ms</p>"
@@ -141,8 +132,8 @@ def plans_section(data: ReportData) -> str:
     return "<h2>Split plans</h2>" + "".join(parts)
 
 
-def render(data: ReportData, title: str) -> str:
-    """The whole page."""
+def render(data: ReportData, title: str, attached: Sequence[Attached] = ()) -> str:
+    """The whole page: the store's sections, then one per file given with ``--with``."""
     body = [f"<h1>{escape(title)}</h1>",
             f'<p class="muted">{data.results} results, {len(data.campaigns)} campaigns; '
             f"perfport {escape(__version__)}</p>"]  # fmt: skip
@@ -151,6 +142,8 @@ def render(data: ReportData, title: str) -> str:
         body.append("<h2>Across devices</h2>")
         body += [across_section(x) for x in data.across]
     body.append(plans_section(data))
+    body.append(calibrations_section(data.calibrations))
+    body += [SECTIONS[a.kind](a) for a in attached]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head>"

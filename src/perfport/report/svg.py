@@ -153,3 +153,56 @@ def stacked_bar(title: str, parts: Sequence[tuple[str, float]]) -> str:
         x += w
     body.append(f'<text x="{WIDTH / 2}" y="16" class="label mid">{escape(title)}</text>')
     return _svg(title, body, 80)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A vertical line at ``x`` with a ringed dot at ``y`` (the computed split on a sweep)."""
+
+    x: float
+    y: float
+    label: str
+
+
+def line_chart(
+    title: str,
+    series: Sequence[Series],
+    xlabel: str,
+    ylabel: str,
+    log_y: bool = False,
+    dashed: frozenset[str] = frozenset(),
+    mark: Mark | None = None,
+) -> str:
+    """Straight lines through dotted points, one per series (``dashed`` names those drawn
+    dashed), the title on top and a legend under the axes, so many lines stay readable."""
+    drawn = [s for s in series if s.xs]
+    if not drawn:
+        return _svg(title, [f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" class="label mid">'
+                            "nothing to draw</text>"])  # fmt: skip
+    xs = [x for s in drawn for x in s.xs] + ([mark.x] if mark else [])
+    ys = [y for s in drawn for y in s.ys] + ([mark.y] if mark else [])
+    axes = _Axes(xs, ys, log_y)
+    body = axes.frame(xlabel, ylabel)
+    legend = HEIGHT + 4
+    for i, s in enumerate(drawn):
+        colour = COLOURS[i % len(COLOURS)]
+        dash = ' stroke-dasharray="5,3"' if s.label in dashed else ""
+        d = "M" + " L".join(
+            f"{axes.x(x):.1f},{axes.y(y):.1f}" for x, y in zip(s.xs, s.ys, strict=True)
+        )
+        body.append(f'<path d="{d}" class="line" stroke="{colour}"{dash}/>')
+        body += [f'<circle cx="{axes.x(x):.1f}" cy="{axes.y(y):.1f}" r="2.5" fill="{colour}"/>'
+                 for x, y in zip(s.xs, s.ys, strict=True)]  # fmt: skip
+        if len(drawn) > 1:
+            lx, ly = 10 + (i % 2) * (WIDTH // 2), legend + (i // 2) * 13
+            body.append(f'<path d="M{lx},{ly - 4} h14" stroke="{colour}" stroke-width="2"{dash}/>'
+                        f'<text x="{lx + 18}" y="{ly}" class="tick">{escape(s.label)}</text>')  # fmt: skip
+    if mark is not None:
+        mx, my = axes.x(mark.x), axes.y(mark.y)
+        body.append(f'<path d="M{mx:.1f},{TOP} V{HEIGHT - BOTTOM}" stroke="#555" '
+                    f'stroke-dasharray="2,2"/><circle cx="{mx:.1f}" cy="{my:.1f}" r="5" '
+                    f'fill="none" stroke="#000" stroke-width="1.5"/><text x="{mx + 4:.1f}" '
+                    f'y="{TOP + 10}" class="tick">{escape(mark.label)}</text>')  # fmt: skip
+    body.append(f'<text x="{WIDTH / 2}" y="14" class="label mid">{escape(title)}</text>')
+    rows = (len(drawn) + 1) // 2 if len(drawn) > 1 else 0
+    return _svg(title, body, HEIGHT + 13 * rows + (6 if rows else 0))

@@ -44,6 +44,9 @@ class SelectResult:
     performance: float
     max_achievable: float
     performance_ci95: tuple[float, float] = (float("nan"), float("nan"))
+    # The lowest fraction over the test problems (a failure counts as GEOMEAN_FLOOR): what
+    # the geometric mean hides, drawn by the report's curves.
+    worst: float = float("nan")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self) | {"performance_ci95": list(self.performance_ci95)}
@@ -51,7 +54,7 @@ class SelectResult:
 
 def to_json(results: Iterable[SelectResult]) -> dict[str, Any]:
     """``{"results": [{normalisation, pruning, classifier, k, performance, max_achievable,
-    performance_ci95}]}``, the output of ``perfport select evaluate --json``."""
+    performance_ci95, worst}]}``, the output of ``perfport select evaluate --json``."""
     return {"results": [r.to_json() for r in results]}
 
 
@@ -130,7 +133,7 @@ def evaluate(
     x_train, x_test = table.problems[train], table.problems[test]
     test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration
     train_times = table.times[train]
-    scored: dict[tuple[tuple[int, ...], Classifier], tuple[float, tuple[float, float]]] = {}
+    scored: dict[tuple[tuple[int, ...], Classifier], tuple[float, tuple[float, float], float]] = {}
     out = []
     # One thread per library call: on a few hundred rows, BLAS and OpenMP thread pools cost
     # more to start than they save, and fight any other process for the cores.
@@ -146,7 +149,7 @@ def evaluate(
                     if not models:
                         interval = bootstrap_geomean_ci(reach, seed)
                         out.append(SelectResult(norm.value, method.value, ORACLE, k, limit,
-                                                limit, interval))  # fmt: skip
+                                                limit, interval, float(reach.min())))  # fmt: skip
                     for model in models:
                         key = (chosen, model)
                         if key not in scored:
@@ -159,10 +162,11 @@ def evaluate(
                             )  # fmt: skip
                             picks = np.asarray(chosen)[selector.predict(x_test)]
                             got = np.maximum(test_perf[np.arange(len(test)), picks], GEOMEAN_FLOOR)
-                            scored[key] = geomean_fraction(got), bootstrap_geomean_ci(got, seed)
-                        performance, interval = scored[key]
+                            scored[key] = (geomean_fraction(got), bootstrap_geomean_ci(got, seed),
+                                           float(got.min()))  # fmt: skip
+                        performance, interval, worst = scored[key]
                         out.append(SelectResult(norm.value, method.value, model.value, k,
-                                                performance, limit, interval))  # fmt: skip
+                                                performance, limit, interval, worst))  # fmt: skip
     return out
 
 

@@ -68,14 +68,19 @@ class EvalResult:
     over_expert: tuple[float, ...] = field(default=(), repr=False)  # per scenario where w(32x4) ran
     # (device, performance, scenarios) per device label of the test scenarios
     per_device: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
+    # (kernel, performance, scenarios) per kernel label: the report's per-kernel bars
+    per_kernel: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
 
     def to_json(self, per_device: bool = False) -> dict[str, Any]:
         out = asdict(self)
-        del out["over_expert"], out["per_device"]
+        del out["over_expert"], out["per_device"], out["per_kernel"]
         out["performance_ci95"] = list(self.performance_ci95)
         if per_device:
             out["per_device"] = {
                 d: {"performance": p, "scenarios": n} for d, p, n in self.per_device
+            }
+            out["per_kernel"] = {
+                k: {"performance": p, "scenarios": n} for k, p, n in self.per_kernel
             }
         return out
 
@@ -176,7 +181,7 @@ def _score(
     valid = data.valid[tests, first]
     ran_first = np.isfinite(data.runtimes[tests, first])
     expert_t = data.runtimes[tests, expert] if expert is not None else np.full(len(tests), np.nan)
-    devices = data.device[tests]
+    devices, kernels = data.device[tests], data.kernel[tests]
     ratio = best / t
     ran = ratio[np.isfinite(ratio)]
     return EvalResult(
@@ -196,5 +201,9 @@ def _score(
         per_device=tuple(
             (str(d), geomean(best[devices == d] / t[devices == d]), int((devices == d).sum()))
             for d in sorted(set(devices.tolist()))
+        ),
+        per_kernel=tuple(
+            (str(k), geomean(best[kernels == k] / t[kernels == k]), int((kernels == k).sum()))
+            for k in sorted(set(kernels.tolist()))
         ),
     )
