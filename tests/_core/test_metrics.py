@@ -88,3 +88,20 @@ def test_roofline_fraction_is_the_bound_side() -> None:
     assert roofline_fraction(None, 900.0, 100.0, 1000.0) == 0.9
     assert roofline_fraction(None, None, 100.0, 1000.0) is None
     assert math.isclose(roofline_fraction(10.0, None, 100.0, None) or 0, 0.1)
+
+
+def test_copy_at_interpolates_the_curve_log_log_and_is_flat_beyond_it() -> None:
+    curve = ((1e6, 100.0), (16e6, 400.0), (256e6, 800.0))
+    c = Ceilings("f", 800.0, 1, 1, 1.0, None, copy_curve=curve)
+    assert c.copy_at(4e6) == pytest.approx(200.0)  # a quarter of the way in logs: 100 x 4^0.5
+    assert c.copy_at(64e6) == pytest.approx(800.0 / 2**0.5)
+    assert (
+        c.copy_at(1e3) == 100.0
+        and c.copy_at(1e12) == 800.0
+        and c.copy_at(16e6) == pytest.approx(400.0)
+    )
+    assert Ceilings("f", 800.0, 1, 1, 1.0, None).copy_at(4e6) is None  # stored before curves
+    assert c.fraction_same_bytes({"GBps": 100.0}, 4e6, "fp32") == pytest.approx(0.5)
+    assert c.fraction({"GBps": 100.0}, "fp32") == pytest.approx(0.125)
+    assert c.fraction_same_bytes({"GBps": 100.0}, None, "fp32") is None
+    assert c.to_json()["copy_GBps_by_bytes"] == [[1e6, 100.0], [16e6, 400.0], [256e6, 800.0]]

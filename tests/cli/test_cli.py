@@ -348,7 +348,7 @@ def test_tune_objective_and_metrics_in_tables_and_json(tmp_path):
     out = json.loads(perfport(*run, "--objective", "slowness:min").stdout)
     assert out["objective"] == "slowness:min" and out["roofline"] is None
     best = out["best"]["metrics"]
-    assert set(best) == {"GBps", "slowness", "roofline"}
+    assert set(best) == {"GBps", "slowness", "roofline", "roofline_same_bytes"}
     assert best["GBps"] == pytest.approx(8 * 4096 / out["best"]["time_ms"] / 1e6)
     assert best["slowness"] == pytest.approx(
         out["best"]["time_ms"] * out["best"]["config"]["block"]

@@ -8,10 +8,17 @@ import subprocess
 import sys
 
 import pytest
+from rich.console import Console
 
 from perfport import tune
 from perfport._core.metrics import Ceilings
-from perfport.measure.ceilings import ceiling_problem, ceiling_spec, measure_ceilings
+from perfport.cli.render import tune_report
+from perfport.measure.ceilings import (
+    ceiling_problem,
+    ceiling_spec,
+    copy_ladder,
+    measure_ceilings,
+)
 from perfport.space import kernel_space
 from perfport.store import Store, save_ceilings, stored_ceilings
 
@@ -26,14 +33,27 @@ def test_sizes_follow_the_device(cpu) -> None:
     tight = dataclasses.replace(gpu, global_mem_bytes=1 << 30)
     assert ceiling_problem(tight)["n"] * 4 <= (1 << 30) // 8  # an eighth of global memory
     space = kernel_space(ceiling_spec(cpu), small, cpu)
-    assert space.report.legal == 8  # bandwidth with 4- and 16-byte accesses, and two FMAs
-    assert all(int(small["n"]) // c["vec"] % c["wg"] == 0 for c in map(space.config, range(8)))
+    ladder = copy_ladder(cpu, int(small["n"]))
+    # bandwidth with 4- and 16-byte accesses, two FMAs, and the copy's ladder both ways
+    assert space.report.legal == 8 + 2 * len(ladder)
+    configs = [space.config(i) for i in range(space.report.legal)]
+    assert all(
+        (c["count"] or int(small["n"])) // c["vec"] % c["wg"] == 0 for c in configs if c["op"] < 3
+    )
+
+
+def test_the_copy_ladder_climbs_by_powers_of_4_from_1_mib_below_the_large_array(cpu) -> None:
+    gpu = dataclasses.replace(cpu, compute_units=132, global_mem_bytes=80 << 30)
+    n = int(ceiling_problem(gpu)["n"])  # 512 MiB of floats
+    assert [c * 4 >> 20 for c in copy_ladder(gpu, n)] == [1, 4, 16, 64, 256]
+    assert [c * 4 >> 20 for c in copy_ladder(gpu, (32 << 20) // 4)] == [1, 4, 16]
+    assert copy_ladder(gpu, (1 << 20) // 4) == ()  # nothing below a 1 MiB array
 
 
 def test_stored_ceilings_give_every_result_its_roofline_fraction(cpu, db) -> None:
     first = tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu)
     assert first.best is not None and first.roofline is None  # nothing stored yet
-    assert set(first.metrics(first.best)) == {"GBps", "GFLOPs", "roofline"}
+    assert set(first.metrics(first.best)) == {"GBps", "GFLOPs", "roofline", "roofline_same_bytes"}
     rates = first.metrics(first.best)
     ceilings = Ceilings(cpu.fingerprint, 2 * (rates["GBps"] or 0), 1, 1, 1e6, None)
     with Store(db) as store:
@@ -42,6 +62,31 @@ def test_stored_ceilings_give_every_result_its_roofline_fraction(cpu, db) -> Non
     again = tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu)
     assert again.roofline == pytest.approx(0.5)  # half the copy bandwidth (fp32 peak is far)
     assert again.to_json()["ceilings"]["copy_GBps"] == ceilings.copy_GBps
+    # stored without a curve (as before the ladder): the large-array fraction only
+    assert again.metrics(again.best)["roofline_same_bytes"] is None
+
+
+def test_a_stored_curve_gives_the_fraction_of_a_copy_of_the_same_bytes(cpu, db) -> None:
+    first = tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu)
+    gbps = first.metrics(first.best)["GBps"] or 0.0
+    moved = 3 * 4 * 4096  # a + b read, c written
+    curve = ((moved / 4, gbps / 2), (moved * 4, gbps * 8), (moved * 64, 4 * gbps))
+    ceilings = Ceilings(cpu.fingerprint, 4 * gbps, 1, 1, 1e6, None, copy_curve=curve)
+    with Store(db) as store:
+        save_ceilings(store, cpu, ceilings, {})
+        assert stored_ceilings(store)[cpu.fingerprint].copy_curve == curve
+    again = tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu)
+    values = again.metrics(again.best)
+    assert values["roofline"] == pytest.approx(0.25)
+    # log-log halfway between (moved/4, g/2) and (4 moved, 8 g): a copy of `moved` bytes runs 2 g
+    assert values["roofline_same_bytes"] == pytest.approx(0.5)
+    assert again.to_json()["ceilings"]["copy_GBps_by_bytes"] == [list(p) for p in curve]
+    assert again.to_json()["roofline_same_bytes"] == values["roofline_same_bytes"]
+    console = Console(record=True, width=200)
+    tune_report(console, again)
+    text = console.export_text()
+    assert "reaches 25% of this device's measured ceiling" in text
+    assert "and 50% of a copy of the same bytes on this device (50% is left)" in text
 
 
 @pytest.mark.slow
@@ -54,8 +99,13 @@ def test_roofline_measures_stores_and_prints_json(cpu, db) -> None:
     out = json.loads(done.stdout)
     assert set(out) >= KEYS and out["device"] == cpu.id
     assert all(out[k] > 0 for k in KEYS - {"device", "fp64_GFLOPs"})
+    curve = out["copy_GBps_by_bytes"]
+    assert [b for b, _ in curve] == sorted(b for b, _ in curve) and len(curve) >= 2
+    assert curve[-1] == [8 * ceiling_problem(cpu)["n"], out["copy_GBps"]]  # ends at the ceiling
     with Store(db) as store:
-        assert stored_ceilings(store)[cpu.fingerprint].copy_GBps == out["copy_GBps"]
+        stored = stored_ceilings(store)[cpu.fingerprint]
+        assert stored.copy_GBps == out["copy_GBps"]
+        assert [list(p) for p in stored.copy_curve] == curve
 
 
 def test_a_failing_benchmark_is_reported_not_stored(cpu, monkeypatch) -> None:
@@ -64,3 +114,23 @@ def test_a_failing_benchmark_is_reported_not_stored(cpu, monkeypatch) -> None:
     monkeypatch.setattr(module, "_SOURCE", "KERNEL void ceiling(GLOBAL float* a) { oops }")
     ceilings, runs = measure_ceilings(dataclasses.replace(cpu))
     assert ceilings is None and runs[0].outcome == "compile_error" and runs[0].rate is None
+
+
+def test_ceilings_stored_before_the_curve_migrate_and_still_give_the_large_fraction(
+    cpu, db
+) -> None:
+    import sqlite3
+
+    from perfport.store import SCHEMA_VERSION
+
+    ceilings = Ceilings(cpu.fingerprint, 100.0, 1, 1, 1e6, None, measured=1.0)
+    with Store(db) as store:
+        save_ceilings(store, cpu, ceilings, {})
+    conn = sqlite3.connect(db)  # the database as the version before the curve left it
+    conn.execute("ALTER TABLE ceilings DROP COLUMN copy_curve")
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    conn.commit()
+    conn.close()
+    with Store(db) as store:
+        assert stored_ceilings(store) == {cpu.fingerprint: ceilings}
+        assert store.query("PRAGMA user_version")[0][0] == SCHEMA_VERSION

@@ -12,7 +12,7 @@ from perfport import Config, Measurement, Outcome, builtin
 from perfport._core import StoreError
 from perfport.space import kernel_space
 from perfport.store import Store
-from perfport.store.schema import MIGRATIONS, _statements
+from perfport.store.schema import MIGRATIONS, _incremental_check, _statements
 
 
 def _stored(db: Path, cpu, n: int = 5) -> None:
@@ -91,10 +91,11 @@ def test_without_the_triggers_only_the_full_check_finds_an_old_row(db, cpu):
 def test_the_migration_checks_every_row_once_and_refuses_a_bad_one(tmp_path, cpu):
     db = tmp_path / "v7.db"
     _stored(db, cpu)
-    # Back to version 7: drop what migration 8 made, then damage an old row.
+    # Back to version 7: drop what migration 8 and those after it made, then damage an old row.
     _sql(db, "DROP TABLE unchecked", *(f"DROP TRIGGER {t}_{w}" for t in ("results", "samples",
          "configs") for w in ("changed", "below_mark")), "DELETE FROM meta",
-         f"PRAGMA user_version = {len(MIGRATIONS) - 1}")  # fmt: skip
+         "ALTER TABLE ceilings DROP COLUMN copy_curve",
+         f"PRAGMA user_version = {MIGRATIONS.index(_incremental_check)}")  # fmt: skip
     _sql(db, "UPDATE results SET median_ms = 'abc' WHERE id = 3")
     before = db.read_bytes()
     with pytest.raises(StoreError, match="results row 3"):

@@ -82,7 +82,11 @@ def test_streamed_export_is_what_the_whole_list_would_write(db, cpu):
             store.record(campaign, Measurement(Config.of(wg=wg), Outcome.OK, "", (1.0, 2.0)))
         rows = list(export_rows(store))
         keys = export_keys(store)
-        assert keys == (["dtype", "n"], ["wg"], ["GBps", "GFLOPs", "roofline"])
+        assert keys == (
+            ["dtype", "n"],
+            ["wg"],
+            ["GBps", "GFLOPs", "roofline", "roofline_same_bytes"],
+        )
         assert export_keys(store, kernel="nothing") == ([], [], [])
         streamed, whole, csv_streamed, csv_whole = (io.StringIO() for _ in range(4))
         assert write_json(export_rows(store), streamed) == 3

@@ -10,6 +10,7 @@ be rebuilt from a stored ``KernelSpec.describe()``, so stored results get their 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -207,9 +208,39 @@ class Ceilings:
     fp32_GFLOPs: float
     fp64_GFLOPs: float | None  # None: the device has no float64
     measured: float = 0.0  # time.time() when measured
+    # The copy bandwidth by bytes moved (read + written), ascending; () for ceilings stored
+    # before the curve was measured: small copies pay a launch's fixed cost and a tail.
+    copy_curve: tuple[tuple[float, float], ...] = ()
 
     def peak(self, precision: str) -> float | None:
         return self.fp64_GFLOPs if precision == "fp64" else self.fp32_GFLOPs
+
+    def copy_at(self, moved: float) -> float | None:
+        """The copy bandwidth of a copy moving ``moved`` bytes, interpolated log-log on the
+        curve (flat beyond its ends: a copy outside the ladder is not extrapolated into
+        fiction); None without a curve."""
+        points = [(b, g) for b, g in self.copy_curve if b > 0 and g > 0]
+        if not points or not moved > 0:
+            return None
+        if moved <= points[0][0]:
+            return points[0][1]
+        for (b0, g0), (b1, g1) in itertools.pairwise(points):
+            if moved <= b1:
+                t = math.log(moved / b0) / math.log(b1 / b0)
+                return math.exp(math.log(g0) + t * math.log(g1 / g0))
+        return points[-1][1]
+
+    def fraction_same_bytes(
+        self, values: Mapping[str, float | None], moved: float | None, precision: str
+    ) -> float | None:
+        """A result's roofline fraction with a copy of its own bytes as the memory ceiling
+        (None without a curve or without declared bytes)."""
+        bandwidth = None if moved is None else self.copy_at(moved)
+        if bandwidth is None or values.get(GBPS) is None:
+            return None
+        return roofline_fraction(
+            values.get(GBPS), values.get(GFLOPS), bandwidth, self.peak(precision)
+        )
 
     def fraction(self, values: Mapping[str, float | None], precision: str) -> float | None:
         """A result's roofline fraction from its GBps/GFLOPs metrics (copy bandwidth is the
@@ -227,10 +258,13 @@ class Ceilings:
             "fp32_GFLOPs": self.fp32_GFLOPs,
             "fp64_GFLOPs": self.fp64_GFLOPs,
             "measured": self.measured,
+            "copy_GBps_by_bytes": [[b, g] for b, g in self.copy_curve],
         }
 
 
 ROOFLINE = "roofline"  # the key of a result's roofline fraction beside its metrics
+# ... and of its fraction with a copy of the same bytes on this device as the memory ceiling
+ROOFLINE_SAME_BYTES = "roofline_same_bytes"
 
 
 @dataclass(frozen=True)
@@ -270,7 +304,8 @@ class ResultMetrics:
         """The keys ``values`` returns: the metrics, then the roofline fraction if it can be
         known (work is declared)."""
         work = self.metrics.bytes is not None or self.metrics.flops is not None
-        return self.metrics.names + (ROOFLINE,) * work
+        moved = self.metrics.bytes is not None
+        return self.metrics.names + (ROOFLINE,) * work + (ROOFLINE_SAME_BYTES,) * moved
 
     def env(self, config: Mapping[str, Any]) -> dict[str, Any]:
         env = {**self.base, **config}
@@ -293,7 +328,12 @@ class ResultMetrics:
         except ExpressionError:
             return dict.fromkeys(self.names)
         out = self.metrics.values(env, time_ms)
-        if ROOFLINE in self.names:
-            c = self.ceilings
+        names, c = self.names, self.ceilings
+        if ROOFLINE in names:
             out[ROOFLINE] = None if c is None else c.fraction(out, self.precision(env))
+        if ROOFLINE_SAME_BYTES in names:
+            out[ROOFLINE_SAME_BYTES] = None
+            if c is not None and c.copy_curve and out.get(GBPS) is not None:
+                moved = self.metrics.work(env).get("bytes")  # evaluated above: cannot fail
+                out[ROOFLINE_SAME_BYTES] = c.fraction_same_bytes(out, moved, self.precision(env))
         return out

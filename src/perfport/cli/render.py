@@ -167,6 +167,21 @@ def _roofline_line(console: Console, result: TuneResult) -> None:
         else "at or above the measured ceiling",
         markup=False,
     )
+    same = result.metrics(result.best).get("roofline_same_bytes")
+    if same is not None:
+        console.print(
+            f"roofline: and {same:.0%} of a copy of the same bytes on this device "
+            + (f"({1 - same:.0%} is left)" if same < 1 else "(at or above it)"),
+            markup=False,
+        )
+    elif "roofline_same_bytes" in result.scoring.names:
+        console.print(
+            "roofline: these ceilings have no copy curve by size; measure them again with "
+            f"'perfport roofline --device {result.device.id} --db {result.db}' to compare with "
+            "a copy of the same bytes",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _checked(check: Check | None, against: str | None) -> str:

@@ -42,7 +42,8 @@ def run_roofline(args: argparse.Namespace, console: Console) -> int:
     def each(run: Any) -> None:
         if not args.json:
             rate = "failed" if run.rate is None else f"{run.rate:.4g} {_UNITS[run.op]}"
-            print(f"  {run.op}: {rate}", file=sys.stderr, flush=True)
+            size = f" of {_mib(run.work)} moved" if run.count else ""
+            print(f"  {run.op}{size}: {rate}", file=sys.stderr, flush=True)
 
     ceilings, runs = measure_ceilings(device, each)
     elapsed = time.monotonic() - start
@@ -61,11 +62,17 @@ def run_roofline(args: argparse.Namespace, console: Console) -> int:
         )  # fmt: skip
         return 0
     _table(console, device.name, ceilings.to_json(), driver)
+    curve = ", ".join(f"{_mib(b)} {g:.4g}" for b, g in ceilings.copy_curve)
+    console.print(f"copy GB/s by bytes moved (read + written): {curve}", markup=False)
     console.print(
         f"measured in {elapsed:.1f} s; stored for device {device.fingerprint} in {args.db}",
         markup=False,
     )
     return 0
+
+
+def _mib(moved: float) -> str:
+    return f"{moved / (1 << 20):.4g} MiB"
 
 
 def _clock(device: Any) -> tuple[int | None, int | None]:

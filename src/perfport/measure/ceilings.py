@@ -4,7 +4,10 @@ ordinary Runner (worker process, device-event timing), so they compare with tune
 
 Sizes follow the device: arrays of 4 MiB per compute unit (between 32 and 512 MiB, at most an
 eighth of global memory) saturate a GPU's memory system yet take milliseconds on PoCL; the
-FMA benchmark runs 2048 work-items per compute unit, 8 independent chains each.
+FMA benchmark runs 2048 work-items per compute unit, 8 independent chains each. The copy is
+also timed on a ladder of smaller prefixes of the same arrays (1 MiB, 4 MiB, ... powers of 4
+below the large size): a kernel on a 64 MiB problem pays a launch's fixed cost and a tail
+that a 512 MiB copy hides, and is fairly compared with a copy of its own bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from perfport.measure.settings import RunSettings, Timing
 OPS = ("copy", "read", "write", "fp32", "fp64")  # the value of ``op`` is the index
 _CHAINS = 8  # independent FMA chains per work-item: enough to hide the FMA latency
 _ITERS = 512
+_MIB = 1 << 20
 
 _SOURCE = r"""
 #ifdef __CUDACC__
@@ -96,25 +100,39 @@ class CeilingRun:
     outcome: str
     message: str
     vec: int = 1  # floats per access
+    count: int = 0  # floats copied by a run of the size ladder; 0: the whole (large) array
 
     def to_json(self) -> dict[str, Any]:
         return {
             "op": self.op, "vec": self.vec, "rate": self.rate, "time_ms": self.time_ms,
             "work": self.work, "outcome": self.outcome, "message": self.message,
+            "count": self.count,
         }  # fmt: skip
 
 
 def ceiling_problem(device: DeviceInfo) -> Problem:
     """Element count of the bandwidth arrays and work-items of the FMA runs, by device."""
-    mib = 1 << 20
-    array_bytes = min(max(4 * mib * device.compute_units, 32 * mib), 512 * mib)
+    array_bytes = min(max(4 * _MIB * device.compute_units, 32 * _MIB), 512 * _MIB)
     if device.global_mem_bytes:
         array_bytes = min(array_bytes, device.global_mem_bytes // 8)
-    wg = _wg(device)
-    block = 4 * wg  # n // 4 (16-byte accesses) stays a multiple of the work-group
+    block = 4 * _wg(device)  # n // 4 (16-byte accesses) stays a multiple of the work-group
     n = max(array_bytes // 4 // block * block, block)
+    wg = _wg(device)
     lanes = max(2048 * device.compute_units // wg * wg, wg)
     return Problem.of(n=int(n), lanes=int(lanes), iters=_ITERS)
+
+
+def copy_ladder(device: DeviceInfo, n: int) -> tuple[int, ...]:
+    """Float counts of the smaller copies: 1 MiB per array, then powers of 4, below ``n``
+    floats; each a multiple of 4 work-groups (16-byte accesses fill whole work-groups)."""
+    block = 4 * _wg(device)
+    counts, size = [], _MIB
+    while size // 4 < n:
+        count = size // 4 // block * block
+        if count >= block:
+            counts.append(count)
+        size *= 4
+    return tuple(counts)
 
 
 def _wg(device: DeviceInfo) -> int:
@@ -122,7 +140,9 @@ def _wg(device: DeviceInfo) -> int:
 
 
 def ceiling_spec(device: DeviceInfo) -> KernelSpec:
-    """The micro-benchmark as a kernel spec: ``op`` selects the benchmark (one build each)."""
+    """The micro-benchmark as a kernel spec: ``op`` selects the benchmark (one build each);
+    ``count`` (a launch parameter: no rebuild) copies only a prefix of the arrays."""
+    ladder = copy_ladder(device, int(ceiling_problem(device)["n"]))
     return KernelSpec(
         name="perfport_ceilings",
         source=_SOURCE,
@@ -132,9 +152,10 @@ def ceiling_spec(device: DeviceInfo) -> KernelSpec:
             Param("op", tuple(range(len(OPS))), define="OP"),
             Param("vec", (1, 4), define="VEC"),
             Param("wg", (_wg(device),), ParamKind.LAUNCH),
+            Param("count", (0, *ladder), ParamKind.LAUNCH),
         ),
-        global_size=("n // vec if op < 3 else lanes",),
-        restrictions=("op < 3 or vec == 1",),
+        global_size=("(count if count else n) // vec if op < 3 else lanes",),
+        restrictions=("op < 3 or vec == 1", "count == 0 or op == 0"),
         local_size=("wg",),
         args=(
             ArrayArg("a", "float", ("n",), init=Init.ZEROS),
@@ -161,37 +182,57 @@ def _work(op: str, p: Problem) -> float:
 def measure_ceilings(
     device: DeviceInfo, on_each: Callable[[CeilingRun], None] | None = None
 ) -> tuple[Ceilings | None, list[CeilingRun]]:
-    """Run the five benchmarks; the Ceilings (None unless copy, read, write and fp32 all ran)
-    and every benchmark's run. ``on_each`` is called as each finishes."""
+    """Run the five benchmarks and the copy's size ladder; the Ceilings (None unless copy,
+    read, write and fp32 all ran) and every run. ``on_each`` is called as each finishes."""
     spec, problem = ceiling_spec(device), ceiling_problem(device)
     # A CPU's timings are noisier and its launches longer: a few more samples, less target.
     timing = Timing(warmup=1, min_repeats=5, max_repeats=100, target_s=0.05)
     settings = RunSettings(verify=False, timing=timing)
-    runs = []
+    runs: list[CeilingRun] = []
+
+    def run(runner: Runner, op: str, vec: int, count: int = 0) -> CeilingRun:
+        config = {"op": OPS.index(op), "vec": vec, "wg": _wg(device), "count": count}
+        m = runner.measure(Config.of(config))
+        work = 8.0 * count if count else _work(op, problem)
+        rate = work / m.time_ms / 1e6 if m.ok and m.time_ms else None
+        out = CeilingRun(op, rate, m.time_ms, work, m.outcome.value, m.message[:200], vec, count)
+        runs.append(out)
+        if on_each is not None:
+            on_each(out)
+        return out
+
     with Runner(spec, problem, device, settings) as runner:
-        for index, op in enumerate(OPS):
+        for op in OPS:
             # Bandwidth with 4- and 16-byte accesses, the better kept: some devices reach
             # their bandwidth only with wide loads.
-            for vec in (1, 4) if index < 3 else (1,):
-                m = runner.measure(Config.of({"op": index, "vec": vec, "wg": _wg(device)}))
-                work = _work(op, problem)
-                rate = work / m.time_ms / 1e6 if m.ok and m.time_ms else None
-                run = CeilingRun(op, rate, m.time_ms, work, m.outcome.value, m.message[:200], vec)
-                runs.append(run)
-                if on_each is not None:
-                    on_each(run)
+            for vec in (1, 4) if op in ("copy", "read", "write") else (1,):
+                run(runner, op, vec)
+            if op == "copy":  # the ladder with the access width that copied faster
+                best = max((r for r in runs if r.op == "copy"), key=lambda r: r.rate or 0.0)
+                for count in copy_ladder(device, int(problem["n"])):
+                    run(runner, "copy", best.vec, count)
+    return _ceilings(device, runs), runs
+
+
+def _ceilings(device: DeviceInfo, runs: list[CeilingRun]) -> Ceilings | None:
     rates: dict[str, float | None] = {}
     for r in runs:
+        if r.count:
+            continue  # the ladder gives the curve, never the (large-array) ceiling
         if r.rate is not None and (rates.get(r.op) or 0.0) < r.rate:
             rates[r.op] = r.rate
         rates.setdefault(r.op, None)
     needed = [rates[k] for k in ("copy", "read", "write", "fp32")]
     if any(r is None for r in needed):
-        return None, runs
+        return None
     copy, read, write, fp32 = (float(r or 0.0) for r in needed)
+    large = max(r.work for r in runs if r.op == "copy" and not r.count)
+    # A ladder step that failed is left out of the curve, which still ends at the ceiling.
+    curve = sorted({(r.work, r.rate) for r in runs if r.count and r.rate} | {(large, copy)})
     return Ceilings(
-        device.fingerprint, copy, read, write, fp32, rates["fp64"], measured=time.time()
-    ), runs
+        device.fingerprint, copy, read, write, fp32, rates["fp64"], measured=time.time(),
+        copy_curve=tuple((float(b), float(g)) for b, g in curve),
+    )  # fmt: skip
 
 
 def nominal(device: DeviceInfo, clock_mhz: int | None, fp32_lanes: int | None) -> dict[str, Any]:

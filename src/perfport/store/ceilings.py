@@ -14,8 +14,6 @@ from perfport._core.metrics import Ceilings
 from perfport._core.version import __version__
 from perfport.store.store import Store
 
-_COLUMNS = "fingerprint, copy_gbps, read_gbps, write_gbps, fp32_gflops, fp64_gflops, created"
-
 
 def save_ceilings(
     store: Store, device: DeviceInfo, ceilings: Ceilings, detail: Mapping[str, Any]
@@ -26,8 +24,8 @@ def save_ceilings(
     with guarded():  # one statement (autocommit); an interrupt waits until it is written
         store._conn.execute(
             "INSERT OR REPLACE INTO ceilings (fingerprint, device, copy_gbps, read_gbps, "
-            "write_gbps, fp32_gflops, fp64_gflops, detail, tool_version, created) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "write_gbps, fp32_gflops, fp64_gflops, detail, tool_version, created, copy_curve) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 device.fingerprint,
                 json.dumps(device.to_json()),
@@ -39,6 +37,9 @@ def save_ceilings(
                 json.dumps(dict(detail)),
                 __version__,
                 ceilings.measured,
+                json.dumps([[b, g] for b, g in ceilings.copy_curve])
+                if ceilings.copy_curve
+                else None,
             ),
         )
 
@@ -46,7 +47,7 @@ def save_ceilings(
 def stored_ceilings(store: Store) -> dict[str, Ceilings]:
     """Every stored device's ceilings, by fingerprint."""
     try:
-        rows = store.query(f"SELECT {_COLUMNS} FROM ceilings")
+        rows = store.query("SELECT * FROM ceilings")  # a read-only older store: no copy_curve
     except sqlite3.OperationalError:  # a read-only view of a store older than the table
         return {}
     return {
@@ -58,6 +59,15 @@ def stored_ceilings(store: Store) -> dict[str, Ceilings]:
             fp32_GFLOPs=float(r["fp32_gflops"]),
             fp64_GFLOPs=None if r["fp64_gflops"] is None else float(r["fp64_gflops"]),
             measured=float(r["created"]),
+            # a Row's `in` looks at its values, not its column names
+            copy_curve=_curve(r["copy_curve"] if "copy_curve" in r.keys() else None),  # noqa: SIM118
         )
         for r in rows
     }
+
+
+def _curve(text: str | None) -> tuple[tuple[float, float], ...]:
+    """The stored copy curve; () where none was measured (ceilings stored before it)."""
+    if not text:
+        return ()
+    return tuple((float(b), float(g)) for b, g in json.loads(text))

@@ -161,6 +161,11 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, str], None], ...] = (
     """,
     # 7 -> 8: the value check reads only rows not yet checked (a function: triggers hold ';')
     _incremental_check,
+    # 8 -> 9: the copy bandwidth by size beside the ceilings (perfport roofline); NULL in
+    # ceilings measured before, which keep working against the large-array ceiling alone
+    """
+    ALTER TABLE ceilings ADD COLUMN copy_curve TEXT;  -- [[bytes moved, GB/s], ...] (JSON)
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

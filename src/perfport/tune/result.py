@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Check, DeviceInfo, Measurement, Outcome, PerfportError, Problem
-from perfport._core.metrics import ROOFLINE, Objective, ResultMetrics
+from perfport._core.metrics import ROOFLINE, ROOFLINE_SAME_BYTES, Objective, ResultMetrics
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 from perfport.tune.confirm import Confirmation
@@ -181,6 +181,7 @@ class TuneResult:
             "warnings": list(self.warnings),
             "objective": str(self.objective),
             "roofline": self.roofline,
+            "roofline_same_bytes": self.metrics(self.best).get(ROOFLINE_SAME_BYTES),
             "ceilings": None
             if self.scoring is None or self.scoring.ceilings is None
             else self.scoring.ceilings.to_json(),
