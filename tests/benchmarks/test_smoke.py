@@ -18,6 +18,9 @@ import pytest
 from conftest import BENCHMARKS, SHARED
 
 SRC = Path(__file__).parents[2] / "src"
+# The daemon on CPU 0 and its load generator on CPU 1, where this machine has both.
+_PINNED = {0, 1} <= os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else False
+_PIN = ["--server-cpus", "0", "--client-cpus", "1"] if _PINNED else []
 # script -> (extra arguments, what its output must contain)
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "overhead.py": ([], ["ratio cold caches", "ratio warm caches"]),
@@ -26,7 +29,10 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "strategies.py": (["--data", str(SHARED)], ["Mean fraction of the optimum", "ratio"]),
     "tune_builtins.py": (["--out", "{tmp}/builtins"], ["| stencil |", "speedup"]),
     "daemon_latency.py": ([], ["p99 ratio predict / health"]),
-    "daemon_load.py": (["--workers", "1,2"], ["CPU ms/answer", "p99 goal"]),
+    "daemon_load.py": (
+        ["--workers", "1,2", *_PIN],
+        ["client CPU ms/answer", "p99 goal", "daemon on CPUs [0]" if _PINNED else "CPU ms"],
+    ),
     "select_c_speed.py": ([], ["ratio selector/baseline"]),
     "model_counts.py": ([], ["goal: evaluation at a new size", "ratio counting / evaluation"]),
     "scaling.py": ([], ["| slots | trials |", "ratio wall(1) / wall(2)"]),

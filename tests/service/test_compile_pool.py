@@ -112,3 +112,27 @@ def test_health_p99_under_50_ms_during_a_compile_bomb(daemon_model, tmp_path, mo
     print(f"health during a compile bomb: {len(times)} round trips, p50 "
           f"{statistics.median(times):.2f} ms, p99 {p99:.2f} ms, max {max(times):.2f} ms")  # fmt: skip
     assert p99 < 50.0, (p99, max(times), len(times))
+
+
+def test_a_compile_free_model_answers_without_compiling(tmp_path, monkeypatch):
+    """'wg train --compile-free' models need no instruction counts: the daemon compiles
+    nothing for them (so it runs without PoCL and llvmlite), even for a client's own stencil."""
+    pytest.importorskip("sklearn")
+    pytest.importorskip("pydantic")
+    from perfport.features import COMPILE_FREE_FEATURES
+    from perfport.service.schemas import Device
+    from perfport.service.service import WgService
+    from perfport.wg import load_dataset
+    from perfport.wg.model import shipped_dataset, train
+
+    data = load_dataset(shipped_dataset()).with_features(COMPILE_FREE_FEATURES)
+    service = WgService(train(data, "performance_knn"), tmp_path / "daemon.db")
+
+    def no_compiles(*_: object) -> None:
+        raise AssertionError("compiled a kernel for a compile-free model")
+
+    monkeypatch.setattr(service.compiler, "counts", no_compiles)
+    device = Device(name="Client GPU", compute_units=40, max_work_group_size=256,
+                    max_work_item_sizes=[256, 256, 64], local_mem_bytes=49152)  # fmt: skip
+    answer = service.predict("q1", BOX_STENCIL, {"width": 1024, "height": 768}, device)
+    assert answer.cached is False and answer.prediction.wg[0] * answer.prediction.wg[1] <= 256

@@ -35,6 +35,7 @@ from perfport._core import (
     Problem,
     StoreError,
 )
+from perfport.features import COMPILE_FREE_FEATURES
 from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
 from perfport.kernels.client_source import check_client_source
@@ -110,6 +111,9 @@ class WgService:
         if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
             Store(db, create=False).close()
         self.compiler = CompilePool(compile_limits)
+        # A model trained on the compile-free features ('wg train --compile-free') never needs
+        # a kernel's instruction counts: such a daemon compiles nothing (no PoCL, no llvmlite).
+        self.compile_free = set(self.model.feature_names) <= set(COMPILE_FREE_FEATURES)
         self.gate = gate if gate is not None else RefusalGate(refusal_limits)
         self._scenarios: dict[bytes, Scenario] = {}
         self._answers: dict[tuple[bytes, frozenset[tuple[int, int]]], WgPrediction] = {}
@@ -184,8 +188,9 @@ class WgService:
         return found
 
     def compiled(self, found: Scenario) -> bool:
-        """Whether the scenario's kernel features are known (else ``prepare`` compiles)."""
-        return cached_classes(found.spec, dict(found.defines)) is not None
+        """Whether the scenario's kernel features are known, or the model needs none (else
+        ``prepare`` compiles)."""
+        return self.compile_free or cached_classes(found.spec, dict(found.defines)) is not None
 
     def prepare(self, found: Scenario) -> None:
         """Compile the kernel for its features in a limited process. Blocks: the daemon
@@ -274,7 +279,8 @@ class WgService:
         """A size for the scenario that the store has not seen refused for it; ``key`` names
         the question (the request as canonical JSON). Blocking (compiles, reads the store)."""
         found = self.scenario(key, kernel, problem, device)
-        self.prepare(found)
+        if not self.compiled(found):
+            self.prepare(found)
         return self.answer(key, found, self.refused(found))
 
     def record_refused(
