@@ -1,8 +1,10 @@
 """Calibration (section 7.2): fit a model's parameters to measurements by Levenberg-Marquardt
 with the symbolic Jacobian (scipy, the ``model`` extra), and prediction with the result.
 
-As in the paper, features are by default scaled by the output (each row divided by its
-measured value, outputs set to 1), so the fit minimises relative, not absolute, error.
+As in the paper, the fit minimises relative, not absolute, error by default: each residual
+(and Jacobian row) is divided by its measured output. (Dividing the features instead, as
+perfport once did, is the same only for models of degree one in their features: a product
+such as the paper's ``p_barrier * f_sync_barrier_local * f_thread_groups`` was divided twice.)
 
 A physical cost cannot be negative, but an unconstrained fit gives one where the measurements
 do not separate two costs. With ``nonnegative`` the fit is done again, only when Levenberg-
@@ -126,7 +128,8 @@ class Calibration:
 
 def _matrix(
     model: Model, data: Sequence[Measurement], scale: bool
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The feature columns, the outputs and each row's weight (1 / output when ``scale``)."""
     if len(data) < len(model.parameters):
         raise ModelError(
             f"{len(data)} measurements cannot fix {len(model.parameters)} parameters; give at "
@@ -141,16 +144,14 @@ def _matrix(
         if missing:
             raise ModelError(f"measurement of {missing[0]} has no value for {name}; gather it")
         columns[name] = np.array([m.features[name] for m in data], dtype=float)
-    if scale:
-        columns = {n: c / outputs for n, c in columns.items()}
-        return columns, np.ones_like(outputs)
-    return columns, outputs
+    return columns, outputs, (1.0 / outputs if scale else np.ones_like(outputs))
 
 
 def _fit(
     model: Model,
     columns: dict[str, np.ndarray],
     target: np.ndarray,
+    weight: np.ndarray,
     start: Mapping[str, float],
     pinned: Mapping[str, float],
     max_evaluations: int | None,
@@ -171,10 +172,10 @@ def _fit(
 
     def residuals(x: np.ndarray) -> np.ndarray:
         values = model.evaluate(params(x), columns)
-        return np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
+        return (np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target) * weight
 
     def jacobian(x: np.ndarray) -> np.ndarray:
-        return model.jacobian(params(x), columns)[:, index]
+        return model.jacobian(params(x), columns)[:, index] * weight[:, None]
 
     lower = np.array([0.0 if p in model.cost_parameters else -np.inf for p in free])
     x0 = np.array([start[p] for p in free], dtype=float)
@@ -224,9 +225,9 @@ def calibrate(
     A parameter no measurement informs is refused with a one-line error naming it and the
     collection that would inform it; with ``allow_uninformed`` it is pinned at 0 instead,
     listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
-    columns, target = _matrix(model, data, scale)
+    columns, target, weight = _matrix(model, data, scale)
     start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
-    fitted, fit = _fit(model, columns, target, start, {}, max_evaluations)
+    fitted, fit = _fit(model, columns, target, weight, start, {}, max_evaluations)
     blind = (
         uninformed(model, columns, [start, fitted]) if uninformed(model, columns, [start]) else ()
     )
@@ -235,11 +236,13 @@ def calibrate(
         raise ModelError(reasons[blind[0]])
     pinned = dict.fromkeys(blind, 0.0)
     if blind:
-        fitted, fit = _fit(model, columns, target, start, pinned, max_evaluations)
+        fitted, fit = _fit(model, columns, target, weight, start, pinned, max_evaluations)
     unbounded_negative = _negative(model, fitted, blind)
     bounded = nonnegative and bool(unbounded_negative)
     if bounded:
-        fitted, fit = _fit(model, columns, target, fitted, pinned, max_evaluations, bounded=True)
+        fitted, fit = _fit(
+            model, columns, target, weight, fitted, pinned, max_evaluations, bounded=True
+        )
     negative = _negative(model, fitted, blind)
     return Calibration(
         model=model,
