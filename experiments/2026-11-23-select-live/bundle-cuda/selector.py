@@ -5,17 +5,17 @@ fitted decision tree as nested ifs on the raw inputs: each model test float32(x)
 was mapped to the exact cutoff on x, so no log or float32 rounding happens here.
 """
 
-PARAMS = ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")
-FEATURES = ("K", "M", "N", "batch", "trans_a", "trans_b")
+PARAMS = ('row_tile', 'acc_tile', 'col_tile', 'wg_rows', 'wg_cols')
+FEATURES = ('K', 'M', 'N', 'batch', 'trans_a', 'trans_b')
 CONFIGS = (
-    {"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 4, "acc_tile": 8, "col_tile": 2, "wg_rows": 1, "wg_cols": 64},
-    {"row_tile": 4, "acc_tile": 8, "col_tile": 2, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 4, "acc_tile": 8, "col_tile": 2, "wg_rows": 8, "wg_cols": 16},
-    {"row_tile": 8, "acc_tile": 2, "col_tile": 8, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 8, "acc_tile": 4, "col_tile": 2, "wg_rows": 1, "wg_cols": 64},
-    {"row_tile": 8, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 8, "acc_tile": 8, "col_tile": 4, "wg_rows": 8, "wg_cols": 16},
+    {'row_tile': 1, 'acc_tile': 1, 'col_tile': 1, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 4, 'acc_tile': 8, 'col_tile': 2, 'wg_rows': 1, 'wg_cols': 64},
+    {'row_tile': 4, 'acc_tile': 8, 'col_tile': 2, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 4, 'acc_tile': 8, 'col_tile': 2, 'wg_rows': 8, 'wg_cols': 16},
+    {'row_tile': 8, 'acc_tile': 2, 'col_tile': 8, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 8, 'acc_tile': 4, 'col_tile': 2, 'wg_rows': 1, 'wg_cols': 64},
+    {'row_tile': 8, 'acc_tile': 4, 'col_tile': 4, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 8, 'acc_tile': 8, 'col_tile': 4, 'wg_rows': 8, 'wg_cols': 16},
 )
 
 
@@ -66,9 +66,7 @@ def select(
                 if M_x_N_x_batch <= 362718.015625:  # model: M_x_N_x_batch <= 362718.0
                     if M_div32 <= 0.5000000298023224:  # model: M_div32 <= 0.5
                         if M_x_N <= 3657.5001220703125:  # model: M_x_N <= 3657.5
-                            if (
-                                K_x_M_x_N_x_batch <= 27061609.0
-                            ):  # model: K_x_M_x_N_x_batch <= 27061608.0
+                            if K_x_M_x_N_x_batch <= 27061609.0:  # model: K_x_M_x_N_x_batch <= 27061608.0
                                 return 2
                             return 3
                         return 3
@@ -81,32 +79,22 @@ def select(
                     if batch <= 17.500000953674316:  # model: batch <= 17.5
                         if M_x_N <= 2250498.125:  # model: M_x_N <= 2250498.0
                             if K <= 17.500000953674316:  # model: K <= 17.5
-                                if (
-                                    K_x_M_x_N_x_batch <= 40826109.99999999
-                                ):  # model: K_x_M_x_N_x_batch <= 40826111.0
+                                if K_x_M_x_N_x_batch <= 40826109.99999999:  # model: K_x_M_x_N_x_batch <= 40826111.0
                                     return 1
                                 return 5
                             if M_x_N <= 139428.5078125:  # model: M_x_N <= 139428.5
-                                if (
-                                    M_x_N_x_batch <= 951173.03125
-                                ):  # model: M_x_N_x_batch <= 951173.0
+                                if M_x_N_x_batch <= 951173.03125:  # model: M_x_N_x_batch <= 951173.0
                                     return 1
                                 return 5
                             return 1
-                        if (
-                            K_x_M_x_N_x_batch <= 88235067.99999999
-                        ):  # model: K_x_M_x_N_x_batch <= 88235068.0
-                            if (
-                                K_x_M_x_N_x_batch <= 59901045.99999999
-                            ):  # model: K_x_M_x_N_x_batch <= 59901044.0
+                        if K_x_M_x_N_x_batch <= 88235067.99999999:  # model: K_x_M_x_N_x_batch <= 88235068.0
+                            if K_x_M_x_N_x_batch <= 59901045.99999999:  # model: K_x_M_x_N_x_batch <= 59901044.0
                                 return 1
                             return 5
                         if K <= 17.500000953674316:  # model: K <= 17.5
                             return 5
                         if K_div16 <= 0.5000000298023224:  # model: K_div16 <= 0.5
-                            if (
-                                K_x_M_x_N_x_batch <= 95061083.99999999
-                            ):  # model: K_x_M_x_N_x_batch <= 95061084.0
+                            if K_x_M_x_N_x_batch <= 95061083.99999999:  # model: K_x_M_x_N_x_batch <= 95061084.0
                                 if K <= 31.500000953674316:  # model: K <= 31.5
                                     return 5
                                 return 1
@@ -119,9 +107,7 @@ def select(
                     if K_div16 <= 0.5000000298023224:  # model: K_div16 <= 0.5
                         if batch <= 24.500000953674316:  # model: batch <= 24.5
                             if M_x_N_x_batch <= 28538029.0:  # model: M_x_N_x_batch <= 28538028.0
-                                if (
-                                    K_x_M_x_N_x_batch <= 433879696.0
-                                ):  # model: K_x_M_x_N_x_batch <= 433879704.0
+                                if K_x_M_x_N_x_batch <= 433879696.0:  # model: K_x_M_x_N_x_batch <= 433879704.0
                                     return 5
                                 return 1
                             return 5
@@ -143,9 +129,7 @@ def select(
                             return 1
                         return 3
                     return 1
-                if (
-                    K_x_M_x_N_x_batch <= 22157028351.999996
-                ):  # model: K_x_M_x_N_x_batch <= 22157028352.0
+                if K_x_M_x_N_x_batch <= 22157028351.999996:  # model: K_x_M_x_N_x_batch <= 22157028352.0
                     return 5
                 return 1
             if M_x_N_x_batch <= 486696.015625:  # model: M_x_N_x_batch <= 486696.0
@@ -165,17 +149,11 @@ def select(
                             return 3
                         return 1
                     if N <= 3187.5001220703125:  # model: N <= 3187.5
-                        if (
-                            K_x_M_x_N_x_batch <= 19267585.0
-                        ):  # model: K_x_M_x_N_x_batch <= 19267584.0
+                        if K_x_M_x_N_x_batch <= 19267585.0:  # model: K_x_M_x_N_x_batch <= 19267584.0
                             return 2
-                        if (
-                            K_x_M_x_N_x_batch <= 565182496.0
-                        ):  # model: K_x_M_x_N_x_batch <= 565182464.0
+                        if K_x_M_x_N_x_batch <= 565182496.0:  # model: K_x_M_x_N_x_batch <= 565182464.0
                             if M_x_N_x_batch <= 301056.015625:  # model: M_x_N_x_batch <= 301056.0
-                                if (
-                                    K_x_M_x_N_x_batch <= 38535170.0
-                                ):  # model: K_x_M_x_N_x_batch <= 38535168.0
+                                if K_x_M_x_N_x_batch <= 38535170.0:  # model: K_x_M_x_N_x_batch <= 38535168.0
                                     return 3
                                 return 1
                             return 3
@@ -189,16 +167,12 @@ def select(
                     if M_x_N_x_batch <= 661672.03125:  # model: M_x_N_x_batch <= 661672.0
                         if M_div128 <= 0.5000000298023224:  # model: M_div128 <= 0.5
                             return 1
-                        if (
-                            K_x_M_x_N_x_batch <= 65830914.0
-                        ):  # model: K_x_M_x_N_x_batch <= 65830912.0
+                        if K_x_M_x_N_x_batch <= 65830914.0:  # model: K_x_M_x_N_x_batch <= 65830912.0
                             if N <= 1408.0000610351562:  # model: N <= 1408.0
                                 return 7
                             return 6
                         return 5
-                    if (
-                        K_x_M_x_N_x_batch <= 2757323904.0
-                    ):  # model: K_x_M_x_N_x_batch <= 2757323904.0
+                    if K_x_M_x_N_x_batch <= 2757323904.0:  # model: K_x_M_x_N_x_batch <= 2757323904.0
                         if M_x_N_x_batch <= 975896.03125:  # model: M_x_N_x_batch <= 975896.0
                             if M_x_N_x_batch <= 893520.03125:  # model: M_x_N_x_batch <= 893520.0
                                 if N <= 7720.000244140625:  # model: N <= 7720.0
@@ -229,9 +203,7 @@ def select(
                             if K <= 192.00000762939453:  # model: K <= 192.0
                                 return 3
                             return 7
-                        if (
-                            K_x_M_x_N_x_batch <= 873463840.0
-                        ):  # model: K_x_M_x_N_x_batch <= 873463808.0
+                        if K_x_M_x_N_x_batch <= 873463840.0:  # model: K_x_M_x_N_x_batch <= 873463808.0
                             return 5
                         return 7
                     return 7
@@ -287,9 +259,7 @@ def select(
             if M_div32 <= 0.5000000298023224:  # model: M_div32 <= 0.5
                 if M_x_N <= 7320.000244140625:  # model: M_x_N <= 7320.0
                     if M_x_N_x_batch <= 140246.5078125:  # model: M_x_N_x_batch <= 140246.5
-                        if (
-                            K_x_M_x_N_x_batch <= 30467901.0
-                        ):  # model: K_x_M_x_N_x_batch <= 30467901.0
+                        if K_x_M_x_N_x_batch <= 30467901.0:  # model: K_x_M_x_N_x_batch <= 30467901.0
                             if M_x_N <= 3820.5001220703125:  # model: M_x_N <= 3820.5
                                 return 2
                             if K <= 87.00000381469727:  # model: K <= 87.0
@@ -311,9 +281,7 @@ def select(
                     return 5
                 if M_x_N_x_batch <= 812019.03125:  # model: M_x_N_x_batch <= 812019.0
                     if M_x_N <= 23030.0009765625:  # model: M_x_N <= 23030.0
-                        if (
-                            K_x_M_x_N_x_batch <= 141476599.99999997
-                        ):  # model: K_x_M_x_N_x_batch <= 141476600.0
+                        if K_x_M_x_N_x_batch <= 141476599.99999997:  # model: K_x_M_x_N_x_batch <= 141476600.0
                             if M <= 38.00000190734863:  # model: M <= 38.0
                                 if M_x_N <= 8060.000244140625:  # model: M_x_N <= 8060.0
                                     if M_x_N <= 7775.500244140625:  # model: M_x_N <= 7775.5
@@ -322,12 +290,8 @@ def select(
                                 return 1
                             if N <= 134.50000762939453:  # model: N <= 134.5
                                 if N <= 44.00000190734863:  # model: N <= 44.0
-                                    if (
-                                        M_x_N_x_batch <= 341440.015625
-                                    ):  # model: M_x_N_x_batch <= 341440.0
-                                        if (
-                                            M_x_N_x_batch <= 167602.5078125
-                                        ):  # model: M_x_N_x_batch <= 167602.5
+                                    if M_x_N_x_batch <= 341440.015625:  # model: M_x_N_x_batch <= 341440.0
+                                        if M_x_N_x_batch <= 167602.5078125:  # model: M_x_N_x_batch <= 167602.5
                                             if batch <= 17.500000953674316:  # model: batch <= 17.5
                                                 return 2
                                             return 3
@@ -336,25 +300,17 @@ def select(
                                         if N <= 36.50000190734863:  # model: N <= 36.5
                                             return 1
                                         return 3
-                                    if (
-                                        M_x_N_x_batch <= 443340.015625
-                                    ):  # model: M_x_N_x_batch <= 443340.0
+                                    if M_x_N_x_batch <= 443340.015625:  # model: M_x_N_x_batch <= 443340.0
                                         return 5
                                     return 1
                                 if K <= 135.50000762939453:  # model: K <= 135.5
-                                    if (
-                                        M_x_N_x_batch <= 371733.015625
-                                    ):  # model: M_x_N_x_batch <= 371733.0
-                                        if (
-                                            K_x_M_x_N_x_batch <= 15226205.499999998
-                                        ):  # model: K_x_M_x_N_x_batch <= 15226205.0
+                                    if M_x_N_x_batch <= 371733.015625:  # model: M_x_N_x_batch <= 371733.0
+                                        if K_x_M_x_N_x_batch <= 15226205.499999998:  # model: K_x_M_x_N_x_batch <= 15226205.0
                                             return 1
                                         return 5
                                     return 1
                                 return 1
-                            if (
-                                K_x_M_x_N_x_batch <= 9976824.5
-                            ):  # model: K_x_M_x_N_x_batch <= 9976824.0
+                            if K_x_M_x_N_x_batch <= 9976824.5:  # model: K_x_M_x_N_x_batch <= 9976824.0
                                 return 3
                             return 5
                         if M_div16 <= 0.5000000298023224:  # model: M_div16 <= 0.5
@@ -403,9 +359,7 @@ def select(
                     return 0
                 if batch_div16 <= 0.5000000298023224:  # model: batch_div16 <= 0.5
                     if M <= 1536.0000610351562:  # model: M <= 1536.0
-                        if (
-                            K_x_M_x_N_x_batch <= 19267585.0
-                        ):  # model: K_x_M_x_N_x_batch <= 19267584.0
+                        if K_x_M_x_N_x_batch <= 19267585.0:  # model: K_x_M_x_N_x_batch <= 19267584.0
                             return 5
                         return 2
                     return 7
@@ -487,9 +441,7 @@ def select(
                             if M_x_N_x_batch <= 116334.00390625:  # model: M_x_N_x_batch <= 116334.0
                                 return 1
                             if N <= 72.00000381469727:  # model: N <= 72.0
-                                if (
-                                    M_x_N_x_batch <= 134791.5078125
-                                ):  # model: M_x_N_x_batch <= 134791.5
+                                if M_x_N_x_batch <= 134791.5078125:  # model: M_x_N_x_batch <= 134791.5
                                     return 3
                                 return 1
                             return 3
@@ -503,9 +455,7 @@ def select(
                     return 1
                 if M <= 185.50000762939453:  # model: M <= 185.5
                     if M_x_N <= 12767.50048828125:  # model: M_x_N <= 12767.5
-                        if (
-                            K_x_M_x_N_x_batch <= 153467720.0
-                        ):  # model: K_x_M_x_N_x_batch <= 153467712.0
+                        if K_x_M_x_N_x_batch <= 153467720.0:  # model: K_x_M_x_N_x_batch <= 153467712.0
                             return 5
                         if M <= 97.50000381469727:  # model: M <= 97.5
                             return 5
@@ -549,9 +499,7 @@ def select(
                     return 5
                 return 5
             if M_div16 <= 0.5000000298023224:  # model: M_div16 <= 0.5
-                if (
-                    K_x_M_x_N_x_batch <= 26015550.999999996
-                ):  # model: K_x_M_x_N_x_batch <= 26015551.0
+                if K_x_M_x_N_x_batch <= 26015550.999999996:  # model: K_x_M_x_N_x_batch <= 26015551.0
                     if K_x_M_x_N_x_batch <= 25850249.0:  # model: K_x_M_x_N_x_batch <= 25850248.0
                         return 5
                     return 1

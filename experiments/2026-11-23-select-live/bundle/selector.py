@@ -5,17 +5,17 @@ fitted decision tree as nested ifs on the raw inputs: each model test float32(x)
 was mapped to the exact cutoff on x, so no log or float32 rounding happens here.
 """
 
-PARAMS = ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")
-FEATURES = ("K", "M", "N", "batch", "trans_a", "trans_b")
+PARAMS = ('row_tile', 'acc_tile', 'col_tile', 'wg_rows', 'wg_cols')
+FEATURES = ('K', 'M', 'N', 'batch', 'trans_a', 'trans_b')
 CONFIGS = (
-    {"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 1, "acc_tile": 1, "col_tile": 2, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 2, "acc_tile": 8, "col_tile": 2, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 4, "acc_tile": 8, "col_tile": 2, "wg_rows": 1, "wg_cols": 64},
-    {"row_tile": 4, "acc_tile": 8, "col_tile": 4, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 8, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 8},
-    {"row_tile": 8, "acc_tile": 4, "col_tile": 4, "wg_rows": 8, "wg_cols": 16},
-    {"row_tile": 8, "acc_tile": 8, "col_tile": 4, "wg_rows": 1, "wg_cols": 64},
+    {'row_tile': 1, 'acc_tile': 1, 'col_tile': 1, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 1, 'acc_tile': 1, 'col_tile': 2, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 2, 'acc_tile': 8, 'col_tile': 2, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 4, 'acc_tile': 8, 'col_tile': 2, 'wg_rows': 1, 'wg_cols': 64},
+    {'row_tile': 4, 'acc_tile': 8, 'col_tile': 4, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 8, 'acc_tile': 4, 'col_tile': 4, 'wg_rows': 8, 'wg_cols': 8},
+    {'row_tile': 8, 'acc_tile': 4, 'col_tile': 4, 'wg_rows': 8, 'wg_cols': 16},
+    {'row_tile': 8, 'acc_tile': 8, 'col_tile': 4, 'wg_rows': 1, 'wg_cols': 64},
 )
 
 
@@ -69,26 +69,18 @@ def select(
                                     if N_div16 <= 0.5000000298023224:  # model: N_div16 <= 0.5
                                         return 3
                                     if N_div32 <= 0.5000000298023224:  # model: N_div32 <= 0.5
-                                        if (
-                                            K_x_M_x_N_x_batch <= 333971472.0
-                                        ):  # model: K_x_M_x_N_x_batch <= 333971456.0
+                                        if K_x_M_x_N_x_batch <= 333971472.0:  # model: K_x_M_x_N_x_batch <= 333971456.0
                                             if K <= 768.0000305175781:  # model: K <= 768.0
                                                 if K <= 192.00000762939453:  # model: K <= 192.0
-                                                    if (
-                                                        K_x_M_x_N_x_batch <= 19267585.0
-                                                    ):  # model: K_x_M_x_N_x_batch <= 19267584.0
+                                                    if K_x_M_x_N_x_batch <= 19267585.0:  # model: K_x_M_x_N_x_batch <= 19267584.0
                                                         return 3
                                                     return 2
                                                 return 3
                                             return 2
                                         return 3
-                                    if (
-                                        K_x_M_x_N_x_batch <= 160563208.0
-                                    ):  # model: K_x_M_x_N_x_batch <= 160563200.0
+                                    if K_x_M_x_N_x_batch <= 160563208.0:  # model: K_x_M_x_N_x_batch <= 160563200.0
                                         return 3
-                                    if (
-                                        K_x_M_x_N_x_batch <= 565182496.0
-                                    ):  # model: K_x_M_x_N_x_batch <= 565182464.0
+                                    if K_x_M_x_N_x_batch <= 565182496.0:  # model: K_x_M_x_N_x_batch <= 565182464.0
                                         return 4
                                     return 3
                                 return 4
@@ -103,60 +95,42 @@ def select(
                     return 1
                 if M_div32 <= 0.5000000298023224:  # model: M_div32 <= 0.5
                     if M <= 748.5000305175781:  # model: M <= 748.5
-                        if (
-                            K_x_M_x_N_x_batch <= 140795351.99999997
-                        ):  # model: K_x_M_x_N_x_batch <= 140795344.0
+                        if K_x_M_x_N_x_batch <= 140795351.99999997:  # model: K_x_M_x_N_x_batch <= 140795344.0
                             if N_div128 <= 0.5000000298023224:  # model: N_div128 <= 0.5
                                 return 3
                             return 7
                         if M_x_N <= 479531.015625:  # model: M_x_N <= 479531.0
                             if M_x_N <= 255865.5078125:  # model: M_x_N <= 255865.5
-                                if (
-                                    M_x_N_x_batch <= 706749.03125
-                                ):  # model: M_x_N_x_batch <= 706749.0
+                                if M_x_N_x_batch <= 706749.03125:  # model: M_x_N_x_batch <= 706749.0
                                     return 3
                                 return 7
                             if K <= 537.5000305175781:  # model: K <= 537.5
-                                if (
-                                    K_x_M_x_N_x_batch <= 168360584.0
-                                ):  # model: K_x_M_x_N_x_batch <= 168360584.0
-                                    if (
-                                        M_x_N_x_batch <= 430934.015625
-                                    ):  # model: M_x_N_x_batch <= 430934.0
+                                if K_x_M_x_N_x_batch <= 168360584.0:  # model: K_x_M_x_N_x_batch <= 168360584.0
+                                    if M_x_N_x_batch <= 430934.015625:  # model: M_x_N_x_batch <= 430934.0
                                         return 7
                                     return 3
                                 return 7
                             if N <= 868.5000305175781:  # model: N <= 868.5
-                                if (
-                                    M_x_N_x_batch <= 647933.03125
-                                ):  # model: M_x_N_x_batch <= 647933.0
+                                if M_x_N_x_batch <= 647933.03125:  # model: M_x_N_x_batch <= 647933.0
                                     return 7
                                 return 3
                             return 3
                         if K <= 2219.0001220703125:  # model: K <= 2219.0
                             if M_x_N_x_batch <= 605601.03125:  # model: M_x_N_x_batch <= 605601.0
                                 if M_div16 <= 0.5000000298023224:  # model: M_div16 <= 0.5
-                                    if (
-                                        K_x_M_x_N_x_batch <= 341848431.99999994
-                                    ):  # model: K_x_M_x_N_x_batch <= 341848432.0
+                                    if K_x_M_x_N_x_batch <= 341848431.99999994:  # model: K_x_M_x_N_x_batch <= 341848432.0
                                         if K <= 573.5000305175781:  # model: K <= 573.5
                                             if K <= 313.00001525878906:  # model: K <= 313.0
-                                                if (
-                                                    M_x_N_x_batch <= 551529.03125
-                                                ):  # model: M_x_N_x_batch <= 551529.0
+                                                if M_x_N_x_batch <= 551529.03125:  # model: M_x_N_x_batch <= 551529.0
                                                     return 7
-                                                if (
-                                                    N_div32 <= 0.5000000298023224
-                                                ):  # model: N_div32 <= 0.5
+                                                if N_div32 <= 0.5000000298023224:  # model: N_div32 <= 0.5
                                                     return 3
                                                 return 7
                                             return 7
                                         return 3
                                     return 7
                                 return 3
-                            if (
-                                K_x_M_x_N_x_batch <= 466443695.99999994
-                            ):  # model: K_x_M_x_N_x_batch <= 466443680.0
+                            if K_x_M_x_N_x_batch <= 466443695.99999994:  # model: K_x_M_x_N_x_batch <= 466443680.0
                                 if M <= 399.00001525878906:  # model: M <= 399.0
                                     return 3
                                 if N <= 1246.5000610351562:  # model: N <= 1246.5
@@ -164,9 +138,7 @@ def select(
                                 return 7
                             return 7
                         if K_div64 <= 0.5000000298023224:  # model: K_div64 <= 0.5
-                            if (
-                                K_x_M_x_N_x_batch <= 2251007104.0
-                            ):  # model: K_x_M_x_N_x_batch <= 2251006976.0
+                            if K_x_M_x_N_x_batch <= 2251007104.0:  # model: K_x_M_x_N_x_batch <= 2251006976.0
                                 if K <= 3894.5001220703125:  # model: K <= 3894.5
                                     return 3
                                 return 7
@@ -240,13 +212,9 @@ def select(
                                 if M_x_N <= 491296.515625:  # model: M_x_N <= 491296.5
                                     if N <= 39.00000190734863:  # model: N <= 39.0
                                         return 1
-                                    if (
-                                        K_x_M_x_N_x_batch <= 197785591.99999997
-                                    ):  # model: K_x_M_x_N_x_batch <= 197785584.0
+                                    if K_x_M_x_N_x_batch <= 197785591.99999997:  # model: K_x_M_x_N_x_batch <= 197785584.0
                                         if M_x_N <= 7298.000244140625:  # model: M_x_N <= 7298.0
-                                            if (
-                                                K_x_M_x_N_x_batch <= 19916282.999999996
-                                            ):  # model: K_x_M_x_N_x_batch <= 19916283.0
+                                            if K_x_M_x_N_x_batch <= 19916282.999999996:  # model: K_x_M_x_N_x_batch <= 19916283.0
                                                 return 3
                                             return 1
                                         return 3
@@ -254,20 +222,12 @@ def select(
                                         if N <= 144.00000762939453:  # model: N <= 144.0
                                             return 3
                                         return 7
-                                    if (
-                                        M_x_N_x_batch <= 407694.015625
-                                    ):  # model: M_x_N_x_batch <= 407694.0
+                                    if M_x_N_x_batch <= 407694.015625:  # model: M_x_N_x_batch <= 407694.0
                                         return 3
-                                    if (
-                                        M_x_N_x_batch <= 450419.015625
-                                    ):  # model: M_x_N_x_batch <= 450419.0
-                                        if (
-                                            K_x_M_x_N_x_batch <= 336911215.99999994
-                                        ):  # model: K_x_M_x_N_x_batch <= 336911200.0
+                                    if M_x_N_x_batch <= 450419.015625:  # model: M_x_N_x_batch <= 450419.0
+                                        if K_x_M_x_N_x_batch <= 336911215.99999994:  # model: K_x_M_x_N_x_batch <= 336911200.0
                                             return 7
-                                        if (
-                                            M_x_N_x_batch <= 436443.015625
-                                        ):  # model: M_x_N_x_batch <= 436443.0
+                                        if M_x_N_x_batch <= 436443.015625:  # model: M_x_N_x_batch <= 436443.0
                                             return 3
                                         return 7
                                     return 3
@@ -325,9 +285,7 @@ def select(
                             return 0
                         return 2
                     if N <= 51.50000190734863:  # model: N <= 51.5
-                        if (
-                            K_x_M_x_N_x_batch <= 3332797056.0
-                        ):  # model: K_x_M_x_N_x_batch <= 3332796928.0
+                        if K_x_M_x_N_x_batch <= 3332797056.0:  # model: K_x_M_x_N_x_batch <= 3332796928.0
                             return 2
                         return 0
                     return 2
@@ -339,9 +297,7 @@ def select(
                                     return 2
                                 return 0
                             return 2
-                        if (
-                            K_x_M_x_N_x_batch <= 505668399.99999994
-                        ):  # model: K_x_M_x_N_x_batch <= 505668404.0
+                        if K_x_M_x_N_x_batch <= 505668399.99999994:  # model: K_x_M_x_N_x_batch <= 505668404.0
                             return 2
                         return 4
                     if M_x_N_x_batch <= 181377.0078125:  # model: M_x_N_x_batch <= 181377.0
@@ -373,9 +329,7 @@ def select(
             if M_x_N <= 6095.000244140625:  # model: M_x_N <= 6095.0
                 return 2
             if M_x_N <= 228507.0078125:  # model: M_x_N <= 228507.0
-                if (
-                    K_x_M_x_N_x_batch <= 2576538495.9999995
-                ):  # model: K_x_M_x_N_x_batch <= 2576538368.0
+                if K_x_M_x_N_x_batch <= 2576538495.9999995:  # model: K_x_M_x_N_x_batch <= 2576538368.0
                     if M_x_N_x_batch <= 231944.0078125:  # model: M_x_N_x_batch <= 231944.0
                         return 4
                     if K_x_M_x_N_x_batch <= 552336032.0:  # model: K_x_M_x_N_x_batch <= 552336008.0
@@ -393,9 +347,7 @@ def select(
             if M_div16 <= 0.5000000298023224:  # model: M_div16 <= 0.5
                 if M_x_N_x_batch <= 271278.015625:  # model: M_x_N_x_batch <= 271278.0
                     if K_x_M_x_N_x_batch <= 80388452.0:  # model: K_x_M_x_N_x_batch <= 80388452.0
-                        if (
-                            K_x_M_x_N_x_batch <= 17437234.999999996
-                        ):  # model: K_x_M_x_N_x_batch <= 17437234.5
+                        if K_x_M_x_N_x_batch <= 17437234.999999996:  # model: K_x_M_x_N_x_batch <= 17437234.5
                             return 7
                         if K_div16 <= 0.5000000298023224:  # model: K_div16 <= 0.5
                             return 3
@@ -428,12 +380,8 @@ def select(
         if M_x_N_x_batch <= 1479559.0625:  # model: M_x_N_x_batch <= 1479559.0
             if trans_b <= 0.5000000298023224:  # model: trans_b <= 0.5
                 if trans_a <= 0.5000000298023224:  # model: trans_a <= 0.5
-                    if (
-                        K_x_M_x_N_x_batch <= 134908823.99999997
-                    ):  # model: K_x_M_x_N_x_batch <= 134908816.0
-                        if (
-                            K_x_M_x_N_x_batch <= 112637771.99999999
-                        ):  # model: K_x_M_x_N_x_batch <= 112637772.0
+                    if K_x_M_x_N_x_batch <= 134908823.99999997:  # model: K_x_M_x_N_x_batch <= 134908816.0
+                        if K_x_M_x_N_x_batch <= 112637771.99999999:  # model: K_x_M_x_N_x_batch <= 112637772.0
                             if M_x_N_x_batch <= 1468487.5625:  # model: M_x_N_x_batch <= 1468487.5
                                 if M_x_N <= 1369447.5625:  # model: M_x_N <= 1369447.5
                                     if M_x_N <= 552078.03125:  # model: M_x_N <= 552078.0
@@ -458,9 +406,7 @@ def select(
                         if M_x_N <= 52272.001953125:  # model: M_x_N <= 52272.0
                             return 6
                         return 3
-                    if (
-                        K_x_M_x_N_x_batch <= 2263807871.9999995
-                    ):  # model: K_x_M_x_N_x_batch <= 2263807744.0
+                    if K_x_M_x_N_x_batch <= 2263807871.9999995:  # model: K_x_M_x_N_x_batch <= 2263807744.0
                         if M <= 49.50000190734863:  # model: M <= 49.5
                             if M_x_N <= 390861.015625:  # model: M_x_N <= 390861.0
                                 return 7
@@ -470,9 +416,7 @@ def select(
                                 return 7
                             return 3
                         if M_x_N <= 1466832.0625:  # model: M_x_N <= 1466832.0
-                            if (
-                                K_x_M_x_N_x_batch <= 827067552.0
-                            ):  # model: K_x_M_x_N_x_batch <= 827067552.0
+                            if K_x_M_x_N_x_batch <= 827067552.0:  # model: K_x_M_x_N_x_batch <= 827067552.0
                                 if K <= 447.50001525878906:  # model: K <= 447.5
                                     return 7
                                 if K <= 457.00001525878906:  # model: K <= 457.0
@@ -482,9 +426,7 @@ def select(
                                 if M <= 723.5000305175781:  # model: M <= 723.5
                                     return 7
                                 return 3
-                            if (
-                                K_x_M_x_N_x_batch <= 1356380607.9999998
-                            ):  # model: K_x_M_x_N_x_batch <= 1356380544.0
+                            if K_x_M_x_N_x_batch <= 1356380607.9999998:  # model: K_x_M_x_N_x_batch <= 1356380544.0
                                 return 3
                             return 7
                         return 3
@@ -563,12 +505,8 @@ def select(
                     return 7
                 return 3
             if M <= 42.50000190734863:  # model: M <= 42.5
-                if (
-                    K_x_M_x_N_x_batch <= 114501915.99999999
-                ):  # model: K_x_M_x_N_x_batch <= 114501912.0
-                    if (
-                        K_x_M_x_N_x_batch <= 86609227.99999999
-                    ):  # model: K_x_M_x_N_x_batch <= 86609228.0
+                if K_x_M_x_N_x_batch <= 114501915.99999999:  # model: K_x_M_x_N_x_batch <= 114501912.0
+                    if K_x_M_x_N_x_batch <= 86609227.99999999:  # model: K_x_M_x_N_x_batch <= 86609228.0
                         return 7
                     if M_x_N <= 2385033.125:  # model: M_x_N <= 2385033.0
                         return 3
@@ -587,27 +525,19 @@ def select(
                     if N <= 2450.0001220703125:  # model: N <= 2450.0
                         if batch <= 24.000000953674316:  # model: batch <= 24.0
                             if M_x_N_x_batch <= 1370976.0625:  # model: M_x_N_x_batch <= 1370976.0
-                                if (
-                                    M_x_N_x_batch <= 795968.03125
-                                ):  # model: M_x_N_x_batch <= 795968.0
+                                if M_x_N_x_batch <= 795968.03125:  # model: M_x_N_x_batch <= 795968.0
                                     return 4
                                 if M <= 1136.0000610351562:  # model: M <= 1136.0
                                     return 7
-                                if (
-                                    M_x_N_x_batch <= 1004016.03125
-                                ):  # model: M_x_N_x_batch <= 1004016.0
+                                if M_x_N_x_batch <= 1004016.03125:  # model: M_x_N_x_batch <= 1004016.0
                                     return 7
                                 return 4
                             return 6
                         return 6
                     if batch <= 1.5000000596046448:  # model: batch <= 1.5
-                        if (
-                            K_x_M_x_N_x_batch <= 624689568.0
-                        ):  # model: K_x_M_x_N_x_batch <= 624689536.0
+                        if K_x_M_x_N_x_batch <= 624689568.0:  # model: K_x_M_x_N_x_batch <= 624689536.0
                             return 4
-                        if (
-                            K_x_M_x_N_x_batch <= 2268856703.9999995
-                        ):  # model: K_x_M_x_N_x_batch <= 2268856704.0
+                        if K_x_M_x_N_x_batch <= 2268856703.9999995:  # model: K_x_M_x_N_x_batch <= 2268856704.0
                             return 7
                         return 4
                     return 7
