@@ -12,10 +12,14 @@
 # Overrides (the test runs it on PoCL with tiny sizes): DEVICE (an id; default the first
 # NVIDIA OpenCL device), SIZES (matmul n values), COLLECT (the collect filter tags),
 # COLLECT_S (the collection's time limit, seconds, default 150), DG_SIZES (nelements of the DG
-# variants), FD_SIZES (n of the stencils), MM_WR (n of the work-removed matmuls).
+# variants), FD_SIZES (n of the stencils), MM_WR (n of the work-removed matmuls),
+# LMEM_STRIDE (lmem_stride_pattern's variant tags, default m:64,256) and LMEM_STRIDE_S.
 # Also leaves collect-wr-*.json and evaluate-paper.json (the per-access-pattern model,
 # src/perfport/datasets/model/paper-linear.json), evaluate-overlap.json and
-# evaluate-paper-overlap.json (form (8) of both), figures-<model>/ (the paper's Figures 7-9,
+# evaluate-paper-overlap.json (form (8) of both), evaluate-paper-groups.json and
+# evaluate-paper-lstride.json (paper-linear-groups.json, paper-linear-lstride.json), each
+# evaluate-*.json also as evaluate-*-nonnegative.json (costs bounded at 0),
+# collect-lmem-stride.json, figures-<model>/ (the paper's Figures 7-9,
 # matmul-, dg- and fd-<device>.svg, and breakdown-<device>.svg, each term's share), and
 # guided-measure.txt, guided.json, guided.txt and guided.db.gz (model-guided search against
 # the default on the full spaces, benchmarks/model_guided.py; GUIDED_ARGS overrides its
@@ -37,7 +41,7 @@ SIZES=${SIZES:-512,1024,2048,3072,4096}
 # The generators' default sizes scale with compute units; global-memory arrays that large
 # would not fit, so gmem gets sizes of 64-512 MiB per array (about 0.03-0.3 ms each on an
 # H100's 3 TB/s, the shortest of the collection).
-COLLECT=${COLLECT:-flops_madd_pattern gmem_pattern lmem_pattern barrier_pattern empty_kernel \
+COLLECT=${COLLECT:-flops_madd_pattern flops_add_pattern gmem_pattern lmem_pattern barrier_pattern empty_kernel \
 dtype:float32 lid_stride_0:1 nel:16777216,67108864,134217728}
 read -r -a tags <<< "$COLLECT"
 
@@ -79,6 +83,12 @@ timeout 40 python3 -m perfport model collect --device "$DEVICE" --db "$db" --mat
 timeout 20 python3 -m perfport model collect --device "$DEVICE" --db "$db" --match intersect \
   --filter wr_fd_16x16 wr_fd_18x18 "n:$FD_SIZES" --json \
   > "$OUT/collect-wr-fd.json" 2> "$OUT/logs/collect-wr-fd.err"
+# The local read patterns of the prefetching variants (lid(0) stride 0: broadcast; 16: bank
+# conflicts), which lmem_pattern's stride-1 moves do not inform (docs/results/
+# 2026-11-26-model-accuracy.md): lmem_stride_pattern, for paper-linear-lstride.json.
+timeout "${LMEM_STRIDE_S:-90}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
+  --filter lmem_stride_pattern dtype:float32 ${LMEM_STRIDE:-m:64,256} --json \
+  > "$OUT/collect-lmem-stride.json" 2> "$OUT/logs/collect-lmem-stride.err"
 for v in dg-plain dg-prefetch-u dg-prefetch-dm dg-prefetch-dm-tr; do
   timeout 12 python3 -m perfport model measure "$v" --sizes "nelements=$DG_SIZES" \
     --device "$DEVICE" --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"
@@ -89,10 +99,14 @@ for v in fd-16x16 fd-18x18; do
 done
 timeout 60 python3 -m perfport model evaluate --db "$db" --write-data "$OUT/data.csv" --json \
   --figures "$OUT/figures-matmul-linear" > "$OUT/evaluate.json" 2> "$OUT/logs/evaluate.err"
-for m in paper:paper-linear overlap:matmul-overlap paper-overlap:paper-overlap; do
+for m in paper:paper-linear overlap:matmul-overlap paper-overlap:paper-overlap \
+  paper-groups:paper-linear-groups paper-lstride:paper-linear-lstride; do
   timeout 40 python3 -m perfport model evaluate --db "$db" --json \
     --model "src/perfport/datasets/model/${m#*:}.json" --figures "$OUT/figures-${m#*:}" \
     > "$OUT/evaluate-${m%%:*}.json" 2> "$OUT/logs/evaluate-${m%%:*}.err"
+  timeout 40 python3 -m perfport model evaluate --db "$db" --json --nonnegative \
+    --model "src/perfport/datasets/model/${m#*:}.json" \
+    > "$OUT/evaluate-${m%%:*}-nonnegative.json" 2> "$OUT/logs/evaluate-${m%%:*}-nn.err"
 done
 
 # Issue 24 item 7: model-guided search on the full matmul, DG and FD spaces, calibrated on

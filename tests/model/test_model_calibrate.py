@@ -210,3 +210,21 @@ def test_the_overlap_step_is_relative_so_scaled_calibration_fits_the_predicting_
         assert float(m.evaluate(params, scaled)) == pytest.approx(t * scale, rel=1e-9)
     empty = {"f_mem_access_global": 0.0, "f_mem_access_local": 0.0, "f_sync_kernel_launch": 1.0}
     assert float(m.evaluate(params, empty)) == pytest.approx(1e-5)
+
+
+def test_relative_error_calibration_recovers_a_product_of_features():
+    # the paper's barrier term: a cost per barrier per work-group, a product of two features;
+    # relative error must divide the residual by the output, not each feature (which would
+    # divide the product twice)
+    m = Model("f_x", "p_launch * f_sync_kernel_launch + "
+              "p_barrier * f_sync_barrier_local * f_thread_groups")  # fmt: skip
+    true = {"p_launch": 5e-6, "p_barrier": 6e-11}
+    rows = []
+    for i, (b, g) in enumerate([(1024, 16896), (2048, 33792), (4096, 67584), (16, 16), (64, 256)]):
+        f = {"f_sync_kernel_launch": 1.0, "f_sync_barrier_local": float(b),
+             "f_thread_groups": float(g)}  # fmt: skip
+        rows.append(Measurement(f"k{i}", {}, f, float(m.evaluate(true, f))))
+    c = calibrate(m, rows)
+    assert c.residual < 1e-9
+    for name, value in true.items():
+        assert c.parameters[name] == pytest.approx(value, rel=1e-6)

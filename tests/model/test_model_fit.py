@@ -208,3 +208,23 @@ def test_evaluate_draws_the_papers_figures_and_a_breakdown(tmp_path, capsys, tra
     argv[-2] = str(tmp_path / "file")
     assert main(argv) == 2
     assert "a file is in the way" in capsys.readouterr().err
+
+
+def test_evaluate_nonnegative_bounds_a_negative_cost(tmp_path, capsys, train_times):
+    # the madd kernel with the most madds measured faster than an empty kernel: LM's
+    # madd cost comes out negative
+    times = list(train_times)
+    times[3] = min(times) * 0.3
+    data = _data_file(tmp_path, times, 1.0)
+    model = _model_file(tmp_path)
+    argv = ["model", "evaluate", "--data", str(data), "--model", str(model), "--json"]
+    assert main(argv) == 0
+    (free,) = json.loads(capsys.readouterr().out)["calibrations"]
+    assert main([*argv, "--nonnegative"]) == 0
+    (bounded,) = json.loads(capsys.readouterr().out)["calibrations"]
+    assert free["bounded"] is False and free["at_bound"] == []
+    assert not free["nonnegative"], free["parameters"]
+    assert bounded["bounded"] and bounded["nonnegative"] and bounded["at_bound"]
+    assert bounded["unbounded_negative"] == free["negative"]
+    assert main([*argv[:-1], "--nonnegative"]) == 0
+    assert "WARNING" not in capsys.readouterr().out

@@ -31,6 +31,7 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
         "FD_SIZES": "112,224",
         "COLLECT": "empty_kernel barrier_pattern flops_madd_pattern lmem_pattern gmem_pattern "
         "dtype:float32 lid_stride_0:1 n_arrays:1,2 m:8,16 ngroups:16,32 nel:4096",
+        "LMEM_STRIDE": "lid_stride_0:0,16 m:8 nel:4096",
         "GUIDED_ARGS": "--smoke",
         "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]),
@@ -60,7 +61,10 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
     for model in ("matmul-linear", "paper-linear", "matmul-overlap", "paper-overlap"):
         drawn = sorted(p.name.split("-")[0] for p in (out / f"figures-{model}").glob("*.svg"))
         assert drawn == ["breakdown", "dg", "fd", "matmul"], model  # Figures 7-9, breakdown
-    for name in ("evaluate-overlap", "evaluate-paper-overlap"):
+    stride = json.loads((out / "collect-lmem-stride.json").read_text())["counts"]
+    assert stride["failed"] == 0 and stride["measured"] == 2
+    for name in ("evaluate-overlap", "evaluate-paper-overlap", "evaluate-paper-groups",
+                 "evaluate-paper-lstride", "evaluate-paper-lstride-nonnegative"):  # fmt: skip
         assert len(json.loads((out / f"{name}.json").read_text())["results"]) == len(APPLICATIONS)
     guided = json.loads((out / "guided.json").read_text())
     assert [s["space"] for s in guided["spaces"]] == ["matmul", "dg", "fd"]

@@ -37,6 +37,9 @@ def add_parsers(model_sub: Any) -> None:
     p.add_argument("--device", help="device id (default: the default device)")
     p.add_argument("--db", default="perfport.db", help="the results database")
     p.add_argument("--out", required=True, help="calibration JSON to write")
+    p.add_argument("--nonnegative", action="store_true",
+                   help="bound every cost parameter below by 0 (refit by trust-region "
+                   "reflective where Levenberg-Marquardt gives a negative cost)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_calibrate)
 
@@ -86,6 +89,9 @@ def _add_evaluate(model_sub: Any) -> None:
     p.add_argument("--device", nargs="+", action="extend", default=[], metavar="NAME",
                    help="only these devices (name substring or fingerprint)")  # fmt: skip
     p.add_argument("--model", help="model JSON (default: the shipped matmul model)")
+    p.add_argument("--nonnegative", action="store_true",
+                   help="bound every cost parameter below by 0 (refit by trust-region "
+                   "reflective where Levenberg-Marquardt gives a negative cost)")  # fmt: skip
     p.add_argument("--write-data", metavar="CSV", help="also write the measurements used")
     p.add_argument("--figures", metavar="DIR",
                    help="also draw the paper's Figures 7-9 and a per-term breakdown as SVG "
@@ -138,7 +144,7 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     if not runs:
         raise PerfportError(f"no measurement kernels of {device.name} in {args.db}; {collect}")
     data = _features().measurements(model, runs)
-    calibration = calibrate(model, data, device=device.name)
+    calibration = calibrate(model, data, device=device.name, nonnegative=args.nonnegative)
     calibration.save(args.out)
     with Store(args.db) as store:
         record_calibration(store, device, model.output, model.expression, calibration.to_json())
@@ -151,6 +157,9 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
         "n_measurements": calibration.n_measurements,
         "nonnegative": calibration.nonnegative,
         "negative": list(calibration.negative),
+        "bounded": calibration.bounded,
+        "at_bound": list(calibration.at_bound),
+        "unbounded_negative": list(calibration.unbounded_negative),
         "out": str(args.out),
     }
     if args.json:
@@ -166,7 +175,13 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _warn_negative(console: Console, calibration: Any) -> None:
-    """Say a negative cost loudly: predictions that lean on it are not to be trusted."""
+    """Say a negative cost loudly: predictions that lean on it are not to be trusted; and
+    which costs a bounded fit left at 0 (the measurements could not fix them above it)."""
+    if calibration.bounded:
+        console.print(f"{calibration.device}: bounded fit (Levenberg-Marquardt gave "
+                      f"{', '.join(calibration.unbounded_negative)} < 0); at 0: "
+                      f"{', '.join(calibration.at_bound) or 'none'}", highlight=False,
+                      markup=False)  # fmt: skip
     if calibration.negative:
         costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
         console.print(f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the "
@@ -288,7 +303,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     runs = _chosen_devices(runs, args.device)
     if args.write_data:
         write_data(runs, args.write_data)
-    evaluation = evaluate(model, runs, _features())
+    evaluation = evaluate(model, runs, _features(), nonnegative=args.nonnegative)
     figures = _write_figures(evaluation.to_json(), args.figures) if args.figures else None
     if args.json:
         extra = {} if figures is None else {"figures": figures}

@@ -1,8 +1,15 @@
 """Calibration (section 7.2): fit a model's parameters to measurements by Levenberg-Marquardt
 with the symbolic Jacobian (scipy, the ``model`` extra), and prediction with the result.
 
-As in the paper, features are by default scaled by the output (each row divided by its
-measured value, outputs set to 1), so the fit minimises relative, not absolute, error.
+As in the paper, the fit minimises relative, not absolute, error by default: each residual
+(and Jacobian row) is divided by its measured output. (Dividing the features instead, as
+perfport once did, is the same only for models of degree one in their features: a product
+such as the paper's ``p_barrier * f_sync_barrier_local * f_thread_groups`` was divided twice.)
+
+A physical cost cannot be negative, but an unconstrained fit gives one where the measurements
+do not separate two costs. With ``nonnegative`` the fit is done again, only when Levenberg-
+Marquardt gave a negative cost, by scipy's trust-region reflective method with every cost
+parameter bounded below by 0 (shape parameters, a step's steepness, stay unbounded).
 """
 
 from __future__ import annotations
@@ -53,6 +60,11 @@ class Calibration:
     # Parameters no measurement informed, pinned at 0 (only with ``allow_uninformed``), each
     # with the one-line reason; ``predict`` refuses a kernel whose time would depend on one.
     uninformed: Mapping[str, str] = field(default_factory=dict)
+    # Whether the bounded (trust-region reflective) fit replaced an unconstrained one, the
+    # cost parameters it left at their bound 0, and those the unconstrained fit made negative.
+    bounded: bool = False
+    at_bound: tuple[str, ...] = ()
+    unbounded_negative: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +80,9 @@ class Calibration:
             "scaled": self.scaled,
             "iterations": self.iterations,
             "uninformed": dict(self.uninformed),
+            "bounded": self.bounded,
+            "at_bound": list(self.at_bound),
+            "unbounded_negative": list(self.unbounded_negative),
         }
 
     @staticmethod
@@ -91,6 +106,9 @@ class Calibration:
                 scaled=bool(data["scaled"]),
                 iterations=int(data["iterations"]),
                 uninformed={str(k): str(v) for k, v in dict(data.get("uninformed", {})).items()},
+                bounded=bool(data.get("bounded", False)),
+                at_bound=tuple(str(n) for n in data.get("at_bound", ())),
+                unbounded_negative=tuple(str(n) for n in data.get("unbounded_negative", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelError(
@@ -110,7 +128,8 @@ class Calibration:
 
 def _matrix(
     model: Model, data: Sequence[Measurement], scale: bool
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The feature columns, the outputs and each row's weight (1 / output when ``scale``)."""
     if len(data) < len(model.parameters):
         raise ModelError(
             f"{len(data)} measurements cannot fix {len(model.parameters)} parameters; give at "
@@ -125,21 +144,21 @@ def _matrix(
         if missing:
             raise ModelError(f"measurement of {missing[0]} has no value for {name}; gather it")
         columns[name] = np.array([m.features[name] for m in data], dtype=float)
-    if scale:
-        columns = {n: c / outputs for n, c in columns.items()}
-        return columns, np.ones_like(outputs)
-    return columns, outputs
+    return columns, outputs, (1.0 / outputs if scale else np.ones_like(outputs))
 
 
 def _fit(
     model: Model,
     columns: dict[str, np.ndarray],
     target: np.ndarray,
+    weight: np.ndarray,
     start: Mapping[str, float],
     pinned: Mapping[str, float],
     max_evaluations: int | None,
+    bounded: bool = False,
 ) -> tuple[dict[str, float], Any]:
-    """Levenberg-Marquardt over the parameters not ``pinned``: all of them, fitted."""
+    """Levenberg-Marquardt over the parameters not ``pinned``; with ``bounded``, trust-region
+    reflective with the cost parameters bounded below by 0 (LM takes no bounds)."""
     optimize = require("scipy.optimize", "model", "Model calibration")
     names = model.parameters
     free = [p for p in names if p not in pinned]
@@ -153,24 +172,33 @@ def _fit(
 
     def residuals(x: np.ndarray) -> np.ndarray:
         values = model.evaluate(params(x), columns)
-        return np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
+        return (np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target) * weight
 
     def jacobian(x: np.ndarray) -> np.ndarray:
-        return model.jacobian(params(x), columns)[:, index]
+        return model.jacobian(params(x), columns)[:, index] * weight[:, None]
 
+    lower = np.array([0.0 if p in model.cost_parameters else -np.inf for p in free])
     x0 = np.array([start[p] for p in free], dtype=float)
+    # The bounded fit works on parameters divided by their starting magnitudes (costs of
+    # 1e-12 s otherwise fall inside trf's absolute tolerance of its bounds: every one of them
+    # would count as "at 0").
+    unit = np.where(np.abs(x0) > 0, np.abs(x0), 1.0) if bounded else np.ones_like(x0)
+    if bounded:
+        x0 = np.maximum(x0, lower)
     if not np.all(np.isfinite(residuals(x0))):
         raise ModelError(
             "the model is not finite at its starting values; give other initial values"
         )
     fit = optimize.least_squares(
-        residuals,
-        x0,
-        jac=jacobian,
-        method="lm",
+        lambda u: residuals(u * unit),
+        x0 / unit,
+        jac=lambda u: jacobian(u * unit) * unit,
+        method="trf" if bounded else "lm",
+        bounds=(lower, np.inf) if bounded else (-np.inf, np.inf),
         x_scale="jac",
         max_nfev=max_evaluations or 2000 * (len(free) + 1),
     )
+    fit.x = fit.x * unit
     if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
         raise ModelError(
             f"calibration did not converge ({fit.message}); give measurements that vary each "
@@ -187,26 +215,35 @@ def calibrate(
     initial: Mapping[str, float] | None = None,
     max_evaluations: int | None = None,
     allow_uninformed: bool = False,
+    nonnegative: bool = False,
 ) -> Calibration:
     """Least-squares parameters of ``model`` on ``data`` (Levenberg-Marquardt, scipy), at
-    most ``max_evaluations`` model evaluations (default 2000 per parameter).
+    most ``max_evaluations`` model evaluations (default 2000 per parameter). With
+    ``nonnegative``, a fit that gives a negative cost is done again with every cost bounded
+    below by 0 (``bounded``; ``at_bound`` names the costs left at 0).
 
     A parameter no measurement informs is refused with a one-line error naming it and the
     collection that would inform it; with ``allow_uninformed`` it is pinned at 0 instead,
     listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
-    columns, target = _matrix(model, data, scale)
+    columns, target, weight = _matrix(model, data, scale)
     start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
-    fitted, fit = _fit(model, columns, target, start, {}, max_evaluations)
+    fitted, fit = _fit(model, columns, target, weight, start, {}, max_evaluations)
     blind = (
         uninformed(model, columns, [start, fitted]) if uninformed(model, columns, [start]) else ()
     )
     reasons = {p: reason(model, p, columns) for p in blind}
     if blind and not allow_uninformed:
         raise ModelError(reasons[blind[0]])
+    pinned = dict.fromkeys(blind, 0.0)
     if blind:
-        fitted, fit = _fit(model, columns, target, start, dict.fromkeys(blind, 0.0),
-                           max_evaluations)  # fmt: skip
-    negative = tuple(p for p in model.cost_parameters if p not in blind and fitted[p] < 0)
+        fitted, fit = _fit(model, columns, target, weight, start, pinned, max_evaluations)
+    unbounded_negative = _negative(model, fitted, blind)
+    bounded = nonnegative and bool(unbounded_negative)
+    if bounded:
+        fitted, fit = _fit(
+            model, columns, target, weight, fitted, pinned, max_evaluations, bounded=True
+        )
+    negative = _negative(model, fitted, blind)
     return Calibration(
         model=model,
         device=device,
@@ -219,7 +256,20 @@ def calibrate(
         scaled=scale,
         iterations=int(fit.nfev),
         uninformed=reasons,
+        bounded=bounded,
+        at_bound=_at_bound(model, fit, pinned) if bounded else (),
+        unbounded_negative=unbounded_negative,
     )
+
+
+def _at_bound(model: Model, fit: Any, pinned: Mapping[str, float]) -> tuple[str, ...]:
+    """The free parameters the bounded fit left on their bound (its active set)."""
+    free = [p for p in model.parameters if p not in pinned]
+    return tuple(p for p, a in zip(free, fit.active_mask, strict=True) if a != 0)
+
+
+def _negative(model: Model, fitted: Mapping[str, float], blind: Sequence[str]) -> tuple[str, ...]:
+    return tuple(p for p in model.cost_parameters if p not in blind and fitted[p] < 0)
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,9 @@ class Evaluation:
                     "nonnegative": c.nonnegative,
                     "negative": list(c.negative),
                     "uninformed": dict(c.uninformed),
+                    "bounded": c.bounded,
+                    "at_bound": list(c.at_bound),
+                    "unbounded_negative": list(c.unbounded_negative),
                 }
                 for c in self.calibrations
             ],
@@ -141,10 +144,13 @@ def _by_device(runs: Sequence[TimedKernel]) -> dict[str, list[TimedKernel]]:
     return dict(groups)
 
 
-def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures) -> Evaluation:
+def evaluate(
+    model: Model, runs: Sequence[TimedKernel], features: KernelFeatures, nonnegative: bool = False
+) -> Evaluation:
     """Calibrate on each device's ``mk-`` runs, predict its ``app-`` runs. A parameter no
     measurement kernel informs is pinned, and the variants whose time depends on it are
-    reported as ``unpredictable`` (with the collection to run), never predicted."""
+    reported as ``unpredictable`` (with the collection to run), never predicted. With
+    ``nonnegative`` every cost is bounded below by 0 (``calibrate``'s bounded fit)."""
     model.check_features()
     results: list[VariantResult] = []
     calibrations: list[Calibration] = []
@@ -162,7 +168,9 @@ def evaluate(model: Model, runs: Sequence[TimedKernel], features: KernelFeatures
                 "run 'perfport model collect' on it first"
             )
         data = features.measurements(model, train)
-        calibration = calibrate(model, data, device=name, allow_uninformed=True)
+        calibration = calibrate(
+            model, data, device=name, allow_uninformed=True, nonnegative=nonnegative
+        )
         calibrations.append(calibration)
         devices.append(name)
         variants: dict[str, list[Point]] = defaultdict(list)

@@ -119,6 +119,40 @@ def make_lmem(dtype: str, lsize_0: int) -> Any:
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
 
 
+LMEM_WINDOW = 8  # distinct local words each work-item cycles through (no hoisting, no reuse)
+
+
+def make_lmem_stride(dtype: str, lsize_0: int, lid_stride_0: int) -> Any:
+    """m local loads per work-item at lid(0) stride ``lid_stride_0`` (0: every work-item of a
+    sub-group reads one word, a broadcast; 16 or 32: bank conflicts), summed, after the
+    work-group fills the local array (stores, lid(0) stride 1) and one barrier: the local
+    read patterns of the prefetching application kernels, which ``lmem_pattern`` (stride 1
+    load-store moves) does not exercise."""
+    lp = loopy()
+    words = lid_stride_0 * lsize_0 + LMEM_WINDOW
+    fills = -(-words // lsize_0)  # stores per work-item to fill the array
+    lid = f"(g % {lsize_0})"
+    local = lp.TemporaryVariable(
+        "loc", np.dtype(dtype), shape=(fills * lsize_0,), address_space=lp.AddressSpace.LOCAL
+    )
+    body = f"""
+    <{dtype}> x = a[g] {{id=load, inames=g}}
+    loc[{lsize_0}*f + {lid}] = x + f {{id=fill, dep=load}}
+    ... lbarrier {{id=sync, dep=fill}}
+    <{dtype}> acc = 0 {{id=zero, inames=g}}
+    acc = acc + loc[{lid_stride_0}*{lid} + k % {LMEM_WINDOW}] {{id=sum, dep=sync:zero}}
+    out[g] = acc {{id=store, dep=sum}}
+    """
+    knl = lp.make_kernel(
+        f"{{[g,f,k]: 0<=g<nel and 0<=f<{fills} and 0<=k<m}}",
+        body,
+        [*_args(lp, dtype, "a", "out"), local, ...],
+        name=f"{KERNEL_PREFIX}lmem_stride",
+        lang_version=(2018, 2),
+    )
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+
+
 def make_overlap(dtype: str, lsize_0: int) -> Any:
     """Section 7.4: one global load, m local load-store sequences, one global store, so the
     ratio of local to global accesses (m) decides which dominates."""
@@ -163,6 +197,51 @@ def _sizes(base: int, scale: int, factors: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(base * scale * f for f in factors)
 
 
+def _memory_generators(
+    dtypes: VariantArg, lsize: VariantArg, nel: VariantArg, scale: int
+) -> list[Generator]:
+    """Global memory by stride pattern, local-memory moves, local loads by stride."""
+    sizes = frozenset({"nel", "m"})
+    return [
+        Generator(
+            "gmem_pattern",
+            frozenset({"gmem", "gmem_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("lid_stride_0", (1, 2, 4)),
+                VariantArg("n_arrays", (1, 2, 4)),
+                VariantArg("nel", _sizes(1 << 20, scale, (1, 2, 4)), open=True),
+            ),
+            make_gmem,
+            frozenset({"nel"}),
+            "global loads of a stride pattern (AFR 1), summed into one store",
+        ),
+        Generator(
+            "lmem_pattern",
+            frozenset({"lmem", "lmem_pattern"}),
+            (dtypes, lsize, nel, VariantArg("m", (64, 128, 256), open=True)),
+            make_lmem,
+            sizes,
+            "local memory load-store moves, lid(0) stride 1",
+        ),
+        Generator(
+            "lmem_stride_pattern",
+            frozenset({"lmem_stride", "lmem_stride_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("lid_stride_0", (0, 1, 2, 16, 32)),
+                nel,
+                VariantArg("m", (64, 128, 256), open=True),
+            ),
+            make_lmem_stride,
+            sizes,
+            "local loads at a lid(0) stride (broadcast, conflict-free, bank conflicts)",
+        ),
+    ]
+
+
 def all_generators(scale: int = 1) -> tuple[Generator, ...]:
     """Every built-in generator, with work-item counts ``scale`` times PoCL's."""
     dtypes = VariantArg("dtype", ("float32", "float64"))
@@ -187,28 +266,7 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
         for op in _UPDATE
     ]
     out += [
-        Generator(
-            "gmem_pattern",
-            frozenset({"gmem", "gmem_pattern"}),
-            (
-                dtypes,
-                lsize,
-                VariantArg("lid_stride_0", (1, 2, 4)),
-                VariantArg("n_arrays", (1, 2, 4)),
-                VariantArg("nel", _sizes(1 << 20, scale, (1, 2, 4)), open=True),
-            ),
-            make_gmem,
-            frozenset({"nel"}),
-            "global loads of a stride pattern (AFR 1), summed into one store",
-        ),
-        Generator(
-            "lmem_pattern",
-            frozenset({"lmem", "lmem_pattern"}),
-            (dtypes, lsize, nel, VariantArg("m", (64, 128, 256), open=True)),
-            make_lmem,
-            sizes,
-            "local memory load-store moves, lid(0) stride 1",
-        ),
+        *_memory_generators(dtypes, lsize, nel, scale),
         Generator(
             "barrier_pattern",
             frozenset({"sync", "barrier_pattern"}),

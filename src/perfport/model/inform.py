@@ -17,6 +17,7 @@ import numpy as np
 from perfport.model.model import Model
 
 _OP = re.compile(r"f_op_(float32|float64)_(madd|mul|add|div)\Z")
+_LOCAL_STRIDE = re.compile(r"f_mem_access_local_(float32|float64)_load_lstrides:\{0:(\d+)\}\Z")
 # Feature stem -> the collection filter whose kernels vary it (generators.all_generators).
 _STEMS = (
     ("f_sync_barrier_local", "barrier_pattern"),
@@ -33,6 +34,9 @@ def collection_filter(feature: str) -> str | None:
     op = _OP.match(feature)
     if op:
         return f"flops_{op.group(2)}_pattern dtype:{op.group(1)}"
+    stride = _LOCAL_STRIDE.match(feature)
+    if stride:  # local loads at one lid(0) stride: only lmem_stride_pattern varies them
+        return f"lmem_stride_pattern dtype:{stride.group(1)} lid_stride_0:{stride.group(2)}"
     for stem, tags in _STEMS:
         if feature.startswith(stem):
             dtype = re.search(r"_(float32|float64)", feature)
