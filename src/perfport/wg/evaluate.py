@@ -68,10 +68,12 @@ class EvalResult:
     over_expert: tuple[float, ...] = field(default=(), repr=False)  # per scenario where w(32x4) ran
     # (device, performance, scenarios) per device label of the test scenarios
     per_device: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
+    # (test row, chosen column) per test scenario, for scoring the choices elsewhere (heldout)
+    choices: tuple[tuple[int, int], ...] = field(default=(), repr=False)
 
     def to_json(self, per_device: bool = False) -> dict[str, Any]:
         out = asdict(self)
-        del out["over_expert"], out["per_device"]
+        del out["over_expert"], out["per_device"], out["choices"]
         out["performance_ci95"] = list(self.performance_ci95)
         if per_device:
             out["per_device"] = {
@@ -197,4 +199,5 @@ def _score(
             (str(d), geomean(best[devices == d] / t[devices == d]), int((devices == d).sum()))
             for d in sorted(set(devices.tolist()))
         ),
+        choices=tuple((int(s), int(c)) for s, c in zip(tests, chosen, strict=True)),
     )
