@@ -22,12 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.stats import bootstrap_geomean_ci, geomean
 from perfport.wg import evaluate, load_dataset, match_scenarios
 from perfport.wg.dataset import WgDataset
 from perfport.wg.evaluate import EvalResult
 from perfport.wg.heldout import (
     RoundSamples,
     Split,
+    heldout_ratios,
     heldout_report,
     load_samples,
     match_rows,
@@ -77,6 +79,26 @@ def second_session(data: WgDataset, result: EvalResult) -> list[dict[str, Any]]:
             for split in Split]  # fmt: skip
 
 
+def paired(data: WgDataset, result: EvalResult, rounds: RoundSamples) -> dict[str, Any]:
+    """The model's held-out score over w(32x4)'s, scenario by scenario (a paired ratio: its
+    geometric mean and bootstrap interval), for each split."""
+    match = match_rows(data, rounds)
+    cols = size_columns(data.sizes, rounds.sizes)
+    tests = [(match[t], cols[c]) for t, c in result.choices if t in match]
+    samples = rounds.samples[[j for j, _ in tests]]
+    expert = np.full(len(tests), cols[data.column(32, 4)])
+    out = {}
+    for split in Split:
+        ratio = heldout_ratios(samples, np.array([c for _, c in tests]), split) / heldout_ratios(
+            samples, expert, split
+        )
+        out[split.value] = {
+            "model_over_w32x4": geomean(ratio),
+            "ci95": list(bootstrap_geomean_ci(ratio, 0)),
+        }
+    return out
+
+
 def score_all(data: WgDataset, result: EvalResult, rounds: RoundSamples) -> list[dict[str, Any]]:
     return [heldout_report(data, result, rounds, split, 0).to_json() for split in Split]
 
@@ -91,9 +113,11 @@ def main() -> int:
     report: dict[str, Any] = {"method": result.method, "partition": "kernel", "first_session": {
         r.name: score_all(data, result, r) for r in [*first, pooled(first, "xeon16 (101)")]}}  # fmt: skip
     report["second_session"] = second_session(data, result)
+    report["paired_xeon16_101"] = paired(data, result, pooled(first, "xeon16 (101)"))
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
+    print(f"model over w(32x4), paired, 101 scenarios: {report['paired_xeon16_101']}")
     for name, reps in [
         *report["first_session"].items(),
         ("second session", report["second_session"]),
