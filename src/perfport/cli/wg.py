@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport import wg
+    from perfport.wg.heldout import RoundSamples
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -421,7 +422,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _rounds_behind(data: Any, paths: list[str]) -> list[Any]:
+def _rounds_behind(data: wg.WgDataset, paths: list[str]) -> list[RoundSamples]:
     """The collections of rounds that --samples names, each checked to hold some of the
     data's scenarios (before any evaluation runs)."""
     from perfport.wg import heldout
@@ -438,7 +439,9 @@ def _rounds_behind(data: Any, paths: list[str]) -> list[Any]:
     return out
 
 
-def _heldout(data: Any, result: Any, rounds: list[Any], split: str, seed: int) -> dict[str, Any]:
+def _heldout(
+    data: wg.WgDataset, result: wg.EvalResult, rounds: list[RoundSamples], split: str, seed: int
+) -> dict[str, Any]:
     """The ``heldout`` key of one result: its choices scored on each collection."""
     if not rounds:
         return {}
