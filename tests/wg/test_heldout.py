@@ -85,6 +85,11 @@ def test_a_choice_that_did_not_run_in_both_groups_is_not_scored() -> None:
     assert score(samples, np.array([0, 2]), "x").scenarios == 1
 
 
+def test_no_scenarios_score_nothing_rather_than_fail() -> None:
+    empty = score(np.ones((0, len(SIZES), 4, 1)), np.zeros(0, dtype=np.int64), "none")
+    assert empty.scenarios == 0 and np.isnan(empty.heldout) and np.isnan(empty.same_table)
+
+
 def _table_of(samples: np.ndarray, kernels: list[str]) -> WgDataset:
     """A dataset whose table is the medians of ``samples`` (scenarios in reverse order)."""
     med = np.median(samples.reshape(samples.shape[0], samples.shape[1], -1), axis=2)[::-1]

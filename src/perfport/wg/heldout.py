@@ -112,7 +112,8 @@ def group_medians(samples: np.ndarray, split: Split) -> tuple[np.ndarray, np.nda
 
 def _medians(samples: np.ndarray) -> np.ndarray:
     """(S, W) each size's median over its samples; NaN where it never ran."""
-    flat = samples.reshape(samples.shape[0], samples.shape[1], -1)
+    s, w, rounds, launches = samples.shape
+    flat = samples.reshape(s, w, rounds * launches)  # explicit: -1 fails on no scenarios
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # nanmedian of an all-NaN slice
         return np.nanmedian(flat, axis=2)
