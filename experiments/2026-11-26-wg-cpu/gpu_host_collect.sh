@@ -12,6 +12,8 @@
 # Then, here (features need PoCL and llvmlite; each T its own dataset):
 #   gunzip -k cpu-T.db.gz && perfport wg dataset --db cpu-T.db --out cpu-T.npz --json
 #   python experiments/2026-11-26-wg-cpu/wg_cpu_eval.py --add cpu-32.npz --add cpu-8.npz ...
+#   python experiments/2026-11-22-wg-repeatability/wg_rounds.py --from-db cpu-T.db --rounds 8 --save cpu-T.samples.npz
+#   perfport wg evaluate --data MERGED.npz --partitions kernel --samples cpu-T.samples.npz --json   # README.md
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport import wg
+    from perfport.wg.heldout import RoundSamples
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -167,6 +168,21 @@ def _add_evaluate(wg_sub: Subcommands) -> None:
     )
     p.add_argument(
         "--seed", type=natural, default=0, help="seed of the 10-fold split and of the forests"
+    )
+    p.add_argument(
+        "--samples",
+        action="append",
+        metavar="FILE",
+        help="a *.samples.npz of the rounds behind the data's table (repeatable): also score "
+        "the choices on held-out rounds (fastest size picked on half the rounds, both timed "
+        "on the other half; docs/wg.md)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("halves", "alternate"),
+        default="halves",
+        help="with --samples: the first half of the rounds against the second, or even "
+        "against odd rounds",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
@@ -378,6 +394,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     data = wg.load_dataset(_wg_data_path(args.data))
     methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
     partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
+    rounds = _rounds_behind(data, args.samples or [])
     with _EvaluationProgress() as progress:
         results = wg.evaluate(data, methods, partitions, seed=args.seed, progress=progress.update)
     skipped = [p for p in partitions if p not in {r.partition for r in results}]
@@ -392,10 +409,55 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
         from perfport.wg import plots  # matplotlib: only for --plots
 
         plots.save_figures(data, results, args.plots)
+    held = [_heldout(data, r, rounds, args.split, args.seed) for r in results]
     if args.json:
-        render.print_json({"results": [r.to_json(per_device=args.by_device) for r in results]})
+        render.print_json({"results": [r.to_json(per_device=args.by_device) | h
+                                       for r, h in zip(results, held, strict=True)]})  # fmt: skip
     else:
         render.wg_table(console, results)
         if args.by_device:
             render.wg_device_table(console, results)
+        for r, h in zip(results, held, strict=True):
+            _print_heldout(console, r.partition, h.get("heldout", []))
     return 0
+
+
+def _rounds_behind(data: wg.WgDataset, paths: list[str]) -> list[RoundSamples]:
+    """The collections of rounds that --samples names, each checked to hold some of the
+    data's scenarios (before any evaluation runs)."""
+    from perfport.wg import heldout
+
+    out = []
+    for path in paths:
+        rounds = heldout.load_samples(path)
+        if not heldout.match_rows(data, rounds):
+            raise PerfportError(
+                f"--samples {path}: none of its scenarios is in the data's table (same device, "
+                "kernel and dataset labels and medians); give the rounds the dataset was built from"
+            )
+        out.append(rounds)
+    return out
+
+
+def _heldout(
+    data: wg.WgDataset, result: wg.EvalResult, rounds: list[RoundSamples], split: str, seed: int
+) -> dict[str, Any]:
+    """The ``heldout`` key of one result: its choices scored on each collection."""
+    if not rounds:
+        return {}
+    from perfport.wg import heldout
+
+    how = heldout.Split(split)
+    return {
+        "heldout": [heldout.heldout_report(data, result, r, how, seed).to_json() for r in rounds]
+    }
+
+
+def _print_heldout(console: Console, partition: str, reports: list[dict[str, Any]]) -> None:
+    for rep in reports:
+        console.print(f"{partition}, held-out rounds of {rep['samples']} ({rep['matched']} scenarios, "
+                      f"{rep['split']} of {rep['rounds']} rounds):")  # fmt: skip
+        for s in rep["scores"]:
+            lo, hi = s["heldout_ci95"]
+            console.print(f"  {s['choice']:28s} held-out {s['heldout']:.1%} ({lo:.1%}-{hi:.1%})  "
+                          f"same-table {s['same_table']:.1%}")  # fmt: skip

@@ -70,10 +70,12 @@ class EvalResult:
     per_device: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
     # (kernel, performance, scenarios) per kernel label: the report's per-kernel bars
     per_kernel: tuple[tuple[str, float, int], ...] = field(default=(), repr=False)
+    # (test row, chosen column) per test scenario, for scoring the choices elsewhere (heldout)
+    choices: tuple[tuple[int, int], ...] = field(default=(), repr=False)
 
     def to_json(self, per_device: bool = False) -> dict[str, Any]:
         out = asdict(self)
-        del out["over_expert"], out["per_device"], out["per_kernel"]
+        del out["over_expert"], out["per_device"], out["per_kernel"], out["choices"]
         out["performance_ci95"] = list(self.performance_ci95)
         if per_device:
             out["per_device"] = {
@@ -206,4 +208,5 @@ def _score(
             (str(k), geomean(best[kernels == k] / t[kernels == k]), int((kernels == k).sum()))
             for k in sorted(set(kernels.tolist()))
         ),
+        choices=tuple((int(s), int(c)) for s, c in zip(tests, chosen, strict=True)),
     )
