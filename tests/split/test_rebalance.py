@@ -90,8 +90,8 @@ def test_a_split_planned_from_wrong_times_is_rebalanced(two, monkeypatch):
 
     real = module.run_parts
 
-    def modelled(spec, problem, parts, split, target_s):
-        run = real(spec, problem, parts, split, target_s=target_s)
+    def modelled(spec, problem, parts, split, **kw):
+        run = real(spec, problem, parts, split, **kw)
         times = tuple(1e-4 * (p.stop - p.start) for p in parts if p.stop > p.start)
         return dataclasses.replace(run, kernel_ms=times, wall_ms=max(times))
 
@@ -145,7 +145,7 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
 
     launches = []
 
-    def fake(spec, problem, parts, split, target_s):
+    def fake(spec, problem, parts, split, target_s, opener=None):
         launches.append([(p.start, p.stop) for p in parts])
         busy = [p for p in parts if p.stop > p.start]
         return RunResult(3.0 if len(busy) > 1 else 1.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})

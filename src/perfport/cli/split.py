@@ -59,6 +59,16 @@ def add_parser(sub: Subcommands) -> None:
         help="with --steps: re-split between steps from the measured part times, moving the "
         "rows that change owner between devices",
     )  # fmt: skip
+    p.add_argument(
+        "--cpu-reserve", type=int, default=None, metavar="K",
+        help="run a CPU's part on a sub-device that leaves K of its cores free for the GPU "
+        "drivers' host threads (default: one per GPU in the split, none without a GPU)",
+    )  # fmt: skip
+    p.add_argument(
+        "--halo", choices=("device", "host"), default="device",
+        help="with --steps: exchange halo rows device to device where the devices allow it "
+        "(one OpenCL context per platform, CUDA peer copies; default), or through the host",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
 
@@ -79,8 +89,11 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         )
     if args.rebalance and not args.steps:
         raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
+    if args.halo != "device" and not args.steps:
+        raise SpecError("--halo chooses the time steps' halo exchange; give --steps N with it")
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
+    from perfport.split.reserve import cpu_opening
     from perfport.split.split import choose_config, split_dimension, split_run
     from perfport.store import Store
     from perfport.tune import resolve_problem
@@ -94,12 +107,13 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         raise SpecError("give each device once; on one CPU use its sub-devices opencl:0:0.0 ...")
     for d in devices:
         choose_config(spec, problem, d, None)
+    args.opening = cpu_opening(devices, args.cpu_reserve, share_context=args.halo == "device")
     if args.steps:
         return _run_steps(args, console, spec, problem, devices)
     with Store(args.db) as store:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
-            sweep_points=args.sweep, iterations=args.iterations,
+            sweep_points=args.sweep, iterations=args.iterations, opening=args.opening,
         )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
@@ -125,8 +139,17 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
             f"launch {k}: parts {i['parts']}, {i['measured_ms']:.3f} ms, "
             f"imbalance {100 * i['imbalance']:.1f}%"
         )
+    _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
+
+
+def _print_cpu_parts(console: Console, out: dict[str, Any]) -> None:
+    for c in out["cpu_parts"]:
+        console.print(
+            f"{c['device']}: its part ran on {c['compute_units']} of {c['of']} compute units "
+            f"({out['cpu_reserve']} left free)"
+        )
 
 
 def _stored(
@@ -155,8 +178,9 @@ def _run_steps(
     step_split(spec, problem, args.dimension)  # refused before the database is opened
     with Store(args.db) as store:
         outcome = split_steps(
-            spec, problem, devices, args.steps, args.dimension, store, rebalance=args.rebalance
-        )
+            spec, problem, devices, args.steps, args.dimension, store,
+            rebalance=args.rebalance, opening=args.opening,
+        )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)
@@ -169,9 +193,10 @@ def _run_steps(
     console.print(
         f"split {out['parts']} -> {out['final_parts']}: {out['measured_ms']:.3f} ms "
         f"({out['step_ms']:.3f} ms a step, halo exchange {out['exchange_ms']:.3f} ms, "
-        f"moves {out['moved_ms']:.3f} ms); best single {out['best_single']['device']} "
+        f"moves {out['moved_ms']:.3f} ms, halo path {out['halo_path']}); best single {out['best_single']['device']} "
         f"{out['best_single']['time_ms']:.3f} ms (x{out['speedup_over_best_single']:.2f}); "
         f"verified: {out['verified']}"
     )
+    _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0

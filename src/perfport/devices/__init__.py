@@ -6,6 +6,7 @@ PoCL's CPU device (``pip install 'perfport[pocl]'``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language
@@ -20,6 +21,7 @@ __all__ = [
     "get_device",
     "list_devices",
     "open_session",
+    "open_sessions",
 ]
 
 _TYPE_RANK = {DeviceType.GPU: 0, DeviceType.ACCELERATOR: 1, DeviceType.CPU: 2, DeviceType.OTHER: 3}
@@ -83,12 +85,36 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
     raise DeviceError(f"no device {device_id!r}; devices here: {known} (see 'perfport devices')")
 
 
-def open_session(device: DeviceInfo) -> Session:
-    """A context and queue on ``device``."""
+def open_session(device: DeviceInfo, compute_units: int | None = None) -> Session:
+    """A context and queue on ``device``; ``compute_units``: on an OpenCL sub-device of that
+    many of its compute units (device fission), the others left free."""
     if device.backend is Backend.CUDA:
+        if compute_units is not None:
+            raise DeviceError(f"{device.id} is a CUDA device: it cannot be partitioned")
         from perfport.devices.cuda import CudaSession
 
         return CudaSession(device)
     from perfport.devices.opencl import OpenCLSession
 
-    return OpenCLSession(device)
+    return OpenCLSession(device, compute_units)
+
+
+def open_sessions(
+    devices: Sequence[DeviceInfo],
+    compute_units: Mapping[str, int] | None = None,
+    share_context: bool = True,
+) -> list[Session]:
+    """A session per device, in order. With ``share_context`` the OpenCL devices of one
+    platform share one context, so ``Session.copy_from`` moves buffers between them on the
+    devices (CUDA sessions copy between peers by themselves); ``compute_units`` by device id
+    as ``open_session``'s."""
+    units = dict(compute_units or {})
+    sessions: list[Session | None] = [None] * len(devices)
+    opencl = [i for i, d in enumerate(devices) if d.backend is Backend.OPENCL]
+    if share_context and len(opencl) > 1:
+        from perfport.devices.opencl import open_opencl_sessions
+
+        shared = open_opencl_sessions([devices[i] for i in opencl], units)
+        for i, s in zip(opencl, shared, strict=True):
+            sessions[i] = s
+    return [s or open_session(d, units.get(d.id)) for s, d in zip(sessions, devices, strict=True)]

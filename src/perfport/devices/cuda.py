@@ -14,6 +14,7 @@ from perfport._core.errors import LaunchError
 from perfport._core.optional import require
 from perfport.devices.dialect import CUDA_PRELUDE
 from perfport.devices.failures import LaunchPhase, cuda_error_code, is_refusal, normalise_code
+from perfport.devices.peer import CopyRoute, DeviceBytes, peer_copy, route
 from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
 
 # Errors after which the CUDA context is unusable: the worker must start afresh.
@@ -107,6 +108,8 @@ class CudaSession(Session):
                 f"no CUDA device {device.id} ({exc}); see 'perfport devices'"
             ) from None
         self.device = device
+        self.index = index
+        self._peers: dict[int, bool] = {}  # peer access to each other device, once asked
         with self._device:  # a stream belongs to the device current when it is made
             self._stream = cupy.cuda.Stream(non_blocking=True)
 
@@ -165,6 +168,40 @@ class CudaSession(Session):
         with self._device, self._stream:
             self._bytes(dst, dst_offset, nbytes)[...] = self._bytes(src, src_offset, nbytes)
             self._stream.synchronize()
+
+    def _peer_access(self, source: int) -> bool:
+        """Whether this device can read ``source``'s memory, peer access enabled once."""
+        if source not in self._peers:
+            runtime = self._cupy.cuda.runtime
+            ok = bool(runtime.deviceCanAccessPeer(self.index, source))
+            if ok:
+                with self._device, contextlib.suppress(Exception):  # already enabled
+                    runtime.deviceEnablePeerAccess(source)
+            self._peers[source] = ok
+        return self._peers[source]
+
+    def can_copy_from(self, other: Session) -> bool:
+        if not isinstance(other, CudaSession):
+            return False
+        return route(other.index, self.index, self._peer_access(other.index)) is not CopyRoute.HOST
+
+    def copy_from(
+        self, other: Session, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int
+    ) -> bool:
+        if not isinstance(other, CudaSession) or not self.can_copy_from(other):
+            return False  # no peer access: the caller stages through the host
+        copy = peer_copy(
+            DeviceBytes(other.index, src.data.ptr, src.nbytes, src_offset),
+            DeviceBytes(self.index, dst.data.ptr, dst.nbytes, dst_offset),
+            nbytes,
+        )
+        with self._device:
+            self._cupy.cuda.runtime.memcpyPeerAsync(
+                copy.dst_pointer, copy.dst_device, copy.src_pointer, copy.src_device,
+                copy.nbytes, self._stream.ptr,
+            )  # fmt: skip
+            self._stream.synchronize()
+        return True
 
     def launch(
         self,

@@ -170,19 +170,60 @@ def _code_name(cl: Any, exc: Any) -> str:
         return f"CL_ERROR_{code}"
 
 
+def reserved_device(cl: Any, device: Any, device_id: str, compute_units: int) -> Any:
+    """A sub-device of ``compute_units`` of ``device``'s compute units (fission by counts):
+    the rest stay free, e.g. for a GPU driver's host thread beside a CPU's part of a split
+    (PoCL otherwise runs one thread per core)."""
+    total = int(device.max_compute_units)
+    if compute_units == total:
+        return device
+    if not 0 < compute_units < total:
+        raise DeviceError(
+            f"{device_id} has {total} compute units; a part of it takes 1 to {total}, "
+            f"not {compute_units}"
+        )
+    counts = cl.device_partition_property
+    try:
+        (part,) = device.create_sub_devices(
+            [counts.BY_COUNTS, compute_units, counts.BY_COUNTS_LIST_END]
+        )
+    except cl.Error as exc:
+        raise DeviceError(
+            f"{device_id} cannot be partitioned by counts ({_code_name(cl, exc)}); "
+            "give --cpu-reserve 0"
+        ) from None
+    return part
+
+
+def _resolve(cl: Any, device: DeviceInfo, compute_units: int | None) -> Any:
+    try:
+        found = _cl_device(cl, device.id)[1]
+    except (IndexError, ValueError, cl.Error) as exc:
+        raise DeviceError(f"no OpenCL device {device.id} ({exc}); see 'perfport devices'") from None
+    return found if compute_units is None else reserved_device(cl, found, device.id, compute_units)
+
+
 class OpenCLSession(Session):
-    def __init__(self, device: DeviceInfo) -> None:
+    """A queue on one OpenCL device, in its own context or (``bound``: a context and the
+    device in it) in one shared with other sessions, whose buffers it can then copy from.
+    ``compute_units``: run on a sub-device of that many of the device's compute units."""
+
+    def __init__(
+        self,
+        device: DeviceInfo,
+        compute_units: int | None = None,
+        bound: tuple[Any, Any] | None = None,
+    ) -> None:
         cl = self._cl = _cl()
-        try:
-            self._device = _cl_device(cl, device.id)[1]
-        except (IndexError, ValueError, cl.Error) as exc:
-            raise DeviceError(
-                f"no OpenCL device {device.id} ({exc}); see 'perfport devices'"
-            ) from None
         self.device = device
-        self._ctx = cl.Context([self._device])
+        if bound is None:
+            self._device = _resolve(cl, device, compute_units)
+            self._ctx = cl.Context([self._device])
+        else:
+            self._ctx, self._device = bound
+        self.compute_units = int(self._device.max_compute_units)
         self._queue = cl.CommandQueue(
-            self._ctx, properties=cl.command_queue_properties.PROFILING_ENABLE
+            self._ctx, self._device, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
 
     def compile(
@@ -195,7 +236,8 @@ class OpenCLSession(Session):
         options = [f"-D{k}={v}" for k, v in defines.items()]
         try:
             with captured_output() as captured:  # kept with the result, off the terminal
-                program = cl.Program(self._ctx, text).build(options=options)
+                # only for this device: a shared context may hold other devices
+                program = cl.Program(self._ctx, text).build(options=options, devices=[self._device])
                 kernel = cl.Kernel(program, entry)
         except cl.Error as exc:
             message = str(exc)
@@ -227,6 +269,19 @@ class OpenCLSession(Session):
         self._cl.enqueue_copy(
             self._queue, dst, src, byte_count=nbytes, src_offset=src_offset, dst_offset=dst_offset
         ).wait()
+
+    def can_copy_from(self, other: Session) -> bool:
+        return isinstance(other, OpenCLSession) and other._ctx is self._ctx
+
+    def copy_from(
+        self, other: Session, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int
+    ) -> bool:
+        # clEnqueueCopyBuffer on this device's queue: the driver moves the bytes between the
+        # devices of one context (no host round trip in this process)
+        if not self.can_copy_from(other):
+            return False
+        self.copy_range(src, src_offset, dst, dst_offset, nbytes)
+        return True
 
     def launch(
         self,
@@ -299,3 +354,28 @@ def _cl_arg(cl: Any, arg: Any) -> Any:
     if isinstance(arg, ConstantData):  # a buffer serves a __constant parameter as it is
         return arg.buffer
     return arg
+
+
+def open_opencl_sessions(
+    devices: Sequence[DeviceInfo], compute_units: Mapping[str, int] | None = None
+) -> list[OpenCLSession]:
+    """A session per device, the devices of one platform sharing one context (so their
+    sessions copy buffers between them on the devices); ``compute_units`` by device id as
+    ``OpenCLSession``'s."""
+    cl = _cl()
+    units = compute_units or {}
+    found = [_resolve(cl, d, units.get(d.id)) for d in devices]
+    platforms: dict[str, list[int]] = {}
+    for i, d in enumerate(devices):
+        platforms.setdefault(d.id.split(":")[1], []).append(i)
+    contexts = {}
+    for members in platforms.values():
+        try:
+            context = cl.Context([found[i] for i in members])
+        except cl.Error:  # a driver that refuses these devices together: a context each
+            contexts.update({i: cl.Context([found[i]]) for i in members})
+            continue
+        contexts.update({i: context for i in members})
+    return [
+        OpenCLSession(d, bound=(contexts[i], found[i])) for i, d in enumerate(devices)
+    ]  # fmt: skip

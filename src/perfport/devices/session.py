@@ -109,5 +109,19 @@ class Session(ABC):
         """Wait for a ``start_launch``; its device time in ms (LaunchError as ``launch``)."""
         return float(pending)
 
+    # Device to device between two sessions: a split's halo rows skip the host where the
+    # backends allow it (one OpenCL context over both devices, CUDA peer access).
+    def can_copy_from(self, other: Session) -> bool:
+        """Whether ``copy_from(other, ...)`` copies without the host."""
+        return False
+
+    def copy_from(
+        self, other: Session, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int
+    ) -> bool:
+        """Copy ``nbytes`` of ``other``'s buffer ``src`` into this session's ``dst`` without
+        the host and wait for it; False (nothing copied) where the two cannot, and the caller
+        stages the bytes through the host. The source's writes must have finished."""
+        return False
+
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the context."""

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport.devices import open_session
 from perfport.measure.verify import mismatch
-from perfport.split.execute import Part, RunResult, run_parts
+from perfport.split.execute import Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 
 
@@ -110,6 +111,7 @@ def rebalance(
     first: RunResult | None = None,
     tolerance: float = 0.03,
     target_s: float = 0.05,
+    opener: Opener = open_session,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
     launches, stopping once the parts finish within ``tolerance`` of each other and the launch
@@ -142,7 +144,7 @@ def rebalance(
         run = (
             first
             if k == 0 and first is not None
-            else run_parts(spec, problem, parts, split, target_s=target_s)
+            else run_parts(spec, problem, parts, split, target_s=target_s, opener=opener)
         )
         wrong = mismatch(run.outputs, expected, spec.tolerance)
         done.append(Iteration(plan.parts, run, imbalance(run), wrong is None))

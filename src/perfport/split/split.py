@@ -5,7 +5,7 @@ device's output, decide, and store the plan with what was measured."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
@@ -14,6 +14,7 @@ from perfport.space import kernel_space
 from perfport.split.execute import Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import Iteration, rebalance
+from perfport.split.reserve import Opening, cpu_opening
 from perfport.split.sweep import SweepPoint, sweep
 from perfport.store import Store, best_results
 
@@ -37,6 +38,7 @@ class SplitOutcome:
     sweep: tuple[SweepPoint, ...] = ()
     iterations: tuple[Iteration, ...] = ()
     rebalanced: SplitPlan | None = None
+    opening: Opening = field(default_factory=Opening)
 
     @property
     def best_single(self) -> int:
@@ -104,6 +106,7 @@ class SplitOutcome:
             "rebalanced_factors": (
                 list(self.rebalanced.adjusted_factors) if self.rebalanced else None
             ),
+            **self.opening.to_json(self.devices),
         }
 
 
@@ -190,18 +193,22 @@ def split_run(
     target_s: float = 0.2,
     sweep_points: int = 0,
     iterations: int = 0,
+    opening: Opening | None = None,
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
     split at that many shares of the first device; with ``iterations``, rebalance from the
-    measured part times for up to that many launches (the planned run is the first)."""
+    measured part times for up to that many launches (the planned run is the first).
+    ``opening``: how each part's session opens (default: a CPU beside GPUs leaves one core
+    per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units."""
     ids = distinct_ids(devices)
+    opening = opening or cpu_opening(devices)
     split = split_dimension(spec, dimension)
     full = spec.problem.merged(problem)
     chosen = chosen_configs(spec, full, devices, store, configs)
     extent = int(full[split.extent])
     single = tuple(
-        run_parts(spec, full, [Part(d, c, 0, extent)], None, target_s=target_s)
+        run_parts(spec, full, [Part(d, c, 0, extent)], None, target_s=target_s, opener=opening.one)
         for d, (c, _) in zip(devices, chosen, strict=True)
     )
     blocks = [block(spec, split, c, full) for c, _ in chosen]
@@ -209,7 +216,7 @@ def split_run(
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
-    run = run_parts(spec, full, parts, split, target_s=target_s)
+    run = run_parts(spec, full, parts, split, target_s=target_s, opener=opening.one)
     expected = min(single, key=lambda r: r.wall_ms).outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
     picked = [c for c, _ in chosen]
@@ -217,10 +224,12 @@ def split_run(
     if sweep_points:
         points = sweep(
             spec, full, devices, picked, split, blocks[0], sweep_points, expected,
-            target_s,
+            target_s, opening.one,
         )  # fmt: skip
     launches, last = (
-        rebalance(spec, full, devices, picked, split, plan, iterations, expected, run)
+        rebalance(
+            spec, full, devices, picked, split, plan, iterations, expected, run, opener=opening.one
+        )
         if iterations
         else ((), None)
     )
@@ -236,4 +245,5 @@ def split_run(
         sweep=points,
         iterations=launches,
         rebalanced=last,
+        opening=opening,
     )

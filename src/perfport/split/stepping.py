@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
-from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
 from perfport.split.payoff import element_bytes, payoff
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
+from perfport.split.reserve import Opening, cpu_opening
 from perfport.split.split import (
     DECISION_MARGIN,
     block,
@@ -43,6 +43,7 @@ class StepsOutcome:
     run: StepsResult
     verified: bool
     mismatch: str | None
+    opening: Opening = field(default_factory=Opening)
 
     @property
     def best_single(self) -> int:
@@ -99,6 +100,9 @@ class StepsOutcome:
             "verified": self.verified,
             "mismatch": self.mismatch,
             "decision": self.decision,
+            "halo_path": self.run.halo_path.value,
+            "halo_device_bytes": sum(s.exchange_device_bytes for s in self.run.steps),
+            **self.opening.to_json(self.devices),
         }
 
 
@@ -173,21 +177,26 @@ def split_steps(
     configs: Mapping[str, Config] | None = None,
     rebalance: bool = False,
     opener: Opener | None = None,
+    opening: Opening | None = None,
 ) -> StepsOutcome:
     """Run ``steps`` steps of ``spec`` on each device alone, plan the split from their
     per-step times, run the steps split across ``devices`` (halo exchange between steps;
     with ``rebalance``, re-split between steps from the measured part times) and verify the
-    outputs against the best single device's."""
+    outputs against the best single device's. Sessions open through ``opener`` one by one
+    when given, else through ``opening`` (default ``cpu_opening``: one platform's devices
+    share a context, so halos go device to device; a CPU beside GPUs leaves them cores)."""
     ids = distinct_ids(devices)
+    opening = opening or cpu_opening(devices)
+    group = None if opener else opening.group
     if steps < 1:
         raise SpecError(f"--steps {steps}: give 1 or more")
     split = step_split(spec, problem, dimension)
     full = spec.problem.merged(problem)
     chosen = chosen_configs(spec, full, devices, store, configs)
-    opener = opener or open_session
+    opener = opener or opening.one
     extent = int(full[split.extent])
     single = tuple(
-        run_steps(spec, full, [Part(d, c, 0, extent)], split, steps, opener=opener)
+        run_steps(spec, full, [Part(d, c, 0, extent)], split, steps, opener=opener, group=group)
         for d, (c, _) in zip(devices, chosen, strict=True)
     )
     blocks = [block(spec, split, c, full) for c, _ in chosen]
@@ -208,7 +217,7 @@ def split_steps(
         if rebalance
         else None
     )
-    run = run_steps(spec, full, parts, split, steps, replan, opener)
+    run = run_steps(spec, full, parts, split, steps, replan, opener, group=group)
     expected = min(single, key=lambda r: r.total_ms).outputs
     wrong = mismatch(run.outputs, expected, spec.tolerance)
     return StepsOutcome(
@@ -220,4 +229,5 @@ def split_steps(
         run=run,
         verified=wrong is None,
         mismatch=wrong,
+        opening=opening,
     )

@@ -17,12 +17,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from perfport._core import ArrayArg, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import ArrayArg, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import CompiledKernel, Session, open_session
 from perfport.measure.data import host_arrays
 from perfport.split.execute import (
@@ -57,6 +58,7 @@ class Step:
     exchange_bytes: int = 0
     moved_ms: float = 0.0
     moved_bytes: int = 0
+    exchange_device_bytes: int = 0  # of exchange_bytes, copied device to device
 
     @property
     def total_ms(self) -> float:
@@ -71,6 +73,7 @@ class Step:
             "exchange_bytes": self.exchange_bytes,
             "moved_ms": self.moved_ms,
             "moved_bytes": self.moved_bytes,
+            "exchange_device_bytes": self.exchange_device_bytes,
         }
 
 
@@ -100,13 +103,38 @@ class StepsResult:
         between = [s.exchange_ms for s in self.steps[:-1]]
         return statistics.median(between) if between else 0.0
 
+    @property
+    def halo_path(self) -> HaloPath:
+        """How the halo rows went between devices: all device to device, all through the
+        host, some of each, or none moved (one part)."""
+        moved = sum(s.exchange_bytes for s in self.steps)
+        direct = sum(s.exchange_device_bytes for s in self.steps)
+        if not moved:
+            return HaloPath.NONE
+        return (
+            HaloPath.DEVICE if direct == moved else HaloPath.HOST if not direct else HaloPath.MIXED
+        )
+
+
+class HaloPath(Enum):
+    """The route of a time-stepping run's halo exchange between devices."""
+
+    DEVICE = "device"  # one OpenCL context over the devices, or CUDA peer copies
+    HOST = "host"  # read to the host, written to the neighbour
+    MIXED = "mixed"
+    NONE = "none"
+
+
+# Opens a session per device, in order (e.g. ``perfport.devices.open_sessions``).
+GroupOpener = Callable[[Sequence[DeviceInfo]], list[Session]]
+
 
 # Called before every step after the first with the steps so far; returns the next step's
 # parts (one range per device, together the whole extent) or None to keep them.
 Replan = Callable[[Sequence[Step]], Sequence[Range] | None]
 
 
-def _call_all(calls: Sequence[Callable[[], None]]) -> None:
+def _call_all(calls: Sequence[Callable[[], object]]) -> None:
     for call in calls:
         call()
 
@@ -120,7 +148,7 @@ class _Stepper:
         problem: Problem,
         parts: Sequence[Part],
         split: SplitDim,
-        opener: Opener,
+        opener: GroupOpener,
         inputs: Mapping[str, np.ndarray],
     ) -> None:
         self.spec, self.problem, self.split, self.inputs = spec, problem, split, inputs
@@ -132,8 +160,8 @@ class _Stepper:
         self.pool = ThreadPoolExecutor(max_workers=len(parts))  # a halo exchange's devices
         # host staging of the halo exchange by (array, source, target, start, stop)
         self.staging: dict[tuple[str, int, int, int, int], np.ndarray] = {}
+        self.sessions = opener([p.device for p in parts])
         for i, p in enumerate(parts):
-            self.sessions.append(opener(p.device))
             self.built.append({})
             if p.stop > p.start:
                 self.runs[i] = open_part(
@@ -157,15 +185,17 @@ class _Stepper:
 
     def _transfer(
         self, moves: Sequence[tuple[str, Transfer]], into: Mapping[int, PartRun], keep: bool
-    ) -> int:
+    ) -> tuple[int, int]:
         """Copy each (array, transfer) from a part of this run to its target part of
         ``into``: every device's reads at once (one pool task per device), then every
         device's writes; rows a device keeps are copied on it. With ``keep`` the host
-        staging buffers are kept for the next call (a halo's ranges recur every step).
-        Returns the bytes moved between devices."""
-        reads: dict[int, list[Callable[[], None]]] = {}
-        writes: dict[int, list[Callable[[], None]]] = {}
-        moved = 0
+        staging buffers are kept for the next call (a halo's ranges recur every step); where
+        the target's session can copy from the source's (one context, CUDA peers), the
+        bytes go device to device. Returns the bytes moved between devices and, of them,
+        those copied device to device."""
+        reads: dict[int, list[Callable[[], object]]] = {}
+        writes: dict[int, list[Callable[[], object]]] = {}
+        moved = direct = 0
         for name, t in moves:
             src, dst = self.runs[t.source], into[t.target]
             slab = self.slab(t.source, name)
@@ -175,6 +205,13 @@ class _Stepper:
                 copy = partial(src.session.copy_range, src.buffers[name], offset,
                                dst.buffers[name], dst_offset, nbytes)  # fmt: skip
                 writes.setdefault(t.target, []).append(copy)
+                continue
+            moved += nbytes
+            if dst.session.can_copy_from(src.session):
+                peer = partial(dst.session.copy_from, src.session, src.buffers[name], offset,
+                               dst.buffers[name], dst_offset, nbytes)  # fmt: skip
+                writes.setdefault(t.target, []).append(peer)
+                direct += nbytes
                 continue
             key = (name, t.source, t.target, t.start, t.stop)
             staging = self.staging.get(key) if keep else None
@@ -188,12 +225,11 @@ class _Stepper:
             writes.setdefault(t.target, []).append(
                 partial(dst.session.write_range, dst.buffers[name], dst_offset, staging)
             )
-            moved += nbytes
         self._each(reads)
         self._each(writes)
-        return moved
+        return moved, direct
 
-    def _each(self, groups: Mapping[int, Sequence[Callable[[], None]]]) -> None:
+    def _each(self, groups: Mapping[int, Sequence[Callable[[], object]]]) -> None:
         """Every device's calls in order, the devices side by side: the first device's in
         this thread, the others' in the pool (one hop fewer)."""
         calls = list(groups.values())
@@ -203,9 +239,10 @@ class _Stepper:
         for f in futures:
             f.result()
 
-    def swap_and_exchange(self) -> tuple[float, int]:
+    def swap_and_exchange(self) -> tuple[float, int, int]:
         """Swap every feeds pair's buffers, then refresh each part's halo of the arrays fed
-        from its neighbours' own rows. Returns (ms, bytes between devices)."""
+        from its neighbours' own rows. Returns (ms, bytes between devices, of them bytes
+        device to device)."""
         started = time.perf_counter()
         for r in self.runs.values():
             for out, into in self.split.feeds:
@@ -216,8 +253,8 @@ class _Stepper:
             for i, p in enumerate(self.parts)
         ]
         moves = [(into, t) for t in transfers(self.bounds, wanted) for _, into in self.split.feeds]
-        moved = self._transfer(moves, self.runs, keep=True)
-        return (time.perf_counter() - started) * 1e3, moved
+        moved, direct = self._transfer(moves, self.runs, keep=True)
+        return (time.perf_counter() - started) * 1e3, moved, direct
 
     def move(self, bounds: Sequence[Range]) -> tuple[float, int]:
         """Re-split: every device's new part (its kernel built for the new size) filled with
@@ -235,7 +272,7 @@ class _Stepper:
                 self._allocate(i, new[i])
         wanted = [[new[i].held] if i in new else [] for i in range(len(parts))]
         moves = [(c.name, t) for t in transfers(self.bounds, wanted) for c in self.split.arrays]
-        moved = self._transfer(moves, new, keep=False)
+        moved, _ = self._transfer(moves, new, keep=False)
         self.staging.clear()  # the halo's ranges change with the parts
         for r in new.values():
             r.bind()
@@ -274,10 +311,13 @@ def run_steps(
     replan: Replan | None = None,
     opener: Opener = open_session,
     seed: int = 0,
+    group: GroupOpener | None = None,
 ) -> StepsResult:
     """Run ``steps`` steps of ``spec`` with ``parts`` (one per device; one part over the
     whole extent is the single-device run), exchanging halos between steps and re-splitting
-    where ``replan`` says; return the steps and the last step's gathered outputs."""
+    where ``replan`` says; return the steps and the last step's gathered outputs. Sessions
+    open through ``group`` (all at once: e.g. sharing a context, so halos go device to
+    device) when given, else one by one through ``opener``."""
     if steps < 1:
         raise SpecError(f"--steps {steps}: give 1 or more")
     full = spec.problem.merged(problem)
@@ -288,7 +328,8 @@ def run_steps(
         a.name: inputs[a.name].copy() for a in spec.args if isinstance(a, ArrayArg) and a.output
     }
     started = time.perf_counter()
-    stepper = _Stepper(spec, full, parts, split, opener, inputs)
+    open_all = group or (lambda devices: [opener(d) for d in devices])
+    stepper = _Stepper(spec, full, parts, split, open_all, inputs)
     try:
         setup_ms = (time.perf_counter() - started) * 1e3
         done: list[Step] = []
@@ -298,9 +339,11 @@ def run_steps(
             if new is not None and tuple(tuple(b) for b in new) != stepper.bounds:
                 moved_ms, moved = stepper.move(new)
             wall, kernel_ms = stepper.launch()
-            exchange_ms, exchanged = stepper.swap_and_exchange() if k < steps - 1 else (0.0, 0)
+            exchange_ms, exchanged, direct = (
+                stepper.swap_and_exchange() if k < steps - 1 else (0.0, 0, 0)
+            )
             done.append(Step(stepper.bounds, wall, kernel_ms, exchange_ms, exchanged,
-                             moved_ms, moved))  # fmt: skip
+                             moved_ms, moved, direct))  # fmt: skip
         started = time.perf_counter()
         for r in stepper.runs.values():
             r.gather(outputs)
