@@ -29,6 +29,7 @@ dataset has radii 1, 3 and 5) and two stencils described as a user would
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import sys
@@ -48,9 +49,9 @@ DESCRIBED = {
              "north": 2, "south": 2, "east": 2, "west": 2},
 }  # fmt: skip
 _SCENARIOS = """
-SELECT g.id, p.key, d.info FROM campaigns g JOIN kernels k ON k.id = g.kernel_id
+SELECT g.id, p.key, d.info, g.settings, k.source FROM campaigns g JOIN kernels k ON k.id = g.kernel_id
 JOIN problems p ON p.id = g.problem_id JOIN devices d ON d.id = g.device_id
-WHERE k.source_hash = ? AND g.status = 'complete' ORDER BY d.info, g.id
+WHERE k.name = ? AND g.status = 'complete' ORDER BY d.info, g.id
 """
 _TIMES = """
 SELECT c.key, r.outcome, r.median_ms, s.times FROM results r JOIN configs c ON c.id = r.config_id
@@ -95,9 +96,29 @@ def measure(args: argparse.Namespace) -> None:
                   file=sys.stderr, flush=True)  # fmt: skip
 
 
+def _launches(settings: str) -> int | None:
+    """Timed launches per round of a sweep's settings, or None where their number varied (then
+    the stored samples cannot be cut into rounds)."""
+    timing = json.loads(settings)["timing"]
+    fixed = timing["min_repeats"] == timing["max_repeats"]
+    return int(timing["min_repeats"]) if fixed else None
+
+
+def _as_measured(spec: Any, source: str) -> Any:
+    """The spec with the source its sweep timed. Described stencils have since gained a guard
+    on GET offsets that are not constants (box5's loop), with a fault-flag argument: a stored
+    sweep of the older source keeps it, so its features and predictions are those of the
+    kernel measured."""
+    if source == spec.source:
+        return spec
+    args = tuple(a for a in spec.args if not spec.fault_flag or a.name != spec.fault_flag)
+    return dataclasses.replace(spec, source=source, args=args, fault_flag="")
+
+
 def _measured(out: Path) -> list[dict[str, Any]]:
     """Each scenario of DIR/live.db (or DIR/live.db.gz, as committed): its label, spec,
-    problem, device, every size's time (None where the size did not run) and its samples."""
+    problem, device, every size's time (None where the size did not run), its samples (round
+    by round) and the timed launches per round."""
     from perfport._core import DeviceInfo
     from perfport.store import Store
     from perfport.tune.tune import resolve_kernel
@@ -111,7 +132,7 @@ def _measured(out: Path) -> list[dict[str, Any]]:
         with Store(db, create=False) as store:
             for label, kernel, extra in _kernels(Path(scratch)):
                 spec = resolve_kernel(kernel)
-                for campaign, key, info in store.query(_SCENARIOS, (spec.source_hash,)):
+                for campaign, key, info, settings, source in store.query(_SCENARIOS, (spec.name,)):
                     problem = json.loads(key)
                     if any(problem.get(k) != v for k, v in extra.items()):
                         continue  # another radius of the same kernel
@@ -122,9 +143,11 @@ def _measured(out: Path) -> list[dict[str, Any]]:
                         times[size] = median if outcome == "ok" else None
                         if outcome == "ok" and blob:
                             samples[size] = np.frombuffer(blob, dtype="<f8")
-                    found.append({"kernel": label, "spec": spec, "problem": problem,
+                    found.append({"kernel": label, "spec": _as_measured(spec, source),
+                                  "problem": problem,
                                   "device": DeviceInfo.from_json(json.loads(info)),
-                                  "times": times, "samples": samples})  # fmt: skip
+                                  "times": times, "samples": samples,
+                                  "launches": _launches(settings)})  # fmt: skip
     return found
 
 
@@ -138,6 +161,66 @@ def _halves(rows: list[dict[str, Any]]) -> tuple[float, float]:
         for out, pick, on in ((scores[0], first, second), (scores[1], second, first)):
             out.append(min(on.values()) / on[min(pick, key=pick.__getitem__)])
     return float(np.exp(np.mean(np.log(scores[0])))), float(np.exp(np.mean(np.log(scores[1]))))
+
+
+def _rounds(rows: list[dict[str, Any]], sizes: list[tuple[int, int]]) -> np.ndarray:
+    """(scenarios, sizes, rounds, launches): every timed launch, cut into the rounds the sweep
+    stored one after the other; NaN where a size did not run. Exits where the samples do not
+    cut into at least two equal rounds (then no held-out split exists)."""
+    shapes = {
+        (len(v) // r["launches"], r["launches"]) if r["launches"] and len(v) % r["launches"] == 0
+        else (0, 0)
+        for r in rows for v in r["samples"].values()
+    }  # fmt: skip
+    (rounds, launches) = min(shapes, default=(0, 0))
+    if len(shapes) != 1 or rounds < 2:
+        raise SystemExit(
+            "these sweeps' samples do not cut into two or more equal rounds of fixed launches "
+            f"(rounds x launches found: {sorted(shapes)}); measure with --rounds 2 or more"
+        )
+    out = np.full((len(rows), len(sizes), rounds, launches), np.nan)
+    for i, r in enumerate(rows):
+        for j, size in enumerate(sizes):
+            if size in r["samples"]:
+                out[i, j] = r["samples"][size].reshape(rounds, launches)
+    return out
+
+
+def _heldout(
+    rows: list[dict[str, Any]], choices: dict[str, list[tuple[int, int]]]
+) -> list[dict[str, Any]]:
+    """Each choice scored on held-out rounds (``perfport.wg.heldout``) beside its same-table
+    score, both with bootstrap intervals over the scenarios, for both splits of the rounds.
+    The models never saw these kernels, so their choices were made on none of these rounds;
+    the oracle (each scenario's fastest size over every round) and the best fixed size in
+    hindsight saw them all, so their held-out scores are biased up."""
+    from perfport.wg.heldout import Split, score
+
+    sizes = sorted({k for r in rows for k in r["samples"]})
+    samples = _rounds(rows, sizes)
+    column = {s: j for j, s in enumerate(sizes)}
+    oracle = [min((s for s, t in r["times"].items() if t is not None),
+                  key=lambda s, r=r: r["times"][s]) for r in rows]  # fmt: skip
+    named = {**{m: c for m, c in choices.items() if m in METHODS}, "oracle": oracle,
+             **{m: c for m, c in choices.items() if m not in METHODS}}  # fmt: skip
+    return [
+        {"split": split.value, "rounds": samples.shape[2],
+         "scores": [score(samples, np.array([column.get(c, -1) for c in picks], dtype=np.int64),
+                          name, split).to_json() for name, picks in named.items()]}
+        for split in Split
+    ]  # fmt: skip
+
+
+def _print_heldout(heldout: list[dict[str, Any]]) -> None:
+    for part in heldout:
+        print(f"\nheld-out rounds ({part['split']} of {part['rounds']} rounds): the fastest size "
+              "of one group timed against the choice in the other, both ways; geometric means "
+              "over the scenarios, 95% bootstrap intervals over them\n")  # fmt: skip
+        print("| choice | scenarios | held-out | same-table |\n|---|---:|---:|---:|")
+        for s in part["scores"]:
+            (hl, hh), (sl, sh) = s["heldout_ci95"], s["same_table_ci95"]
+            print(f"| {s['choice']} | {s['scenarios']} | {s['heldout']:.3f} [{hl:.3f}, {hh:.3f}] "
+                  f"| {s['same_table']:.3f} [{sl:.3f}, {sh:.3f}] |")  # fmt: skip
 
 
 def _device_fixed(data: Any, device: str) -> tuple[int, int] | None:
@@ -196,8 +279,10 @@ def report(args: argparse.Namespace) -> None:
                 for m, cs in choices.items()}  # fmt: skip
     summary = {m: float(np.exp(np.mean(np.log(np.maximum(f, 1e-9))))) for m, f in fraction.items()}
     halves = _halves(rows)
+    heldout = _heldout(rows, choices)
     if args.json:
         print(json.dumps({"devices": devices, "geomean": summary, "halves": halves,
+                          "heldout": heldout,
                           "scenarios": [{"kernel": r["kernel"], "width": r["problem"]["width"],
                                          "device": r["device"].name, "backend": r["device"].backend.value,
                                          "novel": novel[i],
@@ -217,6 +302,7 @@ def report(args: argparse.Namespace) -> None:
     print("| geometric mean | | " + " | ".join(f"**{summary[m]:.3f}**" for m in choices) + " |")
     print(f"\nhow reproducible the fastest size is: the first half of the samples' fastest size "
           f"on the second half {halves[0]:.3f}, the second's on the first {halves[1]:.3f}")  # fmt: skip
+    _print_heldout(heldout)
 
 
 def main() -> None:
