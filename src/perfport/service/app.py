@@ -21,6 +21,7 @@ from typing import Any
 from perfport._core import PerfportError, StoreError
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.service.batch import Coalescer
 from perfport.service.compiler import CompileLimits, ServiceBusy
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.service.service import WgService
@@ -66,14 +67,19 @@ def create_app(
     # Separate thread budgets: builds waiting for a compile slot, or writers waiting for the
     # database's write lock, never hold the threads that reads need.
     builds, reads, writes = CapacityLimiter(8), CapacityLimiter(16), CapacityLimiter(2)
+    # Questions prepared while others wait are answered by one call of the model.
+    answers = Coalescer(service.answer_many)
 
     @app.get("/v1/health")
     async def health() -> dict[str, Any]:
+        counts = answers.counts
         return {"status": "ok", "version": __version__, "method": service.model.method,
-                "trained_on": service.model.scenarios}  # fmt: skip
+                "trained_on": service.model.scenarios,
+                "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
 
-    # The answer itself runs on the event loop (well under a millisecond of Python, less than a
-    # hop to a worker thread and back); compiling and reading the store, which can wait, do not.
+    # The answer itself runs on the event loop, the questions waiting together in one batch
+    # (``Coalescer``: less than a hop to a worker thread and back for each); compiling and
+    # reading the store, which can wait, do not.
     # Answers are encoded here, straight to bytes: FastAPI's own path (jsonable_encoder, then
     # validation against the response type) costs more than the answer; the schema stays.
     @app.post(
@@ -87,7 +93,7 @@ def create_app(
         refused = service.refused_known(found)
         if refused is None:
             refused = await to_thread.run_sync(service.refused, found, limiter=reads)
-        answer = service.answer(key, found, refused)
+        answer = await answers.ask((key, found, refused))
         return _json({**answer.prediction.to_json(), "cached": answer.cached})
 
     def record(request: RefusedRequest) -> dict[str, Any]:

@@ -25,6 +25,8 @@ on them (tens of microseconds).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from perfport.wg.dataset import WgDataset
@@ -105,11 +107,60 @@ class WgPerformanceKnn(WgPredictor):
             predicted = np.where(mass > 0, total / mass, np.nan)
         return predicted, vectors, weights
 
+    def neighbours_many(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``neighbours`` of each row of ``x``."""
+        return [self.neighbours(row) for row in x]
+
+    def predict_vectors(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``predict_vector`` of each row of ``x``, the same values: the neighbours' weighted
+        sums of all rows in one reduction (each row's summed in the same order as alone)."""
+        found = self.neighbours_many(x)
+        if not found:
+            return []
+        sizes = np.array([len(rows) for rows, _ in found])
+        if not sizes.all():  # a row without neighbours: reduceat cannot sum an empty segment
+            return [self.predict_vector(row) for row in x]
+        vectors = self.vectors_[np.concatenate([rows for rows, _ in found])]
+        weights = np.concatenate([w for _, w in found])[:, None]
+        known = np.isfinite(vectors)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        total = np.add.reduceat(np.where(known, vectors, 0.0) * weights, starts, axis=0)
+        mass = np.add.reduceat(known * weights, starts, axis=0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            predicted = np.where(mass > 0, total / mass, np.nan)
+        ends = np.cumsum(sizes)
+        return [
+            (predicted[i], vectors[a:b], found[i][1])
+            for i, (a, b) in enumerate(zip(starts, ends, strict=True))
+        ]
+
     def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
         candidates = self._candidates(max_wg, refused)
         if not len(candidates):
             return self.baseline_
-        predicted, vectors, weights = self.predict_vector(x)
+        return self._choose(x, candidates, *self.predict_vector(x))
+
+    def propose_many(
+        self, x: np.ndarray, max_wg: Sequence[int], refused: Sequence[set[int]]
+    ) -> list[int]:
+        x = np.asarray(x, dtype=np.float64).reshape(len(max_wg), -1)
+        candidates = [self._candidates(m, r) for m, r in zip(max_wg, refused, strict=True)]
+        asked = [i for i, c in enumerate(candidates) if len(c)]
+        if self.fallback and self.novelty_ is not None:
+            self.novelty_.explain_many(x[asked])  # the fallback's test, row by row, kept
+        out = [self.baseline_] * len(x)
+        for i, vector in zip(asked, self.predict_vectors(x[asked]), strict=True):
+            out[i] = self._choose(x[i], candidates[i], *vector)
+        return out
+
+    def _choose(
+        self,
+        x: np.ndarray,
+        candidates: np.ndarray,
+        predicted: np.ndarray,
+        vectors: np.ndarray,
+        weights: np.ndarray,
+    ) -> int:
         score = predicted[candidates]
         score = np.where(np.isfinite(score), score, -np.inf)
         best = int(candidates[int(np.argmax(score))])
