@@ -98,7 +98,22 @@ class WgPerformanceKnn(WgPredictor):
     def predict_vector(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(predicted log relative performance per size, the neighbours' vectors, their
         weights); NaN where no neighbour has the size within its limits."""
-        nearest, weights = self.neighbours(x)
+        return self._vector(*self.neighbours(x))
+
+    def neighbours_many(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``neighbours`` of each row of ``x``."""
+        return [self.neighbours(row) for row in x]
+
+    def predict_vectors(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``predict_vector`` of each row of ``x``, the same values, the neighbours found for
+        all rows at once (``neighbours_many``). The weighted means stay row by row: gathered
+        into one array for all rows they cost more than alone (a forest row has hundreds of
+        neighbours), and a matrix product would sum in another order and could change ties."""
+        return [self._vector(rows, weights) for rows, weights in self.neighbours_many(x)]
+
+    def _vector(
+        self, nearest: np.ndarray, weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         vectors = self.vectors_[nearest]
         known = np.isfinite(vectors)
         total = (np.where(known, vectors, 0.0) * weights[:, None]).sum(0)
@@ -106,33 +121,6 @@ class WgPerformanceKnn(WgPredictor):
         with np.errstate(invalid="ignore", divide="ignore"):
             predicted = np.where(mass > 0, total / mass, np.nan)
         return predicted, vectors, weights
-
-    def neighbours_many(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``neighbours`` of each row of ``x``."""
-        return [self.neighbours(row) for row in x]
-
-    def predict_vectors(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """``predict_vector`` of each row of ``x``, the same values: the neighbours' weighted
-        sums of all rows in one reduction (each row's summed in the same order as alone)."""
-        found = self.neighbours_many(x)
-        if not found:
-            return []
-        sizes = np.array([len(rows) for rows, _ in found])
-        if not sizes.all():  # a row without neighbours: reduceat cannot sum an empty segment
-            return [self.predict_vector(row) for row in x]
-        vectors = self.vectors_[np.concatenate([rows for rows, _ in found])]
-        weights = np.concatenate([w for _, w in found])[:, None]
-        known = np.isfinite(vectors)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        total = np.add.reduceat(np.where(known, vectors, 0.0) * weights, starts, axis=0)
-        mass = np.add.reduceat(known * weights, starts, axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            predicted = np.where(mass > 0, total / mass, np.nan)
-        ends = np.cumsum(sizes)
-        return [
-            (predicted[i], vectors[a:b], found[i][1])
-            for i, (a, b) in enumerate(zip(starts, ends, strict=True))
-        ]
 
     def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
         candidates = self._candidates(max_wg, refused)
