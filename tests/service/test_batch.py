@@ -4,6 +4,7 @@ with the answers they get one at a time; one question's failure stays its own.""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -139,3 +140,69 @@ def test_the_daemon_coalesces_concurrent_questions(daemon_model, tmp_path):
                                  request.problem, request.device)  # fmt: skip
         assert reply.json()["wg"] == list(expected.prediction.wg)
         assert reply.json()["novelty"] == expected.prediction.novelty.to_json()
+
+
+def _raw(app, body, headers, chunks=1):
+    """Status, headers and body of one POST /v1/wg/predict sent straight to an ASGI app."""
+    from perfport.service.fast_path import PATH
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+             "method": "POST", "scheme": "http", "path": PATH, "raw_path": PATH.encode(),
+             "query_string": b"", "root_path": "", "headers": headers,
+             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8765)}  # fmt: skip
+    step = max(1, -(-len(body) // chunks))
+    parts = [body[i : i + step] for i in range(0, len(body), step)] or [b""]
+    messages = [{"type": "http.request", "body": p, "more_body": i < len(parts) - 1}
+                for i, p in enumerate(parts)]  # fmt: skip
+    sent = []
+
+    async def receive():
+        if messages:
+            return messages.pop(0)
+        await asyncio.sleep(3600)
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    start = sent[0]
+    return (start["status"], {k.lower(): v for k, v in start["headers"]},
+            b"".join(m.get("body", b"") for m in sent[1:]))  # fmt: skip
+
+
+def test_the_fast_path_answers_as_the_framework_does(daemon_model, tmp_path, monkeypatch):
+    """Well-formed questions and their errors answered without the framework, byte for byte
+    as the FastAPI route answers them; everything else is the framework's."""
+    from perfport.service import fast_path
+    from perfport.service.app import create_app
+
+    app = create_app(daemon_model, tmp_path / "daemon.db", max_body_bytes=4096)
+    taken = []
+    answer = app._answer
+
+    async def counted(request, send):
+        taken.append(request)
+        await answer(request, send)
+
+    monkeypatch.setattr(app, "_answer", counted)
+    ok = json.dumps({"kernel": "heat", "problem": {"width": 300, "height": 200}, "device": DEVICE})
+    bad_problem = json.dumps({"kernel": "heat", "problem": {"widht": 3}, "device": DEVICE})
+    malformed = json.dumps({"kernel": "heat", "device": {**DEVICE, "compute_units": -1}})
+    cases = [(ok.encode(), "application/json", 1), (ok.encode(), "application/json", 3),
+             (bad_problem.encode(), "application/json", 1), (malformed.encode(), "application/json", 1),
+             (b"{not json", "application/json", 1), (ok.encode(), "text/plain", 1),
+             (b" " * 5000, "application/json", 1)]  # fmt: skip
+    for body, kind, chunks in cases:
+        headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]
+        taken.clear()
+        fast = _raw(app, body, headers, chunks)
+        framework = _raw(app.app, body, headers, chunks)
+        if fast[0] == 200:  # answered once by each: the second is remembered
+            got, want = json.loads(fast[2]), json.loads(framework[2])
+            assert {**got, "predict_ms": 0, "cached": 0} == {**want, "predict_ms": 0, "cached": 0}
+        else:
+            assert fast == framework
+        assert fast[0] != 413 or body.startswith(b" ")
+        served = kind == "application/json" and body in (ok.encode(), bad_problem.encode())
+        assert bool(taken) == served, (body[:40], kind)
+    assert fast_path.PATH == "/v1/wg/predict"
