@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
-import daemon_latency as dl  # noqa: E402
-
-from perfport.cli.wg import wg_model  # noqa: E402
-from perfport.service.app import create_app  # noqa: E402
-from perfport.service.schemas import PredictRequest  # noqa: E402
-from perfport.service.service import WgService  # noqa: E402
+import daemon_latency as dl
+from perfport.cli.wg import wg_model
+from perfport.service.app import create_app
+from perfport.service.schemas import PredictRequest
+from perfport.service.service import WgService
 
 
 def bodies(n: int, offset: int = 0) -> list[bytes]:
@@ -79,7 +78,7 @@ def median_ms(step: Callable[[], object], n: int) -> float:
 
 
 def main() -> None:
-    print("load average %.2f, %.2f, %.2f" % os.getloadavg())
+    print("load average {:.2f}, {:.2f}, {:.2f}".format(*os.getloadavg()))
     model = wg_model(None)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "daemon.db"
@@ -97,9 +96,15 @@ def main() -> None:
         print(f"  the daemon's app, whole  median {whole:.3f} ms (the fast path)")
         print(f"  the FastAPI app alone    median {framework:.3f} ms (its route, as before)")
         request = PredictRequest.model_validate_json(body)
-        print(f"  json.loads + validate    median {median_ms(lambda: PredictRequest.model_validate(json.loads(body)), 4000):.3f} ms")
-        print(f"  model_validate_json      median {median_ms(lambda: PredictRequest.model_validate_json(body), 4000):.3f} ms")
-        print(f"  the key (dump_json)      median {median_ms(request.model_dump_json, 4000):.3f} ms")
+        print(
+            f"  json.loads + validate    median {median_ms(lambda: PredictRequest.model_validate(json.loads(body)), 4000):.3f} ms"
+        )
+        print(
+            f"  model_validate_json      median {median_ms(lambda: PredictRequest.model_validate_json(body), 4000):.3f} ms"
+        )
+        print(
+            f"  the key (dump_json)      median {median_ms(request.model_dump_json, 4000):.3f} ms"
+        )
         service = WgService(model, db)
         print("the model's work per first-time question, in batches (answer_many):")
         offset = 1000
@@ -118,7 +123,9 @@ def main() -> None:
                 started = time.perf_counter()
                 service.answer_many(qs)
                 times.append((time.perf_counter() - started) / size)
-            print(f"  batch of {size:2}   median {statistics.median(times) * 1000.0:.3f} ms a question")
+            print(
+                f"  batch of {size:2}   median {statistics.median(times) * 1000.0:.3f} ms a question"
+            )
 
 
 if __name__ == "__main__":
