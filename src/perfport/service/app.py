@@ -21,7 +21,9 @@ from typing import Any
 from perfport._core import PerfportError, StoreError
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.service.batch import Coalescer
 from perfport.service.compiler import CompileLimits, ServiceBusy
+from perfport.service.fast_path import FastPredict
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.service.service import WgService
 from perfport.wg import WgModel, load_model
@@ -66,20 +68,22 @@ def create_app(
     # Separate thread budgets: builds waiting for a compile slot, or writers waiting for the
     # database's write lock, never hold the threads that reads need.
     builds, reads, writes = CapacityLimiter(8), CapacityLimiter(16), CapacityLimiter(2)
+    # Questions prepared while others wait are answered by one call of the model.
+    answers = Coalescer(service.answer_many)
 
     @app.get("/v1/health")
     async def health() -> dict[str, Any]:
+        counts = answers.counts
         return {"status": "ok", "version": __version__, "method": service.model.method,
-                "trained_on": service.model.scenarios}  # fmt: skip
+                "trained_on": service.model.scenarios,
+                "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
 
-    # The answer itself runs on the event loop (well under a millisecond of Python, less than a
-    # hop to a worker thread and back); compiling and reading the store, which can wait, do not.
+    # The answer itself runs on the event loop, the questions waiting together in one batch
+    # (``Coalescer``: less than a hop to a worker thread and back for each); compiling and
+    # reading the store, which can wait, do not.
     # Answers are encoded here, straight to bytes: FastAPI's own path (jsonable_encoder, then
     # validation against the response type) costs more than the answer; the schema stays.
-    @app.post(
-        "/v1/wg/predict", response_model=dict[str, Any], responses=_errors(400, 413, 422, 503)
-    )
-    async def predict(request: PredictRequest) -> Any:
+    async def ask(request: PredictRequest) -> dict[str, Any]:
         key = request.model_dump_json()
         found = service.scenario(key, request.kernel_given(), request.problem, request.device)
         if not service.compiled(found):
@@ -87,8 +91,16 @@ def create_app(
         refused = service.refused_known(found)
         if refused is None:
             refused = await to_thread.run_sync(service.refused, found, limiter=reads)
-        answer = service.answer(key, found, refused)
-        return _json({**answer.prediction.to_json(), "cached": answer.cached})
+        answer = await answers.ask((key, found, refused))
+        return {**answer.prediction.to_json(), "cached": answer.cached}
+
+    # Well-formed questions are answered by ``FastPredict`` (below) before they reach this
+    # route, which answers the rest and keeps the route in the published schema.
+    @app.post(
+        "/v1/wg/predict", response_model=dict[str, Any], responses=_errors(400, 413, 422, 503)
+    )
+    async def predict(request: PredictRequest) -> Any:
+        return _json(await ask(request))
 
     def record(request: RefusedRequest) -> dict[str, Any]:
         stored = service.record_refused(request.model_dump_json(), request.kernel_given(),
@@ -104,7 +116,8 @@ def create_app(
     async def refused(request: RefusedRequest) -> dict[str, Any]:
         return await to_thread.run_sync(record, request, limiter=writes)
 
-    return app
+    limit = max_body_bytes or MAX_BODY_BYTES
+    return FastPredict(app, PredictRequest.model_validate, ask, _error_answer, limit)
 
 
 def _json(content: dict[str, Any]) -> Any:
@@ -137,24 +150,42 @@ def _clean(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")[:DETAIL_CHARS]
 
 
+def _error(exc: PerfportError) -> tuple[int, str, float | None]:
+    """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
+    if isinstance(exc, RateLimited):
+        return 429, str(exc), exc.retry_after_s or 60.0
+    if isinstance(exc, ServiceBusy):
+        return 503, str(exc), 5.0
+    if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
+        return 503, str(exc), None
+    return (422 if isinstance(exc, Implausible) else 400), str(exc), None
+
+
+def _retry_after(seconds: float) -> str:
+    return str(max(1, round(seconds)))
+
+
+def _error_answer(exc: PerfportError) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+    """``_error`` as the fast path writes it: the same body and headers as the handler's."""
+    status, text, retry_after = _error(exc)
+    body = json.dumps({"detail": _clean(text)}, ensure_ascii=False, allow_nan=False,
+                      indent=None, separators=(",", ":")).encode()  # fmt: skip
+    extra = [] if retry_after is None else [(b"retry-after", _retry_after(retry_after).encode())]
+    return status, body, extra
+
+
 def _add_error_handlers(app: Any, fastapi: Any) -> None:
     responses = require("fastapi.responses", _EXTRA, _PURPOSE)
 
     def answer(status: int, text: str, retry_after: float | None = None) -> Any:
-        headers = None if retry_after is None else {"Retry-After": str(max(1, round(retry_after)))}
+        headers = None if retry_after is None else {"Retry-After": _retry_after(retry_after)}
         return responses.JSONResponse(
             status_code=status, content={"detail": _clean(text)}, headers=headers
         )
 
     @app.exception_handler(PerfportError)
     async def bad_request(_: Any, exc: PerfportError) -> Any:
-        if isinstance(exc, RateLimited):
-            return answer(429, str(exc), exc.retry_after_s or 60.0)
-        if isinstance(exc, ServiceBusy):
-            return answer(503, str(exc), 5.0)
-        if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
-            return answer(503, str(exc))
-        return answer(422 if isinstance(exc, Implausible) else 400, str(exc))
+        return answer(*_error(exc))
 
     @app.exception_handler(fastapi.exceptions.RequestValidationError)
     async def malformed(_: Any, exc: Any) -> Any:

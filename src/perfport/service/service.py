@@ -45,7 +45,15 @@ from perfport.space import PruningReport
 from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
 from perfport.store.integrity import recovery_hint
 from perfport.tune import resolve_problem
-from perfport.wg import WgModel, WgPrediction, check_scenario, load_model, predict_wg, refused_sizes
+from perfport.wg import (
+    WgModel,
+    WgPrediction,
+    WgQuestion,
+    check_scenario,
+    load_model,
+    predict_wg_many,
+    refused_sizes,
+)
 from perfport.wg.predict import legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
@@ -253,21 +261,50 @@ class WgService:
 
     def answer(self, key: str, found: Scenario, refused: frozenset[tuple[int, int]]) -> Answer:
         """The model's size for a prepared scenario, given the sizes known to be refused."""
+        (answer,) = self.answer_many([(key, found, refused)])
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def answer_many(
+        self, questions: Sequence[tuple[str, Scenario, frozenset[tuple[int, int]]]]
+    ) -> list[Answer | Exception]:
+        """``answer`` for each (key, scenario, refused) question, the same answers, with the
+        model asked once for all that it has not answered before (``predict_wg_many``); a
+        question that fails gets its exception in its place, the others their answers. A
+        question repeated within the call is answered once and then remembered, as one
+        after the other."""
         started = time.perf_counter()
-        self.gate.asked(found.spec.source_hash, found.device.fingerprint)
-        remembered = (digest(key), refused)
-        if remembered in self._answers:
-            ms = (time.perf_counter() - started) * 1000.0
-            return Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
-        # ``scenario`` checked it: not again per answer.
-        prediction = predict_wg(
-            self.model, found.spec, found.problem, found.device, refused, checked=True,
-            legal=found.legal,
-        )  # fmt: skip
-        if len(self._answers) >= CACHED:
-            self._answers.clear()
-        self._answers[remembered] = prediction
-        return Answer(prediction, cached=False)
+        out: list[Answer | Exception | None] = [None] * len(questions)
+        todo: dict[tuple[bytes, frozenset[tuple[int, int]]], list[int]] = {}
+        for i, (key, found, refused) in enumerate(questions):
+            self.gate.asked(found.spec.source_hash, found.device.fingerprint)
+            remembered = (digest(key), refused)
+            if remembered in self._answers:
+                ms = (time.perf_counter() - started) * 1000.0
+                out[i] = Answer(replace(self._answers[remembered], predict_ms=ms), cached=True)
+            else:
+                todo.setdefault(remembered, []).append(i)
+        # ``scenario`` checked each: not again per answer.
+        asked = [
+            WgQuestion(found.spec, found.problem, found.device, refused, found.legal)
+            for _, found, refused in (questions[at[0]] for at in todo.values())
+        ]
+        predictions = predict_wg_many(self.model, asked)
+        for (remembered, at), prediction in zip(todo.items(), predictions, strict=True):
+            if isinstance(prediction, Exception):  # asked again, it would fail again
+                for i in at:
+                    out[i] = prediction
+                continue
+            if len(self._answers) >= CACHED:
+                self._answers.clear()
+            self._answers[remembered] = prediction
+            out[at[0]] = Answer(prediction, cached=False)
+            for i in at[1:]:
+                out[i] = Answer(replace(prediction, predict_ms=0.0), cached=True)
+        answered = [a for a in out if a is not None]
+        assert len(answered) == len(questions)  # every question got its answer or error
+        return answered
 
     def predict(
         self,

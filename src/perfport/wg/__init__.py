@@ -36,7 +36,14 @@ from perfport.wg.model import (
     model_or_default,
     train,
 )
-from perfport.wg.predict import WgPrediction, check_scenario, predict_wg, refused_sizes
+from perfport.wg.predict import (
+    WgPrediction,
+    WgQuestion,
+    check_scenario,
+    predict_wg,
+    predict_wg_many,
+    refused_sizes,
+)
 from perfport.wg.predictors import (
     CLASSIFIERS,
     FALLBACKS,
@@ -75,6 +82,7 @@ __all__ = [
     "WgPerformanceKnn",
     "WgPrediction",
     "WgPredictor",
+    "WgQuestion",
     "WgRegressor",
     "baseline_column",
     "check_scenario",
@@ -94,6 +102,7 @@ __all__ = [
     "merge_datasets",
     "model_or_default",
     "predict_wg",
+    "predict_wg_many",
     "reference_baseline",
     "refused_sizes",
     "regret_weights",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,6 +153,69 @@ def predict_wg(
     started = time.perf_counter()
     if not checked:
         check_scenario(spec, problem, device)
+    x, max_wg, excluded = _prepared(model, spec, problem, device, refused, feature_cache, legal)
+    w = model.predictor.propose(x, max_wg, excluded)
+    return _finished(model, x, w, len(refused), started)
+
+
+_UNANSWERED = PerfportError("the predictor gave no answer")  # replaced before returning
+
+
+@dataclass(frozen=True)
+class WgQuestion:
+    """One scenario of ``predict_wg_many``: ``predict_wg``'s arguments, checked
+    (``check_scenario``) by the caller, ``legal`` what that returned (None: looked up)."""
+
+    spec: KernelSpec
+    problem: Mapping[str, Any]
+    device: DeviceInfo
+    refused: AbstractSet[tuple[int, int]] = frozenset()
+    legal: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def predict_wg_many(
+    model: WgModel, questions: Sequence[WgQuestion], feature_cache: FeatureCache | None = None
+) -> list[WgPrediction | Exception]:
+    """``predict_wg`` (checked) for each question, with the same answers, the predictor asked
+    once for all of them (``propose_many``): a daemon answers the questions that arrive
+    together in one call. A question that fails (its features, no size left) gets its
+    exception in its place and the others their answers. ``predict_ms`` of each is the
+    whole call's time."""
+    started = time.perf_counter()
+    # Each question's failure, or its place among those the predictor answers.
+    out: list[WgPrediction | Exception] = []
+    prepared: list[tuple[int, np.ndarray, int, set[int]]] = []
+    for q in questions:
+        try:
+            x, max_wg, excluded = _prepared(
+                model, q.spec, q.problem, q.device, q.refused, feature_cache, q.legal
+            )
+        except Exception as exc:  # this question's own failure, handed back to its asker
+            out.append(exc)
+        else:
+            prepared.append((len(out), x, max_wg, excluded))
+            out.append(_UNANSWERED)
+    if prepared:
+        rows = np.array([x for _, x, _, _ in prepared])
+        chosen = model.predictor.propose_many(
+            rows, [m for _, _, m, _ in prepared], [e for _, _, _, e in prepared]
+        )
+        for (i, x, _, _), w in zip(prepared, chosen, strict=True):
+            out[i] = _finished(model, x, w, len(questions[i].refused), started)
+    return out
+
+
+def _prepared(
+    model: WgModel,
+    spec: KernelSpec,
+    problem: Mapping[str, Any],
+    device: DeviceInfo,
+    refused: AbstractSet[tuple[int, int]],
+    feature_cache: FeatureCache | None,
+    legal: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, int, set[int]]:
+    """A checked scenario's features, largest legal work-group and the model's columns it may
+    not propose (illegal or refused)."""
     names = tuple(model.feature_names)
     if not set(names) <= set(FEATURE_NAMES):
         raise PerfportError(
@@ -167,13 +230,14 @@ def predict_wg(
     if not allowed.any():
         raise PerfportError(f"none of the model's sizes is legal for {spec.name} on {device.id}")
     max_wg = int((wc_legal * wr_legal).max())
-    excluded = set(np.flatnonzero(~allowed).tolist())
-    x = features.as_array()
-    w = model.predictor.propose(x, max_wg, excluded)
+    return features.as_array(), max_wg, set(np.flatnonzero(~allowed).tolist())
+
+
+def _finished(model: WgModel, x: np.ndarray, w: int, refused: int, started: float) -> WgPrediction:
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
     novelty = getattr(model.predictor, "novelty_", None)  # performance_forest+novel
     why = None if novelty is None else novelty.explain(x)
     return WgPrediction(
-        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(refused),
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, refused,
         None if why is None else why.novel, why,
     )  # fmt: skip

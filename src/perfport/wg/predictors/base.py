@@ -4,6 +4,7 @@ size (the paper's baseline) that every predictor keeps as its last resort."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -47,6 +48,14 @@ class WgPredictor(ABC):
     @abstractmethod
     def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
         """A column of ``sizes`` for a scenario with features ``x``; never one in ``refused``."""
+
+    def propose_many(
+        self, x: np.ndarray, max_wg: Sequence[int], refused: Sequence[set[int]]
+    ) -> list[int]:
+        """``propose`` for each row of ``x`` (scenarios asked together, as a daemon coalesces
+        them), with the same answers; a family overrides it where one call over all rows
+        costs less than one per row."""
+        return [self.propose(row, m, r) for row, m, r in zip(x, max_wg, refused, strict=True)]
 
     def _candidates(self, max_wg: int, refused: set[int]) -> np.ndarray:
         area = self.sizes_[:, 0] * self.sizes_[:, 1]

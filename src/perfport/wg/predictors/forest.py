@@ -106,6 +106,34 @@ class WgPerformanceForest(WgPerformanceKnn):
             node = np.where(left, self.left_[at], self.right_[at])
         return node
 
+    def leaves_many(self, x: np.ndarray) -> np.ndarray:
+        """(rows, trees): ``leaves`` of each row of ``x``, all rows walked at once."""
+        x = np.asarray(x, dtype=np.float32).astype(np.float64)
+        row = np.arange(len(x))[:, None]
+        node = np.zeros((len(x), self.trees), dtype=np.int64)
+        for _ in range(self.depth_):
+            at = self.offsets_ + node
+            left = x[row, self.feature_[at]] <= self.threshold_[at]
+            node = np.where(left, self.left_[at], self.right_[at])
+        return node
+
+    def neighbours_many(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``neighbours`` of each row of ``x``, the same values: one walk of the trees and one
+        weighted count for all rows (each row's weights added in the same order as alone)."""
+        if not len(x):
+            return []
+        starts, rows, shares = self._leaf_members()
+        node = (self.offsets_ + self.leaves_many(x)).ravel()
+        first, count = starts[node], starts[node + 1] - starts[node]
+        at = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
+        scenarios = self.counts_.shape[1]
+        # Row r's members counted at r * scenarios + member: one bincount for every row.
+        owner = np.repeat(np.arange(len(x)), count.reshape(len(x), -1).sum(1))
+        counted = np.bincount(owner * scenarios + rows[at], shares[at], len(x) * scenarios)
+        weights = counted.reshape(len(x), scenarios) / self.trees
+        found = [np.flatnonzero(w > 0) for w in weights]
+        return [(f, w[f]) for f, w in zip(found, weights, strict=True)]
+
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(training rows, their weights): the scenarios in the same leaves, each with its
         share of the leaf's bootstrap weight, averaged over the trees."""

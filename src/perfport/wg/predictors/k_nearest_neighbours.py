@@ -25,6 +25,8 @@ on them (tens of microseconds).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from perfport.wg.dataset import WgDataset
@@ -96,7 +98,22 @@ class WgPerformanceKnn(WgPredictor):
     def predict_vector(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(predicted log relative performance per size, the neighbours' vectors, their
         weights); NaN where no neighbour has the size within its limits."""
-        nearest, weights = self.neighbours(x)
+        return self._vector(*self.neighbours(x))
+
+    def neighbours_many(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``neighbours`` of each row of ``x``."""
+        return [self.neighbours(row) for row in x]
+
+    def predict_vectors(self, x: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``predict_vector`` of each row of ``x``, the same values, the neighbours found for
+        all rows at once (``neighbours_many``). The weighted means stay row by row: gathered
+        into one array for all rows they cost more than alone (a forest row has hundreds of
+        neighbours), and a matrix product would sum in another order and could change ties."""
+        return [self._vector(rows, weights) for rows, weights in self.neighbours_many(x)]
+
+    def _vector(
+        self, nearest: np.ndarray, weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         vectors = self.vectors_[nearest]
         known = np.isfinite(vectors)
         total = (np.where(known, vectors, 0.0) * weights[:, None]).sum(0)
@@ -109,7 +126,29 @@ class WgPerformanceKnn(WgPredictor):
         candidates = self._candidates(max_wg, refused)
         if not len(candidates):
             return self.baseline_
-        predicted, vectors, weights = self.predict_vector(x)
+        return self._choose(x, candidates, *self.predict_vector(x))
+
+    def propose_many(
+        self, x: np.ndarray, max_wg: Sequence[int], refused: Sequence[set[int]]
+    ) -> list[int]:
+        x = np.asarray(x, dtype=np.float64).reshape(len(max_wg), -1)
+        candidates = [self._candidates(m, r) for m, r in zip(max_wg, refused, strict=True)]
+        asked = [i for i, c in enumerate(candidates) if len(c)]
+        if self.fallback and self.novelty_ is not None:
+            self.novelty_.explain_many(x[asked])  # the fallback's test, row by row, kept
+        out = [self.baseline_] * len(x)
+        for i, vector in zip(asked, self.predict_vectors(x[asked]), strict=True):
+            out[i] = self._choose(x[i], candidates[i], *vector)
+        return out
+
+    def _choose(
+        self,
+        x: np.ndarray,
+        candidates: np.ndarray,
+        predicted: np.ndarray,
+        vectors: np.ndarray,
+        weights: np.ndarray,
+    ) -> int:
         score = predicted[candidates]
         score = np.where(np.isfinite(score), score, -np.inf)
         best = int(candidates[int(np.argmax(score))])

@@ -81,7 +81,7 @@ class DeviceNovelty:
         return device.tobytes()
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_last"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_last", "_recent")}
 
     def fit(self, data: WgDataset) -> DeviceNovelty:
         x = np.asarray(data.features, dtype=np.float64)
@@ -106,6 +106,7 @@ class DeviceNovelty:
             p, k = points[rows], kernels[rows]
             self.devices_[key] = (p, np.sort(_nearest_other_kernel(p, k)))
         self.__dict__.pop("_last", None)
+        self.__dict__.pop("_recent", None)
         return self
 
     def pvalue(self, x: np.ndarray) -> float:
@@ -124,6 +125,9 @@ class DeviceNovelty:
         last = self.__dict__.get("_last")
         if last is not None and last[0] == point:
             return last[1]
+        recent = self.__dict__.get("_recent")  # the last ``explain_many``'s rows
+        if recent is not None and point in recent:
+            return recent[point]
         explained = self._explain(x)
         self._last = (point, explained)
         return explained
@@ -143,6 +147,14 @@ class DeviceNovelty:
         return NoveltyExplanation(
             pvalue, self.alpha, len(points), len(calibration), distance, scope
         )
+
+    def explain_many(self, x: np.ndarray) -> list[NoveltyExplanation]:
+        """``explain`` of each row of ``x``; the rows' workings are kept (one dict, replaced
+        whole), so a batched prediction's later ``explain`` of a row does not work it again."""
+        x = np.asarray(x, dtype=np.float64)
+        found = {row.tobytes(): self._explain(row) for row in x}
+        self._recent = found
+        return [found[row.tobytes()] for row in x]
 
     def novel(self, x: np.ndarray) -> bool:
         return self.pvalue(x) < self.alpha
