@@ -38,12 +38,13 @@ from pathlib import Path
 import numpy as np
 
 import strategies as protocol
-from perfport.strategies import PriorGuided
+from perfport.strategies import STRATEGIES, PriorGuided
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
 BUDGET = 200  # --smoke lowers it
 CONDITIONS = ("cold", "relatives", "failing", "poor")
 _TASKS: dict[str, tuple[ReplayData, np.ndarray | None, dict[str, int]]] = {}  # for workers
+_STRATEGY = {"name": "prior"}  # --strategy, read by the forked workers
 
 
 def condition(
@@ -72,8 +73,12 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
 def _run(task: tuple[str, int, int]) -> list[float]:
     key, seed, budget = task
     data, scores, settings = _TASKS[key]
+    cls = STRATEGIES[_STRATEGY["name"]]
     return simulate(  # type: ignore[no-any-return]
-        data, lambda space, s: PriorGuided(space, s, scores=scores, **settings), budget, seed
+        data,
+        lambda space, s: cls(space, s, scores=scores, **settings),  # type: ignore[call-arg]
+        budget,
+        seed,
     ).tolist()
 
 
@@ -98,12 +103,18 @@ def median_to_95(runs: list[list[float]], optimum: float) -> float:
 
 
 def stored_key(
-    name: str, label: str, seed: int, settings: dict[str, int], budget: int
+    name: str, label: str, seed: int, settings: dict[str, int], budget: int, strategy_name: str
 ) -> str | None:
-    if settings or budget != BUDGET:
+    if settings or budget != BUDGET or (strategy_name != "prior" and name != "cold"):
         return None
     strategy = {"cold": "bayes_rf", "relatives": "prior"}.get(name)
     return f"perfport|{label}|{strategy}|{budget}|{seed}" if strategy else None
+
+
+def run_key(strategy: str, label: str, spec: str, seed: int) -> str:
+    """A run's key; ``prior``'s keep the form of the runs stored before --strategy."""
+    named = "" if strategy == "prior" or spec.startswith("cold") else f"{strategy}@"
+    return f"relatives|{label}|{named}{spec}|{seed}"
 
 
 def main() -> None:
@@ -120,7 +131,14 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
     parser.add_argument("--smoke", action="store_true", help="seconds: checks the script runs")
+    parser.add_argument(
+        "--strategy",
+        default="prior",
+        choices=[n for n, c in STRATEGIES.items() if issubclass(c, PriorGuided)],
+        help="the prior strategy replayed (runs of another than prior are keyed by its name)",
+    )
     args = parser.parse_args()
+    _STRATEGY["name"] = args.strategy
     if args.smoke:  # a check that the script still runs end to end, not a measurement
         args.seeds, args.budget, args.caches, args.runs = 2, 20, "convolution_milo", None
         args.summary_only, args.json = False, None
@@ -129,14 +147,13 @@ def main() -> None:
         parse(spec)  # a typo fails before the slow part
     hub = args.data / "kerneltuner-benchmark_hub"
     wanted = args.caches.split(",") if args.caches else [""]
-    paths = sorted(
-        p
-        for p in hub.glob("*/*.json.gz")
-        if p.parent.name in protocol.CONDITIONS
-        and any(w in f"{p.parent.name}/{p.name}" for w in wanted)
-    )
-    datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in paths}
-    found = protocol.priors(paths, {p: d.space for p, d in datas.items()})
+    every = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in protocol.CONDITIONS)
+    # The store holds every cache (the relatives); --caches picks the ones replayed.
+    datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in every}
+    found = protocol.priors(every, {p: d.space for p, d in datas.items()})
+    datas = {
+        p: d for p, d in datas.items() if any(w in f"{p.parent.name}/{p.name}" for w in wanted)
+    }
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
     runs: dict[str, list[float]] = {}
     for f in files:
@@ -157,12 +174,14 @@ def main() -> None:
             cdata, scores = condition(name, data, prior.scores)
             _TASKS[f"{data.label}|{spec}"] = (cdata, scores, settings)
             for seed in range(args.seeds):
-                key = f"relatives|{data.label}|{spec}|{seed}"
-                old = stored_key(name, data.label, seed, settings, args.budget)
+                key = run_key(args.strategy, data.label, spec, seed)
+                old = stored_key(name, data.label, seed, settings, args.budget, args.strategy)
                 if key not in runs and old in runs and (valid or name == "cold"):
                     runs[key] = runs[old]
                 if key not in runs:
                     tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
+    if not labels:
+        sys.exit(f"no cache with a relative matches --caches {args.caches!r}")
     # Seed by seed over every cache and condition, so a run cut short leaves whole seeds.
     tasks = dict(sorted(tasks.items(), key=lambda kv: kv[1][1]))
     if tasks and args.summary_only:
@@ -194,7 +213,7 @@ def report(
         table[spec] = {}
         for label in labels:
             cdata = _TASKS[f"{label}|{spec}"][0]
-            got = [runs[f"relatives|{label}|{spec}|{s}"] for s in range(args.seeds)]
+            got = [runs[run_key(args.strategy, label, spec, s)] for s in range(args.seeds)]
             table[spec][label] = median_to_95(got, cdata.optimum)
     kt_names = protocol.KT_STRATEGIES
     kt = {
