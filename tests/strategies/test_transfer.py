@@ -42,6 +42,8 @@ def test_the_forest_sees_the_prior_as_a_feature():
     features = strategy._then.features
     assert features.shape == (len(SPACE), SPACE.positions().shape[1] + 1)
     assert np.array_equal(features[:, -1], prior_rank(scores))
+    without = TransferPrior(SPACE, 0, scores=scores, feature=False)._then.features
+    assert without.shape == (len(SPACE), SPACE.positions().shape[1])
 
 
 def test_a_good_prior_is_followed_with_the_forests_own_picks_between():

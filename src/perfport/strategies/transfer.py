@@ -63,17 +63,21 @@ class TransferPrior(PriorGuided):
         give_up: int = 3,
         own_every: int = 2,
         judge: int = 2,
+        feature: bool = True,
     ) -> None:
         if own_every < 0 or judge < 1:
             raise ValueError(f"own_every must be >= 0 and judge >= 1, got {own_every}, {judge}")
         self.own_every = own_every
         self.judge = judge
+        self.feature = feature
         self._own: list[int] = []  # what the forest chose while the prior was followed
         self._turn = 0
         super().__init__(space, seed, scores=scores, first=first, give_up=give_up)
 
     def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
         super().rescore(scores)
+        if not self.feature:
+            return
         forest = self._then
         forest.features = np.column_stack([forest.geometry.unit, prior_rank(scores)])
 
