@@ -125,18 +125,18 @@ def intervals(
         return f"{low:.{digits}f} to {high:.{digits}f}"
 
     print("\n90% intervals: ratio to Kernel Tuner's best per cache, and of the means")
-    print(f"{'condition':30}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>14}")
+    print(f"{'condition':30}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>16}")
     for r in rows:
         cells = "".join(f"{span(boot[r][c] / kt_boot[c]):>17}" for c in labels)
         means = np.mean([boot[r][c] for c in labels], 0) / np.mean([kt_boot[c] for c in labels], 0)
-        print(f"{r:30}{cells}{span(means):>12}")
+        print(f"{r:30}{cells}{span(means):>16}")
     print("\n90% intervals: median evaluations minus prior's (negative: fewer)")
     for r in rows:
         if f"prior@{r}" in rows:
             twin = boot[f"prior@{r}"]
             diffs = [boot[r][c] - twin[c] for c in labels]
             cells = "".join(f"{span(d, 0):>17}" for d in diffs)
-            print(f"{r:30}" + cells + f"{span(np.mean(diffs, 0), 1):>12}")
+            print(f"{r:30}" + cells + f"{span(np.mean(diffs, 0), 1):>16}")
 
 
 def stored_key(
