@@ -132,8 +132,8 @@ def intervals(
         print(f"{r:30}{cells}{span(means):>16}")
     print("\n90% intervals: median evaluations minus prior's (negative: fewer)")
     for r in rows:
-        if f"prior@{r}" in rows:
-            twin = boot[f"prior@{r}"]
+        if not r.startswith("prior@") and f"prior@{r.split(':')[0]}" in rows:
+            twin = boot[f"prior@{r.split(':')[0]}"]
             diffs = [boot[r][c] - twin[c] for c in labels]
             cells = "".join(f"{span(d, 0):>17}" for d in diffs)
             print(f"{r:30}" + cells + f"{span(np.mean(diffs, 0), 1):>16}")
@@ -255,11 +255,13 @@ def report(
     names = [args.strategy] if args.strategy == "prior" else [args.strategy, "prior"]
     for strategy in names:
         for spec in specs:
-            row = spec if strategy == args.strategy else f"prior@{spec}"
-            if row.startswith("prior@cold"):
-                continue  # the same runs as cold
+            # prior's twin of a condition runs with prior's settings, not the candidate's
+            ran = spec if strategy == args.strategy else spec.split(":")[0]
+            row = spec if strategy == args.strategy else f"prior@{ran}"
+            if row.startswith("prior@cold") or row in hits:
+                continue  # the same runs as cold, or already read
             got = {
-                label: [runs[k] for s in seeds if (k := run_key(strategy, label, spec, s)) in runs]
+                label: [runs[k] for s in seeds if (k := run_key(strategy, label, ran, s)) in runs]
                 for label in labels
             }
             if all(got.values()):
