@@ -38,12 +38,13 @@ from pathlib import Path
 import numpy as np
 
 import strategies as protocol
-from perfport.strategies import PriorGuided
+from perfport.strategies import STRATEGIES, PriorGuided
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
 BUDGET = 200  # --smoke lowers it
 CONDITIONS = ("cold", "relatives", "failing", "poor")
 _TASKS: dict[str, tuple[ReplayData, np.ndarray | None, dict[str, int]]] = {}  # for workers
+_STRATEGY = {"name": "prior"}  # --strategy, read by the forked workers
 
 
 def condition(
@@ -72,8 +73,12 @@ def parse(spec: str) -> tuple[str, dict[str, int]]:
 def _run(task: tuple[str, int, int]) -> list[float]:
     key, seed, budget = task
     data, scores, settings = _TASKS[key]
+    cls = STRATEGIES[_STRATEGY["name"]]
     return simulate(  # type: ignore[no-any-return]
-        data, lambda space, s: PriorGuided(space, s, scores=scores, **settings), budget, seed
+        data,
+        lambda space, s: cls(space, s, scores=scores, **settings),  # type: ignore[call-arg]
+        budget,
+        seed,
     ).tolist()
 
 
@@ -89,21 +94,64 @@ def fallback_triggers(data: ReplayData, scores: np.ndarray) -> bool:
     return False
 
 
-def median_to_95(runs: list[list[float]], optimum: float) -> float:
+def to_95(runs: list[list[float]], optimum: float, top: int) -> np.ndarray:
+    """Each run's evaluations to 95% of the optimum; ``top + 1`` where it never got there."""
     hits = []
     for trace in runs:
         t = np.array(trace)
-        hits.append(evals_to(np.where(np.isfinite(t), optimum / t, 0.0), 0.95))
-    return float(np.median(hits))
+        hits.append(min(evals_to(np.where(np.isfinite(t), optimum / t, 0.0), 0.95), top + 1))
+    return np.array(hits)
+
+
+def _resampled_medians(hits: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+    return np.median(hits[rng.integers(len(hits), size=(n, len(hits)))], axis=1)
+
+
+def intervals(
+    rows: dict[str, dict[str, np.ndarray]], kt: dict[str, np.ndarray], labels: list[str]
+) -> None:
+    """90% bootstrap intervals (seeds resampled within each cache, 2,000 times) of each row's
+    ratio to Kernel Tuner's best: per cache (median over median) and of the means over the
+    caches; and, for a row with a ``prior@`` twin, of the difference of the medians to it."""
+    rng = np.random.default_rng(0)
+    draws = 2000
+    boot = {
+        r: {c: _resampled_medians(v, rng, draws) for c, v in row.items()} for r, row in rows.items()
+    }
+    kt_boot = {c: _resampled_medians(v, rng, draws) for c, v in kt.items()}
+
+    def span(x: np.ndarray, digits: int = 2) -> str:
+        low, high = np.percentile(x, [5, 95])
+        return f"{low:.{digits}f} to {high:.{digits}f}"
+
+    print("\n90% intervals: ratio to Kernel Tuner's best per cache, and of the means")
+    print(f"{'condition':30}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>16}")
+    for r in rows:
+        cells = "".join(f"{span(boot[r][c] / kt_boot[c]):>17}" for c in labels)
+        means = np.mean([boot[r][c] for c in labels], 0) / np.mean([kt_boot[c] for c in labels], 0)
+        print(f"{r:30}{cells}{span(means):>16}")
+    print("\n90% intervals: median evaluations minus prior's (negative: fewer)")
+    for r in rows:
+        if not r.startswith("prior@") and f"prior@{r.split(':')[0]}" in rows:
+            twin = boot[f"prior@{r.split(':')[0]}"]
+            diffs = [boot[r][c] - twin[c] for c in labels]
+            cells = "".join(f"{span(d, 0):>17}" for d in diffs)
+            print(f"{r:30}" + cells + f"{span(np.mean(diffs, 0), 1):>16}")
 
 
 def stored_key(
-    name: str, label: str, seed: int, settings: dict[str, int], budget: int
+    name: str, label: str, seed: int, settings: dict[str, int], budget: int, strategy_name: str
 ) -> str | None:
-    if settings or budget != BUDGET:
+    if settings or budget != BUDGET or (strategy_name != "prior" and name != "cold"):
         return None
     strategy = {"cold": "bayes_rf", "relatives": "prior"}.get(name)
     return f"perfport|{label}|{strategy}|{budget}|{seed}" if strategy else None
+
+
+def run_key(strategy: str, label: str, spec: str, seed: int) -> str:
+    """A run's key; ``prior``'s keep the form of the runs stored before --strategy."""
+    named = "" if strategy == "prior" or spec.startswith("cold") else f"{strategy}@"
+    return f"relatives|{label}|{named}{spec}|{seed}"
 
 
 def main() -> None:
@@ -115,12 +163,22 @@ def main() -> None:
     parser.add_argument("--conditions", default="cold,relatives,failing,poor")
     parser.add_argument("--runs", help="run files; new runs go to the first")
     parser.add_argument("--summary-only", action="store_true")
+    parser.add_argument(
+        "--available", action="store_true", help="with --summary-only: the seeds stored so far"
+    )
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
     parser.add_argument("--smoke", action="store_true", help="seconds: checks the script runs")
+    parser.add_argument(
+        "--strategy",
+        default="prior",
+        choices=[n for n, c in STRATEGIES.items() if issubclass(c, PriorGuided)],
+        help="the prior strategy replayed (runs of another than prior are keyed by its name)",
+    )
     args = parser.parse_args()
+    _STRATEGY["name"] = args.strategy
     if args.smoke:  # a check that the script still runs end to end, not a measurement
         args.seeds, args.budget, args.caches, args.runs = 2, 20, "convolution_milo", None
         args.summary_only, args.json = False, None
@@ -129,14 +187,13 @@ def main() -> None:
         parse(spec)  # a typo fails before the slow part
     hub = args.data / "kerneltuner-benchmark_hub"
     wanted = args.caches.split(",") if args.caches else [""]
-    paths = sorted(
-        p
-        for p in hub.glob("*/*.json.gz")
-        if p.parent.name in protocol.CONDITIONS
-        and any(w in f"{p.parent.name}/{p.name}" for w in wanted)
-    )
-    datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in paths}
-    found = protocol.priors(paths, {p: d.space for p, d in datas.items()})
+    every = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in protocol.CONDITIONS)
+    # The store holds every cache (the relatives); --caches picks the ones replayed.
+    datas = {p: protocol.replay_data(p, protocol.load_cache(p)) for p in every}
+    found = protocol.priors(every, {p: d.space for p, d in datas.items()})
+    datas = {
+        p: d for p, d in datas.items() if any(w in f"{p.parent.name}/{p.name}" for w in wanted)
+    }
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
     runs: dict[str, list[float]] = {}
     for f in files:
@@ -157,14 +214,18 @@ def main() -> None:
             cdata, scores = condition(name, data, prior.scores)
             _TASKS[f"{data.label}|{spec}"] = (cdata, scores, settings)
             for seed in range(args.seeds):
-                key = f"relatives|{data.label}|{spec}|{seed}"
-                old = stored_key(name, data.label, seed, settings, args.budget)
+                key = run_key(args.strategy, data.label, spec, seed)
+                old = stored_key(name, data.label, seed, settings, args.budget, args.strategy)
                 if key not in runs and old in runs and (valid or name == "cold"):
                     runs[key] = runs[old]
                 if key not in runs:
                     tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
+    if not labels:
+        sys.exit(f"no cache with a relative matches --caches {args.caches!r}")
     # Seed by seed over every cache and condition, so a run cut short leaves whole seeds.
     tasks = dict(sorted(tasks.items(), key=lambda kv: kv[1][1]))
+    if args.summary_only and args.available:
+        tasks = {}  # report the seeds stored so far
     if tasks and args.summary_only:
         sys.exit(f"{len(tasks)} runs not stored, e.g. {next(iter(tasks))!r}")
     started = time.perf_counter()
@@ -189,48 +250,62 @@ def report(
     args: argparse.Namespace,
 ) -> None:
     top = args.budget
-    table: dict[str, dict[str, float]] = {}
-    for spec in specs:
-        table[spec] = {}
-        for label in labels:
-            cdata = _TASKS[f"{label}|{spec}"][0]
-            got = [runs[f"relatives|{label}|{spec}|{s}"] for s in range(args.seeds)]
-            table[spec][label] = median_to_95(got, cdata.optimum)
-    kt_names = protocol.KT_STRATEGIES
+    seeds = range(args.seeds)
+    hits: dict[str, dict[str, np.ndarray]] = {}  # row -> cache -> evaluations to 95% by seed
+    names = [args.strategy] if args.strategy == "prior" else [args.strategy, "prior"]
+    for strategy in names:
+        for spec in specs:
+            # prior's twin of a condition runs with prior's settings, not the candidate's
+            ran = spec if strategy == args.strategy else spec.split(":")[0]
+            row = spec if strategy == args.strategy else f"prior@{ran}"
+            if row.startswith("prior@cold") or row in hits:
+                continue  # the same runs as cold, or already read
+            got = {
+                label: [runs[k] for s in seeds if (k := run_key(strategy, label, ran, s)) in runs]
+                for label in labels
+            }
+            if all(got.values()):
+                hits[row] = {
+                    c: to_95(r, _TASKS[f"{c}|{spec}"][0].optimum, top) for c, r in got.items()
+                }
     kt = {
         n: {
-            c: median_to_95(
-                [runs[f"kernel_tuner|{c}|{n}|{top}|{s}"] for s in range(args.seeds)],
-                datas[c].optimum,
+            c: to_95(
+                [runs[f"kernel_tuner|{c}|{n}|{top}|{s}"] for s in seeds], datas[c].optimum, top
             )
             for c in labels
         }
-        for n in kt_names
-        if all(f"kernel_tuner|{c}|{n}|{top}|0" in runs for c in labels)
+        for n in protocol.KT_STRATEGIES
+        if all(f"kernel_tuner|{c}|{n}|{top}|{s}" in runs for c in labels for s in seeds)
     }
 
-    def mean(row: dict[str, float]) -> float:
-        return statistics.mean(min(v, top + 1) for v in row.values())
+    def mean(row: dict[str, np.ndarray]) -> float:
+        return statistics.mean(float(np.median(v)) for v in row.values())
 
     best = min(kt, key=lambda n: mean(kt[n])) if kt else None
-    rows = dict(table)
+    rows = dict(hits)
     if best:
         rows[f"kernel_tuner:{best}"] = kt[best]
-    print(f"Median evaluations to 95% ({args.seeds} seeds, budget {top}; unreached: >{top},")
-    print(f"counted as {top + 1} in the mean); ratio to Kernel Tuner's best ({best})")
+    print(f"Median evaluations to 95% (budget {top}; unreached: >{top}, counted as {top + 1})")
+    print(f"over the seeds run (n); ratio of the means to Kernel Tuner's best ({best})")
     print(
-        f"{'condition':24}" + "".join(f"{c[-16:]:>17}" for c in labels) + f"{'mean':>8}{'ratio':>7}"
+        f"{'condition':30}{'n':>4}"
+        + "".join(f"{c[-16:]:>17}" for c in labels)
+        + f"{'mean':>8}{'ratio':>7}"
     )
     for name, row in rows.items():
-        cells = "".join(
-            f"{'>' + str(top) if not np.isfinite(v) else f'{v:g}':>17}" for v in row.values()
-        )
+        medians = [float(np.median(v)) for v in row.values()]
+        cells = "".join(f"{'>' + str(top) if m > top else f'{m:g}':>17}" for m in medians)
         ratio = mean(row) / mean(kt[best]) if best else float("nan")
-        print(f"{name:24}{cells}{mean(row):8.1f}{ratio:7.2f}")
+        n = min(len(v) for v in row.values())
+        print(f"{name:30}{n:4}{cells}{mean(row):8.1f}{ratio:7.2f}")
+    if best:
+        intervals(rows, kt[best], labels)
     if args.json:
         import json
 
-        args.json.write_text(json.dumps({"rows": rows, "kernel_tuner_best": best}, indent=1))
+        medians = {r: {c: float(np.median(v)) for c, v in row.items()} for r, row in rows.items()}
+        args.json.write_text(json.dumps({"rows": medians, "kernel_tuner_best": best}, indent=1))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC
 from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 from perfport.strategies.portfolio import Portfolio
+from perfport.strategies.transfer import TransferPrior
 
 STRATEGIES: dict[str, type[Strategy]] = {
     s.name: s
@@ -34,6 +35,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         Portfolio,
         MixedBayes,
         PriorGuided,
+        TransferPrior,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
         OptunaTPE,
         OptunaGP,
@@ -67,6 +69,7 @@ __all__ = [
     "RandomSearch",
     "SimulatedAnnealing",
     "Strategy",
+    "TransferPrior",
     "TrustRegionBayes",
     "make_strategy",
     "strategy_class",
