@@ -1,7 +1,7 @@
 """UIPiCK's microbenchmark generators (section 7.1.2) as loopy kernels: arithmetic throughput,
-global memory by stride pattern, local memory, barriers, an empty kernel (launch and
-work-group overhead), the overlap kernel of section 7.4, and the work-removed application
-kernels (``workremoval.py``).
+global loads and (store-only) global stores by stride pattern, local memory, barriers, an
+empty kernel (launch and work-group overhead), the overlap kernel of section 7.4, and the
+work-removed application kernels (``workremoval.py``).
 
 Problem sizes aim at the paper's 1-1000 ms: work-item counts are a base (tuned on PoCL on 2
 cores) times ``scale``, which ``device_scale`` takes from the device's compute units (times 16
@@ -86,6 +86,27 @@ def make_gmem(dtype: str, lsize_0: int, lid_stride_0: int, n_arrays: int) -> Any
             ...,
         ],
         name=f"{KERNEL_PREFIX}gmem",
+        lang_version=(2018, 2),
+    )
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0}")
+
+
+def make_gstore(dtype: str, lsize_0: int, lid_stride_0: int, n_arrays: int) -> Any:
+    """``out0[p] = g``, ``out1[p] = g + 1``, ... with p as in ``make_gmem``: stores of a stride
+    pattern and no global load (the value comes from the work-item id), so the store cost is
+    measured apart from the load and per-group costs that every other kernel mixes it with."""
+    lp = loopy()
+    gstride = lid_stride_0 * lsize_0
+    index = f"{lid_stride_0}*(g % {lsize_0}) + {gstride}*(g // {lsize_0})"
+    body = "\n".join(f"out{i}[{index}] = g + {i} {{id=store{i}}}" for i in range(n_arrays))
+    knl = lp.make_kernel(
+        "{[g]: 0<=g<nel}",
+        body,
+        [
+            *_args(lp, dtype, *(f"out{i}" for i in range(n_arrays)), shape=f"{lid_stride_0}*nel"),
+            ...,
+        ],
+        name=f"{KERNEL_PREFIX}gstore",
         lang_version=(2018, 2),
     )
     return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0}")
@@ -200,7 +221,7 @@ def _sizes(base: int, scale: int, factors: tuple[int, ...]) -> tuple[int, ...]:
 def _memory_generators(
     dtypes: VariantArg, lsize: VariantArg, nel: VariantArg, scale: int
 ) -> list[Generator]:
-    """Global memory by stride pattern, local-memory moves, local loads by stride."""
+    """Global loads and stores by stride pattern, local-memory moves, local loads by stride."""
     sizes = frozenset({"nel", "m"})
     return [
         Generator(
@@ -216,6 +237,20 @@ def _memory_generators(
             make_gmem,
             frozenset({"nel"}),
             "global loads of a stride pattern (AFR 1), summed into one store",
+        ),
+        Generator(
+            "gstore_pattern",
+            frozenset({"gstore", "gstore_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("lid_stride_0", (1, 2, 4)),
+                VariantArg("n_arrays", (1, 2, 4)),
+                VariantArg("nel", _sizes(1 << 20, scale, (1, 2, 4)), open=True),
+            ),
+            make_gstore,
+            frozenset({"nel"}),
+            "global stores of a stride pattern, values from the work-item id, no loads",
         ),
         Generator(
             "lmem_pattern",
