@@ -71,6 +71,13 @@ def test_a_nonlinear_parameter_whose_column_vanishes_is_refused():
         ("f_op_float64_div", "flops_div_pattern dtype:float64"),
         ("f_mem_access_global_float32_load", "gmem_pattern dtype:float32"),
         ("f_mem_access_local_float32", "lmem_pattern dtype:float32"),
+        ("f_mem_access_global_float32_store", "gstore_pattern dtype:float32"),
+        ("f_mem_access_global_float64_store", "gstore_pattern dtype:float64"),
+        (
+            "f_mem_access_global_float32_store_lstrides:{0:2}",
+            "gstore_pattern dtype:float32 lid_stride_0:2",
+        ),
+        ("f_mem_access_global_float32_store_lstrides:{0:8}", "gstore_pattern dtype:float32"),
         (
             "f_mem_access_local_float32_load_lstrides:{0:16}",
             "lmem_stride_pattern dtype:float32 lid_stride_0:16",

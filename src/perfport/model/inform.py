@@ -18,6 +18,8 @@ from perfport.model.model import Model
 
 _OP = re.compile(r"f_op_(float32|float64)_(madd|mul|add|div)\Z")
 _LOCAL_STRIDE = re.compile(r"f_mem_access_local_(float32|float64)_load_lstrides:\{0:(\d+)\}\Z")
+_STORE = re.compile(r"f_mem_access_global_(float32|float64)_store(?:_lstrides:\{0:(\d+)\})?\Z")
+_STORE_STRIDES = ("1", "2", "4")  # gstore_pattern's lid_stride_0 values
 # Feature stem -> the collection filter whose kernels vary it (generators.all_generators).
 _STEMS = (
     ("f_sync_barrier_local", "barrier_pattern"),
@@ -37,6 +39,12 @@ def collection_filter(feature: str) -> str | None:
     stride = _LOCAL_STRIDE.match(feature)
     if stride:  # local loads at one lid(0) stride: only lmem_stride_pattern varies them
         return f"lmem_stride_pattern dtype:{stride.group(1)} lid_stride_0:{stride.group(2)}"
+    store = _STORE.match(feature)
+    if store:  # every other kernel that stores also loads: only gstore_pattern separates them
+        tags = f"gstore_pattern dtype:{store.group(1)}"
+        return tags + (
+            f" lid_stride_0:{store.group(2)}" if store.group(2) in _STORE_STRIDES else ""
+        )
     for stem, tags in _STEMS:
         if feature.startswith(stem):
             dtype = re.search(r"_(float32|float64)", feature)
