@@ -13,8 +13,10 @@
 # NVIDIA OpenCL device), SIZES (matmul n values), COLLECT (the collect filter tags),
 # COLLECT_S (the collection's time limit, seconds, default 150), DG_SIZES (nelements of the DG
 # variants), FD_SIZES (n of the stencils), MM_WR (n of the work-removed matmuls),
-# LMEM_STRIDE (lmem_stride_pattern's variant tags, default m:64,256) and LMEM_STRIDE_S.
-# Also leaves collect-wr-*.json and evaluate-paper.json (the per-access-pattern model,
+# LMEM_STRIDE (lmem_stride_pattern's variant tags, default m:64,256) and LMEM_STRIDE_S,
+# GMEM_S and GSTORE_S (gmem_pattern's and gstore_pattern's time limits, 60 and 30 s).
+# Also leaves collect-gmem.json, collect-gstore.json (store-only kernels: p_gstore apart from
+# the loads), collect-wr-*.json and evaluate-paper.json (the per-access-pattern model,
 # src/perfport/datasets/model/paper-linear.json), evaluate-overlap.json and
 # evaluate-paper-overlap.json (form (8) of both), evaluate-paper-groups.json and
 # evaluate-paper-lstride.json (paper-linear-groups.json, paper-linear-lstride.json), each
@@ -41,24 +43,28 @@ SIZES=${SIZES:-512,1024,2048,3072,4096}
 # The generators' default sizes scale with compute units; global-memory arrays that large
 # would not fit, so gmem gets sizes of 64-512 MiB per array (about 0.03-0.3 ms each on an
 # H100's 3 TB/s, the shortest of the collection).
-COLLECT=${COLLECT:-flops_madd_pattern flops_add_pattern gmem_pattern lmem_pattern barrier_pattern empty_kernel \
-dtype:float32 lid_stride_0:1 nel:16777216,67108864,134217728}
+COLLECT=${COLLECT:-flops_madd_pattern flops_add_pattern gmem_pattern gstore_pattern lmem_pattern \
+barrier_pattern empty_kernel dtype:float32 lid_stride_0:1 nel:16777216,67108864,134217728}
 read -r -a tags <<< "$COLLECT"
 
 # gmem's size tags (nel, lid_stride_0, n_arrays) would apply to every generator that has
-# them, or name one that no other has: gmem runs apart from the others, with them.
+# them, or name one that no other has: gmem runs apart from the others, with them, and so does
+# gstore (the same arguments: stores only, which separate p_gstore from the load costs).
 others=() gmem=()
 for t in "${tags[@]}"; do
   case $t in nel:* | lid_stride_0:* | n_arrays:*) gmem+=("$t") ;; *) others+=("$t") ;; esac
 done
 timeout "${COLLECT_S:-150}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
-  --match intersect --filter $(printf '%s\n' "${others[@]}" | grep -v '^gmem_pattern$') --json \
-  > "$OUT/collect.json" 2> "$OUT/logs/collect.err"
-if printf '%s\n' "${others[@]}" | grep -qx gmem_pattern; then
-  timeout 90 python3 -m perfport model collect --device "$DEVICE" --db "$db" \
-    --filter gmem_pattern dtype:float32 "${gmem[@]}" --json \
-    > "$OUT/collect-gmem.json" 2> "$OUT/logs/collect-gmem.err"
-fi
+  --match intersect --filter $(printf '%s\n' "${others[@]}" | grep -vx 'gmem_pattern\|gstore_pattern') \
+  --json > "$OUT/collect.json" 2> "$OUT/logs/collect.err"
+# The two share the 90 s gmem had alone (the store kernels are the simpler to count).
+for g in gmem:${GMEM_S:-60} gstore:${GSTORE_S:-30}; do
+  if printf '%s\n' "${others[@]}" | grep -qx "${g%%:*}_pattern"; then
+    timeout "${g#*:}" python3 -m perfport model collect --device "$DEVICE" --db "$db" \
+      --filter "${g%%:*}_pattern" dtype:float32 "${gmem[@]}" --json \
+      > "$OUT/collect-${g%%:*}.json" 2> "$OUT/logs/collect-${g%%:*}.err"
+  fi
+done
 for v in matmul-prefetch matmul-noprefetch; do
   timeout 60 python3 -m perfport model measure "$v" --sizes "n=$SIZES" --device "$DEVICE" \
     --db "$db" --json > "$OUT/measure-$v.json" 2> "$OUT/logs/measure-$v.err"

@@ -30,6 +30,7 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
         "DG_SIZES": "16,32",
         "FD_SIZES": "112,224",
         "COLLECT": "empty_kernel barrier_pattern flops_madd_pattern lmem_pattern gmem_pattern "
+        "gstore_pattern "
         "dtype:float32 lid_stride_0:1 n_arrays:1,2 m:8,16 ngroups:16,32 nel:4096",
         "LMEM_STRIDE": "lid_stride_0:0,16 m:8 nel:4096",
         "GUIDED_ARGS": "--smoke",
@@ -43,8 +44,10 @@ def test_the_gpu_script_runs_end_to_end_on_pocl(tmp_path):
     collected = json.loads((out / "collect.json").read_text())
     assert collected["counts"]["failed"] == 0 and collected["counts"]["measured"] == 20
     assert json.loads((out / "collect-gmem.json").read_text())["counts"]["measured"] == 2
+    gstore = json.loads((out / "collect-gstore.json").read_text())["counts"]
+    assert gstore["failed"] == 0 and gstore["measured"] == 2  # n_arrays 1, 2
     calibration = json.loads((out / "calibrate.json").read_text())
-    assert calibration["n_measurements"] == 22
+    assert calibration["n_measurements"] == 24
     evaluation = json.loads((out / "evaluate.json").read_text())
     from perfport.model import APPLICATIONS
 
