@@ -329,11 +329,13 @@ class ResultMetrics:
             return dict.fromkeys(self.names)
         out = self.metrics.values(env, time_ms)
         names, c = self.names, self.ceilings
+        precision = "fp32" if c is None else self.precision(env)
         if ROOFLINE in names:
-            out[ROOFLINE] = None if c is None else c.fraction(out, self.precision(env))
+            out[ROOFLINE] = None if c is None else c.fraction(out, precision)
         if ROOFLINE_SAME_BYTES in names:
             out[ROOFLINE_SAME_BYTES] = None
-            if c is not None and c.copy_curve and out.get(GBPS) is not None:
-                moved = self.metrics.work(env).get("bytes")  # evaluated above: cannot fail
-                out[ROOFLINE_SAME_BYTES] = c.fraction_same_bytes(out, moved, self.precision(env))
+            gbps = out.get(GBPS)
+            if c is not None and c.copy_curve and gbps is not None and time_ms:
+                moved = gbps * time_ms * 1e6  # the bytes, back from GB/s: not evaluated again
+                out[ROOFLINE_SAME_BYTES] = c.fraction_same_bytes(out, moved, precision)
         return out
