@@ -95,3 +95,66 @@ def test_split_steps_reports_the_halo_path(two):
     assert got[True]["verified"] and got[False]["verified"]
     assert got[True]["halo_path"] == "device" and got[True]["halo_device_bytes"] > 0
     assert got[False]["halo_path"] == "host" and got[False]["halo_device_bytes"] == 0
+
+
+def _crossing(counts: list[tuple[int, object, object, int]], uploaded: dict[int, int]):
+    """From (session, src, dst, nbytes) of every copy on a queue: the buffers that two
+    sessions' queues touched (a shared context moves such a buffer whole between devices)."""
+    users: dict[int, set[int]] = {}
+    sizes: dict[int, int] = {}
+    for session, src, dst, _ in counts:
+        for b in (src, dst):
+            users.setdefault(id(b), set()).add(session)
+            sizes[id(b)] = b.size  # type: ignore[attr-defined]
+    foreign = [b for b, who in users.items() if b in uploaded and who != {uploaded[b]}]
+    shared = [sizes[b] for b, who in users.items() if len(who) > 1]
+    return foreign, shared
+
+
+def test_only_halo_sized_boxes_cross_devices_in_a_shared_context(two):
+    spec = builtin("stencil")
+    full, split = spec.problem.merged(PROBLEM), spec.split[1]
+    copies: list[tuple[int, object, object, int]] = []
+    uploaded: dict[int, int] = {}
+    keep: list[object] = []  # the buffers stay alive, so their ids stay theirs
+
+    def group(devices):
+        sessions = open_sessions(devices, share_context=True)
+        for i, s in enumerate(sessions):
+            upload, copy = s.upload, s.copy_range
+
+            def uploading(array, i=i, upload=upload):
+                buffer = upload(array)
+                uploaded[id(buffer)] = i
+                keep.append(buffer)
+                return buffer
+
+            def copying(src, so, dst, do, nbytes, i=i, copy=copy):
+                copies.append((i, src, dst, nbytes))
+                keep.extend((src, dst))
+                return copy(src, so, dst, do, nbytes)
+
+            s.upload, s.copy_range = uploading, copying  # type: ignore[method-assign]
+        return sessions
+
+    parts = [Part(two[0], FIRST, 0, 40), Part(two[1], SECOND, 40, 97)]
+    out = run_steps(spec, full, parts, split, 5, group=group)
+    assert out.halo_path is HaloPath.DEVICE
+    assert np.allclose(out.outputs["output"], _reference(spec, full, 5), atol=1e-5)
+    foreign, shared = _crossing(copies, uploaded)
+    # no queue touches another device's part buffers; only one box per direction crosses,
+    # of the halo's rows: part 0 needs south 1 row from part 1, part 1 north 2 rows from 0
+    assert foreign == []
+    assert sorted(shared) == [1 * ROW, 2 * ROW]
+
+
+def test_halo_host_stages_through_the_host_even_where_sessions_could_copy(two):
+    spec = builtin("stencil")
+    full, split = spec.problem.merged(PROBLEM), spec.split[1]
+    counts = {"read": 0, "device": 0}
+    parts = [Part(two[0], FIRST, 0, 40), Part(two[1], SECOND, 40, 97)]
+    out = run_steps(spec, full, parts, split, 3, group=_counting(True, counts),
+                    device_halos=False)  # fmt: skip
+    assert out.halo_path is HaloPath.HOST
+    assert counts == {"read": 2 * 3 * ROW, "device": 0}
+    assert np.allclose(out.outputs["output"], _reference(spec, full, 3), atol=1e-5)

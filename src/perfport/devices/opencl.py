@@ -225,6 +225,7 @@ class OpenCLSession(Session):
         self._queue = cl.CommandQueue(
             self._ctx, self._device, properties=cl.command_queue_properties.PROFILING_ENABLE
         )
+        self._boxes: dict[tuple[int, int], Any] = {}  # halo boxes by (source id, bytes)
 
     def compile(
         self, source: str, language: Language, entry: str, defines: Mapping[str, str]
@@ -276,12 +277,29 @@ class OpenCLSession(Session):
     def copy_from(
         self, other: Session, src: Any, src_offset: int, dst: Any, dst_offset: int, nbytes: int
     ) -> bool:
-        # clEnqueueCopyBuffer on this device's queue: the driver moves the bytes between the
-        # devices of one context (no host round trip in this process)
-        if not self.can_copy_from(other):
+        # In a context over several devices a buffer lives on one device at a time, and a
+        # queue that touches a buffer last used on another device makes the driver move the
+        # whole buffer (NVIDIA: a part's hundreds of MB, back and forth every step). So
+        # each queue touches only its own device's buffers, and only a box of ``nbytes``
+        # crosses: filled on the source's queue, emptied into ``dst`` on this one's.
+        if not isinstance(other, OpenCLSession) or not self.can_copy_from(other):
             return False
-        self.copy_range(src, src_offset, dst, dst_offset, nbytes)
+        if other._device == self._device:
+            self.copy_range(src, src_offset, dst, dst_offset, nbytes)
+            return True
+        box = self.halo_box(other, nbytes)
+        other.copy_range(src, src_offset, box, 0, nbytes)
+        self.copy_range(box, 0, dst, dst_offset, nbytes)
         return True
+
+    def halo_box(self, other: OpenCLSession, nbytes: int) -> Any:
+        """The buffer of ``nbytes`` that carries bytes from ``other``'s device to this one's,
+        made once per (source, size): a halo's transfers recur every step. Only this
+        session's copies use it, one at a time (a halo exchange's writes run in order)."""
+        key = (id(other), nbytes)
+        if key not in self._boxes:
+            self._boxes[key] = self._cl.Buffer(self._ctx, self._cl.mem_flags.READ_WRITE, nbytes)
+        return self._boxes[key]
 
     def launch(
         self,

@@ -22,7 +22,8 @@ def _whole_cpu(d: DeviceInfo) -> bool:
 @dataclass(frozen=True)
 class Opening:
     """The compute units each partitioned CPU runs on (by device id; the others whole),
-    the cores left free, and whether one platform's devices share a context."""
+    the cores left free, and whether one platform's devices share a context: with it,
+    time-stepping halos go device to device (CUDA peers too), without it via the host."""
 
     compute_units: tuple[tuple[str, int], ...] = ()
     reserve: int = 0

@@ -217,7 +217,8 @@ def split_steps(
         if rebalance
         else None
     )
-    run = run_steps(spec, full, parts, split, steps, replan, opener, group=group)
+    run = run_steps(spec, full, parts, split, steps, replan, opener, group=group,
+                    device_halos=opening.share_context)  # fmt: skip
     expected = min(single, key=lambda r: r.total_ms).outputs
     wrong = mismatch(run.outputs, expected, spec.tolerance)
     return StepsOutcome(

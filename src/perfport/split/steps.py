@@ -150,8 +150,10 @@ class _Stepper:
         split: SplitDim,
         opener: GroupOpener,
         inputs: Mapping[str, np.ndarray],
+        device_halos: bool = True,
     ) -> None:
         self.spec, self.problem, self.split, self.inputs = spec, problem, split, inputs
+        self.device_halos = device_halos  # False: every move between devices via the host
         self.parts = list(parts)
         self.sessions: list[Session] = []
         # per device: its kernels by defines, so a re-split builds only what changed
@@ -207,7 +209,7 @@ class _Stepper:
                 writes.setdefault(t.target, []).append(copy)
                 continue
             moved += nbytes
-            if dst.session.can_copy_from(src.session):
+            if self.device_halos and dst.session.can_copy_from(src.session):
                 peer = partial(dst.session.copy_from, src.session, src.buffers[name], offset,
                                dst.buffers[name], dst_offset, nbytes)  # fmt: skip
                 writes.setdefault(t.target, []).append(peer)
@@ -312,12 +314,15 @@ def run_steps(
     opener: Opener = open_session,
     seed: int = 0,
     group: GroupOpener | None = None,
+    device_halos: bool = True,
 ) -> StepsResult:
     """Run ``steps`` steps of ``spec`` with ``parts`` (one per device; one part over the
     whole extent is the single-device run), exchanging halos between steps and re-splitting
     where ``replan`` says; return the steps and the last step's gathered outputs. Sessions
     open through ``group`` (all at once: e.g. sharing a context, so halos go device to
-    device) when given, else one by one through ``opener``."""
+    device) when given, else one by one through ``opener``. ``device_halos=False`` stages
+    every move between devices through the host even where the sessions could copy device
+    to device (``--halo host``: CUDA peers copy without a shared context)."""
     if steps < 1:
         raise SpecError(f"--steps {steps}: give 1 or more")
     full = spec.problem.merged(problem)
@@ -329,7 +334,7 @@ def run_steps(
     }
     started = time.perf_counter()
     open_all = group or (lambda devices: [opener(d) for d in devices])
-    stepper = _Stepper(spec, full, parts, split, open_all, inputs)
+    stepper = _Stepper(spec, full, parts, split, open_all, inputs, device_halos)
     try:
         setup_ms = (time.perf_counter() - started) * 1e3
         done: list[Step] = []
