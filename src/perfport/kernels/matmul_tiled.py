@@ -14,10 +14,10 @@ Same problem values as ``matmul``: batched, either input optionally transposed.
 
 ``lvw`` (local read width) is how the inner loop reads the tiles. ``lvw=1`` is the kernel
 as it was first written: one element at a time, lhs's tile transposed with a padded row, and
-each work-item's columns ``tx + j * (tile_n / wpt_n)``. ``lvw=2`` or ``4`` read ``lvw``
-elements as one vector from both tiles (LDS.64/LDS.128 on NVIDIA GPUs, a quarter of the
-local-memory instructions per multiply-add at 4): lhs's tile is kept untransposed with rows
-padded by 4 elements, and a work-item's columns come in runs of ``lvw`` neighbours.
+each work-item's columns ``tx + j * (tile_n / wpt_n)``. ``lvw=4`` reads 4 elements as one
+vector from both tiles (LDS.128 on NVIDIA GPUs: a quarter of the local-memory instructions
+per multiply-add): lhs's tile is kept untransposed with rows padded by 4 elements, and a
+work-item's columns come in runs of 4 neighbours, runs ``4 * tile_n / wpt_n`` apart.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from perfport.kernels.matmul import matmul_reference
 _SOURCE = r"""
 // Batched GEMM with local-memory tiles: out[b] = op(lhs[b]) * op(rhs[b]). Defines: ELEM,
 // TSM, TSN, TSK (tile sizes), WPTM, WPTN (outputs per work-item), VW (load width),
-// LVW (local read width), TRANS_A, TRANS_B.
+// LVW (local read width, 1 or 4), TRANS_A, TRANS_B.
 #if TRANS_A
 #define LHS(r, k) lhs[(long)(k) * M + (r)]
 #else
@@ -55,19 +55,16 @@ _SOURCE = r"""
 #if LVW > 1
 // lhs's tile is stored as it is read, [TSM][TSK + 4], so that the inner loop reads LVW
 // neighbouring k of a row as one vector; a pad of the widest vector (VW and LVW <= 4) keeps
-// rows aligned for both the loads' stores and the reads, and moves each row to other banks. A work-item's columns come in runs of LVW, runs RN * LVW apart,
-// so that neighbouring work-items read neighbouring vectors of rhs's tile.
+// rows aligned for both the loads' stores and the reads, and moves each row to other banks.
+// A work-item's columns come in runs of LVW, runs RN * LVW apart, so that neighbouring
+// work-items read neighbouring vectors of rhs's tile.
 #define AS_W (TSK + 4)
 #define AS_SIZE (TSM * AS_W)
 #define AS(r, k) as[(r) * AS_W + (k)]
 #define COL(j) (tx * LVW + ((j) / LVW) * (RN * LVW) + (j) % LVW)
 #define LVEC PASTE(ELEM, LVW)
 #define LREAD(p) (*(LOCAL_PTR const LVEC*)(p))
-#if LVW == 2
-#define LANES(dst, v) { (dst)[0] = (v).x; (dst)[1] = (v).y; }
-#else
 #define LANES(dst, v) { (dst)[0] = (v).x; (dst)[1] = (v).y; (dst)[2] = (v).z; (dst)[3] = (v).w; }
-#endif
 #else
 // lhs's tile is stored transposed; a padded row keeps the work-items that store one row of
 // lhs (neighbouring k) off a single local-memory bank.
@@ -210,7 +207,8 @@ TILE_MN: tuple[int, ...] = (16, 32, 64, 128)
 TILE_K: tuple[int, ...] = (8, 16, 32)
 WORK_PER_ITEM: tuple[int, ...] = (1, 2, 4, 8)
 VECTOR_WIDTHS: tuple[int, ...] = (1, 2, 4)
-LOCAL_READ_WIDTHS: tuple[int, ...] = (1, 2, 4)
+# 4 is a 16-byte read of floats; 2 would add as many configurations again for less.
+LOCAL_READ_WIDTHS: tuple[int, ...] = (1, 4)
 
 
 def matmul_tiled() -> KernelSpec:
