@@ -135,9 +135,9 @@ def test_convolution_wide_holds_the_convolution_space(cpu):
     assert dict(new.default) == {**dict(old.default), "per_item": 1, "variant": "tile", "vw": 1}
 
 
-def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw):
-    names = ("tile_m", "tile_n", "tile_k", "wpt_m", "wpt_n", "vw")
-    return dict(zip(names, (tile_m, tile_n, tile_k, wpt_m, wpt_n, vw), strict=True))
+def _mt(tile_m, tile_n, tile_k, wpt_m, wpt_n, vw, lvw=1):
+    names = ("tile_m", "tile_n", "tile_k", "wpt_m", "wpt_n", "vw", "lvw")
+    return dict(zip(names, (tile_m, tile_n, tile_k, wpt_m, wpt_n, vw, lvw), strict=True))
 
 
 MATMUL_CASES = [
@@ -156,6 +156,18 @@ MATMUL_CASES = [
     ),
     ({"M": 20, "N": 12, "K": 9, "trans_a": True, "trans_b": True}, [_mt(16, 16, 8, 2, 2, 1)]),
     ({"M": 24, "N": 16, "K": 12, "dtype": "double"}, [_mt(16, 16, 8, 4, 2, 4)]),
+    # Vector reads of the local tiles (lvw=4): every load width, ragged edges, batches.
+    (
+        {"M": 45, "N": 37, "K": 29, "batch": 2},
+        [_mt(16, 32, 8, 2, 4, 1, 4), _mt(32, 16, 16, 1, 4, 1, 4)],
+    ),
+    (
+        {"M": 50, "N": 36, "K": 44},
+        [_mt(32, 32, 16, 4, 4, 4, 4), _mt(16, 32, 8, 2, 8, 2, 4), _mt(16, 16, 8, 2, 4, 4, 4)],
+    ),
+    ({"M": 20, "N": 12, "K": 9, "trans_a": True}, [_mt(16, 16, 8, 2, 4, 1, 4)]),
+    ({"M": 20, "N": 12, "K": 9, "trans_b": True, "batch": 3}, [_mt(16, 16, 8, 1, 4, 1, 4)]),
+    ({"M": 24, "N": 16, "K": 12, "dtype": "double"}, [_mt(16, 16, 8, 4, 4, 4, 4)]),
 ]
 
 
@@ -170,6 +182,23 @@ def test_matmul_tiled_vector_loads_need_whole_vector_rows(cpu):
     assert {c["vw"] for c in ragged} == {1, 2}
     transposed = kernel_space(spec, spec.problem.merged({"trans_b": True}), cpu)
     assert {c["vw"] for c in transposed} == {1}
+
+
+def test_matmul_tiled_local_reads_are_whole_column_runs(cpu):
+    """lvw=4 needs columns in runs of 4; lvw=1 keeps the kernel's first space, local memory
+    and default."""
+    spec = builtin("matmul_tiled")
+    space = kernel_space(spec, None, cpu)
+    assert {c["wpt_n"] for c in space if c["lvw"] == 4} == {4, 8}
+    wide = {c.merged({"lvw": 1}) for c in space if c["lvw"] == 4}
+    assert wide and wide <= {c for c in space if c["lvw"] == 1}
+    config = _mt(64, 32, 16, 4, 2, 1)
+    assert spec.local_mem_bytes(spec.env(config, {})) == 16 * (64 + 1 + 32) * 4
+    assert (
+        spec.local_mem_bytes(spec.env({**config, "wpt_n": 4, "lvw": 4}, {}))
+        == (64 * (16 + 4) + 16 * 32) * 4
+    )
+    assert spec.default["lvw"] == 1
 
 
 def test_lawsons_640_stay_in_matmul(cpu):
