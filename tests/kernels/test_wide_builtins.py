@@ -196,7 +196,7 @@ def test_matmul_tiled_local_reads_are_whole_column_runs(cpu):
     assert spec.local_mem_bytes(spec.env(config, {})) == 16 * (64 + 1 + 32) * 4
     assert (
         spec.local_mem_bytes(spec.env({**config, "wpt_n": 4, "lvw": 4}, {}))
-        == (64 * (16 + 4) + 16 * 32) * 4
+        == (64 * (16 + 4) + 16 * 32 + 4) * 4
     )
     assert spec.default["lvw"] == 1
 

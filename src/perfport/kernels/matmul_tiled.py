@@ -98,7 +98,14 @@ _SOURCE = r"""
 KERNEL void matmul(GLOBAL const ELEM* RESTRICT lhs_all, GLOBAL const ELEM* RESTRICT rhs_all,
                    GLOBAL ELEM* RESTRICT out_all, int M, int N, int K LOCAL_PARAM(ELEM, tiles)) {
     LOCAL_DECL(ELEM, tiles)
+#if LVW > 1
+    // A local buffer argument may be aligned only to its element (NVIDIA's OpenCL faulted on
+    // vector accesses to it); the buffer has LVW elements more, to start on a whole vector.
+    LOCAL_PTR ELEM* as = tiles + (sizeof(LVEC) - (size_t)tiles % sizeof(LVEC)) % sizeof(LVEC)
+                                     / sizeof(ELEM);
+#else
     LOCAL_PTR ELEM* as = tiles;            // see AS
+#endif
     LOCAL_PTR ELEM* bs = tiles + AS_SIZE;  // [TSK][TSN]
     const long b = GID(2);
     GLOBAL const ELEM* lhs = lhs_all + b * M * K;
@@ -240,7 +247,7 @@ def matmul_tiled() -> KernelSpec:
                 "tiles",
                 "dtype",
                 "tile_k * (tile_m + 1 + tile_n) if lvw == 1 "
-                "else tile_m * (tile_k + 4) + tile_k * tile_n",
+                "else tile_m * (tile_k + 4) + tile_k * tile_n + lvw",
             ),
         ),
         problem=Problem.of(
