@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -148,6 +149,24 @@ def _times(db: str, s: SearchSpace, configs: list[dict[str, Any]]) -> np.ndarray
     )
 
 
+def _features(
+    s: SearchSpace, configs: list[dict[str, Any]], model: Any, cache: Any, inputs: Any
+) -> list[dict[str, float] | None]:
+    """Each configuration's model inputs; None (said on stderr) where loopy cannot count it,
+    so the model ranks it last and the search still runs."""
+    out: list[dict[str, float] | None] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in configs:
+            try:
+                out.append(inputs(model, cache.stats(s.program(c)).evaluate(s.sizes)))
+            except Exception as exc:  # loopy and islpy raise bare errors of many kinds
+                print(f"{s.name} {c}: not counted ({type(exc).__name__}: "
+                      f"{str(exc).splitlines()[0] if str(exc) else ''})", file=sys.stderr)  # fmt: skip
+                out.append(None)
+    return out
+
+
 def replay_space(
     s: SearchSpace, times: np.ndarray, configs: list[dict[str, Any]], model_file: str,
     data: str, seeds: int,
@@ -161,12 +180,12 @@ def replay_space(
 
     space = Space.from_configs(s.space.params, configs)
     model = Model.load(model_file)
-    base = KernelFeatures().measurements(model, [r for r in read_data(data) if r.is_collection])
-    cache = StatsCache()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        features = [input_features(model, cache.stats(s.program(c)).evaluate(s.sizes))
-                    for c in configs]  # fmt: skip
+    kernels = KernelFeatures()
+    usable, skipped = kernels.usable([r for r in read_data(data) if r.is_collection])
+    for k in skipped:  # on stderr: the tables on stdout stay whole
+        print(f"{s.name}: calibration {k.line()}", file=sys.stderr)
+    base = kernels.measurements(model, usable)
+    features = _features(s, configs, model, StatsCache(), input_features)
     ranker = ModelRanker(model, base, features)
     predicted = ranker.predict()
     guided = evals_to_target(drive(ModelGuided(space, 0, ranker), times), times)
@@ -174,6 +193,8 @@ def replay_space(
         "space": s.name, "sizes": s.sizes, "configurations": len(configs),
         "measured": int(np.sum(~np.isnan(times))), "optimum_ms": float(np.nanmin(times)),
         "model_guided": guided, "refits": ranker.refits,
+        "skipped": [k.to_json() for k in skipped],
+        "uncounted": [c for c, f in zip(configs, features, strict=True) if f is None],
     }  # fmt: skip
     for name in (DEFAULT_STRATEGY, "random"):
         cls = strategy_class(name)

@@ -71,3 +71,59 @@ def test_collect_measures_it_on_pocl(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["counts"] == {"measured": 2, "stored": 0, "failed": 0}
     assert all(r["time_ms"] > 0 for r in report["results"])
+
+
+def _kernel_2d(stride: int, nel: int = 1024, m: int = 8):
+    from perfport.model.generators import all_generators
+
+    tags = ["lmem_stride_pattern", "dtype:float32", f"lid_stride_0:{stride}", f"nel:{nel}",
+            f"m:{m}", "lsize_0:16", "lsize_1:16"]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (k,) = KernelCollection(all_generators()).generate_kernels(tags)
+    return k
+
+
+def test_2d_work_groups_read_at_the_stride_with_lid1_a_broadcast():
+    from perfport.model import FeatureSet, gather
+
+    k = _kernel_2d(16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = gather(k.program)
+    assert stats.work_group_size == "(16) * (16)"
+    (load,) = [m for m in stats.mem if m.mtype == "local" and m.direction == "load"]
+    assert dict(load.lstrides) == {0: "16", 1: "0"}
+    at = stats.evaluate(k.sizes)
+    assert (
+        FeatureSet().value("f_mem_access_local_float32_load_lstrides:{0:16}", at) == 8 * 1024 / 32
+    )
+
+
+def test_2d_sums_the_words_it_says_on_pocl():
+    cl = pytest.importorskip("pyopencl")
+    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
+    stride, nel, m = 16, 512, 12
+    k = _kernel_2d(stride, nel, m)
+    a = np.arange(nel, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, (out,) = k.program(queue, a=a, m=m, nel=nel)
+    out = out.get() if hasattr(out, "get") else out
+    # loc[256 f + 16 l1 + l0] = a[group start + 16 l1 + l0] + f; (l0, l1) reads loc[16 l0 + k % 8]
+    expected = np.empty(nel, dtype=np.float32)
+    for g in range(nel):
+        start, l0 = g - g % 256, g % 16
+        words = [stride * l0 + q % 8 for q in range(m)]
+        expected[g] = sum(a[start + w % 256] + w // 256 for w in words)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+def test_collect_measures_2d_work_groups_on_pocl(tmp_path, capsys):
+    pytest.importorskip("pyopencl")
+    argv = ["model", "collect", "--filter", "lmem_stride_pattern", "dtype:float32",
+            "lid_stride_0:16", "lsize_0:16", "lsize_1:16", "nel:1024", "m:8", "--db",
+            str(tmp_path / "c.db"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"] == {"measured": 1, "stored": 0, "failed": 0}

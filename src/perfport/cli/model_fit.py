@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import sys
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -143,7 +144,13 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
         runs = [r for r in from_store(args.db, device.fingerprint) if r.is_collection]
     if not runs:
         raise PerfportError(f"no measurement kernels of {device.name} in {args.db}; {collect}")
-    data = _features().measurements(model, runs)
+    features = _features()
+    runs, skipped = features.usable(runs)
+    _say_skipped(skipped)
+    if not runs:
+        raise PerfportError(f"no countable measurement kernels of {device.name} in {args.db}; "
+                            f"{skipped[0].line()}")  # fmt: skip
+    data = features.measurements(model, runs)
     calibration = calibrate(model, data, device=device.name, nonnegative=args.nonnegative)
     calibration.save(args.out)
     with Store(args.db) as store:
@@ -160,6 +167,7 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
         "bounded": calibration.bounded,
         "at_bound": list(calibration.at_bound),
         "unbounded_negative": list(calibration.unbounded_negative),
+        "skipped": [k.to_json() for k in skipped],
         "out": str(args.out),
     }
     if args.json:
@@ -172,6 +180,13 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     _warn_negative(console, calibration)
     console.print(f"wrote {args.out}", highlight=False, markup=False)
     return 0
+
+
+def _say_skipped(skipped: Any) -> None:
+    """One line each on stderr (so --json output stays one document): kernels loopy cannot
+    count, left out of the calibration or evaluation."""
+    for k in skipped:
+        print(f"warning: {k.line()}", file=sys.stderr)
 
 
 def _warn_negative(console: Console, calibration: Any) -> None:
@@ -304,6 +319,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     if args.write_data:
         write_data(runs, args.write_data)
     evaluation = evaluate(model, runs, _features(), nonnegative=args.nonnegative)
+    _say_skipped(evaluation.skipped)
     figures = _write_figures(evaluation.to_json(), args.figures) if args.figures else None
     if args.json:
         extra = {} if figures is None else {"figures": figures}

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from perfport._core.errors import SpecError
+from perfport._core.errors import PerfportError, SpecError
 from perfport.model.counts import KernelStats
+from perfport.model.errors import UncountableKernel
 from perfport.model.gather import SUBGROUP_SIZE, gather
 
 
@@ -20,6 +21,15 @@ def program_key(program: Any, subgroup_size: int) -> str:
     from loopy.tools import LoopyKeyBuilder
 
     return f"{LoopyKeyBuilder()(program)}-sg{subgroup_size}"
+
+
+def _uncountable(program: Any, exc: BaseException) -> str:
+    name = next(iter(getattr(program, "entrypoints", ())), "the kernel")
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return (
+        f"loopy cannot count {name} ({type(exc).__name__}: {first}); a simpler loop domain "
+        "or index expression may count"
+    )
 
 
 class StatsCache:
@@ -42,7 +52,12 @@ class StatsCache:
         if found is None:
             found = self._read(key)
         if found is None:
-            found = self.gatherer(program, subgroup_size)
+            try:
+                found = self.gatherer(program, subgroup_size)
+            except PerfportError:
+                raise
+            except Exception as exc:  # loopy and islpy raise bare errors of many kinds
+                raise UncountableKernel(_uncountable(program, exc)) from None
             self._write(key, found)
         self._memory[key] = found
         return found

@@ -23,7 +23,7 @@ from perfport._core.records import Problem
 from perfport.model.cache import StatsCache
 from perfport.model.calibrate import Measurement
 from perfport.model.counts import EvaluatedStats
-from perfport.model.errors import ModelError
+from perfport.model.errors import ModelError, UncountableKernel
 from perfport.model.features import FeatureSet
 from perfport.model.model import Model, input_features
 
@@ -145,6 +145,30 @@ def write_data(runs: Sequence[TimedKernel], path: str | Path) -> None:
     Path(path).write_text(out.getvalue())
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Measurements of one kernel (one structural variant) left out because its statistics
+    cannot be computed, and why."""
+
+    kernel: str
+    variant: dict[str, Any]  # a collection kernel's non-size arguments; {} for applications
+    n_runs: int
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernel": self.kernel,
+            "variant": dict(self.variant),
+            "n_runs": self.n_runs,
+            "reason": self.reason,
+        }
+
+    def line(self) -> str:
+        shown = " ".join(f"{k}:{v}" for k, v in sorted(self.variant.items()))
+        return f"skipped {self.kernel}{' ' + shown if shown else ''} ({self.n_runs} runs): "\
+               f"{self.reason}"  # fmt: skip
+
+
 class KernelFeatures:
     """Statistics of measured kernels at their sizes: each loopy program is built once per
     structure and counted once (``StatsCache``), then re-evaluated at every size."""
@@ -153,38 +177,96 @@ class KernelFeatures:
         self.cache = cache or StatsCache()
         self.subgroup_size = subgroup_size
         self._programs: dict[tuple[str, str], tuple[Any, frozenset[str]]] = {}
+        self._failed: dict[tuple[str, str], str] = {}  # counted once, failed: why
 
     def _program(self, kernel: str, problem: Problem) -> tuple[Any, dict[str, int]]:
-        from perfport.model.apps import APPLICATIONS, load_program
+        key = self._key(kernel, problem)
+        if key not in self._programs:
+            self._programs[key] = self._build(kernel, problem)
+        program, size_args = self._programs[key]
+        # An application kernel's problem is all sizes; a collection kernel's holds variants.
+        sized = kernel.startswith(COLLECTION_PREFIX)
+        return program, {k: int(v) for k, v in problem.items() if not sized or k in size_args}
+
+    def _key(self, kernel: str, problem: Problem) -> tuple[str, str]:
+        """One program per collection kernel and variant (its non-size arguments), one per
+        application kernel."""
+        if not kernel.startswith(COLLECTION_PREFIX):
+            return kernel, ""
+        return kernel, Problem.of(self._variant(kernel, problem)).key
+
+    def _variant(self, kernel: str, problem: Problem) -> dict[str, Any]:
+        if not kernel.startswith(COLLECTION_PREFIX):
+            return {}
+        size_args = self._generator(kernel).size_args
+        return {k: v for k, v in problem.items() if k not in size_args}
+
+    @staticmethod
+    def _generator(kernel: str) -> Any:
         from perfport.model.generators import all_generators
 
+        name = kernel[len(COLLECTION_PREFIX) :]
+        generator = next((g for g in all_generators() if g.name == name), None)
+        if generator is None:
+            raise ModelError(f"{kernel}: no generator {name!r}; measure a known one")
+        return generator
+
+    def _build(self, kernel: str, problem: Problem) -> tuple[Any, frozenset[str]]:
+        from perfport.model.apps import APPLICATIONS, load_program
+
         if kernel.startswith(COLLECTION_PREFIX):
-            name = kernel[len(COLLECTION_PREFIX) :]
-            generator = next((g for g in all_generators() if g.name == name), None)
-            if generator is None:
-                raise ModelError(f"{kernel}: no generator {name!r}; measure a known one")
-            structural = Problem.of(
-                {k: v for k, v in problem.items() if k not in generator.size_args}
-            )
-            key = (kernel, structural.key)
-            if key not in self._programs:
-                mk = generator.kernel(problem)
-                self._programs[key] = (mk.program, generator.size_args)
-            program, size_args = self._programs[key]
-            return program, {k: int(v) for k, v in problem.items() if k in size_args}
+            generator = self._generator(kernel)
+            return generator.kernel(problem).program, generator.size_args
         name = kernel.removeprefix(APPLICATION_PREFIX)
-        if (kernel, "") not in self._programs:
-            if name not in APPLICATIONS:
-                raise ModelError(f"{kernel}: no application kernel {name!r}; known: "
-                                 f"{', '.join(APPLICATIONS)}")  # fmt: skip
-            self._programs[kernel, ""] = (load_program(name), frozenset())
-        return self._programs[kernel, ""][0], {k: int(v) for k, v in problem.items()}
+        if name not in APPLICATIONS:
+            raise ModelError(f"{kernel}: no application kernel {name!r}; known: "
+                             f"{', '.join(APPLICATIONS)}")  # fmt: skip
+        return load_program(name), frozenset()
 
     def stats(self, kernel: str, problem: Problem) -> EvaluatedStats:
+        """The kernel's statistics at ``problem``'s sizes. Raises ``UncountableKernel`` where
+        loopy cannot count it (remembered: a failed program is not counted again)."""
+        key = self._key(kernel, problem)
+        if key in self._failed:
+            raise UncountableKernel(self._failed[key])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # loopy's notes; approximations are in the stats
-            program, sizes = self._program(kernel, problem)
-            return self.cache.stats(program, self.subgroup_size).evaluate(sizes)
+            try:
+                program, sizes = self._program(kernel, problem)
+                counted = self.cache.stats(program, self.subgroup_size)
+            except UncountableKernel as exc:  # the cache's: counting raised
+                self._failed[key] = str(exc)
+                raise
+            except ModelError:
+                raise
+            except Exception as exc:  # building the program raised (loopy's bare errors)
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                self._failed[key] = f"loopy cannot build {kernel} ({type(exc).__name__}: {first})"
+                raise UncountableKernel(self._failed[key]) from None
+            return counted.evaluate(sizes)
+
+    def usable(self, runs: Sequence[TimedKernel]) -> tuple[list[TimedKernel], tuple[Skipped, ...]]:
+        """``runs`` split into those whose statistics can be computed and, per kernel and
+        variant, those that cannot (unknown kernels, loopy failures), with the reason."""
+        kept: list[TimedKernel] = []
+        failed: dict[tuple[str, str], tuple[dict[str, Any], list[TimedKernel], str]] = {}
+        for r in runs:
+            try:
+                self.stats(r.kernel, r.problem)
+            except ModelError as exc:
+                try:
+                    variant = self._variant(r.kernel, r.problem)
+                except ModelError:
+                    variant = {}
+                key = (r.kernel, Problem.of(variant).key)
+                failed.setdefault(key, (variant, [], str(exc)))[1].append(r)
+                continue
+            kept.append(r)
+        skipped = tuple(
+            Skipped(kernel, variant, len(rs), why)
+            for (kernel, _), (variant, rs, why) in sorted(failed.items())
+        )
+        return kept, skipped
 
     def measurements(
         self, model: Model, runs: Sequence[TimedKernel], features: FeatureSet | None = None

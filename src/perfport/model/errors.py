@@ -8,3 +8,8 @@ from perfport._core.errors import PerfportError
 
 class ModelError(PerfportError):
     """A model, feature or calibration cannot be used as given."""
+
+
+class UncountableKernel(ModelError):
+    """loopy cannot compute a kernel's statistics (its counting raised): the kernel is skipped
+    where the others can still be used."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfport.model.calibrate import Calibration, calibrate, predict
-from perfport.model.dataset import APPLICATION_PREFIX, KernelFeatures, TimedKernel
+from perfport.model.dataset import APPLICATION_PREFIX, KernelFeatures, Skipped, TimedKernel
 from perfport.model.errors import ModelError
 from perfport.model.model import Model, input_features
 
@@ -94,6 +94,8 @@ class Evaluation:
     misranked: tuple[str, ...]  # those the model orders the other way
     # Variants whose time depends on a parameter no measurement kernel informed.
     unpredictable: tuple[Unpredictable, ...] = ()
+    # Kernels left out because loopy cannot count them (calibration and prediction alike).
+    skipped: tuple[Skipped, ...] = ()
 
     @property
     def ranking_correct(self) -> bool:
@@ -111,6 +113,7 @@ class Evaluation:
             "misranked": list(self.misranked),
             "geomean_rel_error": self.geomean_rel_error,
             "unpredictable": [u.to_json() for u in self.unpredictable],
+            "skipped": [k.to_json() for k in self.skipped],
             "calibrations": [
                 {
                     "device": c.device,
@@ -150,8 +153,10 @@ def evaluate(
     """Calibrate on each device's ``mk-`` runs, predict its ``app-`` runs. A parameter no
     measurement kernel informs is pinned, and the variants whose time depends on it are
     reported as ``unpredictable`` (with the collection to run), never predicted. With
-    ``nonnegative`` every cost is bounded below by 0 (``calibrate``'s bounded fit)."""
+    ``nonnegative`` every cost is bounded below by 0 (``calibrate``'s bounded fit). Kernels
+    loopy cannot count are left out and listed in ``skipped``."""
     model.check_features()
+    runs, skipped = features.usable(runs)
     results: list[VariantResult] = []
     calibrations: list[Calibration] = []
     devices: list[str] = []
@@ -194,6 +199,8 @@ def evaluate(
             for k, (s, why) in sorted(refused.items())
         ]
     if not results:
+        if skipped and not unpredictable:
+            raise ModelError(f"no kernel left to evaluate: {skipped[0].line()}")
         raise ModelError(
             unpredictable[0].variant + ": " + unpredictable[0].reason
             if unpredictable
@@ -202,7 +209,13 @@ def evaluate(
         )
     pairs, misranked = _ranking(results)
     return Evaluation(
-        tuple(results), tuple(calibrations), tuple(devices), pairs, misranked, tuple(unpredictable)
+        tuple(results),
+        tuple(calibrations),
+        tuple(devices),
+        pairs,
+        misranked,
+        tuple(unpredictable),
+        skipped,
     )
 
 

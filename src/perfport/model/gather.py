@@ -56,7 +56,7 @@ def gather(program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
     with _noted(notes, "operation counts"):
         ops = _ops(program, knl, subgroup_size)
     with _noted(notes, "memory access counts"):
-        mem = _mem(program, knl, subgroup_size)
+        mem = _mem(program, knl, subgroup_size, notes)
     with _noted(notes, "synchronisation counts"):
         sync = _sync(program, subgroup_size)
     gsize, lsize = knl.get_grid_size_upper_bounds_as_exprs(program.callables_table)
@@ -156,10 +156,11 @@ def _madd_counter_class() -> type:
     return _MaddCounter
 
 
-def _mem(program: Any, knl: Any, subgroup_size: int) -> tuple[MemCount, ...]:
+def _mem(program: Any, knl: Any, subgroup_size: int, notes: list[str]) -> tuple[MemCount, ...]:
     lp = loopy()
     access = lp.get_mem_access_map(program, count_redundant_work=True, subgroup_size=subgroup_size)
-    footprints = _footprints(program, knl)
+    global_vars = {str(k.variable) for k in access.count_map if str(k.mtype) == "global"}
+    footprints = _footprints(program, knl, global_vars, notes)
     result = []
     for key, value in access.count_map.items():
         direction = "load" if key.direction == "load" else "store"
@@ -187,16 +188,34 @@ def _mem(program: Any, knl: Any, subgroup_size: int) -> tuple[MemCount, ...]:
     return tuple(result)
 
 
-def _footprints(program: Any, knl: Any) -> dict[tuple[str, str], str]:
-    """Distinct elements each variable is read and written at, where loopy can say."""
+def _footprints(
+    program: Any, knl: Any, variables: set[str], notes: list[str]
+) -> dict[tuple[str, str], str]:
+    """Distinct elements each of the global ``variables`` is read and written at, where loopy
+    can say. Local arrays are left out: their ratio is never used, and a strided local read
+    (``loc[2*lid + k % 8]``) has a footprint isl cannot make convex, which loopy's counting
+    raises on."""
     lp = loopy()
     from loopy.statistics import count
 
     try:
         sets = lp.gather_access_footprints(program, ignore_uncountable=True)
     except Exception:  # loopy raises bare errors for footprints it cannot bound; none then
+        notes.append("footprints: none (loopy cannot bound them)")
         return {}
-    return {key: _count_text(count(knl, fp)) for key, fp in sets.items()}
+    found = {}
+    for key, fp in sets.items():
+        if key[0] not in variables:
+            continue
+        try:
+            found[key] = _count_text(count(knl, fp))
+        except Exception as exc:  # as above: one uncountable footprint leaves the others
+            notes.append(f"footprint of {key[0]} ({key[1]}): not counted ({_reason(exc)})")
+    return found
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
 
 
 def _sync(program: Any, subgroup_size: int) -> tuple[SyncCount, ...]:

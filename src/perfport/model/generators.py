@@ -143,25 +143,27 @@ def make_lmem(dtype: str, lsize_0: int) -> Any:
 LMEM_WINDOW = 8  # distinct local words each work-item cycles through (no hoisting, no reuse)
 
 
-def make_lmem_stride(dtype: str, lsize_0: int, lid_stride_0: int) -> Any:
+def make_lmem_stride(dtype: str, lsize_0: int, lid_stride_0: int, lsize_1: int = 1) -> Any:
     """m local loads per work-item at lid(0) stride ``lid_stride_0`` (0: every work-item of a
     sub-group reads one word, a broadcast; 16 or 32: bank conflicts), summed, after the
     work-group fills the local array (stores, lid(0) stride 1) and one barrier: the local
     read patterns of the prefetching application kernels, which ``lmem_pattern`` (stride 1
-    load-store moves) does not exercise."""
+    load-store moves) does not exercise. ``lsize_1`` > 1 makes the work-group 2-D with lid(1)
+    not in the read's index (a broadcast across lid(1)): the application kernels' 16 x 16
+    layout, in which a 32-lane sub-group spans 2 lid(1) rows and so conflicts less."""
     lp = loopy()
+    group = lsize_0 * lsize_1
     words = lid_stride_0 * lsize_0 + LMEM_WINDOW
-    fills = -(-words // lsize_0)  # stores per work-item to fill the array
-    lid = f"(g % {lsize_0})"
+    fills = -(-words // group)  # stores per work-item to fill the array
     local = lp.TemporaryVariable(
-        "loc", np.dtype(dtype), shape=(fills * lsize_0,), address_space=lp.AddressSpace.LOCAL
+        "loc", np.dtype(dtype), shape=(fills * group,), address_space=lp.AddressSpace.LOCAL
     )
     body = f"""
     <{dtype}> x = a[g] {{id=load, inames=g}}
-    loc[{lsize_0}*f + {lid}] = x + f {{id=fill, dep=load}}
+    loc[{group}*f + (g % {group})] = x + f {{id=fill, dep=load}}
     ... lbarrier {{id=sync, dep=fill}}
     <{dtype}> acc = 0 {{id=zero, inames=g}}
-    acc = acc + loc[{lid_stride_0}*{lid} + k % {LMEM_WINDOW}] {{id=sum, dep=sync:zero}}
+    acc = acc + loc[{lid_stride_0}*(g % {lsize_0}) + k % {LMEM_WINDOW}] {{id=sum, dep=sync:zero}}
     out[g] = acc {{id=store, dep=sum}}
     """
     knl = lp.make_kernel(
@@ -171,7 +173,11 @@ def make_lmem_stride(dtype: str, lsize_0: int, lid_stride_0: int) -> Any:
         name=f"{KERNEL_PREFIX}lmem_stride",
         lang_version=(2018, 2),
     )
-    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+    assume = f"nel mod {group} = 0 and nel >= {group} and m >= 1"
+    if lsize_1 == 1:
+        return _finish(knl, lsize_0, assume)
+    knl = lp.split_iname(lp.assume(knl, assume), "g", group, outer_tag="g.0")
+    return lp.split_iname(knl, "g_inner", lsize_0, outer_tag="l.1", inner_tag="l.0")
 
 
 def make_overlap(dtype: str, lsize_0: int) -> Any:
@@ -265,10 +271,13 @@ def _memory_generators(
             frozenset({"lmem_stride", "lmem_stride_pattern"}),
             (
                 dtypes,
-                lsize,
+                # open: lsize_0:16 lsize_1:16 is the application kernels' layout
+                VariantArg("lsize_0", lsize.values, open=True),
                 VariantArg("lid_stride_0", (0, 1, 2, 16, 32)),
                 nel,
                 VariantArg("m", (64, 128, 256), open=True),
+                # 1-D work-groups unless asked (lsize_1:16: the applications' 16 x 16)
+                VariantArg("lsize_1", (1,), open=True),
             ),
             make_lmem_stride,
             sizes,

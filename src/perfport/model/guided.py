@@ -19,19 +19,20 @@ from perfport.model.model import Model
 
 
 class ModelRanker:
-    """``features[i]`` are the model's input features of configuration i; ``base`` the
-    device's measurement-kernel measurements (output in seconds)."""
+    """``features[i]`` are the model's input features of configuration i (None where loopy
+    cannot count it: never predicted, ranked last, left out of refits); ``base`` the device's
+    measurement-kernel measurements (output in seconds)."""
 
     def __init__(
         self,
         model: Model,
         base: Sequence[Measurement],
-        features: Sequence[Mapping[str, float]],
+        features: Sequence[Mapping[str, float] | None],
         device: str = "",
     ) -> None:
         self.model = model
         self.base = list(base)
-        self.features = [dict(f) for f in features]
+        self.features = [None if f is None else dict(f) for f in features]
         self.device = device
         self.refits = 0  # calibrations that succeeded after the first
         self.calibration_: Calibration = calibrate(
@@ -42,6 +43,8 @@ class ModelRanker:
         """Predicted seconds per configuration; NaN where the calibration cannot predict."""
         out = np.full(len(self.features), np.nan)
         for i, f in enumerate(self.features):
+            if f is None:
+                continue
             try:
                 out[i] = predict(self.calibration_, f).value
             except ModelError:
@@ -51,9 +54,9 @@ class ModelRanker:
     def refit(self, measured: Mapping[int, float]) -> None:
         """Calibrate on the measurement kernels and the configurations measured (ms)."""
         extra = [
-            Measurement(f"config-{i}", {}, self.features[i], t / 1e3)
+            Measurement(f"config-{i}", {}, f, t / 1e3)
             for i, t in sorted(measured.items())
-            if t > 0
+            if t > 0 and (f := self.features[i]) is not None
         ]
         # The kernel's own measurements weigh as much as all the microbenchmarks together
         # (each repeated), so a few of them can overrule costs that do not fit this kernel.

@@ -71,7 +71,11 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
         else:
             shape = tuple(str(s) for s in a.shape)
             args.append(ArrayArg(a.name, dtype, shape, output=a.name in written))
-    global_size = tuple(f"({g}) * {w}" for g, w in zip(groups, local, strict=False))
+    # An axis loopy leaves out has extent 1 (2-D work-groups in one row of groups).
+    dims = max(len(groups), len(local))
+    groups = (*groups, *(1,) * (dims - len(groups)))
+    local = (*local, *(1,) * (dims - len(local)))
+    global_size = tuple(f"({g}) * {w}" for g, w in zip(groups, local, strict=True))
     return KernelSpec(
         name=name,
         source=code.device_code(),
