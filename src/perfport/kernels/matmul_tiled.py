@@ -106,7 +106,7 @@ KERNEL void matmul(GLOBAL const ELEM* RESTRICT lhs_all, GLOBAL const ELEM* RESTR
 #else
     LOCAL_PTR ELEM* as = tiles;            // see AS
 #endif
-    LOCAL_PTR ELEM* bs = tiles + AS_SIZE;  // [TSK][TSN]
+    LOCAL_PTR ELEM* bs = as + AS_SIZE;  // [TSK][TSN]
     const long b = GID(2);
     GLOBAL const ELEM* lhs = lhs_all + b * M * K;
     GLOBAL const ELEM* rhs = rhs_all + b * K * N;
