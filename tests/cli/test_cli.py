@@ -210,6 +210,7 @@ def test_bad_files_and_paths_are_one_line_and_outputs_land_where_named(tmp_path)
     assert out.is_file() and not out.with_suffix(".npz").exists()
 
 
+@pytest.mark.slow  # seconds of subprocesses; ./dev test --slow runs it
 def test_wg_evaluate_skips_a_partition_the_data_cannot_split(tmp_path):
     """One device: leave-one-device-out has nothing to train on. Asked alone it is a one-line
     error; beside a partition that works it is skipped with a note on stderr."""

@@ -110,6 +110,7 @@ def test_too_many_compiling_processes_are_refused(cpu, tmp_path):
         tune(EXAMPLES / "saxpy.toml", device=cpu.id, db=tmp_path / "r.db", build_jobs=1)
 
 
+@pytest.mark.slow  # seconds of subprocesses; ./dev test --slow runs it
 def test_compiling_processes_end_when_the_run_is_killed(tmp_path):
     # A run killed outright shuts no pool down: its compiling processes must notice and end.
     script = (

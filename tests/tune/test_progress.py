@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 
+import pytest
 from rich.console import Console
 
 from perfport._core import Config, Measurement, Outcome
@@ -54,6 +55,7 @@ def test_live_table_has_a_row_per_device() -> None:
     assert "gpu-a" in text and "gpu-b" in text and "crashed=1" in text and "best 2.5 ms" in text
 
 
+@pytest.mark.slow  # seconds of subprocesses; ./dev test --slow runs it
 def test_one_device_tune_prints_plain_progress_when_not_a_terminal(tmp_path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=4096",
