@@ -165,6 +165,8 @@ class EvaluatedStats:
     sync: tuple[tuple[SyncKind, float], ...]
     thread_groups: float
     work_group_size: float
+    # The work-group's size per axis, lid(0) first (empty where the shape is not known).
+    local_sizes: tuple[int, ...] = ()
 
 
 class _Compiled:
@@ -188,6 +190,7 @@ class _Compiled:
         self.sync = [(s.kind, Expr(s.count, what)) for s in stats.sync]
         self.groups = Expr(stats.thread_groups, what)
         self.wg_size = Expr(stats.work_group_size, what)
+        self.axes = [Expr(a, what) for a in work_group_axes(stats.work_group_size)]
 
     def evaluate(self, sizes: Mapping[str, Any]) -> EvaluatedStats:
         stats = self.stats
@@ -226,7 +229,25 @@ class _Compiled:
             sync=tuple((k, float(e.value(env))) for k, e in self.sync),
             thread_groups=float(self.groups.value(env)),
             work_group_size=float(self.wg_size.value(env)),
+            local_sizes=tuple(int(a.value(env)) for a in self.axes),
         )
+
+
+def work_group_axes(text: str) -> list[str]:
+    """The per-axis factors of a work-group size written ``(l0) * (l1) * ...`` (gather's
+    form, lid(0) first); ``1`` is one axis of size 1."""
+    factors, depth, current = [], 0, ""
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        # Only a product sign between whole parenthesised factors separates two axes.
+        if depth == 0 and text.startswith(" * ", i) and current.endswith(")"):
+            factors.append(current)
+            current = ""
+            continue
+        if depth == 0 and current == "" and ch in " *":
+            continue
+        current += ch
+    return [*factors, current] if current.strip() else factors
 
 
 def _items_per_count(

@@ -5,6 +5,9 @@ Built in (fields after ``f_mem_access`` optional, in this order)::
     f_op_<dtype>_<op>                      f_op_float32_madd, f_op_float64_div
     f_mem_access_tag:<tag>_<mtype>_<dtype>_<direction>_lstrides:{..}_gstrides:{..}_afr:<cond>
                                            f_mem_access_global_float32_load_lstrides:{0:1;1:>15}
+    f_mem_transactions_<same fields, local only>_banks:<count>x<bytes>
+                                           f_mem_transactions_local_float32_load: sub-group
+                                           accesses times their bank-conflict degree
     f_sync_barrier_local, f_sync_kernel_launch, f_thread_groups
     f_cl_wall_time_<platform>_<device>     measured, never counted: an output feature
 
@@ -13,6 +16,12 @@ A stride condition is ``{axis:cond;axis:cond}``, a condition a comparison (``>``
 (``>15``, ``<n``, ``16``); an axis a kernel does not index has stride 0. ``afr`` is the
 access-to-footprint ratio of the accessed variable, accesses per distinct element; a pattern
 whose footprint loopy cannot bound matches no ``afr`` condition.
+
+``f_mem_transactions`` counts local accesses as the hardware serves them: each sub-group
+access (loopy counts local accesses per sub-group) weighted by its bank-conflict degree
+(``banks.py``), from the pattern's lid strides, the work-group's shape, the sub-group width
+the statistics were gathered with, and ``banks:<count>x<bytes>`` (default 32 banks of 4
+bytes), so one cost per transaction covers every stride and work-group layout.
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from typing import Any
 
 from perfport._core.errors import ExpressionError
 from perfport._core.expr import Expr
-from perfport.model.counts import EvaluatedMem, EvaluatedStats, SyncKind
+from perfport.model.banks import BANK_BYTES, BANKS, conflict_degree
+from perfport.model.counts import EvaluatedMem, EvaluatedStats, Granularity, SyncKind
 from perfport.model.errors import ModelError
 from perfport.model.expression import FEATURE_TOKEN, Formula
 
@@ -35,7 +45,8 @@ _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} |
     f"uint{b}" for b in (8, 16, 32, 64)
 }
 _BUILT_IN = (
-    "f_op_<dtype>_<op>, f_mem_access_..., f_sync_barrier_local, f_sync_kernel_launch, "
+    "f_op_<dtype>_<op>, f_mem_access_..., f_mem_transactions_local_..., "
+    "f_sync_barrier_local, f_sync_kernel_launch, "
     "f_thread_groups, f_cl_wall_time_<platform>_<device>"
 )
 
@@ -43,6 +54,7 @@ _BUILT_IN = (
 class FeatureKind(Enum):
     OP = "op"
     MEM = "mem"
+    TRANSACTIONS = "transactions"
     SYNC = "sync"
     THREAD_GROUPS = "thread_groups"
     WALL_TIME = "wall_time"
@@ -80,6 +92,7 @@ class MemPattern:
     lstrides: tuple[tuple[int, Condition], ...] = ()
     gstrides: tuple[tuple[int, Condition], ...] = ()
     afr: Condition | None = None
+    banks: tuple[int, int] = (BANKS, BANK_BYTES)  # count, bytes: transactions only
 
     def matches(self, m: EvaluatedMem, sizes: Mapping[str, Any]) -> bool:
         p = m.pattern
@@ -119,6 +132,9 @@ class Feature:
             assert self.pattern is not None
             pattern = self.pattern
             return sum(m.count for m in stats.mem if pattern.matches(m, stats.sizes))
+        if self.kind is FeatureKind.TRANSACTIONS:
+            assert self.pattern is not None
+            return _transactions(self.pattern, stats)
         if self.kind is FeatureKind.SYNC:
             return sum(v for k, v in stats.sync if k is self.sync)
         if self.kind is FeatureKind.THREAD_GROUPS:
@@ -155,6 +171,14 @@ def parse_feature(name: str) -> Feature:
         return Feature(name, FeatureKind.WALL_TIME, platform=platform, device=device)
     if name == "f_mem_access" or name.startswith("f_mem_access_"):
         return Feature(name, FeatureKind.MEM, pattern=_mem_pattern(name))
+    if name == "f_mem_transactions" or name.startswith("f_mem_transactions_"):
+        pattern = _mem_pattern(name, "f_mem_transactions")
+        if pattern.mtype not in (None, "local"):
+            raise ModelError(
+                f"feature {name!r}: transactions are counted for local memory only "
+                "(bank conflicts); write f_mem_transactions_local_..."
+            )
+        return Feature(name, FeatureKind.TRANSACTIONS, pattern=pattern)
     raise ModelError(
         f"unknown feature {name!r}: built-in features are {_BUILT_IN}; define others with "
         "FeatureSet.define"
@@ -175,8 +199,34 @@ def _fields(text: str) -> list[str]:
     return [*fields, current] if current else fields
 
 
-def _mem_pattern(name: str) -> MemPattern:
-    fields = _fields(name[len("f_mem_access") :].lstrip("_"))
+def _transactions(pattern: MemPattern, stats: EvaluatedStats) -> float:
+    """Sub-group accesses to local memory matching ``pattern``, each times its conflict
+    degree in the kernel's work-group shape."""
+    subgroup = stats.stats.subgroup_size
+    sizes = stats.local_sizes or (max(1, int(stats.work_group_size)),)
+    lanes = min(subgroup, int(stats.work_group_size) or 1)
+    total = 0.0
+    for m in stats.mem:
+        if m.pattern.mtype != "local" or not pattern.matches(m, stats.sizes):
+            continue
+        # loopy counts local accesses per sub-group; a per-work-item count is lanes per access.
+        per_subgroup = {Granularity.SUBGROUP: 1.0, Granularity.WORKITEM: 1.0 / lanes}.get(
+            m.pattern.granularity, 1.0
+        )
+        degree = conflict_degree(
+            m.lstrides, sizes, subgroup, _itemsize(m.pattern.dtype), *pattern.banks
+        )
+        total += m.count * per_subgroup * degree
+    return total
+
+
+def _itemsize(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    return max(1, int(digits) // 8) if digits else 4
+
+
+def _mem_pattern(name: str, stem: str = "f_mem_access") -> MemPattern:
+    fields = _fields(name[len(stem) :].lstrip("_"))
     found: dict[str, Any] = {}
     i = 0
     while i < len(fields):
@@ -198,6 +248,8 @@ def _mem_pattern(name: str) -> MemPattern:
             found[field[:8]] = _strides(name, field[9:])
         elif field.startswith("afr:"):
             found["afr"] = _condition(name, field[4:])
+        elif field.startswith("banks:") and stem == "f_mem_transactions":
+            found["banks"] = _banks(name, field[6:])
         else:
             raise ModelError(
                 f"feature {name!r}: {field!r} is not a memory access field; use "
@@ -212,8 +264,15 @@ def _is_mem_field(field: str) -> bool:
     return (
         field in ("global", "local", "load", "store")
         or field in _DTYPES
-        or field.startswith(("lstrides:", "gstrides:", "afr:"))
+        or field.startswith(("lstrides:", "gstrides:", "afr:", "banks:"))
     )
+
+
+def _banks(name: str, text: str) -> tuple[int, int]:
+    count, sep, width = text.partition("x")
+    if not (sep and count.isdigit() and width.isdigit() and int(count) > 0 and int(width) > 0):
+        raise ModelError(f"feature {name!r}: write banks:<count>x<bytes>, e.g. banks:32x4")
+    return int(count), int(width)
 
 
 def _strides(name: str, text: str) -> tuple[tuple[int, Condition], ...]:

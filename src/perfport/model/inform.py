@@ -27,6 +27,7 @@ _STEMS = (
     ("f_thread_groups", "empty_kernel"),
     ("f_mem_access_tag:", "work_removal"),
     ("f_mem_access_local", "lmem_pattern"),
+    ("f_mem_transactions", "lmem_stride_pattern"),
     ("f_mem_access_global", "gmem_pattern"),
 )
 
