@@ -16,11 +16,16 @@ from perfport.model.errors import UncountableKernel
 from perfport.model.gather import SUBGROUP_SIZE, gather
 
 
+# The counting rules' version in every key: statistics cached under older rules (before the
+# issued count of hoist.py) are gathered again instead of read without it.
+COUNTING = "issued1"
+
+
 def program_key(program: Any, subgroup_size: int) -> str:
     """A stable digest of a loopy program (its domains, instructions, types and tags)."""
     from loopy.tools import LoopyKeyBuilder
 
-    return f"{LoopyKeyBuilder()(program)}-sg{subgroup_size}"
+    return f"{LoopyKeyBuilder()(program)}-sg{subgroup_size}-{COUNTING}"
 
 
 def _uncountable(program: Any, exc: BaseException) -> str:

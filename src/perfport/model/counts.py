@@ -54,7 +54,9 @@ class MemCount:
     elements, keyed by axis; an axis absent from ``lstrides`` or ``gstrides`` has stride 0.
     ``footprint`` counts the distinct elements of ``variable`` accessed in ``direction`` (all
     of its patterns together), so the access-to-footprint ratio is ``accesses / footprint``;
-    empty for local memory and where loopy cannot bound the footprint."""
+    empty for local memory and where loopy cannot bound the footprint. ``issued`` counts the
+    accesses as a compiler issues them (``hoist.py``: loop-invariant local loads once per
+    iteration of the loops they depend on); None in statistics gathered before it existed."""
 
     mtype: str  # global | local
     dtype: str
@@ -66,6 +68,7 @@ class MemCount:
     granularity: Granularity
     count: str
     footprint: str
+    issued: str | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,7 @@ class EvaluatedMem:
     lstrides: Mapping[int, int]
     gstrides: Mapping[int, int]
     afr: float | None
+    issued: float | None = None  # None: the statistics predate the issued count
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ class _Compiled:
                 [(a, Expr(s, what)) for a, s in m.lstrides],
                 [(a, Expr(s, what)) for a, s in m.gstrides],
                 Expr(m.footprint, what) if m.footprint else None,
+                Expr(m.issued, what) if m.issued is not None else None,
             )
             for m in stats.mem
         ]
@@ -208,7 +213,7 @@ class _Compiled:
                 f"({stats.guard}); pick sizes that satisfy them"
             )
         mem = []
-        for pattern, count, lstr, gstr, footprint in self.mem:
+        for pattern, count, lstr, gstr, footprint, issued in self.mem:
             n = float(count.value(env))
             fp = float(footprint.value(env)) if footprint is not None else 0.0
             per_item = n * _items_per_count(pattern.granularity, stats, env, self.wg_size)
@@ -219,6 +224,7 @@ class _Compiled:
                     {a: int(e.value(env)) for a, e in lstr},
                     {a: int(e.value(env)) for a, e in gstr},
                     per_item / fp if fp > 0 else None,
+                    float(issued.value(env)) if issued is not None else None,
                 )
             )
         return EvaluatedStats(
@@ -281,6 +287,7 @@ def mem_json(m: MemCount) -> dict[str, Any]:
         "granularity": m.granularity.value,
         "count": m.count,
         "footprint": m.footprint,
+        **({"issued": m.issued} if m.issued is not None else {}),
     }
 
 
@@ -296,4 +303,5 @@ def _mem_from_json(m: Mapping[str, Any]) -> MemCount:
         granularity=Granularity(m["granularity"]),
         count=m["count"],
         footprint=m["footprint"],
+        issued=str(m["issued"]) if m.get("issued") is not None else None,
     )

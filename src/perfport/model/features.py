@@ -8,6 +8,8 @@ Built in (fields after ``f_mem_access`` optional, in this order)::
     f_mem_transactions_<same fields, local only>_banks:<count>x<bytes>
                                            f_mem_transactions_local_float32_load: sub-group
                                            accesses times their bank-conflict degree
+    <either of the two>_hoisted            f_mem_transactions_local_float32_hoisted: the
+                                           accesses as a compiler issues them (hoist.py)
     f_sync_barrier_local, f_sync_kernel_launch, f_thread_groups
     f_cl_wall_time_<platform>_<device>     measured, never counted: an output feature
 
@@ -22,6 +24,12 @@ access (loopy counts local accesses per sub-group) weighted by its bank-conflict
 (``banks.py``), from the pattern's lid strides, the work-group's shape, the sub-group width
 the statistics were gathered with, and ``banks:<count>x<bytes>`` (default 32 banks of 4
 bytes), so one cost per transaction covers every stride and work-group layout.
+
+The field ``hoisted`` counts the accesses a compiler issues instead of loopy's count: a
+local load whose index does not change in an enclosing sequential loop (and whose array is
+neither written nor fenced by a barrier in it) once per iteration of the loops it depends
+on (``hoist.py``). Every other access counts as loopy counts it, and without the field every
+feature keeps loopy's count, so models written before it mean what they meant.
 """
 
 from __future__ import annotations
@@ -93,6 +101,18 @@ class MemPattern:
     gstrides: tuple[tuple[int, Condition], ...] = ()
     afr: Condition | None = None
     banks: tuple[int, int] = (BANKS, BANK_BYTES)  # count, bytes: transactions only
+    hoisted: bool = False  # the issued count (hoist.py) in place of loopy's
+
+    def count(self, m: EvaluatedMem, feature: str) -> float:
+        """The accesses ``m`` stands for under this pattern: loopy's, or the issued count."""
+        if not self.hoisted:
+            return m.count
+        if m.issued is None:
+            raise ModelError(
+                f"feature {feature!r} needs the issued access count, which these statistics "
+                "predate; gather them again (perfport model stats, or clear the stats cache)"
+            )
+        return m.issued
 
     def matches(self, m: EvaluatedMem, sizes: Mapping[str, Any]) -> bool:
         p = m.pattern
@@ -131,10 +151,12 @@ class Feature:
         if self.kind is FeatureKind.MEM:
             assert self.pattern is not None
             pattern = self.pattern
-            return sum(m.count for m in stats.mem if pattern.matches(m, stats.sizes))
+            return sum(
+                pattern.count(m, self.name) for m in stats.mem if pattern.matches(m, stats.sizes)
+            )
         if self.kind is FeatureKind.TRANSACTIONS:
             assert self.pattern is not None
-            return _transactions(self.pattern, stats)
+            return _transactions(self.pattern, stats, self.name)
         if self.kind is FeatureKind.SYNC:
             return sum(v for k, v in stats.sync if k is self.sync)
         if self.kind is FeatureKind.THREAD_GROUPS:
@@ -199,7 +221,7 @@ def _fields(text: str) -> list[str]:
     return [*fields, current] if current else fields
 
 
-def _transactions(pattern: MemPattern, stats: EvaluatedStats) -> float:
+def _transactions(pattern: MemPattern, stats: EvaluatedStats, feature: str) -> float:
     """Sub-group accesses to local memory matching ``pattern``, each times its conflict
     degree in the kernel's work-group shape."""
     subgroup = stats.stats.subgroup_size
@@ -216,7 +238,7 @@ def _transactions(pattern: MemPattern, stats: EvaluatedStats) -> float:
         degree = conflict_degree(
             m.lstrides, sizes, subgroup, _itemsize(m.pattern.dtype), *pattern.banks
         )
-        total += m.count * per_subgroup * degree
+        total += pattern.count(m, feature) * per_subgroup * degree
     return total
 
 
@@ -250,11 +272,13 @@ def _mem_pattern(name: str, stem: str = "f_mem_access") -> MemPattern:
             found["afr"] = _condition(name, field[4:])
         elif field.startswith("banks:") and stem == "f_mem_transactions":
             found["banks"] = _banks(name, field[6:])
+        elif field == "hoisted":
+            found["hoisted"] = True
         else:
             raise ModelError(
                 f"feature {name!r}: {field!r} is not a memory access field; use "
                 "tag:<tag>, global|local, a dtype, load|store, lstrides:{..}, gstrides:{..}, "
-                "afr:<cond>, in this order"
+                "afr:<cond>, hoisted, in this order"
             )
         i += 1
     return MemPattern(**found)
@@ -262,7 +286,7 @@ def _mem_pattern(name: str, stem: str = "f_mem_access") -> MemPattern:
 
 def _is_mem_field(field: str) -> bool:
     return (
-        field in ("global", "local", "load", "store")
+        field in ("global", "local", "load", "store", "hoisted")
         or field in _DTYPES
         or field.startswith(("lstrides:", "gstrides:", "afr:", "banks:"))
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from perfport._core.errors import SpecError
 from perfport._core.optional import require
+from perfport.model.hoist import hoisted_removals, subtract
 from perfport.model.counts import (
     Granularity,
     KernelStats,
@@ -161,6 +162,7 @@ def _mem(program: Any, knl: Any, subgroup_size: int, notes: list[str]) -> tuple[
     access = lp.get_mem_access_map(program, count_redundant_work=True, subgroup_size=subgroup_size)
     global_vars = {str(k.variable) for k in access.count_map if str(k.mtype) == "global"}
     footprints = _footprints(program, knl, global_vars, notes)
+    removed = hoisted_removals(program, knl, subgroup_size)
     result = []
     for key, value in access.count_map.items():
         direction = "load" if key.direction == "load" else "store"
@@ -182,6 +184,7 @@ def _mem(program: Any, knl: Any, subgroup_size: int, notes: list[str]) -> tuple[
                 granularity=Granularity(key.count_granularity),
                 count=_count_text(value),
                 footprint=footprint or "",
+                issued=_count_text(subtract(value, removed[key]) if key in removed else value),
             )
         )
     result.sort(key=lambda m: (m.mtype, m.variable, m.direction, m.lstrides, m.gstrides))
