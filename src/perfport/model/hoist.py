@@ -148,7 +148,8 @@ def _barrier_loops(program: Any, knl: Any) -> set[tuple[str, str]]:
     another work-item's write may be visible, so no load is hoisted over one. Every local
     array is paired (a barrier does not say which array it orders)."""
     import loopy as lp
-    from loopy.schedule import Barrier, EnterLoop, LeaveLoop
+    from loopy.kernel.instruction import BarrierInstruction
+    from loopy.schedule import Barrier, EnterLoop, LeaveLoop, RunInstruction
 
     linear = lp.get_one_linearized_kernel(knl, program.callables_table)
     open_loops: list[str] = []
@@ -159,7 +160,12 @@ def _barrier_loops(program: Any, knl: Any) -> set[tuple[str, str]]:
         elif isinstance(item, LeaveLoop):
             open_loops.pop()
         elif isinstance(item, Barrier) and item.synchronization_kind == "local":
-            fenced.update(open_loops)
+            fenced.update(open_loops)  # a barrier loopy inserted
+        elif isinstance(item, RunInstruction):
+            insn = linear.id_to_insn[item.insn_id]
+            # A barrier the kernel's author wrote (``... lbarrier``), inside its own loops.
+            if isinstance(insn, BarrierInstruction) and insn.synchronization_kind == "local":
+                fenced.update(open_loops)
     return {(name, iname) for name in _local_arrays(knl) for iname in fenced}
 
 
