@@ -15,7 +15,6 @@ from perfport.model.counts import KernelStats
 from perfport.model.errors import UncountableKernel
 from perfport.model.gather import SUBGROUP_SIZE, gather
 
-
 # The counting rules' version in every key: statistics cached under older rules (before the
 # issued count of hoist.py) are gathered again instead of read without it.
 COUNTING = "issued1"

@@ -21,7 +21,6 @@ from typing import Any
 
 from perfport._core.errors import SpecError
 from perfport._core.optional import require
-from perfport.model.hoist import hoisted_removals, subtract
 from perfport.model.counts import (
     Granularity,
     KernelStats,
@@ -30,6 +29,7 @@ from perfport.model.counts import (
     SyncCount,
     SyncKind,
 )
+from perfport.model.hoist import hoisted_removals, subtract
 
 SUBGROUP_SIZE = 32  # the paper's one hardware statistic: NVIDIA's and AMD's sub-group width
 

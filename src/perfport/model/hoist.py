@@ -99,7 +99,7 @@ def _local_loads(expr: Any, local: set[str]) -> Iterator[Any]:
     from loopy.symbolic import CombineMapper
     from pymbolic.primitives import Variable
 
-    class _Loads(CombineMapper):  # type: ignore[misc]
+    class _Loads(CombineMapper):
         def combine(self, values: Any) -> list[Any]:
             return [x for v in values for x in v]
 
@@ -112,8 +112,11 @@ def _local_loads(expr: Any, local: set[str]) -> Iterator[Any]:
         def map_constant(self, e: Any) -> list[Any]:
             return []
 
-        map_variable = map_constant
-        map_tagged_variable = map_constant
+        def map_variable(self, expr: Any, *args: Any, **kwargs: Any) -> list[Any]:
+            return []  # a local scalar is not indexed: never a candidate
+
+        def map_tagged_variable(self, expr: Any, *args: Any, **kwargs: Any) -> list[Any]:
+            return []
 
     yield from _Loads()(expr)
 
@@ -154,7 +157,7 @@ def _barrier_loops(program: Any, knl: Any) -> set[tuple[str, str]]:
     linear = lp.get_one_linearized_kernel(knl, program.callables_table)
     open_loops: list[str] = []
     fenced: set[str] = set()
-    for item in linear.linearization:
+    for item in linear.linearization or ():
         if isinstance(item, EnterLoop):
             open_loops.append(item.iname)
         elif isinstance(item, LeaveLoop):
