@@ -60,8 +60,10 @@ def test_a_kernel_file_is_counted(tmp_path, capsys):
     assert mem[("y", "store")]["gstrides_value"] == {"0": 64}
     assert set(mem[("x", "load")]) == {
         "mtype", "dtype", "direction", "variable", "tags", "granularity", "symbolic", "lstrides",
-        "gstrides", "footprint", "value", "lstrides_value", "gstrides_value", "afr",
+        "gstrides", "footprint", "value", "lstrides_value", "gstrides_value", "afr", "issued",
+        "issued_value",
     }  # fmt: skip
+    assert mem[("x", "load")]["issued_value"] == 1024  # global: as loopy counts it
 
 
 @pytest.mark.parametrize(

@@ -137,6 +137,8 @@ def _mem_json(m: Any, e: Any) -> dict[str, Any]:
         "lstrides_value": {str(a): v for a, v in e.lstrides.items()} if e else None,
         "gstrides_value": {str(a): v for a, v in e.gstrides.items()} if e else None,
         "afr": e.afr if e else None,
+        # As the compiler issues them (loop-invariant local loads hoisted; hoist.py).
+        "issued_value": e.issued if e else None,
     }
 
 
