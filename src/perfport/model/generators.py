@@ -180,6 +180,50 @@ def make_lmem_stride(dtype: str, lsize_0: int, lid_stride_0: int, lsize_1: int =
     return lp.split_iname(knl, "g_inner", lsize_0, outer_tag="l.1", inner_tag="l.0")
 
 
+HOIST_INDEX = ("invariant", "dependent", "manual")
+
+
+def make_lmem_hoist(dtype: str, lsize_0: int, index: str, trips: int) -> Any:
+    """Tests the issued-load rule (``hoist.py``) apart from any application kernel: the
+    work-group fills a local array of ``LMEM_WINDOW`` rows (lid(0) stride 1) behind one
+    barrier, then each work-item adds a local word to one accumulator ``trips`` times per
+    iteration of a loop over m. ``index``: ``invariant`` reads ``loc[k % 8, lid]`` in the
+    inner loop (its index does not change there: the rule counts m loads, loopy m * trips);
+    ``dependent`` reads ``loc[(k + j) % 8, lid]`` (m * trips loads both ways: the control);
+    ``manual`` loads ``loc[k % 8, lid]`` once per k into a private before the inner loop (the
+    hoisting written out: m loads both ways). Every variant does the same m * trips adds, and
+    float adds into one accumulator cannot be merged, so only the loads differ."""
+    lp = loopy()
+    local = lp.TemporaryVariable(
+        "loc", np.dtype(dtype), shape=(LMEM_WINDOW, lsize_0), address_space=lp.AddressSpace.LOCAL
+    )
+    col = f"g % {lsize_0}"
+    read = {
+        "invariant": f"loc[k % {LMEM_WINDOW}, {col}]",
+        "dependent": f"loc[(k + j) % {LMEM_WINDOW}, {col}]",
+        "manual": "x",
+    }[index]
+    fetch = f"<{dtype}> x = loc[k % {LMEM_WINDOW}, {col}] {{id=fetch, dep=sync, inames=g:k}}"
+    body = f"""
+    <{dtype}> y = a[g] {{id=load, inames=g}}
+    loc[f, {col}] = y + f {{id=fill, dep=load}}
+    ... lbarrier {{id=sync, dep=fill}}
+    <{dtype}> acc = 0 {{id=zero, inames=g}}
+    {fetch if index == "manual" else ""}
+    acc = acc + {read} {{id=sum, dep=sync:zero{":fetch" if index == "manual" else ""}, inames=g:k:j}}
+    out[g] = acc {{id=store, dep=sum}}
+    """
+    knl = lp.make_kernel(
+        f"{{[g,f,k,j]: 0<=g<nel and 0<=f<{LMEM_WINDOW} and 0<=k<m and 0<=j<{trips}}}",
+        body,
+        [*_args(lp, dtype, "a", "out"), local, ...],
+        name=f"{KERNEL_PREFIX}lmem_hoist",
+        lang_version=(2018, 2),
+    )
+    knl = lp.prioritize_loops(knl, "k,j")  # j inside k: the invariant load is j's
+    return _finish(knl, lsize_0, f"nel mod {lsize_0} = 0 and nel >= {lsize_0} and m >= 1")
+
+
 def make_overlap(dtype: str, lsize_0: int) -> Any:
     """Section 7.4: one global load, m local load-store sequences, one global store, so the
     ratio of local to global accesses (m) decides which dominates."""
@@ -282,6 +326,22 @@ def _memory_generators(
             make_lmem_stride,
             sizes,
             "local loads at a lid(0) stride (broadcast, conflict-free, bank conflicts)",
+        ),
+        Generator(
+            "lmem_hoist_pattern",
+            frozenset({"lmem_hoist", "lmem_hoist_pattern"}),
+            (
+                dtypes,
+                lsize,
+                VariantArg("index", HOIST_INDEX),
+                VariantArg("trips", (8,), open=True),
+                nel,
+                VariantArg("m", (16, 32, 64), open=True),
+            ),
+            make_lmem_hoist,
+            sizes,
+            "a local load invariant in an inner loop of trips (hoisted by the compiler?), "
+            "against one that depends on it and one hoisted by hand",
         ),
     ]
 
