@@ -77,7 +77,7 @@ def hoist_report(path: Path) -> str:
 
 
 def resident(group: int) -> int:
-    return min(GROUPS_PER_SM, THREADS_PER_SM // group)
+    return min(GROUPS_PER_SM, THREADS_PER_SM // (-(-group // 32) * 32))  # whole sub-groups
 
 
 def groups_report(path: Path) -> str:
