@@ -134,10 +134,10 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
     console.print(f"split factors {factors}; adjusted to whole work-groups {adjusted}")
     if out["planned_from"] == "lines":
+        probes = ", ".join("-" if t is None else f"{t:.3f}" for t in out["probe_ms"])
         console.print(
-            f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes "
-            f"{out['probe_ms']} ms, ran {out['parts']} (lines predict "
-            f"{out['lines_predicted_ms']:.3f} ms)"
+            f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes {probes} ms, "
+            f"ran {out['parts']} (lines predict {out['lines_predicted_ms']:.3f} ms)"
         )
     console.print(
         f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
