@@ -69,6 +69,12 @@ def add_parser(sub: Subcommands) -> None:
         help="with --steps: exchange halo rows device to device where the devices allow it "
         "(one OpenCL context per platform, CUDA peer copies; default), or through the host",
     )  # fmt: skip
+    p.add_argument(
+        "--plan", choices=("eq4", "lines"), default="eq4",
+        help="how the first split is planned: eq4, from each device's time alone (default), or "
+        "lines: each device first runs alone on its Eq. 4 part (one probe launch each) and the "
+        "split is planned from its overhead + cost per element line",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
 
@@ -89,6 +95,8 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         )
     if args.rebalance and not args.steps:
         raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
+    if args.plan != "eq4" and args.steps:
+        raise SpecError("--plan plans one launch; time-stepping plans with Eq. 4 (drop --plan)")
     if args.halo != "device" and not args.steps:
         raise SpecError("--halo chooses the time steps' halo exchange; give --steps N with it")
     from perfport.devices import get_device
@@ -114,6 +122,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
             sweep_points=args.sweep, iterations=args.iterations, opening=args.opening,
+            plan_from=args.plan,
         )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
@@ -124,6 +133,12 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     factors = ", ".join(f"{f:.3f}" for f in out["split_factors"])
     adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
     console.print(f"split factors {factors}; adjusted to whole work-groups {adjusted}")
+    if out["planned_from"] == "lines":
+        probes = ", ".join("-" if t is None else f"{t:.3f}" for t in out["probe_ms"])
+        console.print(
+            f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes {probes} ms, "
+            f"ran {out['parts']} (lines predict {out['lines_predicted_ms']:.3f} ms)"
+        )
     console.print(
         f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
         f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "

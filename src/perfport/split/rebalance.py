@@ -112,16 +112,20 @@ def rebalance(
     tolerance: float = 0.03,
     target_s: float = 0.05,
     opener: Opener = open_session,
+    lines: Sequence[tuple[float, float]] | None = None,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
     launches, stopping once the parts finish within ``tolerance`` of each other and the launch
     is no slower than the fastest device alone (else that device alone is tried last). Returns the
     launches and the plan of the last one. ``first``, when given, is the plan's launch already
-    made (``perfport split``'s static run): it counts as the first iteration."""
+    made (``perfport split``'s static run): it counts as the first iteration. ``lines``, when
+    given, are each device's (overhead ms, ms per element) so far (``--plan lines``' fit):
+    without them a device starts proportional to its time alone, and one the lines dropped
+    would get its Eq. 4 share back."""
     if iterations < 1:
         raise SpecError(f"--iterations {iterations}: give at least 1")
     alone_ms = plan.times_ms
-    lines = [(0.0, t / plan.extent) for t in alone_ms]
+    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in alone_ms]
     done: list[Iteration] = []
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
     slowest_ok = alone_ms[fastest] * (1 + tolerance)

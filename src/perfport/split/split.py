@@ -13,6 +13,7 @@ from perfport.measure.verify import mismatch
 from perfport.space import kernel_space
 from perfport.split.execute import Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
+from perfport.split.probe import LinesPlan, check_plan, eq4_json, probe_plan
 from perfport.split.rebalance import Iteration, rebalance
 from perfport.split.reserve import Opening, cpu_opening
 from perfport.split.sweep import SweepPoint, sweep
@@ -24,8 +25,10 @@ DECISION_MARGIN = 0.03
 
 @dataclass(frozen=True)
 class SplitOutcome:
-    """One ``perfport split``: the plan, each device's configuration (and where it came from:
-    ``store`` or ``default``), the single-device and split runs and the decision."""
+    """One ``perfport split``: the plan that ran, each device's configuration (and where it
+    came from: ``store`` or ``default``), the single-device and split runs and the decision.
+    ``lines``, when the split was planned from each device's line (``--plan lines``), holds
+    Eq. 4's plan, the probes and the lines; ``plan`` is then the plan made from them."""
 
     plan: SplitPlan
     devices: tuple[DeviceInfo, ...]
@@ -39,6 +42,12 @@ class SplitOutcome:
     iterations: tuple[Iteration, ...] = ()
     rebalanced: SplitPlan | None = None
     opening: Opening = field(default_factory=Opening)
+    lines: LinesPlan | None = None
+
+    @property
+    def eq4(self) -> SplitPlan:
+        """Eq. 4's plan: the one that ran, unless the lines planned it."""
+        return self.lines.eq4 if self.lines else self.plan
 
     @property
     def best_single(self) -> int:
@@ -84,10 +93,10 @@ class SplitOutcome:
             ],
             "dimension": self.plan.dimension,
             "extent": self.plan.extent,
-            "split_factors": list(self.plan.split_factors),
+            "split_factors": list(self.eq4.split_factors),
             "adjusted_factors": list(self.plan.adjusted_factors),
             "parts": [list(p) for p in self.plan.parts],
-            "theoretical_ms": self.plan.theoretical_ms,
+            "theoretical_ms": self.eq4.theoretical_ms,
             "adjusted_theoretical_ms": self.plan.adjusted_theoretical_ms,
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
@@ -107,6 +116,7 @@ class SplitOutcome:
                 list(self.rebalanced.adjusted_factors) if self.rebalanced else None
             ),
             **self.opening.to_json(self.devices),
+            **(self.lines.to_json() if self.lines else eq4_json(self.plan)),
         }
 
 
@@ -194,13 +204,17 @@ def split_run(
     sweep_points: int = 0,
     iterations: int = 0,
     opening: Opening | None = None,
+    plan_from: str = "eq4",
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
     split at that many shares of the first device; with ``iterations``, rebalance from the
     measured part times for up to that many launches (the planned run is the first).
     ``opening``: how each part's session opens (default: a CPU beside GPUs leaves one core
-    per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units."""
+    per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units.
+    ``plan_from``: ``eq4`` runs Eq. 4's plan; ``lines`` first runs each device alone on its
+    Eq. 4 part and runs the plan made from the lines (``perfport.split.probe``)."""
+    check_plan(plan_from)
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
     split = split_dimension(spec, dimension)
@@ -213,26 +227,30 @@ def split_run(
     )
     blocks = [block(spec, split, c, full) for c, _ in chosen]
     plan = plan_split(ids, extent, blocks, [r.wall_ms for r in single], split.dimension)
+    picked = [c for c, _ in chosen]
+    lines = None
+    if plan_from == "lines":
+        lines = probe_plan(spec, full, devices, picked, split, plan, target_s, opening.one)
+        plan = lines.plan
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
     run = run_parts(spec, full, parts, split, target_s=target_s, opener=opening.one)
     expected = min(single, key=lambda r: r.wall_ms).outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
-    picked = [c for c, _ in chosen]
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
             spec, full, devices, picked, split, blocks[0], sweep_points, expected,
             target_s, opening.one,
         )  # fmt: skip
-    launches, last = (
-        rebalance(
-            spec, full, devices, picked, split, plan, iterations, expected, run, opener=opening.one
-        )
-        if iterations
-        else ((), None)
-    )
+    launches: tuple[Iteration, ...] = ()
+    last: SplitPlan | None = None
+    if iterations:  # the rebalancer starts from the plan that ran, and from its lines
+        launches, last = rebalance(
+            spec, full, devices, picked, split, plan, iterations, expected, run,
+            opener=opening.one, lines=lines.lines if lines else None,
+        )  # fmt: skip
     return SplitOutcome(
         plan=plan,
         devices=tuple(devices),
@@ -246,4 +264,5 @@ def split_run(
         iterations=launches,
         rebalanced=last,
         opening=opening,
+        lines=lines,
     )

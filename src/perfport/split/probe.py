@@ -1,0 +1,111 @@
+"""Planning the first split from each device's overhead + cost line (beyond erdem2018).
+
+Eq. 4 takes a device's time as proportional to its part. A small part on a CPU beside a GPU
+pays a fixed cost per launch (threads starting and joining, work handed out) that the
+proportion omits, so the planned split runs over Algorithm 1's time until rebalancing
+corrects it. Here each device first runs ALONE on its Eq. 4 part (a probe, one launch each);
+its line goes through (extent, time alone) and (part, probe time) (``device_line``), and the
+shares that make every line end together (``balanced_shares``) are planned with Eqs. 5-9, so
+work-groups stay whole. A device whose overhead alone exceeds the balanced time gets nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport.devices import open_session
+from perfport.split.execute import Opener, Part, run_parts
+from perfport.split.plan import SplitPlan, plan_split
+from perfport.split.rebalance import balanced_shares, device_line
+
+PLANS = ("eq4", "lines")  # what ``perfport split --plan`` takes
+
+
+@dataclass(frozen=True)
+class LinesPlan:
+    """The plan made from lines: Eq. 4's plan it started from, each device's probe time on its
+    Eq. 4 part (None: an empty part, not probed; its line is proportional), the fitted lines
+    (overhead ms, ms per element) and the plan made from them."""
+
+    eq4: SplitPlan
+    probe_ms: tuple[float | None, ...]
+    lines: tuple[tuple[float, float], ...]
+    plan: SplitPlan
+
+    @property
+    def predicted_ms(self) -> float:
+        """The lines' time for the plan's parts: the last device with elements to finish."""
+        ends = [
+            a + b * (stop - start)
+            for (a, b), (start, stop) in zip(self.lines, self.plan.parts, strict=True)
+            if stop > start
+        ]
+        return max(ends, default=0.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "planned_from": "lines",
+            "eq4_parts": [list(p) for p in self.eq4.parts],
+            "probe_ms": list(self.probe_ms),
+            "lines": [list(line) for line in self.lines],
+            "lines_predicted_ms": self.predicted_ms,
+        }
+
+
+def eq4_json(plan: SplitPlan) -> dict[str, Any]:
+    """The same keys for a split planned with Eq. 4 alone: no probe, no lines."""
+    return {
+        "planned_from": "eq4",
+        "eq4_parts": [list(p) for p in plan.parts],
+        "probe_ms": None,
+        "lines": None,
+        "lines_predicted_ms": None,
+    }
+
+
+def check_plan(plan_from: str) -> None:
+    if plan_from not in PLANS:
+        raise SpecError(f"--plan {plan_from!r}: give one of {', '.join(PLANS)}")
+
+
+def plan_from_lines(eq4: SplitPlan, probe_ms: Sequence[float | None]) -> LinesPlan:
+    """The lines through each device's time alone (``eq4.times_ms``) and its probe on its Eq. 4
+    part, and the whole-work-group plan whose parts every line ends together."""
+    if len(probe_ms) != len(eq4.devices):
+        raise SpecError("give one probe time (or None) per device")
+    lines = tuple(
+        device_line(eq4.extent, alone, b - a, t if t is not None else 0.0)
+        if b > a
+        else device_line(eq4.extent, alone, 0, 0.0)
+        for alone, (a, b), t in zip(eq4.times_ms, eq4.parts, probe_ms, strict=True)
+    )
+    shares = balanced_shares(eq4.extent, lines)
+    plan = plan_split(
+        eq4.devices, eq4.extent, eq4.blocks, eq4.times_ms, eq4.dimension, factors=shares
+    )
+    return LinesPlan(eq4=eq4, probe_ms=tuple(probe_ms), lines=lines, plan=plan)
+
+
+def probe_plan(
+    spec: KernelSpec,
+    problem: Problem,
+    devices: Sequence[DeviceInfo],
+    configs: Sequence[Config],
+    split: SplitDim,
+    eq4: SplitPlan,
+    target_s: float = 0.2,
+    opener: Opener = open_session,
+) -> LinesPlan:
+    """Run each device alone on its Eq. 4 part (the same ``run_parts`` call a split makes, with
+    one part; one launch series per device), then plan from the lines (``plan_from_lines``)."""
+    probes: list[float | None] = []
+    for d, c, (a, b) in zip(devices, configs, eq4.parts, strict=True):
+        if b <= a:
+            probes.append(None)
+            continue
+        run = run_parts(spec, problem, [Part(d, c, a, b)], split, target_s=target_s, opener=opener)
+        probes.append(run.wall_ms)
+    return plan_from_lines(eq4, probes)
