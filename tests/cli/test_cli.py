@@ -238,6 +238,7 @@ def test_wg_evaluate_skips_a_partition_the_data_cannot_split(tmp_path):
     assert negative.returncode == 2 and len(negative.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # several tuning runs in subprocesses; ./dev test --slow runs it
 def test_select_evaluate_plots_what_was_evaluated(tmp_path):
     """The classifier chart is the paper's (relative, PCA + k-means) where those ran, else the
     first normalisation and pruning that did."""
@@ -249,6 +250,7 @@ def test_select_evaluate_plots_what_was_evaluated(tmp_path):
     assert (tmp_path / "classifiers.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # several tuning runs in subprocesses; ./dev test --slow runs it
 def test_tune_measures_a_shipped_set(tmp_path):
     """The portable workflow's last step: a new device measures only the shipped set."""
     shipped = tmp_path / "set.json"
@@ -331,6 +333,7 @@ def test_third_party_data_is_found_by_the_environment_not_the_working_directory(
     assert json.loads(done.stdout)["scenarios"] == 8 and (work / "m.pkl").is_file()
 
 
+@pytest.mark.slow  # several tuning runs in subprocesses; ./dev test --slow runs it
 def test_tune_objective_and_metrics_in_tables_and_json(tmp_path):
     """A spec's metrics reach tune --json, results and export; --objective picks the best."""
     kernel = tmp_path / "vadd.toml"
