@@ -76,10 +76,9 @@ def plan_from_lines(eq4: SplitPlan, probe_ms: Sequence[float | None]) -> LinesPl
     part, and the whole-work-group plan whose parts every line ends together."""
     if len(probe_ms) != len(eq4.devices):
         raise SpecError("give one probe time (or None) per device")
+    # An unprobed device (no elements) gets the proportional line device_line gives 0 elements.
     lines = tuple(
-        device_line(eq4.extent, alone, b - a, t if t is not None else 0.0)
-        if b > a
-        else device_line(eq4.extent, alone, 0, 0.0)
+        device_line(eq4.extent, alone, b - a if t is not None else 0, t or 0.0)
         for alone, (a, b), t in zip(eq4.times_ms, eq4.parts, probe_ms, strict=True)
     )
     shares = balanced_shares(eq4.extent, lines)
