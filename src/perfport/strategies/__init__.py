@@ -11,6 +11,7 @@ from perfport.space import Space
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
+from perfport.strategies.crossover import CrossoverBayes
 from perfport.strategies.mixed import MixedBayes
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
@@ -34,6 +35,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         TrustRegionBayes,
         Portfolio,
         MixedBayes,
+        CrossoverBayes,
         PriorGuided,
         TransferPrior,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
@@ -54,6 +56,7 @@ __all__ = [
     "BayesRandomForest",
     "BayesianOptimization",
     "BruteForce",
+    "CrossoverBayes",
     "DifferentialEvolution",
     "GeneticAlgorithm",
     "GridSearch",
