@@ -8,6 +8,7 @@ import numpy as np
 
 from perfport._core import PerfportError
 from perfport.space import Space
+from perfport.strategies.alternating import AlternatingBayes
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
@@ -36,6 +37,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         Portfolio,
         MixedBayes,
         CrossoverBayes,
+        AlternatingBayes,
         PriorGuided,
         TransferPrior,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
@@ -53,6 +55,7 @@ DEFAULT_STRATEGY = "prior"
 __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "AlternatingBayes",
     "BayesRandomForest",
     "BayesianOptimization",
     "BruteForce",
