@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_conformance import DATA, SPACE
 
 from perfport.strategies import STRATEGIES, AlternatingBayes
@@ -32,3 +33,29 @@ def test_it_beats_random_on_the_synthetic_space():
     ours = replay(DATA, "bayes_alt", budget=20, repeats=12).mean_best_fraction
     chance = replay(DATA, "random", budget=20, repeats=12).mean_best_fraction
     assert ours > chance
+
+
+def test_with_stall_the_gp_waits_for_a_stuck_forest():
+    strategy = AlternatingBayes(SPACE, 0, stall=3)
+    best = int(np.nanargmin(DATA.times))
+    strategy.tell(best, 1.0)  # the best first: nothing told after it improves
+    others = [i for i in range(len(SPACE)) if i != best]
+    for i in others[: strategy.initial - 1]:
+        strategy.tell(i, 10.0)  # the start: misses here do not count
+    assert strategy._misses == 0
+    seen = []
+    for i in others[strategy.initial - 1 : strategy.initial + 5]:
+        strategy.ask()
+        seen.append((strategy._misses, len(strategy.told) % 2, strategy.surrogate))
+        strategy.tell(i, 10.0)
+    assert all(s == "rf" for m, _, s in seen if m < 3)
+    assert all(s == ("gp" if odd else "rf") for m, odd, s in seen if m >= 3)
+    assert any(s == "gp" for _, _, s in seen)
+    strategy.tell(others[-1], 0.5)  # a gain: the forest alone again
+    strategy.ask()
+    assert strategy._misses == 0 and strategy.surrogate == "rf"
+
+
+def test_a_negative_stall_is_refused():
+    with pytest.raises(ValueError, match="stall"):
+        AlternatingBayes(SPACE, 0, stall=-1)

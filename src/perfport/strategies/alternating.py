@@ -16,6 +16,8 @@ configuration within 95% of the optimum, and over the 50 ms overhead goal (the G
 
 from __future__ import annotations
 
+import math
+
 from perfport.space import Space
 from perfport.strategies.bayes import _MAX_CANDIDATES, BayesianOptimization
 
@@ -27,11 +29,32 @@ class AlternatingBayes(BayesianOptimization):
     name = "bayes_alt"
     summary = "Bayesian optimisation alternating a random forest and a Gaussian process"
 
-    def __init__(self, space: Space, seed: int = 0, max_candidates: int = _MAX_CANDIDATES) -> None:
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        stall: int = 0,
+        max_candidates: int = _MAX_CANDIDATES,
+    ) -> None:
+        if stall < 0:
+            raise ValueError(f"stall must be >= 0, got {stall}")
         super().__init__(space, seed, surrogate="rf", max_candidates=max_candidates)
+        # With stall > 0 the GP takes its turns only after that many evaluations without a
+        # 0.1% gain, until the next gain: a second opinion where the forest is stuck.
+        self.stall = stall
+        self._misses = 0
+        self._incumbent = math.inf
+
+    def tell(self, index: int, value: float | None) -> None:
+        super().tell(index, value)
+        if value is not None and value < self._incumbent * (1.0 - 1e-3):
+            self._incumbent, self._misses = value, 0
+        elif len(self.told) > self.initial:
+            self._misses += 1
 
     def ask(self) -> int | None:
         # The count of told configurations picks the model, so a resumed run that replays
         # its tells continues with the same model it would have used.
-        self.surrogate = "gp" if len(self.told) % 2 else "rf"
+        stuck = self._misses >= self.stall
+        self.surrogate = "gp" if stuck and len(self.told) % 2 else "rf"
         return super().ask()
