@@ -8,9 +8,11 @@ import numpy as np
 
 from perfport._core import PerfportError
 from perfport.space import Space
+from perfport.strategies.alternating import AlternatingBayes
 from perfport.strategies.base import Strategy
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
+from perfport.strategies.crossover import CrossoverBayes
 from perfport.strategies.mixed import MixedBayes
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
@@ -34,6 +36,8 @@ STRATEGIES: dict[str, type[Strategy]] = {
         TrustRegionBayes,
         Portfolio,
         MixedBayes,
+        CrossoverBayes,
+        AlternatingBayes,
         PriorGuided,
         TransferPrior,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
@@ -51,9 +55,11 @@ DEFAULT_STRATEGY = "prior"
 __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "AlternatingBayes",
     "BayesRandomForest",
     "BayesianOptimization",
     "BruteForce",
+    "CrossoverBayes",
     "DifferentialEvolution",
     "GeneticAlgorithm",
     "GridSearch",
