@@ -3,7 +3,7 @@ the held-out one.
 
     python benchmarks/cold_start.py --seeds 10 --jobs 2 --runs FILE[,FILE...] \\
         --candidates 'portfolio:patience=10,portfolio:patience=20,portfolio:patience=40'
-        [--summary-only] [--overhead 500] [--json OUT]
+        [--summary-only] [--per-cache] [--overhead 500] [--json OUT]
 
 The protocol is benchmarks/strategies.py's (issue 27): each Kernel Tuner cache of
 ../shared/data replayed alone (cold: no other device's results, so the default ``prior`` runs
@@ -131,6 +131,22 @@ def difference_interval(
     return point, float(low), float(high)
 
 
+def per_cache(
+    runs: dict[str, list[float]], specs: list[str], labels: list[str], seeds: int, top: int
+) -> dict[str, dict[str, list[float]]]:
+    """Each candidate minus the default on each cache alone, with the same bootstrap: a
+    default must be no worse beyond noise on every cache, not only on the mean."""
+    out: dict[str, dict[str, list[float]]] = {}
+    print(f"\nCandidate minus {DEFAULT} per cache, median to 95% (90% bootstrap interval)")
+    for spec in specs:
+        out[spec] = {}
+        for label in labels:
+            point, low, high = difference_interval(runs, spec, [label], seeds, top)
+            print(f"{spec:28}{label:28}{point:+8.1f}  ({low:+.1f} to {high:+.1f})")
+            out[spec][label] = [point, low, high]
+    return out
+
+
 def censored_mean(values: list[float], top: int = BUDGET) -> float:
     return statistics.mean(min(v, top + 1) for v in values)
 
@@ -197,6 +213,7 @@ def main() -> None:
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--overhead", type=int, default=0)
+    parser.add_argument("--per-cache", action="store_true", help="also each cache's difference")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.smoke:  # a check that the script still runs end to end, not a measurement
@@ -256,6 +273,8 @@ def main() -> None:
         point, low, high = difference_interval(runs, spec, labels, args.seeds, top)
         print(f"{spec:44}{point:+8.1f}  ({low:+.1f} to {high:+.1f})")
         summary["difference"][spec] = [point, low, high]
+    if args.per_cache:
+        summary["difference_per_cache"] = per_cache(runs, specs[1:], labels, args.seeds, top)
     if args.overhead:
         largest = max(labels, key=lambda c: len(_DATAS[c].space))
         costs = protocol.run_tasks(

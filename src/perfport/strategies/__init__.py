@@ -19,6 +19,7 @@ from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC
 from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 from perfport.strategies.portfolio import Portfolio
+from perfport.strategies.thompson import ThompsonBayes
 from perfport.strategies.transfer import TransferPrior
 
 STRATEGIES: dict[str, type[Strategy]] = {
@@ -38,6 +39,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         MixedBayes,
         CrossoverBayes,
         AlternatingBayes,
+        ThompsonBayes,
         PriorGuided,
         TransferPrior,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
@@ -75,6 +77,7 @@ __all__ = [
     "RandomSearch",
     "SimulatedAnnealing",
     "Strategy",
+    "ThompsonBayes",
     "TransferPrior",
     "TrustRegionBayes",
     "make_strategy",

@@ -162,6 +162,11 @@ class RandomForest:
         return self
 
     def predict(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        outputs = self.predict_trees(x)
+        return outputs.mean(0), outputs.std(0) + 1e-6
+
+    def predict_trees(self, x: np.ndarray) -> np.ndarray:
+        """Every tree's prediction, (trees, len(x)): one row is a draw from the forest."""
         node = np.repeat(np.arange(self.trees), len(x))
         cols = np.tile(np.arange(len(x)), self.trees)
         active = np.arange(len(node))
@@ -171,5 +176,4 @@ class RandomForest:
             active, d = active[inner], d[inner]
             n = node[active]
             node[active] = self.child_[n] + (x[cols[active], d] > self.value_[n])
-        outputs = self.value_[node].reshape(self.trees, len(x))
-        return outputs.mean(0), outputs.std(0) + 1e-6
+        return self.value_[node].reshape(self.trees, len(x))
