@@ -77,7 +77,8 @@ def one_round(db: Path, tmp: Path) -> dict[str, float]:
     )  # fmt: skip
     write_s = time.perf_counter() - started
     page = out / "index.html"
-    page.write_text(page.read_text().replace("</body>", STAMP))
+    head, _, tail = page.read_text().rpartition("</body>")
+    page.write_text(head + STAMP + tail)
     blank_s, _ = open_page(tmp / "blank.html", tmp / "profile-blank")
     open_s, load_ms = open_page(page, tmp / "profile-page")
     assert load_ms is not None, "the page's load handler did not run"
@@ -105,6 +106,8 @@ def main() -> None:
         args.results, args.rounds = 2000, 1
     imported = parse(args.data / CACHE)
     whole = len(imported.measurements)
+    if args.rounds < 1 or not 1 <= args.results <= 2 * whole:
+        parser.error(f"give --rounds 1 or more and --results 1 to {2 * whole} (two copies)")
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         db = tmp / "report.db"

@@ -62,10 +62,11 @@ def test_work_group_axes() -> None:
     assert work_group_axes("(n // 16) * (2 * (m))") == ["(n // 16)", "(2 * (m))"]
 
 
-def _stats(lstrides: dict[int, int], sizes: tuple[int, ...], count: float) -> EvaluatedStats:
+def _stats(lstrides: dict[int, int], sizes: tuple[int, ...], count: float,
+           granularity: Granularity = Granularity.SUBGROUP) -> EvaluatedStats:  # fmt: skip
     group = " * ".join(f"({s})" for s in sizes)
     mem = MemCount("local", "float32", "load", "loc", (), tuple(lstrides.items()), (),
-                   Granularity.SUBGROUP, str(count), "")  # fmt: skip
+                   granularity, str(count), "")  # fmt: skip
     stats = KernelStats("k", (), 32, (), (mem,), (), "1", group, "True")
     evaluated = stats.evaluate({})
     assert evaluated.local_sizes == sizes
@@ -86,6 +87,19 @@ def test_transactions_feature_weights_counts(strides: dict[int, int], sizes: tup
     # 16 banks of 4 bytes: 32 lanes at stride 16 all hit bank 0.
     wide = parse_feature("f_mem_transactions_local_float32_banks:16x4").value(stats)
     assert wide == 100 * conflict_degree(strides, sizes, 32, 4, banks=16)
+
+
+@pytest.mark.parametrize(
+    ("granularity", "per_count"),
+    [(Granularity.SUBGROUP, 1), (Granularity.WORKITEM, 1 / 32), (Granularity.WORKGROUP, 8)],
+)
+def test_transactions_count_subgroup_accesses_whatever_loopy_counted_per(
+    granularity: Granularity, per_count: float
+) -> None:
+    # 16 x 16 = 256 work-items: 8 sub-groups of 32; stride 1, no conflict.
+    stats = _stats({0: 1}, (16, 16), 64.0, granularity)
+    value = parse_feature("f_mem_transactions_local_float32").value(stats)
+    assert value == pytest.approx(64 * per_count)
 
 
 @pytest.mark.parametrize(

@@ -151,3 +151,21 @@ def test_issued_count_survives_json_and_old_statistics_refuse_hoisted() -> None:
     assert parse_feature("f_mem_access_local").value(old) > 0
     with pytest.raises(ModelError, match="gather them again"):
         parse_feature("f_mem_access_local_hoisted").value(old)
+
+
+def test_a_failing_hoist_analysis_leaves_loopys_counts_and_a_note(monkeypatch) -> None:
+    """The issued count is optional: where its analysis raises, the kernel is still counted
+    (issued = loopy's count) and the statistics say why."""
+    import importlib
+
+    gather_module = importlib.import_module("perfport.model.gather")
+
+    def broken(*_: Any) -> dict[Any, Any]:
+        raise RuntimeError("no linearization")
+
+    monkeypatch.setattr(gather_module, "hoisted_removals", broken)
+    stats = gather(_kernel("loc[j, g % 32]"))
+    load = _local_load(stats.evaluate({"n": N}))
+    assert load.issued == load.count == 2 * 4 * 3
+    notes = stats.approximations
+    assert any("no load hoisted" in n and "no linearization" in n for n in notes), notes

@@ -158,3 +158,26 @@ def test_halo_host_stages_through_the_host_even_where_sessions_could_copy(two):
     assert out.halo_path is HaloPath.HOST
     assert counts == {"read": 2 * 3 * ROW, "device": 0}
     assert np.allclose(out.outputs["output"], _reference(spec, full, 3), atol=1e-5)
+
+
+def test_a_resplit_keeps_no_box_of_its_moves(two):
+    """Halo boxes recur every step and are kept; the boxes of a re-split's moves (any size,
+    hundreds of MB on a GPU) are released with the parts they served."""
+    spec = builtin("stencil")
+    full, split = spec.problem.merged(PROBLEM), spec.split[1]
+    opened: list = []
+    kept: list[set[int]] = []  # the boxes' sizes each time the run asks for a re-split
+
+    def group(devices):
+        opened.extend(open_sessions(devices, share_context=True))
+        return opened[-len(devices) :]
+
+    def replan(done):
+        kept.append({nbytes for s in opened for _, nbytes in s._boxes})
+        return {2: [(0, 64), (64, 97)], 3: [(0, 16), (16, 97)]}.get(len(done))
+
+    parts = [Part(two[0], FIRST, 0, 40), Part(two[1], SECOND, 40, 97)]
+    out = run_steps(spec, full, parts, split, 6, replan=replan, group=group)
+    assert out.steps[2].moved_bytes > 0 and out.steps[3].moved_bytes > 0
+    assert np.allclose(out.outputs["output"], _reference(spec, full, 6), atol=1e-5)
+    assert kept[-1] and all(k <= {1 * ROW, 2 * ROW} for k in kept), kept

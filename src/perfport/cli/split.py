@@ -132,7 +132,10 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         console.print(f"{c['device']}: {c['config']} ({c['source']}), alone {c['time_ms']:.3f} ms")
     factors = ", ".join(f"{f:.3f}" for f in out["split_factors"])
     adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
-    console.print(f"split factors {factors}; adjusted to whole work-groups {adjusted}")
+    basis = "the lines' shares" if out["planned_from"] == "lines" else "them"
+    console.print(
+        f"split factors (Eq. 4) {factors}; {basis} adjusted to whole work-groups {adjusted}"
+    )
     if out["planned_from"] == "lines":
         probes = ", ".join("-" if t is None else f"{t:.3f}" for t in out["probe_ms"])
         console.print(

@@ -361,9 +361,13 @@ class OpenCLSession(Session):
             self.healthy = False
         return LaunchError(code, str(exc).splitlines()[0][:300], refused)
 
+    def forget_copies(self) -> None:
+        self._boxes.clear()  # pyopencl releases a buffer with its last reference
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._queue.finish()
+        self._boxes.clear()
 
 
 def _cl_arg(cl: Any, arg: Any) -> Any:

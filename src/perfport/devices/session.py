@@ -123,5 +123,9 @@ class Session(ABC):
         stages the bytes through the host. The source's writes must have finished."""
         return False
 
+    def forget_copies(self) -> None:  # noqa: B027 (optional hook)
+        """Release what ``copy_from`` keeps for transfers that recur (a halo's, every step):
+        the transfers that follow will not repeat those (the parts changed)."""
+
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the context."""

@@ -34,6 +34,7 @@ feature keeps loopy's count, so models written before it mean what they meant.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -231,10 +232,13 @@ def _transactions(pattern: MemPattern, stats: EvaluatedStats, feature: str) -> f
     for m in stats.mem:
         if m.pattern.mtype != "local" or not pattern.matches(m, stats.sizes):
             continue
-        # loopy counts local accesses per sub-group; a per-work-item count is lanes per access.
-        per_subgroup = {Granularity.SUBGROUP: 1.0, Granularity.WORKITEM: 1.0 / lanes}.get(
-            m.pattern.granularity, 1.0
-        )
+        # loopy counts local accesses per sub-group; a per-work-item count is lanes per
+        # access, a per-work-group one as many accesses as the group has sub-groups.
+        per_subgroup = {
+            Granularity.SUBGROUP: 1.0,
+            Granularity.WORKITEM: 1.0 / lanes,
+            Granularity.WORKGROUP: math.ceil((int(stats.work_group_size) or 1) / lanes),
+        }[m.pattern.granularity]
         degree = conflict_degree(
             m.lstrides, sizes, subgroup, _itemsize(m.pattern.dtype), *pattern.banks
         )

@@ -162,7 +162,11 @@ def _mem(program: Any, knl: Any, subgroup_size: int, notes: list[str]) -> tuple[
     access = lp.get_mem_access_map(program, count_redundant_work=True, subgroup_size=subgroup_size)
     global_vars = {str(k.variable) for k in access.count_map if str(k.mtype) == "global"}
     footprints = _footprints(program, knl, global_vars, notes)
-    removed = hoisted_removals(program, knl, subgroup_size)
+    try:
+        removed = hoisted_removals(program, knl, subgroup_size)
+    except Exception as exc:  # loopy's bare errors: the optional count must not cost the rest
+        notes.append(f"issued counts: loopy's, no load hoisted ({_reason(exc)})")
+        removed = {}
     result = []
     for key, value in access.count_map.items():
         direction = "load" if key.direction == "load" else "store"

@@ -276,6 +276,8 @@ class _Stepper:
         moves = [(c.name, t) for t in transfers(self.bounds, wanted) for c in self.split.arrays]
         moved, _ = self._transfer(moves, new, keep=False)
         self.staging.clear()  # the halo's ranges change with the parts
+        for session in self.sessions:  # and so do the boxes that carried the halos and moves
+            session.forget_copies()
         for r in new.values():
             r.bind()
         self.runs, self.parts = new, parts
