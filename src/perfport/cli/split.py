@@ -130,18 +130,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         return 0
     for c in out["configs"]:
         console.print(f"{c['device']}: {c['config']} ({c['source']}), alone {c['time_ms']:.3f} ms")
-    factors = ", ".join(f"{f:.3f}" for f in out["split_factors"])
-    adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
-    basis = "the lines' shares" if out["planned_from"] == "lines" else "them"
-    console.print(
-        f"split factors (Eq. 4) {factors}; {basis} adjusted to whole work-groups {adjusted}"
-    )
-    if out["planned_from"] == "lines":
-        probes = ", ".join("-" if t is None else f"{t:.3f}" for t in out["probe_ms"])
-        console.print(
-            f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes {probes} ms, "
-            f"ran {out['parts']} (lines predict {out['lines_predicted_ms']:.3f} ms)"
-        )
+    _print_plan(console, out)
     console.print(
         f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
         f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "
@@ -160,6 +149,21 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
+
+
+def _print_plan(console: Console, out: dict[str, Any]) -> None:
+    factors = ", ".join(f"{f:.3f}" for f in out["split_factors"])
+    adjusted = ", ".join(f"{f:.3f}" for f in out["adjusted_factors"])
+    basis = "the lines' shares" if out["planned_from"] == "lines" else "them"
+    console.print(
+        f"split factors (Eq. 4) {factors}; {basis} adjusted to whole work-groups {adjusted}"
+    )
+    if out["planned_from"] == "lines":
+        probes = ", ".join("-" if t is None else f"{t:.3f}" for t in out["probe_ms"])
+        console.print(
+            f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes {probes} ms, "
+            f"ran {out['parts']} (lines predict {out['lines_predicted_ms']:.3f} ms)"
+        )
 
 
 def _print_cpu_parts(console: Console, out: dict[str, Any]) -> None:
