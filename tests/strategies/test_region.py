@@ -58,6 +58,14 @@ def test_a_misleading_region_is_dropped_once_outside_does_better():
     assert sum(not inside[i] for i in kept[2:]) == 5  # never dropped: outside on every 4th only
 
 
+def test_failing_picks_drop_the_region_with_the_picks():
+    scores = np.where(np.isnan(DATA.times), 1.0, 0.1)  # the relatives' best all fail here
+    strategy = PriorRegion(SPACE, 0, scores=scores, give_up=2, judge=100)
+    _run(strategy, 3)
+    assert len(strategy._ranking) == 2 and strategy._inside is None
+    assert strategy._then.allowed is None
+
+
 def test_an_exhausted_region_opens_the_whole_space_and_bad_settings_are_refused():
     forest = RegionForest(SPACE, 0)
     forest.allowed = np.zeros(len(SPACE), dtype=bool)

@@ -57,7 +57,8 @@ class RegionForest(BayesRandomForest):
 class PriorRegion(PriorGuided):
     """``prior``, then ``bayes_rf`` inside the prior's best ``region`` fraction of the space.
 
-    - The ``first`` picks (spread out) and the ``give_up`` fallback are ``prior``'s.
+    - The ``first`` picks (spread out) and the ``give_up`` fallback are ``prior``'s; the
+      fallback drops the region too.
     - After them, the forest's candidates are the configurations the prior rates in its best
       ``region`` fraction, except every ``outside_every``-th evaluation, whose candidates are
       those outside it: the forest's own test of the region.
@@ -115,7 +116,10 @@ class PriorRegion(PriorGuided):
 
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
-        if self._inside is not None and self._outside_better(self._inside):
+        if self._inside is None:
+            return
+        # The prior's picks failing (prior's fallback) judge the region as much as the picks.
+        if self._failed_in_a_row >= self.give_up or self._outside_better(self._inside):
             self._inside, self._dropped = None, True
             self._then.allowed = None
 
