@@ -19,6 +19,7 @@ from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC
 from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 from perfport.strategies.portfolio import Portfolio
+from perfport.strategies.region import PriorRegion
 from perfport.strategies.thompson import ThompsonBayes
 from perfport.strategies.transfer import TransferPrior
 
@@ -42,6 +43,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         ThompsonBayes,
         PriorGuided,
         TransferPrior,
+        PriorRegion,
         # Optuna's samplers: optuna is imported only when one is built (the optuna extra).
         OptunaTPE,
         OptunaGP,
@@ -74,6 +76,7 @@ __all__ = [
     "OptunaTPE",
     "Portfolio",
     "PriorGuided",
+    "PriorRegion",
     "RandomSearch",
     "SimulatedAnnealing",
     "Strategy",
