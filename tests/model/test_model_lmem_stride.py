@@ -16,11 +16,12 @@ from perfport.model.collection import KernelCollection
 pytest.importorskip("loopy", reason=LOOPY)
 
 
-def _kernel(stride: int, nel: int = 1024, m: int = 8):
+def _kernel(stride: int, nel: int = 1024, m: int = 8, shape: tuple[str, ...] = ()):
+    """The generator's kernel; ``shape`` adds work-group tags (``lsize_0:16 lsize_1:16``)."""
     from perfport.model.generators import all_generators
 
     tags = ["lmem_stride_pattern", "dtype:float32", f"lid_stride_0:{stride}", f"nel:{nel}",
-            f"m:{m}"]  # fmt: skip
+            f"m:{m}", *shape]  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         (k,) = KernelCollection(all_generators()).generate_kernels(tags)
@@ -44,21 +45,26 @@ def test_local_loads_are_counted_at_their_stride(stride):
     assert features.value("f_mem_access_global_float32_load", stats) == 1024
 
 
-def test_it_sums_the_words_it_says_on_pocl():
+TWO_D = ("lsize_0:16", "lsize_1:16")
+
+
+# loc[256 f + l] = a[group start + l] + f; the work-item whose lid(0) is l0 reads
+# loc[16 l0 + k % 8] (1-D groups of 256: l0 = l; 16 x 16 groups: l0 = l % 16, lid(1) broadcast)
+@pytest.mark.parametrize(("shape", "lanes"), [((), 256), (TWO_D, 16)])
+def test_it_sums_the_words_it_says_on_pocl(shape: tuple[str, ...], lanes: int):
     cl = pytest.importorskip("pyopencl")
     queue = cl.CommandQueue(cl.create_some_context(interactive=False))
     stride, nel, m = 16, 512, 12
-    k = _kernel(stride, nel, m)
+    k = _kernel(stride, nel, m, shape)
     a = np.arange(nel, dtype=np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, (out,) = k.program(queue, a=a, m=m, nel=nel)
     out = out.get() if hasattr(out, "get") else out
-    # loc[256 f + l] = a[group start + l] + f; work-item l reads loc[16 l + k % 8]
     expected = np.empty(nel, dtype=np.float32)
     for g in range(nel):
-        start, lid = g - g % 256, g % 256
-        words = [stride * lid + q % 8 for q in range(m)]
+        start, l0 = g - g % 256, g % lanes
+        words = [stride * l0 + q % 8 for q in range(m)]
         expected[g] = sum(a[start + w % 256] + w // 256 for w in words)
     np.testing.assert_allclose(out, expected, rtol=1e-6)
 
@@ -73,21 +79,10 @@ def test_collect_measures_it_on_pocl(tmp_path, capsys):
     assert all(r["time_ms"] > 0 for r in report["results"])
 
 
-def _kernel_2d(stride: int, nel: int = 1024, m: int = 8):
-    from perfport.model.generators import all_generators
-
-    tags = ["lmem_stride_pattern", "dtype:float32", f"lid_stride_0:{stride}", f"nel:{nel}",
-            f"m:{m}", "lsize_0:16", "lsize_1:16"]  # fmt: skip
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        (k,) = KernelCollection(all_generators()).generate_kernels(tags)
-    return k
-
-
 def test_2d_work_groups_read_at_the_stride_with_lid1_a_broadcast():
     from perfport.model import FeatureSet, gather
 
-    k = _kernel_2d(16)
+    k = _kernel(16, shape=TWO_D)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         stats = gather(k.program)
@@ -98,25 +93,6 @@ def test_2d_work_groups_read_at_the_stride_with_lid1_a_broadcast():
     assert (
         FeatureSet().value("f_mem_access_local_float32_load_lstrides:{0:16}", at) == 8 * 1024 / 32
     )
-
-
-def test_2d_sums_the_words_it_says_on_pocl():
-    cl = pytest.importorskip("pyopencl")
-    queue = cl.CommandQueue(cl.create_some_context(interactive=False))
-    stride, nel, m = 16, 512, 12
-    k = _kernel_2d(stride, nel, m)
-    a = np.arange(nel, dtype=np.float32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        _, (out,) = k.program(queue, a=a, m=m, nel=nel)
-    out = out.get() if hasattr(out, "get") else out
-    # loc[256 f + 16 l1 + l0] = a[group start + 16 l1 + l0] + f; (l0, l1) reads loc[16 l0 + k % 8]
-    expected = np.empty(nel, dtype=np.float32)
-    for g in range(nel):
-        start, l0 = g - g % 256, g % 16
-        words = [stride * l0 + q % 8 for q in range(m)]
-        expected[g] = sum(a[start + w % 256] + w // 256 for w in words)
-    np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
 def test_collect_measures_2d_work_groups_on_pocl(tmp_path, capsys):
