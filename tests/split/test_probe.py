@@ -87,7 +87,7 @@ def _modelled(real, calls: list[int]):
     return run
 
 
-def test_split_run_probes_each_device_once_and_runs_the_lines_plan(monkeypatch):
+def test_split_run_probes_the_parts_together_once_and_runs_the_lines_plan(monkeypatch):
     calls: list[int] = []
     real = split_module.run_parts
     monkeypatch.setattr(split_module, "run_parts", _modelled(real, calls))
@@ -106,8 +106,8 @@ def test_split_run_probes_each_device_once_and_runs_the_lines_plan(monkeypatch):
         )
         for how in ("eq4", "lines")
     }
-    # eq4: two alone and the split; lines: two alone, two probes (one part each), the split
-    assert calls == [1, 1, 2, 1, 1, 1, 1, 2]
+    # eq4: two alone and the split; lines: two alone, the probe (both parts), the split
+    assert calls == [1, 1, 2, 1, 1, 2, 2]
     eq4, lines = (outcomes[h].to_json() for h in ("eq4", "lines"))
     assert all(o.verified for o in outcomes.values())
     assert eq4["planned_from"] == "eq4" and eq4["probe_ms"] is None and eq4["lines"] is None

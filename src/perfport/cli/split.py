@@ -72,8 +72,8 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--plan", choices=("eq4", "lines"), default="eq4",
         help="how the first split is planned: eq4, from each device's time alone (default), or "
-        "lines: each device first runs alone on its Eq. 4 part (one probe launch each) and the "
-        "split is planned from its overhead + cost per element line",
+        "lines: the devices first run their Eq. 4 parts together (one probe launch) and the "
+        "split is planned from each one's overhead + cost per element line",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)

@@ -3,10 +3,16 @@
 Eq. 4 takes a device's time as proportional to its part. A small part on a CPU beside a GPU
 pays a fixed cost per launch (threads starting and joining, work handed out) that the
 proportion omits, so the planned split runs over Algorithm 1's time until rebalancing
-corrects it. Here each device first runs ALONE on its Eq. 4 part (a probe, one launch each);
-its line goes through (extent, time alone) and (part, probe time) (``device_line``), and the
-shares that make every line end together (``balanced_shares``) are planned with Eqs. 5-9, so
-work-groups stay whole. A device whose overhead alone exceeds the balanced time gets nothing.
+corrects it. Here the devices first run their Eq. 4 parts together, as the split will (one
+probe launch series); each device's line goes through (extent, time alone) and (part, its part's
+time in the probe) (``device_line``), and the shares that make every line end together
+(``balanced_shares``) are planned with Eqs. 5-9, so work-groups stay whole. A device whose
+overhead alone exceeds the balanced time gets nothing.
+
+The probe runs the parts together, not one by one: on the GPU machine a CPU's part ran 15-20%
+longer beside a busy GPU than alone (the GPU's driver thread shares its cores), and a line
+through the part's time alone planned the CPU too much
+(docs/results/2026-11-26-split-lines-h200.md).
 """
 
 from __future__ import annotations
@@ -98,13 +104,12 @@ def probe_plan(
     target_s: float = 0.2,
     opener: Opener = open_session,
 ) -> LinesPlan:
-    """Run each device alone on its Eq. 4 part (the same ``run_parts`` call a split makes, with
-    one part; one launch series per device), then plan from the lines (``plan_from_lines``)."""
-    probes: list[float | None] = []
-    for d, c, (a, b) in zip(devices, configs, eq4.parts, strict=True):
-        if b <= a:
-            probes.append(None)
-            continue
-        run = run_parts(spec, problem, [Part(d, c, a, b)], split, target_s=target_s, opener=opener)
-        probes.append(run.wall_ms)
+    """Run Eq. 4's parts together (the ``run_parts`` call a split makes), then plan from the
+    lines through each part's kernel time (``plan_from_lines``); an empty part is not run."""
+    live = [i for i, (a, b) in enumerate(eq4.parts) if b > a]
+    parts = [Part(devices[i], configs[i], *eq4.parts[i]) for i in live]
+    run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener)
+    probes: list[float | None] = [None] * len(devices)
+    for i, ms in zip(live, run.kernel_ms, strict=True):
+        probes[i] = ms
     return plan_from_lines(eq4, probes)
