@@ -12,6 +12,8 @@
 # Every command runs under `timeout`, and one that would end past BUDGET seconds (default
 # 185) is skipped: the script stays under 200 s (about 110 s expected). Leaves each command's
 # JSON, logs/ and summary.txt in $OUT.
+# PLANS (default "eq4 lines") picks the plans; TWO_GPU_S (default 25) is the two-GPU runs'
+# limit (call 1's lines run, probing each GPU alone, needed more; the probe is now one run).
 # SMALL=1 checks the script on PoCL alone (small sizes; GPUS and CPU name the devices, e.g.
 # GPUS="opencl:0:0.0 opencl:0:0.1" CPU=opencl:0:0).
 set -u
@@ -43,17 +45,17 @@ else
   C26=(n=67108864 mask=625) S16=(width=16384 height=16384)
 fi
 g=${gpus[0]}
-for p in eq4 lines; do
+for p in ${PLANS:-eq4 lines}; do
   run "cpugpu-conv26-$p" 30 convolution --device "$g" --device "$cpu" \
     --problem "${C26[@]}" --dimension 0 --cpu-reserve 0 --plan "$p"
 done
-for p in eq4 lines; do
+for p in ${PLANS:-eq4 lines}; do
   run "cpugpu-stencil16384-$p" 35 stencil --device "$g" --device "$cpu" \
     --problem "${S16[@]}" --dimension 1 --cpu-reserve 0 --plan "$p"
 done
 if [ "${#gpus[@]}" -ge 2 ]; then
-  for p in eq4 lines; do
-    run "twogpu-stencil16384-$p" 25 stencil --device "${gpus[0]}" --device "${gpus[1]}" \
+  for p in ${PLANS:-eq4 lines}; do
+    run "twogpu-stencil16384-$p" "${TWO_GPU_S:-25}" stencil --device "${gpus[0]}" --device "${gpus[1]}" \
       --problem "${S16[@]}" --dimension 1 --plan "$p"
   done
 fi
