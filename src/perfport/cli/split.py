@@ -70,10 +70,10 @@ def add_parser(sub: Subcommands) -> None:
         "(one OpenCL context per platform, CUDA peer copies; default), or through the host",
     )  # fmt: skip
     p.add_argument(
-        "--plan", choices=("eq4", "lines"), default="eq4",
-        help="how the first split is planned: eq4, from each device's time alone (default), or "
-        "lines: the devices first run their Eq. 4 parts together (one probe launch) and the "
-        "split is planned from each one's overhead + cost per element line",
+        "--plan", choices=("eq4", "lines"), default=None,
+        help="how the first split is planned: lines (default), the devices first run their "
+        "Eq. 4 parts together (one probe launch) and the split is planned from each one's "
+        "overhead + cost per element line; or eq4, from each device's time alone",
     )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
@@ -95,7 +95,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         )
     if args.rebalance and not args.steps:
         raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
-    if args.plan != "eq4" and args.steps:
+    if args.plan is not None and args.steps:
         raise SpecError("--plan plans one launch; time-stepping plans with Eq. 4 (drop --plan)")
     if args.halo != "device" and not args.steps:
         raise SpecError("--halo chooses the time steps' halo exchange; give --steps N with it")
@@ -122,7 +122,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
             sweep_points=args.sweep, iterations=args.iterations, opening=args.opening,
-            plan_from=args.plan,
+            plan_from=args.plan or "lines",
         )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:

@@ -204,7 +204,7 @@ def split_run(
     sweep_points: int = 0,
     iterations: int = 0,
     opening: Opening | None = None,
-    plan_from: str = "eq4",
+    plan_from: str = "lines",
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
@@ -212,8 +212,8 @@ def split_run(
     measured part times for up to that many launches (the planned run is the first).
     ``opening``: how each part's session opens (default: a CPU beside GPUs leaves one core
     per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units.
-    ``plan_from``: ``eq4`` runs Eq. 4's plan; ``lines`` first runs Eq. 4's parts together
-    (a probe) and runs the plan made from each device's line (``perfport.split.probe``)."""
+    ``plan_from``: ``lines`` (default) first runs Eq. 4's parts together (a probe) and
+    runs the plan made from each device's line; ``eq4`` runs Eq. 4's plan (``perfport.split.probe``)."""
     check_plan(plan_from)
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
