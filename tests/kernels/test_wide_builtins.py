@@ -1,15 +1,10 @@
 """The built-ins with work per work-item and direct loads verify against numpy on PoCL, and
 the kernels the papers study keep their identity and their spaces as a subset."""
 
-import dataclasses
-import shutil
-import subprocess
-
 import pytest
 
 from perfport._core import Config, Outcome, Problem
 from perfport.devices import open_session
-from perfport.devices.dialect import CUDA_PRELUDE
 from perfport.kernels import builtin
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
@@ -53,10 +48,6 @@ STENCIL_CASES = [
             _sw(16, 2, 2, 8, "direct"),
             _sw(4, 8, 8, 2, "direct"),
             _sw(1, 1, 1, 1, "direct"),
-            # march: heights no rows divide, one row, one cell
-            _sw(8, 2, 16, 2, "march"),
-            _sw(4, 4, 4, 1, "march"),
-            _sw(1, 1, 1, 1, "march"),
         ],
     ),
     (  # uneven borders, padding outside the matrix, integers
@@ -71,7 +62,7 @@ STENCIL_CASES = [
             "pad": 7,
             "dtype": "int",
         },
-        [_sw(8, 4, 2, 4, "tile"), _sw(8, 2, 4, 2, "direct"), _sw(8, 2, 16, 4, "march")],
+        [_sw(8, 4, 2, 4, "tile"), _sw(8, 2, 4, 2, "direct")],
     ),
     (  # borders wider than a work-item's run; float in, double out
         {
@@ -83,11 +74,7 @@ STENCIL_CASES = [
             "west": 9,
             "out_dtype": "double",
         },
-        [_sw(4, 4, 8, 1, "direct"), _sw(2, 2, 1, 8, "tile"), _sw(4, 4, 4, 2, "march")],
-    ),
-    (  # a matrix smaller than one work-group, padded: march's inside and edge work-items
-        {"width": 11, "height": 9, "boundary": "pad", "pad": 3},
-        [_sw(16, 4, 4, 2, "march"), _sw(8, 8, 1, 1, "march"), _sw(4, 2, 16, 1, "march")],
+        [_sw(4, 4, 8, 1, "direct"), _sw(2, 2, 1, 8, "tile")],
     ),
 ]
 
@@ -114,44 +101,6 @@ def test_stencil_wide_holds_the_stencil_space(cpu):
     assert new.local_mem_bytes(new.env(wide, {})) == old.local_mem_bytes(old.env(config, {}))
     extra = {"rows": 1, "vw": 1, "variant": "tile", "access": "scalar"}
     assert dict(new.default) == {**dict(old.default), **extra}
-
-
-def test_march_adds_rows_and_keeps_the_earlier_space(cpu):
-    """march brings rows 16 and 32 (its own only); tile and direct keep the 8,008
-    configurations a GPU's 1024-item work-groups allowed at 4096x4096 before march existed
-    (experiments/2026-11-26-builtins-vec/README.md); march adds 6,006."""
-    gpu = dataclasses.replace(cpu, max_work_group_size=1024, max_work_item_sizes=(1024,) * 3)
-    space = kernel_space(builtin("stencil_wide"), Problem.of(width=4096, height=4096), gpu)
-    earlier = [c for c in space if c["variant"] != "march"]
-    march = [c for c in space if c["variant"] == "march"]
-    assert (len(earlier), len(march)) == (8008, 6006)
-    assert max(c["rows"] for c in earlier) == 8
-    assert {c["rows"] for c in march} == {1, 2, 4, 8, 16, 32}
-    # every march configuration of rows <= 8 is a direct one's twin, access and all
-    twins = {c.merged({"variant": "direct"}) for c in march if c["rows"] <= 8}
-    assert twins == {c for c in earlier if c["variant"] == "direct"}
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
-@pytest.mark.parametrize(
-    ("values", "problem"),
-    [
-        (_sw(64, 2, 32, 4, "march", "vector"), {"width": 4096, "height": 4096}),
-        (_sw(64, 2, 16, 8, "march", "vector"), {"width": 4095, "height": 4096}),  # element loads
-        (_sw(32, 4, 16, 4, "march"), {"width": 4096, "height": 4096}),
-        (_sw(32, 4, 8, 2, "march", "vector"), {"dtype": "double", "north": 3, "west": 2}),
-    ],
-)
-def test_march_compiles_as_cuda(tmp_path, values, problem):
-    """march's source as CUDA C beyond the default configuration test_builtins compiles."""
-    spec = builtin("stencil_wide")
-    defines = spec.build_defines(spec.env(values, spec.problem.merged(problem)))
-    source = tmp_path / "k.cu"
-    source.write_text(CUDA_PRELUDE + spec.source)
-    cmd = ["nvcc", "--ptx", "-o", str(tmp_path / "k.ptx"), str(source)]
-    cmd += [f"-D{k}={v}" for k, v in defines.items()]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
 
 
 def _cw(wg, per_item, variant, vw=1):
