@@ -1,4 +1,4 @@
-"""SkelCL-style stencils with work per work-item and direct-load variants.
+"""SkelCL-style stencils with work per work-item and a direct-load variant.
 
 The built-in ``stencil`` (``kernels/stencil.py``) tunes only the work-group: each work-item
 updates one cell from a local-memory tile. That is the kernel Cummins et al. studied, so it
@@ -8,16 +8,12 @@ latency, and staging the tile costs a barrier and a second pass through memory.
 
 ``stencil_wide`` is the same computation with four more tunables:
 
-- ``rows``: consecutive rows each work-item updates (1, 2, 4, 8; 16 and 32 for ``march``);
+- ``rows``: consecutive rows each work-item updates (1, 2, 4, 8);
 - ``vw``: adjacent columns each work-item updates, a run as wide as a float vector
   (1, 2, 4, 8); any width works, the last run of a row is guarded;
 - ``variant``: ``tile`` stages the work-group's block and its halo in local memory (the old
   kernel's scheme), ``direct`` reads neighbours from global memory through the caches
-  (unclamped inside the matrix, clamped or padded at its borders), ``march`` reads them
-  directly too but walks down its ``rows`` with a rolling window of ``north + 1 + south``
-  input rows in registers, loading one new input row per output row (``direct`` loads its
-  whole ``rows + north + south`` window first), so that more rows per work-item cost no more
-  registers and re-read fewer halo rows;
+  (unclamped inside the matrix, clamped or padded at its borders);
 - ``access``: ``scalar`` moves each cell on its own, ``vector`` moves each run of ``vw`` cells
   as vectors of up to 16 bytes (``float4``, ``double2``; OpenCL and CUDA alike), so that a
   work-item issues 8- or 16-byte transactions. Where every row starts on a vector boundary
@@ -27,9 +23,7 @@ latency, and staging the tile costs a barrier and a second pass through memory.
 
 ``rows=1 vw=1 variant=tile access=scalar`` is exactly the old kernel's work per work-item, and
 its default; ``access=scalar`` keeps every configuration from before ``access`` existed.
-``VECTOR_RULES`` restrict ``access=vector`` to where it can be fast, ``MARCH_RULES`` give only
-``march`` more than 8 rows (module constants); the configurations from before ``march`` keep
-their legality.
+``VECTOR_RULES`` restrict ``access=vector`` to where it can be fast (module constant).
 """
 
 from __future__ import annotations
@@ -62,10 +56,7 @@ from perfport.kernels.stencil import (
 )
 
 WORK_VALUES: tuple[int, ...] = (1, 2, 4, 8)
-# Rows per work-item; over 8 only the march variant, whose window does not grow with rows
-# (the tile's local memory and the direct variant's registers would).
-ROWS_VALUES: tuple[int, ...] = (*WORK_VALUES, 16, 32)
-VARIANTS: tuple[str, ...] = ("tile", "direct", "march")
+VARIANTS: tuple[str, ...] = ("tile", "direct")
 ACCESSES: tuple[str, ...] = ("scalar", "vector")
 # Element types of 4 or 8 bytes, by C and numpy name.
 WIDE_TYPES: tuple[str, ...] = tuple(t for t in DTYPE_NAMES if numpy_dtype(t).itemsize >= 4)
@@ -76,21 +67,14 @@ VECTOR_RULES: tuple[str, ...] = (
     "access == 'scalar' or vw > 1",
     f"access == 'scalar' or dtype in {WIDE_TYPES}",
     f"access == 'scalar' or out_dtype in {('same', *WIDE_TYPES)}",
-    "access == 'scalar' or variant != 'direct' or (rows + north + south) * (vw + west + east) <= 256",
-)
-# The march variant: the only one with more than 8 rows, and its rolling window (in registers
-# with either access) kept to the direct variant's 256 cells.
-MARCH_RULES: tuple[str, ...] = (
-    "rows <= 8 or variant == 'march'",
-    "variant != 'march' or (north + 1 + south) * (vw + west + east) <= 256",
+    "access == 'scalar' or variant == 'tile' or (rows + north + south) * (vw + west + east) <= 256",
 )
 
 _SOURCE = r"""
 // Stencil with ROWS x VW cells per work-item. Defines: ELEM, OUT, NORTH, SOUTH, EAST, WEST,
 // NEAREST, PAD, ROWS, VW, DIRECT (1: neighbours from global memory, 0: a local-memory tile),
-// MARCH (1: direct loads down the rows through a rolling window of registers), VEC (1: each
-// run of VW cells moves as vectors of VN inputs or OUT_VN outputs), ALIGNED and OUT_ALIGNED
-// (every row starts on a vector boundary, so a run is aligned vector accesses).
+// VEC (1: each run of VW cells moves as vectors of VN inputs or OUT_VN outputs), ALIGNED and
+// OUT_ALIGNED (every row starts on a vector boundary, so a run is aligned vector accesses).
 DEVICE_FN ELEM load_cell(GLOBAL const ELEM* in, int x, int y, int width, int height) {
 #if NEAREST
     x = min(max(x, 0), width - 1);
@@ -117,7 +101,11 @@ USER_FUNCTION_BODY
 }
 #undef GET
 
-#if VEC || MARCH
+#if VEC
+#define PASTE_(a, b) a##b
+#define PASTE(a, b) PASTE_(a, b)
+#define VT PASTE(ELEM, VN)
+#define OVT PASTE(OUT, OUT_VN)
 #define WIN_W (WEST + VW + EAST)
 // A fourth time over a window of registers: the work-item's runs and their borders.
 #define GET(dx, dy) win[cy + (dy)][cx + (dx)]
@@ -125,13 +113,6 @@ DEVICE_FN OUT cell_window(ELEM win[][WIN_W], int cx, int cy) {
 USER_FUNCTION_BODY
 }
 #undef GET
-#endif
-
-#if VEC
-#define PASTE_(a, b) a##b
-#define PASTE(a, b) PASTE_(a, b)
-#define VT PASTE(ELEM, VN)
-#define OVT PASTE(OUT, OUT_VN)
 
 // VW cells from p: aligned vector loads where rows start on a vector boundary, else OpenCL's
 // vloadn (element alignment suffices) or element loads (CUDA).
@@ -235,68 +216,14 @@ DEVICE_FN void fill_tile_vector(GLOBAL const ELEM* RESTRICT in, LOCAL_PTR ELEM* 
 }
 #endif
 
-#if MARCH
-// One input row of the window: the run of VW cells and its WEST and EAST borders.
-DEVICE_FN void march_load(ELEM* dst, GLOBAL const ELEM* RESTRICT row) {
-#if VEC
-#pragma unroll
-    for (int k = 0; k < WEST; ++k)
-        dst[k] = row[k - WEST];
-    load_run(dst + WEST, row);
-#pragma unroll
-    for (int k = 0; k < EAST; ++k)
-        dst[WEST + VW + k] = row[VW + k];
-#else
-#pragma unroll
-    for (int k = 0; k < WIN_W; ++k)
-        dst[k] = row[k - WEST];
-#endif
-}
-
-// Down ROWS rows inside the matrix, one new input row per output row: the window holds rows
-// y + i - NORTH .. y + i + SOUTH, so each input row is loaded once per work-item, not once per
-// output row it feeds. The shift is register copies the unrolled loop turns into renaming.
-DEVICE_FN void march(GLOBAL const ELEM* RESTRICT in, GLOBAL OUT* RESTRICT out, int width, int x,
-                     int y) {
-    ELEM win[NORTH + 1 + SOUTH][WIN_W];
-    GLOBAL const ELEM* p = in + (y - NORTH) * width + x;
-#pragma unroll
-    for (int r = 0; r < NORTH + SOUTH; ++r)
-        march_load(win[r], p + r * width);
-#pragma unroll
-    for (int i = 0; i < ROWS; ++i) {
-        march_load(win[NORTH + SOUTH], p + (i + NORTH + SOUTH) * width);
-        OUT res[VW];
-#pragma unroll
-        for (int j = 0; j < VW; ++j)
-            res[j] = cell_window(win, WEST + j, NORTH);
-#if VEC
-        store_run(out + (y + i) * width + x, res);
-#else
-#pragma unroll
-        for (int j = 0; j < VW; ++j)
-            out[(y + i) * width + x + j] = res[j];
-#endif
-#pragma unroll
-        for (int r = 0; r < NORTH + SOUTH; ++r) {
-#pragma unroll
-            for (int k = 0; k < WIN_W; ++k)
-                win[r][k] = win[r + 1][k];
-        }
-    }
-}
-#endif
-
 KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL OUT* RESTRICT out, int width, int height
                     LOCAL_PARAM(ELEM, tile)) {
     const int x = GID(0) * VW, y = GID(1) * ROWS;  // this work-item's first cell
-#if DIRECT || MARCH
+#if DIRECT
     const int inside = x >= WEST && y >= NORTH && x + VW - 1 + EAST < width
                        && y + ROWS - 1 + SOUTH < height;
     if (inside) {
-#if MARCH
-        march(in, out, width, x, y);
-#elif VEC
+#if VEC
         direct_vector(in, out, width, x, y);
 #else
         for (int i = 0; i < ROWS; ++i)
@@ -360,7 +287,7 @@ def make_wide_stencil(
 ) -> KernelSpec:
     """A stencil from its customising function (as for ``make_stencil``: a C body reading
     ``GET(dx, dy)`` and its numpy twin) that tunes the work-group ``wc`` x ``wr``, the cells
-    per work-item ``rows`` x ``vw``, the ``variant`` (``tile``, ``direct`` or ``march``) and the
+    per work-item ``rows`` x ``vw``, the ``variant`` (``tile`` or ``direct``) and the
     ``access`` (``scalar`` or ``vector``). The problem
     values are ``make_stencil``'s, with the border sizes ``north``, ``south``, ``east``,
     ``west`` (1 by default)."""
@@ -379,7 +306,7 @@ def make_wide_stencil(
         params=(
             Param("wc", WG_VALUES, ParamKind.LAUNCH),
             Param("wr", WG_VALUES, ParamKind.LAUNCH),
-            Param("rows", ROWS_VALUES, define="ROWS"),
+            Param("rows", WORK_VALUES, define="ROWS"),
             Param("vw", WORK_VALUES, define="VW"),
             Param("variant", VARIANTS, define="STENCIL_VARIANT"),
             Param("access", ACCESSES, define="STENCIL_ACCESS"),
@@ -391,15 +318,14 @@ def make_wide_stencil(
             ArrayArg("output", OUT_DTYPE, ("height", "width"), output=True),
             ScalarArg("width", "int", "width"),
             ScalarArg("height", "int", "height"),
-            # Direct and march stage nothing; one element keeps the argument list fixed.
+            # The direct variant stages nothing; one element keeps the argument list fixed.
             LocalArg("tile", "dtype", f"{tile_cells} if variant == 'tile' else 1"),
         ),
         problem=Problem.of(defaults),
-        restrictions=("boundary in ('nearest', 'pad')", *VECTOR_RULES, *MARCH_RULES),
+        restrictions=("boundary in ('nearest', 'pad')", *VECTOR_RULES),
         defines=(
             *stencil_defines(n, s, e, w),
             ("DIRECT", "variant == 'direct'"),
-            ("MARCH", "variant == 'march'"),
             ("VEC", "access == 'vector'"),
             *vector_defines("dtype", "VN", "ALIGNED"),
             *vector_defines(OUT_DTYPE, "OUT_VN", "OUT_ALIGNED"),
@@ -433,13 +359,12 @@ def make_wide_stencil(
 
 
 def stencil_wide() -> KernelSpec:
-    """The built-in stencil's box mean with rows and columns per work-item and two direct-load
-    variants (all at once, or marching down the rows) beside the local-memory tile."""
+    """The built-in stencil's box mean with rows and columns per work-item and a direct-load
+    variant beside the local-memory tile."""
     return make_wide_stencil(
         "stencil_wide",
         BOX_MEAN_C,
         box_mean_numpy,
         doc="stencil's box mean, tuning the work-group wc x wr, rows x vw cells per work-item "
-        "and the variant: a local-memory tile, direct loads, or direct loads marching down "
-        "the rows.",
+        "and the variant: a local-memory tile or direct loads.",
     )
