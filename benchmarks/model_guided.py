@@ -28,6 +28,7 @@ import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,7 @@ def _features(
 
 def replay_space(
     s: SearchSpace, times: np.ndarray, configs: list[dict[str, Any]], model_file: str,
-    data: str, seeds: int,
+    data: str, seeds: int, nonnegative: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Evaluations to 95% of the optimum for each strategy on one space's stored times."""
     from perfport.model import Model, StatsCache, input_features
@@ -185,8 +186,10 @@ def replay_space(
     for k in skipped:  # on stderr: the tables on stdout stay whole
         print(f"{s.name}: calibration {k.line()}", file=sys.stderr)
     base = kernels.measurements(model, usable)
-    features = _features(s, configs, model, StatsCache(), input_features)
-    ranker = ModelRanker(model, base, features)
+    device = usable[0].device if usable else ""  # the data's device: its residency limits
+    features = _features(s, configs, model, StatsCache(),
+                         partial(input_features, device=device))  # fmt: skip
+    ranker = ModelRanker(model, base, features, device, nonnegative=nonnegative)
     predicted = ranker.predict()
     guided = evals_to_target(drive(ModelGuided(space, 0, ranker), times), times)
     out: dict[str, Any] = {
@@ -210,8 +213,9 @@ def replay_space(
 
 
 def replay(
-    db: str, model: str, data: str, seeds: int, limit: int | None, sizes: dict[str, int]
-) -> dict:
+    db: str, model: str, data: str, seeds: int, limit: int | None, sizes: dict[str, int],
+    nonnegative: bool = False,
+) -> dict:  # fmt: skip
     from perfport.strategies import DEFAULT_STRATEGY
 
     results = []
@@ -223,8 +227,10 @@ def replay(
             continue
         keep = [i for i, t in enumerate(times) if not np.isnan(t)]
         configs, times = [configs[i] for i in keep], times[keep]
-        results.append(replay_space(s, times, configs, model, data, seeds))
-    print(f"Evaluations to 95% of the optimum ({seeds} seeds; model: {Path(model).name})")
+        results.append(replay_space(s, times, configs, model, data, seeds, nonnegative))
+    bounded = ", costs bounded at 0" if nonnegative else ""
+    print(f"Evaluations to 95% of the optimum ({seeds} seeds; model: {Path(model).name}"
+          f"{bounded})")  # fmt: skip
     print(f"| space | configs | model-guided | {DEFAULT_STRATEGY} median | random median | ratio |")
     print("|---|---|---|---|---|---|")
     for r in results:
@@ -245,7 +251,7 @@ def replay(
         )
 
     return {"model": shown(model), "data": shown(data), "seeds": seeds, "goal_met": met,
-            "spaces": results}  # fmt: skip
+            "nonnegative": nonnegative, "spaces": results}  # fmt: skip
 
 
 def _parse_sizes(parser: argparse.ArgumentParser, text: str) -> dict[str, int]:
@@ -268,6 +274,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--data", default=str(DATA / "pocl-paper.csv"),
                         help="measurement kernels to calibrate on (a model data CSV)")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--nonnegative", action="store_true",
+                        help="calibrate with every cost bounded at 0 (replay)")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="write the replay's results here")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, 3 configurations")
     parser.add_argument("--device", help="a device id of 'perfport devices' (measure)")
@@ -281,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.step in ("measure", "all"):
         measure(args.db, limit, sizes, args.device)
     if args.step in ("replay", "all"):
-        out = replay(args.db, args.model, args.data, seeds, limit, sizes)
+        out = replay(args.db, args.model, args.data, seeds, limit, sizes, args.nonnegative)
         if args.json:
             Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 

@@ -217,7 +217,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     if unknown:
         raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
                             f"{', '.join(stats.params) or 'none'}")  # fmt: skip
-    inputs = input_features(calibration.model, stats.evaluate(sizes))
+    inputs = input_features(calibration.model, stats.evaluate(sizes), device=calibration.device)
     prediction = predict(calibration, inputs)
     report = {
         "kernel": args.kernel,

@@ -94,6 +94,9 @@ class KernelStats:
     guard: str
     approximations: tuple[str, ...] = ()
     source: str = field(default="", compare=False)
+    # Bytes of local memory one work-group declares (its local temporaries), an expression in
+    # the parameters; None in statistics gathered before it was recorded.
+    local_mem_bytes: str | None = None
 
     @cached_property
     def _compiled(self) -> _Compiled:
@@ -116,6 +119,7 @@ class KernelStats:
             "work_group_size": self.work_group_size,
             "guard": self.guard,
             "approximations": list(self.approximations),
+            **({"local_mem_bytes": self.local_mem_bytes} if self.local_mem_bytes else {}),
         }
 
     @staticmethod
@@ -137,6 +141,7 @@ class KernelStats:
                 work_group_size=str(data["work_group_size"]),
                 guard=str(data["guard"]),
                 approximations=tuple(str(a) for a in data.get("approximations", ())),
+                local_mem_bytes=_optional_text(data.get("local_mem_bytes")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SpecError(
@@ -171,6 +176,7 @@ class EvaluatedStats:
     work_group_size: float
     # The work-group's size per axis, lid(0) first (empty where the shape is not known).
     local_sizes: tuple[int, ...] = ()
+    local_mem_bytes: float | None = None  # None: the statistics predate the count
 
 
 class _Compiled:
@@ -196,6 +202,7 @@ class _Compiled:
         self.groups = Expr(stats.thread_groups, what)
         self.wg_size = Expr(stats.work_group_size, what)
         self.axes = [Expr(a, what) for a in work_group_axes(stats.work_group_size)]
+        self.local_bytes = Expr(stats.local_mem_bytes, what) if stats.local_mem_bytes else None
 
     def evaluate(self, sizes: Mapping[str, Any]) -> EvaluatedStats:
         stats = self.stats
@@ -236,6 +243,7 @@ class _Compiled:
             thread_groups=float(self.groups.value(env)),
             work_group_size=float(self.wg_size.value(env)),
             local_sizes=tuple(int(a.value(env)) for a in self.axes),
+            local_mem_bytes=float(self.local_bytes.value(env)) if self.local_bytes else None,
         )
 
 
@@ -267,6 +275,10 @@ def _items_per_count(
     if granularity is Granularity.SUBGROUP:
         return float(min(stats.subgroup_size, group))
     return group
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
 
 
 def _op_json(o: OpCount) -> dict[str, Any]:

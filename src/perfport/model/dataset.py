@@ -276,7 +276,7 @@ class KernelFeatures:
             Measurement(
                 r.kernel,
                 dict(r.problem),
-                input_features(model, self.stats(r.kernel, r.problem), features),
+                input_features(model, self.stats(r.kernel, r.problem), features, r.device),
                 r.time_ms / 1e3,
             )
             for r in runs

@@ -181,7 +181,7 @@ def evaluate(
         variants: dict[str, list[Point]] = defaultdict(list)
         refused: dict[str, tuple[list[dict[str, Any]], str]] = {}
         for r in sorted(test, key=lambda r: (r.kernel, sorted(r.problem.items()))):
-            inputs = input_features(model, features.stats(r.kernel, r.problem))
+            inputs = input_features(model, features.stats(r.kernel, r.problem), device=r.device)
             try:
                 prediction = predict(calibration, inputs)
             except ModelError as exc:

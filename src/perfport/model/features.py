@@ -11,6 +11,9 @@ Built in (fields after ``f_mem_access`` optional, in this order)::
     <either of the two>_hoisted            f_mem_transactions_local_float32_hoisted: the
                                            accesses as a compiler issues them (hoist.py)
     f_sync_barrier_local, f_sync_kernel_launch, f_thread_groups
+    f_barrier_exposed                      work-items x local barriers per work-item / work-
+                                           groups resident per compute unit (resident.py;
+                                           0 on a device whose limits are not listed)
     f_cl_wall_time_<platform>_<device>     measured, never counted: an output feature
 
 A stride condition is ``{axis:cond;axis:cond}``, a condition a comparison (``>``, ``<``,
@@ -48,6 +51,7 @@ from perfport.model.banks import BANK_BYTES, BANKS, conflict_degree
 from perfport.model.counts import EvaluatedMem, EvaluatedStats, Granularity, SyncKind
 from perfport.model.errors import ModelError
 from perfport.model.expression import FEATURE_TOKEN, Formula
+from perfport.model.resident import barrier_exposed, limits_for
 
 _CONDITION = re.compile(r"^(>=|<=|!=|==|>|<|=)?(.+)$")
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} | {
@@ -56,7 +60,7 @@ _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} |
 _BUILT_IN = (
     "f_op_<dtype>_<op>, f_mem_access_..., f_mem_transactions_local_..., "
     "f_sync_barrier_local, f_sync_kernel_launch, "
-    "f_thread_groups, f_cl_wall_time_<platform>_<device>"
+    "f_thread_groups, f_barrier_exposed, f_cl_wall_time_<platform>_<device>"
 )
 
 
@@ -66,6 +70,7 @@ class FeatureKind(Enum):
     TRANSACTIONS = "transactions"
     SYNC = "sync"
     THREAD_GROUPS = "thread_groups"
+    BARRIER_EXPOSED = "barrier_exposed"
     WALL_TIME = "wall_time"
 
 
@@ -145,8 +150,9 @@ class Feature:
     platform: str = ""
     device: str = ""
 
-    def value(self, stats: EvaluatedStats) -> float:
-        """This feature of a kernel at the sizes ``stats`` were evaluated at."""
+    def value(self, stats: EvaluatedStats, device: str = "") -> float:
+        """This feature of a kernel at the sizes ``stats`` were evaluated at, on the device
+        named ``device`` (only ``f_barrier_exposed`` depends on it)."""
         if self.kind is FeatureKind.OP:
             return sum(v for o, v in stats.ops if o.dtype == self.dtype and o.op == self.op)
         if self.kind is FeatureKind.MEM:
@@ -162,6 +168,8 @@ class Feature:
             return sum(v for k, v in stats.sync if k is self.sync)
         if self.kind is FeatureKind.THREAD_GROUPS:
             return stats.thread_groups
+        if self.kind is FeatureKind.BARRIER_EXPOSED:
+            return barrier_exposed(stats, limits_for(device))
         raise ModelError(
             f"{self.name} is measured, not counted: give its values as the output of the "
             "calibration data"
@@ -172,6 +180,8 @@ def parse_feature(name: str) -> Feature:
     """A built-in feature by name, or a one-line ModelError naming the valid forms."""
     if name == "f_thread_groups":
         return Feature(name, FeatureKind.THREAD_GROUPS)
+    if name == "f_barrier_exposed":
+        return Feature(name, FeatureKind.BARRIER_EXPOSED)
     if name.startswith("f_sync_"):
         kinds = {f"f_sync_{k.value}": k for k in SyncKind}
         if name in kinds:
@@ -364,13 +374,18 @@ class FeatureSet:
         if name not in self._expressions and name not in self._functions:
             parse_feature(name)
 
-    def value(self, name: str, stats: EvaluatedStats) -> float:
+    def value(self, name: str, stats: EvaluatedStats, device: str = "") -> float:
+        """``name`` of a kernel's statistics on the device named ``device`` (its driver's
+        name; "" for none: features that need a device's limits are then 0)."""
         if name in self._functions:
             return float(self._functions[name](stats))
         if name in self._expressions:
             formula = Formula.parse(self._expressions[name], f"feature {name}")
-            return float(formula.evaluate({f: self.value(f, stats) for f in formula.features}))
-        return parse_feature(name).value(stats)
+            inner = {f: self.value(f, stats, device) for f in formula.features}
+            return float(formula.evaluate(inner))
+        return parse_feature(name).value(stats, device)
 
-    def values(self, names: list[str] | tuple[str, ...], stats: EvaluatedStats) -> dict[str, float]:
-        return {n: self.value(n, stats) for n in names}
+    def values(
+        self, names: list[str] | tuple[str, ...], stats: EvaluatedStats, device: str = ""
+    ) -> dict[str, float]:
+        return {n: self.value(n, stats, device) for n in names}

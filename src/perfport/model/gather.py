@@ -72,7 +72,20 @@ def gather(program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
         work_group_size=_product_text(lsize),
         guard=_set_text(knl.assumptions.params()),
         approximations=tuple(dict.fromkeys(notes)),
+        local_mem_bytes=_local_bytes(knl),
     )
+
+
+def _local_bytes(knl: Any) -> str:
+    """Bytes of local memory one work-group declares: its local temporaries."""
+    lp = loopy()
+    terms = []
+    for tv in knl.temporary_variables.values():
+        if tv.address_space != lp.AddressSpace.LOCAL:
+            continue
+        itemsize = getattr(tv.dtype, "numpy_dtype", tv.dtype).itemsize
+        terms.append(" * ".join([str(itemsize), *(f"({_py(s)})" for s in tv.shape or ())]))
+    return " + ".join(terms) or "0"
 
 
 def _params(knl: Any) -> set[str]:

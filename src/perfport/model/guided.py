@@ -21,7 +21,8 @@ from perfport.model.model import Model
 class ModelRanker:
     """``features[i]`` are the model's input features of configuration i (None where loopy
     cannot count it: never predicted, ranked last, left out of refits); ``base`` the device's
-    measurement-kernel measurements (output in seconds)."""
+    measurement-kernel measurements (output in seconds); ``nonnegative``: every calibration
+    with the costs bounded at 0."""
 
     def __init__(
         self,
@@ -29,14 +30,16 @@ class ModelRanker:
         base: Sequence[Measurement],
         features: Sequence[Mapping[str, float] | None],
         device: str = "",
+        nonnegative: bool = False,
     ) -> None:
         self.model = model
         self.base = list(base)
         self.features = [None if f is None else dict(f) for f in features]
         self.device = device
+        self.nonnegative = nonnegative
         self.refits = 0  # calibrations that succeeded after the first
         self.calibration_: Calibration = calibrate(
-            model, self.base, device=device, allow_uninformed=True
+            model, self.base, device=device, allow_uninformed=True, nonnegative=nonnegative
         )
 
     def predict(self) -> np.ndarray:
@@ -68,6 +71,7 @@ class ModelRanker:
                 device=self.device,
                 initial=self.calibration_.parameters,
                 allow_uninformed=True,
+                nonnegative=self.nonnegative,
             )
         except ModelError:
             return  # keep the last fit: a refit that fails must not stop the search

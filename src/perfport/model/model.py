@@ -196,12 +196,13 @@ def overlap_model(
 
 
 def input_features(
-    model: Model, stats: Any, features: FeatureSet | None = None
+    model: Model, stats: Any, features: FeatureSet | None = None, device: str = ""
 ) -> dict[str, float]:
-    """The model's input features of one kernel at the sizes ``stats`` were evaluated at."""
+    """The model's input features of one kernel at the sizes ``stats`` were evaluated at, on
+    the device named ``device`` (features that need its limits are 0 without one)."""
     known = features or FeatureSet()
     model.check_features(known)
-    return known.values(model.features, stats)
+    return known.values(model.features, stats, device)
 
 
 __all__ = ["Model", "input_features", "linear_model", "overlap_model", "parse_feature", "step"]
