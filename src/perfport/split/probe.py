@@ -9,9 +9,9 @@ time in the probe) (``device_line``), and the shares that make every line end to
 (``balanced_shares``) are planned with Eqs. 5-9, so work-groups stay whole. A device whose
 overhead alone exceeds the balanced time gets nothing.
 
-The probe runs the parts together, not one by one: on the GPU machine a CPU's part ran 15-20%
-longer beside a busy GPU than alone (the GPU's driver thread shares its cores), and a line
-through the part's time alone planned the CPU too much
+The probe runs the parts together, not one by one: on the GPU machine a CPU's part took 11-20%
+longer per element beside a busy GPU than alone, and a line through the part's time alone
+planned the CPU too much
 (docs/results/2026-11-26-split-lines-h200.md).
 """
 
