@@ -70,7 +70,9 @@ def make_tile_halo(dtype: str, lsize: int, halo: int) -> Any:
 
 def tile_ng(scale: int) -> tuple[int, ...]:
     """Groups per side: on PoCL (scale 1) 16 and 32; on a GPU about sqrt(scale) times as
-    many (an H200, scale 1056: 520 and 1040, 69M and 277M work-items in 16 x 16 groups)."""
+    many (an H200, scale 1056: 512 and 1024, 67M and 268M work-items in 16 x 16 groups).
+    ``gpu_run.sh`` of experiments/2026-11-26-model-tile gives each lsize its own ng instead,
+    so that every lsize runs about as many work-items."""
     base = 16 * max(1, round(math.sqrt(scale)))
     return (base, 2 * base)
 
