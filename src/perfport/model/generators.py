@@ -1,7 +1,8 @@
 """UIPiCK's microbenchmark generators (section 7.1.2) as loopy kernels: arithmetic throughput,
 global loads and (store-only) global stores by stride pattern, local memory, barriers, an
-empty kernel (launch and work-group overhead), the overlap kernel of section 7.4, and the
-work-removed application kernels (``workremoval.py``).
+empty kernel (launch and work-group overhead), the overlap kernel of section 7.4, 2-D tile
+loads with a halo (``generators_tile.py``), and the work-removed application kernels
+(``workremoval.py``).
 
 Problem sizes aim at the paper's 1-1000 ms: work-item counts are a base (tuned on PoCL on 2
 cores) times ``scale``, which ``device_scale`` takes from the device's compute units (times 16
@@ -401,6 +402,7 @@ def all_generators(scale: int = 1) -> tuple[Generator, ...]:
             "one global load, m local load-store pairs, one global store (section 7.4)",
         ),
     ]
+    from perfport.model.generators_tile import tile_generators
     from perfport.model.workremoval import work_removal_generators  # it builds on the apps
 
-    return (*out, *work_removal_generators())
+    return (*out, *tile_generators(scale), *work_removal_generators())
