@@ -25,9 +25,7 @@ import argparse
 import json
 import statistics
 import sys
-import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,75 +33,25 @@ from typing import Any
 import numpy as np
 
 from perfport._core.records import Problem
-from perfport._core.spec import Param
+from perfport.model.spaces import (  # the spaces live in the library: perfport tune uses them
+    DEFAULT_SIZES,
+    FD_LSIZES,  # noqa: F401 (tests read it here)
+    MULTIPLE,
+    TILES,  # noqa: F401
+    SearchSpace,
+    config_features,
+    spaces,
+)
 from perfport.space import Space
-from perfport.space.space import Constraint
 
 ROOT = Path(__file__).parents[1]
 DATA = ROOT / "src/perfport/datasets/model"
 TARGET = 0.95
-TILES = (8, 16, 32)
-FD_LSIZES = (6, 10, 16, 18, 22, 30)  # lsize - 2 divides 1120
-
-
-@dataclass(frozen=True)
-class SearchSpace:
-    """One application's configurations, how to build each, and the size it is timed at."""
-
-    name: str
-    space: Space
-    program: Callable[[dict[str, Any]], Any]
-    sizes: dict[str, int]
-
-    def label(self, config: dict[str, Any]) -> str:
-        return f"guided-{self.name}-" + "-".join(f"{k}{v}" for k, v in sorted(config.items()))
-
-
-def _matmul(config: dict[str, Any]) -> Any:
-    from perfport.model.apps import matmul
-
-    return matmul(bool(config["prefetch"]), config["ti"], tile_j=config["tj"], tile_k=config["tk"])
-
-
-def _dg(config: dict[str, Any]) -> Any:
-    from perfport.model.paper_kernels import dg_diff
-
-    return dg_diff(config["variant"], tile=config["tile"])
-
-
-def _fd(config: dict[str, Any]) -> Any:
-    from perfport.model.paper_kernels import finite_diff
-
-    return finite_diff(config["lsize"])
-
-
-DEFAULT_SIZES = {"matmul": 256, "dg": 2048, "fd": 1120}  # PoCL on 2 cores: 20-200 ms each
 SMOKE_SIZES = {"matmul": 96, "dg": 96, "fd": 1120}
-# A size must divide by every tile of its space: matmul and DG by 32, FD by 560.
-MULTIPLE = {"matmul": 32, "dg": 32, "fd": 560}
-
-
-def spaces(sizes: dict[str, int] | None = None) -> list[SearchSpace]:
-    """The three spaces at ``sizes`` ({space: size}; DEFAULT_SIZES where not given)."""
-    size = {**DEFAULT_SIZES, **(sizes or {})}
-    from perfport.model.paper_kernels import DG_VARIANTS
-
-    matmul = Space(
-        [Param("prefetch", (0, 1)), Param("ti", TILES), Param("tj", TILES), Param("tk", TILES)],
-        [Constraint.of("prefetch == 1 or tk == 8")],
-    )
-    dg = Space([Param("variant", DG_VARIANTS), Param("tile", TILES)])
-    fd = Space([Param("lsize", FD_LSIZES)])
-    return [
-        SearchSpace("matmul", matmul, _matmul, {"n": size["matmul"]}),
-        SearchSpace("dg", dg, _dg, {"nelements": size["dg"]}),
-        SearchSpace("fd", fd, _fd, {"n": size["fd"]}),
-    ]
 
 
 def _configs(space: SearchSpace, limit: int | None) -> list[dict[str, Any]]:
-    count = len(space.space) if limit is None else min(limit, len(space.space))
-    return [dict(space.space.config(i)) for i in range(count)]
+    return space.configs(limit)
 
 
 def measure(db: str, limit: int | None, sizes: dict[str, int], device_id: str | None) -> None:
@@ -155,17 +103,11 @@ def _features(
 ) -> list[dict[str, float] | None]:
     """Each configuration's model inputs; None (said on stderr) where loopy cannot count it,
     so the model ranks it last and the search still runs."""
-    out: list[dict[str, float] | None] = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for c in configs:
-            try:
-                out.append(inputs(model, cache.stats(s.program(c)).evaluate(s.sizes)))
-            except Exception as exc:  # loopy and islpy raise bare errors of many kinds
-                print(f"{s.name} {c}: not counted ({type(exc).__name__}: "
-                      f"{str(exc).splitlines()[0] if str(exc) else ''})", file=sys.stderr)  # fmt: skip
-                out.append(None)
-    return out
+
+    def uncounted(config: Any, why: str) -> None:
+        print(f"{s.name} {dict(config)}: not counted ({why})", file=sys.stderr)
+
+    return config_features(s, configs, s.sizes, partial(inputs, model), cache, uncounted)
 
 
 def replay_space(

@@ -105,15 +105,18 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
 
 
 def run_strategies(args: argparse.Namespace, console: Console) -> int:
-    from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
+    from perfport.strategies import DEFAULT_STRATEGY, GUIDED, STRATEGIES
 
     rows = [
-        {"name": n, "summary": s.summary, "default": n == DEFAULT_STRATEGY}
-        for n, s in STRATEGIES.items()
-    ]
+        {"name": n, "summary": s.summary, "default": n == DEFAULT_STRATEGY,
+         "requires": s.requires or None}
+        for n, s in {**STRATEGIES, **GUIDED}.items()
+    ]  # fmt: skip
     if args.json:
         render.print_json({"default": DEFAULT_STRATEGY, "strategies": rows})
     else:
         for r in rows:
-            console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}")
+            needs = f"  (needs {r['requires']})" if r["requires"] else ""
+            console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}"
+                          f"{needs}", highlight=False, markup=False)  # fmt: skip
     return 0

@@ -58,12 +58,7 @@ def _add_tune(sub: Subcommands) -> None:
         help="send trials to the Dask workers of this scheduler ('perfport worker'), or to a "
         "local cluster of one worker process per --device (needs perfport[cluster])",
     )  # fmt: skip
-    p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
-    p.add_argument(
-        "--configs", metavar="FILE",
-        help="measure exactly these configurations instead of searching: a JSON list of "
-        "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
-    )  # fmt: skip
+    _add_search(p)
     p.add_argument(
         "--budget", type=budget, metavar="N|P%",
         help="at most N configurations in the campaign, or P%% of the device's legal space "
@@ -118,6 +113,21 @@ def _add_tune(sub: Subcommands) -> None:
     p.set_defaults(run=run_tune)
 
 
+def _add_search(p: argparse.ArgumentParser) -> None:
+    """How ``tune`` chooses what to measure: a strategy (with its calibration) or a list."""
+    p.add_argument("--strategy", help="search strategy (see 'perfport strategies')")
+    p.add_argument(
+        "--calibration", metavar="FILE",
+        help="for --strategy model_guided: a calibration of the device ('perfport model "
+        "calibrate ... --out FILE'); loopy kernels only (loopy-matmul, loopy-dg, loopy-fd)",
+    )  # fmt: skip
+    p.add_argument(
+        "--configs", metavar="FILE",
+        help="measure exactly these configurations instead of searching: a JSON list of "
+        "parameter dicts, or an object with 'configs' ('perfport select portable --json')",
+    )  # fmt: skip
+
+
 def _add_sweep(sub: Subcommands) -> None:
     p = sub.add_parser(
         "sweep", help="measure every configuration at each of many problems (in process)"
@@ -148,9 +158,11 @@ def _add_sweep(sub: Subcommands) -> None:
 
 def run_tune(args: argparse.Namespace, console: Console) -> int:
     from perfport._core.interrupts import guarded
+    from perfport.cli.guided import check_arguments
     from perfport.measure import RunSettings, Timing
     from perfport.tune import Budget
 
+    check_arguments(args)
     timing = Timing.fixed(args.repeats) if args.repeats else Timing()
     settings = RunSettings(
         seed=args.seed, verify=not args.no_verify, timing=timing, timeout_s=args.timeout
@@ -177,12 +189,13 @@ def _tune_and_report(
     from perfport.store import CampaignStatus
     from perfport.tune.progress import Board
 
+    kernel, device, ranker = _kernel_device_ranker(args)
     # A live row on a terminal; elsewhere plain lines, one a second at most and the last.
     with Board() as board:
         result = perfport.tune(
-            args.kernel,
+            kernel,
             problem=dict(parse_assignment(p) for p in args.problem),
-            device=args.device[0] if args.device else None,
+            device=device,
             strategy=args.strategy,
             budget=budget,
             db=args.db,
@@ -197,6 +210,7 @@ def _tune_and_report(
             retry_failed=args.retry_failed,
             confirm_top=args.confirm,
             confirm_seconds=args.confirm_seconds,
+            ranker=ranker,
         )
     if args.json:
         render.print_json(result.to_json())
@@ -208,6 +222,22 @@ def _tune_and_report(
         print(f"warning: {warning}", file=sys.stderr)
     take_held()
     return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+
+
+def _kernel_device_ranker(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The kernel (a loopy kernel's spec is built here, above the tune layer), the device, and
+    model_guided's ranker builder (None for other strategies)."""
+    from perfport.cli import guided
+
+    device = args.device[0] if args.device else None
+    if not guided.is_loopy(args.kernel):
+        return args.kernel, device, None
+    from perfport.devices import get_device
+
+    spec = guided.loopy_kernel(args.kernel)
+    info = get_device(device, spec.language)
+    ranker = guided.ranker_factory(args, spec, info) if args.strategy == guided.GUIDED else None
+    return spec, info, ranker
 
 
 def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:

@@ -22,7 +22,10 @@ class ModelRanker:
     """``features[i]`` are the model's input features of configuration i (None where loopy
     cannot count it: never predicted, ranked last, left out of refits); ``base`` the device's
     measurement-kernel measurements (output in seconds); ``nonnegative``: every calibration
-    with the costs bounded at 0."""
+    with the costs bounded at 0. ``calibration`` (a calibration file's) is the first fit
+    instead of one on ``base``; with no ``base`` a refit calibrates on the configurations
+    measured alone, which succeeds once they are at least as many as the model's parameters
+    (until then the last fit stays)."""
 
     def __init__(
         self,
@@ -31,6 +34,7 @@ class ModelRanker:
         features: Sequence[Mapping[str, float] | None],
         device: str = "",
         nonnegative: bool = False,
+        calibration: Calibration | None = None,
     ) -> None:
         self.model = model
         self.base = list(base)
@@ -38,7 +42,7 @@ class ModelRanker:
         self.device = device
         self.nonnegative = nonnegative
         self.refits = 0  # calibrations that succeeded after the first
-        self.calibration_: Calibration = calibrate(
+        self.calibration_: Calibration = calibration or calibrate(
             model, self.base, device=device, allow_uninformed=True, nonnegative=nonnegative
         )
 
@@ -63,7 +67,7 @@ class ModelRanker:
         ]
         # The kernel's own measurements weigh as much as all the microbenchmarks together
         # (each repeated), so a few of them can overrule costs that do not fit this kernel.
-        extra *= math.ceil(len(self.base) / len(extra)) if extra else 0
+        extra *= max(1, math.ceil(len(self.base) / len(extra))) if extra else 0
         try:
             self.calibration_ = calibrate(
                 self.model,

@@ -14,6 +14,7 @@ from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
 from perfport.strategies.crossover import CrossoverBayes
 from perfport.strategies.mixed import MixedBayes
+from perfport.strategies.model_guided import ModelGuided, Ranker
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
 from perfport.strategies.ordered import GridSearch, PriorGuided
@@ -51,6 +52,9 @@ STRATEGIES: dict[str, type[Strategy]] = {
         OptunaQMC,
     )
 }
+# Strategies that need more than a space and a seed: a ranker (a calibrated model of the
+# kernel, built above this layer). Not in STRATEGIES, whose every entry runs on its own.
+GUIDED: dict[str, type[Strategy]] = {ModelGuided.name: ModelGuided}
 # Chosen by benchmarks/strategies.py (docs/results/2026-11-22-strategies.md): with other
 # devices' results in the store it needs far fewer evaluations than any strategy without
 # them; with none it is exactly bayes_rf, the best of those.
@@ -58,6 +62,7 @@ DEFAULT_STRATEGY = "prior"
 
 __all__ = [
     "DEFAULT_STRATEGY",
+    "GUIDED",
     "STRATEGIES",
     "AlternatingBayes",
     "BayesRandomForest",
@@ -70,6 +75,7 @@ __all__ = [
     "Listed",
     "LocalSearch",
     "MixedBayes",
+    "ModelGuided",
     "OptunaCmaEs",
     "OptunaGP",
     "OptunaQMC",
@@ -78,6 +84,7 @@ __all__ = [
     "PriorGuided",
     "PriorRegion",
     "RandomSearch",
+    "Ranker",
     "SimulatedAnnealing",
     "Strategy",
     "ThompsonBayes",
@@ -93,16 +100,20 @@ def make_strategy(
     space: Space,
     seed: int,
     scores: Sequence[float] | np.ndarray | None = None,
+    ranker: Ranker | None = None,
 ) -> Strategy:
-    """An instance of ``cls``; prior ``scores`` go to a strategy that takes them."""
+    """An instance of ``cls``; prior ``scores`` and a ``ranker`` go to a strategy that takes
+    them."""
+    if cls.takes_ranker:
+        return cls(space, seed, ranker=ranker)  # type: ignore[call-arg]
     return cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]
 
 
 def strategy_class(name: str | None) -> type[Strategy]:
     """The strategy called ``name`` (None: the default)."""
     try:
-        return STRATEGIES[name or DEFAULT_STRATEGY]
+        return {**STRATEGIES, **GUIDED}[name or DEFAULT_STRATEGY]
     except KeyError:
         raise PerfportError(
-            f"no strategy {name!r}; choose one of {', '.join(STRATEGIES)}"
+            f"no strategy {name!r}; choose one of {', '.join([*STRATEGIES, *GUIDED])}"
         ) from None

@@ -30,6 +30,8 @@ class Strategy(ABC):
     name: ClassVar[str]
     summary: ClassVar[str]
     takes_prior: ClassVar[bool] = False  # whether the constructor takes ``scores=``
+    takes_ranker: ClassVar[bool] = False  # whether it takes ``ranker=`` (and cannot run without)
+    requires: ClassVar[str] = ""  # what a run must be given beyond the kernel, if anything
 
     def __init__(self, space: Space, seed: int = 0) -> None:
         self.space = space

@@ -39,6 +39,11 @@ class ModelGuided(Strategy):
     summary: ClassVar[str] = (
         "measures first what a calibrated model predicts fastest, refitting it as it goes"
     )
+    takes_ranker: ClassVar[bool] = True
+    requires: ClassVar[str] = (
+        "a calibration of the device ('perfport model calibrate ... --out FILE'), given as "
+        "--calibration FILE; only loopy kernels (loopy-matmul, loopy-dg, loopy-fd)"
+    )
 
     def __init__(
         self, space: Space, seed: int = 0, ranker: Ranker | None = None, refit_every: int = 1

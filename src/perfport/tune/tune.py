@@ -17,6 +17,7 @@ from perfport._core import (
     DeviceType,
     KernelSpec,
     Measurement,
+    PerfportError,
     Problem,
 )
 from perfport._core.interrupts import guarded, interruptible, take_held
@@ -26,7 +27,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store, earlier_failures, stored_ceilings
-from perfport.strategies import Listed, Strategy, make_strategy
+from perfport.strategies import Listed, Ranker, Strategy, make_strategy
 from perfport.tune.checks import (
     _checked_budget,
     _checked_objective,
@@ -43,6 +44,9 @@ from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
+# Builds a strategy's ranker for the legal space (model_guided): from the spec, the problem
+# and the space, before the store is opened, so a ranker that cannot be built stores nothing.
+RankerFactory = Callable[[KernelSpec, Problem, Space], Ranker]
 
 
 def campaign_key(
@@ -93,6 +97,7 @@ def tune(
     retry_failed: bool = False,
     confirm_top: int = 0,
     confirm_seconds: float = DEFAULT_SECONDS,
+    ranker: RankerFactory | None = None,
 ) -> TuneResult:
     """Tune ``kernel`` (a KernelSpec, a built-in name or a spec file) and return the result.
 
@@ -122,6 +127,9 @@ def tune(
     side, for at most ``confirm_seconds`` (``perfport.tune.confirm``; the CLI does it by
     default): ``TuneResult.confirmed`` names the winner with its interval, or the candidates
     that cannot be told apart; the new samples are added to the stored results.
+    ``ranker`` builds the ranker a strategy such as ``model_guided`` needs (the CLI's
+    ``--calibration``: ``perfport.model.tunable.guided_ranker``); the campaign key does not
+    include it, so the same command with another calibration resumes the campaign.
 
     >>> import perfport
     >>> result = perfport.tune("vector_add", problem={"n": 65536}, budget=5)  # doctest: +SKIP
@@ -132,6 +140,7 @@ def tune(
         plan = _planned(
             kernel, problem, device, strategy, budget, settings, min_work_groups, configs,
             build_jobs, objective, _Options(lease_s, retry_failed, confirm_top, confirm_seconds),
+            ranker,
         )  # fmt: skip
     if warn is not None:
         for warning in verification_plan(plan.spec, plan.settings):
@@ -174,6 +183,7 @@ class _Plan:
     goal: Objective
     build_jobs: int
     options: _Options
+    ranker: Ranker | None = None
 
 
 def _planned(
@@ -188,6 +198,7 @@ def _planned(
     build_jobs: int,
     objective: Objective | str | None,
     options: _Options,
+    ranker: RankerFactory | None = None,
 ) -> _Plan:
     """``tune``'s arguments resolved, in the order their errors are raised."""
     spec = resolve_kernel(kernel)
@@ -198,9 +209,12 @@ def _planned(
     space = _legal_space(spec, the_problem, dev, min_work_groups)
     resolved = _checked_budget(budget).resolved(len(space))
     goal = _checked_objective(spec, objective)
+    if strategy_type.takes_ranker and ranker is None:
+        raise PerfportError(f"strategy {strategy_type.name} needs {strategy_type.requires}")
+    built = ranker(spec, the_problem, space) if strategy_type.takes_ranker and ranker else None
     return _Plan(
         spec, the_problem, dev, settings, strategy_type, listed, space, resolved, goal,
-        build_jobs, options,
+        build_jobs, options, built,
     )  # fmt: skip
 
 
@@ -266,8 +280,9 @@ class _Session:
             else None
         )
         searcher = _searcher(
-            plan.strategy_type, plan.listed, plan.space, plan.settings.seed, self.prior
-        )
+            plan.strategy_type, plan.listed, plan.space, plan.settings.seed, self.prior,
+            plan.ranker,
+        )  # fmt: skip
         reuse = _remembered(
             store, record, runner, plan.spec, plan.settings, plan.options.retry_failed
         )
@@ -415,11 +430,12 @@ def _searcher(
     space: Space,
     seed: int,
     prior: Prior | None,
+    ranker: Ranker | None = None,
 ) -> Strategy:
     """The strategy of this session; a listed configuration outside ``space`` is left out (it
     is stored as pruned after the search)."""
     if listed is None:
-        return make_strategy(strategy_type, space, seed, prior.scores if prior else None)
+        return make_strategy(strategy_type, space, seed, prior.scores if prior else None, ranker)
     found = [space.index(c) for c in listed]
     return Listed(space, seed, tuple(i for i in found if i is not None))
 

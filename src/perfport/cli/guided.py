@@ -1,0 +1,119 @@
+"""``perfport tune`` of the loopy application kernels (loopy-matmul, loopy-dg, loopy-fd), and
+model-guided search of them (``--strategy model_guided --calibration FILE``): the wiring of
+``perfport.model`` (the spec, the calibration, the ranker) into ``perfport.tune``, which the
+strategy and tune layers cannot import. Everything here is checked before the store opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfport._core import PerfportError
+
+if TYPE_CHECKING:
+    from perfport._core import DeviceInfo, KernelSpec, Problem
+    from perfport.space import Space
+    from perfport.strategies import Ranker
+
+GUIDED = "model_guided"
+LOOPY_PREFIX = "loopy-"
+HOW = (
+    "get one with 'perfport model collect --device ID --db DB' then 'perfport model calibrate "
+    "MODEL.json --device ID --db DB --out FILE'"
+)
+
+
+def is_loopy(kernel: str) -> bool:
+    return kernel.startswith(LOOPY_PREFIX)
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse what model-guided search cannot run with, naming the fix."""
+    guided = args.strategy == GUIDED
+    if guided and not args.calibration:
+        raise PerfportError(f"--strategy {GUIDED} needs --calibration FILE, a calibration of the "
+                            f"device; {HOW}")  # fmt: skip
+    if args.calibration and not guided:
+        raise PerfportError(f"--calibration is for --strategy {GUIDED}; add that, or drop "
+                            "--calibration")  # fmt: skip
+    if guided and (args.cluster or len(args.device or []) > 1 or "all" in (args.device or [])):
+        raise PerfportError(f"--strategy {GUIDED} tunes on one device (its calibration's); "
+                            "give one --device and no --cluster")  # fmt: skip
+    if guided and not is_loopy(args.kernel):
+        raise PerfportError(
+            f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "
+            f"cannot count it; {GUIDED} tunes loopy-matmul, loopy-dg or loopy-fd (a "
+            f"calibration: {HOW})"
+        )
+
+
+def loopy_kernel(name: str) -> KernelSpec:
+    """The spec of a loopy application kernel (needs the model extra: loopy)."""
+    from perfport.model.tunable import loopy_spec
+
+    return loopy_spec(name)
+
+
+def ranker_factory(
+    args: argparse.Namespace, spec: KernelSpec, device: DeviceInfo
+) -> Callable[[KernelSpec, Problem, Space], Ranker]:
+    """The ranker builder for ``perfport.tune``: the calibration checked against ``device``,
+    and the device's measurement kernels in --db (if any) as the base of every refit."""
+    from perfport._core.optional import require
+    from perfport.cli.model_fit import _cache_folder
+    from perfport.model import StatsCache
+    from perfport.model.tunable import base_measurements, guided_ranker
+
+    require("scipy", "model", "Model-guided search (its refits)")
+    calibration = _calibration(args.calibration)
+    if calibration.device != device.name:
+        raise PerfportError(
+            f"--calibration {args.calibration} is for device {calibration.device!r}, not "
+            f"{device.name!r} ({device.id}); give that device's calibration or make one: "
+            + HOW.replace("ID", device.id)
+        )
+    cache = StatsCache(_cache_folder())
+    base: list[Any] = []
+    skipped: tuple[Any, ...] = ()
+    if Path(args.db).is_file():  # read only: a store that is not there is not made
+        base, skipped = base_measurements(args.db, device.fingerprint, calibration, cache)
+    for k in skipped:
+        _warn(f"{GUIDED}: refits leave out {k.line()}")
+    params = len(calibration.model.parameters)
+    _warn(
+        f"{GUIDED}: ranked by {args.calibration} ({calibration.device}); refits calibrate on "
+        + (f"its {len(base)} measurement kernels in {args.db} and the configurations measured"
+           if base else
+           f"the configurations measured alone ({args.db} has no measurement kernels of the "
+           f"device), once they are at least the model's {params} parameters")
+    )  # fmt: skip
+
+    def uncounted(config: Mapping[str, Any], why: str) -> None:
+        _warn(f"{GUIDED}: {spec.name} {dict(config)} not counted by loopy, ranked last ({why})")
+
+    def build(spec: KernelSpec, problem: Problem, space: Space) -> Ranker:
+        return guided_ranker(spec.name, calibration, base, dict(problem), space, cache, uncounted)
+
+    return build
+
+
+def _calibration(path: str) -> Any:
+    from perfport.model import Calibration, ModelError
+
+    try:
+        return Calibration.load(path)
+    except ModelError as exc:
+        raise PerfportError(f"--calibration {path}: {exc}") from None
+    except OSError as exc:
+        raise PerfportError(f"--calibration {path}: cannot be read ({exc.strerror}); give the "
+                            f"file 'perfport model calibrate --out' wrote") from None  # fmt: skip
+    except UnicodeDecodeError:
+        raise PerfportError(f"--calibration {path}: not a calibration file; {HOW}") from None
+
+
+def _warn(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr, flush=True)

@@ -1,0 +1,173 @@
+"""The application kernels' configuration spaces (``perfport.model.spaces``) as tunable
+``KernelSpec``s, and the ranker of model-guided search for them.
+
+loopy writes one program per configuration, so ``loopy_spec`` joins their OpenCL sources in
+one ``#if`` chain on a define, ``PERFPORT_LOOPY_CONFIG``, that the spec derives from the
+configuration (each configuration compiles only its own program; the parameters' own defines
+are prefixed ``PERFPORT_`` so they rename nothing in loopy's code). The NDRange of each
+program is loopy's, chosen by the same index. ``perfport tune loopy-fd`` measures them as any
+kernel; ``guided_ranker`` counts every configuration of the legal space with loopy and ranks
+it with a calibration (``perfport tune loopy-fd --strategy model_guided --calibration``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfport._core.args import ArrayArg
+from perfport._core.errors import SpecError
+from perfport._core.records import Problem
+from perfport._core.spec import KernelSpec, Param
+from perfport.model.calibrate import Calibration, Measurement
+from perfport.model.gather import loopy
+from perfport.model.guided import ModelRanker
+from perfport.model.spaces import SearchSpace, config_features, spaces
+from perfport.space import Space
+
+PREFIX = "loopy-"
+SELECTOR = "loopy_config"  # the derived index of the configuration's program
+MACRO = "PERFPORT_LOOPY_CONFIG"
+
+
+def loopy_kernels() -> dict[str, SearchSpace]:
+    """The tunable loopy kernels by name: loopy-matmul, loopy-dg, loopy-fd."""
+    return {PREFIX + s.name: s for s in spaces()}
+
+
+def _matmul_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    n = int(p["n"])
+    a, b = (inputs[x].astype(np.float64).reshape(n, n) for x in ("a", "b"))
+    return {"c": (a @ b).astype(np.float32).reshape(-1)}
+
+
+def _fd_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    from perfport.model.paper_kernels import fd_reference
+
+    n = int(p["n"])
+    return {"res": fd_reference(inputs["u"].reshape(n + 2, n + 2)).reshape(-1)}
+
+
+# DG has none: its -tr variant reads u and writes res element-fastest, so no one reference
+# (or configuration) holds the others' layout; its output is ignored and tune says so.
+REFERENCES = {"matmul": _matmul_reference, "fd": _fd_reference}
+
+
+@functools.cache
+def loopy_spec(name: str) -> KernelSpec:
+    """The KernelSpec of loopy kernel ``name`` (``loopy_kernels()``); loopy writes every
+    configuration's program (seconds; cached for the process)."""
+    found = loopy_kernels().get(name)
+    if found is None:
+        raise SpecError(f"no loopy kernel {name!r}; give one of {', '.join(loopy_kernels())}")
+    return _joined(found)
+
+
+def _joined(s: SearchSpace) -> KernelSpec:
+    from perfport.model.measure import kernel_spec
+
+    lp = loopy()
+    entry, problem = f"perfport_{s.name}", Problem.of(s.sizes)
+    configs = s.configs()
+    parts = []
+    for config in configs:
+        program = s.program(config)
+        if isinstance(program, lp.LoopKernel):
+            program = lp.make_program(program)
+        program = lp.rename_callable(program, program.default_entrypoint.name, entry)
+        parts.append(kernel_spec(program, entry, problem))
+    if any(p.args != parts[0].args for p in parts):
+        raise SpecError(f"loopy-{s.name}: its programs' arguments differ; they cannot share a spec")
+    source = "\n".join(
+        f"#{'if' if i == 0 else 'elif'} {MACRO} == {i}\n{p.source}" for i, p in enumerate(parts)
+    )
+    args = parts[0].args
+    reference = REFERENCES.get(s.name)
+    if reference is None:
+        args = tuple(dataclasses.replace(a, ignore=True) if isinstance(a, ArrayArg) and a.output
+                     else a for a in args)  # fmt: skip
+    return KernelSpec(
+        name=PREFIX + s.name, source=f"{source}\n#endif\n", entry=entry,
+        params=tuple(Param(p.name, p.values, define=f"PERFPORT_{p.name.upper()}")
+                     for p in s.space.params),
+        global_size=_chosen(configs, [p.global_size for p in parts]),
+        local_size=_chosen(configs, [p.local_size for p in parts]),
+        args=args, problem=problem, restrictions=(f"{SELECTOR} >= 0", s.fits),
+        derived=((SELECTOR, _index(configs)),), defines=((MACRO, SELECTOR),),
+        reference=reference, tolerance=1e-3 if reference else None,
+        doc=f"the loopy {s.name} kernel of the paper, one loopy program per configuration "
+        "(perfport.model.tunable)",
+    )  # fmt: skip
+
+
+def _index(configs: Sequence[Mapping[str, Any]]) -> str:
+    """An expression giving each configuration's position in ``configs``; -1 for others."""
+    text = "-1"
+    for i in reversed(range(len(configs))):
+        same = " and ".join(f"{k} == {v!r}" for k, v in configs[i].items())
+        text = f"{i} if ({same}) else ({text})"
+    return text
+
+
+def _chosen(configs: Sequence[Any], sizes: Sequence[tuple[Any, ...]]) -> tuple[str, ...]:
+    """Per axis, each configuration's size expression chosen by its index (equal expressions
+    share one branch)."""
+    dims = max(len(s) for s in sizes)
+    out = []
+    for axis in range(dims):
+        by_text: dict[str, list[int]] = {}
+        for i, s in enumerate(sizes):
+            by_text.setdefault(str(s[axis]) if axis < len(s) else "1", []).append(i)
+        text = "1"
+        for expr, where in reversed(by_text.items()):
+            test = " or ".join(f"{SELECTOR} == {i}" for i in where)
+            text = f"({expr}) if ({test}) else ({text})"
+        out.append(text)
+    return tuple(out)
+
+
+def base_measurements(
+    db: str | Path, fingerprint: str, calibration: Calibration, cache: Any
+) -> tuple[list[Measurement], tuple[Any, ...]]:
+    """The device's measurement kernels in ``db`` as the calibration's model sees them (the
+    base of every refit), and those loopy cannot count (skipped, with the reason)."""
+    from perfport.model.dataset import KernelFeatures, from_store
+
+    runs = [r for r in from_store(db, fingerprint) if r.is_collection]
+    if not runs:
+        return [], ()
+    features = KernelFeatures(cache)
+    usable, skipped = features.usable(runs)
+    return features.measurements(calibration.model, usable), skipped
+
+
+def guided_ranker(
+    name: str,
+    calibration: Calibration,
+    base: Sequence[Measurement],
+    problem: Mapping[str, Any],
+    space: Space,
+    cache: Any,
+    uncounted: Callable[[Mapping[str, Any], str], None] | None = None,
+) -> ModelRanker:
+    """The ranker of loopy kernel ``name`` over ``space`` (its legal configurations, in
+    order): each counted by loopy at ``problem`` and predicted by ``calibration``; refits
+    calibrate on ``base`` plus the configurations measured (``ModelRanker``)."""
+    from perfport.model.model import input_features
+
+    s = loopy_kernels()[name]
+    configs = [dict(space.config(i)) for i in range(len(space))]
+    inputs = functools.partial(input_features, calibration.model, device=calibration.device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        features = config_features(s, configs, problem, inputs, cache, uncounted)
+    return ModelRanker(
+        calibration.model, base, features, calibration.device,
+        nonnegative=calibration.bounded, calibration=calibration,
+    )  # fmt: skip

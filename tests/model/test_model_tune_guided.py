@@ -1,0 +1,122 @@
+"""``perfport tune loopy-fd --strategy model_guided --calibration FILE``: the first
+configuration measured is the one the calibration predicts fastest; what cannot run is one
+line, exit 2, with the store untouched."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from model_support import LOOPY
+
+from perfport.cli import main
+
+pytest.importorskip("loopy", reason=LOOPY)
+pytest.importorskip("scipy", reason="calibration needs scipy: pip install 'perfport[model]'")
+
+EXPRESSION = (
+    "p_launch * f_sync_kernel_launch + p_gload * f_mem_access_global_float32_load "
+    "+ p_group * f_thread_groups"
+)
+COSTS = {"p_launch": 1e-5, "p_gload": 1e-9, "p_group": 1e-6}
+N = 560  # a multiple of every FD interior (lsize - 2)
+
+
+def _calibration(path, device: str):
+    """A calibration as 'perfport model calibrate --out' writes it, with costs we chose."""
+    from perfport.model import Model
+    from perfport.model.calibrate import Calibration
+
+    Calibration(model=Model("f_cl_wall_time", EXPRESSION), device=device, parameters=COSTS,
+                residual=0.0, residuals=(), n_measurements=0, nonnegative=True, negative=(),
+                scaled=True, iterations=0).save(path)  # fmt: skip
+    return str(path)
+
+
+def test_model_guided_measures_the_predicted_fastest_first(tmp_path, capsys, cpu, monkeypatch):
+    from perfport.model import StatsCache
+    from perfport.model.calibrate import Calibration
+    from perfport.model.tunable import guided_ranker, loopy_spec
+    from perfport.space import kernel_space
+    from perfport.strategies.model_guided import ModelGuided
+
+    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    asked: list[int | None] = []
+    ask = ModelGuided.ask
+    monkeypatch.setattr(ModelGuided, "ask", lambda self: asked.append(ask(self)) or asked[-1])
+    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal, "--problem",
+            f"n={N}", "--db", str(tmp_path / "r.db"), "--budget", "2", "--confirm", "0", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["strategy"] == "model_guided" and out["measured"] == 2
+    assert out["verification"] == "numpy reference"
+    spec = loopy_spec("loopy-fd")
+    space = kernel_space(spec, {"n": N}, cpu)
+    ranker = guided_ranker("loopy-fd", Calibration.load(cal), [], {"n": N}, space, StatsCache())
+    predicted = ranker.predict()
+    assert not np.isnan(predicted).any()
+    assert asked[0] == int(np.argmin(predicted))
+
+
+def _refused(argv, capsys, db) -> str:
+    before = db.read_bytes()
+    assert main([*argv, "--db", str(db), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert db.read_bytes() == before  # the store is untouched
+    assert err.startswith("perfport: error: ") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+@pytest.fixture
+def store_file(tmp_path):
+    from perfport.store import Store
+
+    db = tmp_path / "kept.db"
+    with Store(db):
+        pass
+    return db
+
+
+def test_model_guided_without_a_calibration_is_refused(capsys, store_file):
+    err = _refused(["tune", "loopy-fd", "--strategy", "model_guided"], capsys, store_file)
+    assert "--calibration FILE" in err and "perfport model calibrate" in err
+
+
+def test_a_kernel_loopy_cannot_count_is_refused(tmp_path, capsys, store_file, cpu):
+    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", "vector_add", "--strategy", "model_guided", "--calibration", cal]
+    err = _refused(argv, capsys, store_file)
+    assert "not a loopy kernel" in err and "loopy-fd" in err and "calibrate" in err
+
+
+def test_a_calibration_of_another_device_is_refused(tmp_path, capsys, store_file, cpu):
+    cal = _calibration(tmp_path / "cal.json", "Some Other GPU")
+    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
+    err = _refused(argv, capsys, store_file)
+    assert "'Some Other GPU'" in err and repr(cpu.name) in err
+
+
+def test_a_calibration_without_model_guided_is_refused(tmp_path, capsys, store_file, cpu):
+    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", "loopy-fd", "--strategy", "random", "--calibration", cal]
+    assert "--calibration is for --strategy model_guided" in _refused(argv, capsys, store_file)
+
+
+def test_without_the_model_extra_the_error_names_it(tmp_path, capsys, store_file, cpu, monkeypatch):
+    import sys
+
+    from perfport.model.tunable import loopy_spec
+
+    loopy_spec.cache_clear()
+    monkeypatch.setitem(sys.modules, "loopy", None)  # as if loopy were not installed
+    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
+    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
+
+
+def test_strategies_say_model_guided_needs_a_calibration(capsys):
+    assert main(["strategies", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["strategies"]}
+    assert "--calibration" in rows["model_guided"]["requires"]
+    assert rows["random"]["requires"] is None
