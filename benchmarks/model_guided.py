@@ -37,7 +37,6 @@ from perfport.model.spaces import (  # the spaces live in the library: perfport 
     DEFAULT_SIZES,
     FD_LSIZES,  # noqa: F401 (tests read it here)
     MULTIPLE,
-    TILES,  # noqa: F401
     SearchSpace,
     config_features,
     spaces,
@@ -50,10 +49,6 @@ TARGET = 0.95
 SMOKE_SIZES = {"matmul": 96, "dg": 96, "fd": 1120}
 
 
-def _configs(space: SearchSpace, limit: int | None) -> list[dict[str, Any]]:
-    return space.configs(limit)
-
-
 def measure(db: str, limit: int | None, sizes: dict[str, int], device_id: str | None) -> None:
     """Time every configuration not yet in ``db`` on the device (default: the default one)."""
     from perfport.devices import get_device
@@ -61,7 +56,7 @@ def measure(db: str, limit: int | None, sizes: dict[str, int], device_id: str | 
 
     device = get_device(device_id)
     for s in spaces(sizes):
-        for config in _configs(s, limit):
+        for config in s.configs(limit):
             (result,) = measure_application(
                 s.program(config), s.label(config), [Problem.of(s.sizes)], device, db
             )
@@ -162,7 +157,7 @@ def replay(
 
     results = []
     for s in spaces(sizes):
-        configs = _configs(s, limit)
+        configs = s.configs(limit)
         times = _times(db, s, configs)
         if np.all(np.isnan(times)):
             print(f"{s.name}: nothing measured in {db}; run the measure step first")

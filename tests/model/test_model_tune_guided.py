@@ -120,3 +120,20 @@ def test_strategies_say_model_guided_needs_a_calibration(capsys):
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["strategies"]}
     assert "--calibration" in rows["model_guided"]["requires"]
     assert rows["random"]["requires"] is None
+
+
+def test_a_loopy_kernel_on_several_devices_is_refused(capsys, store_file, cpu):
+    argv = ["tune", "loopy-fd", "--device", cpu.id, "--device", cpu.id]
+    assert "loopy-fd tunes on one device" in _refused(argv, capsys, store_file)
+
+
+def test_other_commands_name_where_loopy_kernels_run(capsys):
+    assert main(["space", "loopy-fd"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "only 'perfport tune loopy-fd' on one device" in err
+
+
+def test_replay_of_model_guided_names_the_commands_that_run_it(capsys, store_file):
+    argv = ["replay", "--strategy", "model_guided", "--budget", "2", "--repeats", "1"]
+    err = _refused(argv, capsys, store_file)
+    assert "perfport tune loopy-fd --strategy model_guided" in err and "model_guided.py" in err

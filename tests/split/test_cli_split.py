@@ -29,6 +29,7 @@ def test_split_json_and_stored_plan(tmp_path):
         "measured_ms", "best_single", "speedup_over_best_single", "verified", "decision",
     } <= set(out)  # fmt: skip
     assert out["verified"] is True and out["dimension"] == 1
+    assert out["planned_from"] == "lines"  # the default plan
     assert out["decision"] in ("split", *out["devices"])
     assert set(out["best_single"]) == {"device", "time_ms"}
     assert sum(out["adjusted_factors"]) == pytest.approx(1.0)
@@ -67,8 +68,9 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says):
 
 def test_split_steps_json(tmp_path):
     db = str(tmp_path / "r.db")
-    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80",
-                    "--steps", "4", "--rebalance", "--db", db, "--json")  # fmt: skip
+    # --plan eq4 is how time-stepping plans: accepted (lines is refused with --steps).
+    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80", "--steps",
+                    "4", "--rebalance", "--plan", "eq4", "--db", db, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert {

@@ -176,3 +176,13 @@ def test_cli_plans_from_lines_on_two_sub_devices_and_rebalances(tmp_path):
     assert out["iterations"][0]["parts"] == out["parts"]
     assert all(i["verified"] for i in out["iterations"])
     assert sum(out["split_factors"]) == pytest.approx(1.0)
+
+
+def test_lines_go_through_the_device_time_alone_where_given():
+    """The probe's part times are device times; so is the whole problem's point when given
+    (``device_ms``), not the plan's wall times alone."""
+    eq4 = plan_split(["a", "b"], 1000, [10, 10], [2.0, 2.0])
+    probes = [1.0, 1.0]
+    walls = plan_from_lines(eq4, probes).lines
+    kernels = plan_from_lines(eq4, probes, device_ms=[1.9, 1.9]).lines
+    assert walls[0] == pytest.approx((0.0, 2e-3)) and kernels[0] == pytest.approx((0.1, 1.8e-3))

@@ -16,6 +16,7 @@ from perfport._core import PerfportError
 
 if TYPE_CHECKING:
     from perfport._core import DeviceInfo, KernelSpec, Problem
+    from perfport.model import Calibration
     from perfport.space import Space
     from perfport.strategies import Ranker
 
@@ -34,15 +35,19 @@ def is_loopy(kernel: str) -> bool:
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse what model-guided search cannot run with, naming the fix."""
     guided = args.strategy == GUIDED
+    many = args.cluster or len(args.device or []) > 1 or "all" in (args.device or [])
     if guided and not args.calibration:
         raise PerfportError(f"--strategy {GUIDED} needs --calibration FILE, a calibration of the "
                             f"device; {HOW}")  # fmt: skip
     if args.calibration and not guided:
         raise PerfportError(f"--calibration is for --strategy {GUIDED}; add that, or drop "
                             "--calibration")  # fmt: skip
-    if guided and (args.cluster or len(args.device or []) > 1 or "all" in (args.device or [])):
+    if guided and many:
         raise PerfportError(f"--strategy {GUIDED} tunes on one device (its calibration's); "
                             "give one --device and no --cluster")  # fmt: skip
+    if is_loopy(args.kernel) and many:
+        raise PerfportError(f"{args.kernel} tunes on one device: give one --device and no "
+                            "--cluster")  # fmt: skip
     if guided and not is_loopy(args.kernel):
         raise PerfportError(
             f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "
@@ -101,7 +106,7 @@ def ranker_factory(
     return build
 
 
-def _calibration(path: str) -> Any:
+def _calibration(path: str) -> Calibration:
     from perfport.model import Calibration, ModelError
 
     try:

@@ -95,8 +95,9 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         )
     if args.rebalance and not args.steps:
         raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
-    if args.plan is not None and args.steps:
-        raise SpecError("--plan plans one launch; time-stepping plans with Eq. 4 (drop --plan)")
+    if args.plan == "lines" and args.steps:
+        raise SpecError("--plan lines plans one launch; time-stepping plans with Eq. 4 (drop "
+                        "--plan)")  # fmt: skip
     if args.halo != "device" and not args.steps:
         raise SpecError("--halo chooses the time steps' halo exchange; give --steps N with it")
     from perfport.devices import get_device

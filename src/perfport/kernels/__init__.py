@@ -61,6 +61,11 @@ def builtin(name: str) -> KernelSpec:
     try:
         make = BUILTINS[name]
     except KeyError:
+        if name.startswith("loopy-"):  # built above this layer, by perfport tune (cli/guided.py)
+            raise SpecError(
+                f"{name} is one of the model's loopy kernels: only 'perfport tune {name}' on "
+                "one device tunes it (pip install 'perfport[model]')"
+            ) from None
         raise SpecError(
             f"no built-in kernel {name!r}; built-ins: {', '.join(BUILTINS)} (or give a spec file path)"
         ) from None

@@ -49,13 +49,13 @@ class ResidencyLimits:
         return min(self.groups, by_threads, by_local)
 
 
-# NVIDIA compute capability 9.0 (Hopper: H100, H200, GH200), CUDA C++ Programming Guide,
+# NVIDIA compute capability 9.0 (Hopper: H100, H200, H800, H20, GH200), CUDA C++ Programming Guide,
 # "Technical Specifications per Compute Capability": 2048 resident threads, 32 resident
 # blocks and 228 KB of shared memory per SM, 1 KB of it reserved per block by the system.
 HOPPER = ResidencyLimits("NVIDIA compute capability 9.0", 2048, 32, 228 * 1024, 1024)
 
 ARCHITECTURES: tuple[tuple[re.Pattern[str], ResidencyLimits], ...] = (
-    (re.compile(r"NVIDIA.*\bG?H(100|200)\b", re.I), HOPPER),
+    (re.compile(r"NVIDIA.*\bG?H(100|200|800|20)\b", re.I), HOPPER),
 )
 
 

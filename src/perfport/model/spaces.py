@@ -97,7 +97,7 @@ def config_features(
         warnings.simplefilter("ignore")  # loopy's notes on counts and schedules
         for c in configs:
             try:
-                out.append(inputs(cache.stats(s.program(dict(c))).evaluate(dict(sizes))))
+                evaluated = cache.stats(s.program(dict(c))).evaluate(dict(sizes))
             except MissingExtra:
                 raise
             except Exception as exc:  # loopy and islpy raise bare errors of many kinds
@@ -105,4 +105,7 @@ def config_features(
                     first = str(exc).splitlines()[0] if str(exc) else ""
                     uncounted(c, f"{type(exc).__name__}: {first}")
                 out.append(None)
+                continue
+            # Outside the try: a model's own error (an unknown feature) is not "uncounted".
+            out.append(inputs(evaluated))
     return out

@@ -167,7 +167,9 @@ def guided_ranker(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         features = config_features(s, configs, problem, inputs, cache, uncounted)
+    # A file whose costs are all >= 0 (bounded or not) keeps its refits so: a refit on a few
+    # points should not make a physical cost negative.
     return ModelRanker(
         calibration.model, base, features, calibration.device,
-        nonnegative=calibration.bounded, calibration=calibration,
+        nonnegative=calibration.nonnegative, calibration=calibration,
     )  # fmt: skip

@@ -77,15 +77,20 @@ def check_plan(plan_from: str) -> None:
         raise SpecError(f"--plan {plan_from!r}: give one of {', '.join(PLANS)}")
 
 
-def plan_from_lines(eq4: SplitPlan, probe_ms: Sequence[float | None]) -> LinesPlan:
-    """The lines through each device's time alone (``eq4.times_ms``) and its probe on its Eq. 4
-    part, and the whole-work-group plan whose parts every line ends together."""
+def plan_from_lines(
+    eq4: SplitPlan, probe_ms: Sequence[float | None], device_ms: Sequence[float] | None = None
+) -> LinesPlan:
+    """The lines through each device's time alone and its probe on its Eq. 4 part, and the
+    whole-work-group plan whose parts every line ends together. The time alone is
+    ``device_ms`` (each device's kernel time on the whole problem: the probe's kind of time)
+    where given, else ``eq4.times_ms``."""
     if len(probe_ms) != len(eq4.devices):
         raise SpecError("give one probe time (or None) per device")
+    alone_ms = eq4.times_ms if device_ms is None else tuple(device_ms)
     # An unprobed device (no elements) gets the proportional line device_line gives 0 elements.
     lines = tuple(
         device_line(eq4.extent, alone, b - a if t is not None else 0, t or 0.0)
-        for alone, (a, b), t in zip(eq4.times_ms, eq4.parts, probe_ms, strict=True)
+        for alone, (a, b), t in zip(alone_ms, eq4.parts, probe_ms, strict=True)
     )
     shares = balanced_shares(eq4.extent, lines)
     plan = plan_split(
@@ -103,6 +108,7 @@ def probe_plan(
     eq4: SplitPlan,
     target_s: float = 0.2,
     opener: Opener = open_session,
+    device_ms: Sequence[float] | None = None,
 ) -> LinesPlan:
     """Run Eq. 4's parts together (the ``run_parts`` call a split makes), then plan from the
     lines through each part's kernel time (``plan_from_lines``); an empty part is not run."""
@@ -112,4 +118,4 @@ def probe_plan(
     probes: list[float | None] = [None] * len(devices)
     for i, ms in zip(live, run.kernel_ms, strict=True):
         probes[i] = ms
-    return plan_from_lines(eq4, probes)
+    return plan_from_lines(eq4, probes, device_ms)

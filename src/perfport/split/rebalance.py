@@ -113,6 +113,7 @@ def rebalance(
     target_s: float = 0.05,
     opener: Opener = open_session,
     lines: Sequence[tuple[float, float]] | None = None,
+    device_ms: Sequence[float] | None = None,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
     launches, stopping once the parts finish within ``tolerance`` of each other and the launch
@@ -121,11 +122,13 @@ def rebalance(
     made (``perfport split``'s static run): it counts as the first iteration. ``lines``, when
     given, are each device's (overhead ms, ms per element) so far (``--plan lines``' fit):
     without them a device starts proportional to its time alone, and one the lines dropped
-    would get its Eq. 4 share back."""
+    would get its Eq. 4 share back. ``device_ms``: each device's kernel time alone, the kind of
+    time a part's is, for the lines (else the plan's wall times alone)."""
     if iterations < 1:
         raise SpecError(f"--iterations {iterations}: give at least 1")
     alone_ms = plan.times_ms
-    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in alone_ms]
+    line_ms = list(device_ms) if device_ms is not None else list(alone_ms)
+    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in line_ms]
     done: list[Iteration] = []
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
     slowest_ok = alone_ms[fastest] * (1 + tolerance)
@@ -136,7 +139,7 @@ def rebalance(
             # lose, so the last launch tries that device alone.
             shares = tuple(float(i == fastest) for i in range(len(alone_ms)))
         elif k:
-            lines = updated_lines(plan, done[-1].run, alone_ms, lines)
+            lines = updated_lines(plan, done[-1].run, line_ms, lines)
             shares = balanced_shares(plan.extent, lines)
         if k:
             plan = plan_split(

@@ -213,7 +213,8 @@ def split_run(
     ``opening``: how each part's session opens (default: a CPU beside GPUs leaves one core
     per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units.
     ``plan_from``: ``lines`` (default) first runs Eq. 4's parts together (a probe) and
-    runs the plan made from each device's line; ``eq4`` runs Eq. 4's plan (``perfport.split.probe``)."""
+    runs the plan made from each device's line (``perfport.split.probe``); ``eq4`` runs Eq.
+    4's plan."""
     check_plan(plan_from)
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
@@ -229,8 +230,11 @@ def split_run(
     plan = plan_split(ids, extent, blocks, [r.wall_ms for r in single], split.dimension)
     picked = [c for c, _ in chosen]
     lines = None
+    device_ms = [r.kernel_ms[0] for r in single]  # the kind of time a part's kernel is
     if plan_from == "lines":
-        lines = probe_plan(spec, full, devices, picked, split, plan, target_s, opening.one)
+        lines = probe_plan(
+            spec, full, devices, picked, split, plan, target_s, opening.one, device_ms
+        )
         plan = lines.plan
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
@@ -249,7 +253,7 @@ def split_run(
     if iterations:  # the rebalancer starts from the plan that ran, and from its lines
         launches, last = rebalance(
             spec, full, devices, picked, split, plan, iterations, expected, run,
-            opener=opening.one, lines=lines.lines if lines else None,
+            opener=opening.one, lines=lines.lines if lines else None, device_ms=device_ms,
         )  # fmt: skip
     return SplitOutcome(
         plan=plan,

@@ -203,6 +203,8 @@ def replay(
     if budget < 1 or repeats < 1:
         raise PerfportError("replay needs --budget >= 1 and --repeats >= 1")
     cls = strategy_class(strategy)
+    if cls.takes_ranker and factory is None:
+        raise _needs_ranker(strategy)
     make = factory or (
         lambda space, s: make_strategy(cls, space, s, prior.scores if prior else None)
     )
@@ -228,6 +230,8 @@ def replay_db(
     """Replay one device's stored results, ranked by ``objective`` (None: the source's own);
     a strategy that takes a prior gets one from the other devices' results in the same store,
     as ``perfport tune`` would."""
+    if strategy_class(strategy).takes_ranker:  # before the store is read
+        raise _needs_ranker(strategy)
     with Store(db, create=False) as store:
         data = ReplayData.from_store(store, kernel=kernel, device=device, objective=objective)
         prior = (
@@ -236,3 +240,11 @@ def replay_db(
             else None
         )
     return replay(data, strategy, budget, repeats, seed, prior=prior)
+
+
+def _needs_ranker(strategy: str | None) -> PerfportError:
+    return PerfportError(
+        f"replay cannot run {strategy}: it needs a calibrated model of a loopy kernel; run "
+        f"'perfport tune loopy-fd --strategy {strategy} --calibration FILE', or replay the "
+        "paper's kernels with 'python benchmarks/model_guided.py replay'"
+    )
