@@ -30,6 +30,8 @@ def test_split_json_and_stored_plan(tmp_path):
     } <= set(out)  # fmt: skip
     assert out["verified"] is True and out["dimension"] == 1
     assert out["planned_from"] == "lines"  # the default plan
+    # two sub-devices of one CPU, rows of 256 bytes: one parent buffer per array
+    assert out["buffers"] == {"kind": "sub-buffers", "why": None}
     assert out["decision"] in ("split", *out["devices"])
     assert set(out["best_single"]) == {"device", "time_ms"}
     assert sum(out["adjusted_factors"]) == pytest.approx(1.0)

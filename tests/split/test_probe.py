@@ -129,7 +129,7 @@ def test_the_rebalancer_keeps_a_device_the_lines_dropped_dropped(monkeypatch):
     proportional to its time alone it would get a share back."""
     model = {"a": (0.0, 1e-3), "b": (0.0, 2e-3), "c": (50.0, 1e-3)}
 
-    def fake(spec, problem, parts, split, target_s, opener=None):
+    def fake(spec, problem, parts, split, target_s, opener=None, group=None):
         ms = tuple(
             modelled_ms(model[p.device], p.stop - p.start) for p in parts if p.stop > p.start
         )

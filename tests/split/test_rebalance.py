@@ -145,7 +145,7 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
 
     launches = []
 
-    def fake(spec, problem, parts, split, target_s, opener=None):
+    def fake(spec, problem, parts, split, target_s, opener=None, group=None):
         launches.append([(p.start, p.stop) for p in parts])
         busy = [p for p in parts if p.stop > p.start]
         return RunResult(3.0 if len(busy) > 1 else 1.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})

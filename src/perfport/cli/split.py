@@ -137,6 +137,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "
         f"(x{out['speedup_over_best_single']:.2f}); verified: {out['verified']}"
     )
+    _print_buffers(console, out["buffers"])
     for p in out["sweep"]:
         console.print(
             f"sweep: first device {p['share']:.2f} -> {p['measured_ms']:.3f} ms"
@@ -165,6 +166,13 @@ def _print_plan(console: Console, out: dict[str, Any]) -> None:
             f"planned from lines: Eq. 4's parts {out['eq4_parts']}, probes {probes} ms, "
             f"ran {out['parts']} (lines predict {out['lines_predicted_ms']:.3f} ms)"
         )
+
+
+def _print_buffers(console: Console, buffers: dict[str, Any]) -> None:
+    if buffers["why"] is None:
+        console.print(f"buffers: {buffers['kind']} of one parent per array (one upload each)")
+    else:
+        console.print(f"buffers: {buffers['kind']} per part ({buffers['why']})")
 
 
 def _print_cpu_parts(console: Console, out: dict[str, Any]) -> None:

@@ -292,6 +292,15 @@ class OpenCLSession(Session):
         self.copy_range(box, 0, dst, dst_offset, nbytes)
         return True
 
+    def shares_buffers_with(self, other: Session) -> bool:
+        return isinstance(other, OpenCLSession) and other._ctx is self._ctx
+
+    def sub_buffer_align(self) -> int | None:
+        return max(1, int(self._device.mem_base_addr_align) // 8)  # the driver says bits
+
+    def sub_buffer(self, parent: Any, offset: int, nbytes: int) -> Any:
+        return parent.get_sub_region(offset, nbytes)  # clCreateSubBuffer, the parent's flags
+
     def halo_box(self, other: OpenCLSession, nbytes: int) -> Any:
         """The buffer of ``nbytes`` that carries bytes from ``other``'s device to this one's,
         made once per (source, size): a halo's transfers recur every step. Only this

@@ -123,6 +123,23 @@ class Session(ABC):
         stages the bytes through the host. The source's writes must have finished."""
         return False
 
+    # Sub-buffers: parts of one split on devices of one context read and write regions of
+    # one parent buffer instead of copies of their own (``perfport.split.subbuffers``).
+    def shares_buffers_with(self, other: Session) -> bool:
+        """Whether ``other``'s buffers (and sub-buffers of them) may be this session's launch
+        arguments: one OpenCL context over both devices."""
+        return False
+
+    def sub_buffer_align(self) -> int | None:
+        """The byte multiple a sub-buffer's origin must be on this device (OpenCL's
+        ``CL_DEVICE_MEM_BASE_ADDR_ALIGN`` / 8); None where this session makes none."""
+        return None
+
+    def sub_buffer(self, parent: Any, offset: int, nbytes: int) -> Any:
+        """A buffer over bytes [offset, offset + nbytes) of ``parent``, sharing its memory
+        (``offset`` a multiple of ``sub_buffer_align()``)."""
+        raise NotImplementedError(f"{type(self).__name__} makes no sub-buffers")
+
     def forget_copies(self) -> None:  # noqa: B027 (optional hook)
         """Release what ``copy_from`` keeps for transfers that recur (a halo's, every step):
         the transfers that follow will not repeat those (the parts changed)."""

@@ -1,17 +1,20 @@
-"""Running one NDRange across devices: one context and queue per device, the host cutting the
-inputs (halos included) and gathering the outputs, every part enqueued with its own
-configuration (``Session.start_launch``), then each waited for.
+"""Running one NDRange across devices: a queue per device, the host cutting the inputs
+(halos included) and gathering the outputs, every part enqueued with its own configuration
+(``Session.start_launch``), then each waited for.
 
 Each part is the kernel on a smaller problem (see ``perfport._core.splitting``), so any kernel
-that declares its split runs unchanged: no offsets, no sub-buffers shared between contexts.
+that declares its split runs unchanged: no offsets. CPU devices of one OpenCL context share
+one parent buffer per array through sub-buffers (``perfport.split.subbuffers``); other parts
+get copies of their own, each device in its own context.
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -31,6 +34,7 @@ from perfport._core import (
 )
 from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session, open_session
 from perfport.measure.data import host_arrays, scalar_value
+from perfport.split.subbuffers import Buffers, GroupOpener, Opener, open_parts, share
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,8 @@ class RunResult:
     """What one split (or single-device) run measured. ``wall_ms`` is the median, over rounds,
     of the time from handing every part its launch to the last part's queue finishing;
     ``kernel_ms`` each part's median device-event time; ``split_ms`` the host's cutting,
-    uploading and building, ``gather_ms`` downloading and assembling the outputs."""
+    uploading and building, ``gather_ms`` downloading and assembling the outputs;
+    ``buffers`` whether the parts shared sub-buffers of one parent per array or copied."""
 
     wall_ms: float
     kernel_ms: tuple[float, ...]
@@ -56,6 +61,7 @@ class RunResult:
     split_ms: float
     gather_ms: float
     outputs: dict[str, np.ndarray] = field(compare=False, repr=False)
+    buffers: Buffers = field(default_factory=Buffers, compare=False)
 
 
 def _shape(exprs: Sequence[str], env: Mapping[str, Any], what: str) -> tuple[int, ...]:
@@ -66,9 +72,6 @@ def _along(axis: int, ndim: int, start: int, stop: int) -> tuple[slice, ...]:
     index = [slice(None)] * ndim
     index[axis] = slice(start, stop)
     return tuple(index)
-
-
-Opener = Callable[[DeviceInfo], Session]  # opens a part's session: any backend's Session
 
 
 class PartRun:
@@ -145,6 +148,25 @@ class PartRun:
             )
         return sa, axis, full, mine
 
+    def span(self, a: ArrayArg) -> tuple[int, int] | None:
+        """Where this part's piece of ``a`` (halo included) lies in the whole array, as (first
+        element, elements), where it is one run: cut along its view's outermost axis. None
+        otherwise, or where the piece is not the part's shape (``piece`` then says why)."""
+        _, axis, full, mine = self._views(a)
+        row = prod(full[axis + 1 :])
+        first, count = (self.part.start - self.lo) * row, mine[axis] * row
+        if prod(full[:axis]) != 1 or count != self.own_count(a) or first + count > prod(full):
+            return None
+        return first, count
+
+    def own_count(self, a: ArrayArg) -> int:
+        """Elements of ``a`` on this part's problem."""
+        return prod(_shape(a.shape, self.env, f"argument {a.name} shape"))
+
+    def piece(self, a: ArrayArg, array: np.ndarray) -> np.ndarray:
+        """This part's piece of the host array ``a`` (halo included), in its own shape."""
+        return self._cut(a, array)
+
     def _cut(self, a: ArrayArg, array: np.ndarray) -> np.ndarray:
         _, axis, full, mine = self._views(a)
         start = self.part.start - self.lo
@@ -180,17 +202,23 @@ class PartRun:
 
     def gather(self, outputs: dict[str, np.ndarray]) -> None:
         """Download this part's outputs and write its own range into the whole ones."""
-        for name, whole in outputs.items():
+        for name in outputs:
             mine = np.empty_like(self.host[name])
             self.session.download(self.buffers[name], mine)
-            if name not in self.cut:
-                whole[...] = mine.reshape(whole.shape)
-                continue
-            arg = next(a for a in self.spec.args if isinstance(a, ArrayArg) and a.name == name)
-            _, axis, full, view = self._views(arg)
-            own = self.part.stop - self.part.start
-            piece = mine.reshape(view)[_along(axis, len(view), self.lo, self.lo + own)]
-            whole.reshape(full)[_along(axis, len(full), self.part.start, self.part.stop)] = piece
+            self.place(name, mine, outputs)
+
+    def place(self, name: str, mine: np.ndarray, outputs: dict[str, np.ndarray]) -> None:
+        """Write this part's own range of its output ``name`` (``mine``, as its buffer holds
+        it, halo included) into the whole one."""
+        whole = outputs[name]
+        if name not in self.cut:
+            whole[...] = mine.reshape(whole.shape)
+            return
+        arg = next(a for a in self.spec.args if isinstance(a, ArrayArg) and a.name == name)
+        _, axis, full, view = self._views(arg)
+        own = self.part.stop - self.part.start
+        piece = mine.reshape(view)[_along(axis, len(view), self.lo, self.lo + own)]
+        whole.reshape(full)[_along(axis, len(full), self.part.start, self.part.stop)] = piece
 
     def close(self) -> None:
         if self.owns_session:
@@ -244,11 +272,15 @@ def run_parts(
     seed: int = 0,
     target_s: float = 0.2,
     opener: Opener = open_session,
+    group: GroupOpener | None = None,
 ) -> RunResult:
     """Run ``parts`` (one per device; a single part with ``split`` None is a whole run)
     concurrently, round after round for about ``target_s`` (3 to 50 rounds after one
     warm-up), and return the times and the gathered outputs. ``opener`` opens each part's
-    session (default: OpenCL or CUDA by the device's backend, so runs may mix them)."""
+    session (default: OpenCL or CUDA by the device's backend, so runs may mix them);
+    ``group`` opens the sessions of parts that may share buffers (CPU devices of one OpenCL
+    platform) together, in one context, so they share sub-buffers (``RunResult.buffers``);
+    with the default ``opener`` it defaults to ``open_sessions``."""
     full = spec.problem.merged(problem)
     inputs = host_arrays(spec, spec.env({}, full), seed)
     outputs = {
@@ -259,21 +291,28 @@ def run_parts(
     if split is not None:
         check_outputs_cut(spec, split)
     started = time.perf_counter()
-    runs: list[PartRun] = []
+    live = [p for p in parts if p.stop > p.start]
+    sessions, why = open_parts([p.device for p in live], opener, group, split is not None)
     try:
-        for p in parts:
-            if p.stop > p.start:
-                runs.append(open_part(spec, full, split, p, opener(p.device), True))
-                runs[-1].load(inputs)
+        runs = [
+            open_part(spec, full, split, p, s, False) for p, s in zip(live, sessions, strict=True)
+        ]
+        shared, buffers = share(runs, inputs, why)
+        if shared is None:
+            for r in runs:
+                r.load(inputs)
         split_ms = (time.perf_counter() - started) * 1e3
         walls, kernels = _rounds(runs, target_s)
         started = time.perf_counter()
-        for r in runs:
-            r.gather(outputs)
+        if shared is not None:  # one download of each output's parent
+            shared.gather(outputs)
+        else:
+            for r in runs:
+                r.gather(outputs)
         gather_ms = (time.perf_counter() - started) * 1e3
     finally:
-        for r in runs:
-            r.close()
+        for s in sessions:
+            s.close()
     return RunResult(
         wall_ms=statistics.median(walls),
         kernel_ms=tuple(statistics.median(k) for k in kernels),
@@ -281,6 +320,7 @@ def run_parts(
         split_ms=split_ms,
         gather_ms=gather_ms,
         outputs=outputs,
+        buffers=buffers,
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
-from perfport.split.execute import Opener, Part, run_parts
+from perfport.split.execute import GroupOpener, Opener, Part, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
 
@@ -109,12 +109,13 @@ def probe_plan(
     target_s: float = 0.2,
     opener: Opener = open_session,
     device_ms: Sequence[float] | None = None,
+    group: GroupOpener | None = None,
 ) -> LinesPlan:
     """Run Eq. 4's parts together (the ``run_parts`` call a split makes), then plan from the
     lines through each part's kernel time (``plan_from_lines``); an empty part is not run."""
     live = [i for i, (a, b) in enumerate(eq4.parts) if b > a]
     parts = [Part(devices[i], configs[i], *eq4.parts[i]) for i in live]
-    run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener)
+    run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
     probes: list[float | None] = [None] * len(devices)
     for i, ms in zip(live, run.kernel_ms, strict=True):
         probes[i] = ms

@@ -18,7 +18,7 @@ from typing import Any
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
 from perfport.measure.verify import mismatch
-from perfport.split.execute import Opener, Part, RunResult, run_parts
+from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 
 
@@ -114,6 +114,7 @@ def rebalance(
     opener: Opener = open_session,
     lines: Sequence[tuple[float, float]] | None = None,
     device_ms: Sequence[float] | None = None,
+    group: GroupOpener | None = None,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
     launches, stopping once the parts finish within ``tolerance`` of each other and the launch
@@ -151,7 +152,9 @@ def rebalance(
         run = (
             first
             if k == 0 and first is not None
-            else run_parts(spec, problem, parts, split, target_s=target_s, opener=opener)
+            else run_parts(
+                spec, problem, parts, split, target_s=target_s, opener=opener, group=group
+            )
         )
         wrong = mismatch(run.outputs, expected, spec.tolerance)
         done.append(Iteration(plan.parts, run, imbalance(run), wrong is None))

@@ -102,6 +102,7 @@ class SplitOutcome:
             "part_kernel_ms": list(self.run.kernel_ms),
             "split_ms": self.run.split_ms,
             "gather_ms": self.run.gather_ms,
+            "buffers": self.run.buffers.to_json(),
             "best_single": {"device": self.devices[self.best_single].id, "time_ms": best.wall_ms},
             "speedup_over_best_single": best.wall_ms / self.run.wall_ms,
             "verified": self.verified,
@@ -232,21 +233,22 @@ def split_run(
     lines = None
     device_ms = [r.kernel_ms[0] for r in single]  # the kind of time a part's kernel is
     if plan_from == "lines":
-        lines = probe_plan(
-            spec, full, devices, picked, split, plan, target_s, opening.one, device_ms
-        )
+        lines = probe_plan(spec, full, devices, picked, split, plan, target_s, opening.one,
+                           device_ms, opening.group)  # fmt: skip
         plan = lines.plan
     parts = [
         Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
     ]
-    run = run_parts(spec, full, parts, split, target_s=target_s, opener=opening.one)
+    run = run_parts(
+        spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
+    )
     expected = min(single, key=lambda r: r.wall_ms).outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
             spec, full, devices, picked, split, blocks[0], sweep_points, expected,
-            target_s, opening.one,
+            target_s, opening.one, opening.group,
         )  # fmt: skip
     launches: tuple[Iteration, ...] = ()
     last: SplitPlan | None = None
@@ -254,6 +256,7 @@ def split_run(
         launches, last = rebalance(
             spec, full, devices, picked, split, plan, iterations, expected, run,
             opener=opening.one, lines=lines.lines if lines else None, device_ms=device_ms,
+            group=opening.group,
         )  # fmt: skip
     return SplitOutcome(
         plan=plan,

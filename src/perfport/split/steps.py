@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import ArrayArg, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import ArrayArg, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import CompiledKernel, Session, open_session
 from perfport.measure.data import host_arrays
 from perfport.split.execute import (
+    GroupOpener,
     Opener,
     Part,
     PartRun,
@@ -123,10 +124,6 @@ class HaloPath(Enum):
     HOST = "host"  # read to the host, written to the neighbour
     MIXED = "mixed"
     NONE = "none"
-
-
-# Opens a session per device, in order (e.g. ``perfport.devices.open_sessions``).
-GroupOpener = Callable[[Sequence[DeviceInfo]], list[Session]]
 
 
 # Called before every step after the first with the steps so far; returns the next step's

@@ -10,7 +10,7 @@ from typing import Any
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
 from perfport.measure.verify import mismatch
-from perfport.split.execute import Opener, Part, RunResult, run_parts
+from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ def sweep(
     expected: dict[str, Any],
     target_s: float = 0.2,
     opener: Opener = open_session,
+    group: GroupOpener | None = None,
 ) -> tuple[SweepPoint, ...]:
     """Run the split at ``points`` evenly spaced shares of the first device, from 0 (all on
     the second) to 1 (all on the first), each verified against ``expected``."""
@@ -64,7 +65,7 @@ def sweep(
         share = k / (points - 1)
         bounds = two_parts(extent, first_block, share)
         parts = [Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, bounds, strict=True)]
-        run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener)
+        run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
         wrong = mismatch(run.outputs, expected, spec.tolerance)
         out.append(SweepPoint(share, bounds, run, wrong is None))
     return tuple(out)
