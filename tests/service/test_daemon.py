@@ -52,6 +52,16 @@ def test_predict_refuse_and_predict_again(model, tmp_path):
     assert second["cached"] is False  # a refusal changes the answer
 
 
+def test_a_device_described_whole_is_accepted(model, tmp_path, cpu):
+    """A launcher may send everything ``DeviceInfo.to_json`` says of its device (the example
+    client does), the CPU's vector width and caches included."""
+    whole = {k: v for k, v in cpu.to_json().items() if k not in ("id", "fingerprint")}
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    request = {"kernel": "sobel", "problem": {"width": 256, "height": 256}, "device": whole}
+    answer = client.post("/v1/wg/predict", json=request)
+    assert answer.status_code == 200, answer.text
+
+
 @pytest.mark.parametrize(
     "body",
     [

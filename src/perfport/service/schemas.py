@@ -78,6 +78,10 @@ class Device(pydantic.BaseModel):
     local_mem_bytes: int = pydantic.Field(ge=0, le=BYTES)
     global_mem_bytes: int = pydantic.Field(default=0, ge=0, le=BYTES)
     subgroup_size: int | None = pydantic.Field(default=None, gt=0, le=INT32)
+    # What ``DeviceInfo.to_json`` also says of a CPU (issue 31), so a launcher may send it whole.
+    vector_width: int | None = pydantic.Field(default=None, gt=0, le=INT32)
+    cache_bytes: int | None = pydantic.Field(default=None, ge=0, le=BYTES)
+    cache_line_bytes: int | None = pydantic.Field(default=None, ge=0, le=INT32)
 
     def info(self) -> DeviceInfo:
         try:
@@ -87,7 +91,9 @@ class Device(pydantic.BaseModel):
         return DeviceInfo(f"client:{self.name}", backend, self.name, self.vendor, kind, self.driver,
                           self.platform, self.version, self.compute_units, self.max_work_group_size,
                           tuple(self.max_work_item_sizes), self.local_mem_bytes, self.global_mem_bytes,
-                          self.subgroup_size)  # fmt: skip
+                          self.subgroup_size, vector_width=self.vector_width,
+                          cache_bytes=self.cache_bytes,
+                          cache_line_bytes=self.cache_line_bytes)  # fmt: skip
 
 
 class Stencil(pydantic.BaseModel):
