@@ -178,11 +178,15 @@ def test_cli_plans_from_lines_on_two_sub_devices_and_rebalances(tmp_path):
     assert sum(out["split_factors"]) == pytest.approx(1.0)
 
 
-def test_lines_go_through_the_device_time_alone_where_given():
+def test_lines_go_through_the_device_time_alone_and_add_its_host_time():
     """The probe's part times are device times; so is the whole problem's point when given
-    (``device_ms``), not the plan's wall times alone."""
+    (``device_ms``); the host's share of the time alone (wall less kernel) is overhead the
+    host sees on every launch, so it joins the line's overhead: a device whose launches the
+    host notices late gets fewer elements."""
     eq4 = plan_split(["a", "b"], 1000, [10, 10], [2.0, 2.0])
     probes = [1.0, 1.0]
     walls = plan_from_lines(eq4, probes).lines
     kernels = plan_from_lines(eq4, probes, device_ms=[1.9, 1.9]).lines
-    assert walls[0] == pytest.approx((0.0, 2e-3)) and kernels[0] == pytest.approx((0.1, 1.8e-3))
+    assert walls[0] == pytest.approx((0.0, 2e-3)) and kernels[0] == pytest.approx((0.2, 1.8e-3))
+    slow_host = plan_from_lines(eq4, probes, device_ms=[1.9, 1.5]).plan.parts
+    assert slow_host[1][1] - slow_host[1][0] < 500  # b's host time alone is 0.5 ms, a's 0.1

@@ -83,20 +83,24 @@ def plan_from_lines(
     """The lines through each device's time alone and its probe on its Eq. 4 part, and the
     whole-work-group plan whose parts every line ends together. The time alone is
     ``device_ms`` (each device's kernel time on the whole problem: the probe's kind of time)
-    where given, else ``eq4.times_ms``."""
+    where given, else ``eq4.times_ms``. With ``device_ms``, each line's overhead also holds
+    the device's host time alone (its wall time less its kernel time: handing out the launch,
+    noticing it end), so the lines end when the host sees each part done."""
     if len(probe_ms) != len(eq4.devices):
         raise SpecError("give one probe time (or None) per device")
     alone_ms = eq4.times_ms if device_ms is None else tuple(device_ms)
-    # An unprobed device (no elements) gets the proportional line device_line gives 0 elements.
-    lines = tuple(
-        device_line(eq4.extent, alone, b - a if t is not None else 0, t or 0.0)
-        for alone, (a, b), t in zip(alone_ms, eq4.parts, probe_ms, strict=True)
-    )
+    lines: list[tuple[float, float]] = []
+    for alone, wall, (a, b), t in zip(alone_ms, eq4.times_ms, eq4.parts, probe_ms, strict=True):
+        if t is None:  # not probed (no elements): the proportional line of 0 elements
+            lines.append(device_line(eq4.extent, alone, 0, 0.0))
+            continue
+        overhead, cost = device_line(eq4.extent, alone, b - a, t)
+        lines.append((overhead + max(0.0, wall - alone), cost))
     shares = balanced_shares(eq4.extent, lines)
     plan = plan_split(
         eq4.devices, eq4.extent, eq4.blocks, eq4.times_ms, eq4.dimension, factors=shares
     )
-    return LinesPlan(eq4=eq4, probe_ms=tuple(probe_ms), lines=lines, plan=plan)
+    return LinesPlan(eq4=eq4, probe_ms=tuple(probe_ms), lines=tuple(lines), plan=plan)
 
 
 def probe_plan(
