@@ -137,3 +137,20 @@ def test_replay_of_model_guided_names_the_commands_that_run_it(capsys, store_fil
     argv = ["replay", "--strategy", "model_guided", "--budget", "2", "--repeats", "1"]
     err = _refused(argv, capsys, store_file)
     assert "perfport tune loopy-fd --strategy model_guided" in err and "model_guided.py" in err
+
+
+def test_a_device_s_local_memory_prunes_the_loopy_programs_over_it(cpu):
+    """Each program's local temporaries are the spec's local memory: FD's lsize x lsize float
+    tile (lsize 6..30) on a device with 1 KiB keeps lsize <= 16."""
+    import dataclasses
+
+    from perfport._core import Problem
+    from perfport.model.tunable import loopy_spec
+    from perfport.space import kernel_space
+
+    spec = loopy_spec("loopy-fd")
+    small = dataclasses.replace(cpu, local_mem_bytes=1024)
+    space = kernel_space(spec, Problem.of(n=N), small)
+    kept = sorted(space.config(i)["lsize"] for i in range(len(space)))
+    assert kept == [6, 10, 16]
+    assert len(kernel_space(spec, Problem.of(n=N), cpu)) == 6

@@ -72,12 +72,13 @@ def gather(program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
         work_group_size=_product_text(lsize),
         guard=_set_text(knl.assumptions.params()),
         approximations=tuple(dict.fromkeys(notes)),
-        local_mem_bytes=_local_bytes(knl),
+        local_mem_bytes=local_bytes(knl),
     )
 
 
-def _local_bytes(knl: Any) -> str:
-    """Bytes of local memory one work-group declares: its local temporaries."""
+def local_bytes(knl: Any) -> str:
+    """Bytes of local memory one work-group declares: its local temporaries (an expression in
+    the kernel's parameters)."""
     lp = loopy()
     terms = []
     for tv in knl.temporary_variables.values():

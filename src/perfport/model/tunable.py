@@ -70,18 +70,25 @@ def loopy_spec(name: str) -> KernelSpec:
 
 
 def _joined(s: SearchSpace) -> KernelSpec:
+    from loopy.preprocess import infer_unknown_types, preprocess_program
+
+    from perfport.model.gather import local_bytes
     from perfport.model.measure import kernel_spec
 
     lp = loopy()
     entry, problem = f"perfport_{s.name}", Problem.of(s.sizes)
     configs = s.configs()
-    parts = []
+    parts, local = [], []
     for config in configs:
         program = s.program(config)
         if isinstance(program, lp.LoopKernel):
             program = lp.make_program(program)
         program = lp.rename_callable(program, program.default_entrypoint.name, entry)
+        # Preprocessed here (code generation would do it anyway) so the local temporaries
+        # have their address spaces resolved.
+        program = infer_unknown_types(preprocess_program(program), expect_completion=True)
         parts.append(kernel_spec(program, entry, problem))
+        local.append((local_bytes(program[entry]),))
     if any(p.args != parts[0].args for p in parts):
         raise SpecError(f"loopy-{s.name}: its programs' arguments differ; they cannot share a spec")
     source = "\n".join(
@@ -98,6 +105,8 @@ def _joined(s: SearchSpace) -> KernelSpec:
                      for p in s.space.params),
         global_size=_chosen(configs, [p.global_size for p in parts]),
         local_size=_chosen(configs, [p.local_size for p in parts]),
+        # Each program's local temporaries, so a device's local-memory limit prunes them.
+        local_mem=_chosen(configs, local)[0],
         args=args, problem=problem, restrictions=(f"{SELECTOR} >= 0", s.fits),
         derived=((SELECTOR, _index(configs)),), defines=((MACRO, SELECTOR),),
         reference=reference, tolerance=1e-3 if reference else None,
