@@ -145,8 +145,9 @@ class BayesRandomForest(BayesianOptimization):
     name = "bayes_rf"
     summary = "Bayesian optimisation: random forest on log time, EI x chance of success"
 
-    def __init__(self, space: Space, seed: int = 0) -> None:
+    def __init__(self, space: Space, seed: int = 0, xi: float = 0.01) -> None:
         super().__init__(space, seed, surrogate="rf")
+        self.xi = xi  # EI's margin in log time; larger explores more (a cold-start setting)
 
 
 class TrustRegionBayes(BayesianOptimization):
