@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
+from perfport.kernels import LOOPY_PREFIX
 
 if TYPE_CHECKING:
     from perfport._core import DeviceInfo, KernelSpec, Problem
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from perfport.strategies import Ranker
 
 GUIDED = "model_guided"
-LOOPY_PREFIX = "loopy-"
 HOW = (
     "get one with 'perfport model collect --device ID --db DB' then 'perfport model calibrate "
     "MODEL.json --device ID --db DB --out FILE'"

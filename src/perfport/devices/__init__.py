@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language
-from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
+from perfport.devices.session import (
+    CompiledKernel,
+    ConstantData,
+    LocalSpace,
+    Session,
+    opencl_platform,
+)
 
 __all__ = [
     "CompiledKernel",
@@ -22,6 +28,7 @@ __all__ = [
     "list_devices",
     "open_session",
     "open_sessions",
+    "opencl_platform",
 ]
 
 _TYPE_RANK = {DeviceType.GPU: 0, DeviceType.ACCELERATOR: 1, DeviceType.CPU: 2, DeviceType.OTHER: 3}

@@ -15,7 +15,13 @@ from perfport._core.optional import require
 from perfport.devices.capture import build_messages, captured_output
 from perfport.devices.dialect import OPENCL_PRELUDE
 from perfport.devices.failures import LaunchPhase, is_refusal
-from perfport.devices.session import CompiledKernel, ConstantData, LocalSpace, Session
+from perfport.devices.session import (
+    CompiledKernel,
+    ConstantData,
+    LocalSpace,
+    Session,
+    opencl_platform,
+)
 
 
 def _cl() -> Any:
@@ -398,7 +404,7 @@ def open_opencl_sessions(
     found = [_resolve(cl, d, units.get(d.id)) for d in devices]
     platforms: dict[str, list[int]] = {}
     for i, d in enumerate(devices):
-        platforms.setdefault(d.id.split(":")[1], []).append(i)
+        platforms.setdefault(opencl_platform(d.id), []).append(i)
     contexts = {}
     for members in platforms.values():
         try:

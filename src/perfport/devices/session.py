@@ -146,3 +146,9 @@ class Session(ABC):
 
     def close(self) -> None:  # noqa: B027 (optional hook)
         """Release the context."""
+
+
+def opencl_platform(device_id: str) -> str:
+    """The platform of an OpenCL device id (``opencl:<platform>:<device>[.<sub>]``): the
+    devices that one context can hold share it."""
+    return device_id.split(":")[1]

@@ -31,6 +31,9 @@ from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
 from perfport.kernels.work import with_work
 
+# The model's loopy kernels (loopy-matmul, ...): tuned by name, built by perfport.model.tunable.
+LOOPY_PREFIX = "loopy-"
+
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
     "stencil_wide": stencil_wide,
@@ -61,7 +64,7 @@ def builtin(name: str) -> KernelSpec:
     try:
         make = BUILTINS[name]
     except KeyError:
-        if name.startswith("loopy-"):  # built above this layer, by perfport tune (cli/guided.py)
+        if name.startswith(LOOPY_PREFIX):  # built above this layer (perfport.model.tunable)
             raise SpecError(
                 f"{name} is one of the model's loopy kernels: only 'perfport tune {name}' on "
                 "one device tunes it (pip install 'perfport[model]')"

@@ -25,20 +25,20 @@ from perfport._core.args import ArrayArg
 from perfport._core.errors import SpecError
 from perfport._core.records import Problem
 from perfport._core.spec import KernelSpec, Param
+from perfport.kernels import LOOPY_PREFIX
 from perfport.model.calibrate import Calibration, Measurement
 from perfport.model.gather import loopy
 from perfport.model.guided import ModelRanker
 from perfport.model.spaces import SearchSpace, config_features, spaces
 from perfport.space import Space
 
-PREFIX = "loopy-"
 SELECTOR = "loopy_config"  # the derived index of the configuration's program
 MACRO = "PERFPORT_LOOPY_CONFIG"
 
 
 def loopy_kernels() -> dict[str, SearchSpace]:
     """The tunable loopy kernels by name: loopy-matmul, loopy-dg, loopy-fd."""
-    return {PREFIX + s.name: s for s in spaces()}
+    return {LOOPY_PREFIX + s.name: s for s in spaces()}
 
 
 def _matmul_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -100,7 +100,7 @@ def _joined(s: SearchSpace) -> KernelSpec:
         args = tuple(dataclasses.replace(a, ignore=True) if isinstance(a, ArrayArg) and a.output
                      else a for a in args)  # fmt: skip
     return KernelSpec(
-        name=PREFIX + s.name, source=f"{source}\n#endif\n", entry=entry,
+        name=LOOPY_PREFIX + s.name, source=f"{source}\n#endif\n", entry=entry,
         params=tuple(Param(p.name, p.values, define=f"PERFPORT_{p.name.upper()}")
                      for p in s.space.params),
         global_size=_chosen(configs, [p.global_size for p in parts]),

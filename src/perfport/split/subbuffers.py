@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from perfport._core import ArrayArg, Backend, DeviceInfo, DeviceType, KernelSpec
-from perfport.devices import Session, open_session, open_sessions
+from perfport.devices import Session, open_session, open_sessions, opencl_platform
 
 Opener = Callable[[DeviceInfo], Session]  # opens a part's session: any backend's Session
 # Opens a session per device, in order (e.g. ``perfport.devices.open_sessions``).
@@ -81,7 +81,7 @@ def device_refusal(devices: Sequence[DeviceInfo]) -> str | None:
     other = [d.id for d in devices if d.backend is not Backend.OPENCL]
     if other:
         return f"{other[0]} is not an OpenCL device: CUDA parts always copy"
-    if len({d.id.split(":")[1] for d in devices}) > 1:
+    if len({opencl_platform(d.id) for d in devices}) > 1:
         return "the parts are on more than one OpenCL platform: no one context holds them"
     not_cpu = [d for d in devices if d.type is not DeviceType.CPU]
     if not_cpu:
