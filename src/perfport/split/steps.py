@@ -173,7 +173,6 @@ class _Stepper:
         self.staging: dict[tuple[str, int, int, int, int], np.ndarray] = {}
         self.sessions = opener([p.device for p in parts])
         self.shared: SharedSteps | None = None
-        self.buffers = Buffers()
         try:
             self.shared, self.buffers = share_steps(
                 spec, problem, parts, split, self.sessions, inputs, resplits, alone
