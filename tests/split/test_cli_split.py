@@ -78,10 +78,21 @@ def test_split_steps_json(tmp_path):
     assert {
         "steps", "per_step", "step_ms", "exchange_ms", "moved_ms", "final_parts",
         "theoretical_step_ms", "measured_ms", "best_single", "verified", "decision", "plan_id",
+        "buffers",
     } <= set(out)  # fmt: skip
     assert out["steps"] == 4 and out["verified"] is True
+    # the stencil's default borders are a halo along its rows: the parts keep copies
+    assert out["buffers"]["kind"] == "copies" and "halo" in out["buffers"]["why"]
     assert out["dimension"] == 1  # the stencil's first split that can step: its rows
     assert set(out["per_step"][0]) >= {"parts", "step_ms", "exchange_ms", "exchange_bytes"}
+
+
+def test_split_steps_text_says_how_buffers_were_made(tmp_path):
+    # no halo along the rows (north = south = 0) and rows of 256 bytes: sub-buffers
+    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80", "north=0",
+                    "south=0", "--steps", "3", "--db", str(tmp_path / "r.db"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "buffers: sub-buffers of one parent per array" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize(

@@ -228,6 +228,7 @@ def _run_steps(
         f"{out['best_single']['time_ms']:.3f} ms (x{out['speedup_over_best_single']:.2f}); "
         f"verified: {out['verified']}"
     )
+    _print_buffers(console, out["buffers"])
     _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0

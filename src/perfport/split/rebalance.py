@@ -38,6 +38,7 @@ class Iteration:
             "part_kernel_ms": list(self.run.kernel_ms),
             "imbalance": self.imbalance,
             "verified": self.verified,
+            "buffers": self.run.buffers.to_json(),
         }
 
 

@@ -102,6 +102,7 @@ class StepsOutcome:
             "decision": self.decision,
             "halo_path": self.run.halo_path.value,
             "halo_device_bytes": sum(s.exchange_device_bytes for s in self.run.steps),
+            "buffers": self.run.buffers.to_json(),
             **self.opening.to_json(self.devices),
         }
 

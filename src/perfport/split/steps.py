@@ -4,6 +4,10 @@ only the halo moves: each part's stale halo rows are downloaded from the neighbo
 own them and uploaded into its buffer. When a ``Replan`` changes the split, the rows that
 change owner move between devices and the rest stay (a copy on the device).
 
+Parts on CPU devices of one OpenCL context, along a split with no halo, share one parent
+per array instead (``perfport.split.stepshare``): nothing moves between steps or on a
+re-split; ``StepsResult.buffers`` says which way a run went, and why it copied.
+
 Semantics, the same on one device and on several: step k launches the kernel on the
 buffers as they are; then every (output, input) pair of the split's ``feeds`` swaps
 buffers (ping-pong), so unwritten elements behave as on one device. No swap follows the
@@ -44,6 +48,8 @@ from perfport.split.halo import (
     row_shape,
     transfers,
 )
+from perfport.split.stepshare import SharedSteps, share_steps
+from perfport.split.subbuffers import Buffers
 
 
 @dataclass(frozen=True)
@@ -81,12 +87,14 @@ class Step:
 @dataclass(frozen=True)
 class StepsResult:
     """A time-stepping run: its steps, the host's setup (cutting, uploading, building) and
-    gathering times, and the gathered outputs of the last step."""
+    gathering times, the gathered outputs of the last step, and whether the parts shared
+    sub-buffers of one parent per array or kept copies (``buffers``)."""
 
     steps: tuple[Step, ...]
     setup_ms: float
     gather_ms: float
     outputs: dict[str, np.ndarray] = field(compare=False, repr=False)
+    buffers: Buffers = field(default_factory=Buffers, compare=False)
 
     @property
     def total_ms(self) -> float:
@@ -148,7 +156,11 @@ class _Stepper:
         opener: GroupOpener,
         inputs: Mapping[str, np.ndarray],
         device_halos: bool = True,
+        resplits: bool = False,
+        alone: str | None = None,
     ) -> None:
+        """``resplits``: whether a ``Replan`` may move the parts; ``alone``: why the sessions
+        cannot share buffers whatever their devices (None: ``share_steps`` decides)."""
         self.spec, self.problem, self.split, self.inputs = spec, problem, split, inputs
         self.device_halos = device_halos  # False: every move between devices via the host
         self.parts = list(parts)
@@ -160,13 +172,28 @@ class _Stepper:
         # host staging of the halo exchange by (array, source, target, start, stop)
         self.staging: dict[tuple[str, int, int, int, int], np.ndarray] = {}
         self.sessions = opener([p.device for p in parts])
-        for i, p in enumerate(parts):
-            self.built.append({})
-            if p.stop > p.start:
-                self.runs[i] = open_part(
-                    spec, problem, split, p, self.sessions[i], False, self.built[i]
-                )
-                self.runs[i].load(inputs)
+        self.shared: SharedSteps | None = None
+        try:
+            self.shared, self.buffers = share_steps(
+                spec, problem, parts, split, self.sessions, inputs, resplits, alone
+            )
+            for i, p in enumerate(parts):
+                self.built.append({})
+                if p.stop > p.start:
+                    self.runs[i] = open_part(
+                        spec, problem, split, p, self.sessions[i], False, self.built[i]
+                    )
+                    self._fill(self.runs[i])
+        except BaseException:
+            self.close()
+            raise
+
+    def _fill(self, run: PartRun) -> None:
+        """A new part's buffers: its rows of the shared parents, else its own copies."""
+        if self.shared is not None:
+            self.shared.attach(run)
+        else:
+            run.load(self.inputs)
 
     @property
     def bounds(self) -> tuple[Range, ...]:
@@ -243,6 +270,9 @@ class _Stepper:
         from its neighbours' own rows. Returns (ms, bytes between devices, of them bytes
         device to device)."""
         started = time.perf_counter()
+        if self.shared is not None:  # the neighbours wrote the halo into the parent: no copy
+            self.shared.swap(self.split.feeds, list(self.runs.values()))
+            return (time.perf_counter() - started) * 1e3, 0, 0
         for r in self.runs.values():
             for out, into in self.split.feeds:
                 r.buffers[out], r.buffers[into] = r.buffers[into], r.buffers[out]
@@ -268,7 +298,12 @@ class _Stepper:
                 new[i] = open_part(
                     self.spec, self.problem, self.split, p, self.sessions[i], False, self.built[i]
                 )
-                self._allocate(i, new[i])
+                if self.shared is None:
+                    self._allocate(i, new[i])
+        if self.shared is not None:  # the rows stay where they are in the parents
+            self.shared.moved(list(new.values()))
+            self.runs, self.parts = new, parts
+            return (time.perf_counter() - started) * 1e3, 0
         wanted = [[new[i].held] if i in new else [] for i in range(len(parts))]
         moves = [(c.name, t) for t in transfers(self.bounds, wanted) for c in self.split.arrays]
         moved, _ = self._transfer(moves, new, keep=False)
@@ -296,6 +331,14 @@ class _Stepper:
                 run.buffers[a.name] = (
                     old.buffers[a.name] if old else run.session.upload(self.inputs[a.name])
                 )
+
+    def gather(self, outputs: dict[str, np.ndarray]) -> None:
+        """The last step's outputs: one download of each parent, or each part's own rows."""
+        if self.shared is not None:
+            self.shared.gather(outputs)
+            return
+        for r in self.runs.values():
+            r.gather(outputs)
 
     def close(self) -> None:
         self.pool.shutdown()
@@ -333,7 +376,9 @@ def run_steps(
     }
     started = time.perf_counter()
     open_all = group or (lambda devices: [opener(d) for d in devices])
-    stepper = _Stepper(spec, full, parts, split, open_all, inputs, device_halos)
+    alone = None if group else "the sessions were opened one by one (an opener without a group)"
+    stepper = _Stepper(spec, full, parts, split, open_all, inputs, device_halos,
+                       replan is not None, alone)  # fmt: skip
     try:
         setup_ms = (time.perf_counter() - started) * 1e3
         done: list[Step] = []
@@ -349,9 +394,8 @@ def run_steps(
             done.append(Step(stepper.bounds, wall, kernel_ms, exchange_ms, exchanged,
                              moved_ms, moved, direct))  # fmt: skip
         started = time.perf_counter()
-        for r in stepper.runs.values():
-            r.gather(outputs)
+        stepper.gather(outputs)
         gather_ms = (time.perf_counter() - started) * 1e3
     finally:
         stepper.close()
-    return StepsResult(tuple(done), setup_ms, gather_ms, outputs)
+    return StepsResult(tuple(done), setup_ms, gather_ms, outputs, stepper.buffers)

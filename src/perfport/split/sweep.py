@@ -30,6 +30,7 @@ class SweepPoint:
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
             "verified": self.verified,
+            "buffers": self.run.buffers.to_json(),
         }
 
 
