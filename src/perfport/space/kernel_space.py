@@ -68,7 +68,9 @@ def device_constraints(
         # as over the limit.
         summed = " + ".join(t if t.strip().isidentifier() else f"({t})" for t in terms)
         out.append(
-            Constraint.of(f"{summed} <= {limit}", DEVICE, f"{total} <= {limit} (local memory bytes)")
+            Constraint.of(
+                f"{summed} <= {limit}", DEVICE, f"{total} <= {limit} (local memory bytes)"
+            )
         )
     return out
 
