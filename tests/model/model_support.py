@@ -18,3 +18,22 @@ def matmul_stats() -> dict:
     return {
         name: gather(app.make()) for name, app in APPLICATIONS.items() if name.startswith("matmul")
     }
+
+
+# A model of three terms every loopy kernel of the tests has, with costs we chose.
+GUIDED_EXPRESSION = (
+    "p_launch * f_sync_kernel_launch + p_gload * f_mem_access_global_float32_load "
+    "+ p_group * f_thread_groups"
+)
+GUIDED_COSTS = {"p_launch": 1e-5, "p_gload": 1e-9, "p_group": 1e-6}
+
+
+def calibration_file(path, device: str) -> str:
+    """A calibration as 'perfport model calibrate --out' writes it, with GUIDED_COSTS."""
+    from perfport.model import Model
+    from perfport.model.calibrate import Calibration
+
+    Calibration(model=Model("f_cl_wall_time", GUIDED_EXPRESSION), device=device,
+                parameters=GUIDED_COSTS, residual=0.0, residuals=(), n_measurements=0,
+                nonnegative=True, negative=(), scaled=True, iterations=0).save(path)  # fmt: skip
+    return str(path)

@@ -8,40 +8,24 @@ import json
 
 import numpy as np
 import pytest
-from model_support import LOOPY
+from model_support import LOOPY, calibration_file
 
 from perfport.cli import main
 
 pytest.importorskip("loopy", reason=LOOPY)
 pytest.importorskip("scipy", reason="calibration needs scipy: pip install 'perfport[model]'")
 
-EXPRESSION = (
-    "p_launch * f_sync_kernel_launch + p_gload * f_mem_access_global_float32_load "
-    "+ p_group * f_thread_groups"
-)
-COSTS = {"p_launch": 1e-5, "p_gload": 1e-9, "p_group": 1e-6}
 N = 560  # a multiple of every FD interior (lsize - 2)
-
-
-def _calibration(path, device: str):
-    """A calibration as 'perfport model calibrate --out' writes it, with costs we chose."""
-    from perfport.model import Model
-    from perfport.model.calibrate import Calibration
-
-    Calibration(model=Model("f_cl_wall_time", EXPRESSION), device=device, parameters=COSTS,
-                residual=0.0, residuals=(), n_measurements=0, nonnegative=True, negative=(),
-                scaled=True, iterations=0).save(path)  # fmt: skip
-    return str(path)
 
 
 def test_model_guided_measures_the_predicted_fastest_first(tmp_path, capsys, cpu, monkeypatch):
     from perfport.model import StatsCache
     from perfport.model.calibrate import Calibration
-    from perfport.model.tunable import guided_ranker, loopy_spec
+    from perfport.model.tunable import guided_ranker, loopy_space, loopy_spec
     from perfport.space import kernel_space
     from perfport.strategies.model_guided import ModelGuided
 
-    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
     asked: list[int | None] = []
     ask = ModelGuided.ask
     monkeypatch.setattr(ModelGuided, "ask", lambda self: asked.append(ask(self)) or asked[-1])
@@ -53,7 +37,8 @@ def test_model_guided_measures_the_predicted_fastest_first(tmp_path, capsys, cpu
     assert out["verification"] == "numpy reference"
     spec = loopy_spec("loopy-fd")
     space = kernel_space(spec, {"n": N}, cpu)
-    ranker = guided_ranker("loopy-fd", Calibration.load(cal), [], {"n": N}, space, StatsCache())
+    fd = loopy_space("loopy-fd")
+    ranker = guided_ranker(fd, Calibration.load(cal), [], {"n": N}, space, StatsCache())
     predicted = ranker.predict()
     assert not np.isnan(predicted).any()
     assert asked[0] == int(np.argmin(predicted))
@@ -84,21 +69,21 @@ def test_model_guided_without_a_calibration_is_refused(capsys, store_file):
 
 
 def test_a_kernel_loopy_cannot_count_is_refused(tmp_path, capsys, store_file, cpu):
-    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
     argv = ["tune", "vector_add", "--strategy", "model_guided", "--calibration", cal]
     err = _refused(argv, capsys, store_file)
     assert "not a loopy kernel" in err and "loopy-fd" in err and "calibrate" in err
 
 
 def test_a_calibration_of_another_device_is_refused(tmp_path, capsys, store_file, cpu):
-    cal = _calibration(tmp_path / "cal.json", "Some Other GPU")
+    cal = calibration_file(tmp_path / "cal.json", "Some Other GPU")
     argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
     err = _refused(argv, capsys, store_file)
     assert "'Some Other GPU'" in err and repr(cpu.name) in err
 
 
 def test_a_calibration_without_model_guided_is_refused(tmp_path, capsys, store_file, cpu):
-    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
     argv = ["tune", "loopy-fd", "--strategy", "random", "--calibration", cal]
     assert "--calibration is for --strategy model_guided" in _refused(argv, capsys, store_file)
 
@@ -110,7 +95,7 @@ def test_without_the_model_extra_the_error_names_it(tmp_path, capsys, store_file
 
     loopy_spec.cache_clear()
     monkeypatch.setitem(sys.modules, "loopy", None)  # as if loopy were not installed
-    cal = _calibration(tmp_path / "cal.json", cpu.name)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
     argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
     assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
 

@@ -50,6 +50,18 @@ def test_local_memory_limit_is_checked_before_launch(cpu):
     assert local and local[0] > 0
 
 
+def test_a_conditional_local_memory_footprint_of_zero_is_within_the_limit(cpu):
+    """A footprint chosen per configuration, 0 for some: the comparison with the device's
+    limit covers the whole expression, not its last branch."""
+    from perfport.space.kernel_space import device_constraints
+
+    footprint = "(0) if (staged == 0) else ((4 * tile * tile) if (staged == 1) else (1))"
+    [limit] = device_constraints(cpu, ("1",), (), (footprint,))
+    space = Space([Param("staged", (0, 1)), Param("tile", (8, 1024))], [limit])
+    kept = sorted((c["staged"], c["tile"]) for c in map(space.config, range(len(space))))
+    assert kept == [(0, 8), (0, 1024), (1, 8)]  # 4 MiB of tile is over any device's limit
+
+
 def test_large_space_is_fast():
     params = [Param(f"p{i}", tuple(range(1, 11))) for i in range(7)]  # 10^7 points
     start = time.perf_counter()

@@ -1,5 +1,5 @@
-"""``perfport tune`` of the loopy application kernels (loopy-matmul, loopy-dg, loopy-fd), and
-model-guided search of them (``--strategy model_guided --calibration FILE``): the wiring of
+"""``perfport tune`` of the loopy application kernels (loopy-matmul, loopy-dg, loopy-fd) and of
+a user's loopy space file (``perfport.model.loopy_file``), and model-guided search of them (``--strategy model_guided --calibration FILE``): the wiring of
 ``perfport.model`` (the spec, the calibration, the ranker) into ``perfport.tune``, which the
 strategy and tune layers cannot import. Everything here is checked before the store opens.
 """
@@ -18,6 +18,7 @@ from perfport.kernels import LOOPY_PREFIX
 if TYPE_CHECKING:
     from perfport._core import DeviceInfo, KernelSpec, Problem
     from perfport.model import Calibration
+    from perfport.model.spaces import SearchSpace
     from perfport.space import Space
     from perfport.strategies import Ranker
 
@@ -29,7 +30,20 @@ HOW = (
 
 
 def is_loopy(kernel: str) -> bool:
-    return kernel.startswith(LOOPY_PREFIX)
+    """A built-in loopy kernel (loopy-matmul, loopy-dg, loopy-fd) or a loopy space file."""
+    return kernel.startswith(LOOPY_PREFIX) or is_loopy_file(kernel)
+
+
+def is_loopy_file(kernel: str) -> bool:
+    """A ``.py`` file that defines ``program(config)`` (or ``params`` and no ``kernel``): a
+    loopy space file (``perfport.model.loopy_file``), not a KernelSpec file."""
+    if not kernel.endswith(".py") or not Path(kernel).is_file():
+        return False
+    from perfport.kernels.loader import import_file
+
+    module = import_file(kernel)  # imported once: the spec's loading takes it from sys.modules
+    has = vars(module)
+    return "program" in has or ("params" in has and "kernel" not in has)
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -45,26 +59,28 @@ def check_arguments(args: argparse.Namespace) -> None:
     if guided and many:
         raise PerfportError(f"--strategy {GUIDED} tunes on one device (its calibration's); "
                             "give one --device and no --cluster")  # fmt: skip
-    if is_loopy(args.kernel) and many:
+    loopy = is_loopy(args.kernel)
+    if loopy and many:
         raise PerfportError(f"{args.kernel} tunes on one device: give one --device and no "
                             "--cluster")  # fmt: skip
-    if guided and not is_loopy(args.kernel):
+    if guided and not loopy:
         raise PerfportError(
             f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "
-            f"cannot count it; {GUIDED} tunes loopy-matmul, loopy-dg or loopy-fd (a "
-            f"calibration: {HOW})"
+            f"cannot count it; {GUIDED} tunes loopy-matmul, loopy-dg, loopy-fd or a .py loopy "
+            f"space file (docs/model.md) (a calibration: {HOW})"
         )
 
 
-def loopy_kernel(name: str) -> KernelSpec:
-    """The spec of a loopy application kernel (needs the model extra: loopy)."""
-    from perfport.model.tunable import loopy_spec
+def loopy_kernel(kernel: str) -> tuple[KernelSpec, SearchSpace]:
+    """The spec of a loopy kernel (a built-in name or a space file) and its space (needs the
+    model extra: loopy)."""
+    from perfport.model.tunable import loopy_space, loopy_spec
 
-    return loopy_spec(name)
+    return loopy_spec(kernel), loopy_space(kernel)
 
 
 def ranker_factory(
-    args: argparse.Namespace, spec: KernelSpec, device: DeviceInfo
+    args: argparse.Namespace, spec: KernelSpec, searched: SearchSpace, device: DeviceInfo
 ) -> Callable[[KernelSpec, Problem, Space], Ranker]:
     """The ranker builder for ``perfport.tune``: the calibration checked against ``device``,
     and the device's measurement kernels in --db (if any) as the base of every refit."""
@@ -101,7 +117,7 @@ def ranker_factory(
         _warn(f"{GUIDED}: {spec.name} {dict(config)} not counted by loopy, ranked last ({why})")
 
     def build(spec: KernelSpec, problem: Problem, space: Space) -> Ranker:
-        return guided_ranker(spec.name, calibration, base, dict(problem), space, cache, uncounted)
+        return guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
 
     return build
 

@@ -45,7 +45,8 @@ def _add_tune(sub: Subcommands) -> None:
     p.add_argument(
         "kernel",
         metavar="KERNEL",
-        help="built-in name (see 'perfport kernels'), spec file (.py/.toml/.yaml) or stencil description (.json)",
+        help="built-in name (see 'perfport kernels'), spec file (.py/.toml/.yaml), loopy space "
+        "file (.py defining program(config): docs/model.md) or stencil description (.json)",
     )
     add_problem(p)
     p.add_argument(
@@ -119,7 +120,8 @@ def _add_search(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--calibration", metavar="FILE",
         help="for --strategy model_guided: a calibration of the device ('perfport model "
-        "calibrate ... --out FILE'); loopy kernels only (loopy-matmul, loopy-dg, loopy-fd)",
+        "calibrate ... --out FILE'); loopy kernels only (loopy-matmul, loopy-dg, loopy-fd, "
+        "or a .py loopy space file: docs/model.md)",
     )  # fmt: skip
     p.add_argument(
         "--configs", metavar="FILE",
@@ -234,9 +236,10 @@ def _kernel_device_ranker(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         return args.kernel, device, None
     from perfport.devices import get_device
 
-    spec = guided.loopy_kernel(args.kernel)
+    spec, searched = guided.loopy_kernel(args.kernel)
     info = get_device(device, spec.language)
-    ranker = guided.ranker_factory(args, spec, info) if args.strategy == guided.GUIDED else None
+    guide = args.strategy == guided.GUIDED
+    ranker = guided.ranker_factory(args, spec, searched, info) if guide else None
     return spec, info, ranker
 
 

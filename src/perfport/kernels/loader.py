@@ -116,6 +116,12 @@ def _from_python(path: Path) -> KernelSpec:
             raise
         except Exception as exc:
             raise SpecError(f"{path}: kernel() raised {type(exc).__name__}: {exc}") from None
+    if not isinstance(kernel, KernelSpec) and callable(getattr(module, "program", None)):
+        # built above this layer (perfport.model.loopy_file)
+        raise SpecError(
+            f"{path} is a loopy space file (it defines program(config)): only 'perfport tune "
+            f"{path}' on one device tunes it (pip install 'perfport[model]')"
+        )
     if not isinstance(kernel, KernelSpec):
         raise SpecError(
             f"{path}: define 'kernel' as a perfport.KernelSpec (or a function returning one)"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfport._core.errors import MissingExtra
-from perfport._core.spec import Param
+from perfport._core.spec import Param, Reference
 from perfport.space import Space
 from perfport.space.space import Constraint
 
@@ -26,14 +26,17 @@ MULTIPLE = {"matmul": 32, "dg": 32, "fd": 560}
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """One application's configurations, how to build each, the size it is timed at, and the
-    rule a configuration must meet at a problem size (an expression over both)."""
+    """One application's configurations, how to build each, the size it is timed at, the
+    rule a configuration must meet at a problem size (an expression over both), and the numpy
+    reference its output is checked against (``reference(problem, inputs) -> outputs``; None:
+    not verified)."""
 
     name: str
     space: Space
     program: Callable[[dict[str, Any]], Any]
     sizes: dict[str, int]
     fits: str = "True"
+    reference: Reference | None = None
 
     def label(self, config: Mapping[str, Any]) -> str:
         return f"guided-{self.name}-" + "-".join(f"{k}{v}" for k, v in sorted(config.items()))

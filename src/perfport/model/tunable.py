@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -22,12 +23,12 @@ from typing import Any
 import numpy as np
 
 from perfport._core.args import ArrayArg
-from perfport._core.errors import SpecError
+from perfport._core.errors import MissingExtra, SpecError
 from perfport._core.records import Problem
 from perfport._core.spec import KernelSpec, Param
 from perfport.kernels import LOOPY_PREFIX
 from perfport.model.calibrate import Calibration, Measurement
-from perfport.model.gather import loopy
+from perfport.model.gather import local_bytes, loopy
 from perfport.model.guided import ModelRanker
 from perfport.model.spaces import SearchSpace, config_features, spaces
 from perfport.space import Space
@@ -38,7 +39,8 @@ MACRO = "PERFPORT_LOOPY_CONFIG"
 
 def loopy_kernels() -> dict[str, SearchSpace]:
     """The tunable loopy kernels by name: loopy-matmul, loopy-dg, loopy-fd."""
-    return {LOOPY_PREFIX + s.name: s for s in spaces()}
+    return {LOOPY_PREFIX + s.name: dataclasses.replace(s, reference=REFERENCES.get(s.name))
+            for s in spaces()}  # fmt: skip
 
 
 def _matmul_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -59,60 +61,119 @@ def _fd_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.
 REFERENCES = {"matmul": _matmul_reference, "fd": _fd_reference}
 
 
-@functools.cache
-def loopy_spec(name: str) -> KernelSpec:
-    """The KernelSpec of loopy kernel ``name`` (``loopy_kernels()``); loopy writes every
-    configuration's program (seconds; cached for the process)."""
-    found = loopy_kernels().get(name)
+def is_space_file(kernel: str) -> bool:
+    """Whether ``kernel`` names a user's loopy space file rather than a built-in name."""
+    return kernel.endswith(".py")
+
+
+def loopy_space(kernel: str) -> SearchSpace:
+    """The space a built-in loopy kernel's name (``loopy_kernels()``) or a user's ``.py``
+    space file (``perfport.model.loopy_file``) stands for."""
+    if is_space_file(kernel):
+        from perfport.model.loopy_file import load_space
+
+        return load_space(kernel)
+    found = loopy_kernels().get(kernel)
     if found is None:
-        raise SpecError(f"no loopy kernel {name!r}; give one of {', '.join(loopy_kernels())}")
-    return _joined(found)
+        raise SpecError(
+            f"no loopy kernel {kernel!r}; give one of {', '.join(loopy_kernels())} or a .py "
+            "loopy space file"
+        )
+    return found
 
 
-def _joined(s: SearchSpace) -> KernelSpec:
+@functools.cache
+def loopy_spec(kernel: str) -> KernelSpec:
+    """The KernelSpec of loopy kernel ``kernel`` (a built-in name, or a ``.py`` space file
+    named as the file's ``name`` or stem); loopy writes every configuration's program
+    (seconds; cached for the process)."""
+    s = loopy_space(kernel)
+    if not is_space_file(kernel):
+        return joined_spec(s, LOOPY_PREFIX + s.name, f"the loopy {s.name} kernel of the paper")
+    return joined_spec(s, s.name, f"the loopy kernel of {Path(kernel).name}", where=kernel)
+
+
+def joined_spec(s: SearchSpace, name: str, doc: str, where: str = "") -> KernelSpec:
+    """The KernelSpec ``name`` of every configuration of ``s``: one loopy program each,
+    joined in an ``#if`` chain (module docstring). Errors begin with ``where`` (the file;
+    default ``name``)."""
+    where = where or name
+    configs = s.configs()
+    if not configs:
+        raise SpecError(f"{where}: its space has no configuration; loosen the constraints")
+    parts = [_program_spec(s, config, where) for config in configs]
+    local = [(local_bytes(program[program.default_entrypoint.name]),) for _, program in parts]
+    specs = [p for p, _ in parts]
+    for config, p in zip(configs, specs, strict=True):
+        if p.args != specs[0].args:
+            raise SpecError(
+                f"{where}: the programs of {configs[0]} and {config} take different arguments; "
+                "every configuration's program must take the same ones"
+            )
+    try:
+        return _spec(s, name, doc, configs, specs, local)
+    except SpecError as exc:  # the file's fits rule, found wanting by KernelSpec
+        raise SpecError(f"{where}: {exc}") from None
+
+
+def _spec(
+    s: SearchSpace, name: str, doc: str, configs: list[dict[str, Any]],
+    specs: list[KernelSpec], local: list[tuple[str]],
+) -> KernelSpec:  # fmt: skip
+    source = "\n".join(
+        f"#{'if' if i == 0 else 'elif'} {MACRO} == {i}\n{p.source}" for i, p in enumerate(specs)
+    )
+    args = specs[0].args
+    if s.reference is None:
+        args = tuple(dataclasses.replace(a, ignore=True) if isinstance(a, ArrayArg) and a.output
+                     else a for a in args)  # fmt: skip
+    return KernelSpec(
+        name=name, source=f"{source}\n#endif\n", entry=specs[0].entry,
+        params=tuple(Param(p.name, p.values, define=f"PERFPORT_{p.name.upper()}")
+                     for p in s.space.params),
+        global_size=_chosen(configs, [p.global_size for p in specs]),
+        local_size=_chosen(configs, [p.local_size for p in specs]),
+        # Each program's local temporaries, so a device's local-memory limit prunes them.
+        local_mem=_chosen(configs, local)[0],
+        args=args, problem=Problem.of(s.sizes), restrictions=(f"{SELECTOR} >= 0", s.fits),
+        derived=((SELECTOR, _index(configs)),), defines=((MACRO, SELECTOR),),
+        reference=s.reference, tolerance=1e-3 if s.reference else None,
+        doc=f"{doc}, one loopy program per configuration (perfport.model.tunable)",
+    )  # fmt: skip
+
+
+def _program_spec(s: SearchSpace, config: dict[str, Any], where: str) -> tuple[KernelSpec, Any]:
+    """One configuration's program, preprocessed, and its KernelSpec (entry ``perfport_`` and
+    the space's name); what loopy cannot build is a SpecError naming the configuration."""
     from loopy.preprocess import infer_unknown_types, preprocess_program
 
-    from perfport.model.gather import local_bytes
     from perfport.model.measure import kernel_spec
 
     lp = loopy()
-    entry, problem = f"perfport_{s.name}", Problem.of(s.sizes)
-    configs = s.configs()
-    parts, local = [], []
-    for config in configs:
-        program = s.program(config)
+    entry = "perfport_" + re.sub(r"\W", "_", s.name)
+    program = s.program(config)
+    try:
         if isinstance(program, lp.LoopKernel):
             program = lp.make_program(program)
         program = lp.rename_callable(program, program.default_entrypoint.name, entry)
         # Preprocessed here (code generation would do it anyway) so the local temporaries
         # have their address spaces resolved.
         program = infer_unknown_types(preprocess_program(program), expect_completion=True)
-        parts.append(kernel_spec(program, entry, problem))
-        local.append((local_bytes(program[entry]),))
-    if any(p.args != parts[0].args for p in parts):
-        raise SpecError(f"loopy-{s.name}: its programs' arguments differ; they cannot share a spec")
-    source = "\n".join(
-        f"#{'if' if i == 0 else 'elif'} {MACRO} == {i}\n{p.source}" for i, p in enumerate(parts)
-    )
-    args = parts[0].args
-    reference = REFERENCES.get(s.name)
-    if reference is None:
-        args = tuple(dataclasses.replace(a, ignore=True) if isinstance(a, ArrayArg) and a.output
-                     else a for a in args)  # fmt: skip
-    return KernelSpec(
-        name=LOOPY_PREFIX + s.name, source=f"{source}\n#endif\n", entry=entry,
-        params=tuple(Param(p.name, p.values, define=f"PERFPORT_{p.name.upper()}")
-                     for p in s.space.params),
-        global_size=_chosen(configs, [p.global_size for p in parts]),
-        local_size=_chosen(configs, [p.local_size for p in parts]),
-        # Each program's local temporaries, so a device's local-memory limit prunes them.
-        local_mem=_chosen(configs, local)[0],
-        args=args, problem=problem, restrictions=(f"{SELECTOR} >= 0", s.fits),
-        derived=((SELECTOR, _index(configs)),), defines=((MACRO, SELECTOR),),
-        reference=reference, tolerance=1e-3 if reference else None,
-        doc=f"the loopy {s.name} kernel of the paper, one loopy program per configuration "
-        "(perfport.model.tunable)",
-    )  # fmt: skip
+        missing = [a.name for a in program[entry].args
+                   if isinstance(a, lp.ValueArg) and a.name not in s.sizes]  # fmt: skip
+        if missing:
+            raise SpecError(f"{where}: its programs take size {missing[0]}, which has no "
+                            f"default; add it to sizes, e.g. {{{missing[0]!r}: 1024}}")  # fmt: skip
+        return kernel_spec(program, entry, Problem.of(s.sizes)), program
+    except (MissingExtra, SpecError):
+        raise
+    except Exception as exc:  # loopy and islpy raise bare errors of many kinds
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise SpecError(
+            f"{where}: loopy cannot generate code for configuration {config} "
+            f"({type(exc).__name__}: {first[:200]}); fix program() or leave the configuration "
+            "out with constraints"
+        ) from None
 
 
 def _index(configs: Sequence[Mapping[str, Any]]) -> str:
@@ -157,7 +218,7 @@ def base_measurements(
 
 
 def guided_ranker(
-    name: str,
+    s: SearchSpace,
     calibration: Calibration,
     base: Sequence[Measurement],
     problem: Mapping[str, Any],
@@ -165,12 +226,11 @@ def guided_ranker(
     cache: Any,
     uncounted: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> ModelRanker:
-    """The ranker of loopy kernel ``name`` over ``space`` (its legal configurations, in
+    """The ranker of loopy space ``s`` over ``space`` (its legal configurations, in
     order): each counted by loopy at ``problem`` and predicted by ``calibration``; refits
     calibrate on ``base`` plus the configurations measured (``ModelRanker``)."""
     from perfport.model.model import input_features
 
-    s = loopy_kernels()[name]
     configs = [dict(space.config(i)) for i in range(len(space))]
     inputs = functools.partial(input_features, calibration.model, device=calibration.device)
     with warnings.catch_warnings():

@@ -63,8 +63,14 @@ def device_constraints(
     if terms:
         total = " + ".join(terms)
         limit = device.local_mem_bytes
+        # Each term parenthesised: a term "a if c else b" would otherwise take the sum and the
+        # comparison into its else branch, and a configuration with no local memory (0) read
+        # as over the limit.
+        summed = " + ".join(t if t.strip().isidentifier() else f"({t})" for t in terms)
         out.append(
-            Constraint.of(f"{total} <= {limit}", DEVICE, f"{total} <= {limit} (local memory bytes)")
+            Constraint.of(
+                f"{summed} <= {limit}", DEVICE, f"{total} <= {limit} (local memory bytes)"
+            )
         )
     return out
 

@@ -1,0 +1,172 @@
+"""``perfport tune FILE.py`` of a user's loopy space file (``perfport.model.loopy_file``):
+the example tunes on PoCL, verified, with the default strategy and model-guided; a file that
+lacks what tuning needs is refused in one line, exit 2, before anything is measured."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from model_support import LOOPY, calibration_file
+
+from perfport.cli import main
+
+pytest.importorskip("loopy", reason=LOOPY)
+
+EXAMPLE = str(Path(__file__).parents[2] / "examples" / "loopy_transpose.py")
+N = 256  # a multiple of every tile of the example: all 12 configurations fit
+
+SCALE = """
+import loopy as lp
+import numpy as np
+
+params = {"wg": [16, 32]}
+sizes = {"n": 256}
+
+
+def program(config):
+    knl = lp.make_kernel("{[i]: 0 <= i < n}", "y[i] = 2 * x[i]",
+                         [lp.GlobalArg("x", np.float32, shape=("n",)),
+                          lp.GlobalArg("y", np.float32, shape=("n",)),
+                          lp.ValueArg("n", np.int32)],
+                         assumptions="n >= 1", lang_version=(2018, 2))
+    return lp.split_iname(knl, "i", config["wg"], outer_tag="g.0", inner_tag="l.0")
+
+
+def reference(problem, inputs):
+    return {"y": 2 * inputs["x"]}
+"""
+
+
+def _tune(argv: list[str], capsys) -> dict:
+    assert main(["tune", *argv, "--confirm", "0", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _legal(config: dict) -> bool:
+    """The example's constraint and fits rule at N, written out here so a wrong space fails."""
+    constraint = config["staged"] == 0 or config["coalesce"] == "write"
+    return constraint and N % config["wg_x"] == 0 and N % config["wg_y"] == 0
+
+
+def test_the_example_tunes_verified_with_the_default_strategy(tmp_path, capsys):
+    out = _tune([EXAMPLE, "--problem", f"n={N}", "--db", str(tmp_path / "r.db")], capsys)
+    assert out["kernel"] == "loopy_transpose" and out["problem"] == {"n": N}
+    # 2 x 2 x 2 x 2 = 16, less the 4 staged 'read' twins: every one runs and is right.
+    assert out["configs_total"] == 12 and out["measured"] == 12
+    assert out["outcomes"]["ok"] == 12 and out["outcomes"]["wrong_result"] == 0
+    assert out["verification"] == "numpy reference" and out["unverified"] == 0
+    best = out["best"]
+    assert best["verified"] is True and _legal(best["config"])
+
+
+def test_the_example_tunes_model_guided_fastest_predicted_first(tmp_path, capsys, cpu, monkeypatch):
+    from perfport.model import StatsCache
+    from perfport.model.calibrate import Calibration
+    from perfport.model.tunable import guided_ranker, loopy_space, loopy_spec
+    from perfport.space import kernel_space
+    from perfport.strategies.model_guided import ModelGuided
+
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
+    asked: list[int | None] = []
+    ask = ModelGuided.ask
+    monkeypatch.setattr(ModelGuided, "ask", lambda self: asked.append(ask(self)) or asked[-1])
+    argv = [EXAMPLE, "--strategy", "model_guided", "--calibration", cal, "--problem", f"n={N}",
+            "--db", str(tmp_path / "r.db"), "--budget", "3"]  # fmt: skip
+    out = _tune(argv, capsys)
+    assert out["strategy"] == "model_guided" and out["measured"] == 3
+    assert out["verification"] == "numpy reference" and out["best"]["verified"] is True
+    assert _legal(out["best"]["config"])
+    space = kernel_space(loopy_spec(EXAMPLE), {"n": N}, cpu)
+    ranker = guided_ranker(loopy_space(EXAMPLE), Calibration.load(cal), [], {"n": N}, space,
+                           StatsCache())  # fmt: skip
+    predicted = ranker.predict()
+    assert not np.isnan(predicted).any() and len(set(predicted)) > 1  # the model tells them apart
+    assert asked[0] == int(np.argmin(predicted))
+
+
+def _file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "mine.py"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_file_without_a_reference_tunes_unverified(tmp_path, capsys):
+    kernel = _file(tmp_path, SCALE.split("\n\ndef reference")[0])
+    out = _tune([kernel, "--db", str(tmp_path / "r.db")], capsys)
+    assert out["kernel"] == "mine" and out["outcomes"]["ok"] == 2
+    assert out["verification"] == "not verified" and out["unverified"] == 2
+    assert out["warnings"] == ["2 of 2 correct-looking results are not verified: not verified"]
+
+
+def test_a_wrong_reference_fails_every_configuration(tmp_path, capsys):
+    kernel = _file(tmp_path, SCALE.replace('{"y": 2 * inputs["x"]}', '{"y": 3 * inputs["x"]}'))
+    out = _tune([kernel, "--db", str(tmp_path / "r.db")], capsys)
+    assert out["outcomes"]["wrong_result"] == 2 and out["outcomes"]["ok"] == 0
+
+
+def _refused(argv: list[str], capsys) -> str:
+    assert main(["tune", *argv, "--json"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and "Traceback" not in err
+    assert err.startswith("perfport: error: ") and "\n" not in err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "says"),
+    [
+        ("def program(", "def make(", "defines no function 'program'; define program(config)"),
+        ('params = {"wg": [16, 32]}', "", "defines no 'params'; define params = {name: values}"),
+        ('params = {"wg": [16, 32]}', 'params = {"wg": []}', "params: parameter wg: give at least"),
+        ('params = {"wg": [16, 32]}', "params = 5", "params: must be {name: values}"),
+        ('params = {"wg": [16, 32]}', 'param = {"wg": [16]}', "did you mean 'params'"),
+        ('sizes = {"n": 256}', 'sizes = {"n": 256}\nconstraints = ["n % wg == 0"]',
+         "names 'n', not a parameter; a rule over the problem's sizes belongs in fits"),
+        ('sizes = {"n": 256}', 'sizes = {"n": 256}\nfits = "m % wg == 0"',
+         "fits names 'm', neither a parameter nor a size"),
+        ('sizes = {"n": 256}', 'sizes = {"n": "big"}', "sizes must map size names to whole"),
+        ('sizes = {"n": 256}', "sizes = {}", "take size n, which has no default; add it to sizes"),
+        ("    knl = lp.make", "    1 / 0\n    knl = lp.make",
+         "program({'wg': 16}) raised ZeroDivisionError"),
+        ("    return lp.split_iname(", "    return 7\n    lp.split_iname(",
+         "program({'wg': 16}) returned int, not a loopy kernel"),
+        ("def reference(problem, inputs):", "reference = 1\ndef ref(problem, inputs):",
+         "reference must be a function reference(problem, inputs)"),
+        ('outer_tag="g.0", inner_tag="l.0"', 'outer_tag="g.0", inner_tag="l.5"',
+         "loopy cannot generate code for configuration {'wg': 16}"),
+    ],
+)  # fmt: skip
+def test_a_file_lacking_what_tuning_needs_is_refused(tmp_path, capsys, old, new, says):
+    assert old in SCALE
+    kernel = _file(tmp_path, SCALE.replace(old, new))
+    db = tmp_path / "r.db"
+    err = _refused([kernel, "--db", str(db)], capsys)
+    assert says in err and kernel in err
+    assert not db.exists()  # refused before the store is opened
+
+
+def test_a_reference_that_raises_stops_the_run_in_one_line(tmp_path, capsys):
+    """Found when tune first checks an output (as for any spec's reference): after the
+    progress line, one error line and exit 2."""
+    kernel = _file(tmp_path, SCALE.replace('return {"y": 2 * inputs["x"]}', 'return {"y": x}'))
+    assert main(["tune", kernel, "--db", str(tmp_path / "r.db"), "--json"]) == 2
+    captured = capsys.readouterr()
+    last = captured.err.strip().splitlines()[-1]
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert last.startswith("perfport: error: kernel mine: the numpy reference raised NameError")
+
+
+def test_the_control_file_tunes(tmp_path, capsys):
+    """The file the refusals edit is itself good: each refusal is the edit's."""
+    out = _tune([_file(tmp_path, SCALE), "--db", str(tmp_path / "r.db")], capsys)
+    assert out["outcomes"]["ok"] == 2 and out["verification"] == "numpy reference"
+
+
+def test_other_commands_say_only_tune_runs_a_space_file(capsys):
+    assert main(["space", EXAMPLE]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a loopy space file" in err and "perfport tune" in err
