@@ -65,6 +65,15 @@ def stored_ms(
     )
 
 
+def check_work(spec: KernelSpec) -> None:
+    """A model time needs the kernel's declared work."""
+    if spec.bytes is None and spec.flops is None:
+        raise SpecError(
+            f"--times model: kernel {spec.name} declares neither bytes nor flops; state its "
+            "work in its KernelSpec (bytes=, flops=; docs/roofline.md), or use --times store"
+        )
+
+
 def roofline_ms(
     spec: KernelSpec, problem: Problem, config: Config, ceilings: Ceilings, device: str = "?"
 ) -> float:
@@ -75,11 +84,7 @@ def roofline_ms(
     kernel's first output array, as the roofline fraction of ``perfport results`` takes it
     (fp64 for a 64-bit float, else fp32; a kernel of mixed precision is judged by its
     output)."""
-    if spec.bytes is None and spec.flops is None:
-        raise SpecError(
-            f"--times model: kernel {spec.name} declares neither bytes nor flops; state its "
-            "work in its KernelSpec (bytes=, flops=; docs/roofline.md), or use --times store"
-        )
+    check_work(spec)
     scoring = ResultMetrics.of(spec.describe(), problem, ceilings)
     env = scoring.env(config)
     work = spec.metric_set.work(env)
@@ -103,6 +108,7 @@ def model_ms(
     spec: KernelSpec, problem: Problem, device: DeviceInfo, config: Config, store: Store
 ) -> float:
     """``roofline_ms`` against ``device``'s stored ceilings."""
+    check_work(spec)  # the kernel's own refusal first: measuring ceilings would not help
     ceilings = stored_ceilings(store).get(device.fingerprint)
     if ceilings is None:
         raise SpecError(
