@@ -30,6 +30,9 @@ def test_split_json_and_stored_plan(tmp_path):
     } <= set(out)  # fmt: skip
     assert out["verified"] is True and out["dimension"] == 1
     assert out["planned_from"] == "lines"  # the default plan
+    assert out["times"] == "measured"  # the default times: every device ran alone
+    assert all(c["time_source"] == "measured" and c["alone_ms"] == c["time_ms"]
+               for c in out["configs"])  # fmt: skip
     # two sub-devices of one CPU, rows of 256 bytes: one parent buffer per array
     assert out["buffers"] == {"kind": "sub-buffers", "why": None}
     assert out["decision"] in ("split", *out["devices"])

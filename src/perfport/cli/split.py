@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
@@ -75,6 +76,13 @@ def add_parser(sub: Subcommands) -> None:
         "Eq. 4 parts together (one probe launch) and the split is planned from each one's "
         "overhead + cost per element line; or eq4, from each device's time alone",
     )  # fmt: skip
+    p.add_argument(
+        "--times", choices=("measured", "store", "model"), default="measured",
+        help="each device's time for the plan: measured (default), the whole problem alone on "
+        "every device; store, its chosen configuration's time from 'perfport tune' in --db; "
+        "model, the roofline's time from its ceilings in --db ('perfport roofline'). With "
+        "store or model only the device of the smallest time runs alone (the reference)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_split)
 
@@ -100,6 +108,9 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
                         "--plan)")  # fmt: skip
     if args.halo != "device" and not args.steps:
         raise SpecError("--halo chooses the time steps' halo exchange; give --steps N with it")
+    if args.times != "measured" and args.steps:
+        raise SpecError(f"--times {args.times} plans one launch; time-stepping measures each "
+                        "device alone (drop --times)")  # fmt: skip
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
     from perfport.split.reserve import cpu_opening
@@ -117,20 +128,24 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     for d in devices:
         choose_config(spec, problem, d, None)
     args.opening = cpu_opening(devices, args.cpu_reserve, share_context=args.halo == "device")
+    if args.times != "measured" and not Path(args.db).exists():
+        fix = "perfport tune" if args.times == "store" else "perfport roofline"
+        raise SpecError(f"--times {args.times} reads {args.db}, which does not exist; run "
+                        f"'{fix} ... --db {args.db}' for each device first")  # fmt: skip
     if args.steps:
         return _run_steps(args, console, spec, problem, devices)
     with Store(args.db) as store:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
             sweep_points=args.sweep, iterations=args.iterations, opening=args.opening,
-            plan_from=args.plan or "lines",
+            plan_from=args.plan or "lines", time_source=args.times,
         )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)
         return 0
     for c in out["configs"]:
-        console.print(f"{c['device']}: {c['config']} ({c['source']}), alone {c['time_ms']:.3f} ms")
+        console.print(f"{c['device']}: {c['config']} ({c['source']}), {_time_text(c)}")
     _print_plan(console, out)
     console.print(
         f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
@@ -151,6 +166,14 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
+
+
+def _time_text(c: dict[str, Any]) -> str:
+    """A device's time as the plan took it, and its time alone where that was not the same."""
+    if c["time_source"] == "measured":
+        return f"alone {c['time_ms']:.3f} ms"
+    ran = "" if c["alone_ms"] is None else f", alone {c['alone_ms']:.3f} ms"
+    return f"{c['time_source']} {c['time_ms']:.3f} ms{ran}"
 
 
 def _print_plan(console: Console, out: dict[str, Any]) -> None:

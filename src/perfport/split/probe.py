@@ -78,19 +78,25 @@ def check_plan(plan_from: str) -> None:
 
 
 def plan_from_lines(
-    eq4: SplitPlan, probe_ms: Sequence[float | None], device_ms: Sequence[float] | None = None
+    eq4: SplitPlan,
+    probe_ms: Sequence[float | None],
+    device_ms: Sequence[float] | None = None,
+    wall_ms: Sequence[float] | None = None,
 ) -> LinesPlan:
     """The lines through each device's time alone and its probe on its Eq. 4 part, and the
     whole-work-group plan whose parts every line ends together. The time alone is
     ``device_ms`` (each device's kernel time on the whole problem: the probe's kind of time)
     where given, else ``eq4.times_ms``. With ``device_ms``, each line's overhead also holds
     the device's host time alone (its wall time less its kernel time: handing out the launch,
-    noticing it end), so the lines end when the host sees each part done."""
+    noticing it end), so the lines end when the host sees each part done. The wall time is
+    ``wall_ms`` where given (a plan from stored or predicted times: ``eq4.times_ms`` is then
+    no wall time), else ``eq4.times_ms``."""
     if len(probe_ms) != len(eq4.devices):
         raise SpecError("give one probe time (or None) per device")
     alone_ms = eq4.times_ms if device_ms is None else tuple(device_ms)
+    walls = eq4.times_ms if wall_ms is None else tuple(wall_ms)
     lines: list[tuple[float, float]] = []
-    for alone, wall, (a, b), t in zip(alone_ms, eq4.times_ms, eq4.parts, probe_ms, strict=True):
+    for alone, wall, (a, b), t in zip(alone_ms, walls, eq4.parts, probe_ms, strict=True):
         if t is None:  # not probed (no elements): the proportional line of 0 elements
             lines.append(device_line(eq4.extent, alone, 0, 0.0))
             continue
@@ -114,6 +120,7 @@ def probe_plan(
     opener: Opener = open_session,
     device_ms: Sequence[float] | None = None,
     group: GroupOpener | None = None,
+    wall_ms: Sequence[float] | None = None,
 ) -> LinesPlan:
     """Run Eq. 4's parts together (the ``run_parts`` call a split makes), then plan from the
     lines through each part's kernel time (``plan_from_lines``); an empty part is not run."""
@@ -123,4 +130,4 @@ def probe_plan(
     probes: list[float | None] = [None] * len(devices)
     for i, ms in zip(live, run.kernel_ms, strict=True):
         probes[i] = ms
-    return plan_from_lines(eq4, probes, device_ms)
+    return plan_from_lines(eq4, probes, device_ms, wall_ms)

@@ -1,6 +1,7 @@
-"""``perfport split``: choose each device's configuration, time each device alone, plan the
-split (Eqs. 4-9, Algorithm 1), run it across the devices, verify it against the best single
-device's output, decide, and store the plan with what was measured."""
+"""``perfport split``: choose each device's configuration, time each device alone (or take its
+time from the store or a model, ``perfport.split.times``), plan the split (Eqs. 4-9,
+Algorithm 1), run it across the devices, verify it against the best single device's output,
+decide, and store the plan with what was measured."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from typing import Any
 from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
 from perfport.measure.verify import mismatch
 from perfport.space import kernel_space
-from perfport.split.execute import Part, RunResult, run_parts
+from perfport.split.execute import Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.probe import LinesPlan, check_plan, eq4_json, probe_plan
 from perfport.split.rebalance import Iteration, rebalance
 from perfport.split.reserve import Opening, cpu_opening
 from perfport.split.sweep import SweepPoint, sweep
+from perfport.split.times import TimeSource, given_times
 from perfport.store import Store, best_results
 
 # A split must beat the best single device by this share to be chosen (the launches' noise).
@@ -28,13 +30,16 @@ class SplitOutcome:
     """One ``perfport split``: the plan that ran, each device's configuration (and where it
     came from: ``store`` or ``default``), the single-device and split runs and the decision.
     ``lines``, when the split was planned from each device's line (``--plan lines``), holds
-    Eq. 4's plan, the probes and the lines; ``plan`` is then the plan made from them."""
+    Eq. 4's plan, the probes and the lines; ``plan`` is then the plan made from them.
+    ``time_source``: where the plan's times (``eq4.times_ms``) came from; ``single`` holds
+    each device's run alone, None for a device not run alone (times not measured: only the
+    device given the smallest time runs alone)."""
 
     plan: SplitPlan
     devices: tuple[DeviceInfo, ...]
     configs: tuple[Config, ...]
     config_sources: tuple[str, ...]
-    single: tuple[RunResult, ...]
+    single: tuple[RunResult | None, ...]
     run: RunResult
     verified: bool
     mismatch: str | None
@@ -43,6 +48,7 @@ class SplitOutcome:
     rebalanced: SplitPlan | None = None
     opening: Opening = field(default_factory=Opening)
     lines: LinesPlan | None = None
+    time_source: TimeSource = TimeSource.MEASURED
 
     @property
     def eq4(self) -> SplitPlan:
@@ -51,7 +57,15 @@ class SplitOutcome:
 
     @property
     def best_single(self) -> int:
-        return min(range(len(self.single)), key=lambda i: self.single[i].wall_ms)
+        """The fastest device that ran alone (a split must beat a measured time to win)."""
+        ran = [i for i, r in enumerate(self.single) if r is not None]
+        return min(ran, key=lambda i: self._alone(i).wall_ms)
+
+    def _alone(self, i: int) -> RunResult:
+        run = self.single[i]
+        if run is None:
+            raise SpecError(f"{self.devices[i].id} did not run alone")
+        return run
 
     @property
     def chosen(self) -> tuple[tuple[tuple[int, int], ...], RunResult] | None:
@@ -76,21 +90,33 @@ class SplitOutcome:
         launch timed over a few rounds that comes out a fraction of a percent ahead is noise
         (the GPU run's CPU+GPU convolution: a rebalanced launch at 11.05 ms against 11.08
         alone decided "split" for a plan that ran 14.49). A wrong split never wins."""
-        if self.split_ms < self.single[self.best_single].wall_ms * (1 - DECISION_MARGIN):
+        if self.split_ms < self._alone(self.best_single).wall_ms * (1 - DECISION_MARGIN):
             return "split"
         return self.devices[self.best_single].id
 
+    def _configs_json(self) -> list[dict[str, Any]]:
+        """Each device's configuration and the time the plan took for it (``time_ms``: its
+        time alone when measured), with its wall time alone where it ran alone."""
+        rows = zip(
+            self.devices, self.configs, self.config_sources, self.eq4.times_ms, self.single,
+            strict=True,
+        )  # fmt: skip
+        return [
+            {
+                "device": d.id, "config": dict(c), "source": s, "time_ms": t,
+                "time_source": self.time_source.value,
+                "alone_ms": None if r is None else r.wall_ms,
+            }
+            for d, c, s, t, r in rows
+        ]  # fmt: skip
+
     def to_json(self) -> dict[str, Any]:
-        best = self.single[self.best_single]
+        best = self._alone(self.best_single)
         chosen = self.chosen
         return {
             "devices": [d.id for d in self.devices],
-            "configs": [
-                {"device": d.id, "config": dict(c), "source": s, "time_ms": r.wall_ms}
-                for d, c, s, r in zip(
-                    self.devices, self.configs, self.config_sources, self.single, strict=True
-                )
-            ],
+            "times": self.time_source.value,
+            "configs": self._configs_json(),
             "dimension": self.plan.dimension,
             "extent": self.plan.extent,
             "split_factors": list(self.eq4.split_factors),
@@ -194,6 +220,50 @@ def block(spec: KernelSpec, split: SplitDim, config: Config, problem: Problem) -
     return local * int(Expr(split.granule, f"kernel {spec.name} split granule").value(env))
 
 
+@dataclass(frozen=True)
+class Alone:
+    """The runs of the whole problem alone (None: a device not run) and what the plan takes
+    from them: each device's time (``times_ms``), kernel time (``kernel_ms``, the kind of
+    time a part's kernel is) and wall time (``wall_ms``) alone."""
+
+    single: tuple[RunResult | None, ...]
+    times_ms: tuple[float, ...]
+    kernel_ms: tuple[float, ...]
+    wall_ms: tuple[float, ...]
+
+    @property
+    def expected(self) -> dict[str, Any]:
+        """The fastest single run's outputs: what a split must reproduce."""
+        return min((r for r in self.single if r), key=lambda r: r.wall_ms).outputs
+
+
+def run_alone(
+    spec: KernelSpec,
+    full: Problem,
+    devices: Sequence[DeviceInfo],
+    configs: Sequence[Config],
+    extent: int,
+    given: Sequence[float] | None,
+    target_s: float,
+    opener: Opener,
+) -> Alone:
+    """Run the whole problem alone: on every device when no times are ``given`` (their wall
+    times plan the split), else only on the device given the smallest time. That run's output
+    verifies the split and its measured time is the best single one the split must beat, so
+    the decision compares with a measured device, never with a prediction."""
+    ran = range(len(devices)) if given is None else [min(range(len(given)), key=given.__getitem__)]
+    single: list[RunResult | None] = [None] * len(devices)
+    for i in ran:
+        part = Part(devices[i], configs[i], 0, extent)
+        single[i] = run_parts(spec, full, [part], None, target_s=target_s, opener=opener)
+    # A device not run alone stands in with its given time for both of its times alone (a
+    # part's line through it: perfport.split.probe); see split_run.
+    times = tuple(given) if given is not None else tuple(r.wall_ms for r in single if r)
+    kernel = tuple(t if r is None else r.kernel_ms[0] for r, t in zip(single, times, strict=True))
+    wall = tuple(t if r is None else r.wall_ms for r, t in zip(single, times, strict=True))
+    return Alone(tuple(single), times, kernel, wall)
+
+
 def split_run(
     spec: KernelSpec,
     problem: Problem,
@@ -206,6 +276,8 @@ def split_run(
     iterations: int = 0,
     opening: Opening | None = None,
     plan_from: str = "lines",
+    time_source: TimeSource | str = TimeSource.MEASURED,
+    times: Mapping[str, float] | None = None,
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
@@ -215,34 +287,38 @@ def split_run(
     per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units.
     ``plan_from``: ``lines`` (default) first runs Eq. 4's parts together (a probe) and
     runs the plan made from each device's line (``perfport.split.probe``); ``eq4`` runs Eq.
-    4's plan."""
+    4's plan. ``time_source``: each device's time for the plan, ``measured`` (each device
+    runs the whole problem alone), ``store`` or ``model`` (``perfport.split.times``);
+    ``times``, each device's time by id (from any model), plans instead (source ``given``).
+    With times not measured only the device given the smallest time runs alone."""
     check_plan(plan_from)
+    source = TimeSource.GIVEN if times is not None else TimeSource.parse(time_source)
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
     split = split_dimension(spec, dimension)
     full = spec.problem.merged(problem)
     chosen = chosen_configs(spec, full, devices, store, configs)
-    extent = int(full[split.extent])
-    single = tuple(
-        run_parts(spec, full, [Part(d, c, 0, extent)], None, target_s=target_s, opener=opening.one)
-        for d, (c, _) in zip(devices, chosen, strict=True)
-    )
-    blocks = [block(spec, split, c, full) for c, _ in chosen]
-    plan = plan_split(ids, extent, blocks, [r.wall_ms for r in single], split.dimension)
     picked = [c for c, _ in chosen]
+    given = given_times(source, spec, full, devices, picked, store, times)
+    extent = int(full[split.extent])
+    alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one)
+    blocks = [block(spec, split, c, full) for c in picked]
+    plan = plan_split(ids, extent, blocks, alone.times_ms, split.dimension)
     lines = None
-    device_ms = [r.kernel_ms[0] for r in single]  # the kind of time a part's kernel is
+    # The lines go through each device's kernel time alone; a device not run alone stands in
+    # with its given time. A stored time is the same kind of time (perfport tune's median
+    # kernel time), so its line is as sound as a measured one; a model's optimistic time
+    # makes the line's slope too shallow (or, below the probe's time, proportional through
+    # the probe), and leaves out the device's host time per launch: --iterations corrects.
     if plan_from == "lines":
         lines = probe_plan(spec, full, devices, picked, split, plan, target_s, opening.one,
-                           device_ms, opening.group)  # fmt: skip
+                           alone.kernel_ms, opening.group, alone.wall_ms)  # fmt: skip
         plan = lines.plan
-    parts = [
-        Part(d, c, a, b) for d, (c, _), (a, b) in zip(devices, chosen, plan.parts, strict=True)
-    ]
+    parts = [Part(d, c, a, b) for d, c, (a, b) in zip(devices, picked, plan.parts, strict=True)]
     run = run_parts(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
-    expected = min(single, key=lambda r: r.wall_ms).outputs
+    expected = alone.expected
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
@@ -255,21 +331,13 @@ def split_run(
     if iterations:  # the rebalancer starts from the plan that ran, and from its lines
         launches, last = rebalance(
             spec, full, devices, picked, split, plan, iterations, expected, run,
-            opener=opening.one, lines=lines.lines if lines else None, device_ms=device_ms,
-            group=opening.group,
+            opener=opening.one, lines=lines.lines if lines else None,
+            device_ms=alone.kernel_ms, group=opening.group,
         )  # fmt: skip
     return SplitOutcome(
-        plan=plan,
-        devices=tuple(devices),
-        configs=tuple(c for c, _ in chosen),
-        config_sources=tuple(s for _, s in chosen),
-        single=single,
-        run=run,
-        verified=problem_text is None,
-        mismatch=problem_text,
-        sweep=points,
-        iterations=launches,
-        rebalanced=last,
-        opening=opening,
-        lines=lines,
-    )
+        plan=plan, devices=tuple(devices), configs=tuple(picked),
+        config_sources=tuple(s for _, s in chosen), single=alone.single, run=run,
+        verified=problem_text is None, mismatch=problem_text, sweep=points,
+        iterations=launches, rebalanced=last, opening=opening, lines=lines,
+        time_source=source,
+    )  # fmt: skip
