@@ -190,3 +190,20 @@ def test_lines_go_through_the_device_time_alone_and_add_its_host_time():
     assert walls[0] == pytest.approx((0.0, 2e-3)) and kernels[0] == pytest.approx((0.2, 1.8e-3))
     slow_host = plan_from_lines(eq4, probes, device_ms=[1.9, 1.5]).plan.parts
     assert slow_host[1][1] - slow_host[1][0] < 500  # b's host time alone is 0.5 ms, a's 0.1
+
+
+def test_a_device_with_no_measured_time_alone_gets_a_line_proportional_through_its_probe():
+    """A model's time alone (the roofline's, several times too fast) is no point to fit a
+    line through: the line through it is too shallow and plans the device far too much. With
+    None for its time alone the line goes through its probe alone, with no host time."""
+    gpu, cpu = (0.0, 1e-4), (0.2, 4e-4)  # real lines: 4 ms and 16.2 ms alone
+    eq4 = plan_split(["gpu", "cpu"], EXTENT, [64, 64], [1.0, 5.0])  # a model's times
+    probes = [modelled_ms(x, b - a) for x, (a, b) in zip((gpu, cpu), eq4.parts, strict=True)]
+    fitted = plan_from_lines(eq4, probes, [4.0, 5.0], [4.0, 5.0])
+    proportional = plan_from_lines(eq4, probes, [4.0, None], [4.0, None])
+    elements = eq4.parts[1][1] - eq4.parts[1][0]
+    assert proportional.lines[1] == pytest.approx((0.0, probes[1] / elements))
+    size = [p.plan.parts[1][1] - p.plan.parts[1][0] for p in (fitted, proportional)]
+    late = [modelled_ms(cpu, n) / modelled_ms(gpu, EXTENT - n) for n in size]
+    assert late[0] > 1.2  # through the model's point the CPU ends long after the GPU
+    assert 0.95 <= late[1] <= 1.0  # proportional: its fixed cost errs on the safe side

@@ -80,8 +80,8 @@ def check_plan(plan_from: str) -> None:
 def plan_from_lines(
     eq4: SplitPlan,
     probe_ms: Sequence[float | None],
-    device_ms: Sequence[float] | None = None,
-    wall_ms: Sequence[float] | None = None,
+    device_ms: Sequence[float | None] | None = None,
+    wall_ms: Sequence[float | None] | None = None,
 ) -> LinesPlan:
     """The lines through each device's time alone and its probe on its Eq. 4 part, and the
     whole-work-group plan whose parts every line ends together. The time alone is
@@ -90,18 +90,22 @@ def plan_from_lines(
     the device's host time alone (its wall time less its kernel time: handing out the launch,
     noticing it end), so the lines end when the host sees each part done. The wall time is
     ``wall_ms`` where given (a plan from stored or predicted times: ``eq4.times_ms`` is then
-    no wall time), else ``eq4.times_ms``."""
+    no wall time), else ``eq4.times_ms``. A device whose ``device_ms`` is None has no
+    measured time alone (a model's prediction stood for it): its line is proportional through
+    its probe, with no host time."""
     if len(probe_ms) != len(eq4.devices):
         raise SpecError("give one probe time (or None) per device")
     alone_ms = eq4.times_ms if device_ms is None else tuple(device_ms)
     walls = eq4.times_ms if wall_ms is None else tuple(wall_ms)
     lines: list[tuple[float, float]] = []
-    for alone, wall, (a, b), t in zip(alone_ms, walls, eq4.parts, probe_ms, strict=True):
+    rows = zip(alone_ms, walls, eq4.times_ms, eq4.parts, probe_ms, strict=True)
+    for alone, wall, planned, (a, b), t in rows:
         if t is None:  # not probed (no elements): the proportional line of 0 elements
-            lines.append(device_line(eq4.extent, alone, 0, 0.0))
+            lines.append(device_line(eq4.extent, planned if alone is None else alone, 0, 0.0))
             continue
         overhead, cost = device_line(eq4.extent, alone, b - a, t)
-        lines.append((overhead + max(0.0, wall - alone), cost))
+        host = 0.0 if alone is None or wall is None else max(0.0, wall - alone)
+        lines.append((overhead + host, cost))
     shares = balanced_shares(eq4.extent, lines)
     plan = plan_split(
         eq4.devices, eq4.extent, eq4.blocks, eq4.times_ms, eq4.dimension, factors=shares
@@ -118,9 +122,9 @@ def probe_plan(
     eq4: SplitPlan,
     target_s: float = 0.2,
     opener: Opener = open_session,
-    device_ms: Sequence[float] | None = None,
+    device_ms: Sequence[float | None] | None = None,
     group: GroupOpener | None = None,
-    wall_ms: Sequence[float] | None = None,
+    wall_ms: Sequence[float | None] | None = None,
 ) -> LinesPlan:
     """Run Eq. 4's parts together (the ``run_parts`` call a split makes), then plan from the
     lines through each part's kernel time (``plan_from_lines``); an empty part is not run."""

@@ -42,10 +42,15 @@ class Iteration:
         }
 
 
-def device_line(extent: int, alone_ms: float, elements: int, part_ms: float) -> tuple[float, float]:
+def device_line(
+    extent: int, alone_ms: float | None, elements: int, part_ms: float
+) -> tuple[float, float]:
     """(overhead ms, ms per element) through (extent, alone_ms) and (elements, part_ms). When
-    the two points are too close to tell a slope, or the fit goes negative, the line is
+    the two points are too close to tell a slope, or the fit goes negative, or there is no
+    measured time alone (None: a model's time is no point to fit through), the line is
     proportional through the part (Eq. 4's assumption)."""
+    if alone_ms is None:
+        return 0.0, part_ms / elements
     if elements <= 0:
         return 0.0, alone_ms / extent
     apart = extent - elements
@@ -83,7 +88,7 @@ def balanced_shares(extent: int, lines: Sequence[tuple[float, float]]) -> tuple[
 def updated_lines(
     plan: SplitPlan,
     run: RunResult,
-    alone_ms: Sequence[float],
+    alone_ms: Sequence[float | None],
     lines: Sequence[tuple[float, float]],
 ) -> list[tuple[float, float]]:
     """Each device's line through its time alone and its part in ``run``; a device that ran
@@ -114,7 +119,7 @@ def rebalance(
     target_s: float = 0.05,
     opener: Opener = open_session,
     lines: Sequence[tuple[float, float]] | None = None,
-    device_ms: Sequence[float] | None = None,
+    device_ms: Sequence[float | None] | None = None,
     group: GroupOpener | None = None,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
@@ -125,12 +130,13 @@ def rebalance(
     given, are each device's (overhead ms, ms per element) so far (``--plan lines``' fit):
     without them a device starts proportional to its time alone, and one the lines dropped
     would get its Eq. 4 share back. ``device_ms``: each device's kernel time alone, the kind of
-    time a part's is, for the lines (else the plan's wall times alone)."""
+    time a part's is, for the lines (else the plan's wall times alone; None: a device with
+    no measured time alone, whose line is proportional through its last part)."""
     if iterations < 1:
         raise SpecError(f"--iterations {iterations}: give at least 1")
     alone_ms = plan.times_ms
     line_ms = list(device_ms) if device_ms is not None else list(alone_ms)
-    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in line_ms]
+    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in alone_ms]
     done: list[Iteration] = []
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
     slowest_ok = alone_ms[fastest] * (1 + tolerance)

@@ -224,12 +224,13 @@ def block(spec: KernelSpec, split: SplitDim, config: Config, problem: Problem) -
 class Alone:
     """The runs of the whole problem alone (None: a device not run) and what the plan takes
     from them: each device's time (``times_ms``), kernel time (``kernel_ms``, the kind of
-    time a part's kernel is) and wall time (``wall_ms``) alone."""
+    time a part's kernel is) and wall time (``wall_ms``) alone; None where a device did not
+    run alone and its given time cannot stand in (a model's)."""
 
     single: tuple[RunResult | None, ...]
     times_ms: tuple[float, ...]
-    kernel_ms: tuple[float, ...]
-    wall_ms: tuple[float, ...]
+    kernel_ms: tuple[float | None, ...]
+    wall_ms: tuple[float | None, ...]
 
     @property
     def expected(self) -> dict[str, Any]:
@@ -246,21 +247,27 @@ def run_alone(
     given: Sequence[float] | None,
     target_s: float,
     opener: Opener,
+    stand_in: bool = True,
 ) -> Alone:
     """Run the whole problem alone: on every device when no times are ``given`` (their wall
     times plan the split), else only on the device given the smallest time. That run's output
     verifies the split and its measured time is the best single one the split must beat, so
-    the decision compares with a measured device, never with a prediction."""
+    the decision compares with a measured device, never with a prediction. ``stand_in``:
+    whether a given time may stand for a device's times alone where it did not run."""
     ran = range(len(devices)) if given is None else [min(range(len(given)), key=given.__getitem__)]
     single: list[RunResult | None] = [None] * len(devices)
     for i in ran:
         part = Part(devices[i], configs[i], 0, extent)
         single[i] = run_parts(spec, full, [part], None, target_s=target_s, opener=opener)
-    # A device not run alone stands in with its given time for both of its times alone (a
-    # part's line through it: perfport.split.probe); see split_run.
     times = tuple(given) if given is not None else tuple(r.wall_ms for r in single if r)
-    kernel = tuple(t if r is None else r.kernel_ms[0] for r, t in zip(single, times, strict=True))
-    wall = tuple(t if r is None else r.wall_ms for r, t in zip(single, times, strict=True))
+    kernel = tuple(
+        (t if stand_in else None) if r is None else r.kernel_ms[0]
+        for r, t in zip(single, times, strict=True)
+    )
+    wall = tuple(
+        (t if stand_in else None) if r is None else r.wall_ms
+        for r, t in zip(single, times, strict=True)
+    )
     return Alone(tuple(single), times, kernel, wall)
 
 
@@ -301,15 +308,16 @@ def split_run(
     picked = [c for c, _ in chosen]
     given = given_times(source, spec, full, devices, picked, store, times)
     extent = int(full[split.extent])
-    alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one)
+    # The lines go through each device's kernel time alone. A device not run alone stands in
+    # with its stored time, the same kind of time (perfport tune's median kernel time). A
+    # model's time does not: on an H200 beside a 32-core Xeon the roofline was 3.1x (Xeon)
+    # and 7.3x (GPU) below the convolution's times, and a line through it gave the Xeon 2.4x
+    # the elements it could finish in time; such a line is proportional through the probe.
+    stand_in = source is TimeSource.STORE
+    alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one, stand_in)
     blocks = [block(spec, split, c, full) for c in picked]
     plan = plan_split(ids, extent, blocks, alone.times_ms, split.dimension)
     lines = None
-    # The lines go through each device's kernel time alone; a device not run alone stands in
-    # with its given time. A stored time is the same kind of time (perfport tune's median
-    # kernel time), so its line is as sound as a measured one; a model's optimistic time
-    # makes the line's slope too shallow (or, below the probe's time, proportional through
-    # the probe), and leaves out the device's host time per launch: --iterations corrects.
     if plan_from == "lines":
         lines = probe_plan(spec, full, devices, picked, split, plan, target_s, opening.one,
                            alone.kernel_ms, opening.group, alone.wall_ms)  # fmt: skip
