@@ -233,9 +233,10 @@ class Alone:
     wall_ms: tuple[float | None, ...]
 
     @property
-    def expected(self) -> dict[str, Any]:
-        """The fastest single run's outputs: what a split must reproduce."""
-        return min((r for r in self.single if r), key=lambda r: r.wall_ms).outputs
+    def best(self) -> RunResult:
+        """The fastest single run: its outputs are what a split must reproduce, its wall
+        time what a split must beat."""
+        return min((r for r in self.single if r), key=lambda r: r.wall_ms)
 
 
 def run_alone(
@@ -326,7 +327,7 @@ def split_run(
     run = run_parts(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
-    expected = alone.expected
+    expected = alone.best.outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
@@ -340,7 +341,7 @@ def split_run(
         launches, last = rebalance(
             spec, full, devices, picked, split, plan, iterations, expected, run,
             opener=opening.one, lines=lines.lines if lines else None,
-            device_ms=alone.kernel_ms, group=opening.group,
+            device_ms=alone.kernel_ms, group=opening.group, best_alone_ms=alone.best.wall_ms,
         )  # fmt: skip
     return SplitOutcome(
         plan=plan, devices=tuple(devices), configs=tuple(picked),
