@@ -1,7 +1,8 @@
 """``perfport tune`` of the loopy application kernels (loopy-matmul, loopy-dg, loopy-fd) and of
-a user's loopy space file (``perfport.model.loopy_file``), and model-guided search of them (``--strategy model_guided --calibration FILE``): the wiring of
-``perfport.model`` (the spec, the calibration, the ranker) into ``perfport.tune``, which the
-strategy and tune layers cannot import. Everything here is checked before the store opens.
+a user's loopy space file (``perfport.model.loopy_file``), and model-guided search of them
+(``--strategy model_guided --calibration FILE``): the wiring of ``perfport.model`` (the spec,
+the calibration, the ranker) into ``perfport.tune``, which the strategy and tune layers cannot
+import. Everything here is checked before the store opens.
 """
 
 from __future__ import annotations
