@@ -170,3 +170,12 @@ def test_other_commands_say_only_tune_runs_a_space_file(capsys):
     assert main(["space", EXAMPLE]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a loopy space file" in err and "perfport tune" in err
+
+
+def test_a_kernel_spec_file_that_names_its_source_program_tunes_as_a_spec(tmp_path, capsys):
+    """``kernel`` makes a file a KernelSpec file, even beside a ``program`` of its own."""
+    saxpy = Path(__file__).parents[2] / "examples" / "saxpy.py"
+    path = tmp_path / "saxpy_program.py"
+    path.write_text(saxpy.read_text().replace("SOURCE", "program"))
+    out = _tune([str(path), "--budget", "1", "--db", str(tmp_path / "r.db")], capsys)
+    assert out["kernel"] == "saxpy" and out["outcomes"]["ok"] == 1
