@@ -124,6 +124,8 @@ def _refused(argv: list[str], capsys) -> str:
         ('params = {"wg": [16, 32]}', 'params = {"wg": []}', "params: parameter wg: give at least"),
         ('params = {"wg": [16, 32]}', "params = 5", "params: must be {name: values}"),
         ('params = {"wg": [16, 32]}', 'param = {"wg": [16]}', "did you mean 'params'"),
+        ('sizes = {"n": 256}', 'sizes = {"n": 256}\nnames = ["y"]',
+         "did you mean 'name'? (a name of the file's own: start it with '_'"),
         ('sizes = {"n": 256}', 'sizes = {"n": 256}\nconstraints = ["n % wg == 0"]',
          "names 'n', not a parameter; a rule over the problem's sizes belongs in fits"),
         ('sizes = {"n": 256}', 'sizes = {"n": 256}\nfits = "m % wg == 0"',
