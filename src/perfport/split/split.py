@@ -248,7 +248,7 @@ def run_alone(
     given: Sequence[float] | None,
     target_s: float,
     opener: Opener,
-    stand_in: bool = True,
+    stand_in: bool,
 ) -> Alone:
     """Run the whole problem alone: on every device when no times are ``given`` (their wall
     times plan the split), else only on the device given the smallest time. That run's output
@@ -261,14 +261,9 @@ def run_alone(
         part = Part(devices[i], configs[i], 0, extent)
         single[i] = run_parts(spec, full, [part], None, target_s=target_s, opener=opener)
     times = tuple(given) if given is not None else tuple(r.wall_ms for r in single if r)
-    kernel = tuple(
-        (t if stand_in else None) if r is None else r.kernel_ms[0]
-        for r, t in zip(single, times, strict=True)
-    )
-    wall = tuple(
-        (t if stand_in else None) if r is None else r.wall_ms
-        for r, t in zip(single, times, strict=True)
-    )
+    stood = [t if stand_in else None for t in times]  # where a device did not run alone
+    kernel = tuple(s if r is None else r.kernel_ms[0] for r, s in zip(single, stood, strict=True))
+    wall = tuple(s if r is None else r.wall_ms for r, s in zip(single, stood, strict=True))
     return Alone(tuple(single), times, kernel, wall)
 
 
