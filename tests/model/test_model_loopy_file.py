@@ -124,6 +124,8 @@ def _refused(argv: list[str], capsys) -> str:
         ('params = {"wg": [16, 32]}', 'params = {"wg": []}', "params: parameter wg: give at least"),
         ('params = {"wg": [16, 32]}', "params = 5", "params: must be {name: values}"),
         ('params = {"wg": [16, 32]}', 'param = {"wg": [16]}', "did you mean 'params'"),
+        ('sizes = {"n": 256}', 'sizes = {"n": 256}\nnames = ["y"]',
+         "did you mean 'name'? (a name of the file's own: start it with '_'"),
         ('sizes = {"n": 256}', 'sizes = {"n": 256}\nconstraints = ["n % wg == 0"]',
          "names 'n', not a parameter; a rule over the problem's sizes belongs in fits"),
         ('sizes = {"n": 256}', 'sizes = {"n": 256}\nfits = "m % wg == 0"',
@@ -170,3 +172,12 @@ def test_other_commands_say_only_tune_runs_a_space_file(capsys):
     assert main(["space", EXAMPLE]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a loopy space file" in err and "perfport tune" in err
+
+
+def test_a_kernel_spec_file_that_names_its_source_program_tunes_as_a_spec(tmp_path, capsys):
+    """``kernel`` makes a file a KernelSpec file, even beside a ``program`` of its own."""
+    saxpy = Path(__file__).parents[2] / "examples" / "saxpy.py"
+    path = tmp_path / "saxpy_program.py"
+    path.write_text(saxpy.read_text().replace("SOURCE", "program"))
+    out = _tune([str(path), "--budget", "1", "--db", str(tmp_path / "r.db")], capsys)
+    assert out["kernel"] == "saxpy" and out["outcomes"]["ok"] == 1

@@ -157,3 +157,46 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
     done, last = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {})
     assert len(done) == 2 and done[0].imbalance == 0.0
     assert launches[1] == [(0, 1000), (1000, 1000)] and last.parts == ((0, 1000), (1000, 1000))
+
+
+def test_a_balanced_split_is_held_to_the_measured_time_alone_not_a_predicted_one(monkeypatch):
+    """Times from a model (the roofline: several times fast) plan the split; a balanced
+    launch that beats the fastest device's measured time alone stops the loop, where the
+    predicted time would have sent it to that device alone."""
+    from perfport.split import rebalance as module
+
+    launches = []
+
+    def fake(spec, problem, parts, split, target_s, opener=None, group=None):
+        launches.append([(p.start, p.stop) for p in parts])
+        busy = [p for p in parts if p.stop > p.start]
+        return RunResult(2.0 if len(busy) > 1 else 3.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})
+
+    monkeypatch.setattr(module, "run_parts", fake)
+    spec = types.SimpleNamespace(tolerance=None)
+    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [0.1, 0.5])  # predicted, 30x fast
+    done, _ = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {},
+                        best_alone_ms=3.0)  # fmt: skip
+    assert len(done) == 1 and len(launches) == 1
+    # without the measured time the predicted 0.1 ms sends the balanced split to the GPU
+    launches.clear()
+    done, last = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {})
+    assert len(done) == 2 and last.parts == ((0, 1000), (1000, 1000))
+
+
+def test_split_run_holds_the_rebalancer_to_the_measured_best_single(two, monkeypatch):
+    from perfport.split import split as split_module
+
+    seen = {}
+
+    def rebalance_spy(*args, **kw):
+        seen.update(kw)
+        return (), None
+
+    monkeypatch.setattr(split_module, "rebalance", rebalance_spy)
+    times = {"opencl:0:0.0": 3.0, "opencl:0:0.1": 1e-3}
+    out = split_module.split_run(builtin("convolution"), Problem.of(n=20000, mask=33), two,
+                                 target_s=0.02, plan_from="eq4", iterations=2, times=times)  # fmt: skip
+    assert out.single[1] is not None
+    assert seen["best_alone_ms"] == out.single[1].wall_ms

@@ -190,3 +190,11 @@ def test_bad_times_write_nothing(tmp_path, args, says):
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     assert not db.exists()
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_time_that_is_not_positive_is_refused_before_anything_runs(two, monkeypatch, bad):
+    monkeypatch.setattr(split_module, "run_parts", _never)
+    times = {"opencl:0:0.0": bad, "opencl:0:0.1": 1.0}
+    with pytest.raises(SpecError, match=r"opencl:0:0\.0's time is .* positive and finite"):
+        split_run(builtin("convolution"), Problem.of(n=2000), two, times=times)

@@ -1,7 +1,8 @@
 """``perfport tune`` of the loopy application kernels (loopy-matmul, loopy-dg, loopy-fd) and of
-a user's loopy space file (``perfport.model.loopy_file``), and model-guided search of them (``--strategy model_guided --calibration FILE``): the wiring of
-``perfport.model`` (the spec, the calibration, the ranker) into ``perfport.tune``, which the
-strategy and tune layers cannot import. Everything here is checked before the store opens.
+a user's loopy space file (``perfport.model.loopy_file``), and model-guided search of them
+(``--strategy model_guided --calibration FILE``): the wiring of ``perfport.model`` (the spec,
+the calibration, the ranker) into ``perfport.tune``, which the strategy and tune layers cannot
+import. Everything here is checked before the store opens.
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ def is_loopy(kernel: str) -> bool:
 
 
 def is_loopy_file(kernel: str) -> bool:
-    """A ``.py`` file that defines ``program(config)`` (or ``params`` and no ``kernel``): a
-    loopy space file (``perfport.model.loopy_file``), not a KernelSpec file."""
+    """A ``.py`` file that defines ``program(config)`` or ``params`` and no ``kernel``: a
+    loopy space file (``perfport.model.loopy_file``). A file that defines ``kernel`` is a
+    KernelSpec file, whatever else it names (its source text may well be ``program``)."""
     if not kernel.endswith(".py") or not Path(kernel).is_file():
         return False
     from perfport.kernels.loader import import_file
 
     module = import_file(kernel)  # imported once: the spec's loading takes it from sys.modules
     has = vars(module)
-    return "program" in has or ("params" in has and "kernel" not in has)
+    return "kernel" not in has and ("program" in has or "params" in has)
 
 
 def check_arguments(args: argparse.Namespace) -> None:

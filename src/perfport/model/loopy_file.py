@@ -81,7 +81,8 @@ def _near_misses(module: ModuleType, path: str | Path) -> None:
         close = difflib.get_close_matches(name, FIELDS, n=1, cutoff=0.8)
         if close and name not in FIELDS and not hasattr(module, close[0]):
             raise SpecError(f"{path}: defines {name!r}, which perfport does not read; did you "
-                            f"mean {close[0]!r}? ({SEE})")  # fmt: skip
+                            f"mean {close[0]!r}? (a name of the file's own: start it with "
+                            f"'_'; {SEE})")  # fmt: skip
 
 
 def _params(value: Any, path: str | Path) -> list[Param]:

@@ -121,6 +121,7 @@ def rebalance(
     lines: Sequence[tuple[float, float]] | None = None,
     device_ms: Sequence[float | None] | None = None,
     group: GroupOpener | None = None,
+    best_alone_ms: float | None = None,
 ) -> tuple[tuple[Iteration, ...], SplitPlan]:
     """Launch, re-plan from the measured part times, launch again: up to ``iterations``
     launches, stopping once the parts finish within ``tolerance`` of each other and the launch
@@ -131,7 +132,10 @@ def rebalance(
     without them a device starts proportional to its time alone, and one the lines dropped
     would get its Eq. 4 share back. ``device_ms``: each device's kernel time alone, the kind of
     time a part's is, for the lines (else the plan's wall times alone; None: a device with
-    no measured time alone, whose line is proportional through its last part)."""
+    no measured time alone, whose line is proportional through its last part).
+    ``best_alone_ms``: the fastest device's measured wall time alone, which a balanced launch
+    must not exceed (else its time in the plan: a stored or predicted time is no wall time,
+    and a roofline's, several times fast, would send every balanced split to that device)."""
     if iterations < 1:
         raise SpecError(f"--iterations {iterations}: give at least 1")
     alone_ms = plan.times_ms
@@ -139,7 +143,7 @@ def rebalance(
     lines = list(lines) if lines else [(0.0, t / plan.extent) for t in alone_ms]
     done: list[Iteration] = []
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
-    slowest_ok = alone_ms[fastest] * (1 + tolerance)
+    slowest_ok = (alone_ms[fastest] if best_alone_ms is None else best_alone_ms) * (1 + tolerance)
     for k in range(iterations):
         if k and done[-1].imbalance <= tolerance:
             # Balanced, yet slower than the fastest device alone: what the part times miss

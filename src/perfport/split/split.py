@@ -233,9 +233,10 @@ class Alone:
     wall_ms: tuple[float | None, ...]
 
     @property
-    def expected(self) -> dict[str, Any]:
-        """The fastest single run's outputs: what a split must reproduce."""
-        return min((r for r in self.single if r), key=lambda r: r.wall_ms).outputs
+    def best(self) -> RunResult:
+        """The fastest single run: its outputs are what a split must reproduce, its wall
+        time what a split must beat."""
+        return min((r for r in self.single if r), key=lambda r: r.wall_ms)
 
 
 def run_alone(
@@ -247,7 +248,7 @@ def run_alone(
     given: Sequence[float] | None,
     target_s: float,
     opener: Opener,
-    stand_in: bool = True,
+    stand_in: bool,
 ) -> Alone:
     """Run the whole problem alone: on every device when no times are ``given`` (their wall
     times plan the split), else only on the device given the smallest time. That run's output
@@ -260,14 +261,9 @@ def run_alone(
         part = Part(devices[i], configs[i], 0, extent)
         single[i] = run_parts(spec, full, [part], None, target_s=target_s, opener=opener)
     times = tuple(given) if given is not None else tuple(r.wall_ms for r in single if r)
-    kernel = tuple(
-        (t if stand_in else None) if r is None else r.kernel_ms[0]
-        for r, t in zip(single, times, strict=True)
-    )
-    wall = tuple(
-        (t if stand_in else None) if r is None else r.wall_ms
-        for r, t in zip(single, times, strict=True)
-    )
+    stood = [t if stand_in else None for t in times]  # where a device did not run alone
+    kernel = tuple(s if r is None else r.kernel_ms[0] for r, s in zip(single, stood, strict=True))
+    wall = tuple(s if r is None else r.wall_ms for r, s in zip(single, stood, strict=True))
     return Alone(tuple(single), times, kernel, wall)
 
 
@@ -326,7 +322,7 @@ def split_run(
     run = run_parts(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
-    expected = alone.expected
+    expected = alone.best.outputs
     problem_text = mismatch(run.outputs, expected, spec.tolerance)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
@@ -340,7 +336,7 @@ def split_run(
         launches, last = rebalance(
             spec, full, devices, picked, split, plan, iterations, expected, run,
             opener=opening.one, lines=lines.lines if lines else None,
-            device_ms=alone.kernel_ms, group=opening.group,
+            device_ms=alone.kernel_ms, group=opening.group, best_alone_ms=alone.best.wall_ms,
         )  # fmt: skip
     return SplitOutcome(
         plan=plan, devices=tuple(devices), configs=tuple(picked),

@@ -13,6 +13,7 @@ corrects what the prediction got wrong.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from enum import Enum
 
@@ -136,8 +137,16 @@ def given_times(
         missing = [d.id for d in devices if d.id not in (times or {})]
         if times is None or missing:
             raise SpecError(f"given times: none for {', '.join(missing)}; give every device's")
-        return tuple(float(times[d.id]) for d in devices)
-    if store is None:
+        got = tuple(float(times[d.id]) for d in devices)
+    elif store is None:
         raise SpecError(f"--times {source.value} reads the results database; give --db")
-    read = stored_ms if source is TimeSource.STORE else model_ms
-    return tuple(read(spec, problem, d, c, store) for d, c in zip(devices, configs, strict=True))
+    else:
+        read = stored_ms if source is TimeSource.STORE else model_ms
+        got = tuple(read(spec, problem, d, c, store) for d, c in zip(devices, configs, strict=True))
+    # Refused before the fastest device runs alone (the plan would refuse them after it).
+    bad = [(d.id, t) for d, t in zip(devices, got, strict=True) if not (math.isfinite(t) and t > 0)]
+    if bad:
+        what = "given" if source is TimeSource.GIVEN else f"--times {source.value}"
+        raise SpecError(f"{what}: {bad[0][0]}'s time is {bad[0][1]} ms; a device's time must be "
+                        "positive and finite")  # fmt: skip
+    return got
