@@ -214,3 +214,22 @@ def test_constant_arrays_and_parameter_defines_run(tmp_path, cpu):
         with pytest.raises(SpecError, match=message) as info:
             load_kernel(path)
         assert "\n" not in str(info.value) and str(path) in str(info.value), message
+
+
+def test_a_file_importing_a_missing_extra_names_the_extra(tmp_path, monkeypatch):
+    """A user's file that imports a package one of perfport's extras installs (a loopy space
+    file imports loopy) is refused with that extra's install line, not a bare import error."""
+    from perfport._core import optional
+    from perfport._core.errors import MissingExtra
+
+    absent = "perfport_test_absent_package"
+    extra = tmp_path / "needs_extra.py"
+    extra.write_text(f"import {absent}\n")
+    with pytest.raises(SpecError, match="ModuleNotFoundError"):
+        load_kernel(extra)
+    monkeypatch.setitem(optional.EXTRA_OF, absent, "model")
+    with pytest.raises(MissingExtra, match=rf"imports '{absent}'.*pip install 'perfport\[model\]'"):
+        load_kernel(extra)
+    extra.write_text("import numpy.not_a_module_of_numpy\n")  # installed, submodule missing
+    with pytest.raises(SpecError, match="ModuleNotFoundError"):
+        load_kernel(extra)

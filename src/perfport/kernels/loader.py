@@ -32,6 +32,7 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.checking import ReferenceKernel
+from perfport._core.optional import missing_extra
 from perfport._core.values import evaluate_values
 
 _TOP_KEYS = {
@@ -66,6 +67,11 @@ def import_file(path: str | Path) -> ModuleType:
     except SyntaxError as exc:
         del sys.modules[name]
         raise SpecError(f"{path}:{exc.lineno}: Python syntax error: {exc.msg}") from None
+    except ModuleNotFoundError as exc:
+        del sys.modules[name]
+        raise missing_extra(exc, str(path)) or SpecError(
+            f"{path}: running the file raised ModuleNotFoundError: {exc}; fix the file"
+        ) from None
     except (Exception, SystemExit) as exc:  # a spec file that calls exit() is a bad spec too
         del sys.modules[name]
         raise SpecError(
