@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -29,7 +29,7 @@ def _check_ident(name: Any, what: str) -> str:
     return name
 
 
-def _unknown_hint(unknown: set[str], launch: set[str], per_config: set[str]) -> str:
+def _unknown_hint(unknown: Set[str], launch: Set[str], per_config: Set[str]) -> str:
     """Why a name known elsewhere in the spec is not allowed in this expression."""
     if unknown & launch:
         return " (launch parameters cannot be compiled in; make them compile-time)"
