@@ -66,5 +66,8 @@ def test_the_facade_is_lazy_but_complete():
     from perfport import best_results, list_devices  # importable, as before, though not in __all__
 
     assert callable(best_results) and callable(list_devices)
+    from perfport._core import SplitDim
+
+    assert perfport.SplitDim is SplitDim and "SplitArray" in perfport.__all__  # docs/split.md
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         perfport.not_a_name  # noqa: B018

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
         ReferenceKernel,
         ScalarArg,
         SpecError,
+        SplitArray,
+        SplitDim,
         Stats,
     )
     from perfport.devices import get_device
@@ -55,6 +57,8 @@ _EXPORTS = {
         "perfport._core",
     ),
     "ReferenceKernel": "perfport._core",  # issue 26: a kernel computing the expected outputs
+    # a spec file declaring how it splits across devices (docs/split.md) needs these
+    **dict.fromkeys(("SplitArray", "SplitDim"), "perfport._core"),
     **dict.fromkeys(("get_device", "list_devices"), "perfport.devices"),
     **dict.fromkeys(("BUILTINS", "builtin", "load_kernel"), "perfport.kernels"),
     **dict.fromkeys(("RunSettings", "Timing"), "perfport.measure"),
@@ -131,6 +135,8 @@ __all__ = [
     "RunSettings",
     "ScalarArg",
     "SpecError",
+    "SplitArray",
+    "SplitDim",
     "Stats",
     "Store",
     "Timing",

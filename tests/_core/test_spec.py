@@ -44,6 +44,9 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"language": "fortran"}, "language"),
         ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
         ({"defines": {"UNROLL": "n"}}, "defined twice"),
+        # arrays are allocated once per problem: a shape of a parameter failed in the worker
+        ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
+        ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):

@@ -366,3 +366,16 @@ def test_tune_objective_and_metrics_in_tables_and_json(tmp_path):
     assert "GBps" in table and "perfport roofline --device" in table
     bad = perfport(*run, "--objective", "GFLOPs", check=False)
     assert bad.returncode == 2 and "has no such metric" in bad.stderr
+
+
+def test_results_that_match_nothing_say_so_in_one_line(tmp_path):
+    from perfport.store import Store
+
+    db = tmp_path / "empty.db"
+    Store(db).close()
+    done = perfport("results", "--db", db, "--kernel", "nokernel", check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no results in" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = perfport("results", "--db", db)
+    assert "no results in" in done.stderr and "Traceback" not in done.stderr
+    assert json.loads(perfport("results", "--db", db, "--json").stdout) == {"results": []}

@@ -52,3 +52,10 @@ def test_wide_terminals_show_every_column():
     ]  # fmt: skip
     lines = _render(200)
     assert all(len(line) <= 200 for line in lines) and "left out" not in "\n".join(lines)
+
+
+def test_no_results_render_without_a_traceback():
+    """An empty store (or a --kernel matching nothing) raised TypeError in the renderer."""
+    out = io.StringIO()
+    results_table(Console(file=out, width=80, color_system=None), [])
+    assert "Best configurations" in out.getvalue()

@@ -10,7 +10,7 @@ import pytest
 
 from perfport import RunSettings, Timing, load_kernel, tune
 from perfport._core import ArrayArg, Check, Init, Outcome, SpecError
-from perfport.measure.data import host_arrays
+from perfport.measure.data import host_arrays, reference_outputs
 
 SETTINGS = RunSettings(timing=Timing.fixed(2), timeout_s=10.0)
 SMOOTH = Path(__file__).parents[2] / "examples" / "inputs" / "smooth.toml"
@@ -91,3 +91,17 @@ def test_a_wrong_npy_is_refused_before_anything_is_stored(tmp_path):
         np.save(tmp_path / "in.npy", np.zeros(1024, np.float32))
         tune(load_kernel(path), problem={"n": 512}, db=db, settings=SETTINGS)
     assert not db.exists()
+
+
+def test_a_reference_of_the_wrong_size_is_a_spec_error():
+    """A numpy reference returning more or fewer elements than the output is declared with
+    is the reference's bug: one error, not every configuration a wrong_result."""
+    spec = load_kernel(Path(__file__).parents[1] / "data" / "probe.py")
+    wrong = dataclasses.replace(spec, reference=_one_too_many)
+    with pytest.raises(SpecError, match=r"returned b with 257 elements; .*float32\[256\]"):
+        reference_outputs(wrong, wrong.problem, 0)
+    assert reference_outputs(spec, spec.problem, 0)["b"].size == 256
+
+
+def _one_too_many(problem, inputs):
+    return {"b": np.zeros(problem["n"] + 1, np.float32)}

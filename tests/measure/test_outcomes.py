@@ -3,6 +3,7 @@
 import dataclasses
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from conftest import DATA
@@ -107,3 +108,34 @@ def test_slow_is_not_hung(db):
     assert 8 * one_launch_s > settings.timeout_s, "the kernel got too fast for this test"
     assert [m.outcome for m in result.measurements] == [Outcome.OK]
     assert result.verification.startswith("reference configuration")
+
+
+def test_scalar_argument_of_a_compile_time_parameter(cpu):
+    """A scalar's value may use the configuration (docs/kernel-spec.md): it is computed for
+    each trial, not once per problem (which failed when the worker started)."""
+    spec = KernelSpec(
+        name="chunked",
+        source="""
+__kernel void chunked(__global int* out, int chunk) {
+    out[get_global_id(0)] = chunk == CHUNK * 2 ? 1 : 0;
+}
+""",
+        entry="chunked",
+        params=(Param("CHUNK", (1, 4)),),
+        global_size=("n",),
+        local_size=("1",),
+        args=(
+            ArrayArg("out", "int", ("n",), output=True),
+            ScalarArg("chunk", "int", "CHUNK * 2"),
+        ),
+        problem={"n": 8},
+        reference=_all_ones,
+    )
+    engine = TrialEngine(open_session(cpu), spec, Problem(), SETTINGS)
+    engine.use_expected({"out": _all_ones({"n": 8}, {})["out"]}, "ones")
+    for chunk in (1, 4):
+        assert engine.run(Config.of(CHUNK=chunk)).outcome is Outcome.OK
+
+
+def _all_ones(problem, inputs):
+    return {"out": np.ones(problem["n"], np.int32)}

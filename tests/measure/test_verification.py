@@ -127,3 +127,18 @@ def test_the_reference_outlives_a_worker_restart(db):
     assert correct.check is Check.VERIFIED and wrong.outcome is Outcome.WRONG_RESULT
     assert correct.verified_against == "reference configuration MODE=0 lmem=1 wg=8"
     assert wrong.verified_against == correct.verified_against
+
+
+def test_a_default_outside_the_restrictions_is_not_the_reference(db):
+    """A default the kernel's restrictions exclude is never run to make the reference
+    outputs: here it computes wrong results, which judged every legal configuration wrong."""
+    spec = dataclasses.replace(
+        load_kernel(DATA / "probe.py"),
+        reference=None,
+        restrictions=("MODE == 0", "lmem == 1"),
+        default={"MODE": 2, "wg": 8, "lmem": 1},
+    )
+    result = tune(spec, strategy="brute_force", db=db, settings=SETTINGS)
+    assert result.outcomes["ok"] == 2 and result.outcomes["wrong_result"] == 0
+    assert "breaks the kernel's restriction MODE == 0" in result.verification
+    assert {m.config["MODE"] for m in result.measurements} == {0}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -27,6 +27,18 @@ def _check_ident(name: Any, what: str) -> str:
     if not is_identifier(name):
         raise SpecError(f"{what} {name!r} must be an identifier (letters, digits, _)")
     return name
+
+
+def _unknown_hint(unknown: Set[str], launch: Set[str], per_config: Set[str]) -> str:
+    """Why a name known elsewhere in the spec is not allowed in this expression."""
+    if unknown & launch:
+        return " (launch parameters cannot be compiled in; make them compile-time)"
+    if unknown & per_config:
+        return (
+            " (arrays are allocated once per problem and shared by every configuration: "
+            "size them from problem values, for the configuration that needs the most)"
+        )
+    return ""
 
 
 class ParamKind(Enum):
@@ -231,11 +243,7 @@ class KernelSpec:
         for label, expr, allowed in self._expressions(known, no_launch):
             unknown = expr.names - allowed
             if unknown:
-                hint = (
-                    " (launch parameters cannot be compiled in; make them compile-time)"
-                    if unknown & launch
-                    else ""
-                )
+                hint = _unknown_hint(unknown, launch, known - set(self.problem) - set(DTYPE_NAMES))
                 raise SpecError(
                     f"{what}: {label} {expr.text!r} uses unknown name(s) "
                     f"{', '.join(sorted(unknown))}{hint}"
@@ -251,18 +259,26 @@ class KernelSpec:
         self, known: set[str], no_launch: set[str]
     ) -> list[tuple[str, Expr, set[str]]]:
         out: list[tuple[str, Expr, set[str]]] = []
+        # Arrays are allocated and seeded once per problem and shared by every configuration
+        # (the reference and the default's outputs must compare with each), so their shapes
+        # and types see the problem alone; derived values exist there only without params.
+        per_problem = set(self.problem) | set(DTYPE_NAMES)
+        if not self.params:
+            per_problem |= {name for name, _ in self.derived}
         out += [("global_size", e, known) for e in self.global_exprs]
         out += [("local_size", e, known) for e in self.local_exprs]
         out += [("restriction", e, known) for e in self.restriction_exprs]
         out += [("local_mem", self.local_mem_expr, known)]
         out += [(f"define {k}", e, no_launch) for k, e in self.define_exprs]
         for a in self.args:
-            out.append((f"argument {a.name} dtype", Expr(a.dtype, self.name), no_launch))
             if isinstance(a, ArrayArg):
+                out.append((f"argument {a.name} dtype", Expr(a.dtype, self.name), per_problem))
                 out += [
-                    (f"argument {a.name} shape", Expr(s, self.name), no_launch) for s in a.shape
+                    (f"argument {a.name} shape", Expr(s, self.name), per_problem) for s in a.shape
                 ]
-            elif isinstance(a, ScalarArg):
+                continue
+            out.append((f"argument {a.name} dtype", Expr(a.dtype, self.name), no_launch))
+            if isinstance(a, ScalarArg):
                 out.append((f"argument {a.name} value", Expr(a.value, self.name), no_launch))
             else:
                 out.append((f"argument {a.name} count", Expr(a.count, self.name), known))

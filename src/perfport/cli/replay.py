@@ -56,7 +56,8 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     else:
         console.print(
             f"{result.strategy} on {result.data}: {result.repeats} runs of {result.budget} evaluations; "
-            f"optimum {result.optimum_ms:.4g} ms"
+            f"optimum {result.optimum_ms:.4g} ms, the best of the {result.configurations} "
+            "configurations stored"
         )
         console.print(
             f"objective: {result.objective.value} ({_OBJECTIVES[result.objective.value]})"

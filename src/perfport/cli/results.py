@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import perfport
+from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, parse_assignment
 
@@ -60,6 +61,14 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
     found = perfport.results(args.db, kernel=args.kernel, device=args.device)
     if args.json:
         render.print_json({"results": [r.to_json() for r in found]})
+    elif not found:  # say so in one line, as export and replay do (the table had no rows)
+        given = [f"--{k} {v!r}" for k, v in (("kernel", args.kernel), ("device", args.device)) if v]
+        if given:
+            raise PerfportError(
+                f"no results in {args.db} match {' '.join(given)}; "
+                f"'perfport results --db {args.db}' lists what it holds"
+            )
+        print(f"no results in {args.db} yet; 'perfport tune' stores some", file=sys.stderr)
     else:
         render.results_table(console, found)
     unverified = sum(r.unverified for r in found)

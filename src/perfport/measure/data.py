@@ -93,6 +93,15 @@ def reference_outputs(
             f"kernel {spec.name}: the numpy reference returned {sorted(result)}; "
             f"it must return some of the output arrays {sorted(outputs)}"
         )
+    env = spec.env({}, full)
+    for a in spec.args:  # a reference of the wrong size is its own bug: no trial could match it
+        if isinstance(a, ArrayArg) and a.name in result:
+            shape, dtype = array_layout(spec, a, env)
+            if result[a.name].size != int(np.prod(shape)):
+                raise SpecError(
+                    f"kernel {spec.name}: the numpy reference returned {a.name} with "
+                    f"{result[a.name].size} elements; the spec declares {dtype}{list(shape)}"
+                )
     return result
 
 

@@ -44,6 +44,7 @@ from perfport._core import (
 from perfport.measure.data import reference_outputs, reference_spec
 from perfport.measure.settings import RunSettings, Timing
 from perfport.measure.verify import compared, verify_failure
+from perfport.space import excluded_by
 
 KILLED = "worker killed by SIGKILL"  # _death's reason for a kill -9 from outside
 KILLED_RETRIES = 3  # tries of one configuration whose worker was killed from outside
@@ -90,6 +91,11 @@ class Runner:
             if self._capturing and spec.default is None
             else ""
         )
+        # A default the kernel's own restrictions exclude (at this problem) may compute
+        # anything: its outputs must not judge the configurations that keep them.
+        gold = self._gold
+        if gold is not None and (broken := excluded_by(spec, gold, problem)):
+            self.forgo(gold, f"breaks the kernel's restriction {broken}")
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: Connection | None = None
         self._outbox: Connection | None = None

@@ -58,9 +58,6 @@ class TrialEngine:
             if isinstance(a, ArrayArg) and a.output
         }
         self.buffers = {name: session.upload(arr) for name, arr in self.initial.items()}
-        self.scalars = {
-            a.name: scalar_value(spec, a, self.env) for a in spec.args if isinstance(a, ScalarArg)
-        }
         # Without a stated tolerance, the least precise floating type among the arrays sets it
         # (a float computation written to a double output is only float-accurate).
         floats = [
@@ -116,6 +113,7 @@ class TrialEngine:
             geometry = spec.geometry(env)
             dynamic = spec.local_arg_bytes(env)
             defines = tuple(spec.build_defines(env).items())
+            args = [self._argument(a, dynamic, env) for a in spec.args]
         except ExpressionError as exc:
             return result(Outcome.PRUNED, f"launch shape cannot be computed: {exc}")
         refusal = _device_limits(
@@ -141,7 +139,6 @@ class TrialEngine:
             )
 
         expected = self.expected if self.settings.verify and verify else None
-        args = [self._argument(a, dynamic) for a in spec.args]
         try:
             # A kernel with a fault flag is always checked once: the flag is its own verdict.
             if expected is not None or capture or spec.fault_flag:
@@ -189,12 +186,12 @@ class TrialEngine:
                 self._builds[defines] = exc
         return self._builds[defines]
 
-    def _argument(self, arg: Any, dynamic: Mapping[str, int]) -> Any:
+    def _argument(self, arg: Any, dynamic: Mapping[str, int], env: Mapping[str, Any]) -> Any:
         if isinstance(arg, ArrayArg):
             buffer = self.buffers[arg.name]
             return ConstantData(arg.name, buffer) if arg.constant else buffer
         if isinstance(arg, ScalarArg):
-            return self.scalars[arg.name]
+            return scalar_value(self.spec, arg, env)  # per trial: it may use parameters
         return LocalSpace(dynamic[arg.name])
 
     def _reset_outputs(self) -> None:

@@ -5,6 +5,7 @@ Kernel Tuner's T1 and BAT's CAFF space files are read by perfport.store.formats.
 from perfport.space.kernel_space import (
     device_constraints,
     empty_space_hint,
+    excluded_by,
     kernel_space,
     spec_device_constraints,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "Space",
     "device_constraints",
     "empty_space_hint",
+    "excluded_by",
     "kernel_space",
     "spec_device_constraints",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfport._core import DeviceInfo, KernelSpec, LocalArg, Problem
+from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem
 from perfport._core.launch import check_launch
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
@@ -133,3 +133,12 @@ def kernel_space(
         )
         check_launch(spec, config, problem or Problem(), memory)
     return space
+
+
+def excluded_by(spec: KernelSpec, config: Config, problem: Problem | None = None) -> str:
+    """The first of the kernel's own restrictions that ``config`` breaks at ``problem``, or ""
+    when it keeps them all (a space of that one configuration, so no enumeration)."""
+    params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
+    constraints = [Constraint.of(r) for r in spec.restrictions]
+    one = Space(params, constraints, spec.env({}, problem or Problem()), spec.derived_exprs)
+    return next((label for label, n, _ in one.report.removed_by if n), "")

@@ -144,6 +144,9 @@ class ReplayResult:
     ]  # fraction -> median evaluations to reach it (None: not in most runs)
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     objective: Objective = Objective.MEDIAN  # the time the configurations were ranked by
+    # The stored configurations replayed: the optimum is the best of these, which is the
+    # space's only when every legal configuration was measured.
+    configurations: int = 0
 
     @property
     def median_evals_to_95(self) -> int | None:
@@ -162,6 +165,7 @@ class ReplayResult:
             "prior_sources": self.prior_sources,
             "objective": self.objective.value,
             "curve": list(self.curve),
+            "configurations": self.configurations,
         }
 
 
@@ -214,7 +218,7 @@ def replay(
     sources = prior.sources if prior is not None and cls.takes_prior else 0
     return ReplayResult(cls.name if factory is None else (strategy or "custom"), data.label, budget, repeats,
                         data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached,
-                        sources, data.objective)  # fmt: skip
+                        sources, data.objective, len(data.space))  # fmt: skip
 
 
 def replay_db(
