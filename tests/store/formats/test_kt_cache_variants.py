@@ -1,0 +1,57 @@
+"""Kernel Tuner caches as other versions and settings of Kernel Tuner write them (synthetic
+fixtures reproducing what was found in caches outside the data perfport was built on)."""
+
+import json
+
+import pytest
+
+from perfport._core import Outcome, StoreError
+from perfport.store import Store, best_results
+from perfport.store.formats.importing import import_file
+
+
+def _cache(failed: dict, objective: str = "time") -> dict:
+    def ok(bx: int, t: float) -> dict:
+        return {"bx": bx, "time": t, "times": [t, t * 1.01], "compile_time": 1.0, "GFLOP/s": 1 / t}
+
+    return {
+        "device_name": "GPU X",
+        "kernel_name": "k",
+        "problem_size": 1024,
+        "tune_params_keys": ["bx"],
+        "tune_params": {"bx": [32, 64, 128]},
+        "objective": objective,
+        "cache": {"32": ok(32, 2.0), "64": ok(64, 1.0), "128": {"bx": 128, **failed}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("failed", "objective", "outcome"),
+    [
+        # Kernel Tuner >= 1.4: the failure in "__error__", and no "time" at all.
+        ({"__error__": "CompilationFailedConfig", "compile_time": 3.0}, "time", "compile_error"),
+        # Its development versions of 2025 called the key "error".
+        ({"error": "RuntimeFailedConfig", "compile_time": 3.0}, "time", "launch_refused"),
+        # Before 1.4 the failure went into the objective's key, which need not be "time".
+        ({"GFLOP/s": "InvalidConfig", "compile_time": 3.0}, "GFLOP/s", "pruned"),
+        ({"time": "CompilationFailedConfig"}, "time", "compile_error"),
+    ],
+)
+def test_failures_wherever_kernel_tuner_wrote_them(tmp_path, db, failed, objective, outcome):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache(failed, objective)))
+    with Store(db) as store:
+        imported = import_file(store, path)
+        (best,) = best_results(store)
+    assert (len(imported.measurements), imported.failed) == (3, 1)
+    (bad,) = [m for m in imported.measurements if not m.ok]
+    assert bad.outcome is Outcome(outcome) and dict(bad.config) == {"bx": 128}
+    assert dict(best.best) == {"bx": 64}
+
+
+def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache({"compile_time": 3.0})))
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
