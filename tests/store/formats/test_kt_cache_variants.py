@@ -55,3 +55,32 @@ def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
     with Store(db) as store, pytest.raises(StoreError) as info:
         import_file(store, path)
     assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
+
+
+def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
+    """Python equates True with 1; Kernel Tuner's own test cache declares a parameter's values
+    as ['test', 1, True, 2.45]. Each value keeps its own place in the replayed space."""
+    from perfport.space import Space
+    from perfport.tune.replay import ReplayData
+
+    def ok(v: object, t: float) -> dict:
+        return {"m": v, "time": t, "times": [t], "compile_time": 1.0}
+
+    values = ["test", 1, True, 2.45]
+    times = [3.0, 2.0, 1.0, 4.0]
+    cache = {
+        "device_name": "GPU X", "kernel_name": "k", "tune_params_keys": ["m"],
+        "tune_params": {"m": values},
+        "cache": {str(v): ok(v, t) for v, t in zip(values, times, strict=True)},
+    }  # fmt: skip
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, path)
+        data = ReplayData.from_store(store)
+    assert isinstance(data.space, Space) and len(data.space) == 4
+    by_value = {
+        json.dumps(data.config(i)["m"]): float(data.times[i]) for i in range(len(data.space))
+    }
+    assert by_value == {'"test"': 3.0, "1": 2.0, "true": 1.0, "2.45": 4.0}
+    assert data.space.index({"m": True}) != data.space.index({"m": 1})
