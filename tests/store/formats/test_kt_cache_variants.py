@@ -84,3 +84,26 @@ def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
     }
     assert by_value == {'"test"': 3.0, "1": 2.0, "true": 1.0, "2.45": 4.0}
     assert data.space.index({"m": True}) != data.space.index({"m": 1})
+
+
+def test_a_t4_result_without_runtimes_takes_its_time_measurement(tmp_path, db):
+    """Kernel Tuner's T4 writer gives ``runtimes: []`` where its cache entry had no ``times``;
+    the mean it measured is then only in ``measurements``, as ``time``."""
+    results = [
+        {
+            "configuration": {"bx": bx},
+            "times": {"compilation": 1.0, "runtimes": []},
+            "invalidity": "correct",
+            "correctness": 1,
+            "measurements": [{"name": "time", "value": t, "unit": "ms"}],
+            "objectives": ["time"],
+        }
+        for bx, t in ((32, 2.0), (64, 1.0))
+    ]
+    path = tmp_path / "t4.json"
+    data = {"schema_version": "1.0.0", "metadata": {"timeunit": "seconds"}, "results": results}
+    path.write_text(json.dumps(data))
+    with Store(db) as store:
+        import_file(store, path, device="GPU X", kernel="k")
+        (best,) = best_results(store)
+    assert dict(best.best) == {"bx": 64} and best.best_ms == 1000.0
