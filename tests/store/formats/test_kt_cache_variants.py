@@ -107,3 +107,19 @@ def test_a_t4_result_without_runtimes_takes_its_time_measurement(tmp_path, db):
         import_file(store, path, device="GPU X", kernel="k")
         (best,) = best_results(store)
     assert dict(best.best) == {"bx": 64} and best.best_ms == 1000.0
+
+
+@pytest.mark.parametrize(
+    ("data", "names"),
+    [
+        ([{"config": {"bx": 32}, "times_ms": [1.0]}], "perfport's own JSON export"),
+        ({"Metadata": {"KttVersion": "2.1.0"}, "Results": []}, "a KTT results file"),
+        ({"General": {}, "ConfigurationSpace": {}}, "`perfport space` reads it"),
+    ],
+)
+def test_files_mistaken_for_importable_ones_are_named(tmp_path, db, data, names):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(data))
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    assert names in str(info.value) and "\n" not in str(info.value)
