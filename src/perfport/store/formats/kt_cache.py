@@ -142,11 +142,11 @@ def _entry(path: str, key: str, raw: Any, params: tuple[str, ...]) -> CacheEntry
         )
     t = raw.get("time")
     failure = _failure(raw, params)
-    if failure is not None:
-        times, why = (), None
-    elif "time" not in raw and "times" not in raw:
-        times, why = (), "are missing: the entry has neither 'time' nor a failure"
-    else:
+    times: tuple[float, ...] = ()
+    why: str | None = None
+    if failure is None and "time" not in raw and "times" not in raw:
+        why = "are missing: the entry has neither 'time' nor a failure"
+    elif failure is None:
         times, why = run_times(raw.get("times", [t]))
     compile_ms = raw.get("compile_time")
     return CacheEntry(
