@@ -90,3 +90,29 @@ def test_cpu_properties_travel_in_json_but_leave_the_fingerprint_alone(cpu):
     if cpu.type is DeviceType.CPU:  # PoCL reports all three
         assert cpu.vector_width and cpu.vector_width >= 4
         assert cpu.cache_bytes and cpu.cache_line_bytes
+
+
+def test_small_samples_are_summarised_without_numpy_and_agree_with_it(monkeypatch):
+    """An imported cache summarises each of up to ~300,000 entries of 10-32 runs: numpy's
+    per-call cost made that most of the import. The plain path must agree with numpy's."""
+    import perfport._core.stats as stats
+
+    rng = np.random.default_rng(2)
+    samples = [list(rng.lognormal(size=n)) for n in (1, 2, 3, 10, 32, 64)]
+    with monkeypatch.context() as m:
+        m.setattr(stats, "_SMALL", 0)  # numpy for every size
+        by_numpy = [summarize(x) for x in samples]
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("numpy used for a small sample")
+
+    with monkeypatch.context() as m:
+        m.setattr(stats.np, "sort", refuse)
+        plain = [summarize(x) for x in samples]
+    for p, q in zip(plain, by_numpy, strict=True):
+        assert (p.n, p.min, p.median, p.ci_low, p.ci_high) == (
+            q.n, q.min, q.median, q.ci_low, q.ci_high
+        )  # fmt: skip
+        assert p.mean == pytest.approx(q.mean, rel=1e-12)
+        assert p.std == pytest.approx(q.std, rel=1e-9, abs=1e-15)
+    assert summarize([1.0, float("nan"), 2.0]).n == 3  # NaN: numpy's order, as before

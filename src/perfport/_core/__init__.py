@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Measurement,
         Problem,
         Value,
+        value_key,
     )
     from perfport._core.spec import (
         Geometry,
@@ -68,6 +69,7 @@ _EXPORTS = {
     "Measurement": "perfport._core.records",
     "Problem": "perfport._core.records",
     "Value": "perfport._core.records",
+    "value_key": "perfport._core.records",
     "ArrayArg": "perfport._core.args",
     "Geometry": "perfport._core.spec",
     "Init": "perfport._core.args",
@@ -122,4 +124,5 @@ __all__ = [
     "Verify",
     "__version__",
     "summarize",
+    "value_key",
 ]

@@ -26,6 +26,13 @@ def _plain(value: Any, what: str) -> Value:
     return value
 
 
+def value_key(value: Any) -> tuple[bool, Any]:
+    """A parameter value as a key that tells booleans from numbers. Python equates True with 1
+    and False with 0, yet a parameter may take both (Kernel Tuner's own test cache declares
+    ``['test', 1, True, 2.45]``): key values by this where one parameter's values meet."""
+    return (isinstance(value, bool), value)
+
+
 @dataclass(frozen=True)
 class Assignment(Mapping[str, Value]):
     """An immutable, hashable name -> value mapping with a canonical text key."""

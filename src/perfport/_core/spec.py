@@ -18,7 +18,7 @@ from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word
 from perfport._core.metrics import Metrics
-from perfport._core.records import Config, Language, Problem, Value, _plain
+from perfport._core.records import Config, Language, Problem, Value, _plain, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.splitting import SplitDim, check_splits
 
@@ -77,7 +77,7 @@ class Param:
         values = tuple(_plain(v, f"parameter {self.name}") for v in self.values)
         if not values:
             raise SpecError(f"parameter {self.name}: give at least one value")
-        if len(set(values)) != len(values):
+        if len({value_key(v) for v in values}) != len(values):
             raise SpecError(f"parameter {self.name}: values repeat in {list(values)}")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "kind", ParamKind(self.kind))

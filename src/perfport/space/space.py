@@ -7,11 +7,12 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Expr, Param, SpecError
+from perfport._core import Config, Expr, Param, SpecError, value_key
 from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
@@ -126,11 +127,11 @@ class Space:
         space._shape = tuple(len(p.values) for p in space.params)
         _check_size(space._shape, _MAX_INDEX)  # only numbered, never enumerated
         space._values = [_as_array(p.values) for p in space.params]
-        lookup = [{v: i for i, v in enumerate(p.values)} for p in space.params]
+        lookup = space._positions_of
         try:
             positions = np.array(
                 [
-                    [lk[c[p.name]] for p, lk in zip(space.params, lookup, strict=True)]
+                    [lk[value_key(c[p.name])] for p, lk in zip(space.params, lookup, strict=True)]
                     for c in configs
                 ],
                 dtype=np.int64,
@@ -265,8 +266,11 @@ class Space:
     def index(self, config: Mapping[str, Any]) -> int | None:
         """The number of a configuration, or None if it is not legal (or not in the space)."""
         try:
-            positions = [p.values.index(config[p.name]) for p in self.params]
-        except (KeyError, ValueError):
+            positions = [
+                lk[value_key(config[p.name])]
+                for p, lk in zip(self.params, self._positions_of, strict=True)
+            ]
+        except KeyError:
             return None
         flat = int(np.ravel_multi_index(positions, self._shape)) if self.params else 0
         i = int(np.searchsorted(self._legal, flat))
@@ -275,17 +279,22 @@ class Space:
     def __iter__(self) -> Iterator[Config]:
         return (self.config(i) for i in range(len(self)))
 
+    @cached_property
+    def _positions_of(self) -> list[dict[tuple[bool, Any], int]]:
+        # Keyed by value_key: a parameter may take both 1 and True, which Python equates.
+        return [{value_key(v): i for i, v in enumerate(p.values)} for p in self.params]
+
     def indices(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """``index`` of many configurations at once, vectorised (-1 where not legal or not in
         the space): a prior over tens of thousands of configurations needs it."""
         out = np.full(len(configs), -1, dtype=np.int64)
         if not self.params or not len(configs):
             return out if self.params else np.zeros(len(configs), dtype=np.int64)
-        lookup: list[dict[Any, int]] = [{v: i for i, v in enumerate(p.values)} for p in self.params]
+        lookup = self._positions_of
         positions = np.full((len(configs), len(self.params)), -1, dtype=np.int64)
         for row, config in enumerate(configs):
             for d, p in enumerate(self.params):
-                positions[row, d] = lookup[d].get(config.get(p.name), -1)
+                positions[row, d] = lookup[d].get(value_key(config.get(p.name)), -1)
         known = np.flatnonzero((positions >= 0).all(axis=1))
         flat = np.ravel_multi_index(tuple(positions[known].T), self._shape)
         at = np.minimum(np.searchsorted(self._legal, flat), len(self._legal) - 1)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Param, PerfportError
+from perfport._core import Config, Param, PerfportError, value_key
 from perfport.space import Space
 from perfport.store import ResultRow, Store, declared_params, one_group
 from perfport.strategies import Strategy, make_strategy, strategy_class
@@ -86,12 +86,13 @@ class ReplayData:
         names = list(rows[0].config)
         params = []
         for name in names:
-            seen = {r.config[name] for r in rows}
+            # By value_key: a parameter may take both 1 and True, which Python equates.
+            seen = {value_key(r.config[name]): r.config[name] for r in rows}
             values = declared.get(name) or []
             values = (
                 values
-                if seen <= set(values)
-                else sorted(seen, key=lambda v: (isinstance(v, str), v))
+                if seen.keys() <= {value_key(v) for v in values}
+                else sorted(seen.values(), key=lambda v: (isinstance(v, str), v))
             )
             params.append(Param(name, tuple(values)))
         space = Space.from_configs(params, [r.config for r in rows])

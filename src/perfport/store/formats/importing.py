@@ -33,8 +33,23 @@ def parse(path: str | Path, device: str | None = None, kernel: str | None = None
     if is_t4_json(data):
         return t4_from_json(data, str(path), device or stem, kernel or stem)
     raise StoreError(
-        f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results')"
+        f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
+        f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
     )
+
+
+def _what_it_is(data: object) -> str:
+    """What a JSON file that is not importable looks like, where a user may mistake it for
+    one that is; "" otherwise."""
+    if isinstance(data, list):
+        return (
+            " but a list, as perfport's own JSON export is: only its kt-cache and t4 exports import"
+        )
+    if isinstance(data, dict) and "Results" in data and "Metadata" in data:
+        return " but a KTT results file, which perfport does not read"
+    if isinstance(data, dict) and "ConfigurationSpace" in data:
+        return " but a T1 search space: `perfport space` reads it"
+    return ""
 
 
 def import_file(

@@ -34,6 +34,8 @@ KT_FAILURES = {
     "RuntimeFailedConfig": Outcome.LAUNCH_REFUSED,
     "InvalidConfig": Outcome.PRUNED,
 }
+# Where Kernel Tuner writes a failure's name, newest first (see ``_failure``).
+_FAILURE_KEYS = ("__error__", "error", "time")
 _NOT_A_CACHE = (
     "not a Kernel Tuner cache (needs 'tune_params_keys', a list of distinct parameter names, "
     "'cache', and a flat 'problem_size' if any); pass a cache written by Kernel Tuner or "
@@ -139,8 +141,13 @@ def _entry(path: str, key: str, raw: Any, params: tuple[str, ...]) -> CacheEntry
             "not a finite number or a string; not a Kernel Tuner cache"
         )
     t = raw.get("time")
-    failure = t if isinstance(t, str) else None
-    times, why = ((), None) if failure is not None else run_times(raw.get("times", [t]))
+    failure = _failure(raw, params)
+    times: tuple[float, ...] = ()
+    why: str | None = None
+    if failure is None and "time" not in raw and "times" not in raw:
+        why = "are missing: the entry has neither 'time' nor a failure"
+    elif failure is None:
+        times, why = run_times(raw.get("times", [t]))
     compile_ms = raw.get("compile_time")
     return CacheEntry(
         key=key,
@@ -152,6 +159,20 @@ def _entry(path: str, key: str, raw: Any, params: tuple[str, ...]) -> CacheEntry
         compile_ms=float(compile_ms)
         if isinstance(compile_ms, int | float) and math.isfinite(compile_ms)
         else None,
+    )
+
+
+def _failure(raw: dict[str, Any], params: tuple[str, ...]) -> str | None:
+    """Kernel Tuner's name for the failure of an entry, or None if it ran. Since Kernel Tuner
+    1.4 it is in ``__error__`` (``error`` in the development versions before) and the entry
+    has no ``time``; before, in the objective's key: ``time``, or e.g. ``GFLOP/s``. Kernel
+    Tuner reads a failure name under any key back as a failure, so perfport does too."""
+    for key in _FAILURE_KEYS:
+        if isinstance(raw.get(key), str):  # an unknown name is refused by ``to_imported``
+            return str(raw[key])
+    return next(
+        (v for k, v in raw.items() if k not in params and isinstance(v, str) and v in KT_FAILURES),
+        None,
     )
 
 

@@ -73,9 +73,22 @@ def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: 
     times, why = run_times(timings.get("runtimes", []))
     if why is not None:
         raise malformed(path, f"result {i} runtimes {why}")
+    if not times:  # Kernel Tuner writes [] where its cache entry had no "times"
+        times = _measured_time(r)
     if not times:
-        raise malformed(path, f"result {i} is correct but has no runtimes")
+        raise malformed(path, f"result {i} is correct but has no runtimes nor a 'time' measurement")
     return Measurement(config, outcome, "", tuple(t * scale for t in times), compile_ms)
+
+
+def _measured_time(r: dict[str, Any]) -> tuple[float, ...]:
+    """The one time in ``measurements`` (Kernel Tuner's mean ``time``), as the runs of a result
+    that lists none, as a cache entry without ``times`` is read; () if there is none."""
+    given = r.get("measurements")
+    for m in given if isinstance(given, list) else []:
+        if isinstance(m, dict) and m.get("name") == "time":
+            ms = finite_ms(m.get("value"))
+            return (ms,) if ms is not None and ms >= 0 else ()
+    return ()
 
 
 def to_t4(

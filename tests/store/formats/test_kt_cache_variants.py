@@ -1,0 +1,125 @@
+"""Kernel Tuner caches as other versions and settings of Kernel Tuner write them (synthetic
+fixtures reproducing what was found in caches outside the data perfport was built on)."""
+
+import json
+
+import pytest
+
+from perfport._core import Outcome, StoreError
+from perfport.store import Store, best_results
+from perfport.store.formats.importing import import_file
+
+
+def _cache(failed: dict, objective: str = "time") -> dict:
+    def ok(bx: int, t: float) -> dict:
+        return {"bx": bx, "time": t, "times": [t, t * 1.01], "compile_time": 1.0, "GFLOP/s": 1 / t}
+
+    return {
+        "device_name": "GPU X",
+        "kernel_name": "k",
+        "problem_size": 1024,
+        "tune_params_keys": ["bx"],
+        "tune_params": {"bx": [32, 64, 128]},
+        "objective": objective,
+        "cache": {"32": ok(32, 2.0), "64": ok(64, 1.0), "128": {"bx": 128, **failed}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("failed", "objective", "outcome"),
+    [
+        # Kernel Tuner >= 1.4: the failure in "__error__", and no "time" at all.
+        ({"__error__": "CompilationFailedConfig", "compile_time": 3.0}, "time", "compile_error"),
+        # Its development versions of 2025 called the key "error".
+        ({"error": "RuntimeFailedConfig", "compile_time": 3.0}, "time", "launch_refused"),
+        # Before 1.4 the failure went into the objective's key, which need not be "time".
+        ({"GFLOP/s": "InvalidConfig", "compile_time": 3.0}, "GFLOP/s", "pruned"),
+        ({"time": "CompilationFailedConfig"}, "time", "compile_error"),
+    ],
+)
+def test_failures_wherever_kernel_tuner_wrote_them(tmp_path, db, failed, objective, outcome):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache(failed, objective)))
+    with Store(db) as store:
+        imported = import_file(store, path)
+        (best,) = best_results(store)
+    assert (len(imported.measurements), imported.failed) == (3, 1)
+    (bad,) = [m for m in imported.measurements if not m.ok]
+    assert bad.outcome is Outcome(outcome) and dict(bad.config) == {"bx": 128}
+    assert dict(best.best) == {"bx": 64}
+
+
+def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache({"compile_time": 3.0})))
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
+
+
+def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
+    """Python equates True with 1; Kernel Tuner's own test cache declares a parameter's values
+    as ['test', 1, True, 2.45]. Each value keeps its own place in the replayed space."""
+    from perfport.space import Space
+    from perfport.tune.replay import ReplayData
+
+    def ok(v: object, t: float) -> dict:
+        return {"m": v, "time": t, "times": [t], "compile_time": 1.0}
+
+    values = ["test", 1, True, 2.45]
+    times = [3.0, 2.0, 1.0, 4.0]
+    cache = {
+        "device_name": "GPU X", "kernel_name": "k", "tune_params_keys": ["m"],
+        "tune_params": {"m": values},
+        "cache": {str(v): ok(v, t) for v, t in zip(values, times, strict=True)},
+    }  # fmt: skip
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, path)
+        data = ReplayData.from_store(store)
+    assert isinstance(data.space, Space) and len(data.space) == 4
+    by_value = {
+        json.dumps(data.config(i)["m"]): float(data.times[i]) for i in range(len(data.space))
+    }
+    assert by_value == {'"test"': 3.0, "1": 2.0, "true": 1.0, "2.45": 4.0}
+    assert data.space.index({"m": True}) != data.space.index({"m": 1})
+
+
+def test_a_t4_result_without_runtimes_takes_its_time_measurement(tmp_path, db):
+    """Kernel Tuner's T4 writer gives ``runtimes: []`` where its cache entry had no ``times``;
+    the mean it measured is then only in ``measurements``, as ``time``."""
+    results = [
+        {
+            "configuration": {"bx": bx},
+            "times": {"compilation": 1.0, "runtimes": []},
+            "invalidity": "correct",
+            "correctness": 1,
+            "measurements": [{"name": "time", "value": t, "unit": "ms"}],
+            "objectives": ["time"],
+        }
+        for bx, t in ((32, 2.0), (64, 1.0))
+    ]
+    path = tmp_path / "t4.json"
+    data = {"schema_version": "1.0.0", "metadata": {"timeunit": "seconds"}, "results": results}
+    path.write_text(json.dumps(data))
+    with Store(db) as store:
+        import_file(store, path, device="GPU X", kernel="k")
+        (best,) = best_results(store)
+    assert dict(best.best) == {"bx": 64} and best.best_ms == 1000.0
+
+
+@pytest.mark.parametrize(
+    ("data", "names"),
+    [
+        ([{"config": {"bx": 32}, "times_ms": [1.0]}], "perfport's own JSON export"),
+        ({"Metadata": {"KttVersion": "2.1.0"}, "Results": []}, "a KTT results file"),
+        ({"General": {}, "ConfigurationSpace": {}}, "`perfport space` reads it"),
+    ],
+)
+def test_files_mistaken_for_importable_ones_are_named(tmp_path, db, data, names):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(data))
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    assert names in str(info.value) and "\n" not in str(info.value)
