@@ -164,3 +164,24 @@ def scheduler_address(text: str, local: bool = False) -> str:
 def cluster_address(text: str) -> str:
     """An argparse type: ``perfport tune --cluster``'s address, or ``local``."""
     return scheduler_address(text, local=True)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_output(path: str | None, option: str) -> None:
+    """Refuse to write ``path`` where a results database is (``--db`` itself or another
+    store): opening it for writing would truncate every stored result, so this runs before
+    anything is written or measured."""
+    if not path:
+        return
+    try:
+        with open(path, "rb") as existing:
+            head = existing.read(len(_SQLITE_HEADER))
+    except OSError:  # missing, a directory, unreadable: the write itself says what is wrong
+        return
+    if head == _SQLITE_HEADER:
+        raise PerfportError(
+            f"{option} {path} is a results database (SQLite); writing there would destroy its "
+            "results; give another path"
+        )

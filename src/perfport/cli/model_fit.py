@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import add_problem, parse_assignment
+from perfport.cli.arguments import add_problem, check_output, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -135,6 +135,7 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     from perfport.store import Store
     from perfport.store.calibrations import record_calibration
 
+    check_output(args.out, "--out")
     model = Model.load(args.model_file)
     model.check_features()
     device = get_device(args.device)
@@ -313,6 +314,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.model.dataset import from_store, read_data, write_data
     from perfport.model.evaluate import evaluate
 
+    check_output(args.write_data, "--write-data")
     model = Model.load(args.model or shipped(SHIPPED_MODEL))
     runs = from_store(args.db) if args.db else read_data(args.data or shipped(SHIPPED_DATA))
     runs = _chosen_devices(runs, args.device)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import perfport
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, parse_assignment
+from perfport.cli.arguments import Subcommands, check_output, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -96,6 +96,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.formats.t4 import to_t4
 
     fmt = "json" if args.json else args.format
+    check_output(args.output, "--output")
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, natural, parse_assignment
+from perfport.cli.arguments import Subcommands, check_output, natural, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -237,6 +237,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
 def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import from_store, save_csv
 
+    check_output(args.out, "--out")
     table = from_store(args.db, kernel=args.kernel, device=args.device)
     save_csv(table, args.out)
     summary = {"out": args.out, "kernel": table.kernel, "device": table.device,

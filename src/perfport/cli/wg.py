@@ -16,6 +16,7 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
+    check_output,
     count,
     natural,
     parse_assignment,
@@ -219,6 +220,8 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
+    check_output(args.out, "--out")
+    check_output(args.superseded, "--superseded")
     stores = args.db or ([] if args.merge else ["perfport.db"])
     try:
         built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
@@ -251,6 +254,7 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
     from perfport.features import COMPILE_FREE_FEATURES
 
+    check_output(args.out, "--out")
     data = wg.load_dataset(_wg_data_path(args.data))
     if args.compile_free:
         data = data.with_features(COMPILE_FREE_FEATURES)
