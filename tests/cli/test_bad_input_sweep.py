@@ -50,3 +50,16 @@ def test_an_output_file_never_overwrites_a_results_database(store, capsys, comma
     err = _refused(args, capsys)
     assert "is a results database" in err and "give another path" in err
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("narrowed", [[], ["--kernel", "nosuch"]])
+def test_results_with_nothing_to_show_says_so_in_one_line(store, capsys, narrowed):
+    """An empty store, or a --kernel that matches nothing, was a TypeError traceback from
+    sizing the table's columns over no rows."""
+    assert main(["results", "--db", str(store), *narrowed]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out.count("\n") == 1
+    assert captured.out.startswith(f"no results in {store}")
+    assert ("--kernel 'nosuch'" in captured.out) == bool(narrowed)
+    assert main(["results", "--db", str(store), *narrowed, "--json"]) == 0
+    assert capsys.readouterr().out.split() == ["{", '"results":', "[]", "}"]

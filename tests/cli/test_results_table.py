@@ -52,3 +52,7 @@ def test_wide_terminals_show_every_column():
     ]  # fmt: skip
     lines = _render(200)
     assert all(len(line) <= 200 for line in lines) and "left out" not in "\n".join(lines)
+
+
+def test_no_results_size_the_columns_by_their_headers():
+    assert results_columns([], 80)["best ms"] == len("best ms")

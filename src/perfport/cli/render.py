@@ -222,7 +222,7 @@ def _min_width(column: str, cells: Sequence[str]) -> int:
     """The narrowest a column may be: its longest word (cells wrap between words, never
     inside one), its header's longest word, and a readable floor for free text."""
     if column in _NUMERIC:  # numbers and their headers never wrap
-        return max(len(column), *(len(c) for c in cells))
+        return max([len(column), *(len(c) for c in cells)])  # no cells: the header
     words = [w for c in cells for w in c.split()] + column.split()
     floor = 12 if column in ("device", "best configuration", "outcomes") else 0
     return max(floor, *(len(w) for w in words))

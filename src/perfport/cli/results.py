@@ -60,6 +60,8 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
     found = perfport.results(args.db, kernel=args.kernel, device=args.device)
     if args.json:
         render.print_json({"results": [r.to_json() for r in found]})
+    elif not found:  # an empty table would only repeat its headers: say what to do instead
+        console.print(_nothing_found(args), markup=False, highlight=False, soft_wrap=True)
     else:
         render.results_table(console, found)
     unverified = sum(r.unverified for r in found)
@@ -70,6 +72,16 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _nothing_found(args: argparse.Namespace) -> str:
+    asked = [f"--{k} {v!r}" for k, v in (("kernel", args.kernel), ("device", args.device)) if v]
+    if asked:
+        return (
+            f"no results in {args.db} match {' '.join(asked)}; run 'perfport results --db "
+            f"{args.db}' to see what it holds"
+        )
+    return f"no results in {args.db}; run 'perfport tune KERNEL --db {args.db}' to measure some"
 
 
 def run_import(args: argparse.Namespace, console: Console) -> int:
