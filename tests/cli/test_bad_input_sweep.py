@@ -3,6 +3,7 @@ no traceback, and the results database is left byte for byte as it was."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,49 @@ def test_results_with_nothing_to_show_says_so_in_one_line(store, capsys, narrowe
     assert ("--kernel 'nosuch'" in captured.out) == bool(narrowed)
     assert main(["results", "--db", str(store), *narrowed, "--json"]) == 0
     assert capsys.readouterr().out.split() == ["{", '"results":', "[]", "}"]
+
+
+def _binary(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(JUNK)
+    return path
+
+
+def _huge_field(tmp_path: Path, name: str) -> Path:
+    """A CSV whose one value is longer than the csv module's field limit (128 KiB)."""
+    path = tmp_path / name
+    path.write_text("n\n" + "1" * 200_000 + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        (["sweep", "vector_add", "--problems", "{binary}.csv"], "not a text CSV file"),
+        (["sweep", "vector_add", "--problems", "{huge}.csv"], "not a problem CSV"),
+        (["model", "calibrate", "{binary}.json", "--out", "c.json"], "not JSON"),
+        (["model", "predict", "{binary}.json", "matmul-prefetch"], "not JSON"),
+        (["model", "evaluate", "--model", "{binary}.json"], "not JSON"),
+        (["model", "evaluate", "--data", "{binary}.json"], "not text"),
+        (["model", "evaluate", "--data", "{huge}.csv"], "not a CSV table"),
+        (["select", "evaluate", "--data", "{huge}.csv.gz", "--kernels", "2"], "not a CSV table"),
+    ],
+)
+def test_a_binary_or_oversized_data_file_is_one_line(tmp_path, capsys, command, says):
+    """Each was a UnicodeDecodeError or csv.Error traceback."""
+    args = []
+    for a in command:
+        if a.startswith("{binary}"):
+            a = _binary(tmp_path, "data" + a.removeprefix("{binary}"))
+        elif a.startswith("{huge}"):
+            name = "huge" + a.removeprefix("{huge}")
+            a = _huge_field(tmp_path, name.removesuffix(".gz"))
+            if name.endswith(".gz"):
+                packed = tmp_path / name
+                packed.write_bytes(gzip.compress(a.read_bytes()))
+                a = packed
+        args.append(a)
+    db = tmp_path / "r.db"
+    err = _refused([*args, "--db", db] if command[0] == "sweep" else args, capsys)
+    assert says in err
+    assert not db.exists()
