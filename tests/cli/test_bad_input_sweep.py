@@ -17,7 +17,11 @@ JUNK = bytes(range(128, 256)) * 4  # not UTF-8: what a binary file given by mist
 
 
 def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
-    assert main([str(a) for a in args]) == 2
+    try:
+        status = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse's refusals exit from inside main
+        status = exc.code
+    assert status == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     return err
@@ -110,3 +114,36 @@ def test_a_binary_or_oversized_data_file_is_one_line(tmp_path, capsys, command, 
     err = _refused([*args, "--db", db] if command[0] == "sweep" else args, capsys)
     assert says in err
     assert not db.exists()
+
+
+def _commands_with_db() -> list[list[str]]:
+    """Every command and subcommand that takes --db, found by walking the parser."""
+    import argparse
+
+    from perfport.cli import _parser
+
+    found: list[list[str]] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, [*path, name])
+            elif "--db" in action.option_strings:
+                found.append(path)
+
+    walk(_parser(), [])
+    return found
+
+
+def test_every_db_option_is_found():
+    assert len(_commands_with_db()) >= 18  # the walk itself works: tune, sweep, wg ... split
+
+
+@pytest.mark.parametrize("command", _commands_with_db(), ids=" ".join)
+@pytest.mark.parametrize("path", ["", ":memory:"])
+def test_a_db_that_sqlite_would_keep_in_memory_is_refused(capsys, command, path):
+    """SQLite reads '' and ':memory:' as a temporary database: `perfport tune ... --db ''`
+    measured and reported, and every result vanished with the process."""
+    err = _refused([*command, "--db", path], capsys)
+    assert "argument --db" in err and "not a file path" in err

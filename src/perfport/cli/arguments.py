@@ -113,6 +113,16 @@ def sizes(text: str) -> tuple[int, ...]:
     return values
 
 
+def database(text: str) -> str:
+    """An argparse type: a results database's file path. SQLite reads '' and ':memory:' as a
+    database that vanishes when the command ends, so every result stored there would be lost."""
+    if not text.strip() or text == ":memory:":
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a file path; give the results database's file, e.g. perfport.db"
+        )
+    return text
+
+
 def port(text: str) -> int:
     """An argparse type: a TCP port, 0-65535."""
     number = natural(text)

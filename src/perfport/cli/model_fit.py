@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import add_problem, check_output, parse_assignment
+from perfport.cli.arguments import add_problem, check_output, database, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +36,7 @@ def add_parsers(model_sub: Any) -> None:
         "model_file", metavar="MODEL_FILE", help="a model saved as JSON (perfport.model.save)"
     )
     p.add_argument("--device", help="device id (default: the default device)")
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--out", required=True, help="calibration JSON to write")
     p.add_argument("--nonnegative", action="store_true",
                    help="bound every cost parameter below by 0 (refit by trust-region "
@@ -71,7 +71,7 @@ def add_parsers(model_sub: Any) -> None:
     p.add_argument("--sizes", nargs="+", action="extend", required=True, metavar="NAME=V1,V2",
                    help="sizes to measure, e.g. n=256,512,1024 (Cartesian product)")  # fmt: skip
     p.add_argument("--device", help="device id (default: the default device)")
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_measure)
     _add_evaluate(model_sub)
@@ -86,7 +86,7 @@ def _add_evaluate(model_sub: Any) -> None:
     )
     source = p.add_mutually_exclusive_group()
     source.add_argument("--data", help="measurements: JSON or CSV (perfport export's or slim)")
-    source.add_argument("--db", help="measurements: a results database")
+    source.add_argument("--db", type=database, help="measurements: a results database")
     p.add_argument("--device", nargs="+", action="extend", default=[], metavar="NAME",
                    help="only these devices (name substring or fingerprint)")  # fmt: skip
     p.add_argument("--model", help="model JSON (default: the shipped matmul model)")

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, count, natural
+from perfport.cli.arguments import Subcommands, count, database, natural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,7 +24,10 @@ def add_parser(sub: Subcommands) -> None:
         "replay", help="run a strategy against stored measurements, no device needed"
     )
     p.add_argument(
-        "--db", default="perfport.db", help="results database to replay (default: perfport.db)"
+        "--db",
+        type=database,
+        default="perfport.db",
+        help="results database to replay (default: perfport.db)",
     )
     p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
     p.add_argument("--device", help="the device (fingerprint or name)")

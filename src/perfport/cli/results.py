@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import perfport
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, check_output, parse_assignment
+from perfport.cli.arguments import Subcommands, check_output, database, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,7 +20,7 @@ DB_HELP = "results database (default: perfport.db)"
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -28,7 +28,7 @@ def add_parser(sub: Subcommands) -> None:
 
     p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
     p.add_argument("file", metavar="FILE", help="the file to import (.json or .json.gz)")
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--device-name", help="the device, where the file does not name it")
     p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -37,7 +37,7 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "export", help="write stored results as CSV, JSON, a Kernel Tuner cache or T4"
     )
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument(

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, database
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +25,9 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
     )
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_roofline)
 

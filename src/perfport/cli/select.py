@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, check_output, natural, parse_assignment
+from perfport.cli.arguments import Subcommands, check_output, database, natural, parse_assignment
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,7 +85,9 @@ def _add_predict(sel_sub: Subcommands) -> None:
 
 def _add_export(sel_sub: Subcommands) -> None:
     p = sel_sub.add_parser("export", help="write a store's sweep results as a table (.csv.gz)")
-    p.add_argument("--db", required=True, help="the results database holding the sweep")
+    p.add_argument(
+        "--db", type=database, required=True, help="the results database holding the sweep"
+    )
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
     p.add_argument("--device", help="the device, when the store holds several")

@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, integer_up_to, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    database,
+    integer_up_to,
+    parse_assignment,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +39,7 @@ def add_parser(sub: Subcommands) -> None:
         "--dimension", type=int, help="NDRange dimension to split (default: the first declared)"
     )
     p.add_argument(
-        "--db", default="perfport.db",
+        "--db", type=database, default="perfport.db",
         help="results database: best configurations are read from it, the plan stored in it "
         "(default: perfport.db)",
     )  # fmt: skip

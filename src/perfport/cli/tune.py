@@ -17,6 +17,7 @@ from perfport.cli.arguments import (
     budget,
     cluster_address,
     count,
+    database,
     natural,
     parse_assignment,
     seconds,
@@ -68,7 +69,9 @@ def _add_tune(sub: Subcommands) -> None:
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="stop this session after this long"
     )
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument(
         "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
     )
@@ -142,7 +145,9 @@ def _add_sweep(sub: Subcommands) -> None:
         help="CSV with a header of problem names, or a shipped set: lawson-gemm",
     )
     p.add_argument("--device", help="device id; default: a GPU if any, else the CPU")
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="start no problem after this"
     )

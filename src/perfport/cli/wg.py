@@ -18,6 +18,7 @@ from perfport.cli.arguments import (
     add_problem,
     check_output,
     count,
+    database,
     natural,
     parse_assignment,
     seconds,
@@ -75,7 +76,10 @@ def _add_collect(wg_sub: Subcommands) -> None:
     )
     p.add_argument("--seed", type=natural, default=0, help="seed of the synthetic scenarios")
     p.add_argument(
-        "--db", default="perfport.db", help="results database to store into (default: perfport.db)"
+        "--db",
+        type=database,
+        default="perfport.db",
+        help="results database to store into (default: perfport.db)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
     p.set_defaults(run=run_collect)
@@ -84,7 +88,10 @@ def _add_collect(wg_sub: Subcommands) -> None:
 def _add_dataset(wg_sub: Subcommands) -> None:
     p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
     p.add_argument(
-        "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
+        "--db",
+        type=database,
+        action="append",
+        help="a store (repeat to merge several; default perfport.db)",
     )
     p.add_argument(
         "--merge",
@@ -145,7 +152,9 @@ def _add_predict(wg_sub: Subcommands) -> None:
     p.add_argument(
         "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
-    p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="sizes refused here before are avoided"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
