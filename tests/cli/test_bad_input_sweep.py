@@ -147,3 +147,18 @@ def test_a_db_that_sqlite_would_keep_in_memory_is_refused(capsys, command, path)
     measured and reported, and every result vanished with the process."""
     err = _refused([*command, "--db", path], capsys)
     assert "argument --db" in err and "not a file path" in err
+
+
+def test_roofline_refuses_a_database_it_cannot_use_before_measuring(tmp_path, capsys, monkeypatch):
+    """It measured for seconds, printing each benchmark, and only then found the --db was a
+    text file: many lines, and the time lost."""
+    import perfport.measure.ceilings
+
+    def measured(*args: object) -> None:
+        raise AssertionError("measured before the database was checked")
+
+    monkeypatch.setattr(perfport.measure.ceilings, "measure_ceilings", measured)
+    notes = tmp_path / "notes.db"
+    notes.write_text("not a database\n")
+    err = _refused(["roofline", "--db", notes], capsys)
+    assert "cannot use" in err and notes.read_text() == "not a database\n"
