@@ -162,3 +162,10 @@ def test_roofline_refuses_a_database_it_cannot_use_before_measuring(tmp_path, ca
     notes.write_text("not a database\n")
     err = _refused(["roofline", "--db", notes], capsys)
     assert "cannot use" in err and notes.read_text() == "not a database\n"
+
+
+@pytest.mark.parametrize("fmt", [["--format", "csv"], ["--json"]])
+def test_export_problem_is_refused_where_it_would_not_filter(store, capsys, fmt):
+    """CSV and JSON exports ignored --problem: every problem's rows came out, as if it held."""
+    err = _refused(["export", "--db", store, *fmt, "--problem", "n=4096"], capsys)
+    assert "--problem narrows a kt-cache or t4 export" in err

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import perfport
+from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, check_output, database, parse_assignment
 
@@ -109,6 +110,11 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
 
     fmt = "json" if args.json else args.format
     check_output(args.output, "--output")
+    if args.problem and fmt not in ("kt-cache", "t4"):  # csv and json were silently unfiltered
+        raise PerfportError(
+            f"--problem narrows a kt-cache or t4 export; {fmt} holds every problem (its problem "
+            "column says which): drop --problem, or give --format kt-cache or t4"
+        )
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4
