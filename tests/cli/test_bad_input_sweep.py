@@ -169,3 +169,35 @@ def test_export_problem_is_refused_where_it_would_not_filter(store, capsys, fmt)
     """CSV and JSON exports ignored --problem: every problem's rows came out, as if it held."""
     err = _refused(["export", "--db", store, *fmt, "--problem", "n=4096"], capsys)
     assert "--problem narrows a kt-cache or t4 export" in err
+
+
+def _kt_cache(path: Path, size: int) -> Path:
+    """A Kernel Tuner cache of one kernel on one device at ``problem_size`` ``size``."""
+    import json
+
+    cache = {
+        f"{wg}": {"wg": wg, "time": 1.0 + wg / 100, "times": [1.0 + wg / 100] * 3}
+        for wg in (16, 32, 64)
+    }
+    path.write_text(json.dumps({
+        "device_name": "gpu", "kernel_name": "k", "problem_size": size,
+        "tune_params_keys": ["wg"], "tune_params": {"wg": [16, 32, 64]}, "objective": "time",
+        "cache": cache,
+    }))  # fmt: skip
+    return path
+
+
+def test_replay_narrows_to_one_problem_with_problem(tmp_path, capsys):
+    """One kernel tuned at two sizes on one device: replay said 'narrow it with --kernel and
+    --device', which could not tell the two apart; it takes --problem now."""
+    db = tmp_path / "r.db"
+    for size in (1024, 2048):
+        assert (
+            main(["import", str(_kt_cache(tmp_path / f"k{size}.json", size)), "--db", str(db)]) == 0
+        )
+    capsys.readouterr()
+    replay = ["replay", "--db", str(db), "--budget", "2", "--repeats", "1", "--json"]
+    err = _refused(replay, capsys)
+    assert "2 device/kernel/problem combinations match" in err and "--problem" in err
+    assert main([*replay, "--problem", "problem_size=2048"]) == 0
+    assert '"budget": 2' in capsys.readouterr().out
