@@ -201,3 +201,13 @@ def test_replay_narrows_to_one_problem_with_problem(tmp_path, capsys):
     assert "2 device/kernel/problem combinations match" in err and "--problem" in err
     assert main([*replay, "--problem", "problem_size=2048"]) == 0
     assert '"budget": 2' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("zero", "says"), [("--steps", "--steps 0: give 1 or more"),
+                                            ("--sweep", "--sweep takes 2 or more points")])  # fmt: skip
+def test_split_refuses_zero_steps_or_sweep_points(tmp_path, capsys, zero, says):
+    """0 read as "not given": --steps 0 ran (and stored) a one-launch split instead."""
+    db = tmp_path / "r.db"
+    err = _refused(["split", "stencil", "--device", "opencl:0:0.0", "--device", "opencl:0:0.1",
+                    "--problem", "width=64", "height=80", "--db", db, zero, "0"], capsys)  # fmt: skip
+    assert says in err and not db.exists()
