@@ -211,3 +211,28 @@ def test_split_refuses_zero_steps_or_sweep_points(tmp_path, capsys, zero, says):
     err = _refused(["split", "stencil", "--device", "opencl:0:0.0", "--device", "opencl:0:0.1",
                     "--problem", "width=64", "height=80", "--db", db, zero, "0"], capsys)  # fmt: skip
     assert says in err and not db.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["wg", "evaluate", "--plots"], ["select", "evaluate", "--plots"],
+     ["model", "evaluate", "--figures"]],
+)  # fmt: skip
+def test_a_figure_folder_that_is_a_file_is_refused_before_the_evaluation(
+    tmp_path, capsys, monkeypatch, command
+):
+    """wg evaluate ran every fold (minutes on a big dataset), printing its progress, and only
+    then found a file where its --plots folder should be."""
+    import perfport.model.evaluate
+    import perfport.select
+    import perfport.wg
+
+    def evaluated(*args: object, **kwargs: object) -> None:
+        raise AssertionError("evaluated before the folder was checked")
+
+    for module in (perfport.wg, perfport.select, perfport.model.evaluate):
+        monkeypatch.setattr(module, "evaluate", evaluated)
+    in_the_way = tmp_path / "figures"
+    in_the_way.write_text("notes\n")
+    err = _refused([*command, in_the_way], capsys)
+    assert "a file is in the way; give a folder" in err and in_the_way.read_text() == "notes\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -195,3 +196,10 @@ def check_output(path: str | None, option: str) -> None:
             f"{option} {path} is a results database (SQLite); writing there would destroy its "
             "results; give another path"
         )
+
+
+def check_folder(path: str | None, option: str) -> None:
+    """Refuse a folder option (--plots, --figures) where a file is: checked before the work
+    whose figures it would hold, not after it."""
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        raise PerfportError(f"{option} {path}: a file is in the way; give a folder")

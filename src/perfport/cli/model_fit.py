@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import add_problem, check_output, database, parse_assignment
+from perfport.cli.arguments import (
+    add_problem,
+    check_folder,
+    check_output,
+    database,
+    parse_assignment,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -299,8 +305,6 @@ def _write_figures(evaluation: dict[str, Any], folder: str) -> list[str]:
     from perfport.report.model_figures import model_figures
 
     out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise PerfportError(f"--figures {folder}: a file is in the way; give a folder")
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, svg in model_figures(evaluation).items():
@@ -315,6 +319,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.model.evaluate import evaluate
 
     check_output(args.write_data, "--write-data")
+    check_folder(args.figures, "--figures")
     model = Model.load(args.model or shipped(SHIPPED_MODEL))
     runs = from_store(args.db) if args.db else read_data(args.data or shipped(SHIPPED_DATA))
     runs = _chosen_devices(runs, args.device)

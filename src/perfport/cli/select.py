@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, check_output, database, natural, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    check_folder,
+    check_output,
+    database,
+    natural,
+    parse_assignment,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -151,6 +158,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
 
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
+    check_folder(args.plots, "--plots")
     table = _table(args.data)
     results = evaluate(
         table,

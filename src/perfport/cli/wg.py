@@ -16,6 +16,7 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
+    check_folder,
     check_output,
     count,
     database,
@@ -404,6 +405,7 @@ class _EvaluationProgress:
 def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
 
+    check_folder(args.plots, "--plots")
     data = wg.load_dataset(_wg_data_path(args.data))
     methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
     partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
