@@ -236,3 +236,12 @@ def test_a_figure_folder_that_is_a_file_is_refused_before_the_evaluation(
     in_the_way.write_text("notes\n")
     err = _refused([*command, in_the_way], capsys)
     assert "a file is in the way; give a folder" in err and in_the_way.read_text() == "notes\n"
+
+
+@pytest.mark.parametrize("command", [["tune", "vector_add"], ["wg", "collect"]])
+def test_a_fixed_repeat_count_has_a_ceiling(tmp_path, capsys, command):
+    """--repeats 99999999999 was taken: every configuration's launches would have run for days,
+    each time kept in memory. Refused while parsing (the bad --problem is never reached)."""
+    db = tmp_path / "r.db"
+    err = _refused([*command, "--repeats", "10001", "--db", db, "--problem", "nosuch=1"], capsys)
+    assert "argument --repeats: 10001: at most 10000" in err and not db.exists()

@@ -74,6 +74,21 @@ def integer_up_to(high: int, what: str) -> Callable[[str], int]:
     return parse
 
 
+# Every timed launch's time is kept in memory and stored with its result: a fixed count past
+# this ran for days and filled memory (the adaptive default stops at 200).
+MAX_REPEATS = 10_000
+
+
+def repeats(text: str) -> int:
+    """An argparse type: a fixed number of timed launches, 1 to MAX_REPEATS."""
+    value = count(text)
+    if value > MAX_REPEATS:
+        raise argparse.ArgumentTypeError(
+            f"{value}: at most {MAX_REPEATS} (each launch's time is kept and stored)"
+        )
+    return value
+
+
 def budget(text: str) -> int | float:
     """An argparse type: a count of configurations (>= 1), or a share of the legal space as
     a percentage, ``25%`` (returned as the fraction 0.25)."""

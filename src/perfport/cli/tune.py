@@ -20,6 +20,7 @@ from perfport.cli.arguments import (
     database,
     natural,
     parse_assignment,
+    repeats,
     seconds,
 )
 
@@ -81,7 +82,7 @@ def _add_tune(sub: Subcommands) -> None:
     )  # fmt: skip
     p.add_argument("--seed", type=natural, default=0, help="seed for input data and the strategy")
     p.add_argument(
-        "--repeats", type=count, help="fixed number of timed launches (default: adaptive)"
+        "--repeats", type=repeats, help="fixed number of timed launches (default: adaptive)"
     )
     p.add_argument(
         "--timeout",

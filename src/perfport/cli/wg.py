@@ -22,6 +22,7 @@ from perfport.cli.arguments import (
     database,
     natural,
     parse_assignment,
+    repeats,
     seconds,
     sizes,
 )
@@ -65,7 +66,7 @@ def _add_collect(wg_sub: Subcommands) -> None:
         action="store_false",
         help="synthetic scenarios only (the real-world kernels are the usual test set)",
     )
-    p.add_argument("--repeats", type=count, default=5, help="timed launches per size and round")
+    p.add_argument("--repeats", type=repeats, default=5, help="timed launches per size and round")
     p.add_argument(
         "--rounds",
         type=count,
