@@ -170,3 +170,10 @@ def test_other_commands_say_only_tune_runs_a_space_file(capsys):
     assert main(["space", EXAMPLE]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a loopy space file" in err and "perfport tune" in err
+
+
+def test_model_stats_says_a_space_file_is_one(capsys):
+    """It said 'define kernel ...; found NoneType'."""
+    assert main(["model", "stats", EXAMPLE]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a loopy space file" in err and "NoneType" not in err
