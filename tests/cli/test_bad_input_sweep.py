@@ -245,3 +245,9 @@ def test_a_fixed_repeat_count_has_a_ceiling(tmp_path, capsys, command):
     db = tmp_path / "r.db"
     err = _refused([*command, "--repeats", "10001", "--db", db, "--problem", "nosuch=1"], capsys)
     assert "argument --repeats: 10001: at most 10000" in err and not db.exists()
+
+
+def test_an_empty_strategy_name_is_refused_not_read_as_the_default(tmp_path, capsys):
+    """--strategy '' (an unset $STRATEGY in a script) ran the default strategy."""
+    replay = ["replay", "--db", tmp_path / "none.db", "--budget", "1", "--repeats", "1"]
+    assert "no strategy ''" in _refused([*replay, "--strategy", ""], capsys)
