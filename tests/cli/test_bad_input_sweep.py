@@ -251,3 +251,14 @@ def test_an_empty_strategy_name_is_refused_not_read_as_the_default(tmp_path, cap
     """--strategy '' (an unset $STRATEGY in a script) ran the default strategy."""
     replay = ["replay", "--db", tmp_path / "none.db", "--budget", "1", "--repeats", "1"]
     assert "no strategy ''" in _refused([*replay, "--strategy", ""], capsys)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["space", EXAMPLES / "saxpy.toml"], ["model", "stats", "matmul-prefetch"],
+     ["wg", "predict", "--kernel", "sobel"]],
+)  # fmt: skip
+def test_a_problem_name_given_twice_is_refused(capsys, command):
+    """--problem n=1024 n=2048: the last one silently won."""
+    err = _refused([*command, "--problem", "n=32", "width=64", "n=64"], capsys)
+    assert "--problem n is given twice (n=32, n=64); give each name once" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from perfport._core import PerfportError
@@ -34,6 +34,21 @@ def parse_assignment(text: str) -> tuple[str, Value]:
             except ValueError:
                 value = raw
     return name.strip(), value
+
+
+def problem_values(assignments: Sequence[str]) -> dict[str, Value]:
+    """``--problem``'s ``name=value`` items as a dict; a name given twice is refused (the last
+    one silently won, so ``n=1024 ... n=2048`` measured a problem the user may not have meant)."""
+    values: dict[str, Value] = {}
+    for text in assignments:
+        name, value = parse_assignment(text)
+        if name in values:
+            raise PerfportError(
+                f"--problem {name} is given twice ({name}={values[name]}, {name}={value}); "
+                "give each name once"
+            )
+        values[name] = value
+    return values
 
 
 # Counts, seeds and sizes are stored as SQLite integers (and handed to numpy as int64).

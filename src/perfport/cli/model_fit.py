@@ -19,7 +19,7 @@ from perfport.cli.arguments import (
     check_folder,
     check_output,
     database,
-    parse_assignment,
+    problem_values,
 )
 
 if TYPE_CHECKING:
@@ -113,10 +113,11 @@ def _cache_folder() -> Path:
 
 def _sizes(assignments: list[str]) -> dict[str, int]:
     sizes = {}
-    for text in assignments:
-        name, value = parse_assignment(text)
+    for name, value in problem_values(assignments).items():
         if isinstance(value, bool) or not isinstance(value, int):
-            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
+            raise PerfportError(
+                f"--problem {name}={value}: loopy sizes are integers; give {name}=INTEGER"
+            )
         sizes[name] = value
     return sizes
 

@@ -12,7 +12,7 @@ from perfport.cli.arguments import (
     count,
     database,
     natural,
-    parse_assignment,
+    problem_values,
 )
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     objective = Objective(args.objective) if args.objective else None
     result = replay_db(
         args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed,
-        objective, problem=dict(parse_assignment(a) for a in args.problem),
+        objective, problem=problem_values(args.problem),
     )  # fmt: skip
     if args.json:
         render.print_json(result.to_json())

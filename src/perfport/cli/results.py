@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, TextIO
 import perfport
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, check_output, database, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    check_output,
+    database,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -118,7 +123,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4
-            problem = dict(parse_assignment(a) for a in args.problem)
+            problem = problem_values(args.problem)
             document = convert(store, kernel=args.kernel, device=args.device, problem=problem)
             count = len(document.get("cache") or document.get("results") or [])
 

@@ -17,7 +17,7 @@ from perfport.cli.arguments import (
     check_output,
     database,
     natural,
-    parse_assignment,
+    problem_values,
 )
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.bundle import load_bundle
 
     bundle = load_bundle(args.bundle)
-    problem = dict(parse_assignment(p) for p in args.problem)
+    problem = problem_values(args.problem)
     unknown = sorted(set(problem) - set(bundle.features))
     if unknown:  # a typo here would otherwise be ignored silently (the library allows extras)
         raise PerfportError(

@@ -12,7 +12,7 @@ from perfport.cli.arguments import (
     add_problem,
     database,
     integer_up_to,
-    parse_assignment,
+    problem_values,
 )
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune import resolve_problem
 
     spec = resolve_kernel(args.kernel)
-    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    problem = resolve_problem(spec, problem_values(args.problem))
     devices = [get_device(d, spec.language) for d in args.device]
     # Refused before the database is opened, so bad input leaves it as it was.
     split_dimension(spec, args.dimension)

@@ -19,7 +19,7 @@ from perfport.cli.arguments import (
     count,
     database,
     natural,
-    parse_assignment,
+    problem_values,
     repeats,
     seconds,
 )
@@ -202,7 +202,7 @@ def _tune_and_report(
     with Board() as board:
         result = perfport.tune(
             kernel,
-            problem=dict(parse_assignment(p) for p in args.problem),
+            problem=problem_values(args.problem),
             device=device,
             strategy=args.strategy,
             budget=budget,

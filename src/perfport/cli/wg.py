@@ -21,7 +21,7 @@ from perfport.cli.arguments import (
     count,
     database,
     natural,
-    parse_assignment,
+    problem_values,
     repeats,
     seconds,
     sizes,
@@ -293,7 +293,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune import resolve_problem
 
     spec = resolve_kernel(args.kernel)
-    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
     wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = wg_model(args.model)
