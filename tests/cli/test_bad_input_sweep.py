@@ -262,3 +262,13 @@ def test_a_problem_name_given_twice_is_refused(capsys, command):
     """--problem n=1024 n=2048: the last one silently won."""
     err = _refused([*command, "--problem", "n=32", "width=64", "n=64"], capsys)
     assert "--problem n is given twice (n=32, n=64); give each name once" in err
+
+
+def test_a_sweep_refuses_a_bad_problem_before_measuring_any(tmp_path, capsys):
+    """The bad problem was found when the sweep reached it: the store was made and the
+    problems before it measured, then the refusal."""
+    problems = tmp_path / "problems.csv"
+    problems.write_text("n\n1024\n-5\n")
+    db = tmp_path / "r.db"
+    err = _refused(["sweep", EXAMPLES / "saxpy.toml", "--problems", problems, "--db", db], capsys)
+    assert "must all be at least 1" in err and not db.exists()
