@@ -59,3 +59,7 @@ def test_no_results_render_without_a_traceback():
     out = io.StringIO()
     results_table(Console(file=out, width=80, color_system=None), [])
     assert "Best configurations" in out.getvalue()
+
+
+def test_no_results_size_the_columns_by_their_headers():
+    assert results_columns([], 80)["best ms"] == len("best ms")

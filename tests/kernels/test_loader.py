@@ -233,3 +233,19 @@ def test_a_file_importing_a_missing_extra_names_the_extra(tmp_path, monkeypatch)
     extra.write_text("import numpy.not_a_module_of_numpy\n")  # installed, submodule missing
     with pytest.raises(SpecError, match="ModuleNotFoundError"):
         load_kernel(extra)
+
+
+def test_a_directory_is_named_as_one(tmp_path):
+    with pytest.raises(SpecError, match="is a directory; give the spec file in it"):
+        load_kernel(tmp_path)
+
+
+def test_a_syntax_error_without_a_line_names_no_line(tmp_path):
+    """A NUL byte: Python's SyntaxError has no line number, and the message said 'x.py:None'."""
+    spec = tmp_path / "nul.py"
+    spec.write_bytes(b"kernel = 1\x00\n")
+    with pytest.raises(SpecError) as info:
+        load_kernel(spec)
+    assert str(info.value).startswith(f"{spec}: Python syntax error") and "None" not in str(
+        info.value
+    )

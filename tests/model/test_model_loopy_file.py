@@ -181,3 +181,10 @@ def test_a_kernel_spec_file_that_names_its_source_program_tunes_as_a_spec(tmp_pa
     path.write_text(saxpy.read_text().replace("SOURCE", "program"))
     out = _tune([str(path), "--budget", "1", "--db", str(tmp_path / "r.db")], capsys)
     assert out["kernel"] == "saxpy" and out["outcomes"]["ok"] == 1
+
+
+def test_model_stats_says_a_space_file_is_one(capsys):
+    """It said 'define kernel ...; found NoneType'."""
+    assert main(["model", "stats", EXAMPLE]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a loopy space file" in err and "NoneType" not in err

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
 from perfport._core import PerfportError
@@ -33,6 +34,21 @@ def parse_assignment(text: str) -> tuple[str, Value]:
             except ValueError:
                 value = raw
     return name.strip(), value
+
+
+def problem_values(assignments: Sequence[str]) -> dict[str, Value]:
+    """``--problem``'s ``name=value`` items as a dict; a name given twice is refused (the last
+    one silently won, so ``n=1024 ... n=2048`` measured a problem the user may not have meant)."""
+    values: dict[str, Value] = {}
+    for text in assignments:
+        name, value = parse_assignment(text)
+        if name in values:
+            raise PerfportError(
+                f"--problem {name} is given twice ({name}={values[name]}, {name}={value}); "
+                "give each name once"
+            )
+        values[name] = value
+    return values
 
 
 # Counts, seeds and sizes are stored as SQLite integers (and handed to numpy as int64).
@@ -73,6 +89,21 @@ def integer_up_to(high: int, what: str) -> Callable[[str], int]:
     return parse
 
 
+# Every timed launch's time is kept in memory and stored with its result: a fixed count past
+# this ran for days and filled memory (the adaptive default stops at 200).
+MAX_REPEATS = 10_000
+
+
+def repeats(text: str) -> int:
+    """An argparse type: a fixed number of timed launches, 1 to MAX_REPEATS."""
+    value = count(text)
+    if value > MAX_REPEATS:
+        raise argparse.ArgumentTypeError(
+            f"{value}: at most {MAX_REPEATS} (each launch's time is kept and stored)"
+        )
+    return value
+
+
 def budget(text: str) -> int | float:
     """An argparse type: a count of configurations (>= 1), or a share of the legal space as
     a percentage, ``25%`` (returned as the fraction 0.25)."""
@@ -111,6 +142,16 @@ def sizes(text: str) -> tuple[int, ...]:
     if any(not 1 <= n <= MAX_INTEGER for n in values):
         raise argparse.ArgumentTypeError(f"{text[:40]!r}: sizes must be positive 64-bit integers")
     return values
+
+
+def database(text: str) -> str:
+    """An argparse type: a results database's file path. SQLite reads '' and ':memory:' as a
+    database that vanishes when the command ends, so every result stored there would be lost."""
+    if not text.strip() or text == ":memory:":
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a file path; give the results database's file, e.g. perfport.db"
+        )
+    return text
 
 
 def port(text: str) -> int:
@@ -164,3 +205,31 @@ def scheduler_address(text: str, local: bool = False) -> str:
 def cluster_address(text: str) -> str:
     """An argparse type: ``perfport tune --cluster``'s address, or ``local``."""
     return scheduler_address(text, local=True)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_output(path: str | None, option: str) -> None:
+    """Refuse to write ``path`` where a results database is (``--db`` itself or another
+    store): opening it for writing would truncate every stored result, so this runs before
+    anything is written or measured."""
+    if not path:
+        return
+    try:
+        with open(path, "rb") as existing:
+            head = existing.read(len(_SQLITE_HEADER))
+    except OSError:  # missing, a directory, unreadable: the write itself says what is wrong
+        return
+    if head == _SQLITE_HEADER:
+        raise PerfportError(
+            f"{option} {path} is a results database (SQLite); writing there would destroy its "
+            "results; give another path"
+        )
+
+
+def check_folder(path: str | None, option: str) -> None:
+    """Refuse a folder option (--plots, --figures) where a file is: checked before the work
+    whose figures it would hold, not after it."""
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        raise PerfportError(f"{option} {path}: a file is in the way; give a folder")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, count
+from perfport.cli.arguments import Subcommands, add_problem, count, database
 from perfport.cli.model_fit import _cache_folder, _sizes, add_parsers
 
 if TYPE_CHECKING:
@@ -193,7 +193,7 @@ def _add_collect(model_sub: Any) -> None:
                    help="filter tags (default: every generator)")  # fmt: skip
     p.add_argument("--match", choices=["identical", "subset", "superset", "intersect"],
                    default="superset", help="how generator tags match (default superset)")  # fmt: skip
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--list", action="store_true", help="list the kernels, measure nothing")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_collect)

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import add_problem, parse_assignment
+from perfport.cli.arguments import (
+    add_problem,
+    check_folder,
+    check_output,
+    database,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +42,7 @@ def add_parsers(model_sub: Any) -> None:
         "model_file", metavar="MODEL_FILE", help="a model saved as JSON (perfport.model.save)"
     )
     p.add_argument("--device", help="device id (default: the default device)")
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--out", required=True, help="calibration JSON to write")
     p.add_argument("--nonnegative", action="store_true",
                    help="bound every cost parameter below by 0 (refit by trust-region "
@@ -71,7 +77,7 @@ def add_parsers(model_sub: Any) -> None:
     p.add_argument("--sizes", nargs="+", action="extend", required=True, metavar="NAME=V1,V2",
                    help="sizes to measure, e.g. n=256,512,1024 (Cartesian product)")  # fmt: skip
     p.add_argument("--device", help="device id (default: the default device)")
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_measure)
     _add_evaluate(model_sub)
@@ -86,7 +92,7 @@ def _add_evaluate(model_sub: Any) -> None:
     )
     source = p.add_mutually_exclusive_group()
     source.add_argument("--data", help="measurements: JSON or CSV (perfport export's or slim)")
-    source.add_argument("--db", help="measurements: a results database")
+    source.add_argument("--db", type=database, help="measurements: a results database")
     p.add_argument("--device", nargs="+", action="extend", default=[], metavar="NAME",
                    help="only these devices (name substring or fingerprint)")  # fmt: skip
     p.add_argument("--model", help="model JSON (default: the shipped matmul model)")
@@ -107,10 +113,11 @@ def _cache_folder() -> Path:
 
 def _sizes(assignments: list[str]) -> dict[str, int]:
     sizes = {}
-    for text in assignments:
-        name, value = parse_assignment(text)
+    for name, value in problem_values(assignments).items():
         if isinstance(value, bool) or not isinstance(value, int):
-            raise PerfportError(f"--problem {text}: loopy sizes are integers; give {name}=INTEGER")
+            raise PerfportError(
+                f"--problem {name}={value}: loopy sizes are integers; give {name}=INTEGER"
+            )
         sizes[name] = value
     return sizes
 
@@ -135,6 +142,7 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     from perfport.store import Store
     from perfport.store.calibrations import record_calibration
 
+    check_output(args.out, "--out")
     model = Model.load(args.model_file)
     model.check_features()
     device = get_device(args.device)
@@ -298,8 +306,6 @@ def _write_figures(evaluation: dict[str, Any], folder: str) -> list[str]:
     from perfport.report.model_figures import model_figures
 
     out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise PerfportError(f"--figures {folder}: a file is in the way; give a folder")
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, svg in model_figures(evaluation).items():
@@ -313,6 +319,8 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.model.dataset import from_store, read_data, write_data
     from perfport.model.evaluate import evaluate
 
+    check_output(args.write_data, "--write-data")
+    check_folder(args.figures, "--figures")
     model = Model.load(args.model or shipped(SHIPPED_MODEL))
     runs = from_store(args.db) if args.db else read_data(args.data or shipped(SHIPPED_DATA))
     runs = _chosen_devices(runs, args.device)

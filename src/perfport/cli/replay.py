@@ -6,7 +6,14 @@ import argparse
 from typing import TYPE_CHECKING
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, count, natural
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    count,
+    database,
+    natural,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,10 +31,14 @@ def add_parser(sub: Subcommands) -> None:
         "replay", help="run a strategy against stored measurements, no device needed"
     )
     p.add_argument(
-        "--db", default="perfport.db", help="results database to replay (default: perfport.db)"
+        "--db",
+        type=database,
+        default="perfport.db",
+        help="results database to replay (default: perfport.db)",
     )
     p.add_argument("--kernel", help="the kernel (name or source-hash prefix)")
     p.add_argument("--device", help="the device (fingerprint or name)")
+    add_problem(p)  # a kernel tuned at several sizes: which one to replay
     p.add_argument("--strategy", help="search strategy (default: the default strategy)")
     p.add_argument("--budget", type=count, required=True, help="evaluations per run")
     p.add_argument("--repeats", type=count, required=True, help="runs, each with its own seed")
@@ -49,7 +60,7 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
     objective = Objective(args.objective) if args.objective else None
     result = replay_db(
         args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed,
-        objective,
+        objective, problem=problem_values(args.problem),
     )  # fmt: skip
     if args.json:
         render.print_json(result.to_json())

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, database
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -16,7 +16,7 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "report", help="write a static HTML report (figures, sortable tables) that opens offline"
     )
-    p.add_argument("--db", default="perfport.db", help="the results database")
+    p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory to write into")

@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, TextIO
 import perfport
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    check_output,
+    database,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +26,7 @@ DB_HELP = "results database (default: perfport.db)"
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("results", help="best configuration per device, kernel and problem")
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -29,7 +34,7 @@ def add_parser(sub: Subcommands) -> None:
 
     p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
     p.add_argument("file", metavar="FILE", help="the file to import (.json or .json.gz)")
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--device-name", help="the device, where the file does not name it")
     p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -38,7 +43,7 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "export", help="write stored results as CSV, JSON, a Kernel Tuner cache or T4"
     )
-    p.add_argument("--db", default="perfport.db", help=DB_HELP)
+    p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
     p.add_argument("--kernel", help="only this kernel (name or source-hash prefix)")
     p.add_argument("--device", help="only this device (fingerprint or name)")
     p.add_argument(
@@ -105,10 +110,16 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.formats.t4 import to_t4
 
     fmt = "json" if args.json else args.format
+    check_output(args.output, "--output")
+    if args.problem and fmt not in ("kt-cache", "t4"):  # csv and json were silently unfiltered
+        raise PerfportError(
+            f"--problem narrows a kt-cache or t4 export; {fmt} holds every problem (its problem "
+            "column says which): drop --problem, or give --format kt-cache or t4"
+        )
     with Store(args.db, create=False) as store:
         if fmt in ("kt-cache", "t4"):
             convert = to_kt_cache if fmt == "kt-cache" else to_t4
-            problem = dict(parse_assignment(a) for a in args.problem)
+            problem = problem_values(args.problem)
             document = convert(store, kernel=args.kernel, device=args.device, problem=problem)
             count = len(document.get("cache") or document.get("results") or [])
 

@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands
+from perfport.cli.arguments import Subcommands, database
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +25,9 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--device", help="device id (see 'perfport devices'); default: a GPU if any, else the CPU"
     )
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run_roofline)
 
@@ -45,12 +47,13 @@ def run_roofline(args: argparse.Namespace, console: Console) -> int:
             size = f" of {_mib(run.work)} moved" if run.count else ""
             print(f"  {run.op}{size}: {rate}", file=sys.stderr, flush=True)
 
-    ceilings, runs = measure_ceilings(device, each)
-    elapsed = time.monotonic() - start
-    if ceilings is None:
-        failed = "; ".join(f"{r.op}: {r.outcome} {r.message}" for r in runs if r.rate is None)
-        raise PerfportError(f"roofline on {device.id}: a benchmark failed ({failed[:300]})")
+    # Opened first: a --db it cannot use is refused before seconds of benchmarks, not after.
     with Store(args.db) as store:
+        ceilings, runs = measure_ceilings(device, each)
+        elapsed = time.monotonic() - start
+        if ceilings is None:
+            failed = "; ".join(f"{r.op}: {r.outcome} {r.message}" for r in runs if r.rate is None)
+            raise PerfportError(f"roofline on {device.id}: a benchmark failed ({failed[:300]})")
         save_ceilings(store, device, ceilings, {"runs": [r.to_json() for r in runs]})
     clock, lanes = _clock(device)
     driver = nominal(device, clock, lanes)

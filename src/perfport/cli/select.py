@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, natural, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    check_folder,
+    check_output,
+    database,
+    natural,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,7 +92,9 @@ def _add_predict(sel_sub: Subcommands) -> None:
 
 def _add_export(sel_sub: Subcommands) -> None:
     p = sel_sub.add_parser("export", help="write a store's sweep results as a table (.csv.gz)")
-    p.add_argument("--db", required=True, help="the results database holding the sweep")
+    p.add_argument(
+        "--db", type=database, required=True, help="the results database holding the sweep"
+    )
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
     p.add_argument("--device", help="the device, when the store holds several")
@@ -149,6 +158,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
 
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
+    check_folder(args.plots, "--plots")
     table = _table(args.data)
     results = evaluate(
         table,
@@ -217,7 +227,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.bundle import load_bundle
 
     bundle = load_bundle(args.bundle)
-    problem = dict(parse_assignment(p) for p in args.problem)
+    problem = problem_values(args.problem)
     unknown = sorted(set(problem) - set(bundle.features))
     if unknown:  # a typo here would otherwise be ignored silently (the library allows extras)
         raise PerfportError(
@@ -237,6 +247,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
 def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import from_store, save_csv
 
+    check_output(args.out, "--out")
     table = from_store(args.db, kernel=args.kernel, device=args.device)
     save_csv(table, args.out)
     summary = {"out": args.out, "kernel": table.kernel, "device": table.device,

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from perfport.cli.arguments import Subcommands, integer_at_least, port, seconds
+from perfport.cli.arguments import Subcommands, database, integer_at_least, port, seconds
 from perfport.cli.wg import wg_model
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
-    p.add_argument("--db", default="perfport.db", help="where refused sizes are stored")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="where refused sizes are stored"
+    )
     p.add_argument(
         "--host",
         default="127.0.0.1",

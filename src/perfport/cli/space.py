@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import perfport
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, parse_assignment
+from perfport.cli.arguments import Subcommands, add_problem, problem_values
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,7 +54,7 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
         name, problem, report = definition.name, {}, definition.space(device=device).report
     else:
         spec = resolve_kernel(args.kernel)
-        resolved = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+        resolved = resolve_problem(spec, problem_values(args.problem))
         device = get_device(ids[0] if ids else None, spec.language)
         space = perfport.kernel_space(spec, resolved, device, args.min_work_groups)
         problem = dict(resolved)
@@ -87,7 +87,7 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
         spaces = [definition.space(device=d) for d in devices]
     else:
         spec = resolve_kernel(args.kernel)
-        resolved = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+        resolved = resolve_problem(spec, problem_values(args.problem))
         devices = [get_device(i, spec.language) for i in ids]
         name, problem = spec.name, dict(resolved)
         spaces = [perfport.kernel_space(spec, resolved, d, args.min_work_groups) for d in devices]

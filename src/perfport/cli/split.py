@@ -7,7 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport.cli import render
-from perfport.cli.arguments import Subcommands, add_problem, integer_up_to, parse_assignment
+from perfport.cli.arguments import (
+    Subcommands,
+    add_problem,
+    database,
+    integer_up_to,
+    problem_values,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -33,7 +39,7 @@ def add_parser(sub: Subcommands) -> None:
         "--dimension", type=int, help="NDRange dimension to split (default: the first declared)"
     )
     p.add_argument(
-        "--db", default="perfport.db",
+        "--db", type=database, default="perfport.db",
         help="results database: best configurations are read from it, the plan stored in it "
         "(default: perfport.db)",
     )  # fmt: skip
@@ -45,12 +51,12 @@ def add_parser(sub: Subcommands) -> None:
     )  # fmt: skip
     p.add_argument(
         "--sweep", type=integer_up_to(MAX_ROUNDS, "each point runs the whole split"),
-        default=0, metavar="POINTS",
+        default=None, metavar="POINTS",
         help="also run the split at POINTS evenly spaced shares of the first device (two "
         "devices), to set the computed split against the best one",
     )  # fmt: skip
     p.add_argument(
-        "--steps", type=int, default=0, metavar="N",
+        "--steps", type=int, default=None, metavar="N",
         help="time-stepping: N steps, each step's output the next one's input (kernels whose "
         "split declares feeds, e.g. the stencils by rows); parts keep their data on their "
         "devices and exchange halo rows between steps",
@@ -92,11 +98,12 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
 
     if args.iterations < 0:
         raise SpecError(f"--iterations {args.iterations}: give 1 or more (0: no rebalancing)")
-    if args.sweep and (args.sweep < 2 or len(args.device) != 2):
+    # 0 is refused, not read as "not given": --steps 0 ran a one-launch split instead.
+    if args.sweep is not None and (args.sweep < 2 or len(args.device) != 2):
         raise SpecError("--sweep takes 2 or more points and exactly two devices")
     if len(args.device) < 2:
         raise SpecError("a split needs two or more devices; give --device twice")
-    if args.steps < 0 or (args.steps and (args.sweep or args.iterations)):
+    if args.steps is not None and (args.steps < 1 or args.sweep or args.iterations):
         raise SpecError(
             f"--steps {args.steps}: give 1 or more, without --sweep or --iterations (time-"
             "stepping rebalances with --rebalance)"
@@ -119,7 +126,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune import resolve_problem
 
     spec = resolve_kernel(args.kernel)
-    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    problem = resolve_problem(spec, problem_values(args.problem))
     devices = [get_device(d, spec.language) for d in args.device]
     # Refused before the database is opened, so bad input leaves it as it was.
     split_dimension(spec, args.dimension)
@@ -137,7 +144,7 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     with Store(args.db) as store:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
-            sweep_points=args.sweep, iterations=args.iterations, opening=args.opening,
+            sweep_points=args.sweep or 0, iterations=args.iterations, opening=args.opening,
             plan_from=args.plan or "lines", time_source=args.times,
         )  # fmt: skip
         out = _stored(store, spec, problem, devices, outcome)

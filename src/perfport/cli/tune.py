@@ -17,8 +17,10 @@ from perfport.cli.arguments import (
     budget,
     cluster_address,
     count,
+    database,
     natural,
-    parse_assignment,
+    problem_values,
+    repeats,
     seconds,
 )
 
@@ -68,7 +70,9 @@ def _add_tune(sub: Subcommands) -> None:
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="stop this session after this long"
     )
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument(
         "--campaign", help="campaign key; the same key resumes (default: derived from the run)"
     )
@@ -78,7 +82,7 @@ def _add_tune(sub: Subcommands) -> None:
     )  # fmt: skip
     p.add_argument("--seed", type=natural, default=0, help="seed for input data and the strategy")
     p.add_argument(
-        "--repeats", type=count, help="fixed number of timed launches (default: adaptive)"
+        "--repeats", type=repeats, help="fixed number of timed launches (default: adaptive)"
     )
     p.add_argument(
         "--timeout",
@@ -142,7 +146,9 @@ def _add_sweep(sub: Subcommands) -> None:
         help="CSV with a header of problem names, or a shipped set: lawson-gemm",
     )
     p.add_argument("--device", help="device id; default: a GPU if any, else the CPU")
-    p.add_argument("--db", default="perfport.db", help="results database (default: perfport.db)")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="results database (default: perfport.db)"
+    )
     p.add_argument(
         "--max-time", type=seconds, metavar="SECONDS", help="start no problem after this"
     )
@@ -196,7 +202,7 @@ def _tune_and_report(
     with Board() as board:
         result = perfport.tune(
             kernel,
-            problem=dict(parse_assignment(p) for p in args.problem),
+            problem=problem_values(args.problem),
             device=device,
             strategy=args.strategy,
             budget=budget,

@@ -24,7 +24,7 @@ def tune_many_and_report(
     args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
 ) -> int:
     from perfport._core.interrupts import take_held
-    from perfport.cli.arguments import parse_assignment
+    from perfport.cli.arguments import problem_values
     from perfport.store import CampaignStatus
     from perfport.tune.multi import tune_many
     from perfport.tune.progress import Board
@@ -43,7 +43,7 @@ def tune_many_and_report(
             "hosts); leave --build-jobs out, or tune local devices with --device"
         )
     run = partial(
-        tune_many, args.kernel, problem=dict(parse_assignment(p) for p in args.problem),
+        tune_many, args.kernel, problem=problem_values(args.problem),
         strategy=args.strategy, budget=budget, db=args.db, settings=settings, board=Board(),
         min_work_groups=args.min_work_groups, build_jobs=args.build_jobs,
     )  # fmt: skip

@@ -16,9 +16,13 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
+    check_folder,
+    check_output,
     count,
+    database,
     natural,
-    parse_assignment,
+    problem_values,
+    repeats,
     seconds,
     sizes,
 )
@@ -62,7 +66,7 @@ def _add_collect(wg_sub: Subcommands) -> None:
         action="store_false",
         help="synthetic scenarios only (the real-world kernels are the usual test set)",
     )
-    p.add_argument("--repeats", type=count, default=5, help="timed launches per size and round")
+    p.add_argument("--repeats", type=repeats, default=5, help="timed launches per size and round")
     p.add_argument(
         "--rounds",
         type=count,
@@ -74,7 +78,10 @@ def _add_collect(wg_sub: Subcommands) -> None:
     )
     p.add_argument("--seed", type=natural, default=0, help="seed of the synthetic scenarios")
     p.add_argument(
-        "--db", default="perfport.db", help="results database to store into (default: perfport.db)"
+        "--db",
+        type=database,
+        default="perfport.db",
+        help="results database to store into (default: perfport.db)",
     )
     p.add_argument("--json", action="store_true", help="print JSON lines, one per scenario")
     p.set_defaults(run=run_collect)
@@ -83,7 +90,10 @@ def _add_collect(wg_sub: Subcommands) -> None:
 def _add_dataset(wg_sub: Subcommands) -> None:
     p = wg_sub.add_parser("dataset", help="write the stored stencil campaigns as a dataset (.npz)")
     p.add_argument(
-        "--db", action="append", help="a store (repeat to merge several; default perfport.db)"
+        "--db",
+        type=database,
+        action="append",
+        help="a store (repeat to merge several; default perfport.db)",
     )
     p.add_argument(
         "--merge",
@@ -144,7 +154,9 @@ def _add_predict(wg_sub: Subcommands) -> None:
     p.add_argument(
         "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
-    p.add_argument("--db", default="perfport.db", help="sizes refused here before are avoided")
+    p.add_argument(
+        "--db", type=database, default="perfport.db", help="sizes refused here before are avoided"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -219,6 +231,8 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
+    check_output(args.out, "--out")
+    check_output(args.superseded, "--superseded")
     stores = args.db or ([] if args.merge else ["perfport.db"])
     try:
         built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
@@ -251,6 +265,7 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
     from perfport.features import COMPILE_FREE_FEATURES
 
+    check_output(args.out, "--out")
     data = wg.load_dataset(_wg_data_path(args.data))
     if args.compile_free:
         data = data.with_features(COMPILE_FREE_FEATURES)
@@ -278,7 +293,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.tune import resolve_problem
 
     spec = resolve_kernel(args.kernel)
-    problem = resolve_problem(spec, dict(parse_assignment(p) for p in args.problem))
+    problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
     wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = wg_model(args.model)
@@ -391,6 +406,7 @@ class _EvaluationProgress:
 def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
 
+    check_folder(args.plots, "--plots")
     data = wg.load_dataset(_wg_data_path(args.data))
     methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
     partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")

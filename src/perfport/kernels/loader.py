@@ -66,7 +66,8 @@ def import_file(path: str | Path) -> ModuleType:
         raise
     except SyntaxError as exc:
         del sys.modules[name]
-        raise SpecError(f"{path}:{exc.lineno}: Python syntax error: {exc.msg}") from None
+        where = f"{path}:{exc.lineno}" if exc.lineno else str(path)  # None: e.g. a NUL byte
+        raise SpecError(f"{where}: Python syntax error: {exc.msg}") from None
     except ModuleNotFoundError as exc:
         del sys.modules[name]
         raise missing_extra(exc, str(path)) or SpecError(
@@ -89,6 +90,8 @@ def load_kernel(path: str | Path) -> KernelSpec:
     'saxpy'
     """
     path = Path(path)
+    if path.is_dir():  # "does not exist" sent the user looking for a file that is there
+        raise SpecError(f"kernel spec file {str(path)!r} is a directory; give the spec file in it")
     if not path.is_file():
         raise SpecError(f"kernel spec file {str(path)!r} does not exist")
     suffix = path.suffix.lower()

@@ -37,12 +37,20 @@ def load_problems(source: str | Path) -> list[dict[str, Any]]:
             f"no problem file {source}; give a CSV with a header of problem names, or one of: "
             + ", ".join(_SETS)
         )
-    return _parse(path.read_text(), str(path))
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:  # a binary file given by mistake
+        raise SpecError(f"{path}: not a text CSV file ({exc.reason}); give a CSV with a "
+                        "header of problem names") from None  # fmt: skip
+    return _parse(text, str(path))
 
 
 def _parse(text: str, where: str) -> list[dict[str, Any]]:
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    rows = list(csv.reader(io.StringIO("\n".join(lines)), skipinitialspace=True))
+    try:
+        rows = list(csv.reader(io.StringIO("\n".join(lines)), skipinitialspace=True))
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise SpecError(f"{where}: not a problem CSV ({exc}); give one problem a line") from None
     if len(rows) < 2:
         raise SpecError(f"{where}: a problem file needs a header line and at least one problem")
     header = [h.strip() for h in rows[0]]

@@ -171,6 +171,13 @@ def load_program(kernel: str) -> Any:
                 f"{path}: make_kernel() raised {type(exc).__name__}: {exc}; fix the file"
             ) from None
     lp = loopy()
+    if made is None and callable(getattr(module, "program", None)):
+        # "found NoneType" left the user guessing: name what the file is and what counts it
+        raise SpecError(
+            f"{path} is a loopy space file (it defines program(config)), one kernel per "
+            f"configuration: 'perfport tune {path}' tunes it; this command takes one kernel "
+            "(define 'kernel' or 'make_kernel()')"
+        )
     if not isinstance(made, lp.TranslationUnit | lp.LoopKernel):
         raise SpecError(
             f"{path}: define 'kernel' (a loopy kernel) or 'make_kernel()' returning one; "

@@ -122,8 +122,9 @@ class Calibration:
     def load(path: str | Path) -> Calibration:
         try:
             return Calibration.from_json(json.loads(Path(path).read_text()))
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"{path}: not JSON ({exc.msg}); give a calibration file") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file: not UTF-8
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+            raise ModelError(f"{path}: not JSON ({reason}); give a calibration file") from None
 
 
 def _matrix(

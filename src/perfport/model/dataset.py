@@ -119,9 +119,14 @@ def read_data(path: str | Path) -> list[TimedKernel]:
         text = p.read_text()
     except OSError as exc:
         raise ModelError(f"{path}: cannot read ({exc.strerror}); give a JSON or CSV file") from None
+    except UnicodeDecodeError as exc:  # a binary file given by mistake
+        raise ModelError(f"{path}: not text ({exc.reason}); give a JSON or CSV file") from None
     records: Any
     if p.suffix.lower() == ".csv":
-        records = list(csv.DictReader(io.StringIO(text)))
+        try:
+            records = list(csv.DictReader(io.StringIO(text)))
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit
+            raise ModelError(f"{path}: not a CSV table ({exc}); see docs/model.md") from None
     else:
         try:
             records = json.loads(text)

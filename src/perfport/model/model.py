@@ -139,8 +139,9 @@ class Model:
     def load(path: str | Path) -> Model:
         try:
             return Model.from_json(json.loads(Path(path).read_text()))
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"{path}: not JSON ({exc.msg}); give a model file") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file: not UTF-8
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+            raise ModelError(f"{path}: not JSON ({reason}); give a model file") from None
 
 
 def _weighted(costs: Mapping[str, str]) -> str:

@@ -278,7 +278,10 @@ def load_csv(path: str | Path) -> PerfTable:
         name, _, value = line[1:].partition(":")
         if name.strip() in meta:
             meta[name.strip()] = value.strip()
-    rows = list(csv.reader(lines[body_start:]))
+    try:
+        rows = list(csv.reader(lines[body_start:]))
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise SelectError(f"{where} is not a CSV table ({exc})") from None
     if not rows:
         raise SelectError(f"{where}: no header line; expected problem.*, config.* and time_ms")
     header = rows[0]

@@ -112,7 +112,8 @@ def make_strategy(
 def strategy_class(name: str | None) -> type[Strategy]:
     """The strategy called ``name`` (None: the default)."""
     try:
-        return {**STRATEGIES, **GUIDED}[name or DEFAULT_STRATEGY]
+        # Only None is the default: '' (an unset $STRATEGY in a script) is a name, refused.
+        return {**STRATEGIES, **GUIDED}[DEFAULT_STRATEGY if name is None else name]
     except KeyError:
         raise PerfportError(
             f"no strategy {name!r}; choose one of {', '.join([*STRATEGIES, *GUIDED])}"

@@ -72,9 +72,11 @@ class ReplayData:
         kernel: str | None = None,
         device: str | None = None,
         objective: Objective | None = None,
+        problem: Mapping[str, Any] | None = None,
     ) -> ReplayData:
-        """One device's stored results; ``objective`` None: the source's own (``own_objective``)."""
-        rows = one_group(store, kernel=kernel, device=device)
+        """One device's stored results; ``objective`` None: the source's own (``own_objective``);
+        ``problem``: only the results at these problem values (one kernel at several sizes)."""
+        rows = one_group(store, kernel=kernel, device=device, problem=problem)
         own = own_objective(rows)
         objective = objective or own
         if objective is Objective.TIME and own is not Objective.TIME:
@@ -231,6 +233,7 @@ def replay_db(
     repeats: int,
     seed: int = 0,
     objective: Objective | None = None,
+    problem: Mapping[str, Any] | None = None,
 ) -> ReplayResult:
     """Replay one device's stored results, ranked by ``objective`` (None: the source's own);
     a strategy that takes a prior gets one from the other devices' results in the same store,
@@ -238,7 +241,9 @@ def replay_db(
     if strategy_class(strategy).takes_ranker:  # before the store is read
         raise _needs_ranker(strategy)
     with Store(db, create=False) as store:
-        data = ReplayData.from_store(store, kernel=kernel, device=device, objective=objective)
+        data = ReplayData.from_store(
+            store, kernel=kernel, device=device, objective=objective, problem=problem
+        )
         prior = (
             transfer_prior(store, data.kernel, data.space, data.device_fingerprint, data.problem)
             if strategy_class(strategy).takes_prior
