@@ -18,8 +18,20 @@ if TYPE_CHECKING:  # rich is imported on first use: --json output and --help nee
 
 
 def print_json(data: Any) -> None:
-    """What every --json prints: one indented JSON document on stdout."""
-    print(json.dumps(data, indent=1))
+    """What every --json prints: one indented JSON document on stdout. A non-finite float
+    (an interval of one test problem, a mean of none) is written as null: Python's NaN and
+    Infinity are not JSON, and strict parsers (JavaScript, Go, jq --seq) refuse the document."""
+    print(json.dumps(_finite(data), indent=1, allow_nan=False))
+
+
+def _finite(data: Any) -> Any:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite(value) for value in data]
+    return data
 
 
 def _table(title: str) -> Table:
