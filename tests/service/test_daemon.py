@@ -321,3 +321,23 @@ def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
             seen.append(answers[0]["wg"])
             told = post("/v1/wg/refused", {**request, "wg": answers[0]["wg"]})
             assert told["stored"] is True
+
+
+@pytest.mark.parametrize(
+    ("kernel", "detail"),
+    [
+        ("nope", "kernel: not a built-in stencil; give one of "),
+        ({"name": "x"}, "kernel.body: Field required"),
+        ({**BOX_STENCIL, "north": 65}, "kernel.north: Input should be less than or equal to 64"),
+        (5, "kernel: Input should be a valid string or "),
+    ],
+)
+def test_a_malformed_kernel_is_named_by_the_branch_it_meant(model, tmp_path, kernel, detail):
+    # Pydantic reports the kernel union once per branch under internal names
+    # ("function-after[_stencil_name(), str]", "Stencil"): the client gets its own field.
+    client = TestClient(create_app(model, tmp_path / "daemon.db"), raise_server_exceptions=False)
+    answer = client.post("/v1/wg/predict", json={"kernel": kernel, "device": DEVICE})
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith(detail), answer.json()["detail"]
+    assert "function-after" not in answer.json()["detail"]
+    assert "Stencil" not in answer.json()["detail"]

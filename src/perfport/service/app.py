@@ -15,6 +15,7 @@ calls and its answers into JSON, and keep everything that can block off the even
 # time, and the request models they name are imported inside create_app (pydantic is optional).
 import hmac
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -191,11 +192,71 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
     async def malformed(_: Any, exc: Any) -> Any:
         # FastAPI's own answer echoes the whole input back (megabytes for a big body) and fails
         # on a number JSON cannot hold (1e400 parses as infinity): name the fields instead.
-        problems = [
-            f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}: {e.get('msg', '')}"
-            for e in exc.errors()[:5]
-        ]
-        return answer(422, "; ".join(problems))
+        return answer(422, "; ".join(field_errors(exc.errors())[:5]))
+
+
+# Errors of a union branch that only says the value is not of the branch's type.
+_WRONG_TYPE = {"string_type", "dict_type", "model_type", "model_attributes_type", "int_type",
+               "int_parsing", "float_type", "float_parsing", "bool_type", "bool_parsing",
+               "list_type"}  # fmt: skip
+
+
+def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One "field: reason" per validation error. Pydantic reports a union (a kernel is a
+    built-in's name or a described stencil) once per branch, under the branch's internal
+    name; a client wants the reason of the branch its value was meant for. So a branch that
+    only refused the value's type is dropped where another branch has a real reason, the
+    branch names leave the field path, and a value no branch takes gets one line."""
+    errors = list(errors)[:64]  # a big body can fail thousands of ways; 5 are answered
+    unions: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for e in errors:  # group by the path above a possible branch name
+        loc = _loc(e)
+        if len(loc) >= 2:
+            unions.setdefault(loc[:-1], []).append(e)
+    branch_at: dict[tuple[Any, ...], int] = {}
+    dropped: set[int] = set()
+    for prefix, typed in unions.items():
+        wrong = [e for e in typed if e.get("type") in _WRONG_TYPE]
+        if not wrong:
+            continue
+        tags = {_loc(e)[-1] for e in wrong}
+        others = [
+            e for e in errors if _loc(e)[: len(prefix)] == prefix
+            and len(_loc(e)) > len(prefix) and _loc(e)[len(prefix)] not in tags
+        ]  # fmt: skip
+        if not others and len(wrong) < 2:
+            continue  # a plain field of the wrong type, no union
+        branch_at[prefix] = len(prefix)
+        if others and any(e.get("type") not in _WRONG_TYPE for e in others):
+            dropped.update(id(e) for e in wrong)
+    lines: list[str] = []
+    for prefix, at in branch_at.items():  # every branch refused the type: one line
+        members = [e for e in errors if _loc(e)[:at] == prefix and len(_loc(e)) == at + 1]
+        if (
+            members
+            and all(e.get("type") in _WRONG_TYPE for e in members)
+            and not any(_loc(e)[:at] == prefix and len(_loc(e)) > at + 1 for e in errors)
+        ):
+            dropped.update(id(e) for e in members)
+            reasons = " or ".join(dict.fromkeys(str(e.get("msg", "")) for e in members))
+            lines.append(f"{'.'.join(map(str, prefix))}: {reasons}")
+    for e in errors:
+        if id(e) in dropped:
+            continue
+        path = list(_loc(e))
+        for prefix, at in branch_at.items():
+            if tuple(path[:at]) == prefix and len(path) > at:
+                del path[at]  # the branch's internal name
+                break
+        reason = str(e.get("msg", "")).removeprefix("Value error, ")
+        lines.append(f"{'.'.join(map(str, path)) or 'body'}: {reason}")
+    return lines
+
+
+def _loc(error: Mapping[str, Any]) -> tuple[Any, ...]:
+    # Only FastAPI's leading "body": a described stencil has a field of that name too.
+    loc = tuple(error.get("loc", ()))
+    return loc[1:] if loc[:1] == ("body",) else loc
 
 
 def is_loopback(host: str) -> bool:
