@@ -60,3 +60,16 @@ def test_legal_sizes_remembered_by_the_values_the_constraints_read(cpu):
     assert sorted(zip(doubles[0].tolist(), doubles[1].tolist(), strict=True)) == sorted(
         zip(columns["wc"].tolist(), columns["wr"].tolist(), strict=True)
     )
+
+
+def test_no_legal_size_names_the_device_or_the_kernel_as_its_cause(cpu):
+    """A device too small for every size was told to check the problem against the kernel's
+    restrictions; it is the device's limits, and the line says so (and which)."""
+    from perfport import SpecError
+    from perfport.wg.predict import check_scenario
+
+    spec, problem = builtin("sobel"), {"width": 64, "height": 64}
+    tiny = dataclasses.replace(cpu, local_mem_bytes=16)  # not one 3 x 3 float tile
+    with pytest.raises(SpecError, match=r"device's limits leave none .*local memory 16 bytes"):
+        check_scenario(spec, problem, tiny)
+    assert len(check_scenario(spec, problem, cpu)[0])

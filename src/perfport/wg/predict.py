@@ -124,12 +124,26 @@ def check_scenario(
     dataset_features(spec, problem)  # checks the shape
     legal = legal_sizes(spec, problem, device)
     if not len(legal[0]):
-        rules = "; ".join(spec.describe()["restrictions"]) or "none besides the device's limits"
         raise SpecError(
             f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
-            f"check the problem values against the kernel's restrictions: {rules}"
+            + _why_none(spec, problem, device)
         )
     return legal
+
+
+def _why_none(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo) -> str:
+    """Whether the kernel's own restrictions or the device's limits left no size: the fix
+    differs (other problem values, or another device)."""
+    env = spec.env({}, spec.problem.merged(problem))
+    own = Space(spec.params, [Constraint.of(r) for r in spec.restrictions], env, spec.derived_exprs)
+    if len(own):
+        return (
+            f"the device's limits leave none (max work-group size {device.max_work_group_size}, "
+            f"work-item sizes {list(device.max_work_item_sizes)}, local memory "
+            f"{device.local_mem_bytes} bytes); ask for another device"
+        )
+    rules = "; ".join(spec.describe()["restrictions"]) or "none"
+    return f"check the problem values against the kernel's restrictions: {rules}"
 
 
 def predict_wg(
