@@ -122,6 +122,11 @@ class Model:
     def from_json(data: Any) -> Model:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ModelError(f"not a perfport model file (expected format {FORMAT!r})")
+        if isinstance(data.get("shape"), str):  # a string would be read letter by letter
+            raise ModelError(
+                f"model file: shape must be a list of parameter names, e.g. "
+                f"[{data['shape']!r}]; fix the file"
+            )
         try:
             return Model(
                 str(data["output"]),
