@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
-from perfport.cli.model_fit import _cache_folder, _sizes, add_parsers
+from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +35,7 @@ def add_parser(sub: Subcommands) -> None:
         "kernel", metavar="KERNEL", help="a built-in application kernel or a .py file (above)"
     )
     add_problem(p)
+    add_config(p)
     p.add_argument(
         "--subgroup-size", type=count, default=32, help="work-items per sub-group (default 32)"
     )
@@ -51,7 +52,7 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     from perfport import model
 
     sizes = _sizes(args.problem)
-    program = model.load_program(args.kernel)
+    program = model.load_program(args.kernel, args.config)
     cache = model.StatsCache(None if args.no_cache else _cache_folder())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations

@@ -64,6 +64,7 @@ def add_parsers(model_sub: Any) -> None:
         "kernel", metavar="KERNEL", help="a built-in application kernel or a .py loopy kernel file"
     )
     add_problem(p)
+    add_config(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -105,6 +106,11 @@ def _add_evaluate(model_sub: Any) -> None:
                    "files in DIR")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
+
+
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="one configuration of a loopy space file (a value for each parameter)")  # fmt: skip
 
 
 def _cache_folder() -> Path:
@@ -220,7 +226,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     sizes = _sizes(args.problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
-        stats = StatsCache(_cache_folder()).stats(load_program(args.kernel))
+        stats = StatsCache(_cache_folder()).stats(load_program(args.kernel, args.config))
     unknown = sorted(set(sizes) - set(stats.params))
     if unknown:
         raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "

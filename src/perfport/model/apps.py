@@ -12,7 +12,7 @@ discontinuous-Galerkin differentiation variants (section 8.4, ``dg-plain``, ``dg
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,8 +149,18 @@ APPLICATIONS: dict[str, AppKernel] = {
 }
 
 
-def load_program(kernel: str) -> Any:
-    """The loopy program a name (built-in) or a ``.py`` kernel file stands for."""
+def load_program(kernel: str, config: Sequence[str] = ()) -> Any:
+    """The loopy program a name (built-in) or a ``.py`` kernel file stands for; with
+    ``config`` (``NAME=VALUE``s), one configuration of a loopy space file."""
+    if config:
+        from perfport.model.loopy_file import program_at  # only space files need it
+
+        if kernel not in APPLICATIONS and _is_space_file(kernel):
+            return program_at(kernel, config)
+        raise SpecError(
+            f"--config picks a configuration of a loopy space file (one defining "
+            f"program(config)); {kernel} is not one: drop --config"
+        )
     if kernel in APPLICATIONS:
         return APPLICATIONS[kernel].make()
     path = Path(kernel)
@@ -175,8 +185,8 @@ def load_program(kernel: str) -> Any:
         # "found NoneType" left the user guessing: name what the file is and what counts it
         raise SpecError(
             f"{path} is a loopy space file (it defines program(config)), one kernel per "
-            f"configuration: 'perfport tune {path}' tunes it; this command takes one kernel "
-            "(define 'kernel' or 'make_kernel()')"
+            f"configuration: pick one with --config NAME=VALUE ... ('perfport tune {path}' "
+            "tunes it)"
         )
     if not isinstance(made, lp.TranslationUnit | lp.LoopKernel):
         raise SpecError(
@@ -184,6 +194,14 @@ def load_program(kernel: str) -> Any:
             f"found {type(made).__name__}"
         )
     return made
+
+
+def _is_space_file(kernel: str) -> bool:
+    path = Path(kernel)
+    if path.suffix != ".py" or not path.is_file():
+        return False
+    module = import_file(path)
+    return callable(getattr(module, "program", None)) and not hasattr(module, "kernel")
 
 
 def run_on(queue: Any, app: AppKernel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

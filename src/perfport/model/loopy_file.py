@@ -182,3 +182,32 @@ def _checked(made: Callable[..., Any], path: str | Path) -> Callable[[dict[str, 
         return knl
 
     return program
+
+
+def program_at(path: str | Path, assignments: Sequence[str]) -> Any:
+    """The loopy program of one configuration of a space file, chosen by ``NAME=VALUE``
+    assignments (``--config`` of ``perfport model stats|predict``), one per parameter."""
+    space = load_space(path)
+    example = " ".join(f"{k}={v}" for k, v in space.space.config(0).items()) if space.space else ""
+    config: dict[str, Any] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        param = next((p for p in space.space.params if p.name == name.strip()), None)
+        if not sep or param is None:
+            raise SpecError(f"--config {text}: {path} has no parameter {name.strip()!r}; its "
+                            f"parameters are {', '.join(space.space.names)}")  # fmt: skip
+        # The values as written on the command line: 32 for 32, write for 'write', True for True.
+        matches = [v for v in param.values if str(v) == value.strip()]
+        if not matches:
+            raise SpecError(f"--config {text}: {name} takes {', '.join(map(str, param.values))}")
+        if param.name in config:
+            raise SpecError(f"--config: {param.name} is given twice; give it once")
+        config[param.name] = matches[0]
+    missing = [n for n in space.space.names if n not in config]
+    if missing:
+        raise SpecError(f"{path}: --config needs a value for {', '.join(missing)}; e.g. "
+                        f"--config {example}")  # fmt: skip
+    if space.space.index(config) is None:
+        raise SpecError(f"{path}: --config {' '.join(assignments)} breaks the file's constraints; "
+                        f"pick a legal configuration, e.g. --config {example}")  # fmt: skip
+    return space.program(config)
