@@ -228,3 +228,14 @@ def test_evaluate_nonnegative_bounds_a_negative_cost(tmp_path, capsys, train_tim
     assert bounded["unbounded_negative"] == free["negative"]
     assert main([*argv[:-1], "--nonnegative"]) == 0
     assert "WARNING" not in capsys.readouterr().out
+
+
+def test_predict_given_a_model_file_says_to_calibrate_it_first(tmp_path, capsys):
+    """It said only 'not a perfport calibration file'."""
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps({"format": "perfport-model/1", "output": "f_x",
+                                 "expression": "p_a * f_thread_groups"}))  # fmt: skip
+    assert main(["model", "predict", str(model), "matmul-prefetch", "--problem", "n=64"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a model file, not a calibration" in err
+    assert "perfport model calibrate" in err
