@@ -239,3 +239,20 @@ def test_predict_given_a_model_file_says_to_calibrate_it_first(tmp_path, capsys)
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a model file, not a calibration" in err
     assert "perfport model calibrate" in err
+
+
+@pytest.mark.parametrize(
+    ("sizes", "hint"),
+    [
+        (["n=100"], "outside the assumptions"),  # measured and stored as data before
+        (["n=64", "q=3"], "has no size q"),  # stored under a problem the kernel has not
+        (["nelements=64"], "has no size nelements"),  # every size failed, exit 0
+        (["n=64", "--sizes", "n=128"], "n is given twice"),  # the last silently won
+    ],
+)
+def test_measure_refuses_sizes_the_kernel_cannot_take(tmp_path, capsys, sizes, hint):
+    db = tmp_path / "r.db"
+    assert main(["model", "measure", "matmul-prefetch", "--sizes", *sizes, "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err
+    assert not db.exists()

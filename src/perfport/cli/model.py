@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
-from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers
+from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers, checked
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -57,16 +57,10 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = cache.stats(program, args.subgroup_size)
-    unknown = sorted(set(sizes) - set(stats.params))
-    if unknown:
-        raise PerfportError(
-            f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
-            f"{', '.join(stats.params) or 'none'}"
-        )
     features = model.FeatureSet()
     for name in args.feature:
         features.check(name)
-    evaluated = stats.evaluate(sizes) if sizes or not stats.params else None
+    evaluated = checked(stats, sizes) if sizes or not stats.params else None
     report = stats_report(stats, evaluated, args.feature, features)
     if args.json:
         render.print_json(report)

@@ -9,6 +9,7 @@ import itertools
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -227,11 +228,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = StatsCache(_cache_folder()).stats(load_program(args.kernel, args.config))
-    unknown = sorted(set(sizes) - set(stats.params))
-    if unknown:
-        raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
-                            f"{', '.join(stats.params) or 'none'}")  # fmt: skip
-    inputs = input_features(calibration.model, stats.evaluate(sizes), device=calibration.device)
+    inputs = input_features(calibration.model, checked(stats, sizes), device=calibration.device)
     prediction = predict(calibration, inputs)
     report = {
         "kernel": args.kernel,
@@ -252,6 +249,16 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
+    """``stats`` evaluated at ``sizes``, refused in one line where the kernel has no such
+    size, lacks one, or its assumptions exclude them (evaluate refuses the last two)."""
+    unknown = sorted(set(sizes) - set(stats.params))
+    if unknown:
+        raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
+                            f"{', '.join(stats.params) or 'none'}")  # fmt: skip
+    return stats.evaluate(sizes)
+
+
 def _size_grid(texts: list[str]) -> list[Any]:
     from perfport._core.records import Problem
 
@@ -264,6 +271,9 @@ def _size_grid(texts: list[str]) -> list[Any]:
             parsed = []
         if not eq or not name.isidentifier() or not parsed or min(parsed) < 1:
             raise PerfportError(f"--sizes {text}: give NAME=V1,V2 with positive integers")
+        if name in axes:  # the last would silently win
+            raise PerfportError(f"--sizes: {name} is given twice; give its values once, "
+                                f"{name}=V1,V2")  # fmt: skip
         axes[name] = parsed
     return [Problem.of(dict(zip(axes, combo, strict=True))) for combo in
             itertools.product(*axes.values())]  # fmt: skip
@@ -271,11 +281,16 @@ def _size_grid(texts: list[str]) -> list[Any]:
 
 def run_measure(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import get_device
-    from perfport.model import load_program
+    from perfport.model import StatsCache, load_program
     from perfport.model.measure import CollectStatus, measure_application
 
     grid = _size_grid(args.sizes)
     program = load_program(args.kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
+        stats = StatsCache(_cache_folder()).stats(program)
+    for problem in grid:  # a size the kernel cannot take would be measured and stored as data
+        checked(stats, dict(problem))
     name = Path(args.kernel).stem if args.kernel.endswith(".py") else args.kernel
     device = get_device(args.device)
 
