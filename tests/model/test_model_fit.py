@@ -256,3 +256,13 @@ def test_measure_refuses_sizes_the_kernel_cannot_take(tmp_path, capsys, sizes, h
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and hint in err
     assert not db.exists()
+
+
+def test_evaluate_says_a_kernel_files_measurements_are_compared_by_predict(tmp_path):
+    """``model measure FILE.py`` stores app-<stem>; evaluate cannot count it again."""
+    from perfport.model import ModelError, StatsCache
+    from perfport.model.dataset import KernelFeatures
+
+    features = KernelFeatures(StatsCache(tmp_path))
+    with pytest.raises(ModelError, match="no application kernel 'mine'.*model predict"):
+        features.stats("app-mine", Problem.of({"n": 64}))
