@@ -264,5 +264,5 @@ def test_evaluate_says_a_kernel_files_measurements_are_compared_by_predict(tmp_p
     from perfport.model.dataset import KernelFeatures
 
     features = KernelFeatures(StatsCache(tmp_path))
-    with pytest.raises(ModelError, match="no application kernel 'mine'.*model predict"):
+    with pytest.raises(ModelError, match=r"no application kernel 'mine'.*model predict"):
         features.stats("app-mine", Problem.of({"n": 64}))

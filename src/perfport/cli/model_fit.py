@@ -221,13 +221,14 @@ def _warn_negative(console: Console, calibration: Any) -> None:
 
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
-    from perfport.model import Calibration, StatsCache, input_features, load_program, predict
+    from perfport.model import Calibration, StatsCache, input_features, predict
+    from perfport.model.loopy_file import load_kernel
 
     calibration = Calibration.load(args.calibration)
     sizes = _sizes(args.problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
-        stats = StatsCache(_cache_folder()).stats(load_program(args.kernel, args.config))
+        stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config))
     inputs = input_features(calibration.model, checked(stats, sizes), device=calibration.device)
     prediction = predict(calibration, inputs)
     report = {

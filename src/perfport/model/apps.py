@@ -12,7 +12,7 @@ discontinuous-Galerkin differentiation variants (section 8.4, ``dg-plain``, ``dg
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,18 +149,9 @@ APPLICATIONS: dict[str, AppKernel] = {
 }
 
 
-def load_program(kernel: str, config: Sequence[str] = ()) -> Any:
-    """The loopy program a name (built-in) or a ``.py`` kernel file stands for; with
-    ``config`` (``NAME=VALUE``s), one configuration of a loopy space file."""
-    if config:
-        from perfport.model.loopy_file import program_at  # only space files need it
-
-        if kernel not in APPLICATIONS and _is_space_file(kernel):
-            return program_at(kernel, config)
-        raise SpecError(
-            f"--config picks a configuration of a loopy space file (one defining "
-            f"program(config)); {kernel} is not one: drop --config"
-        )
+def load_program(kernel: str) -> Any:
+    """The loopy program a name (built-in) or a ``.py`` kernel file stands for (one
+    configuration of a loopy space file: ``loopy_file.load_kernel``)."""
     if kernel in APPLICATIONS:
         return APPLICATIONS[kernel].make()
     path = Path(kernel)
@@ -194,14 +185,6 @@ def load_program(kernel: str, config: Sequence[str] = ()) -> Any:
             f"found {type(made).__name__}"
         )
     return made
-
-
-def _is_space_file(kernel: str) -> bool:
-    path = Path(kernel)
-    if path.suffix != ".py" or not path.is_file():
-        return False
-    module = import_file(path)
-    return callable(getattr(module, "program", None)) and not hasattr(module, "kernel")
 
 
 def run_on(queue: Any, app: AppKernel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ from perfport._core.errors import PerfportError, SpecError
 from perfport._core.expr import Expr
 from perfport._core.spec import Param, Reference
 from perfport.kernels.loader import import_file
+from perfport.model.apps import load_program
 from perfport.model.gather import loopy
 from perfport.model.spaces import SearchSpace
 from perfport.space import Space
@@ -182,6 +183,23 @@ def _checked(made: Callable[..., Any], path: str | Path) -> Callable[[dict[str, 
         return knl
 
     return program
+
+
+def load_kernel(kernel: str, config: Sequence[str] = ()) -> Any:
+    """``apps.load_program(kernel)``, or with ``config`` (``NAME=VALUE``s, ``--config``) one
+    configuration of a loopy space file."""
+    if not config:
+        return load_program(kernel)
+    path = Path(kernel)
+    module = import_file(path) if path.suffix == ".py" and path.is_file() else None
+    if (
+        module is None
+        or not callable(getattr(module, "program", None))
+        or hasattr(module, "kernel")
+    ):
+        raise SpecError(f"--config picks a configuration of a loopy space file (one defining "
+                        f"program(config)); {kernel} is not one: drop --config")  # fmt: skip
+    return program_at(kernel, config)
 
 
 def program_at(path: str | Path, assignments: Sequence[str]) -> Any:
