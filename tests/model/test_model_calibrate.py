@@ -53,6 +53,20 @@ def test_bad_expressions_get_one_line_errors(expression, hint):
     assert "\n" not in str(exc.value)
 
 
+def test_a_syntax_error_names_the_users_features_not_placeholders():
+    with pytest.raises(ModelError) as exc:
+        Model("f_x", "p_a * (f_op_float32_madd + f_thread_groups")
+    assert "_feature_" not in str(exc.value)
+    assert "f_op_float32_madd" in str(exc.value)
+
+
+def test_a_model_files_shape_given_as_one_string_is_refused_naming_the_list():
+    data = {"format": "perfport-model/1", "output": "f_x", "expression": "p_a * f_thread_groups"}
+    with pytest.raises(ModelError, match=r"shape must be a list.*\['p_a'\]"):
+        Model.from_json({**data, "shape": "p_a"})
+    assert Model.from_json({**data, "shape": ["p_a"]}).shape == ("p_a",)
+
+
 def test_unknown_features_are_named_before_calibration():
     with pytest.raises(ModelError, match="unknown feature 'f_bogus'"):
         Model("f_cl_wall_time_a_b", "p_a * f_bogus").check_features()

@@ -73,3 +73,42 @@ def test_user_features_by_expression_and_by_function():
         features.define("flops", "2 * f_op_float32_madd")
     with pytest.raises(ModelError, match="already defined"):
         features.define("f_flops", "f_op_float32_madd")
+
+
+def test_a_model_file_defines_features_of_its_own_and_keeps_them_when_saved(tmp_path):
+    from perfport.model import Model
+
+    data = {
+        "format": "perfport-model/1",
+        "output": "f_x",
+        "expression": "p_a * f_flops + p_b * f_thread_groups",
+        "features": {"f_flops": "2 * 32 * f_op_float32_madd"},
+    }
+    model = Model.from_json(data)
+    model.check_features()  # f_flops is the model's own, not unknown
+    model.save(tmp_path / "m.json")
+    again = Model.load(tmp_path / "m.json")
+    assert again.definitions == {"f_flops": "2 * 32 * f_op_float32_madd"}
+    assert "features" not in Model("f_x", "p_a * f_thread_groups").to_json()
+
+
+@pytest.mark.parametrize(
+    ("definitions", "hint"),
+    [
+        ({"f_flops": "2 * f_bogus"}, "unknown feature 'f_bogus'"),
+        ({"flops": "2 * f_thread_groups"}, "start it with f_"),
+        ({"f_flops": 3}, "must be an expression string"),
+    ],
+)
+def test_a_model_files_bad_feature_definitions_are_one_line_errors(definitions, hint):
+    from perfport.model import Model
+
+    data = {"format": "perfport-model/1", "output": "f_x", "expression": "p_a * f_flops"}
+    with pytest.raises(ModelError, match=hint) as exc:
+        Model.from_json({**data, "features": definitions})
+    assert "\n" not in str(exc.value)
+
+
+def test_an_unknown_feature_names_the_model_files_features_as_the_fix():
+    with pytest.raises(ModelError, match='model file\'s "features"'):
+        parse_feature("f_flops")

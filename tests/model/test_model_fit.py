@@ -228,3 +228,41 @@ def test_evaluate_nonnegative_bounds_a_negative_cost(tmp_path, capsys, train_tim
     assert bounded["unbounded_negative"] == free["negative"]
     assert main([*argv[:-1], "--nonnegative"]) == 0
     assert "WARNING" not in capsys.readouterr().out
+
+
+def test_predict_given_a_model_file_says_to_calibrate_it_first(tmp_path, capsys):
+    """It said only 'not a perfport calibration file'."""
+    model = tmp_path / "m.json"
+    model.write_text(json.dumps({"format": "perfport-model/1", "output": "f_x",
+                                 "expression": "p_a * f_thread_groups"}))  # fmt: skip
+    assert main(["model", "predict", str(model), "matmul-prefetch", "--problem", "n=64"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a model file, not a calibration" in err
+    assert "perfport model calibrate" in err
+
+
+@pytest.mark.parametrize(
+    ("sizes", "hint"),
+    [
+        (["n=100"], "outside the assumptions"),  # measured and stored as data before
+        (["n=64", "q=3"], "has no size q"),  # stored under a problem the kernel has not
+        (["nelements=64"], "has no size nelements"),  # every size failed, exit 0
+        (["n=64", "--sizes", "n=128"], "n is given twice"),  # the last silently won
+    ],
+)
+def test_measure_refuses_sizes_the_kernel_cannot_take(tmp_path, capsys, sizes, hint):
+    db = tmp_path / "r.db"
+    assert main(["model", "measure", "matmul-prefetch", "--sizes", *sizes, "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err
+    assert not db.exists()
+
+
+def test_evaluate_says_a_kernel_files_measurements_are_compared_by_predict(tmp_path):
+    """``model measure FILE.py`` stores app-<stem>; evaluate cannot count it again."""
+    from perfport.model import ModelError, StatsCache
+    from perfport.model.dataset import KernelFeatures
+
+    features = KernelFeatures(StatsCache(tmp_path))
+    with pytest.raises(ModelError, match=r"no application kernel 'mine'.*model predict"):
+        features.stats("app-mine", Problem.of({"n": 64}))

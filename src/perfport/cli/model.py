@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
-from perfport.cli.model_fit import _cache_folder, _sizes, add_parsers
+from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers, checked
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,6 +35,7 @@ def add_parser(sub: Subcommands) -> None:
         "kernel", metavar="KERNEL", help="a built-in application kernel or a .py file (above)"
     )
     add_problem(p)
+    add_config(p)
     p.add_argument(
         "--subgroup-size", type=count, default=32, help="work-items per sub-group (default 32)"
     )
@@ -49,23 +50,18 @@ def add_parser(sub: Subcommands) -> None:
 
 def run_stats(args: argparse.Namespace, console: Console) -> int:
     from perfport import model
+    from perfport.model.loopy_file import load_kernel
 
     sizes = _sizes(args.problem)
-    program = model.load_program(args.kernel)
+    program = load_kernel(args.kernel, args.config)
     cache = model.StatsCache(None if args.no_cache else _cache_folder())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = cache.stats(program, args.subgroup_size)
-    unknown = sorted(set(sizes) - set(stats.params))
-    if unknown:
-        raise PerfportError(
-            f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
-            f"{', '.join(stats.params) or 'none'}"
-        )
     features = model.FeatureSet()
     for name in args.feature:
         features.check(name)
-    evaluated = stats.evaluate(sizes) if sizes or not stats.params else None
+    evaluated = checked(stats, sizes) if sizes or not stats.params else None
     report = stats_report(stats, evaluated, args.feature, features)
     if args.json:
         render.print_json(report)

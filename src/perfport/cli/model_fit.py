@@ -9,6 +9,7 @@ import itertools
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ def add_parsers(model_sub: Any) -> None:
         "kernel", metavar="KERNEL", help="a built-in application kernel or a .py loopy kernel file"
     )
     add_problem(p)
+    add_config(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -105,6 +107,11 @@ def _add_evaluate(model_sub: Any) -> None:
                    "files in DIR")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
+
+
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
+                   help="one configuration of a loopy space file (a value for each parameter)")  # fmt: skip
 
 
 def _cache_folder() -> Path:
@@ -214,18 +221,15 @@ def _warn_negative(console: Console, calibration: Any) -> None:
 
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
-    from perfport.model import Calibration, StatsCache, input_features, load_program, predict
+    from perfport.model import Calibration, StatsCache, input_features, predict
+    from perfport.model.loopy_file import load_kernel
 
     calibration = Calibration.load(args.calibration)
     sizes = _sizes(args.problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
-        stats = StatsCache(_cache_folder()).stats(load_program(args.kernel))
-    unknown = sorted(set(sizes) - set(stats.params))
-    if unknown:
-        raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
-                            f"{', '.join(stats.params) or 'none'}")  # fmt: skip
-    inputs = input_features(calibration.model, stats.evaluate(sizes), device=calibration.device)
+        stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config))
+    inputs = input_features(calibration.model, checked(stats, sizes), device=calibration.device)
     prediction = predict(calibration, inputs)
     report = {
         "kernel": args.kernel,
@@ -246,6 +250,16 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
+    """``stats`` evaluated at ``sizes``, refused in one line where the kernel has no such
+    size, lacks one, or its assumptions exclude them (evaluate refuses the last two)."""
+    unknown = sorted(set(sizes) - set(stats.params))
+    if unknown:
+        raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
+                            f"{', '.join(stats.params) or 'none'}")  # fmt: skip
+    return stats.evaluate(sizes)
+
+
 def _size_grid(texts: list[str]) -> list[Any]:
     from perfport._core.records import Problem
 
@@ -258,6 +272,9 @@ def _size_grid(texts: list[str]) -> list[Any]:
             parsed = []
         if not eq or not name.isidentifier() or not parsed or min(parsed) < 1:
             raise PerfportError(f"--sizes {text}: give NAME=V1,V2 with positive integers")
+        if name in axes:  # the last would silently win
+            raise PerfportError(f"--sizes: {name} is given twice; give its values once, "
+                                f"{name}=V1,V2")  # fmt: skip
         axes[name] = parsed
     return [Problem.of(dict(zip(axes, combo, strict=True))) for combo in
             itertools.product(*axes.values())]  # fmt: skip
@@ -265,11 +282,16 @@ def _size_grid(texts: list[str]) -> list[Any]:
 
 def run_measure(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import get_device
-    from perfport.model import load_program
+    from perfport.model import StatsCache, load_program
     from perfport.model.measure import CollectStatus, measure_application
 
     grid = _size_grid(args.sizes)
     program = load_program(args.kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
+        stats = StatsCache(_cache_folder()).stats(program)
+    for problem in grid:  # a size the kernel cannot take would be measured and stored as data
+        checked(stats, dict(problem))
     name = Path(args.kernel).stem if args.kernel.endswith(".py") else args.kernel
     device = get_device(args.device)
 

@@ -150,7 +150,8 @@ APPLICATIONS: dict[str, AppKernel] = {
 
 
 def load_program(kernel: str) -> Any:
-    """The loopy program a name (built-in) or a ``.py`` kernel file stands for."""
+    """The loopy program a name (built-in) or a ``.py`` kernel file stands for (one
+    configuration of a loopy space file: ``loopy_file.load_kernel``)."""
     if kernel in APPLICATIONS:
         return APPLICATIONS[kernel].make()
     path = Path(kernel)
@@ -175,8 +176,8 @@ def load_program(kernel: str) -> Any:
         # "found NoneType" left the user guessing: name what the file is and what counts it
         raise SpecError(
             f"{path} is a loopy space file (it defines program(config)), one kernel per "
-            f"configuration: 'perfport tune {path}' tunes it; this command takes one kernel "
-            "(define 'kernel' or 'make_kernel()')"
+            f"configuration: pick one with --config NAME=VALUE ... ('perfport tune {path}' "
+            "tunes it)"
         )
     if not isinstance(made, lp.TranslationUnit | lp.LoopKernel):
         raise SpecError(

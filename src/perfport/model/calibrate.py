@@ -25,6 +25,7 @@ import numpy as np
 from perfport._core.optional import require
 from perfport.model.errors import ModelError
 from perfport.model.inform import reason, uninformed
+from perfport.model.model import FORMAT as MODEL_FORMAT
 from perfport.model.model import Model
 
 FORMAT = "perfport-calibration/1"
@@ -87,6 +88,12 @@ class Calibration:
 
     @staticmethod
     def from_json(data: Any) -> Calibration:
+        if isinstance(data, Mapping) and data.get("format") == MODEL_FORMAT:
+            # the step users skip: a model has no costs until it is fitted to a device
+            raise ModelError(
+                "a model file, not a calibration: fit it first with 'perfport model calibrate "
+                "MODEL.json --db DB --out CALIBRATION.json'"
+            )
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ModelError(f"not a perfport calibration file (expected format {FORMAT!r})")
         try:

@@ -160,8 +160,11 @@ class Formula:
         try:
             tree = parse(FEATURE_TOKEN.sub(swap, text), what)
         except ExpressionError as exc:
+            message = str(exc)  # name the user's features, not the placeholders parsed
+            for i, feature in enumerate(features):
+                message = message.replace(_PLACEHOLDER.format(i), feature)
             raise ModelError(
-                f"{exc}; write + - * / ** over p_ parameters and f_ features"
+                f"{message}; write + - * / ** over p_ parameters and f_ features"
             ) from None
         if sum(1 for _ in ast.walk(tree)) > _MAX_NODES:
             raise ModelError(f"{what}: the expression is too large (over {_MAX_NODES} nodes)")

@@ -213,8 +213,8 @@ def parse_feature(name: str) -> Feature:
             )
         return Feature(name, FeatureKind.TRANSACTIONS, pattern=pattern)
     raise ModelError(
-        f"unknown feature {name!r}: built-in features are {_BUILT_IN}; define others with "
-        "FeatureSet.define"
+        f"unknown feature {name!r}: built-in features are {_BUILT_IN}; define others in the "
+        'model file\'s "features" ({"f_name": "expression of features"}) or with FeatureSet.define'
     )
 
 

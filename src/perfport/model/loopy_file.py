@@ -34,6 +34,7 @@ from perfport._core.errors import PerfportError, SpecError
 from perfport._core.expr import Expr
 from perfport._core.spec import Param, Reference
 from perfport.kernels.loader import import_file
+from perfport.model.apps import load_program
 from perfport.model.gather import loopy
 from perfport.model.spaces import SearchSpace
 from perfport.space import Space
@@ -182,3 +183,49 @@ def _checked(made: Callable[..., Any], path: str | Path) -> Callable[[dict[str, 
         return knl
 
     return program
+
+
+def load_kernel(kernel: str, config: Sequence[str] = ()) -> Any:
+    """``apps.load_program(kernel)``, or with ``config`` (``NAME=VALUE``s, ``--config``) one
+    configuration of a loopy space file."""
+    if not config:
+        return load_program(kernel)
+    path = Path(kernel)
+    module = import_file(path) if path.suffix == ".py" and path.is_file() else None
+    if (
+        module is None
+        or not callable(getattr(module, "program", None))
+        or hasattr(module, "kernel")
+    ):
+        raise SpecError(f"--config picks a configuration of a loopy space file (one defining "
+                        f"program(config)); {kernel} is not one: drop --config")  # fmt: skip
+    return program_at(kernel, config)
+
+
+def program_at(path: str | Path, assignments: Sequence[str]) -> Any:
+    """The loopy program of one configuration of a space file, chosen by ``NAME=VALUE``
+    assignments (``--config`` of ``perfport model stats|predict``), one per parameter."""
+    space = load_space(path)
+    example = " ".join(f"{k}={v}" for k, v in space.space.config(0).items()) if space.space else ""
+    config: dict[str, Any] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        param = next((p for p in space.space.params if p.name == name.strip()), None)
+        if not sep or param is None:
+            raise SpecError(f"--config {text}: {path} has no parameter {name.strip()!r}; its "
+                            f"parameters are {', '.join(space.space.names)}")  # fmt: skip
+        # The values as written on the command line: 32 for 32, write for 'write', True for True.
+        matches = [v for v in param.values if str(v) == value.strip()]
+        if not matches:
+            raise SpecError(f"--config {text}: {name} takes {', '.join(map(str, param.values))}")
+        if param.name in config:
+            raise SpecError(f"--config: {param.name} is given twice; give it once")
+        config[param.name] = matches[0]
+    missing = [n for n in space.space.names if n not in config]
+    if missing:
+        raise SpecError(f"{path}: --config needs a value for {', '.join(missing)}; e.g. "
+                        f"--config {example}")  # fmt: skip
+    if space.space.index(config) is None:
+        raise SpecError(f"{path}: --config {' '.join(assignments)} breaks the file's constraints; "
+                        f"pick a legal configuration, e.g. --config {example}")  # fmt: skip
+    return space.program(config)

@@ -59,8 +59,14 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes on counts and schedules
         code = lp.generate_code_v2(program)
+        # The NDRange of the code generated: a reduction over a local iname (l.0) becomes
+        # a work-group-wide reduction only in preprocessing, so the kernel as written has
+        # a work-group of 1 where the code requires the iname's extent.
+        done = lp.preprocess_program(program)
     knl = program.default_entrypoint
-    groups, local = knl.get_grid_size_upper_bounds_as_exprs(program.callables_table)
+    groups, local = done.default_entrypoint.get_grid_size_upper_bounds_as_exprs(
+        done.callables_table
+    )
     args: list[ArrayArg | ScalarArg] = []
     written = knl.get_written_variables()
     for a in knl.args:

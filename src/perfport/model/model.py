@@ -27,12 +27,16 @@ EDGE = "p_edge"
 @dataclass(frozen=True)
 class Model:
     """``shape`` names parameters that are not costs (a step's steepness): calibration checks
-    every other parameter is non-negative. ``initial`` gives starting values (default 1)."""
+    every other parameter is non-negative. ``initial`` gives starting values (default 1).
+    ``definitions`` defines features of the model's own as expressions of other features
+    (``{"f_flops": "2 * 32 * f_op_float32_madd"}``; a model file's ``features``), so a model
+    file, not only Python, can use them."""
 
     output: str
     expression: str
     shape: tuple[str, ...] = ()
     initial: Mapping[str, float] = field(default_factory=dict)
+    definitions: Mapping[str, str] = field(default_factory=dict)
     formula: Formula = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -47,6 +51,16 @@ class Model:
         for name in (*self.shape, *self.initial):
             if name not in self.formula.parameters:
                 raise ModelError(f"{name} is not a parameter of the model expression; remove it")
+        self.feature_set()  # a bad definition is refused when the model is made
+
+    def feature_set(self) -> FeatureSet:
+        """The built-in features and the model's own ``definitions``."""
+        known = FeatureSet()
+        for name, expression in self.definitions.items():
+            if not isinstance(expression, str):
+                raise ModelError(f"feature {name}: its definition must be an expression string")
+            known.define(name, expression)
+        return known
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -62,7 +76,7 @@ class Model:
 
     def check_features(self, features: FeatureSet | None = None) -> None:
         """A one-line ModelError for the first input feature nobody can compute."""
-        known = features or FeatureSet()
+        known = features or self.feature_set()
         for name in self.features:
             known.check(name)
 
@@ -110,24 +124,33 @@ class Model:
         return tuple(unparsed)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "format": FORMAT,
             "output": self.output,
             "expression": self.expression,
             "shape": list(self.shape),
             "initial": dict(self.initial),
         }
+        if self.definitions:  # only then: files of models without any stay as they were
+            out["features"] = dict(self.definitions)
+        return out
 
     @staticmethod
     def from_json(data: Any) -> Model:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ModelError(f"not a perfport model file (expected format {FORMAT!r})")
+        if isinstance(data.get("shape"), str):  # a string would be read letter by letter
+            raise ModelError(
+                f"model file: shape must be a list of parameter names, e.g. "
+                f"[{data['shape']!r}]; fix the file"
+            )
         try:
             return Model(
                 str(data["output"]),
                 str(data["expression"]),
                 tuple(str(s) for s in data.get("shape", ())),
                 {str(k): float(v) for k, v in dict(data.get("initial", {})).items()},
+                {str(k): v for k, v in dict(data.get("features", {})).items()},
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ModelError(f"model file: missing or bad field ({exc}); fix the file") from None
@@ -201,7 +224,7 @@ def input_features(
 ) -> dict[str, float]:
     """The model's input features of one kernel at the sizes ``stats`` were evaluated at, on
     the device named ``device`` (features that need its limits are 0 without one)."""
-    known = features or FeatureSet()
+    known = features or model.feature_set()
     model.check_features(known)
     return known.values(model.features, stats, device)
 
