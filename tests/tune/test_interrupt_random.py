@@ -96,8 +96,11 @@ def _tune_rounds(tmp_path: Path, seed: int, interrupts: int) -> int:
         proc = _interrupt(TUNE, db, rng, SIGNALS[n % 2], spread=0.6)
         if proc is None:
             break  # the campaign finished first: nothing left to interrupt
-        sent += _check_tune_interrupt(proc, db)
+        stopped = _check_tune_interrupt(proc, db)
+        sent += stopped
         assert _results(db)[: len(before)] == before
+        if not stopped:
+            break  # the signal came after the campaign ended: a rerun opens no campaign to stop
     before = _results(db)
     done = subprocess.run([*TUNE, "--db", str(db)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
