@@ -140,7 +140,14 @@ def rebalance(
         raise SpecError(f"--iterations {iterations}: give at least 1")
     alone_ms = plan.times_ms
     line_ms = list(device_ms) if device_ms is not None else list(alone_ms)
-    lines = list(lines) if lines else [(0.0, t / plan.extent) for t in alone_ms]
+    lines = (
+        list(lines)
+        if lines
+        else [  # a device with no measured time starts from the plan's
+            (0.0, (a if k is None else k) / plan.extent)
+            for k, a in zip(line_ms, alone_ms, strict=True)
+        ]
+    )
     done: list[Iteration] = []
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
     slowest_ok = (alone_ms[fastest] if best_alone_ms is None else best_alone_ms) * (1 + tolerance)
