@@ -1,7 +1,7 @@
 # Call 1: issue 29's persistent-grid probe (CUDA through CuPy), about 60 s.
 source experiments/2026-11-26-gpu-session-b/common.sh
 P=experiments/2026-11-26-stencil-persist
-for dev in 0 1; do
+for dev in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
   CUDA_VISIBLE_DEVICES=$dev timeout 200 python3 $P/probe.py --out "$R/probe-cuda$dev.json" --rounds 40 \
     > "$R/probe-cuda$dev.txt" 2>&1 &
 done
