@@ -6,5 +6,5 @@ for dev in $(nvidia-smi --query-gpu=index --format=csv,noheader); do
     > "$R/probe-cuda$dev.txt" 2>&1 &
 done
 wait
-cat "$R"/probe-cuda0.txt | head -45
+cat "$R"/probe-cuda0.txt | head -80
 finish
