@@ -10,6 +10,11 @@ removes both. This probe times, in one process and interleaved, through CuPy (CU
 - ``direct``: perfport's best stencil_wide configuration re-written (vw 4, rows R, bx x by);
 - ``persist``: the same stencil, tiles of (4 bx) x (R by) cells, k blocks per SM looping.
 
+Calls 1 and 2 refuted the hypothesis (persist is slower; see README) and found the re-written
+5-point stencil at 96% of the copy where perfport's built-in (a 3x3 box mean) was at 91.5%.
+Call 3 separates what differs: the shape (5-point cross or 3x3 box) and a division against a
+multiplication, beside perfport's own stencil_wide source built as its CUDA runner builds it.
+
     python probe.py --out probe.json [--rounds 40]
 """
 
@@ -44,38 +49,79 @@ __device__ __forceinline__ float at(const float* __restrict__ in, int x, int y, 
     return in[y * n + x];
 }
 
-// R rows x 4 columns from (x, y): registers hold rows y-1 .. y+R, each a float4 and, for
-// the middle rows, its west and east neighbours.
+// R rows x 4 columns from (x, y): registers hold rows y-1 .. y+R, each a float4 and its
+// west and east neighbours (unused ones are dead loads for the cross). SHAPE: 0 the 5-point
+// cross times 0.2, 1 the cross over 5, 2 the 3x3 box over 9 (perfport's box mean), 3 the box
+// times 1/9.
+__device__ __forceinline__ float el(float4 v, float w, float e, int j) {
+    return j < 0 ? w : j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : j == 3 ? v.w : e;
+}
+__device__ __forceinline__ float point(const float* __restrict__ in, int cx, int cy, int n) {
+#if SHAPE < 2
+    const float s = at(in, cx, cy, n) + at(in, cx, cy - 1, n) + at(in, cx, cy + 1, n)
+                    + at(in, cx - 1, cy, n) + at(in, cx + 1, cy, n);
+#else
+    float s = 0.0f;
+    for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx)
+            s += at(in, cx + dx, cy + dy, n);
+#endif
+#if SHAPE == 0
+    return 0.2f * s;
+#elif SHAPE == 1
+    return s / 5.0f;
+#elif SHAPE == 2
+    return s / 9.0f;
+#else
+    return s * (1.0f / 9.0f);
+#endif
+}
 __device__ __forceinline__ void cells(const float* __restrict__ in, float* __restrict__ out,
                                       int n, int x, int y) {
     if (x >= 1 && y >= 1 && x + 4 < n && y + R < n) {
         float4 v[R + 2];
-        float w[R], e[R];
+        float w[R + 2], e[R + 2];
 #pragma unroll
-        for (int r = 0; r < R + 2; ++r)
+        for (int r = 0; r < R + 2; ++r) {
             v[r] = *(const float4*)(in + (y - 1 + r) * n + x);
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-            w[r] = in[(y + r) * n + x - 1];
-            e[r] = in[(y + r) * n + x + 4];
+            w[r] = in[(y - 1 + r) * n + x - 1];
+            e[r] = in[(y - 1 + r) * n + x + 4];
         }
 #pragma unroll
         for (int r = 0; r < R; ++r) {
-            const float4 c = v[r + 1], up = v[r], dn = v[r + 2];
-            float4 o;
-            o.x = 0.2f * (c.x + up.x + dn.x + w[r] + c.y);
-            o.y = 0.2f * (c.y + up.y + dn.y + c.x + c.z);
-            o.z = 0.2f * (c.z + up.z + dn.z + c.y + c.w);
-            o.w = 0.2f * (c.w + up.w + dn.w + c.z + e[r]);
-            *(float4*)(out + (y + r) * n + x) = o;
+            float o[4];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+#if SHAPE < 2
+                const float s = el(v[r + 1], w[r + 1], e[r + 1], j)
+                    + el(v[r], w[r], e[r], j) + el(v[r + 2], w[r + 2], e[r + 2], j)
+                    + el(v[r + 1], w[r + 1], e[r + 1], j - 1) + el(v[r + 1], w[r + 1], e[r + 1], j + 1);
+#else
+                float s = 0.0f;
+#pragma unroll
+                for (int dy = 0; dy < 3; ++dy)
+#pragma unroll
+                    for (int dx = -1; dx <= 1; ++dx)
+                        s += el(v[r + dy], w[r + dy], e[r + dy], j + dx);
+#endif
+#if SHAPE == 0
+                o[j] = 0.2f * s;
+#elif SHAPE == 1
+                o[j] = s / 5.0f;
+#elif SHAPE == 2
+                o[j] = s / 9.0f;
+#else
+                o[j] = s * (1.0f / 9.0f);
+#endif
+            }
+            *(float4*)(out + (y + r) * n + x) = make_float4(o[0], o[1], o[2], o[3]);
         }
     } else {
         for (int r = 0; r < R; ++r)
             for (int j = 0; j < 4; ++j) {
                 const int cx = x + j, cy = y + r;
                 if (cx < n && cy < n)
-                    out[cy * n + cx] = 0.2f * (at(in, cx, cy, n) + at(in, cx, cy - 1, n)
-                        + at(in, cx, cy + 1, n) + at(in, cx - 1, cy, n) + at(in, cx + 1, cy, n));
+                    out[cy * n + cx] = point(in, cx, cy, n);
             }
     }
 }
@@ -96,9 +142,29 @@ extern "C" __global__ void persist(const float* __restrict__ in, float* __restri
 """
 
 
-def reference(a: np.ndarray) -> np.ndarray:
+def reference(a: np.ndarray, shape: int) -> np.ndarray:
     p = np.pad(a, 1, mode="edge")
-    return 0.2 * (p[1:-1, 1:-1] + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:])
+    if shape < 2:
+        return (p[1:-1, 1:-1] + p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:]) / 5
+    return sum(p[1 + dy : N + 1 + dy, 1 + dx : N + 1 + dx] for dy in (-1, 0, 1) for dx in (-1, 0, 1)) / 9
+
+
+def builtin_runs(a: object, b: object) -> dict[str, tuple]:
+    """perfport's stencil_wide (the 3x3 box mean) as its CUDA runner builds it, best shapes."""
+    from perfport import builtin
+    from perfport.devices.dialect import CUDA_PRELUDE
+
+    spec = builtin("stencil_wide")
+    runs = {}
+    for wc, wr in ((96, 4), (64, 4), (128, 4), (64, 8), (32, 8)):
+        config = dict(wc=wc, wr=wr, rows=2, vw=4, variant="direct", access="vector")
+        env = spec.env(config, dict(width=N, height=N))
+        options = tuple(f"-D{k}={v}" for k, v in spec.build_defines(env).items())
+        f = cp.RawModule(code=CUDA_PRELUDE + spec.source, options=options).get_function(spec.entry)
+        g = spec.geometry(env)
+        grid = tuple(gs // ls for gs, ls in zip(g.global_size, g.local_size, strict=True))
+        runs[f"builtin box R=2 {wc}x{wr}"] = (f, grid, g.local_size, (a, b, np.int32(N), np.int32(N)))
+    return runs
 
 
 def main() -> None:
@@ -111,30 +177,31 @@ def main() -> None:
     host = np.random.default_rng(0).random((N, N), dtype=np.float32)
     a = cp.asarray(host)
     b = cp.empty_like(a)
-    modules = {r: cp.RawModule(code=SOURCE, options=("-DR=%d" % r,)) for r in (1, 2, 4)}
+    modules = {
+        (r, shape): cp.RawModule(code=SOURCE, options=(f"-DR={r}", f"-DSHAPE={shape}"))
+        for r in (1, 2) for shape in range(4)
+    }  # fmt: skip
     n4 = N * N // 4
     runs: dict[str, tuple] = {}
-    copy = modules[1].get_function("copy")
-    cpers = modules[1].get_function("copy_persist")
+    copy = modules[1, 0].get_function("copy")
     runs["copy"] = (copy, ((n4 + 255) // 256,), (256,), (a, b, np.int32(n4)))
-    for k in (1, 2, 4, 8, 16):
-        runs[f"copy_persist k={k}"] = (cpers, (sms * k,), (256,), (a, b, np.int32(n4)))
-    shapes = ((96, 4), (32, 8), (64, 4), (128, 2), (256, 1), (128, 4), (256, 2), (64, 8))
-    for r, (bx, by) in itertools.product((1, 2, 4), shapes):
-        f = modules[r].get_function("direct")
+    cpers = modules[1, 0].get_function("copy_persist")
+    runs["copy_persist k=16"] = (cpers, (sms * 16,), (256,), (a, b, np.int32(n4)))
+    names = ("cross*0.2", "cross/5", "box/9", "box*(1/9)")
+    shapes = ((96, 4), (64, 4), (128, 4), (64, 8), (32, 8))
+    for (r, shape), (bx, by) in itertools.product(modules, shapes):
+        f = modules[r, shape].get_function("direct")
         grid = ((N // 4 + bx - 1) // bx, (N // r + by - 1) // by)
-        runs[f"direct R={r} {bx}x{by}"] = (f, grid, (bx, by), (a, b, np.int32(N)))
-        p = modules[r].get_function("persist")
-        for k in (3, 6):
-            if bx * by * k <= 2048:
-                runs[f"persist R={r} {bx}x{by} k={k}"] = (p, (sms * k,), (bx, by), (a, b, np.int32(N)))
-    want = reference(host)
+        runs[f"{names[shape]} R={r} {bx}x{by}"] = (f, grid, (bx, by), (a, b, np.int32(N)))
+    runs.update(builtin_runs(a, b))
+    wants = [reference(host, 0), reference(host, 2)]
     checked = {}
     for name, (f, grid, block, fargs) in runs.items():
         if name.startswith("copy"):
             continue
         b.fill(0)
         f(grid, block, fargs)
+        want = wants[0] if name.startswith("cross") else wants[1]
         checked[name] = float(np.max(np.abs(cp.asnumpy(b) - want)))
     for f, grid, block, fargs in runs.values():  # warm up
         for _ in range(3):
