@@ -23,7 +23,6 @@ from perfport.store import Store, stored_ceilings
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "2026-11-26-builtins"))
 from builtins_compare import cupy_baselines, tune
 
-KERNEL = "stencil_wide"
 
 
 def sizes(values: list[str]) -> dict[str, int]:
@@ -35,10 +34,10 @@ def sizes(values: list[str]) -> dict[str, int]:
 
 
 def placed(
-    config: dict[str, Any], problem: dict[str, int], ms: float | None, ceilings: Any
+    kernel: str, config: dict[str, Any], problem: dict[str, int], ms: float | None, ceilings: Any
 ) -> dict[str, Any]:
     """The time's GB/s and its fractions of both ceilings (None where unknown)."""
-    scoring = ResultMetrics.of(builtin(KERNEL).describe(), problem, ceilings)
+    scoring = ResultMetrics.of(builtin(kernel).describe(), problem, ceilings)
     values = scoring.values(config, ms)
     return {
         "problem": problem, "time_ms": ms, "GBps": values.get("GBps"),
@@ -50,6 +49,7 @@ def placed(
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tune-json", type=Path, required=True)
+    p.add_argument("--kernel", default="stencil_wide", help="the built-in tuned (a stencil)")
     p.add_argument("--device", required=True)
     p.add_argument("--db", type=Path, required=True, help="the database holding the ceilings")
     p.add_argument("--problem", nargs="+", required=True)
@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
         k: report.get(k) for k in ("measured", "strategy", "roofline", "roofline_same_bytes")
     }, "ceilings": None if ceilings is None else ceilings.to_json()}  # fmt: skip
     for label, problem in (("at_problem", sizes(args.problem)), ("at_big", sizes(args.big))):
-        again = tune(KERNEL, problem, args.device, 1, args.time, work / f"{label}.db", configs)
-        out[label] = placed(config, problem, again.best_ms, ceilings) | {"error": again.error}
+        again = tune(args.kernel, problem, args.device, 1, args.time, work / f"{label}.db", configs)
+        out[label] = placed(args.kernel, config, problem, again.best_ms, ceilings) | {
+            "error": again.error
+        }
     problem = sizes(args.problem)
     copy = cupy_baselines("stencil", problem, args.repeats) if args.vendor_copy else {}
     ms = out["at_problem"]["time_ms"]

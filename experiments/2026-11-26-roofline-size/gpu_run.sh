@@ -12,11 +12,13 @@
 # against the large-array ceiling. Each step runs under timeout, none past DEADLINE (230 s)
 # from the start. Outputs under $OUT/roofline-size/: roofline-<dev>.json, tune-<dev>.json,
 # compare-<dev>.json, roof.db, run.log.
-# Locally on PoCL: DEVICES=opencl:0:0 WIDTH=512 HEIGHT=512 BIG=1024 TUNE_TIME=10 VENDOR_COPY=0
+# KERNEL (stencil_wide) and RUN_NAME (roofline-size, the output folder) reuse it for another
+# stencil built-in. Locally on PoCL: DEVICES=opencl:0:0 WIDTH=512 HEIGHT=512 BIG=1024 TUNE_TIME=10 VENDOR_COPY=0
 set -uo pipefail
 OUT=${OUT:?set OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
-DIR=$OUT/roofline-size
+KERNEL=${KERNEL:-stencil_wide}
+DIR=$OUT/${RUN_NAME:-roofline-size}
 PY=${PYTHON:-python3}
 DEVICES=${DEVICES:-opencl:0:0 cuda:0}
 WIDTH=${WIDTH:-4096} HEIGHT=${HEIGHT:-4096} BIG=${BIG:-16384}
@@ -36,12 +38,12 @@ done
 for dev in $DEVICES; do
     tag=${dev//:/_}
     # --max-time stops between trials; timeout catches one that never returns.
-    timeout "$(limit $((TUNE_TIME + 15)))" $PY -m perfport tune stencil_wide \
+    timeout "$(limit $((TUNE_TIME + 15)))" $PY -m perfport tune "$KERNEL" \
         --problem width="$WIDTH" height="$HEIGHT" --device "$dev" --max-time "$TUNE_TIME" \
         --db "$DIR/roof.db" --json > "$DIR/tune-$tag.json" || echo "tune on $dev ended with status $?" >&2
     vendor=()
     [ "$VENDOR_COPY" = 1 ] && vendor=(--vendor-copy)
-    timeout "$(limit $((2 * RECHECK_TIME + 25)))" $PY "$HERE/compare.py" --tune-json "$DIR/tune-$tag.json" \
+    timeout "$(limit $((2 * RECHECK_TIME + 25)))" $PY "$HERE/compare.py" --kernel "$KERNEL" --tune-json "$DIR/tune-$tag.json" \
         --device "$dev" --db "$DIR/roof.db" --problem width="$WIDTH" height="$HEIGHT" \
         --big width="$BIG" height="$BIG" --time "$RECHECK_TIME" "${vendor[@]}" \
         --out "$DIR/compare-$tag.json" > /dev/null || echo "compare on $dev ended with status $?" >&2

@@ -21,7 +21,12 @@ def test_stated_work_evaluates(name):
 
 @pytest.mark.parametrize(
     ("twin", "base"),
-    [("stencil_wide", "stencil"), ("convolution_wide", "convolution"), ("matmul_tiled", "matmul")],
+    [
+        ("stencil_wide", "stencil"),
+        ("stencil_cross", "stencil"),
+        ("convolution_wide", "convolution"),
+        ("matmul_tiled", "matmul"),
+    ],
 )
 def test_twins_state_their_bases_work(twin, base):
     assert (builtin(twin).bytes, builtin(twin).flops) == (builtin(base).bytes, builtin(base).flops)

@@ -1,11 +1,13 @@
 """The built-ins with work per work-item and direct loads verify against numpy on PoCL, and
 the kernels the papers study keep their identity and their spaces as a subset."""
 
+import numpy as np
 import pytest
 
 from perfport._core import Config, Outcome, Problem
 from perfport.devices import open_session
 from perfport.kernels import builtin
+from perfport.kernels.stencil_cross import cross_mean_numpy
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
 from perfport.space import kernel_space
@@ -80,8 +82,24 @@ STENCIL_CASES = [
 
 
 @pytest.mark.parametrize(("problem", "configs"), STENCIL_CASES)
-def test_stencil_wide_verifies(cpu, problem, configs):
-    _verify(cpu, "stencil_wide", problem, configs)
+@pytest.mark.parametrize("name", ["stencil_wide", "stencil_cross"])
+def test_wide_stencils_verify(cpu, name, problem, configs):
+    _verify(cpu, name, problem, configs)
+
+
+def test_stencil_cross_is_the_five_point_mean(cpu):
+    """Not the box: a centre of 5 and its 4 neighbours 0 give 1 (the box mean gives 5 / 9)."""
+    a = np.zeros((5, 5))
+    a[2, 2] = 5.0
+    padded = np.pad(a, 1)
+
+    def get(dx, dy):
+        return padded[1 + dy : 6 + dy, 1 + dx : 6 + dx]
+
+    out = cross_mean_numpy(get, Problem.of(north=1, south=1, east=1, west=1))
+    assert out[2, 2] == 1.0 and out[1, 2] == 1.0 and out[1, 1] == 0.0
+    _verify(cpu, "stencil_cross", {"width": 64, "height": 16, "dtype": "double"},
+            [_sw(16, 4, 2, 4, "direct", "vector"), _sw(8, 8, 1, 2, "tile", "vector")])  # fmt: skip
 
 
 def test_stencil_wide_holds_the_stencil_space(cpu):

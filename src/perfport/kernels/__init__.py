@@ -1,7 +1,8 @@
 """Layer 1: the built-in kernel library and kernel-spec files.
 
 Built-ins: ``stencil`` (SkelCL-style, cummins2016), ``stencil_wide`` (the same with
-work per work-item and direct loads), ``matmul`` (Lawson's tiled GEMM), ``matmul_tiled``
+work per work-item and direct loads), ``stencil_cross`` (the 5-point stencil with
+``stencil_wide``'s tunables), ``matmul`` (Lawson's tiled GEMM), ``matmul_tiled``
 (local-memory tiles, register blocks, vector loads),
 ``convolution`` (erdem2018's 1D convolution), ``convolution_wide`` (the same with outputs per
 work-item and direct loads), ``convolution2d`` (a tiled 2D convolution over
@@ -26,6 +27,7 @@ from perfport.kernels.matmul import matmul
 from perfport.kernels.matmul_tiled import matmul_tiled
 from perfport.kernels.problems import load_problems, problem_sets
 from perfport.kernels.stencil import make_stencil, stencil
+from perfport.kernels.stencil_cross import stencil_cross
 from perfport.kernels.stencil_wide import make_wide_stencil, stencil_wide
 from perfport.kernels.stencils import STENCILS
 from perfport.kernels.vector_add import vector_add
@@ -37,6 +39,7 @@ LOOPY_PREFIX = "loopy-"
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,
     "stencil_wide": stencil_wide,
+    "stencil_cross": stencil_cross,
     "matmul": matmul,
     "matmul_tiled": matmul_tiled,
     "convolution": convolution,

@@ -34,6 +34,7 @@ WORK: dict[str, tuple[str, str | None]] = {
     ),
     "stencil": _STENCIL,
     "stencil_wide": _STENCIL,
+    "stencil_cross": _STENCIL,
     **dict.fromkeys(STENCILS, _STENCIL),
 }
 
