@@ -33,8 +33,11 @@ def test_split_json_and_stored_plan(tmp_path):
     assert out["times"] == "measured"  # the default times: every device ran alone
     assert all(c["time_source"] == "measured" and c["alone_ms"] == c["time_ms"]
                for c in out["configs"])  # fmt: skip
-    # two sub-devices of one CPU, rows of 256 bytes: one parent buffer per array
-    assert out["buffers"] == {"kind": "sub-buffers", "why": None}
+    # two sub-devices of one CPU, rows of 256 bytes: one parent buffer per array, unless the
+    # plan gave one device every row (timings on a loaded machine can: nothing to share)
+    parts = sum(1 for f in out["adjusted_factors"] if f > 0)
+    shared = {"kind": "sub-buffers", "why": None}
+    assert out["buffers"] == (shared if parts > 1 else {"kind": "copies", "why": "one part"})
     assert out["decision"] in ("split", *out["devices"])
     assert set(out["best_single"]) == {"device", "time_ms"}
     assert sum(out["adjusted_factors"]) == pytest.approx(1.0)
