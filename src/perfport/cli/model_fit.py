@@ -26,6 +26,8 @@ from perfport.cli.arguments import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport.model import Calibration
+
 SHIPPED_MODEL = "matmul-linear.json"
 SHIPPED_DATA = "pocl-matmul.csv"
 
@@ -375,7 +377,6 @@ _NOT_WITH_KERNEL = ("data", "model", "nonnegative", "write_data", "figures")
 
 def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     """``--calibration CAL --kernel FILE.py``: CAL's predictions of the file's measurements."""
-    from perfport.cli.guided import _calibration
     from perfport.model import StatsCache
     from perfport.model.evaluate_file import evaluate_kernel, load_user_kernel
 
@@ -389,7 +390,7 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
         flag = "--" + extra[0].replace("_", "-")
         raise PerfportError(f"{flag} does not apply to --kernel (the calibration fixes the model "
                             f"and the device; the measurements are in --db): drop {flag}")  # fmt: skip
-    calibration = _calibration(args.calibration)
+    calibration = load_calibration(args.calibration)
     kernel = load_user_kernel(args.kernel)
     db = args.db or "perfport.db"
     evaluation = evaluate_kernel(kernel, calibration, db, StatsCache(_cache_folder()))
@@ -400,6 +401,23 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     else:
         _print_evaluation(console, evaluation)
     return 0
+
+
+def load_calibration(path: str, how: str = "") -> Calibration:
+    """The calibration file given as --calibration, refused in one line naming the fix (``how``
+    to get one; default: the command that writes it)."""
+    from perfport.model import Calibration, ModelError
+
+    how = how or "give the file 'perfport model calibrate ... --out' wrote"
+    try:
+        return Calibration.load(path)
+    except ModelError as exc:
+        raise PerfportError(f"--calibration {path}: {exc}") from None
+    except OSError as exc:
+        raise PerfportError(f"--calibration {path}: cannot be read ({exc.strerror}); give the "
+                            f"file 'perfport model calibrate --out' wrote") from None  # fmt: skip
+    except UnicodeDecodeError:
+        raise PerfportError(f"--calibration {path}: not a calibration file; {how}") from None
 
 
 def _print_evaluation(console: Console, evaluation: Any) -> None:
