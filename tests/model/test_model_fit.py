@@ -258,11 +258,12 @@ def test_measure_refuses_sizes_the_kernel_cannot_take(tmp_path, capsys, sizes, h
     assert not db.exists()
 
 
-def test_evaluate_says_a_kernel_files_measurements_are_compared_by_predict(tmp_path):
-    """``model measure FILE.py`` stores app-<stem>; evaluate cannot count it again."""
+def test_evaluate_says_a_kernel_files_measurements_are_evaluated_with_kernel(tmp_path):
+    """``model measure FILE.py`` stores app-<stem>; evaluate without the file cannot count it
+    again, and names the command that can."""
     from perfport.model import ModelError, StatsCache
     from perfport.model.dataset import KernelFeatures
 
     features = KernelFeatures(StatsCache(tmp_path))
-    with pytest.raises(ModelError, match=r"no application kernel 'mine'.*model predict"):
+    with pytest.raises(ModelError, match=r"no application kernel 'mine'.*--kernel FILE.py"):
         features.stats("app-mine", Problem.of({"n": 64}))

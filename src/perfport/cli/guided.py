@@ -18,7 +18,6 @@ from perfport.kernels import LOOPY_PREFIX
 
 if TYPE_CHECKING:
     from perfport._core import DeviceInfo, KernelSpec, Problem
-    from perfport.model import Calibration
     from perfport.model.spaces import SearchSpace
     from perfport.space import Space
     from perfport.strategies import Ranker
@@ -87,12 +86,12 @@ def ranker_factory(
     """The ranker builder for ``perfport.tune``: the calibration checked against ``device``,
     and the device's measurement kernels in --db (if any) as the base of every refit."""
     from perfport._core.optional import require
-    from perfport.cli.model_fit import _cache_folder
+    from perfport.cli.model_fit import _cache_folder, load_calibration
     from perfport.model import StatsCache
     from perfport.model.tunable import base_measurements, guided_ranker
 
     require("scipy", "model", "Model-guided search (its refits)")
-    calibration = _calibration(args.calibration)
+    calibration = load_calibration(args.calibration, HOW)
     if calibration.device != device.name:
         raise PerfportError(
             f"--calibration {args.calibration} is for device {calibration.device!r}, not "
@@ -122,20 +121,6 @@ def ranker_factory(
         return guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
 
     return build
-
-
-def _calibration(path: str) -> Calibration:
-    from perfport.model import Calibration, ModelError
-
-    try:
-        return Calibration.load(path)
-    except ModelError as exc:
-        raise PerfportError(f"--calibration {path}: {exc}") from None
-    except OSError as exc:
-        raise PerfportError(f"--calibration {path}: cannot be read ({exc.strerror}); give the "
-                            f"file 'perfport model calibrate --out' wrote") from None  # fmt: skip
-    except UnicodeDecodeError:
-        raise PerfportError(f"--calibration {path}: not a calibration file; {HOW}") from None
 
 
 def _warn(text: str) -> None:

@@ -26,6 +26,8 @@ from perfport.cli.arguments import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport.model import Calibration
+
 SHIPPED_MODEL = "matmul-linear.json"
 SHIPPED_DATA = "pocl-matmul.csv"
 
@@ -90,7 +92,9 @@ def _add_evaluate(model_sub: Any) -> None:
         "evaluate",
         help="calibrate on measurement kernels, predict application kernels, report errors",
         description="Without --data or --db: the measurements shipped with perfport "
-        "(no device needed).",
+        "(no device needed). With --calibration CAL --kernel FILE.py: how well CAL predicts "
+        "your own loopy kernel's measurements in --db (default perfport.db), those 'perfport "
+        "tune FILE.py' (a loopy space file) or 'perfport model measure FILE.py' stored.",
     )
     source = p.add_mutually_exclusive_group()
     source.add_argument("--data", help="measurements: JSON or CSV (perfport export's or slim)")
@@ -105,6 +109,10 @@ def _add_evaluate(model_sub: Any) -> None:
     p.add_argument("--figures", metavar="DIR",
                    help="also draw the paper's Figures 7-9 and a per-term breakdown as SVG "
                    "files in DIR")  # fmt: skip
+    p.add_argument("--calibration", metavar="CAL",
+                   help="with --kernel: a calibration file ('model calibrate --out')")  # fmt: skip
+    p.add_argument("--kernel", metavar="FILE.py",
+                   help="with --calibration: your loopy space or kernel file")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
 
@@ -341,6 +349,8 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.model.dataset import from_store, read_data, write_data
     from perfport.model.evaluate import evaluate
 
+    if args.kernel or args.calibration:
+        return _evaluate_kernel(args, console)
     check_output(args.write_data, "--write-data")
     check_folder(args.figures, "--figures")
     model = Model.load(args.model or shipped(SHIPPED_MODEL))
@@ -357,6 +367,60 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
         return 0
     for path in figures or ():
         console.print(f"wrote {path}", highlight=False, markup=False)
+    _print_evaluation(console, evaluation)
+    return 0
+
+
+# What --kernel evaluates is fixed by the calibration and the file: these would change nothing.
+_NOT_WITH_KERNEL = ("data", "model", "nonnegative", "write_data", "figures")
+
+
+def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
+    """``--calibration CAL --kernel FILE.py``: CAL's predictions of the file's measurements."""
+    from perfport.model import StatsCache
+    from perfport.model.evaluate_file import evaluate_kernel, load_user_kernel
+
+    if not (args.kernel and args.calibration):
+        given, needed = ("--kernel", "--calibration CAL") if args.kernel else (
+            "--calibration", "--kernel FILE.py")  # fmt: skip
+        raise PerfportError(f"{given} evaluates your own loopy kernel with a calibration: add "
+                            f"{needed}")  # fmt: skip
+    extra = [n for n in _NOT_WITH_KERNEL if getattr(args, n)] + ["device"] * bool(args.device)
+    if extra:
+        flag = "--" + extra[0].replace("_", "-")
+        raise PerfportError(f"{flag} does not apply to --kernel (the calibration fixes the model "
+                            f"and the device; the measurements are in --db): drop {flag}")  # fmt: skip
+    calibration = load_calibration(args.calibration)
+    kernel = load_user_kernel(args.kernel)
+    db = args.db or "perfport.db"
+    evaluation = evaluate_kernel(kernel, calibration, db, StatsCache(_cache_folder()))
+    _say_skipped(evaluation.skipped)
+    if args.json:
+        render.print_json({"model": calibration.model.to_json(), "kernel": kernel.stored,
+                           "db": str(db), **evaluation.to_json()})  # fmt: skip
+    else:
+        _print_evaluation(console, evaluation)
+    return 0
+
+
+def load_calibration(path: str, how: str = "") -> Calibration:
+    """The calibration file given as --calibration, refused in one line naming the fix (``how``
+    to get one; default: the command that writes it)."""
+    from perfport.model import Calibration, ModelError
+
+    how = how or "give the file 'perfport model calibrate ... --out' wrote"
+    try:
+        return Calibration.load(path)
+    except ModelError as exc:
+        raise PerfportError(f"--calibration {path}: {exc}") from None
+    except OSError as exc:
+        raise PerfportError(f"--calibration {path}: cannot be read ({exc.strerror}); give the "
+                            f"file 'perfport model calibrate --out' wrote") from None  # fmt: skip
+    except UnicodeDecodeError:
+        raise PerfportError(f"--calibration {path}: not a calibration file; {how}") from None
+
+
+def _print_evaluation(console: Console, evaluation: Any) -> None:
     for r in evaluation.results:
         console.print(f"{r.variant} on {r.device}: geomean relative error "
                       f"{r.geomean_rel_error:.1%} over {len(r.points)} sizes", highlight=False,
@@ -365,9 +429,10 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
             console.print(f"  {p.sizes}: measured {p.measured_ms:.4g} ms, predicted "
                           f"{p.predicted_ms:.4g} ms ({p.rel_error:.1%})", highlight=False,
                           markup=False)  # fmt: skip
-    ranking = (
-        "correct" if evaluation.ranking_correct else "wrong: " + "; ".join(evaluation.misranked)
-    )
+    wrong = evaluation.misranked
+    # A space file's dozens of configurations can misrank hundreds of pairs: --json has all.
+    more = f"; {len(wrong) - 3} more (--json lists them)" if len(wrong) > 3 else ""
+    ranking = "correct" if not wrong else "wrong: " + "; ".join(wrong[:3]) + more
     for u in evaluation.unpredictable:
         console.print(f"{u.variant} on {u.device}: not predicted ({len(u.sizes)} sizes): "
                       f"{u.reason}", style="bold red", highlight=False, markup=False)  # fmt: skip
@@ -376,4 +441,3 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     console.print(f"overall geomean relative error {evaluation.geomean_rel_error:.1%}; ranking "
                   f"{ranking} ({evaluation.ranked_pairs} pairs > 10% apart)", highlight=False,
                   markup=False)  # fmt: skip
-    return 0

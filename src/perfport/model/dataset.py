@@ -226,8 +226,8 @@ class KernelFeatures:
         if name not in APPLICATIONS:
             # the store keeps a kernel file's stem, not its code: it cannot be counted again
             raise ModelError(f"{kernel}: no application kernel {name!r}; known: "
-                             f"{', '.join(APPLICATIONS)} (a kernel file's measurements are not "
-                             "evaluated; compare them with 'perfport model predict')")  # fmt: skip
+                             f"{', '.join(APPLICATIONS)} (a kernel file's measurements: "
+                             "'perfport model evaluate --calibration CAL --kernel FILE.py')")  # fmt: skip
         return load_program(name), frozenset()
 
     def stats(self, kernel: str, problem: Problem) -> EvaluatedStats:

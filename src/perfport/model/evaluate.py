@@ -207,7 +207,7 @@ def evaluate(
             else "no application measurements (kernels app-...) in the data; measure some with "
             "'perfport model measure matmul-prefetch --sizes n=256,512'"
         )
-    pairs, misranked = _ranking(results)
+    pairs, misranked = ranking(results)
     return Evaluation(
         tuple(results),
         tuple(calibrations),
@@ -219,7 +219,7 @@ def evaluate(
     )
 
 
-def _ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
+def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
     """Pairs of variants measured at the same size on one device, more than RANK_MARGIN
     apart, and those of them the predictions order the other way."""
     at: dict[tuple[str, str], list[tuple[str, Point]]] = defaultdict(list)

@@ -22,6 +22,9 @@ DG_NODES = 64  # the paper's nunit_nodes (a multiple of the 16 x 16 work-group)
 DG_TILE = 16  # lsize[0] = lsize[1]
 DG_VARIANTS = ("plain", "prefetch-u", "prefetch-dm", "prefetch-dm-tr")
 _DG_CODE = {"plain": "DGP", "prefetch-u": "DGU", "prefetch-dm": "DGD", "prefetch-dm-tr": "DGT"}
+# How u and res lie in memory: node-fastest (C order: the first three variants) or
+# element-fastest (prefetch-dm-tr's array-axis tags).
+DG_LAYOUTS = ("node-fastest", "element-fastest")
 
 
 def retag(program: Any, variable: str, tag: str) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core.errors import MissingExtra
@@ -27,9 +27,10 @@ MULTIPLE = {"matmul": 32, "dg": 32, "fd": 560}
 @dataclass(frozen=True)
 class SearchSpace:
     """One application's configurations, how to build each, the size it is timed at, the
-    rule a configuration must meet at a problem size (an expression over both), and the numpy
+    rule a configuration must meet at a problem (an expression over both), the numpy
     reference its output is checked against (``reference(problem, inputs) -> outputs``; None:
-    not verified)."""
+    not verified), and the problem values besides the sizes (``options``, defaults: DG's
+    ``layout``), which only ``fits`` and the reference see; loopy's programs take the sizes."""
 
     name: str
     space: Space
@@ -37,6 +38,7 @@ class SearchSpace:
     sizes: dict[str, int]
     fits: str = "True"
     reference: Reference | None = None
+    options: dict[str, str] = field(default_factory=dict)
 
     def label(self, config: Mapping[str, Any]) -> str:
         return f"guided-{self.name}-" + "-".join(f"{k}{v}" for k, v in sorted(config.items()))
@@ -68,7 +70,7 @@ def _fd(config: dict[str, Any]) -> Any:
 def spaces(sizes: Mapping[str, int] | None = None) -> list[SearchSpace]:
     """The three spaces at ``sizes`` ({space: size}; DEFAULT_SIZES where not given)."""
     size = {**DEFAULT_SIZES, **(sizes or {})}
-    from perfport.model.paper_kernels import DG_VARIANTS
+    from perfport.model.paper_kernels import DG_LAYOUTS, DG_VARIANTS
 
     matmul = Space(
         [Param("prefetch", (0, 1)), Param("ti", TILES), Param("tj", TILES), Param("tk", TILES)],
@@ -79,7 +81,11 @@ def spaces(sizes: Mapping[str, int] | None = None) -> list[SearchSpace]:
     return [
         SearchSpace("matmul", matmul, _matmul, {"n": size["matmul"]},
                     "n % ti == 0 and n % tj == 0 and (prefetch == 0 or n % tk == 0)"),
-        SearchSpace("dg", dg, _dg, {"nelements": size["dg"]}, "nelements % tile == 0"),
+        # The layout is the problem's, not the configuration's, because a reference sees only
+        # (problem, inputs): at each layout only the variants storing u and res so are legal.
+        SearchSpace("dg", dg, _dg, {"nelements": size["dg"]},
+                    "nelements % tile == 0 and layout == ('element-fastest' if variant == "
+                    "'prefetch-dm-tr' else 'node-fastest')", options={"layout": DG_LAYOUTS[0]}),
         SearchSpace("fd", fd, _fd, {"n": size["fd"]}, "n % (lsize - 2) == 0"),
     ]  # fmt: skip
 

@@ -56,9 +56,27 @@ def _fd_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.
     return {"res": fd_reference(inputs["u"].reshape(n + 2, n + 2)).reshape(-1)}
 
 
-# DG has none: its -tr variant reads u and writes res element-fastest, so no one reference
-# (or configuration) holds the others' layout; its output is ignored and tune says so.
-REFERENCES = {"matmul": _matmul_reference, "fd": _fd_reference}
+def _dg_reference(p: Problem, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """DG's output at the problem's ``layout``: the arrays are the same flat buffers either
+    way, and the layout says how the kernel reads u from them and where it writes res."""
+    from perfport.model.paper_kernels import DG_LAYOUTS, DG_MATRICES, DG_NODES, dg_reference
+
+    n, layout = int(p["nelements"]), str(p["layout"])
+    if layout not in DG_LAYOUTS:
+        raise SpecError(f"layout {layout!r}: give one of {', '.join(DG_LAYOUTS)}")
+    shape = (DG_MATRICES, DG_NODES, DG_NODES)
+    dm = inputs["diff_mat"].astype(np.float64).reshape(shape)
+    flat = inputs["u"].astype(np.float64).reshape(-1)
+    if layout == "node-fastest":
+        return {"res": dg_reference(dm, flat.reshape(n, DG_NODES)).astype(np.float32).ravel()}
+    # element-fastest: u[k, j] at k + j * n, res[m, k, i] at (m * 64 + i) * n + k
+    res = dg_reference(dm, flat.reshape(DG_NODES, n).T).transpose(0, 2, 1)
+    return {"res": res.astype(np.float32).ravel()}
+
+
+# DG's reference follows the problem's layout (spaces.py): the variant storing u and res
+# element-fastest is legal only at layout=element-fastest, the other three at the default.
+REFERENCES = {"matmul": _matmul_reference, "dg": _dg_reference, "fd": _fd_reference}
 
 
 def is_space_file(kernel: str) -> bool:
@@ -135,7 +153,7 @@ def _spec(
         local_size=_chosen(configs, [p.local_size for p in specs]),
         # Each program's local temporaries, so a device's local-memory limit prunes them.
         local_mem=_chosen(configs, local)[0],
-        args=args, problem=Problem.of(s.sizes), restrictions=(f"{SELECTOR} >= 0", s.fits),
+        args=args, problem=Problem.of({**s.sizes, **s.options}), restrictions=(f"{SELECTOR} >= 0", s.fits),
         derived=((SELECTOR, _index(configs)),), defines=((MACRO, SELECTOR),),
         reference=s.reference, tolerance=1e-3 if s.reference else None,
         doc=f"{doc}, one loopy program per configuration (perfport.model.tunable)",
