@@ -33,6 +33,25 @@ import numpy as np
 N = 4096
 
 SOURCE = r"""
+#ifndef HINT
+#define HINT 0
+#endif
+// HINT (probe2.py; 0 in calls 1-3): 1 streaming stores (evict first), 2 loads through the
+// read-only path, 3 both.
+#if HINT & 1
+#define STORE4(p, v) __stcs((float4*)(p), (v))
+#else
+#define STORE4(p, v) (*(float4*)(p) = (v))
+#endif
+#if HINT & 2
+#define LOAD4(p) __ldg((const float4*)(p))
+#else
+#define LOAD4(p) (*(const float4*)(p))
+#endif
+extern "C" __global__ void copy_cs(const float4* __restrict__ a, float4* __restrict__ b, int n4) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) __stcs(b + i, a[i]);
+}
 extern "C" __global__ void copy(const float4* __restrict__ a, float4* __restrict__ b, int n4) {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n4) b[i] = a[i];
@@ -83,7 +102,7 @@ __device__ __forceinline__ void cells(const float* __restrict__ in, float* __res
         float w[R + 2], e[R + 2];
 #pragma unroll
         for (int r = 0; r < R + 2; ++r) {
-            v[r] = *(const float4*)(in + (y - 1 + r) * n + x);
+            v[r] = LOAD4(in + (y - 1 + r) * n + x);
             w[r] = in[(y - 1 + r) * n + x - 1];
             e[r] = in[(y - 1 + r) * n + x + 4];
         }
@@ -114,7 +133,7 @@ __device__ __forceinline__ void cells(const float* __restrict__ in, float* __res
                 o[j] = s * (1.0f / 9.0f);
 #endif
             }
-            *(float4*)(out + (y + r) * n + x) = make_float4(o[0], o[1], o[2], o[3]);
+            STORE4(out + (y + r) * n + x, make_float4(o[0], o[1], o[2], o[3]));
         }
     } else {
         for (int r = 0; r < R; ++r)
