@@ -19,7 +19,7 @@ import cupy as cp
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from probe import N, SOURCE, reference  # noqa: E402
+from probe import SOURCE, N, reference
 
 
 def builtin_cross(a: object, b: object, shapes: tuple[tuple[int, int], ...]) -> dict[str, tuple]:
