@@ -161,21 +161,32 @@ DEVICE_FN void store_run(GLOBAL OUT* RESTRICT p, const OUT* src) {
     }
 }
 
-// Direct loads inside the matrix: the ROWS + NORTH + SOUTH input rows of the runs and their
-// borders, each loaded once into registers, then each output run stored at once.
+// Direct loads for a whole run (x + VW <= width, y + ROWS <= height), inside the matrix or at
+// its border: the ROWS + NORTH + SOUTH input rows of the runs and their borders, each loaded
+// once into registers, then each output run stored at once. Rows and border columns outside
+// the matrix are read clamped to it and, with padding, replaced by PAD, so border work-items
+// take this path too: a warp split into a scalar border path cost an H200 2 points of a copy's
+// bandwidth at 4096^2 (experiments/2026-11-26-stencil-persist).
 DEVICE_FN void direct_vector(GLOBAL const ELEM* RESTRICT in, GLOBAL OUT* RESTRICT out, int width,
-                             int x, int y) {
+                             int height, int x, int y) {
     ELEM win[ROWS + NORTH + SOUTH][WIN_W];
 #pragma unroll
     for (int r = 0; r < ROWS + NORTH + SOUTH; ++r) {
-        GLOBAL const ELEM* row = in + (y - NORTH + r) * width + x;
+        const int gy = y - NORTH + r;
+        GLOBAL const ELEM* row = in + min(max(gy, 0), height - 1) * width;
 #pragma unroll
         for (int k = 0; k < WEST; ++k)
-            win[r][k] = row[k - WEST];
-        load_run(win[r] + WEST, row);
+            win[r][k] = row[max(x - WEST + k, 0)];
+        load_run(win[r] + WEST, row + x);
 #pragma unroll
         for (int k = 0; k < EAST; ++k)
-            win[r][WEST + VW + k] = row[VW + k];
+            win[r][WEST + VW + k] = row[min(x + VW + k, width - 1)];
+#if !NEAREST
+#pragma unroll
+        for (int k = 0; k < WIN_W; ++k)
+            if (gy < 0 || gy >= height || x - WEST + k < 0 || x - WEST + k >= width)
+                win[r][k] = (ELEM)(PAD);
+#endif
     }
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
@@ -220,22 +231,23 @@ KERNEL void stencil(GLOBAL const ELEM* RESTRICT in, GLOBAL OUT* RESTRICT out, in
                     LOCAL_PARAM(ELEM, tile)) {
     const int x = GID(0) * VW, y = GID(1) * ROWS;  // this work-item's first cell
 #if DIRECT
-    const int inside = x >= WEST && y >= NORTH && x + VW - 1 + EAST < width
-                       && y + ROWS - 1 + SOUTH < height;
-    if (inside) {
 #if VEC
-        direct_vector(in, out, width, x, y);
+    if (x + VW <= width && y + ROWS <= height) {  // every whole run, at a border or not
+        direct_vector(in, out, width, height, x, y);
+        return;
+    }
 #else
+    if (x >= WEST && y >= NORTH && x + VW - 1 + EAST < width && y + ROWS - 1 + SOUTH < height) {
         for (int i = 0; i < ROWS; ++i)
             for (int j = 0; j < VW; ++j)
                 out[(y + i) * width + x + j] = cell_inside(in, width, x + j, y + i);
-#endif
-    } else {
-        for (int i = 0; i < ROWS; ++i)
-            for (int j = 0; j < VW; ++j)
-                if (x + j < width && y + i < height)
-                    out[(y + i) * width + x + j] = cell_edge(in, width, height, x + j, y + i);
+        return;
     }
+#endif
+    for (int i = 0; i < ROWS; ++i)  // the cells of a run cut by the matrix's edge
+        for (int j = 0; j < VW; ++j)
+            if (x + j < width && y + i < height)
+                out[(y + i) * width + x + j] = cell_edge(in, width, height, x + j, y + i);
 #else
     LOCAL_DECL(ELEM, tile)
     const int lx = LID(0), ly = LID(1), wc = LSIZE(0), wr = LSIZE(1);
