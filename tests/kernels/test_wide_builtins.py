@@ -87,6 +87,21 @@ def test_wide_stencils_verify(cpu, name, problem, configs):
     _verify(cpu, name, problem, configs)
 
 
+@pytest.mark.parametrize(
+    "problem",
+    [  # negative sums (a negative pad): C's division truncates where numpy's // floors
+        {"dtype": "int", "boundary": "pad", "pad": -50, "north": 2, "south": 0, "west": 3,
+         "east": 0},
+        {"dtype": "char"},  # the C sum of cells up to 99 wraps in ELEM
+        {"dtype": "uchar", "out_dtype": "int"},
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("name", ["stencil_wide", "stencil_cross"])
+def test_integer_means_are_c_s(cpu, name, problem):
+    _verify(cpu, name, {"width": 24, "height": 10, **problem},
+            [_sw(8, 2, 1, 1, "tile"), _sw(4, 2, 2, 4, "direct")])  # fmt: skip
+
+
 def test_stencil_cross_is_the_five_point_mean(cpu):
     """Not the box: a centre of 5 and its 4 neighbours 0 give 1 (the box mean gives 5 / 9)."""
     a = np.zeros((5, 5))

@@ -258,8 +258,21 @@ BOX_MEAN_C = """
 def box_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
     n, s, e, w = _borders(BORDERS, problem)
     total = cast(np.ndarray, sum(get(dx, dy) for dy in range(-n, s + 1) for dx in range(-w, e + 1)))
-    count = (n + s + 1) * (w + e + 1)
-    return total // count if np.issubdtype(total.dtype, np.integer) else total / count
+    return c_mean(total, (n + s + 1) * (w + e + 1), problem)
+
+
+def c_mean(total: np.ndarray, count: int, problem: Mapping[str, object]) -> np.ndarray:
+    """``total / count`` as a C body computes it in ``ELEM``: floating types divide; integer
+    types wrap the sum to ``dtype``'s width (a ``char`` sum of 5 cells overflows) and truncate
+    toward zero (C's division; numpy's ``//`` floors a negative sum, e.g. with a negative pad)."""
+    if not np.issubdtype(total.dtype, np.integer):
+        return total / count
+    elem = numpy_dtype(str(problem["dtype"]))
+    wrapped = total.astype(elem)
+    if np.issubdtype(elem, np.unsignedinteger):
+        return wrapped // elem.type(count)
+    wide = wrapped.astype(np.int64)
+    return np.sign(wide) * (np.abs(wide) // count)
 
 
 def stencil() -> KernelSpec:

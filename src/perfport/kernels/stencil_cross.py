@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import KernelSpec, Problem
-from perfport.kernels.stencil import BORDERS, Shifted, _borders
+from perfport.kernels.stencil import BORDERS, Shifted, _borders, c_mean
 from perfport.kernels.stencil_wide import make_wide_stencil
 
 CROSS_MEAN_C = """
@@ -42,8 +42,7 @@ def cross_mean_numpy(get: Shifted, problem: Problem) -> np.ndarray:
         total = total + get(0, dy)
     for dx in (*range(-w, 0), *range(1, e + 1)):
         total = total + get(dx, 0)
-    count = 1 + n + s + e + w
-    return total // count if np.issubdtype(total.dtype, np.integer) else total / count
+    return c_mean(total, 1 + n + s + e + w, problem)
 
 
 def stencil_cross() -> KernelSpec:
