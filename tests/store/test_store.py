@@ -127,3 +127,21 @@ def test_read_only_commands_do_not_create_databases(tmp_path):
     with pytest.raises(StoreError, match="no results database"):
         Store(tmp_path / "missing.db", create=False)
     assert not (tmp_path / "missing.db").exists()
+
+
+def test_read_only_refuses_a_foreign_or_empty_sqlite_file_as_not_perfport(tmp_path):
+    """Opened read-only, a file perfport did not make is named as such, not offered a
+    migration (migrating would write perfport's tables into someone else's database)."""
+    from perfport.store import ReadOnlyStore
+
+    foreign = tmp_path / "other.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    empty = tmp_path / "empty.db"
+    sqlite3.connect(empty).close()
+    for path, what in ((foreign, "not a perfport one"), (empty, "is empty")):
+        with pytest.raises(StoreError, match=what) as caught:
+            ReadOnlyStore(path)
+        assert "migrate" not in str(caught.value)
+    with sqlite3.connect(foreign) as conn:  # untouched
+        assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["t"]

@@ -39,7 +39,11 @@ class ReadOnlyStore(Store):
                 f"cannot use {self.path} as a results database ({exc}); give another --db path"
             ) from None
         if version != SCHEMA_VERSION:
+            tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             self._conn.close()
+            if version == 0:  # not made by perfport: migrating it would write into it
+                what = "an SQLite database but not a perfport one" if tables else "empty"
+                raise StoreError(f"{self.path} is {what}; give the --db of a perfport run")
             raise StoreError(
                 f"{self.path} has schema version {version}, not {SCHEMA_VERSION}; open it once "
                 "with this perfport (e.g. 'perfport results --db PATH') to migrate it"
