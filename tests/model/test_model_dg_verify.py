@@ -42,15 +42,28 @@ def test_the_layout_keeps_only_its_variants(cpu):
     assert len(kernel_space(spec, nowhere, cpu)) == 0
 
 
-@pytest.mark.parametrize("layout", sorted(VARIANTS))
-def test_every_dg_configuration_verifies_on_pocl(layout, tmp_path, capsys, cpu):
+@pytest.mark.parametrize(
+    ("layout", "every"),
+    [  # the fast suite verifies each variant at one tile; every tile of the nine is slow
+        ("element-fastest", True),
+        ("node-fastest", False),
+        pytest.param("node-fastest", True, marks=pytest.mark.slow),
+    ],
+)
+def test_dg_configurations_verify_on_pocl(layout, every, tmp_path, capsys, cpu):
     argv = ["tune", "loopy-dg", "--problem", f"nelements={N}", f"layout={layout}",
             "--db", str(tmp_path / "r.db"), "--json"]  # fmt: skip
+    expected = 3 * len(VARIANTS[layout])
+    if not every:
+        configs = [{"variant": v, "tile": 16} for v in sorted(VARIANTS[layout])]
+        (tmp_path / "configs.json").write_text(json.dumps(configs))
+        argv += ["--configs", str(tmp_path / "configs.json")]
+        expected = len(configs)
     assert main(argv) == 0
     captured = capsys.readouterr()
     out = json.loads(captured.out)
     assert out["verification"] == "numpy reference"
-    assert out["outcomes"]["ok"] == out["measured"] == 3 * len(VARIANTS[layout])
+    assert out["outcomes"]["ok"] == out["measured"] == expected
     assert "ignored" not in captured.err and "not verified" not in captured.err
 
 

@@ -111,6 +111,7 @@ def _tune_rounds(tmp_path: Path, seed: int, interrupts: int) -> int:
     return sent
 
 
+@pytest.mark.slow  # a random stress test; test_interrupt.py keeps the deterministic cases fast
 def test_tune_interrupts_at_random_moments(tmp_path):
     assert _tune_rounds(tmp_path, seed=1, interrupts=3) >= 1
 
