@@ -14,10 +14,10 @@ import csv
 import io
 import json
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from perfport._core.records import Problem
 from perfport.model.cache import StatsCache
@@ -26,6 +26,8 @@ from perfport.model.counts import EvaluatedStats
 from perfport.model.errors import ModelError, UncountableKernel
 from perfport.model.features import FeatureSet
 from perfport.model.model import Model, input_features
+
+T = TypeVar("T")
 
 COLLECTION_PREFIX = "mk-"
 APPLICATION_PREFIX = "app-"
@@ -60,16 +62,23 @@ class TimedKernel:
         }
 
 
-def _fastest(runs: Iterable[TimedKernel]) -> list[TimedKernel]:
-    """One run per device, kernel and problem: the fastest (noise only ever adds time)."""
-    best: dict[tuple[str, str, str], TimedKernel] = {}
+def fastest_by(
+    runs: Iterable[T], key: Callable[[T], Hashable], time: Callable[[T], float]
+) -> list[T]:
+    """One run per ``key``: the fastest (noise only ever adds time), in first-seen order."""
+    best: dict[Hashable, T] = {}
     for r in runs:
-        if not (r.is_collection or r.is_application) or not r.time_ms > 0:
-            continue
-        key = (r.device_fingerprint, r.kernel, r.problem.key)
-        if key not in best or r.time_ms < best[key].time_ms:
-            best[key] = r
+        k = key(r)
+        if k not in best or time(r) < time(best[k]):
+            best[k] = r
     return list(best.values())
+
+
+def _fastest(runs: Iterable[TimedKernel]) -> list[TimedKernel]:
+    """One run per device, kernel and problem: the fastest."""
+    kept = (r for r in runs if (r.is_collection or r.is_application) and r.time_ms > 0)
+    return fastest_by(kept, lambda r: (r.device_fingerprint, r.kernel, r.problem.key),
+                      lambda r: r.time_ms)  # fmt: skip
 
 
 def from_store(db: str | Path, device: str | None = None) -> list[TimedKernel]:

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from perfport._core.errors import SpecError
-from perfport._core.records import Problem
+from perfport._core.records import Config, Problem
 from perfport._core.spec import KernelSpec
 from perfport.kernels.loader import import_file
 from perfport.model.calibrate import Calibration, predict
-from perfport.model.dataset import APPLICATION_PREFIX, Skipped
+from perfport.model.dataset import APPLICATION_PREFIX, Skipped, fastest_by
 from perfport.model.errors import ModelError
 from perfport.model.evaluate import Evaluation, Point, Unpredictable, VariantResult, ranking
 from perfport.model.model import input_features
@@ -115,16 +115,11 @@ def _rows(kernel: UserKernel, calibration: Calibration, db: str | Path) -> list[
             f"model calibrate MODEL.json --device ID --db {db} --out FILE') or measure it on "
             f"{calibration.device!r}"
         )
-    best: dict[tuple[str, str, str], _Row] = {}
-    for r in mine:
-        key = (r.device_fingerprint, r.config.key, r.problem.key)
-        if key not in best or float(r.median_ms or 0) < best[key].time_ms:
-            best[key] = _Row(
-                r.device_fingerprint, dict(r.config), r.problem, float(r.median_ms or 0)
-            )
-    return sorted(
-        best.values(), key=lambda r: (r.fingerprint, sorted(r.config.items()), r.problem.key)
-    )
+    runs = (_Row(r.device_fingerprint, dict(r.config), r.problem, float(r.median_ms or 0))
+            for r in mine)  # fmt: skip
+    best = fastest_by(runs, lambda r: (r.fingerprint, Config.of(r.config).key, r.problem.key),
+                      lambda r: r.time_ms)  # fmt: skip
+    return sorted(best, key=lambda r: (r.fingerprint, sorted(r.config.items()), r.problem.key))
 
 
 def _variant(kernel: UserKernel, config: Mapping[str, Any]) -> str:
