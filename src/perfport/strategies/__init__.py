@@ -21,6 +21,7 @@ from perfport.strategies.ordered import GridSearch, PriorGuided
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 from perfport.strategies.portfolio import Portfolio
 from perfport.strategies.region import PriorRegion
+from perfport.strategies.sweep import SweepBayes
 from perfport.strategies.thompson import ThompsonBayes
 from perfport.strategies.transfer import TransferPrior
 
@@ -42,6 +43,7 @@ STRATEGIES: dict[str, type[Strategy]] = {
         CrossoverBayes,
         AlternatingBayes,
         ThompsonBayes,
+        SweepBayes,
         PriorGuided,
         TransferPrior,
         PriorRegion,
@@ -55,9 +57,9 @@ STRATEGIES: dict[str, type[Strategy]] = {
 # Strategies that need more than a space and a seed: a ranker (a calibrated model of the
 # kernel, built above this layer). Not in STRATEGIES, whose every entry runs on its own.
 GUIDED: dict[str, type[Strategy]] = {ModelGuided.name: ModelGuided}
-# Chosen by benchmarks/strategies.py (docs/results/2026-11-22-strategies.md): with other
-# devices' results in the store it needs far fewer evaluations than any strategy without
-# them; with none it is exactly bayes_rf, the best of those.
+# Chosen by measurement (docs/results/2026-11-22-strategies.md, 2026-11-26-bayes-sweep.md):
+# with other devices' results in the store it needs far fewer evaluations than any strategy
+# without them; with none it is exactly bayes_sweep, the best of those.
 DEFAULT_STRATEGY = "prior"
 
 __all__ = [
@@ -87,6 +89,7 @@ __all__ = [
     "Ranker",
     "SimulatedAnnealing",
     "Strategy",
+    "SweepBayes",
     "ThompsonBayes",
     "TransferPrior",
     "TrustRegionBayes",

@@ -12,6 +12,7 @@ from perfport.space import Space
 from perfport.strategies.base import FixedOrder, Strategy
 from perfport.strategies.bayes import BayesRandomForest
 from perfport.strategies.geometry import Geometry
+from perfport.strategies.sweep import SweepBayes
 
 
 def _refinement_depth(size: int) -> np.ndarray:
@@ -72,19 +73,22 @@ def _diverse_top(scores: np.ndarray, positions: np.ndarray, count: int) -> list[
 
 class PriorGuided(Strategy):
     """Measure ``first`` configurations a prior ranks highest (spread out: no two differ in
-    one parameter only), then search on with Bayesian optimisation (random forest), which
-    has seen them. ``scores`` (one per legal configuration, higher is more promising, NaN for
-    unknown) come from a learned model or from other devices' results (``perfport tune`` and
-    ``replay`` take them from the store); without them this is plain ``bayes_rf``, so the
-    strategy is never worse off for having no prior.
+    one parameter only), then search on with ``bayes_sweep`` (random-forest Bayesian
+    optimisation that sweeps the incumbent's one-parameter changes after ``stall``
+    evaluations without a gain; ``stall=0``: plain ``bayes_rf``), which has seen them.
+    ``scores`` (one per legal configuration, higher is more promising, NaN for unknown) come
+    from a learned model or from other devices' results (``perfport tune`` and ``replay`` take
+    them from the store); without them this is plain ``bayes_sweep``, so the strategy is never
+    worse off for having no prior. The sweep was adopted by measurement, cold and with
+    relatives (docs/results/2026-11-26-bayes-sweep.md).
 
     When ``give_up`` prior picks in a row fail here (the relatives' best configurations do
     not compile or launch on this device), the rest of the ranking is dropped and the search
-    goes on as ``bayes_rf``, which has seen the failures: the prior costs at most ``give_up``
+    goes on as ``bayes_sweep``, which has seen the failures: the prior costs at most ``give_up``
     wasted evaluations instead of ``first`` (docs/results/2026-11-26-prior-relatives.md)."""
 
     name = "prior"
-    summary = "other devices' best configurations first (from the store), then bayes_rf"
+    summary = "other devices' best configurations first (from the store), then bayes_sweep"
     takes_prior = True
 
     def __init__(
@@ -94,13 +98,16 @@ class PriorGuided(Strategy):
         scores: Sequence[float] | None = None,
         first: int = 10,
         give_up: int = 3,
+        stall: int = 10,
     ) -> None:
-        if give_up < 1:
-            raise ValueError(f"give_up must be >= 1, got {give_up}")
+        if give_up < 1 or stall < 0:
+            raise ValueError(f"give_up must be >= 1 and stall >= 0, got {give_up}, {stall}")
         super().__init__(space, seed)
         self.give_up = give_up
         self._failed_in_a_row = 0
-        self._then = BayesRandomForest(space, seed)
+        self._then = (
+            SweepBayes(space, seed, stall=stall) if stall else BayesRandomForest(space, seed)
+        )
         self._ranking: list[int] = []
         self._first = max(1, first)
         self._next = 0
@@ -110,7 +117,7 @@ class PriorGuided(Strategy):
     def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
         """New prior scores mid-search (other devices' results landing while this one runs):
         the prior picks not made yet come from them, never a configuration already told;
-        the picks made stay. Once ``first`` picks are made, the search is bayes_rf's."""
+        the picks made stay. Once ``first`` picks are made, the search is the forest's."""
         values = np.asarray(scores, dtype=np.float64)
         if len(values) != len(self.space):
             raise ValueError(

@@ -66,7 +66,7 @@ class PriorRegion(PriorGuided):
       the best time outside beats the best inside: a prior that misleads about where the good
       configurations are stops limiting the search, which goes on as plain ``bayes_rf``.
 
-    Without scores it is exactly ``bayes_rf``, as ``prior`` is."""
+    Without scores it is exactly ``bayes_rf``, as ``prior`` with ``stall=0`` is."""
 
     name = "prior_region"
     summary = (
@@ -94,7 +94,8 @@ class PriorRegion(PriorGuided):
         self._inside: np.ndarray | None = None  # the region; None: dropped, or no prior
         self._dropped = False
         self._turn = 0
-        super().__init__(space, seed, scores=None, first=first, give_up=give_up)
+        # Its own forest replaces the continuation (stall=0: no sweep to build first).
+        super().__init__(space, seed, scores=None, first=first, give_up=give_up, stall=0)
         self._then: RegionForest = RegionForest(space, seed)
         if scores is not None:
             self.rescore(scores)

@@ -46,7 +46,7 @@ class TransferPrior(PriorGuided):
       that runs but misleads is dropped after a few evaluations, not after ``first``.
     - ``give_up`` failing picks in a row drop it too, as in ``prior``.
 
-    Without scores it is exactly ``bayes_rf``, as ``prior`` is."""
+    Without scores it is exactly ``bayes_rf``, as ``prior`` with ``stall=0`` is."""
 
     name = "prior_transfer"
     summary = (
@@ -72,7 +72,8 @@ class TransferPrior(PriorGuided):
         self.feature = feature
         self._own: list[int] = []  # what the forest chose while the prior was followed
         self._turn = 0
-        super().__init__(space, seed, scores=scores, first=first, give_up=give_up)
+        # As measured (prior-transfer page): the prior, then plain bayes_rf.
+        super().__init__(space, seed, scores=scores, first=first, give_up=give_up, stall=0)
 
     def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
         super().rescore(scores)
