@@ -7,15 +7,15 @@ the held-out one.
 
 The protocol is benchmarks/strategies.py's (issue 27): each Kernel Tuner cache of
 ../shared/data replayed alone (cold: no other device's results, so the default ``prior`` runs
-as ``bayes_rf``), budget 200, each cache's own ``time``. A candidate is a registered strategy
+as ``bayes_sweep``), budget 200, each cache's own ``time``. A candidate is a registered strategy
 with keyword settings, ``name:key=value:key=value``. For each held-out cache, the candidate
 whose mean over the *other* caches of the median evaluations to 95% (unreached counted as
 the budget + 1) is lowest is chosen, and its runs on the held-out cache are its score there. Nothing
 about the held-out cache takes part in the choice.
 
 Runs are stored under the keys of benchmarks/strategies.py (``perfport|cache|spec|200|seed``),
-so the stored ``bayes_rf`` and Kernel Tuner runs of benchmarks/results/strategies-runs.json.gz
-serve as the default and the baseline. ``--overhead N`` times each candidate's own ask + tell
+so the stored ``bayes_sweep`` (the default, cold), ``bayes_rf`` and Kernel Tuner runs of
+benchmarks/results/strategies-runs.json.gz serve as baselines. ``--overhead N`` times each candidate's own ask + tell
 over N evaluations on the largest cache.
 """
 
@@ -37,7 +37,10 @@ from perfport.strategies.base import Strategy
 from perfport.tune.replay import ReplayData, evals_to, simulate
 
 BUDGET = 200
-DEFAULT = "bayes_rf"  # what the default strategy, prior, runs as with nothing in the store
+# What the default strategy, prior, runs as with nothing in the store: the baseline a candidate
+# must beat (--baseline; until 2026-11-26's bayes_sweep it was bayes_rf, which the earlier
+# pages' commands name).
+DEFAULT = "bayes_sweep"
 _DATAS: dict[str, ReplayData] = {}  # read by forked workers
 
 
@@ -177,7 +180,7 @@ def report(
 ) -> dict[str, Any]:
     loco = {c: table[chosen[c]][c] for c in labels}
     kt_best = min(kt, key=lambda n: censored_mean(list(kt[n].values()), top)) if kt else None
-    rows = {f"perfport:{DEFAULT} (default, cold)": table[DEFAULT], "leave-one-out candidate": loco}
+    rows = {f"perfport:{DEFAULT} (baseline)": table[DEFAULT], "leave-one-out candidate": loco}
     for spec in table:
         if spec != DEFAULT:
             rows[f"  {spec} (every cache)"] = table[spec]
@@ -198,6 +201,7 @@ def report(
 
 
 def main() -> None:
+    global DEFAULT  # --baseline: read by the summaries below
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -215,7 +219,9 @@ def main() -> None:
     parser.add_argument("--overhead", type=int, default=0)
     parser.add_argument("--per-cache", action="store_true", help="also each cache's difference")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--baseline", default=DEFAULT, help=f"the default to beat ({DEFAULT})")
     args = parser.parse_args()
+    DEFAULT = args.baseline
     if args.smoke:  # a check that the script still runs end to end, not a measurement
         args.seeds, args.candidates, args.runs, args.overhead = 2, "random", None, 20
         args.budget = 20

@@ -17,11 +17,11 @@ store holding every other cache (benchmarks/strategies.py's ``priors``). Conditi
   (compile or launch errors), as when another GPU's best tiles exceed this one's limits;
 - ``poor``: the prior's order reversed, so its first picks are the configurations the
   relatives rated worst: a prior that misleads;
-- ``cold``: no prior (``bayes_rf``), for reference.
+- ``cold``: no prior (``bayes_sweep``), for reference.
 
 A condition may carry settings of the strategy, ``failing:give_up=10``. Runs are keyed
 ``relatives|cache|condition|seed``; ``relatives`` and ``cold`` read the stored ``prior`` and
-``bayes_rf`` runs of benchmarks/strategies.py when present and still valid (the prior's
+``bayes_sweep`` runs of benchmarks/strategies.py when present and still valid (the prior's
 fallback never triggers there; checked below). Kernel Tuner's stored runs give its best
 strategy per cache.
 """
@@ -144,7 +144,7 @@ def stored_key(
 ) -> str | None:
     if settings or budget != BUDGET or (strategy_name != "prior" and name != "cold"):
         return None
-    strategy = {"cold": "bayes_rf", "relatives": "prior"}.get(name)
+    strategy = {"cold": "bayes_sweep", "relatives": "prior"}.get(name)  # cold: prior, no scores
     return f"perfport|{label}|{strategy}|{budget}|{seed}" if strategy else None
 
 
