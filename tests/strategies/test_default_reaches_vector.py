@@ -1,4 +1,4 @@
-"""A cold default search (``prior`` with no prior: ``bayes_rf``) of stencil_wide's space at
+"""A cold default search (``prior`` with no prior: ``bayes_sweep``) of stencil_wide's space at
 4096x4096 reaches ``access=vector`` in its space-filling start, on PoCL's limits and on a
 GPU's max work-group of 1024 (experiments/2026-11-26-roofline-size/README.md)."""
 
