@@ -105,9 +105,9 @@ def test_prior_scores_lead():
         STRATEGIES["prior"](SPACE, 0, scores=[1.0, 2.0])
 
 
-def test_prior_without_scores_is_bayes_rf():
-    plain = simulate(DATA, STRATEGIES["bayes_rf"], 25, seed=4)
-    assert np.array_equal(simulate(DATA, STRATEGIES["prior"], 25, seed=4), plain)
+def test_prior_without_scores_is_bayes_sweep():
+    plain = simulate(DATA, STRATEGIES["bayes_sweep"], 60, seed=4)
+    assert np.array_equal(simulate(DATA, STRATEGIES["prior"], 60, seed=4), plain)
 
 
 def test_prior_picks_are_spread_and_skip_the_unknown():
