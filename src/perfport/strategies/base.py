@@ -22,8 +22,9 @@ class Strategy(ABC):
       results of an earlier session); a strategy must not ask for a told index again.
     - ``value`` is the objective (time in ms, lower is better) or None when the
       configuration failed (compile error, refused, wrong result, ...).
-    - No I/O, no devices, no store; deterministic given the seed and the sequence of tells,
-      so a resumed campaign that replays its results reaches the same state.
+    - No I/O, no devices, no store; deterministic given the seed and the answers to its
+      asks, so a resumed campaign, which asks again and answers from its stored results,
+      reaches the same state (a strategy may draw random numbers or change state in ``ask``).
     Not thread-safe.
     """
 
