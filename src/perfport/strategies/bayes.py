@@ -96,14 +96,19 @@ class BayesianOptimization(Strategy):
                 self._theta = gp.theta_
                 mean, std = gp.predict(x[candidates])
             else:
-                forest = RandomForest(min_leaf=self.min_leaf, seed=self.seed + len(self.told)).fit(
-                    x[ok], y
-                )
-                mean, std = forest.predict(x[candidates])
+                mean, std = self._forest().predict(x[candidates])
         except np.linalg.LinAlgError:
             return int(self.rng.choice(candidates))
         score = expected_improvement(mean, std, float(y.min()), self.xi) * self._success(candidates)
         return int(candidates[int(np.argmax(score))])
+
+    def _forest(self) -> RandomForest:
+        """The random forest of log time over every configuration that ran, seeded by the
+        count of tells (so replaying a campaign's tells reproduces it)."""
+        ok = [i for i, v in self.told.items() if v is not None]
+        y = np.log(np.array([self.told[i] for i in ok]))
+        forest = RandomForest(min_leaf=self.min_leaf, seed=self.seed + len(self.told))
+        return forest.fit(self.features[ok], y)
 
     def _untold(self) -> np.ndarray:
         mask = np.ones(len(self.space), dtype=bool)

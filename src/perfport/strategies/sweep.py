@@ -24,7 +24,6 @@ import numpy as np
 
 from perfport.space import Space
 from perfport.strategies.bayes import _MAX_CANDIDATES, BayesianOptimization
-from perfport.strategies.surrogates import RandomForest
 
 _GAIN = 1e-3  # a relative gain below this is noise, not progress
 
@@ -102,11 +101,7 @@ class SweepBayes(BayesianOptimization):
         near = np.array([j for j in self.neighbours(centre) if j not in self.told], dtype=np.int64)
         if len(near) < 2:
             return near.tolist()
-        ok = [i for i, v in self.told.items() if v is not None]
-        x = self.features
-        y = np.log(np.array([self.told[i] for i in ok]))
-        forest = RandomForest(min_leaf=self.min_leaf, seed=self.seed + len(self.told)).fit(x[ok], y)
-        mean, _ = forest.predict(x[near])
+        mean, _ = self._forest().predict(self.features[near])
         # Where neighbours are likely to fail, they go later.
         key = mean - np.log(self._success(near))
         return near[np.argsort(key, kind="stable")].tolist()

@@ -29,7 +29,6 @@ import numpy as np
 
 from perfport.space import Space
 from perfport.strategies.bayes import _MAX_CANDIDATES, BayesianOptimization
-from perfport.strategies.surrogates import RandomForest
 
 
 class ThompsonBayes(BayesianOptimization):
@@ -75,16 +74,13 @@ class ThompsonBayes(BayesianOptimization):
         untold = self._untold()
         if not len(untold):
             return None
-        ok = [i for i, v in self.told.items() if v is not None]
         candidates = self._candidates(untold)
-        x = self.features
-        y = np.log(np.array([self.told[i] for i in ok]))
-        forest = RandomForest(min_leaf=self.min_leaf, seed=self.seed + len(self.told)).fit(x[ok], y)
+        forest = self._forest()
         # Seeded by the count of tells, like the forest, so replaying a campaign's tells on
         # resume reproduces the draws.
         rng = np.random.default_rng([self.seed, 2, len(self.told)])
         trees = rng.choice(forest.trees, size=min(self.draw, forest.trees), replace=False)
-        sampled = forest.predict_trees(x[candidates])[trees].mean(0)
+        sampled = forest.predict_trees(self.features[candidates])[trees].mean(0)
         runs = rng.random(len(candidates)) < self._success(candidates)
         if not runs.any():
             runs[:] = True
