@@ -3,10 +3,9 @@ parameter away from the incumbent and climbs from there.
 
 Read from cold replays of ``bayes_rf`` on conv_milo/MI250X: runs that stall for over a hundred
 evaluations at 0.66 of the optimum sit on an incumbent whose one-parameter change (a tile
-size 2 -> 4, two value steps) is within 5% of the optimum. The candidates hold that change,
-but expected improvement rates it low, because other configurations with that value are slow:
-the forest has learnt an interaction that does not hold next to the incumbent. A sweep asks
-the measurement instead of the model.
+size 2 -> 4, two value steps) is within 5% of the optimum. The candidates nearly always hold
+that change, yet expected improvement never picks it: the forest's model of the incumbent's
+surroundings is wrong there. A sweep asks the measurement instead of the model.
 
 After ``stall`` evaluations without a 0.1% gain, the next asks are the incumbent's untold
 one-exchange neighbours (each parameter set to each of its other values, the rest kept; the
