@@ -93,8 +93,11 @@ def test_split_run_plans_runs_verifies_and_decides(two):
     assert sum(b - a for a, b in out.plan.parts) == 20000
     assert out.config_sources == ("default", "default")
     best = min(r.wall_ms for r in out.single)
-    faster = dataclasses.replace(out, run=dataclasses.replace(out.run, wall_ms=best * 0.5))
-    slower = dataclasses.replace(out, run=dataclasses.replace(out.run, wall_ms=best * 1.01))
+    # The decision from modelled times: a loaded machine's plan may give one device every
+    # element (a run of one part is no split), so both parts are given a time here.
+    two_parts = dataclasses.replace(out.run, kernel_ms=(1.0, 1.0))
+    faster = dataclasses.replace(out, run=dataclasses.replace(two_parts, wall_ms=best * 0.5))
+    slower = dataclasses.replace(out, run=dataclasses.replace(two_parts, wall_ms=best * 1.01))
     single = out.devices[out.best_single].id
     assert faster.decision == "split" and slower.decision == single
     assert dataclasses.replace(faster, verified=False).decision == single
