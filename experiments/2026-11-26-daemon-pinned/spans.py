@@ -20,14 +20,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
-import daemon_latency as dl  # noqa: E402
-
-import perfport.wg.predict as wp  # noqa: E402
-from perfport.cli.wg import wg_model  # noqa: E402
-from perfport.features.vector import scenario_features  # noqa: E402
-from perfport.service.app import _json  # noqa: E402
-from perfport.service.schemas import PredictRequest  # noqa: E402
-from perfport.service.service import WgService  # noqa: E402
+import daemon_latency as dl
+import perfport.wg.predict as wp
+from perfport.cli.wg import wg_model
+from perfport.features.vector import scenario_features
+from perfport.service.app import _json
+from perfport.service.schemas import PredictRequest
+from perfport.service.service import WgService
 
 
 def questions(n: int) -> list[bytes]:

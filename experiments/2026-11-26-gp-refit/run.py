@@ -16,7 +16,6 @@ import numpy as np
 
 sys.path.insert(0, "benchmarks")
 import cold_start
-
 import perfport.strategies.bayes as bayes
 from perfport.space import Space
 from perfport.strategies import STRATEGIES

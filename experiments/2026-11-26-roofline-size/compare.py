@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "2026-11-26-buil
 from builtins_compare import cupy_baselines, tune
 
 
-
 def sizes(values: list[str]) -> dict[str, int]:
     out = {}
     for text in values:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import strategies as protocol
 
+import strategies as protocol
 from perfport.tune.replay import ReplayData, evals_to
 
 ROOT = Path(__file__).resolve().parents[2]
