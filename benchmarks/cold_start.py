@@ -237,10 +237,7 @@ def main() -> None:
     if len(labels) < 2:
         sys.exit(f"leaving one cache out needs two caches; {len(labels)} under {hub} match")
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
-    runs: dict[str, list[float]] = {}
-    for f in files:
-        if f.exists():
-            runs.update(protocol.read_runs(f))
+    runs, own = protocol.load_runs(files)
     specs = [DEFAULT, *(s for s in args.candidates.split(",") if s != DEFAULT)]
     for spec in specs:
         parse_spec(spec)  # a typo fails before any run
@@ -260,9 +257,11 @@ def main() -> None:
 
     def save(done: dict[str, list[float]]) -> None:
         if files:
-            protocol.write_runs(files[0], {**runs, **done})
+            protocol.write_runs(files[0], {**own, **done})
 
-    runs.update(protocol.run_tasks(_run, missing, args.jobs, save))
+    made = protocol.run_tasks(_run, missing, args.jobs, save)
+    runs.update(made)
+    own.update(made)
     if missing:
         save({})
         print(f"{len(missing)} runs: {time.perf_counter() - started:.0f} s", file=sys.stderr)

@@ -93,6 +93,20 @@ def write_runs(path: Path, runs: dict[str, list[float]]) -> None:
         json.dump(runs, f)
 
 
+def load_runs(files: list[Path]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Every stored run of ``files`` (a later file's run wins) and the first file's own: new
+    runs are written to the first file with its own only, never with copies of the others."""
+    runs: dict[str, list[float]] = {}
+    own: dict[str, list[float]] = {}
+    for n, f in enumerate(files):
+        if f.exists():
+            stored = read_runs(f)
+            runs.update(stored)
+            if n == 0:
+                own = dict(stored)
+    return runs, own
+
+
 def stored(runs: dict[str, list[float]], key: str, summary_only: bool) -> bool:
     """Whether the run is stored; with --summary-only a missing run is an error."""
     if key not in runs and summary_only:
@@ -322,10 +336,7 @@ def main() -> None:
     hub = args.data / "kerneltuner-benchmark_hub"
     paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in CONDITIONS)
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
-    runs: dict[str, list[float]] = {}
-    for f in files:
-        if f.exists():
-            runs.update(read_runs(f))
+    runs, own = load_runs(files)
 
     caches = {path: load_cache(path) for path in paths}
     datas = {path: replay_data(path, cache) for path, cache in caches.items()}
@@ -353,15 +364,17 @@ def main() -> None:
 
     def save(done: dict[str, list[float]]) -> None:
         if files and not args.summary_only:
-            write_runs(files[0], {**runs, **done})
+            write_runs(files[0], {**own, **done})
 
-    runs.update(run_tasks(_perfport_run, missing, args.jobs, save))
+    made = run_tasks(_perfport_run, missing, args.jobs, save)
+    runs.update(made)
+    own.update(made)
     if missing:
         print(
             f"{len(missing)} perfport runs: {time.perf_counter() - started:.1f} s", file=sys.stderr
         )
     if files and not args.summary_only:
-        write_runs(files[0], runs)
+        write_runs(files[0], own)
     curves: dict[str, dict[str, np.ndarray]] = {}
     for path in chosen:
         cache, data = caches[path], datas[path]
@@ -388,7 +401,9 @@ def main() -> None:
                 for seed in range(args.seeds):
                     key = f"kernel_tuner|{data.label}|{name}|{budget}|{seed}"
                     if not stored(runs, key, args.summary_only):
-                        runs[key] = run_kernel_tuner(path, cache, conditions, name, budget, seed)
+                        runs[key] = own[key] = run_kernel_tuner(
+                            path, cache, conditions, name, budget, seed
+                        )
                     done.append(fractions(data, np.array(runs[key]), budget))
                 per_budget.append(np.array(done))
             # Each budget's own runs give that budget's fraction; the largest budget's runs give
@@ -403,7 +418,7 @@ def main() -> None:
                 flush=True,
             )
         if files and not args.summary_only:
-            write_runs(files[0], runs)
+            write_runs(files[0], own)
 
     summary = summarise(curves, budgets)
     scores = aggregate_scores(curves, {datas[p].label: datas[p] for p in chosen}, top)
