@@ -14,14 +14,14 @@ import numpy as np
 
 sys.path.insert(0, "benchmarks")
 import strategies as protocol
-from perfport.strategies.sweep import SweepBayes
+from perfport.strategies.geometry import Geometry
 
 HUB = Path("../shared/data/kerneltuner-benchmark_hub")
 rng = np.random.default_rng(0)
 for path in sorted(p for p in HUB.glob("*/*.json.gz") if p.parent.name in protocol.CONDITIONS):
     data = protocol.replay_data(path, protocol.load_cache(path))
     t = np.where(np.isfinite(data.times), data.times, np.inf)
-    s = SweepBayes(data.space, 0)
+    geometry = Geometry(data.space)
     nb: dict[int, list[int]] = {}  # neighbours, computed once per configuration
 
     ends, costs = [], []
@@ -31,7 +31,7 @@ for path in sorted(p for p in HUB.glob("*/*.json.gz") if p.parent.name in protoc
         c, seen = int(start), {int(start)}
         while True:
             if c not in nb:
-                nb[c] = s.neighbours(c)
+                nb[c] = geometry.exchanges(c)
             n = nb[c]
             seen.update(n)
             b = min(n, key=lambda j: t[j])

@@ -29,7 +29,7 @@ def test_neighbours_are_every_legal_one_parameter_change():
     strategy = SweepBayes(SPACE, 0)
     pos = strategy.geometry.pos
     for centre in (0, len(SPACE) // 2, len(SPACE) - 1):
-        found = set(strategy.neighbours(centre))
+        found = set(strategy.geometry.exchanges(centre))
         expected = {j for j in range(len(SPACE)) if (pos[j] != pos[centre]).sum() == 1}
         assert found == expected and expected
 
@@ -47,11 +47,11 @@ def _stalled(stall: int = 3) -> tuple[SweepBayes, BayesRandomForest, tuple[int, 
 def test_a_stall_sweeps_the_incumbent_then_returns_to_expected_improvement():
     strategy, plain, (centre, value) = _stalled()
     before, swept = set(strategy.told), []
-    while (pick := strategy.ask()) in strategy.neighbours(centre) and pick not in swept:
+    while (pick := strategy.ask()) in strategy.geometry.exchanges(centre) and pick not in swept:
         swept.append(pick)
         strategy.tell(pick, value * 1.5)  # no gain: the sweep goes on
         plain.tell(pick, value * 1.5)
-    assert set(swept) == set(strategy.neighbours(centre)) - before
+    assert set(swept) == set(strategy.geometry.exchanges(centre)) - before
     # The neighbourhood used up: the next ask is expected improvement's, as bayes_rf's.
     assert pick == plain.ask()
 
@@ -59,9 +59,9 @@ def test_a_stall_sweeps_the_incumbent_then_returns_to_expected_improvement():
 def test_a_gain_during_a_sweep_moves_it_to_the_new_incumbent():
     strategy, _, (centre, value) = _stalled()
     first = strategy.ask()
-    assert first is not None and first in strategy.neighbours(centre)
+    assert first is not None and first in strategy.geometry.exchanges(centre)
     strategy.tell(first, value * 0.5)
-    assert strategy.ask() in strategy.neighbours(first)
+    assert strategy.ask() in strategy.geometry.exchanges(first)
 
 
 def test_it_beats_random_on_the_synthetic_space():

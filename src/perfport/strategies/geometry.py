@@ -46,6 +46,20 @@ class Geometry:
                     out.append(j)
         return out
 
+    def exchanges(self, i: int) -> list[int]:
+        """Legal configurations that differ from ``i`` in exactly one parameter, set to any of
+        its other values."""
+        here = self.pos[i]
+        out = []
+        for dim, size in enumerate(self.sizes):
+            for value in range(int(size)):
+                if value != here[dim]:
+                    moved = here.copy()
+                    moved[dim] = value
+                    if (j := self.index(moved)) is not None:
+                        out.append(j)
+        return out
+
     def nearest(self, point: np.ndarray, exclude: set[int] | None = None) -> int | None:
         """The legal configuration nearest to a point of the unit cube (not in ``exclude``)."""
         distance = np.sum((self.unit - point) ** 2, axis=1)

@@ -70,19 +70,6 @@ class SweepBayes(BayesianOptimization):
             self._misses = 0  # a local optimum: expected improvement, until it stalls again
         return super().ask()
 
-    def neighbours(self, centre: int) -> list[int]:
-        """The legal configurations that differ from ``centre`` in exactly one parameter."""
-        pos = self.geometry.pos[centre]
-        out = []
-        for dim, size in enumerate(self.geometry.sizes):
-            for value in range(int(size)):
-                if value != pos[dim]:
-                    moved = pos.copy()
-                    moved[dim] = value
-                    if (j := self.geometry.index(moved)) is not None:
-                        out.append(j)
-        return out
-
     def _next_neighbour(self) -> int | None:
         best = self.best
         if best is None:
@@ -97,7 +84,9 @@ class SweepBayes(BayesianOptimization):
 
     def _ranked(self, centre: int) -> list[int]:
         """The centre's untold neighbours, fastest predicted first."""
-        near = np.array([j for j in self.neighbours(centre) if j not in self.told], dtype=np.int64)
+        near = np.array(
+            [j for j in self.geometry.exchanges(centre) if j not in self.told], dtype=np.int64
+        )
         if len(near) < 2:
             return near.tolist()
         mean, _ = self._forest().predict(self.features[near])
