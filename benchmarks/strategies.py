@@ -6,7 +6,9 @@
         [--summary-only]          # only summarise the stored runs; run nothing
 
 Data: every Kernel Tuner cache under kerneltuner-benchmark_hub (GEMM on RTX 2080 Ti and 3090,
-convolution on A100, A4000, MI250X and an older convolution space on RTX 3090). Both tools see
+convolution on A100, A4000, MI250X and an older convolution space on RTX 3090); ``--data`` may
+name a copy holding more of the hub's caches (dedispersion and pnpoly besides: see
+experiments/2026-11-27-heldout-caches/get_caches.py). Both tools see
 the same objective, the cache's ``time`` (Kernel Tuner's mean of the repetitions), the same
 legal space (the cache's configurations, which the T1 constraints reproduce exactly) and the
 same failures. Kernel Tuner runs in its simulation mode with those constraints, once per budget
@@ -75,6 +77,8 @@ CONDITIONS = {
     "gemm": ("gemm_milo.json", 7),
     "convolution_milo": ("convolution_milo.json", None),
     "convolution": ("convolution.json", None),
+    "dedispersion_milo": ("dedispersion_milo.json", None),
+    "pnpoly": ("pnpoly.json", None),
 }
 
 
