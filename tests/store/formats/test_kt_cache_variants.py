@@ -57,6 +57,20 @@ def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
     assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
 
 
+def test_a_cache_of_another_objective_without_times_is_refused_as_such(tmp_path, db):
+    """The benchmark hub's hyperparameter-tuning caches score Kernel Tuner's own strategy
+    settings ('objective': 'score', no 'time'): not kernel times, and not a damaged file."""
+    cache = _cache({"score": -1.0}, objective="score")
+    cache["cache"] = {k: {"bx": v["bx"], "score": -1.0} for k, v in cache["cache"].items()}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    message = str(info.value)
+    assert "objective is 'score'" in message and "kernel times" in message
+    assert "\n" not in message
+
+
 def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
     """Python equates True with 1; Kernel Tuner's own test cache declares a parameter's values
     as ['test', 1, True, 2.45]. Each value keeps its own place in the replayed space."""

@@ -108,6 +108,20 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         or not _flat(data.get("problem_size"))
     ):
         raise StoreError(f"{path}: {_NOT_A_CACHE}")
+    objective = data.get("objective")
+    if (
+        isinstance(objective, str)
+        and objective != "time"
+        and not any(
+            isinstance(raw, dict) and ("time" in raw or "times" in raw)
+            for raw in data["cache"].values()
+        )
+    ):  # e.g. Kernel Tuner tuning its own strategies' settings for a 'score'
+        raise StoreError(
+            f"{path}: the cache's objective is {clip(objective)} and no entry has a 'time': "
+            "perfport imports kernel times; give a cache whose entries keep Kernel Tuner's "
+            "'time' (ms)"
+        )
     params = tuple(keys)
     declared = data.get("tune_params")
     return KernelTunerCache(
