@@ -43,3 +43,15 @@ def test_forest_min_leaf_is_respected():
     forest = RandomForest(trees=1, min_leaf=3, seed=0).fit(x, y)
     leaves = forest.predict(x)[0]
     assert len(np.unique(leaves)) <= 3  # 9 rows, at least 3 a leaf (bootstrap repeats some)
+
+
+def test_forest_tries_every_dimension_when_told_to():
+    # One informative dimension among nine constant ones: a split that may try every
+    # dimension always finds it, so the first split of every tree is on it.
+    rng = np.random.default_rng(0)
+    x = np.hstack([np.full((40, 9), 0.5), rng.random((40, 1))])
+    y = x[:, 9] * 10
+    every = RandomForest(trees=20, seed=0, tries=99).fit(x, y)  # more than d: all of them
+    assert (every.dim_[:20] == 9).all()
+    half = RandomForest(trees=20, seed=0).fit(x, y)  # about half: some roots cannot see it
+    assert (half.dim_[:20] == -1).any()

@@ -104,13 +104,16 @@ class RandomForest:
     is the uncertainty. All trees grow together, a level at a time: each level is a few array
     operations over every row of every tree, not a Python call per node."""
 
-    def __init__(self, trees: int = 30, min_leaf: int = 2, seed: int = 0) -> None:
+    def __init__(
+        self, trees: int = 30, min_leaf: int = 2, seed: int = 0, tries: int | None = None
+    ) -> None:
         self.trees, self.min_leaf, self.seed = trees, min_leaf, seed
+        self.tries = tries  # dimensions tried per split; None: about half of them
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> RandomForest:
         rng = np.random.default_rng(self.seed)
         n, d = x.shape
-        tries = max(1, d // 2 + 1)  # dimensions tried per split: about half
+        tries = min(d, self.tries) if self.tries else max(1, d // 2 + 1)
         # Every tree's bootstrap rows, kept grouped by the node they sit in.
         rows = rng.integers(n, size=self.trees * n)
         node = np.repeat(np.arange(self.trees), n)
