@@ -97,3 +97,33 @@ def test_text_output_lists_counts_and_approximations(capsys):
     assert main(["model", "stats", "matmul-prefetch", "--problem", "n=32"]) == 0
     out = capsys.readouterr().out
     assert "sync barrier_local" in out and "approximation:" in out and "f_op_float32_madd" in out
+
+
+SUBTRACTIONS = """
+import numpy as np
+import loopy as lp
+
+
+def make_kernel():
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}",
+        ["y[i] = x[i] - y[i]", "z[i] = x[i]*y[i] - z[i]", "w[i] = w[i] - 2*x[i]*y[i]"],
+        [lp.GlobalArg("x,y,z,w", np.float32, shape="n"), ...], lang_version=(2018, 2))
+    knl = lp.assume(knl, "n mod 64 = 0 and n >= 64")
+    return lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0")
+"""
+
+
+def test_a_subtraction_is_an_addition_not_a_multiply_add(tmp_path, capsys):
+    # loopy writes a - b as a + (-1)*b and counts no multiplication for the -1: only a product
+    # that multiplies may fuse with the sum (here: a - b is an add, a*b - c and
+    # c - 2*a*b a madd each, the latter's other multiplication left as a mul).
+    path = tmp_path / "sub.py"
+    path.write_text(SUBTRACTIONS)
+    report = _json(capsys, str(path), "--problem", "n=6400")
+    ops = {(o["dtype"], o["op"]): o["value"] for o in report["ops"]}
+    per_statement = 6400 / 32
+    assert ops[("float32", "add")] == per_statement
+    assert ops[("float32", "madd")] == 2 * per_statement
+    assert ops[("float32", "mul")] == per_statement
+    assert all(o["value"] >= 0 for o in report["ops"])

@@ -145,14 +145,22 @@ def _ops(program: Any, knl: Any, subgroup_size: int) -> tuple[OpCount, ...]:
 def _madd_counter_class() -> type:
     """loopy's operation counter, with ``a*b + c`` counted as one multiply-add: in a sum of
     k terms, each product term up to k - 1 of them takes one addition and one multiplication
-    into a madd (made lazily: loopy is an optional import)."""
+    into a madd (made lazily: loopy is an optional import). A subtraction is a sum with a
+    product by -1, which loopy counts as no multiplication: only products that multiply fuse."""
     from loopy.statistics import ExpressionOpCounter, Op
-    from pymbolic.primitives import Product
+    from pymbolic.primitives import Product, is_zero
+
+    def multiplications(term: Any) -> int:
+        """As loopy counts them: a product of k factors other than -1 is k - 1 of them."""
+        if not isinstance(term, Product):
+            return 0
+        factors = sum(not is_zero(c + 1) for c in term.children)
+        return factors - 1 + sum(multiplications(c) for c in term.children)
 
     class _MaddCounter(ExpressionOpCounter):
         def map_sum(self, expr: Any) -> Any:
             result = super().map_sum(expr)
-            products = [c for c in expr.children if isinstance(c, Product)]
+            products = [c for c in expr.children if multiplications(c)]
             fused = min(len(expr.children) - 1, len(products))
             if not fused:
                 return result
