@@ -58,6 +58,8 @@ BROKEN = {
     "raises.py": ("raise RuntimeError('boom')\n", "raised RuntimeError: boom"),
     "syntax.py": ("def broken(:\n", "Python syntax error"),
     "nokernel.py": ("x = 1\n", "define 'kernel'"),
+    # A file 'perfport model stats' counts (no loopy needed: the function is never called).
+    "counted.py": ("def make_kernel():\n    raise AssertionError\n", "define program(config)"),
     "spec.txt": ("name = 'x'", "unknown kernel spec type"),
 }
 

@@ -74,6 +74,7 @@ def test_a_kernel_file_is_counted(tmp_path, capsys):
         (["matmul-prefetch", "--problem", "m=32"], "has no size m"),
         (["matmul-prefetch", "--problem", "n=big"], "give n=INTEGER"),
         (["matmul-prefetch", "--feature", "f_op_float32"], "f_op_<dtype>_<op>"),
+        (["matmul-prefetch", "--feature", "f_op_float32_fma"], "ops: add, mul, madd"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
@@ -127,3 +128,11 @@ def test_a_subtraction_is_an_addition_not_a_multiply_add(tmp_path, capsys):
     assert ops[("float32", "madd")] == 2 * per_statement
     assert ops[("float32", "mul")] == per_statement
     assert all(o["value"] >= 0 for o in report["ops"])
+
+
+def test_tune_on_a_counted_kernel_file_says_what_tune_needs(tmp_path, capsys):
+    path = tmp_path / "axpy.py"
+    path.write_text(KERNEL_FILE + "\n\nkernel = make_kernel()\n")  # a loopy kernel, not a spec
+    assert main(["tune", str(path), "--budget", "1", "--db", str(tmp_path / "t.db")]) == 2
+    err = capsys.readouterr().err
+    assert "define program(config)" in err and err.count("\n") == 1

@@ -86,3 +86,34 @@ def test_bad_filters_are_one_line_errors(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert "dtype:int8 is not allowed" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.db").exists()
+
+
+def test_a_db_that_cannot_be_opened_is_one_error_before_anything_runs(tmp_path, capsys) -> None:
+    pytest.importorskip("pyopencl")
+    db = tmp_path / "missing-folder" / "x.db"
+    assert (
+        main(["model", "collect", "--filter", "empty_kernel", "ngroups:16", "--db", str(db)]) == 2
+    )
+    err = capsys.readouterr().err
+    assert "cannot use" in err and "--db" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_float_scalar_is_data_and_an_integer_scalar_a_size() -> None:
+    import loopy as lp
+    import numpy as np
+
+    from perfport._core.records import Problem
+    from perfport.model.measure import kernel_spec
+
+    knl = lp.make_kernel(
+        "{[i]: 0<=i<n}", "y[i] = a*x[i] + y[i]",
+        [lp.ValueArg("a", np.float32), lp.GlobalArg("x,y", np.float32, shape="n"), ...],
+        lang_version=(2018, 2),
+    )  # fmt: skip
+    knl = lp.split_iname(lp.assume(knl, "n mod 64 = 0"), "i", 64, outer_tag="g.0", inner_tag="l.0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = kernel_spec(knl, "app-saxpy", Problem.of(n=1024))
+    scalars = {a.name: a.value for a in spec.args if type(a).__name__ == "ScalarArg"}
+    assert scalars == {"a": "1", "n": "n"}
+    assert spec.env({}, {"n": 1024})  # no size is asked for a

@@ -118,6 +118,14 @@ def load_kernel(path: str | Path) -> KernelSpec:
 def _from_python(path: Path) -> KernelSpec:
     module = import_file(path)
     kernel = getattr(module, "kernel", None)
+    counted = getattr(module, "make_kernel", None) if kernel is None else kernel
+    if type(counted).__module__.split(".")[0] == "loopy" or (
+        kernel is None and callable(counted)
+    ):  # 'perfport model stats' reads such a file; calling a loopy kernel would run it
+        raise SpecError(
+            f"{path} defines a loopy kernel to count ('perfport model stats'); to tune one, "
+            "define program(config) returning the kernel of each configuration (docs/model.md)"
+        )
     if callable(kernel) and not isinstance(kernel, KernelSpec):
         try:
             kernel = kernel()

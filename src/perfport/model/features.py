@@ -57,6 +57,9 @@ _CONDITION = re.compile(r"^(>=|<=|!=|==|>|<|=)?(.+)$")
 _DTYPES = {"float16", "float32", "float64", "int8", "int16", "int32", "int64"} | {
     f"uint{b}" for b in (8, 16, 32, 64)
 }
+# loopy's operation kinds (loopy.statistics), and the multiply-add perfport counts; a
+# function call is func:<name>.
+_OPS = ("add", "mul", "madd", "div", "pow", "shift", "bw", "maxmin")
 _BUILT_IN = (
     "f_op_<dtype>_<op>, f_mem_access_..., f_mem_transactions_local_..., "
     "f_sync_barrier_local, f_sync_kernel_launch, "
@@ -191,10 +194,10 @@ def parse_feature(name: str) -> Feature:
         )
     if name.startswith("f_op_"):
         dtype, _, op = name[len("f_op_") :].partition("_")
-        if dtype not in _DTYPES or not op:
+        if dtype not in _DTYPES or not (op in _OPS or (op.startswith("func:") and len(op) > 5)):
             raise ModelError(
                 f"unknown feature {name!r}: write f_op_<dtype>_<op>, e.g. f_op_float32_madd "
-                f"(dtypes: {', '.join(sorted(_DTYPES))})"
+                f"(dtypes: {', '.join(sorted(_DTYPES))}; ops: {', '.join(_OPS)}, func:<name>)"
             )
         return Feature(name, FeatureKind.OP, dtype=dtype, op=op)
     if name.startswith("f_cl_wall_time_"):

@@ -15,6 +15,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from perfport._core.records import DeviceInfo, Problem
 from perfport._core.spec import ArrayArg, KernelSpec, ScalarArg
 from perfport.measure.settings import RunSettings
@@ -73,7 +75,10 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
         # loopy leaves the type of a size it inferred open; its OpenCL code makes it int
         dtype = a.dtype.numpy_dtype.name if a.dtype is not None else "int32"
         if isinstance(a, lp.ValueArg):
-            args.append(ScalarArg(a.name, dtype, a.name))
+            # An integer scalar is a size the problem gives; any other (a saxpy's a) is data,
+            # whose value a kernel's time does not depend on: 1.
+            integer = np.dtype(dtype).kind in "iu"
+            args.append(ScalarArg(a.name, dtype, a.name if integer else "1"))
         else:
             shape = tuple(str(s) for s in a.shape)
             args.append(ArrayArg(a.name, dtype, shape, output=a.name in written))
@@ -95,8 +100,8 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
 
 
 def _stored(db: str | Path, device: DeviceInfo) -> dict[tuple[str, str], float | None]:
-    if not Path(db).exists():
-        return {}
+    # Opened (made, if new) before anything is measured: a --db that cannot be a results
+    # database is one error now, not a failure per kernel.
     with Store(db) as store:
         return {
             (r.kernel, r.problem.key): r.median_ms

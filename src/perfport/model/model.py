@@ -87,10 +87,11 @@ class Model:
         """d model / d parameter, one column per parameter (in ``parameters`` order)."""
         env = {**features, **params}
         rows = len(np.atleast_1d(next(iter(features.values()), np.zeros(1))))
-        columns = [
-            np.broadcast_to(np.asarray(evaluate(d, env), dtype=float), (rows,))
-            for d in self._derivatives
-        ]
+        with np.errstate(all="ignore"):  # as the model's own value: the fit judges non-finite
+            columns = [
+                np.broadcast_to(np.asarray(evaluate(d, env), dtype=float), (rows,))
+                for d in self._derivatives
+            ]
         return np.stack(columns, axis=1)
 
     @property
