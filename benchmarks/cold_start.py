@@ -202,7 +202,7 @@ def report(
 
 def main() -> None:
     global DEFAULT  # --baseline: read by the summaries below
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument(
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
     )
@@ -290,9 +290,7 @@ def main() -> None:
             print(f"{spec:44}{ms:10.2f}")
         summary["overhead_ms"] = costs
     if args.json:
-        import json
-
-        args.json.write_text(json.dumps(summary, indent=1))
+        args.json.write_text(protocol.strict_json(summary))
 
 
 if __name__ == "__main__":

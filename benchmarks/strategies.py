@@ -87,6 +87,22 @@ def load_cache(path: Path) -> dict[str, Any]:
         return json.load(f)
 
 
+def strict_json(value: Any) -> str:
+    """JSON every parser reads: a target never reached (inf) or a missing value (NaN) is null,
+    not Python's Infinity/NaN."""
+
+    def finite(v: Any) -> Any:
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [finite(x) for x in v]
+        return v
+
+    return json.dumps(finite(value), indent=1, allow_nan=False)
+
+
 def read_runs(path: Path) -> dict[str, list[float]]:
     with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as f:
         return json.load(f)
@@ -299,16 +315,26 @@ def summarise(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data"
+    parser = argparse.ArgumentParser(
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    parser.add_argument("--seeds", type=int, default=30)
-    parser.add_argument("--budgets", default="20,50,100,200")
     parser.add_argument(
-        "--strategies", default=",".join(s for s in STRATEGIES if s != "brute_force")
+        "--data",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / "shared" / "data",
+        help="the folder holding kerneltuner-benchmark_hub/",
     )
-    parser.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
+    parser.add_argument("--seeds", type=int, default=30, help="runs per strategy and cache")
+    parser.add_argument("--budgets", default="20,50,100,200", help="evaluation budgets (commas)")
+    parser.add_argument(
+        "--strategies",
+        help="perfport strategies (commas); default every registered one but brute_force, "
+        "with --summary-only every one with runs in --runs",
+    )
+    parser.add_argument(
+        "--kt-strategies", default=",".join(KT_STRATEGIES), help="Kernel Tuner's (commas)"
+    )
     parser.add_argument(
         "--runs",
         help="comma-separated JSON files of runs to reuse; new runs are saved to the first",
@@ -341,6 +367,11 @@ def main() -> None:
     paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in CONDITIONS)
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
     runs, own = load_runs(files)
+    if args.strategies is None:
+        have = {k.split("|")[2] for k in runs if k.startswith("perfport|")}
+        args.strategies = ",".join(
+            s for s in STRATEGIES if s != "brute_force" and (not args.summary_only or s in have)
+        )
 
     caches = {path: load_cache(path) for path in paths}
     datas = {path: replay_data(path, cache) for path, cache in caches.items()}
@@ -432,7 +463,7 @@ def main() -> None:
     if args.overhead:
         summary["overhead"] = overhead(names, datas, args.overhead, args.jobs)
     if args.json:
-        args.json.write_text(json.dumps(summary, indent=1))
+        args.json.write_text(strict_json(summary))
 
 
 def overhead(

@@ -83,6 +83,15 @@ def test_not_a_database(tmp_path):
     assert path.read_text().startswith("hello")  # untouched
 
 
+def test_a_database_locked_past_the_busy_timeout_says_so_not_use_another():
+    from perfport.store.integrity import unusable
+
+    locked = str(unusable("r.db", sqlite3.OperationalError("database is locked")))
+    assert "locked by another process" in locked and "retry" in locked and "--db" not in locked
+    other = str(unusable("r.db", sqlite3.DatabaseError("file is not a database")))
+    assert "cannot use r.db" in other and "give another --db" in other
+
+
 def test_foreign_sqlite_and_newer_schema_refused(tmp_path):
     foreign = tmp_path / "foreign.db"
     with sqlite3.connect(foreign) as conn:

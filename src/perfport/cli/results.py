@@ -35,8 +35,10 @@ def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("import", help="import a Kernel Tuner cache (.json/.json.gz) or T4 file")
     p.add_argument("file", metavar="FILE", help="the file to import (.json or .json.gz)")
     p.add_argument("--db", type=database, default="perfport.db", help=DB_HELP)
-    p.add_argument("--device-name", help="the device, where the file does not name it")
-    p.add_argument("--kernel-name", help="the kernel, where the file does not name it")
+    p.add_argument("--device-name", help="store it as this device (default: the file's name "
+                   "for it; needed where the file has none)")  # fmt: skip
+    p.add_argument("--kernel-name", help="store it as this kernel (default: the file's name "
+                   "for it; needed where the file has none)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_import)
 
@@ -93,14 +95,17 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
     # Read first: a file that is refused leaves no database behind, not even an empty one.
     imported = parse(args.file, args.device_name, args.kernel_name)
     with Store(args.db) as store:
-        store_imported(store, imported, args.file)
+        added = store_imported(store, imported, args.file)
     if args.json:
-        render.print_json(imported.to_json())
-    else:
+        render.print_json({**imported.to_json(), "added": added})
+    elif added:
         console.print(
             f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
             f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"
         )
+    else:
+        console.print(f"{args.file} is already in {args.db} as {imported.kernel} on "
+                      f"{imported.device}: nothing added")  # fmt: skip
     return 0
 
 

@@ -33,6 +33,16 @@ def recovery_hint(path: str) -> str:
     )
 
 
+def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
+    """The one-line error for a file SQLite would not open as a results database."""
+    if "locked" in str(exc):  # another writer held it past the busy timeout
+        return StoreError(
+            f"{path} is locked by another process (a perfport run, or an SQLite session with "
+            "an open transaction); retry when it finishes"
+        )
+    return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
+
+
 def quick_check(conn: sqlite3.Connection, path: str) -> None:
     """SQLite's PRAGMA quick_check: refuse a file with a damaged page before writing into it,
     since every write could spread the damage."""

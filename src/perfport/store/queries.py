@@ -279,7 +279,8 @@ def one_group(
         if all(k in r.problem and str(r.problem[k]) == v for k, v in wanted.items())
     ]
     if not rows:
-        raise StoreError(f"no results match; check {options} with 'perfport results'")
+        raise StoreError(_no_match(store, kernel, device) or
+                         f"no results match; check {options} with 'perfport results'")  # fmt: skip
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
         names = sorted({f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows})
@@ -293,6 +294,19 @@ def one_group(
         if old is None or (r.ok and (not old.ok or (r.median_ms or 0.0) < (old.median_ms or 0.0))):
             chosen[r.config.key] = r
     return list(chosen.values())
+
+
+def _no_match(store: Store, kernel: str | None, device: str | None) -> str:
+    """The names to choose from where --device or --kernel names nothing in the store."""
+    for flag, given, table, key in (
+        ("--device", device, "devices", "fingerprint"),
+        ("--kernel", kernel, "kernels", "source_hash"),
+    ):
+        rows = store.query(f"SELECT name, {key} FROM {table} ORDER BY name")
+        if given and not any(given == name or key_.startswith(given) for name, key_ in rows):
+            shown = "; ".join(dict.fromkeys(name for name, _ in rows))[:300] or "none"
+            return f"no {flag} {given!r} in {store.path} (it has: {shown}); give one of those"
+    return ""
 
 
 def kernel_spec(store: Store, kernel_hash: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from perfport._core import StoreError
+from perfport.store.integrity import unusable
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Store
 
@@ -35,9 +36,7 @@ class ReadOnlyStore(Store):
             version = self._conn.execute("PRAGMA user_version").fetchone()[0]
             mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"cannot use {self.path} as a results database ({exc}); give another --db path"
-            ) from None
+            raise unusable(self.path, exc) from None
         if version != SCHEMA_VERSION:
             tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             self._conn.close()

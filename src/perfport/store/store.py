@@ -29,7 +29,13 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
-from perfport.store.integrity import check_values, quick_check, recovery_hint, vouched
+from perfport.store.integrity import (
+    check_values,
+    quick_check,
+    recovery_hint,
+    unusable,
+    vouched,
+)
 from perfport.store.schema import migrate
 from perfport.store.writers import gone as _gone
 
@@ -111,9 +117,7 @@ class Store:
                 raise StoreError(
                     f"{self.path} is damaged ({exc}); {recovery_hint(self.path)}"
                 ) from None
-            raise StoreError(
-                f"cannot use {self.path} as a results database ({exc}); give another --db path"
-            ) from None
+            raise unusable(self.path, exc) from None
         self.wal = mode == "wal"
 
     def check_everything(self) -> None:

@@ -151,9 +151,12 @@ def test_cli_import_and_export(tmp_path):
 
     done = run("import", path, "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    assert {k: json.loads(done.stdout)[k] for k in ("device", "kernel", "configs", "failed")} == {
-        "device": "Test GPU", "kernel": "kern", "configs": 6, "failed": 1,
+    keys = ("device", "kernel", "configs", "failed", "added")
+    assert {k: json.loads(done.stdout)[k] for k in keys} == {
+        "device": "Test GPU", "kernel": "kern", "configs": 6, "failed": 1, "added": 6,
     }  # fmt: skip
+    again = run("import", path, "--db", db)
+    assert again.returncode == 0 and "nothing added" in again.stdout
     out = tmp_path / "back.json"
     assert run("export", "--db", db, "--format", "kt-cache", "-o", out).returncode == 0
     assert set(json.loads(out.read_text())["cache"]) == set(_cache()["cache"])

@@ -116,6 +116,11 @@ def test_export_one_of_several_problems(db, tmp_path):
         cache = to_kt_cache(store, problem={"nx": "512"})
         with pytest.raises(StoreError, match="no results match"):
             to_kt_cache(store, problem={"nx": 7})
+        # A --device or --kernel the store does not have: its names, to pick from.
+        with pytest.raises(StoreError, match=r"no --device 'A100' .*it has: Test GPU"):
+            to_kt_cache(store, device="A100", problem={"nx": "512"})
+        with pytest.raises(StoreError, match=r"no --kernel 'conv' .*it has: my-stencil"):
+            to_kt_cache(store, kernel="conv", problem={"nx": "512"})
     assert cache["problem_size"] == [512, 64] and len(cache["cache"]) == 4
     done = subprocess.run(
         [sys.executable, "-m", "perfport", "export", "--db", str(db), "--format", "kt-cache",

@@ -56,13 +56,16 @@ def import_file(
     store: Store, path: str | Path, device: str | None = None, kernel: str | None = None
 ) -> Imported:
     """Parse ``path`` and store it as one campaign. Importing the same file again adds nothing."""
-    return store_imported(store, parse(path, device, kernel), path)
+    imported = parse(path, device, kernel)
+    store_imported(store, imported, path)
+    return imported
 
 
-def store_imported(store: Store, imported: Imported, path: str | Path) -> Imported:
+def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
     """Store what ``parse`` read from ``path`` as one campaign, keyed by the file's content
     and the device, kernel and problem it was stored as: storing the same file again adds
-    nothing, and the same file under another ``device`` is another campaign."""
+    nothing, and the same file under another ``device`` is another campaign. Returns how
+    many results were new."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     cartesian = math.prod(len(v) for v in imported.params.values())
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
@@ -82,9 +85,9 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> Import
             store.problem_id(imported.problem),
         )
         campaign = store.open_campaign(key, ids, "imported", 0, settings, report)
-        store.record_many(campaign, imported.measurements)
+        added = store.record_many(campaign, imported.measurements)
         store.set_status(campaign, CampaignStatus.COMPLETE)
-    return imported
+    return added
 
 
 def _campaign_key(
