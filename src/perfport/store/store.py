@@ -29,13 +29,7 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
-from perfport.store.integrity import (
-    check_values,
-    quick_check,
-    recovery_hint,
-    unusable,
-    vouched,
-)
+from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.schema import migrate
 from perfport.store.writers import gone as _gone
 
