@@ -202,6 +202,11 @@ def test_models_and_calibrations_round_trip_through_files(tmp_path):
         float(m.evaluate(c.parameters, {"f_mem_access_global": 1e5, "f_mem_access_local": 2e4}))
     )
     assert sum(p.terms.values()) == pytest.approx(1.0)
+    (tmp_path / "number.json").write_text(
+        '{"format": "perfport-model/1", "output": "f_t", "expression": 5}'
+    )
+    with pytest.raises(ModelError, match='"expression" must be a string'):
+        Model.load(tmp_path / "number.json")
     (tmp_path / "bad.json").write_text('{"format": "perfport-model/1"}')
     with pytest.raises(ModelError, match="missing or bad field"):
         Model.load(tmp_path / "bad.json")

@@ -70,11 +70,13 @@ def test_a_kernel_file_is_counted(tmp_path, capsys):
     ("argv", "message"),
     [
         (["nope"], "neither a built-in kernel"),
+        (["missing.py"], "kernel file 'missing.py' does not exist"),
         (["matmul-prefetch", "--problem", "n=40"], "outside the assumptions"),
         (["matmul-prefetch", "--problem", "m=32"], "has no size m"),
         (["matmul-prefetch", "--problem", "n=big"], "give n=INTEGER"),
         (["matmul-prefetch", "--feature", "f_op_float32"], "f_op_<dtype>_<op>"),
         (["matmul-prefetch", "--feature", "f_op_float32_fma"], "ops: add, mul, madd"),
+        (["matmul-prefetch", "--feature", "f_op_float32_madd"], "give --problem n="),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):

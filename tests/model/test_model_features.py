@@ -73,6 +73,8 @@ def test_user_features_by_expression_and_by_function():
         features.define("flops", "2 * f_op_float32_madd")
     with pytest.raises(ModelError, match="already defined"):
         features.define("f_flops", "f_op_float32_madd")
+    with pytest.raises(ModelError, match="f_thread_groups is built in"):
+        features.define("f_thread_groups", "2")  # would silently replace the count
 
 
 def test_a_model_file_defines_features_of_its_own_and_keeps_them_when_saved(tmp_path):

@@ -62,6 +62,10 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     for name in args.feature:
         features.check(name)
     evaluated = checked(stats, sizes) if sizes or not stats.params else None
+    if args.feature and evaluated is None:  # a feature is a count at a size, not a formula
+        raise PerfportError(
+            f"--feature is evaluated at a size: give --problem {stats.params[0]}=... too"
+        )
     report = stats_report(stats, evaluated, args.feature, features)
     if args.json:
         render.print_json(report)

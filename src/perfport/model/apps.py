@@ -155,7 +155,9 @@ def load_program(kernel: str) -> Any:
     if kernel in APPLICATIONS:
         return APPLICATIONS[kernel].make()
     path = Path(kernel)
-    if path.suffix != ".py" or not path.is_file():
+    if path.suffix == ".py" and not path.is_file():
+        raise SpecError(f"kernel file {kernel!r} does not exist; give the path of a .py file")
+    if path.suffix != ".py":
         known = ", ".join(sorted(APPLICATIONS))
         raise SpecError(
             f"{kernel!r} is neither a built-in kernel ({known}) nor a .py file defining a "

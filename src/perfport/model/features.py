@@ -371,6 +371,11 @@ class FeatureSet:
             raise ModelError(f"feature name {name!r}: start it with f_, then letters, digits or _")
         if name in self._expressions or name in self._functions:
             raise ModelError(f"feature {name} is already defined; pick another name")
+        try:
+            parse_feature(name)
+        except ModelError:
+            return  # not a built-in name: free to define
+        raise ModelError(f"feature {name} is built in; give your own feature another name")
 
     def check(self, name: str) -> None:
         """Raise a one-line ModelError unless ``name`` is a feature this set knows."""

@@ -47,14 +47,16 @@ def make_flops(op: str, dtype: str, lsize_0: int, unroll: int) -> Any:
     """Each work-item updates 32 private variables per iteration with ``op`` (m iterations,
     unrolled ``unroll`` times), ordered so that no update reads one of the four before it."""
     lp = loopy()
-    lines = [f"<{dtype}> base = a[g] {{id=load}}"]
-    lines += [f"<{dtype}> v{i} = base + {i + 1} {{id=init{i}, dep=load}}" for i in range(NVARS)]
+    lines = [f"<{dtype}> base = a[g] {{id=load, inames=g}}"]
+    lines += [
+        f"<{dtype}> v{i} = base + {i + 1} {{id=init{i}, dep=load, inames=g}}" for i in range(NVARS)
+    ]
     for i in range(NVARS):
         update = _UPDATE[op].format(i=i, j=(i + 16) % NVARS, k=(i + 24) % NVARS)
         dep = "init*" if i == 0 else f"u{i - 1}"
         lines.append(f"{update} {{id=u{i}, dep={dep}, inames=g:k}}")
     total = " + ".join(f"v{i}" for i in range(NVARS))
-    lines.append(f"out[g] = {total} {{id=store, dep=u*}}")
+    lines.append(f"out[g] = {total} {{id=store, dep=u*, inames=g}}")
     knl = lp.make_kernel(
         "{[g,k]: 0<=g<nel and 0<=k<m}",
         "\n".join(lines),

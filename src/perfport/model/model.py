@@ -140,6 +140,9 @@ class Model:
     def from_json(data: Any) -> Model:
         if not isinstance(data, Mapping) or data.get("format") != FORMAT:
             raise ModelError(f"not a perfport model file (expected format {FORMAT!r})")
+        if not isinstance(data.get("expression", ""), str):  # str(5) would parse, then mislead
+            raise ModelError('model file: "expression" must be a string, e.g. '
+                             '"p_launch * f_sync_kernel_launch"; fix the file')  # fmt: skip
         if isinstance(data.get("shape"), str):  # a string would be read letter by letter
             raise ModelError(
                 f"model file: shape must be a list of parameter names, e.g. "

@@ -42,7 +42,8 @@ class ModelGuided(Strategy):
     takes_ranker: ClassVar[bool] = True
     requires: ClassVar[str] = (
         "a calibration of the device ('perfport model calibrate ... --out FILE'), given as "
-        "--calibration FILE; only loopy kernels (loopy-matmul, loopy-dg, loopy-fd)"
+        "--calibration FILE; loopy kernels only (loopy-matmul, loopy-dg, loopy-fd, or a loopy "
+        "space file: a .py defining program(config))"
     )
 
     def __init__(
