@@ -37,6 +37,7 @@ feature keeps loopy's count, so models written before it mean what they meant.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -179,6 +180,7 @@ class Feature:
         )
 
 
+@functools.lru_cache(maxsize=4096)  # features are frozen; a model asks for the same ones per size
 def parse_feature(name: str) -> Feature:
     """A built-in feature by name, or a one-line ModelError naming the valid forms."""
     if name == "f_thread_groups":
