@@ -67,6 +67,8 @@ def test_objective_parses_direction_and_scores_lower_is_better() -> None:
     assert Objective.parse("GBps").score(0.0) is None  # strategies take logs of scores
     with pytest.raises(SpecError, match="optionally with :max or :min"):
         Objective.parse("GBps:up")
+    with pytest.raises(SpecError, match="would find the slowest configuration"):
+        Objective.parse("time:max")
 
 
 def test_described_spec_gives_the_same_metrics_and_a_roofline_fraction() -> None:

@@ -50,6 +50,11 @@ class Objective:
                 f"objective {text!r}: give a metric name, optionally with :max or :min "
                 "(e.g. GFLOPs:max or time)"
             )
+        if name == TIME and way == "max":  # nothing tunes for the slowest; confirm re-times fastest
+            raise SpecError(
+                f"objective {text!r} would find the slowest configuration; give time (minimised) "
+                "or a metric to maximise (e.g. GFLOPs:max)"
+            )
         default = Direction.MIN if name == TIME else Direction.MAX
         return cls(name, Direction(way) if way else default)
 

@@ -34,6 +34,12 @@ class Strategy(ABC):
     takes_ranker: ClassVar[bool] = False  # whether it takes ``ranker=`` (and cannot run without)
     requires: ClassVar[str] = ""  # what a run must be given beyond the kernel, if anything
 
+    @classmethod
+    def check_available(cls) -> None:
+        """Raise the one-line error naming the extra to install if the strategy needs an
+        optional package that is missing (called before a campaign starts)."""
+        return None  # most need none
+
     def __init__(self, space: Space, seed: int = 0) -> None:
         self.space = space
         self.seed = seed

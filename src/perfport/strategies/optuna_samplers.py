@@ -61,8 +61,13 @@ class OptunaSampler(Strategy):
     name: ClassVar[str]
     summary: ClassVar[str]
 
+    @classmethod
+    def check_available(cls) -> None:
+        _optuna(f"the {cls.name} strategy")
+
     def __init__(self, space: Space, seed: int = 0) -> None:
         super().__init__(space, seed)
+        self.check_available()
         optuna = self._optuna = _optuna(f"the {self.name} strategy")
         self.geometry = Geometry(space)
         dists = optuna.distributions
@@ -159,9 +164,10 @@ class OptunaGP(OptunaSampler):
     name = "optuna_gp"
     summary = "Optuna's Gaussian-process sampler, on log time (the optuna-gp extra)"
 
-    def __init__(self, space: Space, seed: int = 0) -> None:
+    @classmethod
+    def check_available(cls) -> None:
         require("torch", "optuna-gp", "the optuna_gp strategy (Optuna's GPSampler needs PyTorch)")
-        super().__init__(space, seed)
+        super().check_available()
 
     def sampler(self, optuna: Any, seed: int) -> BaseSampler:
         return optuna.samplers.GPSampler(seed=seed, deterministic_objective=True)

@@ -99,6 +99,7 @@ def _chosen_strategy(
         raise PerfportError("give configurations to measure or a strategy, not both")
     listed = None if configs is None else _listed(spec, problem, configs)
     strategy_type = Listed if listed is not None else strategy_class(strategy)
+    strategy_type.check_available()  # a missing extra: one line, before a campaign is opened
     most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
     if build_jobs > most:
         raise PerfportError(
