@@ -67,7 +67,13 @@ def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
     text = subprocess.run([*run, "--objective", "median"], capture_output=True, text=True)
     assert text.returncode == 0 and "objective: median" in text.stdout, text.stderr
     done = subprocess.run([*run, "--json"], capture_output=True, text=True)
-    assert json.loads(done.stdout)["objective"] == "time"
+    report = json.loads(done.stdout)
+    assert report["objective"] == "time"
+    assert (report["kernel"], report["device"], report["problem"]) == (
+        "skew",
+        "Skewed GPU",
+        {"problem_size": "64"},
+    )
 
 
 def test_time_is_refused_on_perfports_own_results(db):

@@ -60,6 +60,7 @@ class ReplayData:
     device_fingerprint: str = ""
     problem: Mapping[str, Any] = field(default_factory=dict)
     objective: Objective = Objective.MEDIAN  # which time ``times`` holds
+    device: str = ""  # its name, when it came from a store
 
     @property
     def optimum(self) -> float:
@@ -108,7 +109,7 @@ class ReplayData:
             raise PerfportError("the selected results have no successful measurement to replay")
         first = rows[0]
         return cls(f"{first.kernel} on {first.device}", space, times, first.kernel,
-                   first.device_fingerprint, dict(first.problem), objective)  # fmt: skip
+                   first.device_fingerprint, dict(first.problem), objective, first.device)  # fmt: skip
 
     def config(self, index: int) -> Config:
         return self.space.config(index)
@@ -150,6 +151,8 @@ class ReplayResult:
     # The stored configurations replayed: the optimum is the best of these, which is the
     # space's only when every legal configuration was measured.
     configurations: int = 0
+    # What was replayed (its kernel, device and problem): not compared, not shown.
+    source: ReplayData | None = field(default=None, compare=False, repr=False)
 
     @property
     def median_evals_to_95(self) -> int | None:
@@ -159,6 +162,10 @@ class ReplayResult:
         return {
             "strategy": self.strategy,
             "data": self.data,
+            "kernel": self.source.kernel if self.source else None,
+            "device": self.source.device if self.source else None,
+            "device_fingerprint": self.source.device_fingerprint if self.source else None,
+            "problem": dict(self.source.problem) if self.source else None,
             "budget": self.budget,
             "repeats": self.repeats,
             "optimum_ms": self.optimum_ms,
@@ -221,7 +228,7 @@ def replay(
     sources = prior.sources if prior is not None and cls.takes_prior else 0
     return ReplayResult(cls.name if factory is None else (strategy or "custom"), data.label, budget, repeats,
                         data.optimum, tuple(float(x) for x in curve), float(curve[-1]), reached,
-                        sources, data.objective, len(data.space))  # fmt: skip
+                        sources, data.objective, len(data.space), data)  # fmt: skip
 
 
 def replay_db(
