@@ -138,3 +138,11 @@ def test_tune_on_a_counted_kernel_file_says_what_tune_needs(tmp_path, capsys):
     assert main(["tune", str(path), "--budget", "1", "--db", str(tmp_path / "t.db")]) == 2
     err = capsys.readouterr().err
     assert "define program(config)" in err and err.count("\n") == 1
+
+
+def test_what_a_kernel_file_prints_does_not_break_json(tmp_path, capsys):
+    path = tmp_path / "loud.py"
+    path.write_text('print("imported")\n' + KERNEL_FILE.replace(
+        "def make_kernel():", 'def make_kernel():\n    print("making")'))  # fmt: skip
+    report = _json(capsys, str(path), "--problem", "n=1024")  # json.loads of all of stdout
+    assert report["params"] == ["n"]

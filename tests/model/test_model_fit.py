@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from pathlib import Path
 
@@ -279,3 +280,18 @@ def test_evaluate_says_a_kernel_files_measurements_are_evaluated_with_kernel(tmp
     features = KernelFeatures(StatsCache(tmp_path))
     with pytest.raises(ModelError, match=r"no application kernel 'mine'.*--kernel FILE.py"):
         features.stats("app-mine", Problem.of({"n": 64}))
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ('X,ff,mk-empty_kernel,"{bad",1.0', r"row 2: problem is not a JSON object"),
+        ('X,ff,mk-empty_kernel,"{""n"": 4}",abc', r"row 2: a bad value .*time_ms is a number"),
+    ],
+)
+def test_a_bad_data_row_is_named_by_its_line(tmp_path, capsys, row, message):
+    path = tmp_path / "d.csv"
+    path.write_text("device,device_fingerprint,kernel,problem,time_ms\n" + row + "\n")
+    assert main(["model", "evaluate", "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err) and err.count("\n") == 1

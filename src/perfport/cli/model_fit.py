@@ -289,7 +289,7 @@ def _size_grid(texts: list[str]) -> list[Any]:
         if name in axes:  # the last would silently win
             raise PerfportError(f"--sizes: {name} is given twice; give its values once, "
                                 f"{name}=V1,V2")  # fmt: skip
-        axes[name] = parsed
+        axes[name] = list(dict.fromkeys(parsed))  # n=16,16 is one size, measured once
     return [Problem.of(dict(zip(axes, combo, strict=True))) for combo in
             itertools.product(*axes.values())]  # fmt: skip
 

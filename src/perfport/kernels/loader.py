@@ -9,6 +9,7 @@ never any importable function.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -60,7 +61,9 @@ def import_file(path: str | Path) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        # What the file prints goes to stderr: stdout is perfport's (--json must stay JSON).
+        with contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
     except PerfportError:
         del sys.modules[name]
         raise

@@ -11,7 +11,9 @@ discontinuous-Galerkin differentiation variants (section 8.4, ``dg-plain``, ``dg
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,7 +170,8 @@ def load_program(kernel: str) -> Any:
     factory = getattr(module, "make_kernel", None)
     if made is None and callable(factory):
         try:
-            made = factory()
+            with contextlib.redirect_stdout(sys.stderr):  # stdout is perfport's (--json)
+                made = factory()
         except Exception as exc:  # the user's code: any failure is a bad file, in one line
             raise SpecError(
                 f"{path}: make_kernel() raised {type(exc).__name__}: {exc}; fix the file"

@@ -114,11 +114,17 @@ def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
             problem=Problem.of(dict(problem)),
             time_ms=float(time),
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except KeyError as exc:
         raise ModelError(
-            f"{where}: a row lacks a valid {exc}; give device, kernel, problem and time_ms "
+            f"{where}: no {exc} field; give device, kernel, problem and time_ms "
             "(or perfport export's median_ms)"
         ) from None
+    except json.JSONDecodeError as exc:
+        raise ModelError(
+            f'{where}: problem is not a JSON object ({exc.msg}); write it as {{"n": 1024}}'
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{where}: a bad value ({exc}); time_ms is a number of ms") from None
 
 
 def read_data(path: str | Path) -> list[TimedKernel]:
@@ -145,7 +151,9 @@ def read_data(path: str | Path) -> list[TimedKernel]:
             records = records.get("measurements", records.get("rows"))
     if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
         raise ModelError(f"{path}: expected a list of measurement rows; see docs/model.md")
-    return _fastest(r for r in (_row(rec, str(path)) for rec in records) if r is not None)
+    first = 2 if p.suffix.lower() == ".csv" else 1  # a CSV's line 1 is its header
+    rows = (_row(rec, f"{path}, row {n}") for n, rec in enumerate(records, first))
+    return _fastest(r for r in rows if r is not None)
 
 
 def write_data(runs: Sequence[TimedKernel], path: str | Path) -> None:
