@@ -55,3 +55,13 @@ def test_forest_tries_every_dimension_when_told_to():
     assert (every.dim_[:20] == 9).all()
     half = RandomForest(trees=20, seed=0).fit(x, y)  # about half: some roots cannot see it
     assert (half.dim_[:20] == -1).any()
+
+
+def test_each_tree_bootstraps_at_most_rows_rows():
+    rng = np.random.default_rng(2)
+    x, y = rng.random((300, 3)), rng.random(300)
+    capped = RandomForest(trees=5, min_leaf=1, seed=0, rows=8).fit(x, y)
+    assert len(capped.dim_) <= 5 * (2 * 8 - 1)  # 8 rows: at most 8 leaves a tree
+    small = x[:8], y[:8]  # no more rows than the cap: the same forest as without one
+    a, b = RandomForest(seed=4, rows=8).fit(*small), RandomForest(seed=4, rows=None).fit(*small)
+    assert np.array_equal(a.value_, b.value_) and np.array_equal(a.dim_, b.dim_)

@@ -102,21 +102,32 @@ class GaussianProcess:
 class RandomForest:
     """Extremely randomised trees on bootstrap samples; the spread of the trees' predictions
     is the uncertainty. All trees grow together, a level at a time: each level is a few array
-    operations over every row of every tree, not a Python call per node."""
+    operations over every row of every tree, not a Python call per node.
+
+    Each tree's bootstrap sample holds at most ``rows`` rows (all n while n <= rows), so a
+    refit costs no more after a long search than at ``rows`` results: a strategy refits at
+    every evaluation, and its own cost must stay below a measurement's."""
 
     def __init__(
-        self, trees: int = 30, min_leaf: int = 2, seed: int = 0, tries: int | None = None
+        self,
+        trees: int = 30,
+        min_leaf: int = 2,
+        seed: int = 0,
+        tries: int | None = None,
+        rows: int | None = 256,
     ) -> None:
         self.trees, self.min_leaf, self.seed = trees, min_leaf, seed
         self.tries = tries  # dimensions tried per split; None: about half of them
+        self.rows = rows  # bootstrap rows per tree; None: n
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> RandomForest:
         rng = np.random.default_rng(self.seed)
         n, d = x.shape
         tries = min(d, self.tries) if self.tries else max(1, d // 2 + 1)
         # Every tree's bootstrap rows, kept grouped by the node they sit in.
-        rows = rng.integers(n, size=self.trees * n)
-        node = np.repeat(np.arange(self.trees), n)
+        m = min(n, self.rows) if self.rows else n
+        rows = rng.integers(n, size=self.trees * m)
+        node = np.repeat(np.arange(self.trees), m)
         dim = np.full(self.trees, -1)
         value = np.zeros(self.trees)  # the cut of an inner node, the mean of a leaf
         child = np.full(self.trees, -1)  # the left child; the right one is child + 1
