@@ -63,3 +63,16 @@ def test_no_results_render_without_a_traceback():
 
 def test_no_results_size_the_columns_by_their_headers():
     assert results_columns([], 80)["best ms"] == len("best ms")
+
+
+def test_the_tune_table_keeps_its_fixed_columns_and_the_metrics_that_fit():
+    from perfport.cli.render import _fitting
+
+    row = {"#": "1", "configuration": "wg=1024 (default)", "median ms": "0.6929",
+           "95% CI ms": "0.6488-0.7288", "samples": "155", "vs default": "1.14x",
+           "GBps": "18.07", "GFLOPs": "1.504", "roofline": "-", "check": "verified"}  # fmt: skip
+    wide, none_left = _fitting([row], ["GBps", "GFLOPs", "roofline"], 200)
+    assert wide[-3:] == ["GBps", "GFLOPs", "check"] and not none_left  # roofline: all "-"
+    narrow, left_out = _fitting([row], ["GBps", "GFLOPs", "roofline"], 80)
+    assert narrow == ["#", "configuration", "median ms", "95% CI ms", "samples", "vs default",
+                      "check"] and left_out == ["GBps", "GFLOPs"]  # fmt: skip

@@ -108,29 +108,40 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
     )
     default_ms = result.default.time_ms if result.default else None
     which = "Fastest" if result.objective.is_time else f"Best by {result.objective}:"
-    names = result.scoring.names if result.scoring else ()
-    table = _table(f"{which} {min(top, len(ok))} of {result.measured} measured configurations")
-    for col in ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", *names):
-        table.add_column(col, justify="left" if col == "configuration" else "right")
-    table.add_column("check")
+    rows = []
     for rank, m in enumerate(ok[:top], 1):
         s = m.stats
         assert s is not None
-        ratio = f"{default_ms / s.median:.2f}x" if default_ms else "-"
         marker = (
             " (default)" if result.default is not None and m.config == result.default.config else ""
         )
-        table.add_row(
-            str(rank),
-            f"{m.config}{marker}",
-            _ms(s.median),
-            f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
-            str(s.n),
-            ratio,
-            *(_metric(k, v) for k, v in result.metrics(m).items()),
-            "-" if m.check is None else m.check.value,
-        )
+        rows.append({
+            "#": str(rank),
+            "configuration": f"{m.config}{marker}",
+            "median ms": _ms(s.median),
+            "95% CI ms": f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
+            "samples": str(s.n),
+            "vs default": f"{default_ms / s.median:.2f}x" if default_ms else "-",
+            **{k: _metric(k, v) for k, v in result.metrics(m).items()},
+            "check": "-" if m.check is None else m.check.value,
+        })  # fmt: skip
+    metrics = (
+        [k for k in (result.scoring.names if result.scoring else ()) if k in rows[0]]
+        if rows
+        else []
+    )
+    shown, left_out = _fitting(rows, metrics, console.width)
+    table = _table(f"{which} {min(top, len(ok))} of {result.measured} measured configurations")
+    for col in shown:
+        wraps = col == "configuration"  # numbers never wrap; a parameter set may
+        table.add_column(col, justify="left" if wraps else "right", overflow="fold",
+                         no_wrap=not wraps)  # fmt: skip
+    for row in rows:
+        table.add_row(*(row[c] for c in shown))
     console.print(table)
+    if left_out:
+        console.print(f"left out at {console.width} columns: {', '.join(left_out)} (widen the "
+                      "terminal or use --json)", markup=False)  # fmt: skip
     counts = ", ".join(f"{k} {v}" for k, v in result.outcomes.items() if v)
     console.print(f"configurations: {result.configs_total} in the space; outcomes: {counts}")
     failures = [m for m in result.measurements if not m.ok and m.outcome.measured]
@@ -147,6 +158,30 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         _roofline_line(console, result)
     elif result.measurements and result.status.value == "complete":
         console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
+
+
+def _fitting(
+    rows: Sequence[dict[str, str]], metrics: Sequence[str], width: int
+) -> tuple[list[str], list[str]]:
+    """The tune table's columns that fit ``width``: the fixed ones, then each metric with a
+    value (a metric that is "-" in every row, such as a roofline without ceilings, says
+    nothing), in order while they fit; and the metrics left out for want of room."""
+
+    def need(col: str) -> int:  # a cell as wide as its longest word; + 3: border and padding
+        words = [w for r in rows for w in r[col].split()] + col.split()
+        return max(len(w) for w in words) + 3
+
+    fixed = ["#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check"]
+    used = sum(need(c) for c in fixed) + 1
+    said = [m for m in metrics if any(r[m] != "-" for r in rows)]
+    chosen, left_out = [], []
+    for m in said:
+        if used + need(m) <= width:
+            chosen.append(m)
+            used += need(m)
+        else:
+            left_out.append(m)
+    return [*fixed[:-1], *chosen, "check"], left_out
 
 
 def _metric(name: str, value: float | None) -> str:
