@@ -76,3 +76,6 @@ def test_the_tune_table_keeps_its_fixed_columns_and_the_metrics_that_fit():
     narrow, left_out = _fitting([row], ["GBps", "GFLOPs", "roofline"], 80)
     assert narrow == ["#", "configuration", "median ms", "95% CI ms", "samples", "vs default",
                       "check"] and left_out == ["GBps", "GFLOPs"]  # fmt: skip
+    tiny, left_out = _fitting([row], ["GBps"], 60)  # the interval and sample count go first
+    assert tiny == ["#", "configuration", "median ms", "vs default", "check"]
+    assert left_out == ["95% CI ms", "samples", "GBps"]

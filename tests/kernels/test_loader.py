@@ -59,7 +59,7 @@ BROKEN = {
     "syntax.py": ("def broken(:\n", "Python syntax error"),
     "nokernel.py": ("x = 1\n", "define 'kernel'"),
     # A file 'perfport model stats' counts (no loopy needed: the function is never called).
-    "counted.py": ("def make_kernel():\n    raise AssertionError\n", "define program(config)"),
+    "counted.py": ("def make_kernel():\n    raise AssertionError\n", "program(config) for loopy"),
     "spec.txt": ("name = 'x'", "unknown kernel spec type"),
 }
 

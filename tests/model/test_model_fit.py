@@ -285,8 +285,9 @@ def test_evaluate_says_a_kernel_files_measurements_are_evaluated_with_kernel(tmp
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ('X,ff,mk-empty_kernel,"{bad",1.0', r"row 2: problem is not a JSON object"),
-        ('X,ff,mk-empty_kernel,"{""n"": 4}",abc', r"row 2: a bad value .*time_ms is a number"),
+        ('X,ff,mk-empty_kernel,"{bad",1.0', r"line 2: problem is not a JSON object"),
+        ('X,ff,mk-empty_kernel,"[1, 2]",1.0', r"line 2: problem is not a JSON object"),
+        ('X,ff,mk-empty_kernel,"{""n"": 4}",abc', r"line 2: a bad value .*time_ms is a number"),
     ],
 )
 def test_a_bad_data_row_is_named_by_its_line(tmp_path, capsys, row, message):

@@ -122,14 +122,12 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
             "95% CI ms": f"{_ms(s.ci_low)}-{_ms(s.ci_high)}",
             "samples": str(s.n),
             "vs default": f"{default_ms / s.median:.2f}x" if default_ms else "-",
-            **{k: _metric(k, v) for k, v in result.metrics(m).items()},
             "check": "-" if m.check is None else m.check.value,
+            # a metric may share a fixed column's name (samples): it never replaces it
+            **{_metric_label(k): _metric(k, v) for k, v in result.metrics(m).items()},
         })  # fmt: skip
-    metrics = (
-        [k for k in (result.scoring.names if result.scoring else ()) if k in rows[0]]
-        if rows
-        else []
-    )
+    names = result.scoring.names if result.scoring else ()
+    metrics = [_metric_label(k) for k in names if rows and _metric_label(k) in rows[0]]
     shown, left_out = _fitting(rows, metrics, console.width)
     table = _table(f"{which} {min(top, len(ok))} of {result.measured} measured configurations")
     for col in shown:
@@ -160,28 +158,37 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
 
 
+_TUNE_FIXED = ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check")
+
+
+def _metric_label(name: str) -> str:
+    return f"{name} (metric)" if name in _TUNE_FIXED else name
+
+
 def _fitting(
     rows: Sequence[dict[str, str]], metrics: Sequence[str], width: int
 ) -> tuple[list[str], list[str]]:
-    """The tune table's columns that fit ``width``: the fixed ones, then each metric with a
-    value (a metric that is "-" in every row, such as a roofline without ceilings, says
-    nothing), in order while they fit; and the metrics left out for want of room."""
+    """The tune table's columns that fit ``width``, in display order, and those left out for
+    want of room: the rank, configuration, median, ratio and check always; then, while they
+    fit, the interval, the sample count and each metric with a value (one that is "-" in every
+    row, such as a roofline without ceilings, says nothing)."""
 
-    def need(col: str) -> int:  # a cell as wide as its longest word; + 3: border and padding
-        words = [w for r in rows for w in r[col].split()] + col.split()
-        return max(len(w) for w in words) + 3
+    def need(col: str) -> int:  # + 3: a border and a space each side
+        if col == "configuration":  # wraps between words; its header may fold
+            return max(6, *(len(w) for r in rows for w in r[col].split())) + 3
+        return max(len(col), *(len(r[col]) for r in rows)) + 3  # numbers never wrap
 
-    fixed = ["#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check"]
-    used = sum(need(c) for c in fixed) + 1
-    said = [m for m in metrics if any(r[m] != "-" for r in rows)]
-    chosen, left_out = [], []
-    for m in said:
-        if used + need(m) <= width:
-            chosen.append(m)
-            used += need(m)
+    core = ["#", "configuration", "median ms", "vs default", "check"]
+    used = sum(need(c) for c in core) + 1
+    kept, left_out = set(core), []
+    for col in ("95% CI ms", "samples", *(m for m in metrics if any(r[m] != "-" for r in rows))):
+        if used + need(col) <= width:
+            kept.add(col)
+            used += need(col)
         else:
-            left_out.append(m)
-    return [*fixed[:-1], *chosen, "check"], left_out
+            left_out.append(col)
+    order = [*_TUNE_FIXED[:-1], *metrics, "check"]
+    return [c for c in order if c in kept], left_out
 
 
 def _metric(name: str, value: float | None) -> str:

@@ -98,7 +98,7 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
         added = store_imported(store, imported, args.file)
     if args.json:
         render.print_json({**imported.to_json(), "added": added})
-    elif added:
+    elif added or not imported.measurements:
         console.print(
             f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
             f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"

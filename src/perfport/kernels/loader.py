@@ -121,14 +121,18 @@ def load_kernel(path: str | Path) -> KernelSpec:
 def _from_python(path: Path) -> KernelSpec:
     module = import_file(path)
     kernel = getattr(module, "kernel", None)
-    counted = getattr(module, "make_kernel", None) if kernel is None else kernel
-    if type(counted).__module__.split(".")[0] == "loopy" or (
-        kernel is None and callable(counted)
-    ):  # 'perfport model stats' reads such a file; calling a loopy kernel would run it
-        raise SpecError(
-            f"{path} defines a loopy kernel to count ('perfport model stats'); to tune one, "
-            "define program(config) returning the kernel of each configuration (docs/model.md)"
-        )
+    if not hasattr(module, "program"):  # a loopy space file is read above this layer
+        # Files 'perfport model stats' counts: calling a loopy kernel would run it.
+        if type(kernel).__module__.split(".")[0] == "loopy":
+            raise SpecError(
+                f"{path} defines a loopy kernel to count ('perfport model stats'); to tune one, "
+                "define program(config) returning each configuration's kernel (docs/model.md)"
+            )
+        if kernel is None and callable(getattr(module, "make_kernel", None)):
+            raise SpecError(
+                f"{path} defines make_kernel(), which 'perfport model stats' counts; to tune, "
+                "define 'kernel' as a perfport.KernelSpec, or program(config) for loopy"
+            )
     if callable(kernel) and not isinstance(kernel, KernelSpec):
         try:
             kernel = kernel()

@@ -104,6 +104,8 @@ def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
         problem = record["problem"]
         if isinstance(problem, str):
             problem = json.loads(problem)
+        if not isinstance(problem, Mapping):
+            raise ModelError(f'{where}: problem is not a JSON object; write it as {{"n": 1024}}')
         time = record.get("time_ms", record.get("median_ms"))
         if time in (None, ""):
             return None
@@ -151,8 +153,9 @@ def read_data(path: str | Path) -> list[TimedKernel]:
             records = records.get("measurements", records.get("rows"))
     if not isinstance(records, list) or not all(isinstance(r, Mapping) for r in records):
         raise ModelError(f"{path}: expected a list of measurement rows; see docs/model.md")
-    first = 2 if p.suffix.lower() == ".csv" else 1  # a CSV's line 1 is its header
-    rows = (_row(rec, f"{path}, row {n}") for n, rec in enumerate(records, first))
+    # A CSV row is named by its line (line 1 is the header), a JSON one by its place.
+    unit, first = ("line", 2) if p.suffix.lower() == ".csv" else ("row", 1)
+    rows = (_row(rec, f"{path}, {unit} {n}") for n, rec in enumerate(records, first))
     return _fastest(r for r in rows if r is not None)
 
 

@@ -160,7 +160,7 @@ def _madd_counter_class() -> type:
     class _MaddCounter(ExpressionOpCounter):
         def map_sum(self, expr: Any) -> Any:
             result = super().map_sum(expr)
-            products = [c for c in expr.children if multiplications(c)]
+            products = [c for c in expr.children if multiplications(c) > 0]
             fused = min(len(expr.children) - 1, len(products))
             if not fused:
                 return result

@@ -89,13 +89,17 @@ class BestResult:
         }
 
 
+_KERNEL = "(k.name = ? OR k.source_hash LIKE ?)"  # its name, or a prefix of its source hash
+_DEVICE = "(d.fingerprint = ? OR d.name = ?)"
+
+
 def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]]:
     clauses, params = [], []
     if kernel:
-        clauses.append("(k.name = ? OR k.source_hash LIKE ?)")
+        clauses.append(_KERNEL)
         params += [kernel, f"{kernel}%"]
     if device:
-        clauses.append("(d.fingerprint = ? OR d.name = ?)")
+        clauses.append(_DEVICE)
         params += [device, device]
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(params)
 
@@ -298,13 +302,13 @@ def one_group(
 
 def _no_match(store: Store, kernel: str | None, device: str | None) -> str:
     """The names to choose from where --device or --kernel names nothing in the store."""
-    for flag, given, table, key in (
-        ("--device", device, "devices", "fingerprint"),
-        ("--kernel", kernel, "kernels", "source_hash"),
-    ):
-        rows = store.query(f"SELECT name, {key} FROM {table} ORDER BY name")
-        if given and not any(given == name or key_.startswith(given) for name, key_ in rows):
-            shown = "; ".join(dict.fromkeys(name for name, _ in rows))[:300] or "none"
+    for flag, given, table, clause, params in (
+        ("--device", device, "devices d", _DEVICE, (device, device)),
+        ("--kernel", kernel, "kernels k", _KERNEL, (kernel, f"{kernel}%")),
+    ):  # the table and clause are these constants; what the user typed is a parameter
+        if given and not store.query(f"SELECT 1 FROM {table} WHERE {clause} LIMIT 1", params):
+            names = store.query(f"SELECT DISTINCT name FROM {table.split()[0]} ORDER BY name")
+            shown = "; ".join(r[0] for r in names)[:300] or "none"
             return f"no {flag} {given!r} in {store.path} (it has: {shown}); give one of those"
     return ""
 

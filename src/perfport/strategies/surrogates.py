@@ -116,6 +116,8 @@ class RandomForest:
         tries: int | None = None,
         rows: int | None = 256,
     ) -> None:
+        if (tries is not None and tries < 1) or (rows is not None and rows < 1):
+            raise ValueError(f"tries and rows are at least 1 (or None), got {tries} and {rows}")
         self.trees, self.min_leaf, self.seed = trees, min_leaf, seed
         self.tries = tries  # dimensions tried per split; None: about half of them
         self.rows = rows  # bootstrap rows per tree; None: n
@@ -123,9 +125,9 @@ class RandomForest:
     def fit(self, x: np.ndarray, y: np.ndarray) -> RandomForest:
         rng = np.random.default_rng(self.seed)
         n, d = x.shape
-        tries = min(d, self.tries) if self.tries else max(1, d // 2 + 1)
+        tries = max(1, d // 2 + 1) if self.tries is None else min(d, self.tries)
         # Every tree's bootstrap rows, kept grouped by the node they sit in.
-        m = min(n, self.rows) if self.rows else n
+        m = n if self.rows is None else min(n, self.rows)
         rows = rng.integers(n, size=self.trees * m)
         node = np.repeat(np.arange(self.trees), m)
         dim = np.full(self.trees, -1)
