@@ -367,14 +367,21 @@ def main() -> None:
     paths = sorted(p for p in hub.glob("*/*.json.gz") if p.parent.name in CONDITIONS)
     files = [Path(f) for f in args.runs.split(",")] if args.runs else []
     runs, own = load_runs(files)
-    if args.strategies is None:
-        have = {k.split("|")[2] for k in runs if k.startswith("perfport|")}
-        args.strategies = ",".join(
-            s for s in STRATEGIES if s != "brute_force" and (not args.summary_only or s in have)
-        )
-
     caches = {path: load_cache(path) for path in paths}
     datas = {path: replay_data(path, cache) for path, cache in caches.items()}
+    wanted = args.caches.split(",") if args.caches else [""]
+    chosen = [path for path in paths if any(w in datas[path].label for w in wanted)]
+
+    def complete(name: str) -> bool:  # a run stored for every cache and seed asked for
+        return all(
+            f"perfport|{datas[path].label}|{name}|{top}|{seed}" in runs
+            for path in chosen
+            for seed in range(args.seeds)
+        )
+
+    if args.strategies is None:  # every strategy; to summarise, every one with all its runs
+        registered = [s for s in STRATEGIES if s != "brute_force"]
+        args.strategies = ",".join(s for s in registered if not args.summary_only or complete(s))
     names = args.strategies.split(",") if args.strategies else []
     # Importing every cache takes tens of seconds: only when a run will need the prior.
     needs_prior = not args.summary_only and any(STRATEGIES[n].takes_prior for n in names)
@@ -383,8 +390,6 @@ def main() -> None:
         if needs_prior
         else dict.fromkeys(paths)
     )
-    wanted = args.caches.split(",") if args.caches else [""]
-    chosen = [path for path in paths if any(w in datas[path].label for w in wanted)]
     _SHARED.update(
         datas=datas, scores={path: found.scores if found else None for path, found in prior.items()}
     )

@@ -89,7 +89,16 @@ class BestResult:
         }
 
 
-_KERNEL = "(k.name = ? OR k.source_hash LIKE ?)"  # its name, or a prefix of its source hash
+# A kernel by its name, or by a prefix of its source hash (see _prefix).
+_KERNEL = "(k.name = ? OR k.source_hash LIKE ? ESCAPE '\\')"
+
+
+def _prefix(text: str) -> str:
+    """A LIKE pattern matching what starts with ``text``: its own % and _ are not wildcards
+    (--kernel % matched every kernel)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 _DEVICE = "(d.fingerprint = ? OR d.name = ?)"
 
 
@@ -97,7 +106,7 @@ def _where(kernel: str | None, device: str | None) -> tuple[str, tuple[Any, ...]
     clauses, params = [], []
     if kernel:
         clauses.append(_KERNEL)
-        params += [kernel, f"{kernel}%"]
+        params += [kernel, _prefix(kernel)]
     if device:
         clauses.append(_DEVICE)
         params += [device, device]
@@ -304,7 +313,7 @@ def _no_match(store: Store, kernel: str | None, device: str | None) -> str:
     """The names to choose from where --device or --kernel names nothing in the store."""
     for flag, given, table, clause, params in (
         ("--device", device, "devices d", _DEVICE, (device, device)),
-        ("--kernel", kernel, "kernels k", _KERNEL, (kernel, f"{kernel}%")),
+        ("--kernel", kernel, "kernels k", _KERNEL, (kernel, _prefix(kernel or ""))),
     ):  # the table and clause are these constants; what the user typed is a parameter
         if given and not store.query(f"SELECT 1 FROM {table} WHERE {clause} LIMIT 1", params):
             names = store.query(f"SELECT DISTINCT name FROM {table.split()[0]} ORDER BY name")
@@ -390,9 +399,7 @@ def transfer_summary(
     """The summary over every device but ``exclude_fingerprint``, of the kernels named (or
     source-hash-prefixed) ``kernel`` whose parameters are exactly ``names``; only results for
     ``problem_key`` when it is given."""
-    rows = store.query(
-        "SELECT id, spec FROM kernels WHERE name = ? OR source_hash LIKE ?", (kernel, f"{kernel}%")
-    )
+    rows = store.query("SELECT id, spec FROM kernels k WHERE " + _KERNEL, (kernel, _prefix(kernel)))
     wanted = sorted(names)
     ids = [
         int(r["id"])

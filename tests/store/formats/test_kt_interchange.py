@@ -121,6 +121,8 @@ def test_export_one_of_several_problems(db, tmp_path):
             to_kt_cache(store, device="A100", problem={"nx": "512"})
         with pytest.raises(StoreError, match=r"no --kernel 'conv' .*it has: my-stencil"):
             to_kt_cache(store, kernel="conv", problem={"nx": "512"})
+        with pytest.raises(StoreError, match=r"no --kernel '%'"):  # not a LIKE wildcard
+            to_kt_cache(store, kernel="%", problem={"nx": "512"})
     assert cache["problem_size"] == [512, 64] and len(cache["cache"]) == 4
     done = subprocess.run(
         [sys.executable, "-m", "perfport", "export", "--db", str(db), "--format", "kt-cache",
