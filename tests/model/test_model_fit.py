@@ -296,3 +296,14 @@ def test_a_bad_data_row_is_named_by_its_line(tmp_path, capsys, row, message):
     assert main(["model", "evaluate", "--data", str(path)]) == 2
     err = capsys.readouterr().err
     assert re.search(message, err) and err.count("\n") == 1
+
+
+def test_with_one_variant_the_ranking_is_not_tested(tmp_path, capsys, train_times):
+    data = _data_file(tmp_path, train_times, 1.0)
+    one = [line for line in data.read_text().splitlines() if "app-matmul-noprefetch" not in line]
+    data.write_text("\n".join(one) + "\n")
+    assert (
+        main(["model", "evaluate", "--data", str(data), "--model", str(_model_file(tmp_path))]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "ranking not tested (0 pairs > 10% apart)" in " ".join(out.split())

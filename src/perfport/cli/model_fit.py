@@ -445,6 +445,8 @@ def _print_evaluation(console: Console, evaluation: Any) -> None:
     # A space file's dozens of configurations can misrank hundreds of pairs: --json has all.
     more = f"; {len(wrong) - 3} more (--json lists them)" if len(wrong) > 3 else ""
     ranking = "correct" if not wrong else "wrong: " + "; ".join(wrong[:3]) + more
+    if not evaluation.ranked_pairs:  # one variant, or none 10% apart: nothing to rank
+        ranking = "not tested"
     for u in evaluation.unpredictable:
         console.print(f"{u.variant} on {u.device}: not predicted ({len(u.sizes)} sizes): "
                       f"{u.reason}", style="bold red", highlight=False, markup=False)  # fmt: skip
