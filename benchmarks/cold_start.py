@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 import strategies as protocol
+from perfport.cli.render import json_text
 from perfport.strategies import STRATEGIES
 from perfport.strategies.base import Strategy
 from perfport.tune.replay import ReplayData, evals_to, simulate
@@ -290,7 +291,7 @@ def main() -> None:
             print(f"{spec:44}{ms:10.2f}")
         summary["overhead_ms"] = costs
     if args.json:
-        args.json.write_text(protocol.strict_json(summary))
+        args.json.write_text(json_text(summary))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Param
+from perfport.cli.render import json_text
 from perfport.space import Space
 from perfport.store import Store
 from perfport.store.formats.imported import external_device
@@ -85,22 +86,6 @@ CONDITIONS = {
 def load_cache(path: Path) -> dict[str, Any]:
     with gzip.open(path) as f:
         return json.load(f)
-
-
-def strict_json(value: Any) -> str:
-    """JSON every parser reads: a target never reached (inf) or a missing value (NaN) is null,
-    not Python's Infinity/NaN."""
-
-    def finite(v: Any) -> Any:
-        if isinstance(v, float):
-            return v if math.isfinite(v) else None
-        if isinstance(v, dict):
-            return {k: finite(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            return [finite(x) for x in v]
-        return v
-
-    return json.dumps(finite(value), indent=1, allow_nan=False)
 
 
 def read_runs(path: Path) -> dict[str, list[float]]:
@@ -468,7 +453,7 @@ def main() -> None:
     if args.overhead:
         summary["overhead"] = overhead(names, datas, args.overhead, args.jobs)
     if args.json:
-        args.json.write_text(strict_json(summary))
+        args.json.write_text(json_text(summary))
 
 
 def overhead(

@@ -21,7 +21,12 @@ def print_json(data: Any) -> None:
     """What every --json prints: one indented JSON document on stdout. A non-finite float
     (an interval of one test problem, a mean of none) is written as null: Python's NaN and
     Infinity are not JSON, and strict parsers (JavaScript, Go, jq --seq) refuse the document."""
-    print(json.dumps(_finite(data), indent=1, allow_nan=False))
+    print(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """``data`` as print_json writes it (non-finite floats as null)."""
+    return json.dumps(_finite(data), indent=1, allow_nan=False)
 
 
 def _finite(data: Any) -> Any:
