@@ -218,6 +218,11 @@ def main() -> None:
                 old = stored_key(name, data.label, seed, settings, args.budget, args.strategy)
                 if key not in runs and old in runs and (valid or name == "cold"):
                     runs[key] = runs[old]
+                # the default's twin of the condition, which the report sets beside it
+                twin = run_key("prior", data.label, name, seed)
+                stored = stored_key(name, data.label, seed, {}, args.budget, "prior")
+                if twin not in runs and stored in runs and (valid or name == "cold"):
+                    runs[twin] = runs[stored]
                 if key not in runs:
                     tasks[key] = (f"{data.label}|{spec}", seed, args.budget)
     if not labels:
