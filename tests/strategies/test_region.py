@@ -1,12 +1,13 @@
-"""prior_region: the prior's picks, then the forest inside the prior's best fraction of the
-space, with every few evaluations outside it; the region dropped once outside does better."""
+"""The prior's region: after the prior's picks, the forest inside the prior's best fraction of
+the space, with every few evaluations outside it; the region dropped once outside does better.
+``prior`` (the default) continues with bayes_sweep, ``prior_region`` with bayes_rf."""
 
 import numpy as np
 import pytest
 from test_conformance import DATA, SPACE
 
 from perfport.strategies import STRATEGIES, PriorRegion
-from perfport.strategies.region import RegionForest, top_region
+from perfport.strategies.region import RegionForest, RegionSweep, top_region
 from perfport.tune.replay import simulate
 
 PERFECT = -np.nan_to_num(DATA.times, nan=1e9)  # the relatives rank this device exactly
@@ -27,6 +28,38 @@ def _run(strategy: PriorRegion, steps: int) -> list[int]:
 def test_without_scores_it_is_bayes_rf():
     plain = simulate(DATA, STRATEGIES["bayes_rf"], 25, seed=2)
     assert np.array_equal(simulate(DATA, STRATEGIES["prior_region"], 25, seed=2), plain)
+
+
+def test_the_default_prior_keeps_to_the_region_and_without_one_is_the_plain_prior():
+    strategy = STRATEGIES["prior"](SPACE, 0, scores=PERFECT, first=2)
+    assert strategy.region == 0.15 and isinstance(strategy._then, RegionSweep)
+    inside = top_region(PERFECT, 0.15)
+    asked = _run(strategy, 10)
+    assert [bool(inside[i]) for i in asked[2:10]] == [True, True, True, False] * 2
+    unlimited = STRATEGIES["prior"](SPACE, 0, scores=PERFECT, first=2, region=0)
+    _run(unlimited, 10)
+    assert unlimited._inside is None and unlimited._then.allowed is None
+
+
+def test_with_stall_the_region_forest_sweeps_outside_the_region():
+    """Once stuck, the climb from the incumbent reaches one-parameter changes the region
+    leaves out; the forest's own picks keep to it."""
+    ran = np.flatnonzero(np.isfinite(DATA.times))[:12]
+    best = int(ran[np.argmin(DATA.times[ran])])
+    for forest in (RegionSweep(SPACE, 0, stall=1), RegionForest(SPACE, 0)):
+        forest.allowed = np.zeros(len(SPACE), dtype=bool)
+        forest.allowed[ran] = True
+        near = set(forest.geometry.exchanges(best))
+        far = [i for i in range(len(SPACE)) if i not in near and i not in ran][-2:]
+        forest.allowed[far] = True  # the region's only untold configurations
+        for i in ran:
+            forest.tell(int(i), float(DATA.times[i]))
+        pick = forest.ask()
+        assert pick is not None
+        if isinstance(forest, RegionSweep):
+            assert pick in forest.geometry.exchanges(best) and not forest.allowed[pick]
+        else:
+            assert forest.allowed[pick]
 
 
 def test_top_region_keeps_the_best_fraction_of_the_known():
@@ -72,6 +105,8 @@ def test_an_exhausted_region_opens_the_whole_space_and_bad_settings_are_refused(
     forest.allowed[3] = True
     forest.tell(3, 1.0)
     assert forest.ask() is not None  # no untold configuration inside: any untold one
-    for bad in ({"region": 0.0}, {"outside_every": -1}, {"judge": 0}):
-        with pytest.raises(ValueError, match="region must be"):
+    for bad in ({"region": -0.1}, {"region": 1.5}, {"outside_every": -1}, {"judge": 0}):
+        with pytest.raises(ValueError, match="region in"):
             PriorRegion(SPACE, 0, **bad)
+    with pytest.raises(ValueError, match="stall >= 0"):
+        STRATEGIES["prior"](SPACE, 0, stall=-1)

@@ -17,10 +17,9 @@ from perfport.strategies.mixed import MixedBayes
 from perfport.strategies.model_guided import ModelGuided, Ranker
 from perfport.strategies.neighbourhood import LocalSearch, SimulatedAnnealing
 from perfport.strategies.optuna_samplers import OptunaCmaEs, OptunaGP, OptunaQMC, OptunaTPE
-from perfport.strategies.ordered import GridSearch, PriorGuided
+from perfport.strategies.ordered import GridSearch, PriorGuided, PriorRegion
 from perfport.strategies.population import DifferentialEvolution, GeneticAlgorithm
 from perfport.strategies.portfolio import Portfolio
-from perfport.strategies.region import PriorRegion
 from perfport.strategies.sweep import SweepBayes
 from perfport.strategies.thompson import ThompsonBayes
 from perfport.strategies.transfer import TransferPrior

@@ -10,9 +10,8 @@ import numpy as np
 
 from perfport.space import Space
 from perfport.strategies.base import FixedOrder, Strategy
-from perfport.strategies.bayes import BayesRandomForest
 from perfport.strategies.geometry import Geometry
-from perfport.strategies.sweep import SweepBayes
+from perfport.strategies.region import RegionForest, RegionSweep, top_region
 
 
 def _refinement_depth(size: int) -> np.ndarray:
@@ -82,13 +81,25 @@ class PriorGuided(Strategy):
     worse off for having no prior. The sweep was adopted by measurement, cold and with
     relatives (docs/results/2026-11-26-bayes-sweep.md).
 
+    After the picks the forest keeps to the prior's best ``region`` fraction of the space
+    (``region=0``: anywhere), except every ``outside_every``-th evaluation, which it spends
+    outside it: the prior says well where the good configurations are and badly which they
+    are (strategies/region.py). Once ``judge`` evaluations outside have run, the region is
+    dropped for good as soon as the best time outside beats the best inside: a prior that
+    misleads about where stops limiting the search. The sweep's climbs are never limited
+    (docs/results/2026-11-27-region-sweep.md).
+
     When ``give_up`` prior picks in a row fail here (the relatives' best configurations do
-    not compile or launch on this device), the rest of the ranking is dropped and the search
-    goes on as ``bayes_sweep``, which has seen the failures: the prior costs at most ``give_up``
-    wasted evaluations instead of ``first`` (docs/results/2026-11-26-prior-relatives.md)."""
+    not compile or launch on this device), the rest of the ranking and the region are dropped
+    and the search goes on as ``bayes_sweep``, which has seen the failures: the prior costs at
+    most ``give_up`` wasted evaluations instead of ``first``
+    (docs/results/2026-11-26-prior-relatives.md)."""
 
     name = "prior"
-    summary = "other devices' best configurations first (from the store), then bayes_sweep"
+    summary = (
+        "other devices' best configurations first (from the store), then bayes_sweep within "
+        "the region they rate best"
+    )
     takes_prior = True
 
     def __init__(
@@ -99,30 +110,45 @@ class PriorGuided(Strategy):
         first: int = 10,
         give_up: int = 3,
         stall: int = 10,
+        region: float = 0.15,
+        outside_every: int = 4,
+        judge: int = 2,
     ) -> None:
-        if give_up < 1 or stall < 0:
-            raise ValueError(f"give_up must be >= 1 and stall >= 0, got {give_up}, {stall}")
+        if give_up < 1 or stall < 0 or not 0.0 <= region <= 1.0 or outside_every < 0 or judge < 1:
+            raise ValueError(
+                "give_up must be >= 1, stall >= 0, region in [0, 1], outside_every >= 0 and "
+                f"judge >= 1, got {give_up}, {stall}, {region}, {outside_every}, {judge}"
+            )
         super().__init__(space, seed)
         self.give_up = give_up
+        # Private names: subclasses (prior_transfer) have a judge and turns of their own.
+        self.region, self._outside_every, self._region_judge = region, outside_every, judge
         self._failed_in_a_row = 0
-        self._then = (
-            SweepBayes(space, seed, stall=stall) if stall else BayesRandomForest(space, seed)
+        self._then: RegionForest | RegionSweep = (
+            RegionSweep(space, seed, stall=stall) if stall else RegionForest(space, seed)
         )
         self._ranking: list[int] = []
         self._first = max(1, first)
         self._next = 0
+        self._inside: np.ndarray | None = None  # the region; None: none, or dropped
+        self._dropped = False
+        self._region_turn = 0
         if scores is not None:
             self.rescore(scores)
 
     def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
         """New prior scores mid-search (other devices' results landing while this one runs):
         the prior picks not made yet come from them, never a configuration already told;
-        the picks made stay. Once ``first`` picks are made, the search is the forest's."""
+        the picks made stay, and the region follows the new scores unless it was dropped.
+        Once ``first`` picks are made, the search is the forest's."""
         values = np.asarray(scores, dtype=np.float64)
         if len(values) != len(self.space):
             raise ValueError(
                 f"the prior scores {len(values)} configurations; the space has {len(self.space)}"
             )
+        if self.region and not self._dropped:
+            inside = top_region(values, self.region)
+            self._inside = inside if inside.any() else None
         made = self._ranking[: self._next]
         if len(made) >= self._first:
             return
@@ -138,6 +164,13 @@ class PriorGuided(Strategy):
             self._next += 1
             if i not in self.told:
                 return i
+        if self._inside is None:
+            self._then.allowed = None
+        else:
+            self._region_turn += 1
+            turn, every = self._region_turn, self._outside_every
+            outside = every and turn % every == 0
+            self._then.allowed = ~self._inside if outside else self._inside
         return self._then.ask()
 
     def tell(self, index: int, value: float | None) -> None:
@@ -147,3 +180,44 @@ class PriorGuided(Strategy):
             self._failed_in_a_row = self._failed_in_a_row + 1 if value is None else 0
             if self._failed_in_a_row >= self.give_up:
                 self._ranking = self._ranking[: self._next]  # follow it no further
+                self._drop_region()
+        if self._inside is not None and self._outside_better(self._inside):
+            self._drop_region()
+
+    def _drop_region(self) -> None:
+        self._inside, self._dropped = None, True
+        self._then.allowed = None
+
+    def _outside_better(self, inside: np.ndarray) -> bool:
+        """Whether, with ``judge`` evaluations outside the region, outside's best beats
+        inside's."""
+        outside = [v for i, v in self.told.items() if not inside[i]]
+        if len(outside) < self._region_judge:
+            return False
+        ran_out = [v for v in outside if v is not None]
+        ran_in = [v for i, v in self.told.items() if inside[i] and v is not None]
+        if not ran_out:
+            return False
+        return not ran_in or min(ran_out) < min(ran_in)
+
+
+class PriorRegion(PriorGuided):
+    """``prior`` as first measured with a region (docs/results/2026-11-26-prior-region.md):
+    continuing with plain ``bayes_rf`` (``stall=0``) instead of ``bayes_sweep``."""
+
+    name = "prior_region"
+    summary = "prior's picks, then bayes_rf (no sweep) within the prior's best 15% of the space"
+
+    def __init__(
+        self,
+        space: Space,
+        seed: int = 0,
+        scores: Sequence[float] | None = None,
+        first: int = 10,
+        give_up: int = 3,
+        region: float = 0.15,
+        outside_every: int = 4,
+        judge: int = 2,
+        stall: int = 0,
+    ) -> None:
+        super().__init__(space, seed, scores, first, give_up, stall, region, outside_every, judge)

@@ -72,8 +72,10 @@ class TransferPrior(PriorGuided):
         self.feature = feature
         self._own: list[int] = []  # what the forest chose while the prior was followed
         self._turn = 0
-        # As measured (prior-transfer page): the prior, then plain bayes_rf.
-        super().__init__(space, seed, scores=scores, first=first, give_up=give_up, stall=0)
+        # As measured (prior-transfer page): the prior, then plain bayes_rf, no region.
+        super().__init__(
+            space, seed, scores=scores, first=first, give_up=give_up, stall=0, region=0
+        )
 
     def rescore(self, scores: Sequence[float] | np.ndarray) -> None:
         super().rescore(scores)
