@@ -140,13 +140,33 @@ def test_prior_rescored_mid_search_takes_new_picks_but_never_a_told_one():
     assert strategy.ask() == other
     strategy.tell(other, 1.0)
     later = np.full(len(SPACE), np.nan)
-    last = next(i for i in range(len(SPACE)) if i not in (told, other))
+    pos = SPACE.positions()  # a new pick is spread from the picks made too
+    last = next(
+        i
+        for i in range(len(SPACE))
+        if i not in (told, other) and np.count_nonzero(pos[i] != pos[other]) >= 2
+    )
     later[last] = 1.0
     strategy.rescore(later)
     assert strategy.ask() == last  # the second of the two prior picks
     strategy.tell(last, 1.0)
     strategy.rescore(np.where(np.arange(len(SPACE)) == 0, 1.0, np.nan))
     assert len(strategy._ranking) == 2  # both picks made: new scores change nothing
+
+
+def test_prior_refreshed_with_the_same_scores_picks_the_same_spread_configurations():
+    scores = -np.nan_to_num(DATA.times, nan=1e9)
+    plain = STRATEGIES["prior"](SPACE, 0, scores=scores)
+    live = STRATEGIES["prior"](SPACE, 0, scores=scores)
+    asked = []
+    for _ in range(len(plain._ranking)):
+        live.rescore(scores)
+        i = live.ask()
+        asked.append(i)
+        live.tell(i, float(np.nan_to_num(DATA.times[i], nan=1.0)))
+    assert asked == plain._ranking
+    pos = SPACE.positions()
+    assert all(np.count_nonzero(pos[a] != pos[b]) >= 2 for a in asked for b in asked if a != b)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -187,13 +207,17 @@ def test_prior_whose_picks_fail_here_is_dropped_after_give_up():
     scores[running[:5]] = 0.5
     assert len(picks) > 3
     for give_up, wasted in ((2, 2), (3, 3), (10, len(picks))):
-        strategy = STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=give_up)
-        asked = []
-        for _ in range(len(picks)):
-            i = strategy.ask()
-            asked.append(i)
-            strategy.tell(i, None if np.isnan(DATA.times[i]) else float(DATA.times[i]))
-        # after give_up failures in a row the search is bayes_rf's: no more of the prior's picks
-        assert sum(i in picks for i in asked) == wasted
+        # live: the same prior refreshed before every ask (tune_many's LivePrior) changes nothing
+        for live in (False, True):
+            strategy = STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=give_up)
+            asked = []
+            for _ in range(len(picks) + 4):
+                if live:
+                    strategy.rescore(scores)
+                i = strategy.ask()
+                asked.append(i)
+                strategy.tell(i, None if np.isnan(DATA.times[i]) else float(DATA.times[i]))
+            # after give_up failures in a row the search is bayes_sweep's: no more prior picks
+            assert sum(i in picks for i in asked) == wasted
     with pytest.raises(ValueError, match="give_up"):
         STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -54,16 +55,19 @@ class GridSearch(FixedOrder):
         super().__init__(space, seed, np.lexsort((tiebreak, level)))
 
 
-def _diverse_top(scores: np.ndarray, positions: np.ndarray, count: int) -> list[int]:
-    """The ``count`` best-scored configurations that differ from each other in at least two
-    parameters. A prior's top ranks are often one good configuration and its neighbours, which
-    another device tends to rate alike; spreading the picks covers more of the regions the
-    prior likes (on the Kernel Tuner GEMM caches the best of 10 rises from 0.68-0.85 to
-    0.91-0.94 of the optimum). NaN scores (unknown to the prior) are never picked."""
+def _diverse_top(
+    scores: np.ndarray, positions: np.ndarray, count: int, taken: Sequence[int] = ()
+) -> list[int]:
+    """The ``count`` best-scored configurations that differ from each other, and from those
+    ``taken`` before, in at least two parameters. A prior's top ranks are often one good
+    configuration and its neighbours, which another device tends to rate alike; spreading the
+    picks covers more of the regions the prior likes (on the Kernel Tuner GEMM caches the best
+    of 10 rises from 0.68-0.85 to 0.91-0.94 of the optimum). NaN scores (unknown to the prior)
+    are never picked."""
     known = np.flatnonzero(np.isfinite(scores))
     picked: list[int] = []
     for i in known[np.argsort(-scores[known], kind="stable")]:
-        if all(np.count_nonzero(positions[i] != positions[j]) >= 2 for j in picked):
+        if all(np.count_nonzero(positions[i] != positions[j]) >= 2 for j in [*taken, *picked]):
             picked.append(int(i))
             if len(picked) == count:
                 break
@@ -155,7 +159,7 @@ class PriorGuided(Strategy):
         values = values.copy()
         values[[*made, *self.told]] = np.nan
         self._ranking = made + _diverse_top(
-            values, self._then.geometry.pos, self._first - len(made)
+            values, self._then.geometry.pos, self._first - len(made), taken=made
         )
 
     def ask(self) -> int | None:
@@ -179,10 +183,16 @@ class PriorGuided(Strategy):
         if index in self._ranking[: self._next]:  # a prior pick: does the prior hold here?
             self._failed_in_a_row = self._failed_in_a_row + 1 if value is None else 0
             if self._failed_in_a_row >= self.give_up:
-                self._ranking = self._ranking[: self._next]  # follow it no further
+                self._stop_following()
                 self._drop_region()
         if self._inside is not None and self._outside_better(self._inside):
             self._drop_region()
+
+    def _stop_following(self) -> None:
+        """No more of the prior's picks, also after a rescore (a live prior refreshed with
+        the same relatives would otherwise bring back the picks it gave up on)."""
+        self._ranking = self._ranking[: self._next]
+        self._first = self._next
 
     def _drop_region(self) -> None:
         self._inside, self._dropped = None, True
@@ -209,15 +219,6 @@ class PriorRegion(PriorGuided):
     summary = "prior's picks, then bayes_rf (no sweep) within the prior's best 15% of the space"
 
     def __init__(
-        self,
-        space: Space,
-        seed: int = 0,
-        scores: Sequence[float] | None = None,
-        first: int = 10,
-        give_up: int = 3,
-        region: float = 0.15,
-        outside_every: int = 4,
-        judge: int = 2,
-        stall: int = 0,
+        self, space: Space, seed: int = 0, scores: Sequence[float] | None = None, **settings: Any
     ) -> None:
-        super().__init__(space, seed, scores, first, give_up, stall, region, outside_every, judge)
+        super().__init__(space, seed, scores, **{"stall": 0, **settings})

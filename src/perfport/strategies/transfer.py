@@ -100,7 +100,7 @@ class TransferPrior(PriorGuided):
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
         if self._following() and self._misled():
-            self._ranking = self._ranking[: self._next]  # follow it no further
+            self._stop_following()
 
     def _misled(self) -> bool:
         """Whether the forest's own picks have beaten the prior's, once both had a chance."""
