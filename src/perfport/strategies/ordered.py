@@ -85,12 +85,13 @@ class PriorGuided(Strategy):
     worse off for having no prior. The sweep was adopted by measurement, cold and with
     relatives (docs/results/2026-11-26-bayes-sweep.md).
 
-    After the picks the forest keeps to the prior's best ``region`` fraction of the space
-    (``region=0``: anywhere), except every ``outside_every``-th evaluation, which it spends
-    outside it: the prior says well where the good configurations are and badly which they
-    are (strategies/region.py). Once ``judge`` evaluations outside have run, the region is
-    dropped for good as soon as the best time outside beats the best inside: a prior that
-    misleads about where stops limiting the search. The sweep's climbs are never limited
+    After the picks the forest keeps to the configurations the prior rates in its best
+    ``region`` fraction of those it knows (``region=0``: anywhere), except every
+    ``outside_every``-th ask, which it spends outside them: the prior says well where the good
+    configurations are and badly which they are (strategies/region.py). Once ``judge``
+    configurations outside the region are measured (whoever chose them), it is dropped for
+    good as soon as the best time outside beats the best inside: a prior that misleads about
+    where stops limiting the search. The sweep's climbs are never limited
     (docs/results/2026-11-27-region-sweep.md).
 
     When ``give_up`` prior picks in a row fail here (the relatives' best configurations do
@@ -199,8 +200,8 @@ class PriorGuided(Strategy):
         self._then.allowed = None
 
     def _outside_better(self, inside: np.ndarray) -> bool:
-        """Whether, with ``judge`` evaluations outside the region, outside's best beats
-        inside's."""
+        """Whether, with ``judge`` configurations outside the region measured, outside's best
+        beats inside's."""
         outside = [v for i, v in self.told.items() if not inside[i]]
         if len(outside) < self._region_judge:
             return False

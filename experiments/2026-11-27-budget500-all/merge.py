@@ -1,0 +1,44 @@
+"""Add this experiment's budget-500 runs to benchmarks/results/strategies-500-runs-2026-11-27.json.gz,
+the file benchmarks/strategies.py reads them from (a run already there must be the same run).
+From the repository root, once every run is made:
+
+    python experiments/2026-11-27-budget500-all/merge.py
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+TARGET = Path("benchmarks/results/strategies-500-runs-2026-11-27.json.gz")
+SOURCES = (
+    HERE / "local" / "cheap.json.gz",  # random, grid, local_search, annealing, genetic, diff_evo
+    HERE / "call3" / "runs.json.gz",  # the GPU machine's three calls (each resumed the last's)
+    HERE / "local" / "alt.json.gz",  # bayes_alt's runs the third call left
+)
+
+
+def read(path: Path) -> dict[str, list[float]]:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)  # type: ignore[no-any-return]
+
+
+def main() -> None:
+    runs = read(TARGET)
+    added = 0
+    for source in SOURCES:
+        for key, value in read(source).items():
+            if key in runs:
+                assert runs[key] == value, f"{key}: two different runs"
+                continue
+            runs[key] = value
+            added += 1
+    with gzip.open(TARGET, "wt") as f:
+        json.dump(runs, f)
+    print(f"{TARGET}: {added} runs added, {len(runs)} in all")
+
+
+if __name__ == "__main__":
+    main()
