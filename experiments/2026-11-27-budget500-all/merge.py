@@ -7,9 +7,12 @@ From the repository root, once every run is made:
 
 from __future__ import annotations
 
-import gzip
-import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, "benchmarks")
+from strategies import read_runs as read
+from strategies import write_runs as write
 
 HERE = Path(__file__).parent
 TARGET = Path("benchmarks/results/strategies-500-runs-2026-11-27.json.gz")
@@ -18,11 +21,6 @@ SOURCES = (
     HERE / "call3" / "runs.json.gz",  # the GPU machine's three calls (each resumed the last's)
     HERE / "local" / "alt.json.gz",  # bayes_alt's runs the third call left
 )
-
-
-def read(path: Path) -> dict[str, list[float]]:
-    with gzip.open(path, "rt") as f:
-        return json.load(f)  # type: ignore[no-any-return]
 
 
 def main() -> None:
@@ -35,8 +33,7 @@ def main() -> None:
                 continue
             runs[key] = value
             added += 1
-    with gzip.open(TARGET, "wt") as f:
-        json.dump(runs, f)
+    write(TARGET, runs)
     print(f"{TARGET}: {added} runs added, {len(runs)} in all")
 
 

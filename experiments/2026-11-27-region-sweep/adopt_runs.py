@@ -12,9 +12,12 @@ root:
 
 from __future__ import annotations
 
-import gzip
-import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, "benchmarks")
+from strategies import read_runs as read
+from strategies import write_runs as write
 
 RESULTS = Path("benchmarks/results")
 HERE = Path(__file__).parent
@@ -26,16 +29,6 @@ RELATIVES = (
     "gemm/RTX_2080_Ti",
     "gemm/RTX_3090",
 )
-
-
-def read(path: Path) -> dict[str, list[float]]:
-    with gzip.open(path, "rt") as f:
-        return json.load(f)  # type: ignore[no-any-return]
-
-
-def write(path: Path, runs: dict[str, list[float]]) -> None:
-    with gzip.open(path, "wt") as f:
-        json.dump(runs, f)
 
 
 def new_runs() -> dict[str, list[float]]:
