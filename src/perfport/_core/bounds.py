@@ -94,13 +94,27 @@ _PRECHECKS: dict[type, Callable[[Any, Any], None]] = {
 }
 
 
+# Checks that can refuse two plain numbers; the others guard strings and sequences only.
+_NUMBER_CHECKS = (ast.Pow, ast.LShift)
+
+
 def bounded(op_type: type, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``op`` on Python values, refusing before it computes a value too large."""
     check = _PRECHECKS.get(op_type)
+    numbers_checked = check is not None and op_type in _NUMBER_CHECKS
 
     def apply(left: Any, right: Any) -> Any:
-        if check is not None:
+        # Plain floats and small ints (counts, sizes) are the common case: only a power or a
+        # shift of them can grow past the bounds, and a float cannot at all.
+        plain = type(left) in _PLAIN and type(right) in _PLAIN
+        if check is not None and (numbers_checked or not plain):
             check(left, right)
-        return check_result(op(left, right))
+        result = op(left, right)
+        if type(result) is float or (type(result) is int and result.bit_length() <= MAX_BITS):
+            return result
+        return check_result(result)
 
     return apply
+
+
+_PLAIN = (int, float)

@@ -221,11 +221,16 @@ class _Compiler:
         left, right = self.compile(node.left), self.compile(node.right)
         apply = _vector_operation(op, type(node.op)) if self.vector else bounded(type(node.op), op)
         fail = self.fail
-        is_power = isinstance(node.op, ast.Pow)
+        exponent = node.right.value if isinstance(node.right, ast.Constant) else None
+        constant = isinstance(exponent, int | float)
+        # A constant exponent (n**2 in a count) is checked once, here; any other at each call.
+        if isinstance(node.op, ast.Pow) and constant and abs(exponent) > _MAX_EXPONENT:
+            raise fail(f"exponent larger than {_MAX_EXPONENT}")
+        checked_power = isinstance(node.op, ast.Pow) and not constant
 
         def binary(env: Env) -> Any:
             a, b = left(env), right(env)
-            if is_power and np.any(np.abs(b) > _MAX_EXPONENT):
+            if checked_power and _large_exponent(b):
                 raise fail(f"exponent larger than {_MAX_EXPONENT}")
             try:
                 return apply(a, b)
@@ -318,6 +323,12 @@ class _Compiler:
                 raise fail(str(exc)) from None
 
         return call
+
+
+def _large_exponent(b: Any) -> bool:
+    if type(b) in (int, float):  # numpy costs microseconds on one Python number
+        return abs(b) > _MAX_EXPONENT
+    return bool(np.any(np.abs(b) > _MAX_EXPONENT))
 
 
 def _vector_operation(op: Callable[[Any, Any], Any], op_type: type) -> Callable[[Any, Any], Any]:
