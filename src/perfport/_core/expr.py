@@ -224,7 +224,7 @@ class _Compiler:
         exponent = node.right.value if isinstance(node.right, ast.Constant) else None
         constant = isinstance(exponent, int | float)
         # A constant exponent (n**2 in a count) is checked once, here; any other at each call.
-        if isinstance(node.op, ast.Pow) and constant and abs(exponent) > _MAX_EXPONENT:
+        if isinstance(node.op, ast.Pow) and constant and _large_exponent(exponent):
             raise fail(f"exponent larger than {_MAX_EXPONENT}")
         checked_power = isinstance(node.op, ast.Pow) and not constant
 
