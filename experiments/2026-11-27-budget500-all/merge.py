@@ -20,6 +20,9 @@ SOURCES = (
     HERE / "local" / "cheap.json.gz",  # random, grid, local_search, annealing, genetic, diff_evo
     HERE / "call3" / "runs.json.gz",  # the GPU machine's three calls (each resumed the last's)
     HERE / "local" / "alt.json.gz",  # bayes_alt's runs the third call left
+    # Seeds 10-29 of the ten-seed strategies (a second session, 2026-11-27 06:49-07:14 UTC):
+    HERE / "call7" / "runs.json.gz",  # calls 4-7 on the GPU machine (each resumed the last's)
+    HERE / "local" / "region30.json.gz",  # prior_region on the 2-core machine
 )
 
 
