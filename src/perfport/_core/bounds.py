@@ -94,6 +94,7 @@ _PRECHECKS: dict[type, Callable[[Any, Any], None]] = {
 }
 
 
+_PLAIN = (int, float)
 # Checks that can refuse two plain numbers; the others guard strings and sequences only.
 _NUMBER_CHECKS = (ast.Pow, ast.LShift)
 
@@ -115,6 +116,3 @@ def bounded(op_type: type, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
         return check_result(result)
 
     return apply
-
-
-_PLAIN = (int, float)
