@@ -157,3 +157,32 @@ def test_results_of_other_code_than_the_file_s_are_refused(measured, capsys, tmp
 )
 def test_flags_that_do_not_go_together_are_refused(argv, message, capsys):
     assert message in _refused(capsys, *argv)
+
+
+def test_an_edited_kernel_file_is_measured_again(measured, capsys, tmp_path):
+    # The store keeps the kernel by its file stem: the edited file's results must not be the
+    # old code's, or the fix 'measure it again' would loop.
+    db = tmp_path / "r.db"
+    db.write_bytes((measured["dir"] / "r.db").read_bytes())
+    edited = tmp_path / "scale_knl.py"
+    edited.write_text(KERNEL.replace("FACTOR", "3"))
+    capsys.readouterr()
+    assert (
+        main(["model", "measure", str(edited), "--sizes", "n=256", "--db", str(db), "--json"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["counts"] == {
+        "measured": 1,
+        "stored": 0,
+        "failed": 0,
+    }
+    assert (
+        main(["model", "measure", str(edited), "--sizes", "n=256", "--db", str(db), "--json"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["counts"] == {
+        "measured": 0,
+        "stored": 1,
+        "failed": 0,
+    }
+    out = _evaluate(capsys, "--calibration", measured["cal"], "--kernel", str(edited),
+                    "--db", str(db))  # fmt: skip
+    assert out["results"][0]["n_sizes"] == 1

@@ -135,3 +135,32 @@ def test_the_ranker_ranks_an_uncounted_configuration_last():
     assert predicted[0] == pytest.approx(1e-3) and np.isnan(predicted[1])
     ranker.refit({0: 1.0, 1: 5.0})  # the uncounted one's time has no features to fit
     assert ranker.refits == 1
+
+
+NONCONVEX = '''
+import loopy as lp
+import numpy as np
+
+knl = lp.make_kernel(
+    "{[g,k]: 0<=g<nel and 0<=k<m}",
+    """
+    <float32> acc = 0 {id=zero}
+    acc = acc + a[2*(g % 256) + k % 8] {id=sum, dep=zero}
+    out[g] = acc {dep=sum}
+    """,
+    [lp.GlobalArg("a", np.float32, shape=("520",)), lp.GlobalArg("out", np.float32, shape=("nel",)),
+     lp.ValueArg("nel,m", np.int32)],
+    assumptions="nel mod 256 = 0 and nel >= 256 and m >= 1", lang_version=(2018, 2))
+kernel = lp.split_iname(knl, "g", 256, outer_tag="g.0", inner_tag="l.0")
+'''
+
+
+def test_loopys_prints_stay_out_of_json(tmp_path, capsys):
+    # loopy prints the pieces of a footprint it cannot make convex to stdout ("PIECES:").
+    path = tmp_path / "nonconvex.py"
+    path.write_text(NONCONVEX)
+    argv = ["model", "stats", str(path), "--problem", "nel=4096", "m=64", "--json", "--no-cache"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["sizes"] == {"nel": 4096, "m": 64}
+    assert "PIECES" in captured.err

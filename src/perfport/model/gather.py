@@ -13,9 +13,10 @@ extra's ``loopy==2025.2``.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from fractions import Fraction
 from typing import Any
 
@@ -41,6 +42,13 @@ def loopy() -> Any:
 def gather(program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
     """The statistics of a loopy program (one entrypoint) with ``subgroup_size`` work-items
     per sub-group. Slow (loopy and islpy): ``StatsCache`` keeps the result."""
+    # loopy prints some diagnostics (a set's pieces it cannot make convex) to stdout, where
+    # they would break a command's --json: they go to stderr.
+    with redirect_stdout(sys.stderr):
+        return _gather(program, subgroup_size)
+
+
+def _gather(program: Any, subgroup_size: int) -> KernelStats:
     lp = loopy()
     if not isinstance(program, lp.TranslationUnit | lp.LoopKernel):
         raise SpecError(f"expected a loopy kernel, got {type(program).__name__}")

@@ -99,12 +99,13 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
     )
 
 
-def _stored(db: str | Path, device: DeviceInfo) -> dict[tuple[str, str], float | None]:
+def _stored(db: str | Path, device: DeviceInfo) -> dict[tuple[str, str, str], float]:
+    """(kernel, problem key, source hash) -> median ms of what ``db`` holds for ``device``."""
     # Opened (made, if new) before anything is measured: a --db that cannot be a results
     # database is one error now, not a failure per kernel.
     with Store(db) as store:
         return {
-            (r.kernel, r.problem.key): r.median_ms
+            (r.kernel, r.problem.key, r.kernel_hash): r.median_ms
             for r in export_rows(store, device=device.fingerprint)
             if r.median_ms is not None
         }
@@ -119,7 +120,9 @@ def collect(
 ) -> list[CollectResult]:
     """Measure each (generator, arguments) on ``device`` into ``db``, skipping those stored."""
     settings = settings or RunSettings(verify=False)  # microbenchmarks compute no reference
-    done = _stored(db, device)
+    # A generator is perfport's own code: its stored results stand without building each
+    # kernel again to hash it (that would cost a resumed collection loopy's time per kernel).
+    done = {(kernel, key): ms for (kernel, key, _), ms in _stored(db, device).items()}
     results = []
     for generator, args in variants:
         name = f"mk-{generator.name}"
@@ -186,10 +189,16 @@ def measure_application(
     done = _stored(db, device)
     results = []
     for problem in sizes:
-        if (kernel, problem.key) in done:
-            result = CollectResult(name, problem, CollectStatus.STORED, done[kernel, problem.key])
+        make = functools.partial(kernel_spec, program, kernel, problem)
+        try:
+            # Stored results count only where they ran this code: an edited file is measured
+            # again (the source hash names the code).
+            key: tuple[str, str, str] | None = (kernel, problem.key, make().source_hash)
+        except Exception:  # _measure_spec makes it again and reports why it fails
+            key = None
+        if key in done:
+            result = CollectResult(name, problem, CollectStatus.STORED, done[key])
         else:
-            make = functools.partial(kernel_spec, program, kernel, problem)
             result = _measure_spec(make, name, problem, device, db, settings)
         results.append(result)
         if on_result:
