@@ -28,12 +28,16 @@ GUIDED_EXPRESSION = (
 GUIDED_COSTS = {"p_launch": 1e-5, "p_gload": 1e-9, "p_group": 1e-6}
 
 
-def calibration_file(path, device: str) -> str:
-    """A calibration as 'perfport model calibrate --out' writes it, with GUIDED_COSTS."""
+def calibration_file(path, device: str, costs: dict | None = None) -> str:
+    """A calibration as 'perfport model calibrate --out' writes it, with GUIDED_COSTS (or
+    ``costs``; those below 0 are listed as negative, as calibrate lists them)."""
     from perfport.model import Model
     from perfport.model.calibrate import Calibration
 
+    costs = costs or GUIDED_COSTS
+    negative = tuple(p for p, v in costs.items() if v < 0)
     Calibration(model=Model("f_cl_wall_time", GUIDED_EXPRESSION), device=device,
-                parameters=GUIDED_COSTS, residual=0.0, residuals=(), n_measurements=0,
-                nonnegative=True, negative=(), scaled=True, iterations=0).save(path)  # fmt: skip
+                parameters=costs, residual=0.0, residuals=(), n_measurements=0,
+                nonnegative=not negative, negative=negative, scaled=True,
+                iterations=0).save(path)  # fmt: skip
     return str(path)

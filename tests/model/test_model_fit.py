@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from model_support import LOOPY
+from model_support import GUIDED_COSTS, LOOPY, calibration_file
 
 from perfport import Outcome
 from perfport._core.records import Measurement, Problem
@@ -307,3 +307,31 @@ def test_with_one_variant_the_ranking_is_not_tested(tmp_path, capsys, train_time
     )
     out = capsys.readouterr().out
     assert "ranking not tested (0 pairs > 10% apart)" in " ".join(out.split())
+
+
+def test_a_negative_prediction_is_flagged(tmp_path, capsys):
+    # An unconstrained fit can make a cost negative; a kernel dominated by it was predicted
+    # at a negative time with no word.
+    cal = calibration_file(tmp_path / "cal.json", "dev", {**GUIDED_COSTS, "p_gload": -1e-6})
+    assert main(["model", "predict", cal, "matmul-noprefetch", "--problem", "n=128", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["predicted_ms"] < 0
+    assert "not positive" in captured.err and "p_gload" in captured.err
+    assert "--nonnegative" in captured.err and captured.err.count("\n") == 1
+
+
+def test_a_calibration_with_a_cost_that_is_not_a_number_is_refused(tmp_path, capsys):
+    path = Path(calibration_file(tmp_path / "cal.json", "dev"))
+    path.write_text(path.read_text().replace('"p_gload": 1e-09', '"p_gload": NaN'))
+    assert main(["model", "predict", str(path), "matmul-noprefetch", "--problem", "n=128"]) == 2
+    err = capsys.readouterr().err
+    assert "p_gload" in err and "not a number" in err and err.count("\n") == 1
+
+
+def test_calibrate_will_not_write_over_its_model(tmp_path, capsys):
+    model = _model_file(tmp_path)
+    before = model.read_text()
+    argv = ["model", "calibrate", str(model), "--db", str(tmp_path / "c.db"), "--out", str(model)]
+    assert main(argv) == 2
+    assert "is the model file" in capsys.readouterr().err
+    assert model.read_text() == before

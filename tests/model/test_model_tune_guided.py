@@ -139,3 +139,14 @@ def test_a_device_s_local_memory_prunes_the_loopy_programs_over_it(cpu):
     kept = sorted(space.config(i)["lsize"] for i in range(len(space)))
     assert kept == [6, 10, 16]
     assert len(kernel_space(spec, Problem.of(n=N), cpu)) == 6
+
+
+def test_a_calibration_with_negative_costs_is_flagged(tmp_path, capsys, cpu):
+    from model_support import GUIDED_COSTS
+
+    cal = calibration_file(tmp_path / "cal.json", cpu.name, {**GUIDED_COSTS, "p_group": -1e-6})
+    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal, "--problem",
+            f"n={N}", "--db", str(tmp_path / "r.db"), "--budget", "1", "--confirm", "0", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "negative costs (p_group)" in err and "--nonnegative" in err

@@ -98,6 +98,10 @@ def ranker_factory(
             f"{device.name!r} ({device.id}); give that device's calibration or make one: "
             + HOW.replace("ID", device.id)
         )
+    if calibration.negative:
+        _warn(f"{GUIDED}: WARNING {args.calibration} has negative costs "
+              f"({', '.join(calibration.negative)}): its ranking can put a configuration at a "
+              "negative time first; calibrate again with --nonnegative")  # fmt: skip
     cache = StatsCache(_cache_folder())
     base: list[Any] = []
     skipped: tuple[Any, ...] = ()

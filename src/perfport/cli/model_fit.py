@@ -164,6 +164,9 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.calibrations import record_calibration
 
     check_output(args.out, "--out")
+    if Path(args.out).resolve() == Path(args.model_file).resolve():
+        raise PerfportError(f"--out {args.out} is the model file; write the calibration to "
+                            "another file (the model file stays the model)")  # fmt: skip
     model = Model.load(args.model_file)
     model.check_features()
     device = get_device(args.device)
@@ -245,6 +248,13 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
         stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config))
     inputs = input_features(calibration.model, checked(stats, sizes), device=calibration.device)
     prediction = predict(calibration, inputs)
+    if not prediction.value > 0:
+        # A time cannot be negative: some fitted costs are, and they dominate this kernel.
+        costs = ", ".join(calibration.negative) or "none is negative"
+        print(f"WARNING: the predicted time is not positive ({prediction.value * 1e3:.4g} ms); "
+              f"the calibration's negative costs: {costs}; calibrate again with --nonnegative, "
+              "or with measurement kernels that exercise this kernel's features",
+              file=sys.stderr)  # fmt: skip
     report = {
         "kernel": args.kernel,
         "device": calibration.device,

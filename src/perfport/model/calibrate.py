@@ -101,6 +101,9 @@ class Calibration:
             parameters = {str(k): float(v) for k, v in dict(data["parameters"]).items()}
             if set(parameters) != set(model.parameters):
                 raise ValueError("its parameters are not the model's")
+            bad = [p for p, v in parameters.items() if not np.isfinite(v)]
+            if bad:
+                raise ValueError(f"parameter {bad[0]} is {parameters[bad[0]]}, not a number")
             return Calibration(
                 model=model,
                 device=str(data["device"]),
