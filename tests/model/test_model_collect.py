@@ -3,6 +3,7 @@ loopy kernels, results in the store, a rerun measuring nothing, a bad kernel an 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -117,3 +118,50 @@ def test_a_float_scalar_is_data_and_an_integer_scalar_a_size() -> None:
     scalars = {a.name: a.value for a in spec.args if type(a).__name__ == "ScalarArg"}
     assert scalars == {"a": "1", "n": "n"}
     assert spec.env({}, {"n": 1024})  # no size is asked for a
+
+
+def test_ctrl_c_stops_the_collection_and_a_rerun_resumes(tmp_path, capsys, monkeypatch):
+    # tune returns an interrupted campaign on Ctrl-C; the collection went on with the next
+    # kernel, calling it a failure.
+    pytest.importorskip("pyopencl")
+    import perfport.model.measure as measure
+    from perfport.store import CampaignStatus
+
+    real, calls = measure.tune, []
+
+    def interrupted_second(*args, **kwargs):
+        result = real(*args, **kwargs)
+        calls.append(result)
+        if len(calls) == 2:  # as if Ctrl-C arrived while the second kernel ran
+            return dataclasses.replace(result, status=CampaignStatus.INTERRUPTED)
+        return result
+
+    monkeypatch.setattr(measure, "tune", interrupted_second)
+    db = tmp_path / "c.db"
+    argv = ["model", "collect", "--filter", "empty_kernel", "ngroups:16,32,48", "--db", str(db)]
+    assert main([*argv, "--json"]) == 130
+    assert len(calls) == 2 and "interrupted" in capsys.readouterr().err
+    monkeypatch.setattr(measure, "tune", real)
+    again = _collect(capsys, db, "empty_kernel", "ngroups:16,32,48")
+    assert again["counts"]["failed"] == 0 and again["counts"]["stored"] >= 1
+
+
+def test_measure_says_so_when_no_size_could_be_measured(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("pyopencl")
+    import perfport.model.measure as measure
+
+    def fails(*args, **kwargs):
+        raise RuntimeError("the build failed")
+
+    monkeypatch.setattr(measure, "tune", fails)
+    argv = [
+        "model",
+        "measure",
+        "matmul-noprefetch",
+        "--sizes",
+        "n=64",
+        "--db",
+        str(tmp_path / "m.db"),
+    ]
+    assert main(argv) == 1
+    assert "no size of app-matmul-noprefetch could be measured" in capsys.readouterr().err

@@ -333,6 +333,10 @@ def run_measure(args: argparse.Namespace, console: Console) -> int:
                            "results": [r.to_json() for r in results]})  # fmt: skip
     else:
         console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    if counts[CollectStatus.FAILED.value] == len(results):
+        print(f"perfport: no size of app-{name} could be measured; the messages above say why",
+              file=sys.stderr)  # fmt: skip
+        return 1
     return 0
 
 

@@ -22,7 +22,7 @@ from perfport._core.spec import ArrayArg, KernelSpec, ScalarArg
 from perfport.measure.settings import RunSettings
 from perfport.model.collection import Generator
 from perfport.model.gather import loopy
-from perfport.store import Store
+from perfport.store import CampaignStatus, Store
 from perfport.store.queries import export_rows
 from perfport.tune import tune
 
@@ -165,6 +165,9 @@ def _measure_spec(
         lines = str(exc).strip().splitlines() or [""]
         message = f"{type(exc).__name__}: {lines[-1]}"
         return CollectResult(label, args, CollectStatus.FAILED, None, message)
+    if run.status is CampaignStatus.INTERRUPTED:
+        # Ctrl-C (or SIGTERM) stops the whole run, not this kernel: what is stored resumes.
+        raise KeyboardInterrupt
     (m,) = run.measurements or (None,)
     if m is None or not m.ok:
         why = f"{m.outcome.value}: {m.message}" if m else "no trial ran"
