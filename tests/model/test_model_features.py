@@ -100,6 +100,8 @@ def test_a_model_file_defines_features_of_its_own_and_keeps_them_when_saved(tmp_
         ({"f_flops": "2 * f_bogus"}, "unknown feature 'f_bogus'"),
         ({"flops": "2 * f_thread_groups"}, "start it with f_"),
         ({"f_flops": 3}, "must be an expression string"),
+        ({"f_flops": "f_more", "f_more": "2 * f_flops"}, "in terms of each other"),
+        ({"f_flops": "2 * f_flops"}, "in terms of itself"),
     ],
 )
 def test_a_model_files_bad_feature_definitions_are_one_line_errors(definitions, hint):
@@ -109,6 +111,14 @@ def test_a_model_files_bad_feature_definitions_are_one_line_errors(definitions, 
     with pytest.raises(ModelError, match=hint) as exc:
         Model.from_json({**data, "features": definitions})
     assert "\n" not in str(exc.value)
+
+
+def test_a_definition_may_use_one_defined_after_it():
+    from perfport.model import Model
+
+    data = {"format": "perfport-model/1", "output": "f_x", "expression": "p_a * f_flops",
+            "features": {"f_flops": "2 * f_fma", "f_fma": "32 * f_op_float32_madd"}}  # fmt: skip
+    Model.from_json(data).check_features()
 
 
 def test_an_unknown_feature_names_the_model_files_features_as_the_fix():

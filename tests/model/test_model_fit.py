@@ -335,3 +335,28 @@ def test_calibrate_will_not_write_over_its_model(tmp_path, capsys):
     assert main(argv) == 2
     assert "is the model file" in capsys.readouterr().err
     assert model.read_text() == before
+
+
+def test_measure_of_a_space_file_names_tune(tmp_path, capsys):
+    # It said to pick a configuration with --config, which measure does not take.
+    path = tmp_path / "space.py"
+    path.write_text("params = {'wg': [16, 32]}\n\ndef program(config):\n    return None\n")
+    assert (
+        main(["model", "measure", str(path), "--sizes", "n=64", "--db", str(tmp_path / "m.db")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "loopy space file" in err and f"perfport tune {path}" in err and "--config" not in err
+
+
+def test_a_program_of_two_kernels_names_them():
+    import loopy as lp
+
+    from perfport._core.errors import SpecError
+    from perfport.model import gather
+
+    def knl(name):
+        return lp.make_kernel("{[i]: 0 <= i < n}", "y[i] = x[i]", name=name, lang_version=(2018, 2))
+
+    with pytest.raises(SpecError, match="this one has first, second: keep one"):
+        gather(lp.merge([knl("first"), knl("second")]))

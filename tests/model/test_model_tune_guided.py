@@ -150,3 +150,24 @@ def test_a_calibration_with_negative_costs_is_flagged(tmp_path, capsys, cpu):
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "negative costs (p_group)" in err and "--nonnegative" in err
+
+
+PLAIN = """
+import loopy as lp
+import numpy as np
+
+kernel = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "y[i] = 2 * x[i]",
+                                       [lp.GlobalArg("x,y", np.float32, shape=("n",)),
+                                        lp.ValueArg("n", np.int32)], lang_version=(2018, 2)),
+                        "i", 16, outer_tag="g.0", inner_tag="l.0")
+"""
+
+
+def test_a_loopy_kernel_file_is_named_for_what_it_is(tmp_path, capsys, store_file, cpu):
+    # It said the file "is not a loopy kernel".
+    path = tmp_path / "plain.py"
+    path.write_text(PLAIN)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", str(path), "--strategy", "model_guided", "--calibration", cal]
+    err = _refused(argv, capsys, store_file)
+    assert "defines one loopy kernel, nothing to search" in err and "program(config)" in err

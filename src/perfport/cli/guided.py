@@ -47,6 +47,16 @@ def is_loopy_file(kernel: str) -> bool:
     return "kernel" not in has and ("program" in has or "params" in has)
 
 
+def _loopy_kernel_file(kernel: str) -> bool:
+    """A ``.py`` file whose ``kernel`` is a loopy kernel (one kernel to count, not a space)."""
+    if not kernel.endswith(".py") or not Path(kernel).is_file():
+        return False
+    from perfport.kernels.loader import import_file
+
+    made = getattr(import_file(kernel), "kernel", None)
+    return type(made).__module__.split(".")[0] == "loopy"
+
+
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse what model-guided search cannot run with, naming the fix."""
     guided = args.strategy == GUIDED
@@ -64,6 +74,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     if loopy and many:
         raise PerfportError(f"{args.kernel} tunes on one device: give one --device and no "
                             "--cluster")  # fmt: skip
+    if guided and not loopy and _loopy_kernel_file(args.kernel):
+        raise PerfportError(f"{args.kernel} defines one loopy kernel, nothing to search; to "
+                            "tune it, define program(config) returning each configuration's "
+                            f"kernel (docs/model.md), and {GUIDED} ranks them")  # fmt: skip
     if guided and not loopy:
         raise PerfportError(
             f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "

@@ -305,11 +305,17 @@ def _size_grid(texts: list[str]) -> list[Any]:
 
 
 def run_measure(args: argparse.Namespace, console: Console) -> int:
+    from perfport.cli.guided import is_loopy_file
     from perfport.devices import get_device
     from perfport.model import StatsCache, load_program
     from perfport.model.measure import CollectStatus, measure_application
 
     grid = _size_grid(args.sizes)
+    if is_loopy_file(args.kernel):
+        raise PerfportError(f"{args.kernel} is a loopy space file, one kernel per configuration: "
+                            f"'perfport tune {args.kernel} --problem ...' measures its "
+                            "configurations; model measure takes a loopy kernel file "
+                            "(kernel = ...)")  # fmt: skip
     program = load_program(args.kernel)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations

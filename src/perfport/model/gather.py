@@ -55,7 +55,10 @@ def _gather(program: Any, subgroup_size: int) -> KernelStats:
     if isinstance(program, lp.LoopKernel):
         program = lp.make_program(program)
     if len(program.entrypoints) != 1:
-        raise SpecError("kernel statistics need a loopy program with exactly one entrypoint")
+        names = ", ".join(sorted(program.entrypoints)) or "none"
+        raise SpecError(f"kernel statistics need a loopy program with exactly one entrypoint; "
+                        f"this one has {names}: keep one with "
+                        "program.with_entrypoints('NAME')")  # fmt: skip
     from loopy.preprocess import infer_unknown_types, preprocess_program
 
     notes: list[str] = []

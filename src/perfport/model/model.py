@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from perfport.model.errors import ModelError
-from perfport.model.expression import Formula, derivative, evaluate
+from perfport.model.expression import FEATURE_TOKEN, Formula, derivative, evaluate
 from perfport.model.features import FeatureSet, parse_feature
 
 FORMAT = "perfport-model/1"
@@ -56,10 +56,21 @@ class Model:
     def feature_set(self) -> FeatureSet:
         """The built-in features and the model's own ``definitions``."""
         known = FeatureSet()
-        for name, expression in self.definitions.items():
+        pending = dict(self.definitions)
+        for name, expression in pending.items():
             if not isinstance(expression, str):
                 raise ModelError(f"feature {name}: its definition must be an expression string")
-            known.define(name, expression)
+        while pending:  # a definition may use another, whatever their order in the file
+            ready = [
+                name
+                for name, expression in pending.items()
+                if all(u == name or u not in pending for u in FEATURE_TOKEN.findall(expression))
+            ]
+            if not ready:
+                raise ModelError(f"features {', '.join(sorted(pending))} are defined in terms "
+                                 "of each other; define one of them without the others")  # fmt: skip
+            for name in ready:
+                known.define(name, pending.pop(name))
         return known
 
     @property
