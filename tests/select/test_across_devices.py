@@ -75,7 +75,8 @@ def test_greedy_geomean_ships_both_families_where_most_often_best_fails_one(fami
 
 def test_json_contract(families):
     out = portable(families, 3).to_json()
-    assert set(out) == {"k", "configs", "per_device", "geomean", "fixed"} and out["fixed"] == {}
+    assert set(out) == {"k", "configs", "per_device", "geomean", "fixed", "holdout"}
+    assert out["fixed"] == {} and out["holdout"] is None
     assert out["k"] == 3 and len(out["configs"]) == 3
     assert all(set(c) == set(PARAMS) for c in out["configs"])
     assert set(out["per_device"]) == {"X0", "X1", "X2", "X3", "Y0", "Y1"}
@@ -93,7 +94,7 @@ def test_holdout_is_left_out_of_the_choice_and_reported(families, tmp_path):
         files = families if holdout != "Z" else [*families, z]
         held = portable(files, 3, holdout=holdout)
         assert d not in configs_of(held)
-        assert held.holdout == "Z"
+        assert held.holdout == "Z" and held.to_json()["holdout"] == "Z"
         assert held.per_device["Z"] == pytest.approx(0.5)  # A at 1 ms vs the optimum's 0.5 ms
         assert len(held.per_device) == 7
         # The geometric mean covers every device reported, the held-out one included.

@@ -267,3 +267,30 @@ def test_fit_bundle_ships_the_evaluated_set_in_index_order(tmp_path):
     bundle = fit_bundle(table, 4, tmp_path, classifier="decision_tree_a_derived")
     chosen = choose(normalise(table.times), 4, "greedy", 0, table.problems)
     assert [table.config_index(dict(c)) for c in bundle.configs] == sorted(chosen.tolist())
+
+
+def test_files_that_are_not_a_bundle_are_never_replaced(tmp_path):
+    # A directory with a selector.c of the user's own, and no bundle.json: it was overwritten.
+    mine = tmp_path / "project"
+    mine.mkdir()
+    (mine / "selector.c").write_text("/* mine */\n")
+    model, _ = fitted()
+    with pytest.raises(SelectError, match=r"holds selector\.c but is not a selector bundle"):
+        write_bundle(mine, "matmul", PARAMS, [SMALL, LARGE], FEATURES, model)
+    assert (mine / "selector.c").read_text() == "/* mine */\n"
+    out, _ = write(tmp_path)
+    write_bundle(out, "matmul", PARAMS, [LARGE, SMALL], FEATURES, model)  # a bundle: refitted
+    assert dict(load_bundle(out).configs[0]) == LARGE
+
+
+def test_a_manifest_given_for_its_directory_names_the_directory(tmp_path):
+    out, _ = write(tmp_path)
+    with pytest.raises(SelectError, match=f"give its directory, {out}"):
+        load_bundle(out / "bundle.json")
+
+
+def test_a_size_too_large_for_a_double_is_one_line(tmp_path):
+    out, _ = write(tmp_path)
+    problem = {"M": 10**400, "N": 1, "K": 1, "batch": 1, "trans_a": 0, "trans_b": 0}
+    with pytest.raises(SelectError, match=r"M=1000.*\.\.\. is not finite"):
+        load_bundle(out).choose(problem)

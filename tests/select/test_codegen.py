@@ -249,3 +249,23 @@ def test_float32_rounding_of_large_sizes(tmp_path):
     halves = probes + 0.5
     got = [module.select(**dict(zip(FEATURES, row, strict=True))) for row in halves]
     np.testing.assert_array_equal(got, model.predict(halves))
+
+
+@needs_gcc
+def test_a_feature_with_fractional_values_is_a_double_in_c(tmp_path):
+    # Every input was a long: alpha = 0.75 could not be passed, and (long)0.75 chose wrongly.
+    rng = np.random.default_rng(3)
+    rows = np.column_stack([rng.random(300), rng.integers(1, 512, 300).astype(np.float64)])
+    labels = (rows[:, 0] > 0.5).astype(int) + 2 * (rows[:, 1] > 200)
+    model = tree_module.DecisionTreeClassifier(random_state=0).fit(rows, labels)
+    tree = SelectorTree.from_sklearn(model, ("alpha", "n"))
+    code = generate_c(tree, "k", PARAMS, CONFIGS, real=("alpha",))
+    assert "int k_select(double alpha, long n);" in code.header
+    (tmp_path / "k.h").write_text(code.header)
+    (tmp_path / "k.c").write_text(code.source)
+    dll = compile_shared(tmp_path / "k.c", tmp_path / "libk.so")
+    dll.k_select.argtypes = [ctypes.c_double, ctypes.c_long]
+    dll.k_select.restype = ctypes.c_int
+    probes = np.concatenate([rows, np.column_stack([rng.random(200), rng.integers(1, 512, 200)])])
+    got = [dll.k_select(float(a), int(n)) for a, n in probes]
+    np.testing.assert_array_equal(got, model.predict(probes))

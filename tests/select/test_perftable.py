@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import numpy as np
 import pytest
@@ -195,3 +196,30 @@ def test_from_a_real_sweep(db, cpu, tmp_path):
     assert np.isfinite(t.times).all() and (t.times > 0).all()
     save_csv(t, tmp_path / "t.csv.gz")
     np.testing.assert_allclose(load_csv(tmp_path / "t.csv.gz").times, t.times, rtol=1e-4)
+
+
+def test_select_fit_and_evaluate_choose_within_a_store(db, tmp_path, capsys):
+    # The error named --kernel, which fit and evaluate did not have (argparse read it as
+    # --kernels).
+    from perfport.cli import main
+
+    with Store(db) as store:
+        _fill(store, _device("GPU A"), "matmul", [(_SMALL, _C1, 1.0, "a"), (_SMALL, _C2, 2.0, "a")])
+        _fill(store, _device("GPU A"), "vector_add", [({"n": 256}, {"wg": 64}, 1.0, "a")])
+    out = tmp_path / "bundle"
+    argv = ["select", "fit", "--data", str(db), "--kernels", "1", "--out", str(out)]
+    assert main(argv) == 2 and "--kernel NAME" in capsys.readouterr().err
+    assert main([*argv, "--kernel", "matmul", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["configs"] == [_C1]
+    assert main(["select", "evaluate", "--kernel", "matmul"]) == 2
+    assert "choose within a perfport store" in capsys.readouterr().err
+
+
+def test_a_kernel_tuner_cache_given_as_a_table_names_portable(tmp_path, capsys):
+    from perfport.cli import main
+
+    cache = tmp_path / "cache.json.gz"  # as the hub ships them
+    cache.write_bytes(gzip.compress(b'{"tune_params_keys": ["wg"], "cache": {}}\n'))
+    assert main(["select", "evaluate", "--data", str(cache), "--kernels", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "is JSON, not a table" in err and "select portable" in err

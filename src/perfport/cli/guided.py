@@ -31,20 +31,9 @@ HOW = (
 
 def is_loopy(kernel: str) -> bool:
     """A built-in loopy kernel (loopy-matmul, loopy-dg, loopy-fd) or a loopy space file."""
-    return kernel.startswith(LOOPY_PREFIX) or is_loopy_file(kernel)
+    from perfport.kernels.loader import is_loopy_space_file
 
-
-def is_loopy_file(kernel: str) -> bool:
-    """A ``.py`` file that defines ``program(config)`` or ``params`` and no ``kernel``: a
-    loopy space file (``perfport.model.loopy_file``). A file that defines ``kernel`` is a
-    KernelSpec file, whatever else it names (its source text may well be ``program``)."""
-    if not kernel.endswith(".py") or not Path(kernel).is_file():
-        return False
-    from perfport.kernels.loader import import_file
-
-    module = import_file(kernel)  # imported once: the spec's loading takes it from sys.modules
-    has = vars(module)
-    return "kernel" not in has and ("program" in has or "params" in has)
+    return kernel.startswith(LOOPY_PREFIX) or is_loopy_space_file(kernel)
 
 
 def _loopy_kernel_file(kernel: str) -> bool:

@@ -305,13 +305,13 @@ def _size_grid(texts: list[str]) -> list[Any]:
 
 
 def run_measure(args: argparse.Namespace, console: Console) -> int:
-    from perfport.cli.guided import is_loopy_file
     from perfport.devices import get_device
+    from perfport.kernels.loader import is_loopy_space_file
     from perfport.model import StatsCache, load_program
     from perfport.model.measure import CollectStatus, measure_application
 
     grid = _size_grid(args.sizes)
-    if is_loopy_file(args.kernel):
+    if is_loopy_space_file(args.kernel):
         raise PerfportError(f"{args.kernel} is a loopy space file, one kernel per configuration: "
                             f"'perfport tune {args.kernel} --problem ...' measures its "
                             "configurations; model measure takes a loopy kernel file "

@@ -54,8 +54,14 @@ def _add_evaluate(sel_sub: Subcommands) -> None:
     p.add_argument("--classifiers", help="comma-separated (default: all)")
     p.add_argument("--seed", type=natural, default=0, help="seed of the train/test split")
     p.add_argument("--plots", metavar="DIR", help="also write the paper's figures here")
+    _add_store_choice(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
+
+
+def _add_store_choice(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kernel", help="with a store (.db) --data: the kernel, when it holds several")
+    p.add_argument("--device", help="with a store (.db) --data: the device, when it holds several")
 
 
 def _add_fit(sel_sub: Subcommands) -> None:
@@ -75,6 +81,7 @@ def _add_fit(sel_sub: Subcommands) -> None:
                    "decision_tree_regret_derived, or decision_tree_distilled_derived "
                    "(the default)")  # fmt: skip
     p.add_argument("--seed", type=natural, default=0, help="seed of the pruning and classifier")
+    _add_store_choice(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_fit)
 
@@ -118,16 +125,24 @@ def _add_portable(sel_sub: Subcommands) -> None:
 SHIPPED = "lawson-gemm/h100-nvidia-opencl.csv.gz"
 
 
-def _table(data: str | None) -> Any:
+def _table(args: argparse.Namespace) -> Any:
     from perfport.select import from_store, load_csv
 
-    if data is None:
+    store = args.data is not None and Path(args.data).suffix == ".db"
+    if (args.kernel or args.device) and not store:
+        raise PerfportError("--kernel and --device choose within a perfport store; give one "
+                            "as --data (.db), or drop them")  # fmt: skip
+    if args.data is None:
         with resources.as_file(resources.files("perfport").joinpath("datasets", SHIPPED)) as p:
             return load_csv(p)
-    path = Path(data)
+    path = Path(args.data)
     if not path.is_file():
-        raise PerfportError(f"no data file {data}; give a .csv.gz table or a perfport store (.db)")
-    return from_store(path) if path.suffix == ".db" else load_csv(path)
+        raise PerfportError(
+            f"no data file {args.data}; give a .csv.gz table or a perfport store (.db)"
+        )
+    if store:
+        return from_store(path, kernel=args.kernel, device=args.device)
+    return load_csv(path)
 
 
 def _names(text: str | None, enum: Any, what: str) -> list[Any]:
@@ -159,7 +174,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
     check_folder(args.plots, "--plots")
-    table = _table(args.data)
+    table = _table(args)
     results = evaluate(
         table,
         _names(args.normalisations, Normalisation, "normalisation"),
@@ -201,7 +216,7 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
     from perfport.select.deploy import fit_bundle
 
     bundle = fit_bundle(
-        _table(args.data), args.kernels, args.out, args.normalisation, args.pruning,
+        _table(args), args.kernels, args.out, args.normalisation, args.pruning,
         args.classifier, args.seed,
     )  # fmt: skip
     summary = {
@@ -278,5 +293,6 @@ def run_portable(args: argparse.Namespace, console: Console) -> int:
         fixed = " ".join(f"{k}={v}" for k, v in result.fixed.items())
         console.print(f"  fixed in every cache: {fixed}", markup=False)
     for device, fraction in result.per_device.items():
-        console.print(f"  {device}: {fraction:.3f} of its optimum", markup=False)
+        held = " (held out: the set was chosen without it)" if device == result.holdout else ""
+        console.print(f"  {device}: {fraction:.3f} of its optimum{held}", markup=False)
     return 0

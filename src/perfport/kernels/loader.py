@@ -84,6 +84,17 @@ def import_file(path: str | Path) -> ModuleType:
     return module
 
 
+def is_loopy_space_file(kernel: str) -> bool:
+    """A ``.py`` file that defines ``program(config)`` or ``params`` and no ``kernel``: a
+    loopy space file (``perfport.model.loopy_file``). A file that defines ``kernel`` is a
+    KernelSpec file, whatever else it names (its source text may well be ``program``)."""
+    if not kernel.endswith(".py") or not Path(kernel).is_file():
+        return False
+    # Imported once: the spec's loading takes it from sys.modules.
+    has = vars(import_file(kernel))
+    return "kernel" not in has and ("program" in has or "params" in has)
+
+
 def load_kernel(path: str | Path) -> KernelSpec:
     """Load a kernel spec from a ``.py``, ``.toml``, ``.yaml`` or ``.yml`` file.
 

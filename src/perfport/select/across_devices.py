@@ -100,15 +100,17 @@ class PortableResult:
     fixed: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"k", "configs", "per_device", "geomean", "fixed"}``: the output of ``perfport
-        select portable --json``; ``fixed`` holds the parameters every cache fixes at one
-        value, left out of ``configs`` (they are not a choice)."""
+        """``{"k", "configs", "per_device", "geomean", "fixed", "holdout"}``: the output of
+        ``perfport select portable --json``; ``fixed`` holds the parameters every cache fixes
+        at one value, left out of ``configs`` (they are not a choice); ``holdout`` is the
+        held-out device's key in ``per_device`` (null without one)."""
         return {
             "k": self.k,
             "configs": [dict(c) for c in self.configs],
             "per_device": dict(self.per_device),
             "geomean": self.geomean,
             "fixed": dict(self.fixed),
+            "holdout": self.holdout,
         }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -80,6 +80,7 @@ def write_bundle(
     transforms: Sequence[Transform | str] | None = None,
     metadata: Mapping[str, Any] | None = None,
     labels: Mapping[Any, int] | None = None,
+    real_features: Collection[str] = (),
 ) -> Bundle:
     """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
 
@@ -87,6 +88,7 @@ def write_bundle(
     (or map through ``labels``), a perfport ``Selector`` with a tree (the regret tree included,
     or fitted on one class), a ``SelectorTree``, or None when one configuration is shipped.
     ``transforms`` says what the tree saw of each feature (default: raw values).
+    ``real_features`` take fractional values: the C selector takes them as ``double``.
     """
     directory = Path(directory)
     param_names = tuple(param_names)
@@ -108,7 +110,8 @@ def write_bundle(
     rows = [{p: c[p] for p in param_names} for c in plain]
     name = function_name(kernel_name)
     title = f"of kernel {kernel_name}"
-    c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title)
+    c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title,
+                        real=real_features)  # fmt: skip
     python = generate_python(tree, param_names, rows, title=title)
     manifest = {
         "format": FORMAT,
@@ -122,6 +125,11 @@ def write_bundle(
         **_tree_json(tree),
         "metadata": info,
     }
+    theirs = [f for f in (C_HEADER, C_SOURCE, PYTHON) if (directory / f).exists()]
+    if theirs and not (directory / MANIFEST).is_file():
+        # Files of these names, but no bundle: someone else's, which replacing would lose.
+        raise SelectError(f"{directory} holds {', '.join(theirs)} but is not a selector bundle "
+                          f"(no {MANIFEST}); choose another --out, or move those files")  # fmt: skip
     try:
         directory.mkdir(parents=True, exist_ok=True)
         # An old manifest goes first: mid-rewrite the directory is no bundle, never a mix.
@@ -182,6 +190,9 @@ def load_bundle(directory: str | Path) -> Bundle:
     directory = Path(directory)
     path = directory / MANIFEST
     fix = "write it again (perfport select fit ... --out DIR)"
+    if directory.is_file() and directory.name == MANIFEST:
+        raise SelectError(f"{directory} is a bundle's manifest; give its directory, "
+                          f"{directory.parent}")  # fmt: skip
     if not directory.is_dir():
         raise SelectError(f"no selector bundle at {directory}: not a directory; {fix}")
     if not path.is_file():

@@ -60,10 +60,12 @@ def fit_bundle(
         "train_performance": geomean_fraction(perf[rows, picked]),
         "train_max_achievable": geomean_fraction(perf[:, chosen].max(axis=1)),
     }
+    values = np.asarray(table.problems, dtype=np.float64)
+    real = [f for j, f in enumerate(table.problem_names) if np.any(values[:, j] % 1 != 0)]
     return write_bundle(
         out, table.kernel or "kernel", table.param_names,
         [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
-        metadata=metadata,
+        metadata=metadata, real_features=real,
     )  # fmt: skip
 
 

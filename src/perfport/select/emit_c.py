@@ -1,12 +1,13 @@
 """The runtime selector as dependency-free C: ``NAME.h`` (the configuration table and the
 prototype) and ``NAME.c`` (the tree as nested ifs on the raw ``long`` inputs, each test an
-exact integer cutoff; see ``perfport.select.tree`` for why the cutoffs are exact)."""
+exact integer cutoff, or on ``double`` ones for features with fractional values; see
+``perfport.select.tree`` for why the cutoffs are exact)."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,17 +72,19 @@ def generate_c(
     configs: Sequence[Mapping[str, Any]],
     header_name: str | None = None,
     title: str = "",
+    real: Collection[str] = (),
 ) -> CSelector:
     """``int NAME_select(long F1, long F2, ...)`` returns the index into ``NAME_configs`` of
-    the configuration to launch. Features arrive as ``long`` (flags as 0/1); each comparison
-    is an integer cutoff, exact for every ``long`` (see the module docstring)."""
+    the configuration to launch. Features arrive as ``long`` (flags as 0/1), but those named
+    in ``real`` (fractional values) as ``double``; each comparison is an integer cutoff,
+    exact for every ``long``, or a double one (see the module docstring)."""
     check_identifier(name, "selector name")
     check_configs(tree, param_names, configs)
     header_name = header_name or f"{name}.h"
     guard = "PERFPORT_" + re.sub(r"[^A-Za-z0-9]", "_", f"{name}_{header_name}").upper()
     count = f"{name.upper()}_NUM_CONFIGS"
     ctypes = [c_type(p, [c[p] for c in configs]) for p in param_names]
-    args = ", ".join(f"long {f}" for f in tree.features)
+    args = ", ".join(f"{'double' if f in real else 'long'} {f}" for f in tree.features)
     fields = "".join(
         f"    {t}{'' if t.endswith('*') else ' '}{p};\n"
         for p, t in zip(param_names, ctypes, strict=True)
@@ -124,7 +127,7 @@ int {name}_select({args});
 
 #endif /* {guard} */
 """
-    folded = fold(tree, integer=True)
+    folded = fold(tree, integer=True, real=real)
     derived = used_derived(tree, folded)
     read = tested_features(folded) | {i for d in derived for i in d.inputs}
     unused = [f for f in tree.features if f not in read]

@@ -261,6 +261,20 @@ def save_csv(table: PerfTable, path: str | Path) -> None:
         gz.write(text.getvalue().encode())
 
 
+def _checked_header(header: list[str], where: str) -> list[str]:
+    if header and header[0].lstrip().startswith(("{", "[")):
+        raise SelectError(f"{where} is JSON, not a table (a Kernel Tuner cache is read by "
+                          "'perfport select portable'); give a .csv.gz from 'perfport select "
+                          "export' or a perfport store (.db)")  # fmt: skip
+    configs = [h for h in header if h.startswith(_CONFIG)]
+    if _TIME not in header or not configs or len(set(header)) != len(header):
+        raise SelectError(
+            f"{where}: the header must name time_ms, at least one config.<name> column and "
+            f"each column once; got {','.join(header)[:200]}"
+        )
+    return header
+
+
 def load_csv(path: str | Path) -> PerfTable:
     """Read a table written by ``save_csv``; a malformed file is a one-line SelectError."""
     where = str(path)
@@ -284,14 +298,9 @@ def load_csv(path: str | Path) -> PerfTable:
         raise SelectError(f"{where} is not a CSV table ({exc})") from None
     if not rows:
         raise SelectError(f"{where}: no header line; expected problem.*, config.* and time_ms")
-    header = rows[0]
+    header = _checked_header(rows[0], where)
     p_cols = [k for k, h in enumerate(header) if h.startswith(_PROBLEM)]
     c_cols = [k for k, h in enumerate(header) if h.startswith(_CONFIG)]
-    if _TIME not in header or not c_cols or len(set(header)) != len(header):
-        raise SelectError(
-            f"{where}: the header must name time_ms, at least one config.<name> column and "
-            f"each column once; got {','.join(header)[:200]}"
-        )
     if len(p_cols) + len(c_cols) + 1 != len(header):
         other = [h for h in header if not h.startswith((_PROBLEM, _CONFIG)) and h != _TIME]
         raise SelectError(f"{where}: unknown columns {other}; use problem.<name>, config.<name>")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -263,8 +263,13 @@ class SelectorTree:
                 x = float(values[f])
             except (TypeError, ValueError):
                 raise SelectError(f"feature {f}={values[f]!r} is not a number; give one") from None
+            except OverflowError:  # an int past any double
+                x = math.inf
             if not math.isfinite(x):
-                raise SelectError(f"feature {f}={values[f]!r} is not finite; give a finite number")
+                shown = (
+                    repr(values[f]) if len(repr(values[f])) <= 40 else repr(values[f])[:37] + "..."
+                )
+                raise SelectError(f"feature {f}={shown} is not finite; give a finite number")
             row.append(x)
         columns = {f: np.array([x]) for f, x in zip(self.features, row, strict=True)}
         row += [float(d.values(columns)[0]) for d in self.derived]
@@ -376,25 +381,31 @@ class Split:
 Node = Split | int
 
 
-def _integer_column(tree: SelectorTree, column: int, integer: bool) -> bool:
-    """Whether generated code holds the column as a ``long``: C's inputs and divisibility
-    flags; products are doubles, and everything is a double in Python."""
-    if not integer or column < len(tree.features):
-        return integer
+def _integer_column(
+    tree: SelectorTree, column: int, integer: bool, real: Collection[str] = ()
+) -> bool:
+    """Whether generated code holds the column as a ``long``: C's inputs (but those in
+    ``real``, which take fractional values) and divisibility flags; products are doubles, and
+    everything is a double in Python."""
+    if not integer:
+        return False
+    if column < len(tree.features):
+        return tree.features[column] not in real
     return tree.derived[column - len(tree.features)].kind is DerivedKind.DIVISIBLE
 
 
-def fold(tree: SelectorTree, integer: bool) -> Node:
-    """The tree with raw-space cutoffs (for ``long`` inputs when ``integer``, else doubles);
-    splits that every input passes (or fails), and splits whose two sides choose the same
-    configuration, are folded away."""
+def fold(tree: SelectorTree, integer: bool, real: Collection[str] = ()) -> Node:
+    """The tree with raw-space cutoffs (for ``long`` inputs when ``integer``, but doubles for
+    the inputs named in ``real``; doubles throughout otherwise); splits that every input
+    passes (or fails), and splits whose two sides choose the same configuration, are folded
+    away."""
 
     def walk(node: int) -> Node:
         if tree.left[node] == LEAF:
             return tree.choice[node]
         j = tree.feature[node]
         t = tree.transform_of(j)
-        as_long = _integer_column(tree, j, integer)
+        as_long = _integer_column(tree, j, integer, real)
         cut: int | float
         if as_long:
             cut = long_cutoff(t, tree.threshold[node])
