@@ -216,6 +216,10 @@ def test_dispatcher_refuses_a_bundle_of_another_kernel(tmp_path, cpu):
             dispatcher.run({"M": 2, "N": 2, "K": 2}, {"lhs": np.ones(4, np.float32)})
         with pytest.raises(SelectError, match="lhs has 3 elements; this problem needs 4"):
             dispatcher.run({"M": 2, "N": 2, "K": 2}, {"lhs": np.ones(3), "rhs": np.ones(4)})
+        # M = 0 failed in the driver (a traceback), M < 0 as an array of the wrong size.
+        for m in (0, -4):
+            with pytest.raises(SelectError, match=f"lhs would have {2 * m} elements"):
+                dispatcher.run({"M": m, "N": 2, "K": 2}, {"lhs": np.ones(4), "rhs": np.ones(4)})
 
 
 def test_a_perfport_selector_can_be_bundled(tmp_path):

@@ -97,10 +97,10 @@ class Dispatcher:
         full = spec.problem.merged(problem)
         config = self.choose(full)
         env = spec.env(config, full)
+        hosts = self._host_arrays(env, inputs)  # checked before anything is built
         geometry = spec.geometry(env)
         kernel = self._kernel(tuple(spec.build_defines(env).items()), config)
         session = self._open()
-        hosts = self._host_arrays(env, inputs)
         buffers = {name: session.upload(array) for name, array in hosts.items()}
         dynamic = spec.local_arg_bytes(env)
         args: list[Any] = []
@@ -178,6 +178,9 @@ class Dispatcher:
                 continue
             dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
             size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
+            if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
+                raise SelectError(f"at this problem {a.name} would have {size} elements; give "
+                                  "sizes that leave every array at least one")  # fmt: skip
             if a.name not in inputs:
                 if not a.output:
                     raise SelectError(f"{spec.name} needs input array {a.name!r}; pass it")
