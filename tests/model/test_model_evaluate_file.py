@@ -167,22 +167,14 @@ def test_an_edited_kernel_file_is_measured_again(measured, capsys, tmp_path):
     edited = tmp_path / "scale_knl.py"
     edited.write_text(KERNEL.replace("FACTOR", "3"))
     capsys.readouterr()
-    assert (
-        main(["model", "measure", str(edited), "--sizes", "n=256", "--db", str(db), "--json"]) == 0
-    )
-    assert json.loads(capsys.readouterr().out)["counts"] == {
-        "measured": 1,
-        "stored": 0,
-        "failed": 0,
-    }
-    assert (
-        main(["model", "measure", str(edited), "--sizes", "n=256", "--db", str(db), "--json"]) == 0
-    )
-    assert json.loads(capsys.readouterr().out)["counts"] == {
-        "measured": 0,
-        "stored": 1,
-        "failed": 0,
-    }
+
+    def measure() -> dict:
+        argv = ["model", "measure", str(edited), "--sizes", "n=256", "--db", str(db), "--json"]
+        assert main(argv) == 0
+        return json.loads(capsys.readouterr().out)["counts"]
+
+    assert measure() == {"measured": 1, "stored": 0, "failed": 0}
+    assert measure() == {"measured": 0, "stored": 1, "failed": 0}
     out = _evaluate(capsys, "--calibration", measured["cal"], "--kernel", str(edited),
                     "--db", str(db))  # fmt: skip
     assert out["results"][0]["n_sizes"] == 1
