@@ -360,3 +360,26 @@ def test_a_program_of_two_kernels_names_them():
 
     with pytest.raises(SpecError, match="this one has first, second: keep one"):
         gather(lp.merge([knl("first"), knl("second")]))
+
+
+AXPY64 = """
+import loopy as lp
+import numpy as np
+
+kernel = lp.split_iname(lp.make_kernel("{[i]: 0 <= i < n}", "y[i] = 2 * x[i] + y[i]",
+                                       [lp.GlobalArg("x,y", np.float64, shape=("n",)),
+                                        lp.ValueArg("n", np.int32)], lang_version=(2018, 2)),
+                        "i", 64, outer_tag="g.0", inner_tag="l.0")
+"""
+
+
+def test_a_kernel_whose_accesses_no_memory_term_matches_is_flagged(tmp_path, capsys):
+    # A float32 model predicted a float64 kernel from its launches and groups alone, silently.
+    cal = calibration_file(tmp_path / "cal.json", "dev")
+    kernel = tmp_path / "axpy64.py"
+    kernel.write_text(AXPY64)
+    assert main(["model", "predict", cal, str(kernel), "--problem", "n=4096", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "none matches this kernel's global accesses (float64 load, float64 store)" in err
+    assert main(["model", "predict", cal, "matmul-noprefetch", "--problem", "n=128"]) == 0
+    assert "WARNING" not in capsys.readouterr().err

@@ -246,8 +246,14 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config))
-    inputs = input_features(calibration.model, checked(stats, sizes), device=calibration.device)
+    evaluated = checked(stats, sizes)
+    inputs = input_features(calibration.model, evaluated, device=calibration.device)
     prediction = predict(calibration, inputs)
+    unmodelled = _unmodelled(evaluated, inputs)
+    if unmodelled:
+        print(f"WARNING: the model has memory terms, but none matches this kernel's global "
+              f"accesses ({unmodelled}): the prediction leaves them out; add terms for them "
+              "to the model", file=sys.stderr)  # fmt: skip
     if not prediction.value > 0:
         # A time cannot be negative: some fitted costs are, and they dominate this kernel.
         costs = ", ".join(calibration.negative) or "none is negative"
@@ -272,6 +278,17 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     for term, share in prediction.terms.items():
         console.print(f"  {share:7.1%}  {term}", highlight=False, markup=False)
     return 0
+
+
+def _unmodelled(evaluated: Any, inputs: Mapping[str, float]) -> str:
+    """The kernel's global accesses (``float64 load, ...``) where the model's memory
+    features are all 0 for it (a float32 model asked about a float64 kernel); "" otherwise."""
+    memory = [f for f in inputs if f.startswith(("f_mem_access", "f_mem_transactions"))]
+    if not memory or any(inputs[f] for f in memory):
+        return ""
+    kinds = {f"{m.pattern.dtype} {m.pattern.direction}" for m in evaluated.mem
+             if m.pattern.mtype == "global" and m.count > 0}  # fmt: skip
+    return ", ".join(sorted(kinds))
 
 
 def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
