@@ -43,8 +43,15 @@ def test_a_cpu_beside_gpus_leaves_one_core_per_gpu_by_default():
 
 def test_sub_devices_and_gpus_are_not_partitioned():
     sub = _device("opencl:1:0.1", DeviceType.CPU, 1)
-    assert cpu_opening([GPU0, sub], reserve=1).compute_units == ()
-    assert cpu_opening([GPU0, GPU1], reserve=1).to_json([GPU0, GPU1])["cpu_parts"] == []
+    assert cpu_opening([GPU0, sub]).compute_units == ()
+    assert cpu_opening([GPU0, GPU1]).to_json([GPU0, GPU1])["cpu_parts"] == []
+    assert cpu_opening([GPU0, sub], reserve=0).compute_units == ()
+    # A reserve asked for where no whole CPU can keep it was ignored without a word.
+    for devices in ([GPU0, sub], [GPU0, GPU1]):
+        with pytest.raises(
+            SpecError, match="partitions a whole OpenCL CPU, and this split has none"
+        ):
+            cpu_opening(devices, reserve=1)
 
 
 @pytest.mark.parametrize(("reserve", "says"), [(32, "at most 31"), (-1, "0 or more")])

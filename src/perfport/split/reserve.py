@@ -61,6 +61,11 @@ def cpu_opening(
     keep = gpus if reserve is None else reserve
     if keep < 0:
         raise SpecError(f"--cpu-reserve {keep}: give 0 or more cores to leave free")
+    if reserve and not any(_whole_cpu(d) for d in devices):
+        # Sub-devices are already partitions: there is no whole CPU to keep cores of.
+        raise SpecError(f"--cpu-reserve {reserve} partitions a whole OpenCL CPU, and this split "
+                        "has none (sub-devices are partitions already); drop --cpu-reserve or "
+                        "give the whole CPU (opencl:P:D)")  # fmt: skip
     units = []
     for d in devices:
         if keep and _whole_cpu(d):
