@@ -276,3 +276,13 @@ def test_refusals_reuse_one_checked_connection_until_the_file_changes(model, tmp
     # commit, so nothing says they changed); one that reads the file gets the 503, never a 500.
     assert client.post("/v1/wg/predict", json=ASK).status_code in (200, 503)
     assert db.read_bytes() == before
+
+
+def test_a_body_that_is_not_json_says_where(model, tmp_path):
+    # It answered "18: JSON decode error", as if 18 were a field.
+    client = client_of(model, tmp_path / "d.db")
+    answer = client.post("/v1/wg/predict", content=b'{"kernel":"sobel",',
+                         headers={"content-type": "application/json"})  # fmt: skip
+    assert answer.status_code == 422
+    detail = answer.json()["detail"]
+    assert detail.startswith("body: not valid JSON at character 18") and "JSON object" in detail

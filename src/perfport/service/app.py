@@ -243,6 +243,11 @@ def field_errors(errors: Sequence[Mapping[str, Any]]) -> list[str]:
     for e in errors:
         if id(e) in dropped:
             continue
+        if e.get("type") == "json_invalid":  # its location is a character, not a field
+            why = (e.get("ctx") or {}).get("error", e.get("msg", ""))
+            where = ".".join(map(str, _loc(e)))
+            lines.append(f"body: not valid JSON at character {where} ({why}); send one JSON object")
+            continue
         path = list(_loc(e))
         for prefix, at in branch_at.items():
             if tuple(path[:at]) == prefix and len(path) > at:
