@@ -23,8 +23,11 @@ PAIRS = [
 
 
 def times(cache: str) -> dict[str, float]:
-    data = json.load(gzip.open(HUB / f"{cache}.json.gz"))
-    return {k: np.nan if isinstance(v["time"], str) else v["time"] for k, v in data["cache"].items()}
+    with gzip.open(HUB / f"{cache}.json.gz") as f:
+        data = json.load(f)
+    return {
+        k: np.nan if isinstance(v["time"], str) else v["time"] for k, v in data["cache"].items()
+    }
 
 
 for target, relatives in PAIRS:
@@ -32,13 +35,17 @@ for target, relatives in PAIRS:
     keys = list(own)
     t = np.array([own[k] for k in keys])
     fraction = np.nan_to_num(np.nanmin(t) / t)
-    print(f"{target}: {len(t)} configurations, {int((fraction >= 0.95).sum())} within 5% "
-          f"of the optimum, {int((fraction >= 0.9).sum())} within 10%")
+    print(
+        f"{target}: {len(t)} configurations, {int((fraction >= 0.95).sum())} within 5% "
+        f"of the optimum, {int((fraction >= 0.9).sum())} within 10%"
+    )
     for relative in relatives:
         other = times(relative)
         r = np.array([other.get(k, np.nan) for k in keys])
         order = np.argsort(np.where(np.isfinite(r), r, np.inf), kind="stable")
         first = np.flatnonzero(fraction[order] >= 0.95)[:3] + 1
-        print(f"  ranked by {relative}: within 5% at places {', '.join(map(str, first))}; "
-              f"best of its top 10 {fraction[order[:10]].max():.2f}, top 50 "
-              f"{fraction[order[:50]].max():.2f}")
+        print(
+            f"  ranked by {relative}: within 5% at places {', '.join(map(str, first))}; "
+            f"best of its top 10 {fraction[order[:10]].max():.2f}, top 50 "
+            f"{fraction[order[:50]].max():.2f}"
+        )
