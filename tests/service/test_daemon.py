@@ -341,3 +341,13 @@ def test_a_malformed_kernel_is_named_by_the_branch_it_meant(model, tmp_path, ker
     assert answer.json()["detail"].startswith(detail), answer.json()["detail"]
     assert "function-after" not in answer.json()["detail"]
     assert "Stencil" not in answer.json()["detail"]
+
+
+def test_a_device_type_out_of_its_schema_is_422_naming_the_types(model, tmp_path):
+    # It was a 400 ('toaster' is not a valid DeviceType), unlike every other schema violation.
+    client = TestClient(create_app(model, tmp_path / "daemon.db"), raise_server_exceptions=False)
+    answer = client.post(
+        "/v1/wg/predict", json={"kernel": "sobel", "device": {**DEVICE, "type": "toaster"}}
+    )
+    assert answer.status_code == 422
+    assert "device.type" in answer.json()["detail"] and "gpu" in answer.json()["detail"]

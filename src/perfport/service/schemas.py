@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
 
-from perfport._core import Backend, DeviceInfo, DeviceType, PerfportError
+from perfport._core import Backend, DeviceInfo, DeviceType
 from perfport.kernels.stencil import MAX_BODY, MAX_BORDER
 from perfport.kernels.stencils import STENCILS
 
@@ -59,14 +59,29 @@ ProblemValue = (
 )
 
 
+def _one_of(enum: Any) -> Any:
+    """A validator: the text is a value of ``enum`` (422 naming them, like any other field)."""
+
+    def check(text: str) -> str:
+        if text not in {e.value for e in enum}:
+            raise ValueError(f"{text!r:.40} is not one of {', '.join(e.value for e in enum)}")
+        return text
+
+    return pydantic.AfterValidator(check)
+
+
+DeviceTypeName: TypeAlias = Annotated[Name, _one_of(DeviceType)]
+BackendName: TypeAlias = Annotated[Name, _one_of(Backend)]
+
+
 class Device(pydantic.BaseModel):
     """The device's OpenCL (or CUDA) properties, as the launcher queried them."""
 
     model_config = pydantic.ConfigDict(extra="forbid")
     name: Name
     vendor: Name = ""
-    type: Name = "gpu"
-    backend: Name = "opencl"
+    type: DeviceTypeName = "gpu"
+    backend: BackendName = "opencl"
     driver: Name = ""
     platform: Name = ""
     version: Name = ""
@@ -84,10 +99,7 @@ class Device(pydantic.BaseModel):
     cache_line_bytes: int | None = pydantic.Field(default=None, ge=0, le=INT32)
 
     def info(self) -> DeviceInfo:
-        try:
-            backend, kind = Backend(self.backend), DeviceType(self.type)
-        except ValueError as exc:
-            raise PerfportError(f"device: {exc}") from None
+        backend, kind = Backend(self.backend), DeviceType(self.type)  # checked by the schema
         return DeviceInfo(f"client:{self.name}", backend, self.name, self.vendor, kind, self.driver,
                           self.platform, self.version, self.compute_units, self.max_work_group_size,
                           tuple(self.max_work_item_sizes), self.local_mem_bytes, self.global_mem_bytes,
