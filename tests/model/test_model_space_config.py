@@ -52,3 +52,14 @@ def test_config_on_a_kernel_file_says_to_drop_it(tmp_path, capsys):
     assert main(["model", "stats", "matmul-prefetch", "--config", "a=1"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "drop --config" in err
+
+
+@pytest.mark.parametrize("command", ["stats", "predict"])
+def test_a_configuration_that_does_not_fit_the_problem_is_refused(tmp_path, capsys, command):
+    # tune excludes it by the file's fits; stats and predict counted it anyway.
+    before = [calibration_file(tmp_path / "c.json", "pthread-cpu")] if command == "predict" else []
+    argv = ["model", command, *before, EXAMPLE, *CONFIG, "--problem", "n=1000"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "does not fit --problem n=1000 (fits: n % wg_x == 0" in err and err.count("\n") == 1
+    assert main(["model", "stats", EXAMPLE, *CONFIG]) == 0  # no --problem: counts stay symbolic

@@ -220,6 +220,10 @@ def test_dispatcher_refuses_a_bundle_of_another_kernel(tmp_path, cpu):
         for m in (0, -4):
             with pytest.raises(SelectError, match=f"lhs would have {2 * m} elements"):
                 dispatcher.run({"M": m, "N": 2, "K": 2}, {"lhs": np.ones(4), "rhs": np.ones(4)})
+        with pytest.raises(SelectError, match="M must be an integer"):  # it ran at M=64.5
+            dispatcher.run({"M": 2.5, "N": 2, "K": 2}, {"lhs": np.ones(4), "rhs": np.ones(4)})
+        with pytest.raises(SelectError, match="no problem value Q"):
+            dispatcher.run({"Q": 1}, {"lhs": np.ones(4), "rhs": np.ones(4)})
 
 
 def test_a_perfport_selector_can_be_bundled(tmp_path):

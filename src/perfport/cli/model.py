@@ -53,7 +53,7 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     from perfport.model.loopy_file import load_kernel
 
     sizes = _sizes(args.problem)
-    program = load_kernel(args.kernel, args.config)
+    program = load_kernel(args.kernel, args.config, sizes)
     cache = model.StatsCache(None if args.no_cache else _cache_folder())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations

@@ -245,7 +245,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     sizes = _sizes(args.problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
-        stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config))
+        stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config, sizes))
     evaluated = checked(stats, sizes)
     inputs = input_features(calibration.model, evaluated, device=calibration.device)
     prediction = predict(calibration, inputs)

@@ -185,9 +185,12 @@ def _checked(made: Callable[..., Any], path: str | Path) -> Callable[[dict[str, 
     return program
 
 
-def load_kernel(kernel: str, config: Sequence[str] = ()) -> Any:
+def load_kernel(
+    kernel: str, config: Sequence[str] = (), sizes: Mapping[str, Any] | None = None
+) -> Any:
     """``apps.load_program(kernel)``, or with ``config`` (``NAME=VALUE``s, ``--config``) one
-    configuration of a loopy space file."""
+    configuration of a loopy space file, refused where the file's ``fits`` excludes it at
+    ``sizes`` (``--problem``, over the file's own sizes)."""
     if not config:
         return load_program(kernel)
     path = Path(kernel)
@@ -199,12 +202,15 @@ def load_kernel(kernel: str, config: Sequence[str] = ()) -> Any:
     ):
         raise SpecError(f"--config picks a configuration of a loopy space file (one defining "
                         f"program(config)); {kernel} is not one: drop --config")  # fmt: skip
-    return program_at(kernel, config)
+    return program_at(kernel, config, sizes)
 
 
-def program_at(path: str | Path, assignments: Sequence[str]) -> Any:
+def program_at(
+    path: str | Path, assignments: Sequence[str], sizes: Mapping[str, Any] | None = None
+) -> Any:
     """The loopy program of one configuration of a space file, chosen by ``NAME=VALUE``
-    assignments (``--config`` of ``perfport model stats|predict``), one per parameter."""
+    assignments (``--config`` of ``perfport model stats|predict``), one per parameter; with
+    ``sizes``, only where the file's ``fits`` holds at them."""
     space = load_space(path)
     example = " ".join(f"{k}={v}" for k, v in space.space.config(0).items()) if space.space else ""
     config: dict[str, Any] = {}
@@ -228,4 +234,11 @@ def program_at(path: str | Path, assignments: Sequence[str]) -> Any:
     if space.space.index(config) is None:
         raise SpecError(f"{path}: --config {' '.join(assignments)} breaks the file's constraints; "
                         f"pick a legal configuration, e.g. --config {example}")  # fmt: skip
+    if sizes:  # without --problem the counts stay symbolic: no size to fit
+        at = {**space.sizes, **space.options, **sizes}
+        if not Expr(space.fits, f"{path}: fits").value({**at, **config}):
+            shown = " ".join(f"{k}={v}" for k, v in sizes.items())
+            raise SpecError(f"{path}: --config {' '.join(assignments)} does not fit --problem "
+                            f"{shown} (fits: {space.fits}); pick another configuration or "
+                            "size")  # fmt: skip
     return space.program(config)

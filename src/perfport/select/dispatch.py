@@ -41,6 +41,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
 from perfport.select.bundle import Bundle, load_bundle
 from perfport.select.errors import SelectError
+from perfport.tune.checks import resolve_problem
 
 Defines = tuple[tuple[str, str], ...]
 
@@ -94,7 +95,10 @@ class Dispatcher:
         shape with the right number of elements, converted to the kernel's element type;
         outputs left out start as zeros) and return every output array, flat."""
         spec = self.spec
-        full = spec.problem.merged(problem)
+        try:
+            full = resolve_problem(spec, problem)  # M=64.5 for an integer size is refused
+        except SpecError as exc:
+            raise SelectError(str(exc)) from None
         config = self.choose(full)
         env = spec.env(config, full)
         hosts = self._host_arrays(env, inputs)  # checked before anything is built
