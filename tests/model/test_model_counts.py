@@ -84,6 +84,22 @@ def test_sizes_outside_the_kernels_assumptions_are_refused(matmul_stats):
         matmul_stats["matmul-prefetch"].evaluate({})
 
 
+def test_a_size_outside_a_kernels_domain_is_refused_without_assumptions():
+    import loopy as lp
+    import numpy as np
+
+    knl = lp.make_kernel(
+        "{[i]: 0 <= i < n}",
+        "y[i] = 2*x[i]",
+        [lp.GlobalArg("x,y", np.float32, shape=("n",)), lp.ValueArg("n", np.int32)],
+        lang_version=(2018, 2),
+    )
+    stats = gather(lp.split_iname(knl, "i", 64, outer_tag="g.0", inner_tag="l.0"), 32)
+    assert stats.evaluate({"n": 0}).thread_groups == 0  # empty, but inside the domain
+    with pytest.raises(ExpressionError, match=r"n=-64 .* -1 work-groups: a size outside"):
+        stats.evaluate({"n": -64})
+
+
 def test_approximations_are_reported(matmul_stats):
     notes = matmul_stats["matmul-prefetch"].approximations
     assert any("sub-group" in note for note in notes)

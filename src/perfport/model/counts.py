@@ -234,13 +234,21 @@ class _Compiled:
                     float(issued.value(env)) if issued is not None else None,
                 )
             )
+        groups = float(self.groups.value(env))
+        if groups < 0:
+            # Only sizes outside the kernel's domain count below zero (a loop bound of -64).
+            shown = ", ".join(f"{k}={v}" for k, v in env.items())
+            raise ExpressionError(
+                f"{shown} gives kernel {stats.kernel} {groups:g} work-groups: a size "
+                f"outside its domain; pick sizes that make its loops non-empty"
+            )
         return EvaluatedStats(
             stats=stats,
             sizes=env,
             ops=tuple((o, float(e.value(env))) for o, e in self.ops),
             mem=tuple(mem),
             sync=tuple((k, float(e.value(env))) for k, e in self.sync),
-            thread_groups=float(self.groups.value(env)),
+            thread_groups=groups,
             work_group_size=float(self.wg_size.value(env)),
             local_sizes=tuple(int(a.value(env)) for a in self.axes),
             local_mem_bytes=float(self.local_bytes.value(env)) if self.local_bytes else None,
