@@ -273,3 +273,14 @@ def test_a_sweep_refuses_a_bad_problem_before_measuring_any(tmp_path, capsys):
     db = tmp_path / "r.db"
     err = _refused(["sweep", EXAMPLES / "saxpy.toml", "--problems", problems, "--db", db], capsys)
     assert "must all be at least 1" in err and not db.exists()
+
+
+@pytest.mark.parametrize("below", ["", "cache"])
+def test_a_cache_home_under_a_file_is_refused_before_any_command_runs(
+    tmp_path, monkeypatch, capsys, below
+):
+    """pytools (loopy's) printed its own destructor's traceback after perfport's error."""
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file" / below))
+    err = _refused(["model", "stats", "matmul-prefetch", "--problem", "n=64"], capsys)
+    assert f"{tmp_path / 'file'} is not a folder" in err and "unset it" in err

@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from perfport._core import PerfportError
@@ -93,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         console = Console()
         _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
+        _check_cache_home(os.environ.get("XDG_CACHE_HOME", ""))
         return int(args.run(args, console))
     except PerfportError as exc:
         print(f"perfport: error: {one_line(str(exc))}", file=sys.stderr)
@@ -133,6 +135,22 @@ def _allow_reference_modules(setting: str) -> None:
         from perfport.kernels.loader import allow_reference_modules
 
         allow_reference_modules(*modules)
+
+
+def _check_cache_home(home: str) -> None:
+    """perfport and loopy's pytools keep caches under ``$XDG_CACHE_HOME``; pytools meets a
+    path under a file with a traceback of its own, so a path that cannot be a folder is
+    refused first."""
+    if not home:
+        return
+    path = Path(home).absolute()
+    while not path.exists():
+        path = path.parent
+    if not path.is_dir():
+        raise PerfportError(
+            f"XDG_CACHE_HOME={home}: {path} is not a folder, so no cache can be kept under it; "
+            "point XDG_CACHE_HOME at a folder or unset it"
+        )
 
 
 def database_error(exc: sqlite3.Error, db: str | None) -> str:
