@@ -23,6 +23,8 @@ SOURCES = (
     # Seeds 10-29 of the ten-seed strategies (a second session, 2026-11-27 06:49-07:14 UTC):
     HERE / "call7" / "runs.json.gz",  # calls 4-7 on the GPU machine (each resumed the last's)
     HERE / "local" / "region30.json.gz",  # prior_region on the 2-core machine
+    # optuna_gp and Kernel Tuner's bayes_opt (a third session, 2026-11-27 08:44-09:29 UTC):
+    HERE.parent / "2026-11-27-budget500-gp" / "call5" / "runs.json.gz",
 )
 
 
