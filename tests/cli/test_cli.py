@@ -379,3 +379,29 @@ def test_results_that_match_nothing_say_so_in_one_line(tmp_path):
     done = perfport("results", "--db", db)
     assert "no results in" in done.stderr and "Traceback" not in done.stderr
     assert json.loads(perfport("results", "--db", db, "--json").stdout) == {"results": []}
+
+
+def _vadd_toml(source: str) -> str:
+    return (
+        f'name = "vadd"\nentry = "vadd"\nglobal_size = ["n"]\nlocal_size = ["block"]\n'
+        f'source = "{source}"\nproblem = {{ n = 256 }}\n'
+        'params = [{ name = "block", values = [16, 64], kind = "launch" }]\n'
+        'args = [{ kind = "array", name = "c", dtype = "float32", shape = ["n"], output = true }]\n'
+    )
+
+
+def test_a_tune_where_nothing_runs_correctly_says_so_without_a_table(tmp_path):
+    """With no configuration ok, the table's column widths came from no rows: a TypeError."""
+    kernel = tmp_path / "vadd.toml"
+    kernel.write_text(_vadd_toml("__kernel void vadd(__global float* c) { c[0] = nosuch; }"))
+    done = perfport("tune", kernel, "--db", tmp_path / "t.db", "--no-verify")
+    assert "Traceback" not in done.stderr and "no configuration ran correctly" in done.stdout
+    assert "outcomes: compile_error 2" in done.stdout
+
+
+def test_an_entry_point_the_source_never_names_is_refused_before_any_build(tmp_path):
+    kernel = tmp_path / "vadd.toml"
+    kernel.write_text(_vadd_toml("__kernel void vad(__global float* c) { c[0] = 1; }"))
+    done = perfport("tune", kernel, "--db", tmp_path / "t.db", check=False)
+    assert done.returncode == 2 and "entry 'vadd' does not occur" in done.stderr
+    assert "set entry to one of vad" in done.stderr and not (tmp_path / "t.db").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum
@@ -176,6 +177,16 @@ class KernelSpec:
         self._validate()
 
     # ---- validation -------------------------------------------------------------------
+    def _check_entry(self, what: str) -> None:
+        """An entry point the source never names would fail every configuration's build, one
+        by one; a name pasted by the preprocessor (``##``) cannot be checked."""
+        if "##" in self.source or re.search(rf"\b{self.entry}\b", self.source):
+            return
+        declared = re.findall(r"(?:__kernel|\bkernel|__global__)\s+(?:\w+\s+)*?void\s+(\w+)",
+                              self.source)  # fmt: skip
+        fix = f"set entry to one of {', '.join(declared)}" if declared else "fix entry or source"
+        raise SpecError(f"{what}: entry {self.entry!r} does not occur in its source; {fix}")
+
     def _validate(self) -> None:
         what = f"kernel {self.name}"
         for p in self.params:
@@ -191,6 +202,7 @@ class KernelSpec:
             raise SpecError(
                 f"{what}: global_size and local_size need the same number (1-3) of dimensions"
             )
+        self._check_entry(what)
         arg_names = [a.name for a in self.args]
         for a in self.args:
             if not isinstance(a, ARG_TYPES):

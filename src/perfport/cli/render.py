@@ -133,20 +133,13 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         })  # fmt: skip
     names = result.scoring.names if result.scoring else ()
     metrics = [_metric_label(k) for k in names if rows and _metric_label(k) in rows[0]]
-    shown, left_out = _fitting(rows, metrics, console.width)
-    table = _table(f"{which} {min(top, len(ok))} of {result.measured} measured configurations")
-    for col in shown:
-        wraps = col == "configuration"  # numbers never wrap; a parameter set may
-        table.add_column(col, justify="left" if wraps else "right", overflow="fold",
-                         no_wrap=not wraps)  # fmt: skip
-    for row in rows:
-        table.add_row(*(row[c] for c in shown))
-    console.print(table)
-    if left_out:
-        console.print(f"left out at {console.width} columns: {', '.join(left_out)} (widen the "
-                      "terminal or use --json)", markup=False)  # fmt: skip
+    if rows:  # none when nothing ran correctly: the outcomes below say why
+        _print_rows(console, rows, metrics, f"{which} {min(top, len(ok))} of {result.measured} "
+                    "measured configurations")  # fmt: skip
     counts = ", ".join(f"{k} {v}" for k, v in result.outcomes.items() if v)
-    console.print(f"configurations: {result.configs_total} in the space; outcomes: {counts}")
+    console.print(
+        f"configurations: {result.configs_total} in the space; outcomes: {counts or 'none yet'}"
+    )
     failures = [m for m in result.measurements if not m.ok and m.outcome.measured]
     for m in failures[:5]:
         console.print(f"  {m.outcome.value}: {m.config}: {_first_line(m)}", markup=False)
@@ -159,8 +152,25 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
             line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
         console.print(f"[bold green]{line}[/]")
         _roofline_line(console, result)
-    elif result.measurements and result.status.value == "complete":
+    elif result.measurements:
         console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
+
+
+def _print_rows(
+    console: Console, rows: list[dict[str, str]], metrics: list[str], title: str
+) -> None:
+    shown, left_out = _fitting(rows, metrics, console.width)
+    table = _table(title)
+    for col in shown:
+        wraps = col == "configuration"  # numbers never wrap; a parameter set may
+        table.add_column(col, justify="left" if wraps else "right", overflow="fold",
+                         no_wrap=not wraps)  # fmt: skip
+    for row in rows:
+        table.add_row(*(row[c] for c in shown))
+    console.print(table)
+    if left_out:
+        console.print(f"left out at {console.width} columns: {', '.join(left_out)} (widen the "
+                      "terminal or use --json)", markup=False)  # fmt: skip
 
 
 _TUNE_FIXED = ("#", "configuration", "median ms", "95% CI ms", "samples", "vs default", "check")
