@@ -25,24 +25,31 @@ def _campaign(store: Store, cpu: Any, key: str) -> Any:
 
 
 def _reference(rows: list[Any]) -> dict[str, Any]:
-    """The definition, row by row in storage order."""
+    """The definition, row by row in storage order: a configuration with a wrong result
+    anywhere is wrong and never the best; else ok if any result is, else its latest outcome."""
     best: dict[str, tuple[float, Any]] = {}
     final: dict[str, str] = {}
-    unverified = 0
+    wrong, verified, unverified = set(), set(), set()
     for r in rows:
         key = r.config.key
+        if r.outcome is Outcome.WRONG_RESULT:
+            wrong.add(key)
         if r.ok and r.median_ms is not None:
-            unverified += r.verification is Check.UNVERIFIED
+            (unverified if r.verification is Check.UNVERIFIED else verified).add(key)
             if key not in best or r.median_ms < best[key][0]:
                 best[key] = (r.median_ms, r)
             final[key] = "ok"
         elif final.get(key) != "ok":
             final[key] = r.outcome.value
+    for key in wrong:
+        final[key] = "wrong_result"
+        best.pop(key, None)
     winner = min(best, key=lambda k: best[k][0])  # first-inserted on ties
     return {
         "best": winner, "best_ms": best[winner][0], "check": best[winner][1].verification,
         "default_ms": best.get(SPEC.default.key if SPEC.default else "", (None,))[0],
-        "outcomes": dict(sorted(Counter(final.values()).items())), "unverified": unverified,
+        "outcomes": dict(sorted(Counter(final.values()).items())),
+        "unverified": len(unverified - verified - wrong),
     }  # fmt: skip
 
 
@@ -50,7 +57,7 @@ def _reference(rows: list[Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("seed", [7, 8, 9])
 def test_sql_aggregation_matches_a_walk_over_every_row(db, cpu, campaigns, seed):
     rng = random.Random(seed)
-    outcomes = [Outcome.OK, Outcome.OK, Outcome.OK, Outcome.LAUNCH_REFUSED, Outcome.TIMEOUT]
+    outcomes = [Outcome.OK] * 4 + [Outcome.LAUNCH_REFUSED, Outcome.TIMEOUT, Outcome.WRONG_RESULT]
     with Store(db) as store:
         for c in range(campaigns):  # of one device, kernel and problem
             campaign = _campaign(store, cpu, key=f"c{c}")
@@ -97,3 +104,24 @@ def test_streamed_export_is_what_the_whole_list_would_write(db, cpu):
     assert csv_streamed.getvalue() == csv_whole.getvalue()
     empty = io.StringIO()
     assert write_json([], empty) == 0 and json.loads(empty.getvalue()) == []
+
+
+def test_a_wrong_result_outweighs_an_unverified_ok_in_every_reader(db, cpu):
+    """A --no-verify campaign's ok made a configuration that failed verification the best of
+    results, replay and kt-cache export."""
+    from perfport.store import one_group
+
+    with Store(db) as store:
+        verified, unverified = _campaign(store, cpu, "v"), _campaign(store, cpu, "u")
+        for wg, outcome in ((8, Outcome.WRONG_RESULT), (16, Outcome.OK)):
+            times = (1.0,) if outcome is Outcome.OK else ()
+            store.record(verified, Measurement(Config.of(wg=wg), outcome, "", times,
+                                               check=Check.VERIFIED if times else None))  # fmt: skip
+        for wg, ms in ((8, 0.5), (16, 1.0)):
+            store.record(unverified, Measurement(Config.of(wg=wg), Outcome.OK, "", (ms,),
+                                                 check=Check.UNVERIFIED))  # fmt: skip
+        (best,) = best_results(store)
+        rows = {r.config["wg"]: r.outcome for r in one_group(store)}
+    assert best.best == Config.of(wg=16) and best.outcomes["wrong_result"] == 1
+    assert best.unverified == 0  # wg=16 has a verified result too
+    assert rows == {8: Outcome.WRONG_RESULT, 16: Outcome.OK}

@@ -81,8 +81,9 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
     unverified = sum(r.unverified for r in found)
     if unverified:
         print(
-            f"warning: {unverified} correct-looking results are not verified (nothing to compare "
-            "their outputs with); 'perfport export' shows which",
+            f"warning: {unverified} correct-looking results are not verified (tuned with "
+            "--no-verify, or with nothing to compare their outputs with); 'perfport export' "
+            "shows which",
             file=sys.stderr,
         )
     return 0

@@ -3,8 +3,9 @@ stored results never become a million Python objects.
 
 A target measured by one campaign (the usual case) has one result per configuration, so its
 outcome counts and its best come from the index on (campaign, outcome, time) alone. Only
-targets of several campaigns group by configuration first (a configuration's outcome is ``ok``
-if any of its results is, else that of its latest result)."""
+targets of several campaigns group by configuration first (a configuration's outcome is
+``wrong_result`` if any of its results is: an unverified ``ok`` beside it proves nothing; else
+``ok`` if any of its results is, else that of its latest result)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,10 @@ WITH per AS MATERIALIZED (
   SELECT g.device_id AS dev, g.kernel_id AS ker, g.problem_id AS prob, r.config_id AS cfg,
          MIN(CASE WHEN {_OK} THEN r.median_ms END) AS best,
          MIN(CASE WHEN {_OK} THEN r.id END) AS first_ok,
-         MAX(r.outcome = 'ok') AS any_ok, MAX(r.id) AS last_id,
-         SUM({_OK} AND r.verification = 'unverified') AS unverified
+         MAX(r.outcome = 'ok') AS any_ok, MAX(r.outcome = 'wrong_result') AS any_wrong,
+         MAX(r.id) AS last_id,
+         MAX({_OK} AND r.verification = 'unverified') AS any_unverified,
+         MAX({_OK} AND IFNULL(r.verification, '') <> 'unverified') AS any_verified
   FROM results r JOIN campaigns g ON g.id = r.campaign_id
   WHERE r.campaign_id IN ({{ids}})
   GROUP BY g.device_id, g.kernel_id, g.problem_id, r.config_id
@@ -55,13 +58,15 @@ WITH per AS MATERIALIZED (
 ranked AS (
   SELECT dev, ker, prob, cfg,
          ROW_NUMBER() OVER (PARTITION BY dev, ker, prob ORDER BY best, first_ok) AS rank
-  FROM per WHERE best IS NOT NULL
+  FROM per WHERE best IS NOT NULL AND NOT any_wrong
 ),
 winner AS MATERIALIZED (SELECT dev, ker, prob, cfg FROM ranked WHERE rank = 1)
 SELECT per.dev, per.ker, per.prob,
-       CASE WHEN per.any_ok THEN 'ok' ELSE (SELECT outcome FROM results WHERE id = per.last_id)
-       END AS outcome,
-       COUNT(*) AS n, SUM(per.unverified) AS unverified, MAX(w.cfg) AS best_cfg
+       CASE WHEN per.any_wrong THEN 'wrong_result' WHEN per.any_ok THEN 'ok'
+            ELSE (SELECT outcome FROM results WHERE id = per.last_id) END AS outcome,
+       COUNT(*) AS n,
+       SUM(per.any_unverified AND NOT per.any_verified AND NOT per.any_wrong) AS unverified,
+       MAX(w.cfg) AS best_cfg
 FROM per LEFT JOIN winner w ON w.dev = per.dev AND w.ker = per.ker AND w.prob = per.prob
 GROUP BY per.dev, per.ker, per.prob, outcome
 """

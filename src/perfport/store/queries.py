@@ -279,10 +279,10 @@ def one_group(
     device: str | None = None,
     problem: Mapping[str, Any] | None = None,
 ) -> list[ResultRow]:
-    """The export rows of exactly one device/kernel/problem, one per configuration (its best
-    ok result, else its latest). ``problem`` keeps the rows whose problem has these values
-    (compared as text, as they are typed on a command line); callers that pass it offer
-    ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
+    """The export rows of exactly one device/kernel/problem, one per configuration (a wrong
+    result, else its best ok result, else its latest). ``problem`` keeps the rows whose problem
+    has these values (compared as text, as they are typed on a command line); callers that pass
+    it offer ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
     naming them."""
     options = "--kernel, --device and --problem" if problem is not None else "--kernel and --device"
     wanted = {str(k): str(v) for k, v in (problem or {}).items()}
@@ -304,9 +304,19 @@ def one_group(
     chosen: dict[str, ResultRow] = {}
     for r in rows:
         old = chosen.get(r.config.key)
-        if old is None or (r.ok and (not old.ok or (r.median_ms or 0.0) < (old.median_ms or 0.0))):
+        if old is None or _shown_before(r, old):
             chosen[r.config.key] = r
     return list(chosen.values())
+
+
+def _shown_before(new: ResultRow, old: ResultRow) -> bool:
+    """Which of one configuration's results stands for it: a wrong result first (an ok of an
+    unverified campaign beside it proves nothing), then the fastest ok."""
+    if old.outcome is Outcome.WRONG_RESULT:
+        return False
+    if new.outcome is Outcome.WRONG_RESULT:
+        return True
+    return new.ok and (not old.ok or (new.median_ms or 0.0) < (old.median_ms or 0.0))
 
 
 def _no_match(store: Store, kernel: str | None, device: str | None) -> str:
