@@ -101,6 +101,23 @@ def test_unreachable_scheduler_is_one_line_within_30_s(db: Path, monkeypatch) ->
     assert not db.exists()
 
 
+def test_a_server_that_is_not_a_scheduler_is_one_line_within_its_bound(monkeypatch) -> None:
+    """A listener that accepts and never answers (a web server): Dask's Client waited on it
+    for good, deaf to Ctrl-C."""
+    import socket
+
+    monkeypatch.setattr(cluster, "CONNECT_S", 1.0)
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        started = time.monotonic()
+        with (
+            pytest.raises(PerfportError, match="no answer within 2 s"),
+            connect(f"tcp://127.0.0.1:{port}"),
+        ):
+            pass
+    assert time.monotonic() - started < 10
+
+
 class _FakeClient:
     """What cluster_slots asks a client: each worker's version and devices."""
 

@@ -160,10 +160,11 @@ def connect(address: str, local_devices: Sequence[DeviceInfo] = ()) -> Iterator[
             yield client
         return
     try:
-        client = dist.Client(address, timeout=f"{CONNECT_S}s")
+        client = _client(dist, address)
     except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise PerfportError(
-            f"cannot reach a Dask scheduler at --cluster {address} ({exc}); give its address "
+            f"cannot reach a Dask scheduler at --cluster {address} "
+            f"({str(exc) or 'no answer within %g s' % (2 * CONNECT_S)}); give its address "
             "(tcp://HOST:8786), or 'local'"
         ) from None
     with client:
@@ -175,6 +176,19 @@ def connect(address: str, local_devices: Sequence[DeviceInfo] = ()) -> Iterator[
                 "one with 'perfport worker --scheduler ADDRESS'"
             ) from None
         yield client
+
+
+def _client(dist: Any, address: str) -> Any:
+    """``dist.Client(address)`` once the address has answered Dask's identity call within
+    ``2 * CONNECT_S``: against a server that accepts the connection but never speaks Dask (a web
+    server) the constructor waits far past its own timeout, deaf to Ctrl-C."""
+
+    async def identity() -> None:
+        async with dist.rpc(address, timeout=CONNECT_S) as scheduler:
+            await scheduler.identity()
+
+    asyncio.run(asyncio.wait_for(identity(), 2 * CONNECT_S))
+    return dist.Client(address, timeout=f"{CONNECT_S}s")
 
 
 @contextmanager
