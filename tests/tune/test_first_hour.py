@@ -128,3 +128,22 @@ def test_work_items_not_groups_hint(db, cpu, tmp_path):
     done = perfport("space", spec, "--json")
     assert done.returncode == 0 and "hint: global_size counts work-items" in done.stderr
     assert json.loads(done.stdout)["legal"] == 0
+
+
+@pytest.mark.parametrize("budget", ["25%", 2.5, True])
+def test_a_budget_that_is_not_an_int_or_a_budget_is_refused_by_name(budget):
+    """tune(budget="25%") ended in AttributeError: 'str' object has no attribute 'max_evals'."""
+    import perfport
+
+    with pytest.raises(PerfportError, match=r"Budget\(fraction=0\.25\)"):
+        perfport.tune("vector_add", problem={"n": 1024}, budget=budget)
+
+
+def test_numpy_integers_are_problem_sizes(tmp_path):
+    import numpy as np
+
+    import perfport
+
+    result = perfport.tune("vector_add", problem={"n": np.int64(512)}, budget=1,
+                           db=tmp_path / "r.db")  # fmt: skip
+    assert result.problem["n"] == 512 and type(result.problem["n"]) is int

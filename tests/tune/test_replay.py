@@ -2,7 +2,9 @@ import json
 import subprocess
 import sys
 
-from perfport import RunSettings, Timing, tune
+import pytest
+
+from perfport import PerfportError, RunSettings, Timing, tune
 from perfport.tune.replay import replay_db
 
 
@@ -63,6 +65,11 @@ def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
     assert median.objective is Objective.MEDIAN and median.optimum_ms == 0.8
     mean = replay_db(db, "skew", None, "brute_force", 3, 1, objective=Objective.MEAN)
     assert mean.optimum_ms == 1.0
+    # By name, as tune takes its objective: "median" was ranked by the mean, then to_json failed.
+    named = replay_db(db, "skew", None, "brute_force", 3, 1, objective="median")
+    assert named.optimum_ms == 0.8 and named.to_json()["objective"] == "median"
+    with pytest.raises(PerfportError, match="give one of median, mean, time"):
+        replay_db(db, "skew", None, "brute_force", 3, 1, objective="fastest")
     run = [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "3", "--repeats", "1"]  # fmt: skip
     text = subprocess.run([*run, "--objective", "median"], capture_output=True, text=True)
     assert text.returncode == 0 and "objective: median" in text.stdout, text.stderr

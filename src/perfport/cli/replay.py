@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _OBJECTIVES = {
     "median": "the median of each configuration's repetitions",
     "mean": "the mean of each configuration's repetitions",
-    "time": "the imported file's own 'time', the mean of its repetitions",
+    "time": "the mean of the imported file's 'times' (Kernel Tuner's 'time')",
 }
 
 
@@ -47,8 +47,8 @@ def add_parser(sub: Subcommands) -> None:
         "--objective",
         choices=("median", "mean", "time"),
         help="the time to rank by: median or mean of the repetitions, or an imported Kernel "
-        "Tuner/T4 file's own 'time' (its mean); default: the source's own (time for imported "
-        "files, median for perfport's measurements)",
+        "Tuner/T4 file's 'time', the mean of its 'times'; default: the source's own (time for "
+        "imported files, median for perfport's measurements)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_replay)

@@ -5,6 +5,7 @@ objective. Each error names the problem and the fix."""
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ MAX_BUILD_JOBS_PER_CORE = 4
 
 def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Problem:
     """The kernel's default problem updated with ``problem``; unknown names are an error."""
-    given = dict(problem or {})
+    given = dict(Problem.of(problem))  # numpy scalars as Python values, as a KernelSpec takes
     unknown = set(given) - set(spec.problem)
     if unknown:
         known = ", ".join(spec.problem) or "none"
@@ -116,8 +117,13 @@ def _chosen_strategy(
 
 def _checked_budget(budget: Budget | int | None) -> Budget:
     """``budget`` as a Budget (an int is a number of evaluations); no limit when None."""
-    if isinstance(budget, int):
-        budget = Budget(max_evals=budget)
+    if isinstance(budget, numbers.Integral) and not isinstance(budget, bool):
+        budget = Budget(max_evals=int(budget))
+    elif budget is not None and not isinstance(budget, Budget):
+        raise PerfportError(
+            f"budget {budget!r}: give a number of evaluations (an int) or a Budget, e.g. "
+            "Budget(fraction=0.25) for a quarter of the space or Budget(max_seconds=60)"
+        )
     budget = budget or Budget()
     if budget.max_evals is not None and budget.max_evals < 1:
         raise PerfportError(f"budget must be at least 1 evaluation, got {budget.max_evals}")

@@ -36,6 +36,17 @@ class Objective(Enum):
     TIME = "time"  # an imported file's own ``time``: Kernel Tuner's and T4's mean
 
 
+def _objective(given: Objective | str | None) -> Objective | None:
+    if given is None or isinstance(given, Objective):
+        return given
+    try:
+        return Objective(given)
+    except ValueError:
+        raise PerfportError(
+            f"objective {given!r}: give one of {', '.join(o.value for o in Objective)}"
+        ) from None
+
+
 def own_objective(rows: list[ResultRow]) -> Objective:
     """The objective the results were ranked by where they came from: ``time`` for files
     imported from Kernel Tuner or T4 (their campaigns are keyed ``import-...``), else the
@@ -72,14 +83,14 @@ class ReplayData:
         store: Store,
         kernel: str | None = None,
         device: str | None = None,
-        objective: Objective | None = None,
+        objective: Objective | str | None = None,
         problem: Mapping[str, Any] | None = None,
     ) -> ReplayData:
         """One device's stored results; ``objective`` None: the source's own (``own_objective``);
         ``problem``: only the results at these problem values (one kernel at several sizes)."""
         rows = one_group(store, kernel=kernel, device=device, problem=problem)
         own = own_objective(rows)
-        objective = objective or own
+        objective = _objective(objective) or own
         if objective is Objective.TIME and own is not Objective.TIME:
             raise PerfportError(
                 "--objective time is the 'time' of an imported Kernel Tuner cache or T4 file; "
@@ -239,7 +250,7 @@ def replay_db(
     budget: int,
     repeats: int,
     seed: int = 0,
-    objective: Objective | None = None,
+    objective: Objective | str | None = None,
     problem: Mapping[str, Any] | None = None,
 ) -> ReplayResult:
     """Replay one device's stored results, ranked by ``objective`` (None: the source's own);
