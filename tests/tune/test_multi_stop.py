@@ -71,3 +71,22 @@ def test_interrupt_kill_and_resume(tmp_path: Path, extra: list[str]) -> None:
     assert campaign["status"] == "complete" and campaign["measured"] == 11
     assert campaign["measured_this_session"] == 11 - killed_at[0]
     assert _count(db) == (11, 11)
+
+
+def test_a_second_ctrl_c_leaves_a_trial_in_flight_that_never_ends():
+    """With --cluster local the first Ctrl-C killed the Dask workers too: the driver waited for
+    their trials for good, and took no second Ctrl-C."""
+    import threading
+
+    from perfport.tune.multi import _wait_or_leave
+
+    never = threading.Event()
+    stuck = threading.Thread(target=never.wait, daemon=True)
+    stuck.start()
+    threads = [stuck]
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    _wait_or_leave(threads)
+    # (not stuck.is_alive(): CPython 3.11 may call a thread stopped once a join is interrupted)
+    assert threads == [] and not never.is_set() and time.monotonic() - started < 5
+    never.set()

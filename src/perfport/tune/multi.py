@@ -239,8 +239,24 @@ def _run_sessions(
             ahead.close()  # a CPU session waiting for builds goes on once those compiling end
         for kind in kinds:
             kind.statuses.append(CampaignStatus.INTERRUPTED)
+        print("perfport: stopping after the trials in flight (Ctrl-C again leaves them)",
+              file=board.stream, flush=True)  # fmt: skip
+        _wait_or_leave(threads)
     for t in threads:
         t.join()
+
+
+def _wait_or_leave(threads: list[threading.Thread]) -> None:
+    """Wait for the sessions to end their trials in flight; a second Ctrl-C leaves them (daemon
+    threads: a trial on a Dask worker that the same Ctrl-C killed never ends). What they
+    stored stays; their claims lapse with their leases."""
+    try:
+        with interruptible():
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)
+    except KeyboardInterrupt:
+        threads.clear()
 
 
 def _session(
