@@ -9,6 +9,7 @@ writes the store; workers only measure.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -216,23 +217,15 @@ def _run_sessions(
     ahead: Prebuild | None = None,
 ) -> None:
     """A thread per slot; Ctrl-C (here, in the main thread) asks each to stop."""
-    threads = [
-        threading.Thread(
-            target=_session,
-            args=(store, run, kind, slot, board.lane(slot.label), errors, ahead),
-            name=f"perfport-{slot.label}",
-            daemon=True,
-        )
-        for kind in kinds
-        for slot in kind.slots
-    ]
-    for t in threads:
-        t.start()
+    ended: list[threading.Event] = []
+    for kind in kinds:
+        for slot in kind.slots:
+            ended.append(threading.Event())
+            args = (store, run, kind, slot, board.lane(slot.label), errors, ahead)
+            threading.Thread(target=_ending, args=(ended[-1], *args), daemon=True,
+                             name=f"perfport-{slot.label}").start()  # fmt: skip
     try:
-        with interruptible():
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.2)  # short waits, so a signal is taken between them
+        _wait(ended)
     except KeyboardInterrupt:
         run.stop.set()
         if ahead is not None:
@@ -241,22 +234,28 @@ def _run_sessions(
             kind.statuses.append(CampaignStatus.INTERRUPTED)
         print("perfport: stopping after the trials in flight (Ctrl-C again leaves them)",
               file=board.stream, flush=True)  # fmt: skip
-        _wait_or_leave(threads)
-    for t in threads:
-        t.join()
+        # A second Ctrl-C leaves them (daemon threads): with --cluster local the first stopped
+        # the Dask workers too, and a trial on a stopped worker never ends. What the sessions
+        # stored stays; their claims lapse with their leases.
+        with contextlib.suppress(KeyboardInterrupt):
+            _wait(ended)
 
 
-def _wait_or_leave(threads: list[threading.Thread]) -> None:
-    """Wait for the sessions to end their trials in flight; a second Ctrl-C leaves them (daemon
-    threads: a trial on a Dask worker that the same Ctrl-C killed never ends). What they
-    stored stays; their claims lapse with their leases."""
+def _ending(ended: threading.Event, *session: Any) -> None:
     try:
-        with interruptible():
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.2)
-    except KeyboardInterrupt:
-        threads.clear()
+        _session(*session)
+    finally:
+        ended.set()
+
+
+def _wait(ended: list[threading.Event]) -> None:
+    """Until every session has ended. Events, not Thread.join: after a Ctrl-C interrupts a
+    join, CPython 3.11 may call a running thread stopped, and the report would be built while
+    it still stores (its count missing from measured_this_session)."""
+    with interruptible():
+        for event in ended:
+            while not event.wait(0.2):  # short waits, so a signal is taken between them
+                pass
 
 
 def _session(
