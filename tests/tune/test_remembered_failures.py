@@ -60,12 +60,33 @@ def test_a_timeout_is_reused_only_under_a_limit_no_longer(db, cpu):
     with Store(db) as store:
         ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(spec.problem))
         report = kernel_space(spec, Problem()).report
-        before = store.open_campaign("before", ids, "listed", 0, {"timeout_s": 3.0}, report)
+        limit = {"timeout_s": 3.0, "launch": spec.launch_hash}
+        before = store.open_campaign("before", ids, "listed", 0, limit, report)
         store.record(before, Measurement(hang, Outcome.TIMEOUT, "a launch did not finish"))
         now = store.open_campaign("now", ids, "listed", 0, {"timeout_s": 1.0}, report)
-        assert set(earlier_failures(store, now, 3.0)) == {hang}
-        assert earlier_failures(store, now, 10.0) == {}  # a longer limit may let it finish
-        assert earlier_failures(store, before, 1.0) == {}  # never its own results
+        launch = spec.launch_hash
+        assert set(earlier_failures(store, now, 3.0, launch)) == {hang}
+        assert earlier_failures(store, now, 10.0, launch) == {}  # a longer limit may let it end
+        assert earlier_failures(store, before, 1.0, launch) == {}  # never its own results
+        assert earlier_failures(store, now, 3.0, "another") == {}  # launched otherwise
+
+
+def test_a_crash_from_a_spec_since_fixed_is_not_reused(db, cpu):
+    """A scalar argument given the wrong dtype crashed every configuration; the fixed spec
+    (the same source, so the same kernel in the store) reused those crashes and ran nothing."""
+    spec = load_kernel(DATA / "probe.py")
+    wrong = dataclasses.replace(spec, args=tuple(
+        dataclasses.replace(a, dtype="int64") if a.name == "n" else a for a in spec.args
+    ))  # fmt: skip
+    assert wrong.source_hash == spec.source_hash and wrong.launch_hash != spec.launch_hash
+    with Store(db) as store:
+        ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(spec.problem))
+        report = kernel_space(spec, Problem()).report
+        settings = {"timeout_s": 3.0, "launch": wrong.launch_hash}
+        before = store.open_campaign("before", ids, "listed", 0, settings, report)
+        store.record(before, Measurement(Config.of(OK), Outcome.CRASHED, "INVALID_ARG_SIZE"))
+    fixed = tune(spec, configs=[OK], db=db, settings=SETTINGS, campaign="fixed", device=cpu.id)
+    assert fixed.measured_here == 1 and _by_mode(fixed)[0].outcome is Outcome.OK
 
 
 def test_the_command_line_has_retry_failed():

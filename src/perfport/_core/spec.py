@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -351,6 +352,17 @@ class KernelSpec:
     def source_hash(self) -> str:
         """Identity of the code: language, entry point and source text."""
         text = f"{self.language.value}\0{self.entry}\0{self.source}"
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @cached_property
+    def launch_hash(self) -> str:
+        """Identity of how a configuration runs: the code, its sizes, arguments and defines.
+        A crash remembered under another one (an argument's dtype since fixed) is not this
+        kernel's to reuse."""
+        launch = [self.source_hash, list(self.global_size), list(self.local_size),
+                  [describe_arg(a) for a in self.args], dict(self.defines), dict(self.derived),
+                  self.local_mem]  # fmt: skip
+        text = json.dumps(launch, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def env(self, config: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@ problems, campaigns, configurations, outcomes and every sample; resume; export."
 
 from perfport.store.best import best_results
 from perfport.store.ceilings import save_ceilings, stored_ceilings
-from perfport.store.failures import earlier_failures
+from perfport.store.failures import campaign_settings, earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
     EXPORT_COLUMNS,
@@ -40,6 +40,7 @@ __all__ = [
     "add_samples",
     "best_results",
     "brief_rows",
+    "campaign_settings",
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",

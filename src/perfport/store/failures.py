@@ -5,22 +5,31 @@ campaign need not kill its worker on them again."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from perfport._core import Config, Measurement, Outcome
+from perfport._core import Config, KernelSpec, Measurement, Outcome
 from perfport.store.store import Campaign, Store
 
 REMEMBERED = (Outcome.CRASHED, Outcome.TIMEOUT)
 REUSED_PREFIX = "not measured again: "
 
 
+def campaign_settings(settings: dict[str, Any], spec: KernelSpec) -> dict[str, Any]:
+    """What a campaign stores as its settings: ``settings`` and the spec's launch identity,
+    which decides whether its crashes may be reused."""
+    return {**settings, "launch": spec.launch_hash}
+
+
 def earlier_failures(
-    store: Store, campaign: Campaign, timeout_s: float
+    store: Store, campaign: Campaign, timeout_s: float, launch: str
 ) -> dict[Config, Measurement]:
     """Each configuration that crashed or timed out in another campaign of ``campaign``'s
-    kernel (by source hash), device and problem, as the result to store in its place: the
-    same outcome, with a message naming the campaign it comes from. A timeout counts only
-    where that campaign's time limit was at least ``timeout_s`` (a longer limit may let it
-    finish). The earliest such result of each configuration is the one reused."""
+    kernel (by source hash), device and problem, launched the same way (``launch``: the spec's
+    ``launch_hash``; a crash from an argument's wrong dtype is not the fixed spec's), as the
+    result to store in its place: the same outcome, with a message naming the campaign it comes
+    from. A timeout counts only where that campaign's time limit was at least ``timeout_s`` (a
+    longer limit may let it finish). The earliest such result of each configuration is the one
+    reused."""
     rows = store.query(
         "SELECT c.key AS config, r.outcome, r.message, g.key AS campaign, g.settings "
         "FROM results r JOIN campaigns g ON g.id = r.campaign_id "
@@ -34,7 +43,12 @@ def earlier_failures(
     for row in rows:
         config = Config.of(json.loads(row["config"]))
         outcome = Outcome(row["outcome"])
-        if config in out or (outcome is Outcome.TIMEOUT and _limit(row["settings"]) < timeout_s):
+        stored = _settings(row["settings"])
+        if (
+            config in out
+            or stored.get("launch") != launch
+            or (outcome is Outcome.TIMEOUT and _limit(stored) < timeout_s)
+        ):
             continue
         message = " ".join(str(row["message"]).split())[:300]
         out[config] = Measurement(
@@ -46,10 +60,15 @@ def earlier_failures(
     return out
 
 
-def _limit(settings: str) -> float:
-    """The time limit a campaign ran under (0 when unknown: its timeouts are not reused)."""
+def _settings(text: str) -> dict[str, Any]:
     try:
-        value = json.loads(settings).get("timeout_s", 0.0)
-    except (ValueError, AttributeError):
-        return 0.0
+        stored = json.loads(text)
+    except ValueError:
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def _limit(settings: dict[str, Any]) -> float:
+    """The time limit a campaign ran under (0 when unknown: its timeouts are not reused)."""
+    value = settings.get("timeout_s", 0.0)
     return float(value) if isinstance(value, int | float) else 0.0

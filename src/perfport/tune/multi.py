@@ -22,7 +22,7 @@ from perfport._core.interrupts import interruptible
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
-from perfport.store import Campaign, CampaignStatus, Store
+from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
 from perfport.tune.checks import _checked_budget, _chosen_strategy, _legal_space, resolve_problem
@@ -185,7 +185,8 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     store.check_campaign_key(kind.key, dev, run.spec.source_hash, run.problem)
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
-        kind.key, ids, run.strategy_type.name, run.settings.seed, asdict(run.settings),
+        kind.key, ids, run.strategy_type.name, run.settings.seed,
+        campaign_settings(asdict(run.settings), run.spec),
         kind.space.report,
     )  # fmt: skip
     if run.strategy_type.takes_prior:

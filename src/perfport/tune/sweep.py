@@ -47,7 +47,7 @@ from perfport.kernels import resolve_kernel
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
 from perfport.space import ConstraintSource, kernel_space
-from perfport.store import Campaign, CampaignStatus, Store
+from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
 from perfport.tune.tune import campaign_key, resolve_problem
 
 # Launches totalling about 3 ms, at least 3 and at most 20, median: the samples needed to rank
@@ -133,7 +133,12 @@ def sweep(
                                list(space), rounds, gold, verified)  # fmt: skip
                 with guarded():  # the campaign says running only while the try below runs
                     campaign = store.open_campaign(
-                        key, ids, "brute_force", settings.seed, asdict(settings), space.report
+                        key,
+                        ids,
+                        "brute_force",
+                        settings.seed,
+                        campaign_settings(asdict(settings), spec),
+                        space.report,
                     )
                     status = CampaignStatus.FAILED
                     try:

@@ -26,7 +26,14 @@ from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
-from perfport.store import Campaign, CampaignStatus, Store, earlier_failures, stored_ceilings
+from perfport.store import (
+    Campaign,
+    CampaignStatus,
+    Store,
+    campaign_settings,
+    earlier_failures,
+    stored_ceilings,
+)
 from perfport.strategies import Listed, Ranker, Strategy, make_strategy
 from perfport.tune.checks import (
     _checked_budget,
@@ -231,7 +238,12 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
     with guarded():
         settings = plan.settings
         record = store.open_campaign(
-            key, ids, plan.strategy_type.name, settings.seed, asdict(settings), plan.space.report
+            key,
+            ids,
+            plan.strategy_type.name,
+            settings.seed,
+            campaign_settings(asdict(settings), plan.spec),
+            plan.space.report,
         )
         session = _Session(store, record, plan, scoring)
         session.run(reporter)
@@ -395,7 +407,7 @@ def _remembered(
     configuration among them does not make the reference outputs either."""
     if retry_failed:
         return {}
-    reuse = earlier_failures(store, record, settings.timeout_s)
+    reuse = earlier_failures(store, record, settings.timeout_s, spec.launch_hash)
     if spec.default is not None and spec.default in reuse:
         outcome = reuse[spec.default].outcome.value
         runner.forgo(spec.default, f"gave {outcome} in an earlier campaign")
