@@ -90,3 +90,16 @@ def test_python_spec_file_takes_lambdas_and_toml_refuses_them(tmp_path):
     )
     with pytest.raises(SpecError, match=r"Python lambda.*move the spec to a \.py file"):
         load_spec(toml)
+
+
+def test_two_restrictions_shown_alike_keep_their_own_counts():
+    """Two lambdas on one source line had one label: the report's JSON kept one count."""
+    from perfport._core import Param
+    from perfport.space import Constraint, Space
+
+    # fmt: off
+    space = Space([Param("bx", (8, 16, 32)), Param("tile", (1, 2, 4))], [Constraint.of(lambda p: p["bx"] != 32), Constraint.of(lambda p: p["tile"] != 4)])
+    # fmt: on
+    counts = space.report.to_json()["removed_by"]
+    assert sorted(counts.values()) == [2, 3] and len(space) == 4
+    assert [label[-4:] for label in counts][1] == " (2)"

@@ -106,7 +106,13 @@ class Space:
             cartesian=math.prod(self._shape),
             legal=len(self._legal),
             removed_by=tuple(
-                (c.label, n, c.source) for c, n in zip(self.constraints, removed, strict=True)
+                (label, n, c.source)
+                for label, c, n in zip(
+                    _distinct([c.label for c in self.constraints]),
+                    self.constraints,
+                    removed,
+                    strict=True,
+                )
             ),
         )
 
@@ -332,3 +338,14 @@ def _as_array(values: tuple[Any, ...]) -> np.ndarray:
     if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
         return np.array(values, dtype=np.float64)
     return np.array(values, dtype=object)
+
+
+def _distinct(labels: list[str]) -> list[str]:
+    """Labels told apart: two restrictions shown the same (two lambdas on one source line)
+    become "label" and "label (2)", so each keeps its own count in a report's JSON."""
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out
