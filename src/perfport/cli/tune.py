@@ -267,6 +267,11 @@ def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:
                 f" (the best line above ranks by stored medians, which mix this re-timing with "
                 f"each configuration's first timing; side by side {dict(best.config)} was slower)"
             )
+        elif best is not None and best.config != c.winner.config:
+            line += (
+                f" of those re-timed; {dict(best.config)}, the best line above by its stored "
+                "median, was not re-timed in the time given (run again, or raise --confirm-seconds)"
+            )
         return line
     tied = "; ".join(f"{dict(t.config)} {t.median_ms:.4g} ms" for t in c.indistinguishable)
     return head + f"; cannot be told apart from: {tied}"

@@ -89,14 +89,23 @@ def confirm(
     """Re-time the ``top`` fastest correct configurations of ``measurements`` (module
     docstring): ``measure`` times one again, ``keep`` stores its new samples. At least one
     round runs; None when fewer than two configurations are correct (nothing to compare)."""
-    ranked = sorted((m for m in measurements if m.ok), key=lambda m: m.time_ms or 0.0)[:top]
+    ranked = sorted((m for m in measurements if m.ok), key=lambda m: m.time_ms or 0.0)
     if len(ranked) < 2:
         return None
-    samples = {m.config: list(m.times_ms) for m in ranked}
+    samples = {m.config: list(m.times_ms) for m in ranked[:top]}
+    waiting = [(m.time_ms or 0.0, m.config, list(m.times_ms)) for m in ranked[top:]]
     rng, started, rounds, dropped = random.Random(seed), time.monotonic(), 0, []
     while len(samples) >= 2:
-        if rounds and (_separate(samples) or time.monotonic() - started >= max_seconds):
-            break
+        if rounds:
+            if time.monotonic() - started >= max_seconds:
+                break
+            if waiting and waiting[0][0] < _ranked(samples)[0].median_ms:
+                # The candidates timed slower than before (a busy spell): the next one by its
+                # stored median now leads, so it is timed too, or the winner would be stale.
+                _, config, times = waiting.pop(0)
+                samples[config] = times
+            elif _separate(samples):
+                break
         order = list(samples)
         rng.shuffle(order)
         for config in order:
