@@ -124,10 +124,14 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         )
     params = tuple(keys)
     declared = data.get("tune_params")
+    # perfport's own export names the kernel's spec apart from its entry function: the store's
+    # other results (a prior's relatives) know it by that name.
+    ours = data.get("perfport")
+    spec_name = ours.get("spec_name") if isinstance(ours, dict) else None
     return KernelTunerCache(
         path=path,
         device_name=str(data.get("device_name") or ""),
-        kernel_name=str(data.get("kernel_name") or ""),
+        kernel_name=str(spec_name or data.get("kernel_name") or ""),
         params=params,
         declared=declared if isinstance(declared, dict) else None,
         has_problem_size="problem_size" in data,
