@@ -284,3 +284,14 @@ def test_a_cache_home_under_a_file_is_refused_before_any_command_runs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file" / below))
     err = _refused(["model", "stats", "matmul-prefetch", "--problem", "n=64"], capsys)
     assert f"{tmp_path / 'file'} is not a folder" in err and "unset it" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["export", "--kernel", "zzz"], "no --kernel 'zzz'"),  # a bare CSV header, exit 0
+        (["export", "--format", "kt-cache", "--json"], "give one"),  # --json won silently
+    ],
+)
+def test_export_refuses_what_it_silently_misread(store, capsys, args, message):
+    assert message in _refused([*args, "--db", store], capsys)

@@ -405,3 +405,29 @@ def test_an_entry_point_the_source_never_names_is_refused_before_any_build(tmp_p
     done = perfport("tune", kernel, "--db", tmp_path / "t.db", check=False)
     assert done.returncode == 2 and "entry 'vadd' does not occur" in done.stderr
     assert "set entry to one of vad" in done.stderr and not (tmp_path / "t.db").exists()
+
+
+def test_an_export_read_only_in_part_leaves_no_traceback(tmp_path):
+    """`perfport export | head` closed the store under the row stream: 'Exception ignored'."""
+    from perfport import Config, Measurement, Outcome
+    from perfport.kernels import builtin
+    from perfport.space import PruningReport
+    from perfport.store import Store
+    from perfport.store.formats.imported import external_device
+
+    db = tmp_path / "r.db"
+    spec = builtin("vector_add")
+    with Store(db) as store:
+        ids = (store.device_id(external_device("GPU")), store.kernel_id(spec),
+               store.problem_id(spec.problem))  # fmt: skip
+        campaign = store.open_campaign("c", ids, "random", 0, {}, PruningReport(999, 999, ()))
+        store.record_many(campaign, [Measurement(Config.of(wg=w), Outcome.OK, times_ms=(1.0,))
+                                     for w in range(1, 999)])  # fmt: skip
+    reader = subprocess.Popen([sys.executable, "-m", "perfport", "export", "--db", str(db)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert reader.stdout is not None and reader.stderr is not None
+    reader.stdout.read(100)
+    reader.stdout.close()  # the reader stops early, as head does
+    err = reader.stderr.read().decode()
+    reader.wait(timeout=60)
+    assert "Traceback" not in err and "Exception ignored" not in err, err

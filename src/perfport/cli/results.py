@@ -114,7 +114,12 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.store import Store, export_keys, export_rows, write_csv, write_json
     from perfport.store.formats.kt_cache import to_kt_cache
     from perfport.store.formats.t4 import to_t4
+    from perfport.store.queries import no_match
 
+    if args.json and args.format not in ("csv", "json"):  # csv: the default, not a choice
+        raise PerfportError(
+            f"--json writes perfport's JSON rows, --format {args.format} another file: give one"
+        )
     fmt = "json" if args.json else args.format
     check_output(args.output, "--output")
     if args.problem and fmt not in ("kt-cache", "t4"):  # csv and json were silently unfiltered
@@ -133,16 +138,23 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
                 json.dump(document, out)
                 return count
         else:
+            unmatched = no_match(store, args.kernel, args.device)
+            if unmatched:  # as results, replay and the other formats say (a bare header before)
+                raise PerfportError(unmatched)
             rows = export_rows(store, kernel=args.kernel, device=args.device)
             keys = export_keys(store, kernel=args.kernel, device=args.device)
 
             def write(out: TextIO) -> int:  # streams: constant memory at a million results
                 return write_json(rows, out) if fmt == "json" else write_csv(rows, out, *keys)
 
-        if args.output:
-            with open(args.output, "w", newline="") as out:
-                n = write(out)
-            print(f"wrote {n} results to {args.output}", file=sys.stderr)
-        else:
-            write(sys.stdout)
+        try:
+            if args.output:
+                with open(args.output, "w", newline="") as out:
+                    n = write(out)
+                print(f"wrote {n} results to {args.output}", file=sys.stderr)
+            else:
+                write(sys.stdout)
+        finally:
+            if fmt not in ("kt-cache", "t4"):
+                rows.close()  # while the store is open: a reader that stopped early (| head)
     return 0

@@ -4,7 +4,7 @@ are in ``best.py``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -225,8 +225,9 @@ def _result_row(row: Any, scoring: ResultMetrics | None = None) -> ResultRow:
 
 def export_rows(
     store: Store, kernel: str | None = None, device: str | None = None
-) -> Iterator[ResultRow]:
-    """Every stored result, in the order it was stored."""
+) -> Generator[ResultRow, None, None]:
+    """Every stored result, in the order it was stored (close it before the store when it
+    is not read to the end)."""
     where, params = _where(kernel, device)
     ceilings = stored_ceilings(store)
     scorings: dict[tuple[str, str, str], ResultMetrics | None] = {}
@@ -292,7 +293,7 @@ def one_group(
         if all(k in r.problem and str(r.problem[k]) == v for k, v in wanted.items())
     ]
     if not rows:
-        raise StoreError(_no_match(store, kernel, device) or
+        raise StoreError(no_match(store, kernel, device) or
                          f"no results match; check {options} with 'perfport results'")  # fmt: skip
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
@@ -319,7 +320,7 @@ def _shown_before(new: ResultRow, old: ResultRow) -> bool:
     return new.ok and (not old.ok or (new.median_ms or 0.0) < (old.median_ms or 0.0))
 
 
-def _no_match(store: Store, kernel: str | None, device: str | None) -> str:
+def no_match(store: Store, kernel: str | None, device: str | None) -> str:
     """The names to choose from where --device or --kernel names nothing in the store."""
     for flag, given, table, clause, params in (
         ("--device", device, "devices d", _DEVICE, (device, device)),
