@@ -10,7 +10,8 @@ EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
 @pytest.mark.parametrize(
-    "script", ["saxpy.py", pytest.param("api_tour.py", marks=pytest.mark.slow)]
+    "script",
+    ["saxpy.py", "own_strategy.py", pytest.param("api_tour.py", marks=pytest.mark.slow)],
 )
 def test_example_runs(tmp_path, script):
     done = subprocess.run(

@@ -111,8 +111,11 @@ def make_strategy(
     return cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]
 
 
-def strategy_class(name: str | None) -> type[Strategy]:
-    """The strategy called ``name`` (None: the default)."""
+def strategy_class(name: str | type[Strategy] | None) -> type[Strategy]:
+    """The strategy called ``name`` (None: the default), or ``name`` itself when it is a
+    Strategy class of the user's own (its ``name`` keys its campaigns, so it must be its own)."""
+    if isinstance(name, type):
+        return _own_strategy(name)
     try:
         # Only None is the default: '' (an unset $STRATEGY in a script) is a name, refused.
         return {**STRATEGIES, **GUIDED}[DEFAULT_STRATEGY if name is None else name]
@@ -120,3 +123,24 @@ def strategy_class(name: str | None) -> type[Strategy]:
         raise PerfportError(
             f"no strategy {name!r}; choose one of {', '.join([*STRATEGIES, *GUIDED])}"
         ) from None
+
+
+def _own_strategy(cls: type) -> type[Strategy]:
+    if not issubclass(cls, Strategy):
+        raise PerfportError(
+            f"{cls.__name__} is not a search strategy; subclass perfport.strategies.Strategy "
+            "(docs/search.md, 'Your own strategy')"
+        )
+    label = getattr(cls, "name", None)
+    if not isinstance(label, str) or not label.strip():
+        raise PerfportError(
+            f'strategy class {cls.__name__} needs a name (a class attribute, name = "..."): '
+            "it keys the campaigns it runs"
+        )
+    known = {**STRATEGIES, **GUIDED}.get(label)
+    if known is not None and known is not cls:
+        raise PerfportError(
+            f"strategy class {cls.__name__} is named {label!r}, as one of perfport's; give it a "
+            "name of its own (its campaigns would resume perfport's)"
+        )
+    return cls

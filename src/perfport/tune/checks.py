@@ -90,7 +90,7 @@ def _checked_objective(spec: KernelSpec, objective: Objective | str | None) -> O
 def _chosen_strategy(
     spec: KernelSpec,
     problem: Problem,
-    strategy: str | None,
+    strategy: str | type[Strategy] | None,
     configs: Sequence[Mapping[str, Any]] | None,
     build_jobs: int,
 ) -> tuple[type[Strategy], tuple[Config, ...] | None]:

@@ -113,7 +113,7 @@ def tune_many(
     slots: Sequence[Slot],
     *,
     problem: Mapping[str, Any] | None = None,
-    strategy: str | None = None,
+    strategy: str | type[Strategy] | None = None,
     budget: Budget | int | None = None,
     db: str | Path = "perfport.db",
     settings: RunSettings | None = None,
