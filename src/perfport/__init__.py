@@ -101,16 +101,18 @@ def results(
     db: str | Path = "perfport.db", kernel: str | None = None, device: str | None = None
 ) -> list[BestResult]:
     """The best configuration per device, kernel and problem stored in ``db``, with the speedup
-    over the kernel's default configuration and the outcome counts.
+    over the kernel's default configuration and the outcome counts. ``device``: its name,
+    fingerprint or, for a device of this machine, its id (``opencl:0:0``).
 
     >>> import perfport
     >>> for r in perfport.results("perfport.db", kernel="stencil"):  # doctest: +SKIP
     ...     print(r.device, dict(r.problem), dict(r.best), r.best_ms, r.speedup)
     """
+    from perfport.devices import stored_device
     from perfport.store import Store, best_results
 
     with Store(db, create=False) as store:
-        return best_results(store, kernel=kernel, device=device)
+        return best_results(store, kernel=kernel, device=stored_device(device))
 
 
 __all__ = [

@@ -10,7 +10,7 @@ from perfport._core import PerfportError
 from perfport.tune import Budget
 
 
-def perfport(*args):
+def perfport_cli(*args):
     return subprocess.run(
         [sys.executable, "-m", "perfport", *map(str, args)], capture_output=True, text=True
     )
@@ -27,7 +27,7 @@ def test_budget_share_resolves_against_the_legal_space():
 
 
 def test_cli_budget_percent(tmp_path):
-    done = perfport("tune", "vector_add", "--problem", "n=4096", "--budget", "25%",
+    done = perfport_cli("tune", "vector_add", "--problem", "n=4096", "--budget", "25%",
                     "--repeats", "2", "--confirm", "0", "--db", tmp_path / "r.db", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -38,7 +38,7 @@ def test_cli_budget_percent(tmp_path):
         ("abc%", "percentage such as 25%"),
         ("0", "at least 1"),
     ):
-        refused = perfport("tune", "vector_add", "--budget", bad, "--db", tmp_path / "x.db")
+        refused = perfport_cli("tune", "vector_add", "--budget", bad, "--db", tmp_path / "x.db")
         assert (
             refused.returncode == 2 and why in refused.stderr and "Traceback" not in refused.stderr
         )
@@ -125,7 +125,7 @@ def test_work_items_not_groups_hint(db, cpu, tmp_path):
         "    local_size=('bx',), problem={'n': 1000},\n"
         "    args=(ArrayArg('x', 'float', ('n',), output=True),))\n"
     )
-    done = perfport("space", spec, "--json")
+    done = perfport_cli("space", spec, "--json")
     assert done.returncode == 0 and "hint: global_size counts work-items" in done.stderr
     assert json.loads(done.stdout)["legal"] == 0
 
@@ -147,3 +147,15 @@ def test_numpy_integers_are_problem_sizes(tmp_path):
     result = perfport.tune("vector_add", problem={"n": np.int64(512)}, budget=1,
                            db=tmp_path / "r.db")  # fmt: skip
     assert result.problem["n"] == 512 and type(result.problem["n"]) is int
+
+
+def test_results_take_the_device_id_tune_took(tmp_path, cpu):
+    """results(device="opencl:0:0") was [] although tune(device="opencl:0:0") stored there."""
+    import perfport
+
+    db = tmp_path / "r.db"
+    perfport.tune("vector_add", problem={"n": 1024}, budget=1, db=db, device=cpu.id)
+    assert len(perfport.results(db, device=cpu.id)) == 1
+    assert perfport.results(db, device="opencl:9:9") == []  # no such device here: no match
+    done = perfport_cli("export", "--db", db, "--device", cpu.id)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 2, done.stderr

@@ -55,11 +55,12 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import stored_device
     from perfport.tune.replay import Objective, replay_db
 
     objective = Objective(args.objective) if args.objective else None
     result = replay_db(
-        args.db, args.kernel, args.device, args.strategy, args.budget, args.repeats, args.seed,
+        args.db, args.kernel, stored_device(args.device), args.strategy, args.budget, args.repeats, args.seed,
         objective, problem=problem_values(args.problem),
     )  # fmt: skip
     if args.json:

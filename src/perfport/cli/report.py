@@ -30,10 +30,15 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_report(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import stored_device
     from perfport.report import write_report
 
     written = write_report(
-        args.db, args.output, kernel=args.kernel, device=args.device, attach=args.attach
+        args.db,
+        args.output,
+        kernel=args.kernel,
+        device=stored_device(args.device),
+        attach=args.attach,
     )
     if args.json:
         render.print_json(written.to_json())

@@ -111,6 +111,7 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
+    from perfport.devices import stored_device
     from perfport.store import Store, export_keys, export_rows, write_csv, write_json
     from perfport.store.formats.kt_cache import to_kt_cache
     from perfport.store.formats.t4 import to_t4
@@ -121,6 +122,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
             f"--json writes perfport's JSON rows, --format {args.format} another file: give one"
         )
     fmt = "json" if args.json else args.format
+    args.device = stored_device(args.device)
     check_output(args.output, "--output")
     if args.problem and fmt not in ("kt-cache", "t4"):  # csv and json were silently unfiltered
         raise PerfportError(

@@ -6,10 +6,11 @@ PoCL's CPU device (``pip install 'perfport[pocl]'``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language
+from perfport._core import Backend, DeviceError, DeviceInfo, DeviceType, Language, PerfportError
 from perfport.devices.session import (
     CompiledKernel,
     ConstantData,
@@ -29,6 +30,7 @@ __all__ = [
     "open_session",
     "open_sessions",
     "opencl_platform",
+    "stored_device",
 ]
 
 _TYPE_RANK = {DeviceType.GPU: 0, DeviceType.ACCELERATOR: 1, DeviceType.CPU: 2, DeviceType.OTHER: 3}
@@ -62,6 +64,18 @@ def default_device(language: Language = Language.PORTABLE) -> DeviceInfo:
             "pip install 'perfport[pocl]' (OpenCL on the CPU) or CuPy for CUDA"
         )
     return min(usable, key=lambda d: (_TYPE_RANK[d.type], d.backend is not Backend.OPENCL))
+
+
+def stored_device(device: str | None) -> str | None:
+    """A filter on stored results' device: an id of this machine (``opencl:0:0``, as ``tune
+    --device`` takes) becomes its fingerprint, which the store keys devices by; a name or a
+    fingerprint is kept as given."""
+    if device is None or not re.fullmatch(r"(opencl|cuda):\d+(:\d+(\.\d+)?)?", device):
+        return device
+    try:
+        return get_device(device).fingerprint
+    except PerfportError:  # not a device here: matched as text, and refused as no match
+        return device
 
 
 def get_device(device_id: str | None = None, language: Language = Language.PORTABLE) -> DeviceInfo:

@@ -75,8 +75,10 @@ class Store:
     """A perfport results database (SQLite). Use as a context manager.
 
     >>> import perfport
+    >>> from perfport.store import best_results
     >>> with perfport.Store("perfport.db") as store:  # doctest: +SKIP
-    ...     print(store.summary())
+    ...     print([(r.kernel, r.device, dict(r.best or {})) for r in best_results(store)])
+    ...     print(len(store.measurements(store.campaign("vector_add-4f1c2a9e0b3d"))))
     """
 
     def __init__(
