@@ -3,9 +3,10 @@ buffers, as frozen records of a KernelSpec."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
@@ -44,6 +45,15 @@ class ArrayArg:
     data: np.ndarray | None = field(default=None, compare=False, repr=False)
     copy_of: str = ""  # set by ``init = "copy:NAME"``
 
+    if TYPE_CHECKING:  # what __post_init__ takes and converts (the fields are the results)
+
+        def __init__(
+            self, name: str, dtype: str, shape: str | int | Sequence[str | int],
+            init: Init | str = Init.RANDOM, output: bool = False, constant: bool = False,
+            atol: float | None = None, rtol: float | None = None, ignore: bool = False,
+            data: np.ndarray | None = None, copy_of: str = "",
+        ) -> None: ...  # fmt: skip
+
     def __post_init__(self) -> None:
         shape = (self.shape,) if isinstance(self.shape, str | int) else tuple(self.shape)
         object.__setattr__(self, "shape", tuple(str(s) for s in shape))
@@ -73,6 +83,10 @@ class ScalarArg:
     dtype: str
     value: str
 
+    if TYPE_CHECKING:
+
+        def __init__(self, name: str, dtype: str, value: str | int | float) -> None: ...
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", str(self.value))
 
@@ -85,6 +99,10 @@ class LocalArg:
     name: str
     dtype: str
     count: str
+
+    if TYPE_CHECKING:
+
+        def __init__(self, name: str, dtype: str, count: str | int) -> None: ...
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", str(self.count))

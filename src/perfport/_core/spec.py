@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -143,6 +143,24 @@ class KernelSpec:
     # ---- verification beyond the numpy reference (issue 26; _core/checking.py) ----
     verify: checking.Verify | None = None  # verify(expected, actual) -> bool
     reference_kernel: checking.ReferenceKernel | None = None  # its outputs are the expected ones
+
+    if TYPE_CHECKING:  # what __post_init__ takes and converts (the fields are the results)
+
+        def __init__(
+            self, name: str, source: str, entry: str, language: Language | str = Language.OPENCL,
+            params: Sequence[Param] = (), global_size: str | int | Sequence[str | int] = (),
+            local_size: str | int | Sequence[str | int] = (), args: Sequence[Arg] = (),
+            problem: Problem | Mapping[str, Any] = ...,
+            restrictions: Restriction | Sequence[Restriction] = (),
+            defines: Mapping[str, Any] | Sequence[tuple[str, Any]] = (),
+            derived: Mapping[str, Any] | Sequence[tuple[str, Any]] = (),
+            local_mem: str | int = "0", default: Config | Mapping[str, Any] | None = None,
+            reference: Reference | None = None, tolerance: float | None = None, doc: str = "",
+            split: Sequence[SplitDim] = (), bytes: str | None = None, flops: str | None = None,
+            metrics: Mapping[str, str] | Sequence[tuple[str, str]] = (), fault_flag: str = "",
+            verify: checking.Verify | None = None,
+            reference_kernel: checking.ReferenceKernel | None = None,
+        ) -> None: ...  # fmt: skip
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
