@@ -251,3 +251,16 @@ def test_a_syntax_error_without_a_line_names_no_line(tmp_path):
     assert str(info.value).startswith(f"{spec}: Python syntax error") and "None" not in str(
         info.value
     )
+
+
+@pytest.mark.parametrize("value", ['"512"', '"1e3"', "' 2.5 '"])
+def test_a_quoted_number_in_the_problem_is_refused_at_load(tmp_path, value):
+    """w = "512" reached the size arithmetic as text: "bad operand type for unary -: 'str'"."""
+    spec = tmp_path / "k.toml"
+    spec.write_text(
+        'name = "k"\nentry = "k"\nglobal_size = ["w"]\nlocal_size = ["8"]\n'
+        'source = "__kernel void k() {}"\n'
+        f'problem = {{ w = {value}, dtype = "float" }}\n'
+    )
+    with pytest.raises(SpecError, match=r"problem value w is the text .*; write it as a number"):
+        load_kernel(spec)

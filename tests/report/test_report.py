@@ -40,8 +40,9 @@ def test_report_holds_every_section_offline(small_store: Path, tmp_path: Path):
 def test_report_filters_and_refuses_empty(small_store: Path, tmp_path: Path):
     one = write_report(small_store, tmp_path / "one", device="GPU Beta")
     assert one.campaigns == 1 and "Across devices" not in Path(one.files[0]).read_text()
-    with pytest.raises(StoreError, match=r"no results in .* match"):
+    with pytest.raises(StoreError, match=r"no results in .* match --kernel 'nothing'; ") as e:
         write_report(small_store, tmp_path / "none", kernel="nothing")
+    assert "None" not in str(e.value)  # it said "--device None" of a flag not given
     (tmp_path / "file").write_text("x")
     with pytest.raises(StoreError, match="is a file, not a directory"):
         write_report(small_store, tmp_path / "file")

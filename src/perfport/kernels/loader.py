@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import importlib
 import importlib.util
+import re
 import sys
 import tomllib
 from collections.abc import Callable
@@ -188,6 +189,7 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
     for key in ("problem", "defines", "derived", "default", "metrics"):
         if key in fields and not isinstance(fields[key], dict):
             raise SpecError(f"{where}: {key!r} must be a table (name = value)")
+    _check_problem_numbers(fields.get("problem", {}), where)
     _check_restrictions(fields.get("restrictions", []), where)
     if "reference" in fields:
         fields["reference"] = _reference(fields["reference"], path)
@@ -203,6 +205,19 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
         raise SpecError(f"{where}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise SpecError(f"{where}: {exc}") from None
+
+
+def _check_problem_numbers(problem: dict[str, Any], where: str) -> None:
+    """A size quoted in a data file is text, and size arithmetic on text fails far from the
+    spec ("bad operand type"); a problem value that reads as a number must be one."""
+    for name, value in problem.items():
+        if isinstance(value, str) and re.fullmatch(
+            r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", value
+        ):
+            raise SpecError(
+                f"{where}: problem value {name} is the text {value!r}; write it as a number, "
+                f"without quotes: {name} = {value.strip()}"
+            )
 
 
 def _check_restrictions(value: Any, where: str) -> None:

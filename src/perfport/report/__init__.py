@@ -55,9 +55,9 @@ def write_report(
         data: ReportData = gather(store, kernel=kernel, device=device)
     attached = tuple(a for a in attached if not _stored_already(a, data))
     if not (data.campaigns or data.plans or data.calibrations or attached):
+        given = " ".join(f"--{k} {v!r}" for k, v in (("kernel", kernel), ("device", device)) if v)
         raise StoreError(
-            f"no results in {db} match --kernel {kernel!r} --device {device!r}; "
-            "see 'perfport results --db ...' for what it holds"
+            f"no results in {db} match {given}; 'perfport results --db {db}' lists what it holds"
             if kernel or device
             else f"{db} holds no results yet; run 'perfport tune' or 'perfport import' first"
         )

@@ -152,7 +152,8 @@ def split_dimension(spec: KernelSpec, dimension: int | None) -> SplitDim:
     if not spec.split:
         raise SpecError(
             f"kernel {spec.name} declares no split of its index space; give its KernelSpec a "
-            "split (see docs/split.md), or run it on one device"
+            "split in a .py spec (TOML and YAML specs cannot declare one; see docs/split.md), "
+            "or run it on one device"
         )
     if dimension is None:
         return spec.split[0]
