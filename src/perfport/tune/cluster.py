@@ -216,10 +216,27 @@ def local_cluster(
         for n, d in enumerate(devices)
     }
     scheduler = {"cls": dist.Scheduler, "options": {"dashboard": False}}
-    with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
-        cluster = dist.SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
-    with cluster:
-        yield cluster
+    with _inherited(_QUIET):  # a worker process sets up its logging before a nanny's env
+        with dask.config.set({"distributed.scheduler.allowed-failures": RETRIES}):
+            cluster = dist.SpecCluster(workers=workers, scheduler=scheduler, silence_logs=40)
+        with cluster:
+            yield cluster
+
+
+@contextmanager
+def _inherited(env: dict[str, str]) -> Iterator[None]:
+    """``env`` in this process's environment while inside (so processes started here inherit
+    it), where the user has not set those variables; as it was afterwards."""
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update({k: v for k, v in env.items() if before[k] is None})
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
