@@ -85,8 +85,15 @@ def test_a_stored_curve_gives_the_fraction_of_a_copy_of_the_same_bytes(cpu, db) 
     console = Console(record=True, width=200)
     tune_report(console, again)
     text = console.export_text()
-    assert "reaches 25% of this device's measured ceiling" in text
+    assert "reaches 25% of this device's measured ceiling, at " in text
     assert "and 50% of a copy of the same bytes on this device (50% is left)" in text
+    with Store(db) as store:  # a ceiling below the kernel: it said a bare "at or above ..."
+        save_ceilings(store, cpu, Ceilings(cpu.fingerprint, gbps / 4, 1, 1, 1e6, None), {})
+    console = Console(record=True, width=200)
+    tune_report(console, tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu))
+    text = console.export_text()
+    assert "roofline: the best reaches 400% of this device's measured ceiling, at " in text
+    assert "; at or above it" in text
 
 
 @pytest.mark.slow

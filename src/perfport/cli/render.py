@@ -230,12 +230,10 @@ def _roofline_line(console: Console, result: TuneResult) -> None:
         if k in ("GBps", "GFLOPs") and v is not None
     )  # fmt: skip
     console.print(
-        f"roofline: the best reaches {fraction:.0%} of this device's measured ceiling ({rates}); "
-        f"{1 - fraction:.0%} is left"
-        if fraction < 1
-        else "at or above the measured ceiling",
+        f"roofline: the best reaches {fraction:.0%} of this device's measured ceiling, at "
+        f"{rates}; " + (f"{1 - fraction:.0%} is left" if fraction < 1 else "at or above it"),
         markup=False,
-    )
+    )  # fmt: skip
     same = result.metrics(result.best).get("roofline_same_bytes")
     if same is not None:
         console.print(
