@@ -136,3 +136,13 @@ def test_too_many_legal_configurations_are_refused(monkeypatch):
     monkeypatch.setattr(space_module, "MAX_LEGAL", 100)
     with pytest.raises(SpecError, match="more than 100 legal"):
         Space([Param("a", tuple(range(20))), Param("b", tuple(range(20)))])
+
+
+def test_a_configuration_number_outside_the_space_is_refused():
+    from perfport._core import PerfportError
+
+    space = Space([Param("a", (1, 2, 3))])
+    assert dict(space.config(2)) == {"a": 3}
+    for bad in (-1, 3):  # -1 was the last configuration, 3 an IndexError from numpy
+        with pytest.raises(PerfportError, match="outside the space's 0-2"):
+            space.config(bad)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Expr, Param, SpecError, value_key
+from perfport._core import Config, Expr, Param, PerfportError, SpecError, value_key
 from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
@@ -262,7 +262,11 @@ class Space:
         return tuple(p.name for p in self.params)
 
     def config(self, index: int) -> Config:
-        """The legal configuration with this number."""
+        """The legal configuration with this number (0 to ``len(self) - 1``)."""
+        if not 0 <= index < len(self._legal):  # -1 was the last one, silently
+            raise PerfportError(
+                f"configuration number {index} is outside the space's 0-{len(self._legal) - 1}"
+            )
         flat = int(self._legal[index])
         positions = np.unravel_index(flat, self._shape) if self.params else ()
         return Config.of(
