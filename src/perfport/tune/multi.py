@@ -9,10 +9,9 @@ writes the store; workers only measure.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -238,7 +237,7 @@ def _run_sessions(
         # A second Ctrl-C leaves them (daemon threads): with --cluster local the first stopped
         # the Dask workers too, and a trial on a stopped worker never ends. What the sessions
         # stored stays; their claims lapse with their leases.
-        with contextlib.suppress(KeyboardInterrupt):
+        with suppress(KeyboardInterrupt):
             _wait(ended)
 
 
