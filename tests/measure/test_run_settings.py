@@ -18,3 +18,13 @@ def test_a_seed_outside_64_bits_is_refused_in_one_line(seed):
 @pytest.mark.parametrize("seed", [0, 7, MAX_SEED])
 def test_every_64_bit_seed_is_kept(seed):
     assert RunSettings(seed=seed).seed == seed
+
+
+@pytest.mark.parametrize("timeout", [0, -5, float("nan"), float("inf"), "3", True])
+def test_a_time_limit_that_is_not_a_positive_number_is_refused(timeout):
+    """timeout_s=0 stored every trial as a timeout ('worker killed')."""
+    from perfport._core import PerfportError
+
+    for name in ("timeout_s", "build_timeout_s"):
+        with pytest.raises(PerfportError, match=f"{name} .*: give a number of seconds above 0"):
+            RunSettings(**{name: timeout})

@@ -26,6 +26,11 @@ class StoreError(PerfportError):
     """The results database cannot be opened or is not a perfport database."""
 
 
+class SettingsError(PerfportError, ValueError):
+    """A run setting (seed, timing, time limit) out of its range; a ValueError too, as the
+    value is one."""
+
+
 class MissingExtra(PerfportError):
     """An optional dependency is not installed."""
 

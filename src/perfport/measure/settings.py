@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+
+from perfport._core.errors import SettingsError
 
 MAX_SEED = (1 << 63) - 1  # the largest integer SQLite stores
 
@@ -20,7 +23,7 @@ class Timing:
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.min_repeats < 1 or self.max_repeats < self.min_repeats:
-            raise ValueError("timing needs warmup >= 0 and 1 <= min_repeats <= max_repeats")
+            raise SettingsError("timing needs warmup >= 0 and 1 <= min_repeats <= max_repeats")
 
     def repeats(self, first_ms: float) -> int:
         wanted = int(self.target_s * 1000.0 / max(first_ms, 1e-6)) + 1
@@ -46,6 +49,14 @@ class RunSettings:
         # generators (never negative): refuse it here, not as an overflow at the first write.
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-            raise ValueError(
+            raise SettingsError(
                 f"seed {str(seed)[:40]}: give an integer from 0 to {MAX_SEED} (a 64-bit integer)"
             )
+        for name in ("timeout_s", "build_timeout_s"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (value > 0 and math.isfinite(value))
+            ):  # 0 made every trial a timeout, "worker killed"
+                raise SettingsError(f"{name} {value!r}: give a number of seconds above 0")
