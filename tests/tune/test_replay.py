@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from perfport import PerfportError, RunSettings, Timing, tune
@@ -94,3 +95,21 @@ def test_time_is_refused_on_perfports_own_results(db):
     assert partial["objective"] == "median"
     # 3 of the 11 measured: the optimum is the best of those 3, and the result says how many
     assert partial["configurations"] == 3
+
+
+def test_a_strategy_that_asks_outside_the_space_is_named():
+    """A strategy of the user's own asking for 9999 ended in numpy's IndexError."""
+    from perfport._core import Param
+    from perfport.space import Space
+    from perfport.strategies import Strategy
+    from perfport.tune.replay import ReplayData, simulate
+
+    class Wild(Strategy):
+        name, summary = "wild", "asks past the end"
+
+        def ask(self) -> int | None:
+            return 9999
+
+    data = ReplayData("d", Space([Param("a", (1, 2, 3))]), np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(PerfportError, match="strategy wild asked for configuration 9999, outside"):
+        simulate(data, Wild, budget=3, seed=0)

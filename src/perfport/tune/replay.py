@@ -136,6 +136,11 @@ def simulate(data: ReplayData, factory: StrategyFactory, budget: int, seed: int)
         i = strategy.ask()
         if i is None or i in strategy.told:
             break
+        if not 0 <= i < len(data.times):  # a strategy of the user's own: name it, not numpy
+            raise PerfportError(
+                f"strategy {strategy.name} asked for configuration {i}, outside the space's "
+                f"0-{len(data.times) - 1}"
+            )
         t = data.times[i]
         value = None if np.isnan(t) else float(t)
         strategy.tell(i, value)
