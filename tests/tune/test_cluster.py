@@ -55,6 +55,13 @@ def test_local_cluster_end_to_end(db: Path) -> None:
     with connect("local", [get_device(i) for i in SUBS]) as client:
         slots = cluster_slots(client)
         assert sorted(s.device.id for s in slots) == list(SUBS)
+        # A terminal's Ctrl-C reaches the workers too: they leave it to their nannies (it
+        # stopped them mid-trial, with tracebacks, and the driver waited on them for good).
+        pids = client.run(os.getpid)
+        for pid in pids.values():
+            os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert client.run(os.getpid) == pids
         (result,) = _tune(client, db, FAST, {"n": 4096}, budget=6)
     assert result.status is CampaignStatus.BUDGET
     assert result.measured_here == 6 and result.verification == "numpy reference"

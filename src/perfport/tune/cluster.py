@@ -38,6 +38,11 @@ CONNECT_S = 10.0  # reaching the scheduler; with WORKERS_S, errors come within 3
 WORKERS_S = 15.0  # waiting for a first worker to join
 # Dask's INFO lines per worker event would bury the progress lines.
 _QUIET = {"DASK_LOGGING__DISTRIBUTED": "warning"}
+# Run in each worker process that a nanny of perfport's starts: a terminal's Ctrl-C reaches
+# the whole process group, and the nanny, which takes it, stops its worker in order (the
+# worker's own KeyboardInterrupt printed tracebacks, and the nanny "died unexpectedly").
+_IGNORE_CTRL_C = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"
+
 RETRIES = 2  # losses of a worker during one trial before it is recorded as crashed
 
 
@@ -210,6 +215,7 @@ def local_cluster(
                 "nthreads": 1,
                 "resources": {resource_name(d): 1},
                 "env": {**_QUIET, **(env or {}), ENV_DEVICES: d.id},
+                "preload": [_IGNORE_CTRL_C],
                 "dashboard": False,
             },
         }
@@ -254,6 +260,7 @@ def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
                 resources={resource_name(d): 1},
                 dashboard=False,
                 env={**_QUIET, ENV_DEVICES: d.id},
+                preload=[_IGNORE_CTRL_C],
                 name=f"perfport-{os.getpid()}-{n}",
             )
             for n, d in enumerate(devices)
@@ -269,4 +276,5 @@ def serve(address: str, devices: Sequence[DeviceInfo]) -> None:
             ) from None
         await asyncio.gather(*(n.finished() for n in nannies))
 
-    asyncio.run(run())
+    with _inherited(_QUIET):  # a worker process sets up its logging before a nanny's env
+        asyncio.run(run())

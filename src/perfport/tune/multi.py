@@ -234,9 +234,8 @@ def _run_sessions(
             kind.statuses.append(CampaignStatus.INTERRUPTED)
         print("perfport: stopping after the trials in flight (Ctrl-C again leaves them)",
               file=board.stream, flush=True)  # fmt: skip
-        # A second Ctrl-C leaves them (daemon threads): with --cluster local the first stopped
-        # the Dask workers too, and a trial on a stopped worker never ends. What the sessions
-        # stored stays; their claims lapse with their leases.
+        # A second Ctrl-C leaves them (daemon threads): a trial on a Dask worker that was lost
+        # may never end. What the sessions stored stays; their claims lapse with their leases.
         with suppress(KeyboardInterrupt):
             _wait(ended)
 
