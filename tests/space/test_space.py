@@ -146,3 +146,15 @@ def test_a_configuration_number_outside_the_space_is_refused():
     for bad in (-1, 3):  # -1 was the last configuration, 3 an IndexError from numpy
         with pytest.raises(PerfportError, match="outside the space's 0-2"):
             space.config(bad)
+
+
+def test_kernel_space_names_what_it_takes():
+    """kernel_space("stencil") and a device id ended in AttributeErrors from inside."""
+    from perfport._core import SpecError
+
+    with pytest.raises(
+        SpecError, match=r"takes a KernelSpec, not str 'stencil'; perfport\.builtin"
+    ):
+        kernel_space("stencil")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="takes a DeviceInfo, not str 'opencl:0:0'"):
+        kernel_space(builtin("stencil"), None, "opencl:0:0")  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem
+from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem, SpecError
 from perfport._core.launch import check_launch
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
@@ -116,6 +116,16 @@ def kernel_space(
     """The legal configurations of ``spec`` for ``problem`` on ``device`` (no device: only the
     kernel's own restrictions). A problem at which the kernel cannot launch (sizes below 1,
     arrays beyond the device's memory) is a SpecError here, before anything runs or is stored."""
+    if not isinstance(spec, KernelSpec):  # a name gave an AttributeError from inside
+        raise SpecError(
+            f"kernel_space takes a KernelSpec, not {type(spec).__name__} {str(spec)[:40]!r}; "
+            "perfport.builtin(NAME) or perfport.load_kernel(FILE) gives one"
+        )
+    if device is not None and not isinstance(device, DeviceInfo):
+        raise SpecError(
+            f"kernel_space takes a DeviceInfo, not {type(device).__name__} {str(device)[:40]!r}; "
+            "perfport.devices.get_device(ID) gives one"
+        )
     constants = spec.env({}, problem or Problem())
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
