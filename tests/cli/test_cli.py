@@ -431,3 +431,12 @@ def test_an_export_read_only_in_part_leaves_no_traceback(tmp_path):
     err = reader.stderr.read().decode()
     reader.wait(timeout=60)
     assert "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_space_takes_devices_as_tune_does():
+    """A device given twice was listed twice ("legal on all 2 devices"); 'all' was refused."""
+    twice = json.loads(perfport("space", "stencil", "--device", "opencl:0:0", "--device",
+                                "opencl:0:0", "--json").stdout)  # fmt: skip
+    assert "devices" not in twice and twice["device"] == "opencl:0:0"
+    every = json.loads(perfport("space", "stencil", "--device", "all", "--json").stdout)
+    assert "opencl:0:0" in every["devices"] and "common" in every
