@@ -73,6 +73,7 @@ def test_a_damaged_page_is_one_line_and_never_written(good_db, tmp_path, capsys,
     [
         "UPDATE results SET outcome = 'bogus' WHERE id = 2",
         "UPDATE results SET median_ms = 'abc' WHERE id = 2",
+        "UPDATE results SET median_ms = -1 WHERE id = 2",  # shown as -1 ms and -0.38x before
         "UPDATE configs SET key = 'not json' WHERE id = 2",
         "UPDATE configs SET key = '5' WHERE id = 1",
         "UPDATE samples SET times = x'0102' WHERE rowid = 1",

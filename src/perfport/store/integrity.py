@@ -66,8 +66,8 @@ def _rules(statuses: Iterable[str]) -> list[tuple[str, str, str]]:
     """(table, what is wrong, SQL condition of a good row)."""
     outcomes = ", ".join(f"'{o.value}'" for o in Outcome)
     states = ", ".join(f"'{s}'" for s in statuses)
-    timings = " AND ".join(
-        _OPTIONAL_NUMBER.format(c)
+    timings = " AND ".join(  # a time is never negative (a hand edit's -1 was shown as -0.38x)
+        f"{_OPTIONAL_NUMBER.format(c)} AND ({c} IS NULL OR {c} >= 0)"
         for c in ("min_ms", "median_ms", "mean_ms", "std_ms", "ci_low_ms", "ci_high_ms")
     )
     return [
