@@ -79,3 +79,11 @@ def test_the_tune_table_keeps_its_fixed_columns_and_the_metrics_that_fit():
     tiny, left_out = _fitting([row], ["GBps"], 60)  # the interval and sample count go first
     assert tiny == ["#", "configuration", "median ms", "vs default", "check"]
     assert left_out == ["95% CI ms", "samples", "GBps"]
+
+
+def test_both_roofline_metrics_read_as_percentages():
+    """results showed 'roofline 173%' beside 'roofline_same_bytes 0.3508'."""
+    from perfport.cli.render import _metric
+
+    assert _metric("roofline", 1.73) == "173%" and _metric("roofline_same_bytes", 0.3508) == "35%"
+    assert _metric("GBps", 12.345678) == "12.35"

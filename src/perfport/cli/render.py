@@ -209,7 +209,7 @@ def _fitting(
 def _metric(name: str, value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:.0%}" if name == "roofline" else f"{value:.4g}"
+    return f"{value:.0%}" if name in ("roofline", "roofline_same_bytes") else f"{value:.4g}"
 
 
 def _roofline_line(console: Console, result: TuneResult) -> None:
