@@ -125,3 +125,22 @@ def test_a_wrong_result_outweighs_an_unverified_ok_in_every_reader(db, cpu):
     assert best.best == Config.of(wg=16) and best.outcomes["wrong_result"] == 1
     assert best.unverified == 0  # wg=16 has a verified result too
     assert rows == {8: Outcome.WRONG_RESULT, 16: Outcome.OK}
+
+
+def test_two_sources_under_one_name_are_told_apart_by_their_hash(db, cpu):
+    """Two kernels named alike could not be exported one at a time: the error named neither."""
+    import dataclasses
+
+    from perfport._core import StoreError
+    from perfport.store import one_group
+
+    other = dataclasses.replace(SPEC, source=SPEC.source + "\n// another version\n")
+    with Store(db) as store:
+        for spec in (SPEC, other):
+            ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(spec.problem))
+            campaign = store.open_campaign(spec.source_hash[:8], ids, "random", 0, {},
+                                           kernel_space(spec, spec.problem, cpu).report)  # fmt: skip
+            store.record(campaign, Measurement(Config.of(wg=8), Outcome.OK, "", (1.0,)))
+        with pytest.raises(StoreError, match=f"--kernel {other.source_hash[:12]}"):
+            one_group(store)
+        assert len(one_group(store, kernel=other.source_hash[:12])) == 1

@@ -297,7 +297,11 @@ def one_group(
                          f"no results match; check {options} with 'perfport results'")  # fmt: skip
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
-        names = sorted({f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows})
+        text = {(r.device_fingerprint, r.kernel_hash, r.problem.key):
+                f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows}  # fmt: skip
+        if len(set(text.values())) < len(text):  # two sources under one name: their hashes
+            text = {g: f"{t}, --kernel {g[1][:12]}" for g, t in text.items()}
+        names = sorted(set(text.values()))
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
             f"narrow it with {options}"
