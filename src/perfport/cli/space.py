@@ -7,14 +7,11 @@ import sys
 from typing import TYPE_CHECKING
 
 import perfport
-from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, problem_values
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from perfport._core import DeviceInfo, Language
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -77,6 +74,7 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
 def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str]) -> int:
     """``--device A --device B``: each device's legal count and the configurations legal on
     every one of them (erdem2018's constraints valid for all devices of the system)."""
+    from perfport.devices import named_devices
     from perfport.kernels import resolve_kernel
     from perfport.split.pruning import common_space
     from perfport.store.formats.search_space import is_space_file, load_space_file
@@ -84,13 +82,13 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
 
     if is_space_file(args.kernel):
         definition = load_space_file(args.kernel)
-        devices = _devices(ids, None)
+        devices = named_devices(ids)
         name, problem = definition.name, {}
         spaces = [definition.space(device=d) for d in devices]
     else:
         spec = resolve_kernel(args.kernel)
         resolved = resolve_problem(spec, problem_values(args.problem))
-        devices = _devices(ids, spec.language)
+        devices = named_devices(ids, spec.language)
         name, problem = spec.name, dict(resolved)
         spaces = [perfport.kernel_space(spec, resolved, d, args.min_work_groups) for d in devices]
     result = common_space(devices, spaces)
@@ -122,18 +120,3 @@ def run_strategies(args: argparse.Namespace, console: Console) -> int:
             console.print(f"{r['name']:<12} {r['summary']}{'  (default)' if r['default'] else ''}"
                           f"{needs}", highlight=False, markup=False)  # fmt: skip
     return 0
-
-
-def _devices(ids: list[str], language: Language | None) -> list[DeviceInfo]:
-    """The devices named, or with ``all`` every device here that runs ``language`` (None: any
-    kernel), as tune takes them."""
-    from perfport._core import Language
-    from perfport.devices import get_device, list_devices
-
-    language = language or Language.PORTABLE
-    if "all" not in ids:
-        return [get_device(i, language) for i in ids]
-    devices = [d for d in list_devices() if d.backend.accepts(language)]
-    if not devices:
-        raise PerfportError(f"no device here runs {language.value} kernels; see 'perfport devices'")
-    return devices

@@ -78,19 +78,11 @@ def _on_cluster(args: argparse.Namespace, run: partial[list[TuneResult]]) -> lis
 def _local_slots(ids: list[str | None], kernel: str) -> list[Slot]:
     """A slot per given device id (``all``: every device here that runs the kernel's
     language); an id given twice is two slots on one device (e.g. a CPU's worker processes)."""
-    from perfport.devices import get_device, list_devices
+    from perfport.devices import named_devices
     from perfport.kernels import resolve_kernel
     from perfport.tune.multi import Slot
 
-    language = resolve_kernel(kernel).language
-    if "all" in ids:
-        devices = [d for d in list_devices() if d.backend.accepts(language)]
-        if not devices:
-            raise PerfportError(
-                f"no device here runs {language.value} kernels; see 'perfport devices'"
-            )
-    else:
-        devices = [get_device(i, language) for i in ids]
+    devices = named_devices(ids, resolve_kernel(kernel).language)
     seen: Counter[str] = Counter()
     slots = []
     for d in devices:

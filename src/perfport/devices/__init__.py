@@ -27,6 +27,7 @@ __all__ = [
     "default_device",
     "get_device",
     "list_devices",
+    "named_devices",
     "open_session",
     "open_sessions",
     "opencl_platform",
@@ -64,6 +65,19 @@ def default_device(language: Language = Language.PORTABLE) -> DeviceInfo:
             "pip install 'perfport[pocl]' (OpenCL on the CPU) or CuPy for CUDA"
         )
     return min(usable, key=lambda d: (_TYPE_RANK[d.type], d.backend is not Backend.OPENCL))
+
+
+def named_devices(
+    ids: Sequence[str | None], language: Language = Language.PORTABLE
+) -> list[DeviceInfo]:
+    """The devices with these ids (None: the default one), in order; with ``all`` among them,
+    every device here that runs ``language`` instead."""
+    if "all" not in ids:
+        return [get_device(i, language) for i in ids]
+    devices = [d for d in list_devices() if d.backend.accepts(language)]
+    if not devices:
+        raise DeviceError(f"no device here runs {language.value} kernels; see 'perfport devices'")
+    return devices
 
 
 def stored_device(device: str | None) -> str | None:

@@ -93,17 +93,17 @@ def confirm(
     if len(ranked) < 2:
         return None
     samples = {m.config: list(m.times_ms) for m in ranked[:top]}
-    waiting = [(m.time_ms or 0.0, m.config, list(m.times_ms)) for m in ranked[top:]]
+    waiting = ranked[top:]  # by stored median: the next one joins when it leads
     rng, started, rounds, dropped = random.Random(seed), time.monotonic(), 0, []
     while len(samples) >= 2:
         if rounds:
             if time.monotonic() - started >= max_seconds:
                 break
-            if waiting and waiting[0][0] < _ranked(samples)[0].median_ms:
+            if waiting and (waiting[0].time_ms or 0.0) < _ranked(samples)[0].median_ms:
                 # The candidates timed slower than before (a busy spell): the next one by its
                 # stored median now leads, so it is timed too, or the winner would be stale.
-                _, config, times = waiting.pop(0)
-                samples[config] = times
+                joining = waiting.pop(0)
+                samples[joining.config] = list(joining.times_ms)
             elif _separate(samples):
                 break
         order = list(samples)
