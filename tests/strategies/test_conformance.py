@@ -1,9 +1,11 @@
 """Every strategy against the same contract, on a small space with a known landscape."""
 
+import re
+
 import numpy as np
 import pytest
 
-from perfport._core import MissingExtra, Param
+from perfport._core import MissingExtra, Param, PerfportError
 from perfport.space import Constraint, Space
 from perfport.strategies import DEFAULT_STRATEGY, STRATEGIES
 from perfport.tune.replay import ReplayData, replay, simulate
@@ -221,3 +223,24 @@ def test_prior_whose_picks_fail_here_is_dropped_after_give_up():
             assert sum(i in picks for i in asked) == wasted
     with pytest.raises(ValueError, match="give_up"):
         STRATEGIES["prior"](SPACE, 0, scores=scores, give_up=0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    ("index", "value", "says"),
+    [
+        (len(SPACE), 1.0, "outside the space's 0-"),
+        (-1, 1.0, "outside the space's 0-"),
+        (1.0, 1.0, "pass the int that ask() returned"),
+        (0, float("nan"), "pass a positive finite time"),
+        (0, 0.0, "pass a positive finite time"),
+        (0, "1.0", "pass a positive finite time"),
+    ],
+)
+def test_a_bad_tell_is_named_and_changes_nothing(name, index, value, says):
+    strategy = STRATEGIES[name](SPACE, 3)
+    with pytest.raises(PerfportError, match=re.escape(says)):
+        strategy.tell(index, value)
+    assert strategy.told == {}
+    strategy.tell(np.int64(2), 3.5)  # numpy's ints are ints
+    assert strategy.told == {2: 3.5}

@@ -113,3 +113,20 @@ def test_a_strategy_that_asks_outside_the_space_is_named():
     data = ReplayData("d", Space([Param("a", (1, 2, 3))]), np.array([1.0, 2.0, 3.0]))
     with pytest.raises(PerfportError, match="strategy wild asked for configuration 9999, outside"):
         simulate(data, Wild, budget=3, seed=0)
+
+
+def test_a_zero_time_in_an_imported_cache_is_not_a_time(tmp_path):
+    """A cache's 0.0 ms (a broken timing) was the optimum every fraction was taken against,
+    and the strategies took its logarithm."""
+    from perfport.store import Store
+    from perfport.store.formats.importing import import_file
+
+    path = _skewed_cache(tmp_path / "c.json")
+    cache = json.loads(path.read_text())
+    cache["cache"]["4"].update(time=0.0, times=[0.0, 0.0, 0.0, 0.0])
+    path.write_text(json.dumps(cache))
+    db = tmp_path / "kt.db"
+    with Store(db) as store:
+        import_file(store, path)
+    result = replay_db(db, "skew", None, "bayes_sweep", budget=3, repeats=2)
+    assert result.optimum_ms == 1.0 and result.mean_best_fraction == 1.0

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from perfport._core.errors import PerfportError
 from perfport.space import Space
 
 
@@ -49,7 +51,23 @@ class Strategy(ABC):
     def ask(self) -> int | None: ...
 
     def tell(self, index: int, value: float | None) -> None:
-        self.told[index] = value
+        # A bad index or value would otherwise surface later, far from its cause: as an
+        # IndexError at the next ask, or a NaN in a surrogate's logarithms.
+        if isinstance(index, bool) or not isinstance(index, int | np.integer):
+            raise PerfportError(f"tell got index {index!r}: pass the int that ask() returned")
+        if not 0 <= index < len(self.space):
+            raise PerfportError(
+                f"tell got index {index}, outside the space's 0-{len(self.space) - 1}: "
+                "pass the number that ask() returned"
+            )
+        if value is not None and not (
+            isinstance(value, int | float | np.number) and math.isfinite(value) and value > 0
+        ):
+            raise PerfportError(
+                f"tell got value {value!r}: pass a positive finite time (lower is better), "
+                "or None for a failed configuration"
+            )
+        self.told[int(index)] = value
 
     def plan(self) -> Sequence[int] | None:
         """Every index this strategy will ask for, in order, when that is fixed up front

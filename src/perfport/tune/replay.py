@@ -115,7 +115,7 @@ class ReplayData:
             i = space.index(r.config)
             if i is not None and r.ok:
                 ms = _objective_ms(r, objective)
-                times[i] = np.nan if ms is None else ms
+                times[i] = ms if ms is not None and ms > 0 else np.nan  # 0 ms: not a time
         if not np.isfinite(times).any():
             raise PerfportError("the selected results have no successful measurement to replay")
         first = rows[0]
