@@ -158,3 +158,38 @@ def test_kernel_space_names_what_it_takes():
         kernel_space("stencil")  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="takes a DeviceInfo, not str 'opencl:0:0'"):
         kernel_space(builtin("stencil"), None, "opencl:0:0")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("block", [3, 1 << 24])
+def test_division_by_zero_in_a_constraint_follows_python(monkeypatch, block):
+    """numpy's 8 % 0 is 0 and 8 / 0 is inf, so an unguarded constraint kept configurations
+    that fail at launch; a guarded one must still keep what Python keeps."""
+    import perfport.space.space as space_module
+    from perfport._core import Expr, SpecError
+
+    monkeypatch.setattr(space_module, "_BLOCK", block)
+    params = [Param("a", (4, 6, 8)), Param("b", (0, 1, 2, 3))]
+    cases = {
+        "b != 0 and a % b == 0": lambda a, b: b != 0 and a % b == 0,
+        "b == 0 or a % b == 0": lambda a, b: b == 0 or a % b == 0,
+        "(a // b if b else a) >= 3": lambda a, b: (a // b if b else a) >= 3,
+    }
+    for text, rule in cases.items():
+        space = Space(params, [Constraint.of("a > 4"), Constraint.of(text)])
+        expected = [
+            {"a": a, "b": b}
+            for a, b in itertools.product((4, 6, 8), (0, 1, 2, 3))
+            if a > 4 and rule(a, b)
+        ]
+        assert [dict(c) for c in space] == expected, text
+        assert sum(n for _, n, _ in space.report.removed_by) == 12 - len(expected)
+    for text in ("a % b == 0", "a / b > 2"):
+        with pytest.raises(SpecError, match=r"fails for a=6, b=0: .*by zero; guard it"):
+            Space(params, [Constraint.of("a > 4"), Constraint.of(text)])
+    # A derived value that divides by zero is read one configuration at a time, after the
+    # constraints before it have removed what it cannot be computed for.
+    derived = [("per", Expr("a // b"))]
+    space = Space(params, [Constraint.of("b > 1"), Constraint.of("per >= 3")], derived=derived)
+    assert [dict(c) for c in space] == [{"a": 6, "b": 2}, {"a": 8, "b": 2}]
+    with pytest.raises(SpecError, match=r"'a // b' fails for a=4, b=0"):
+        Space(params, [Constraint.of("per >= 3")], derived=derived)

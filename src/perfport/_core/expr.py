@@ -120,12 +120,19 @@ class Expr:
             ) from None
         return result.item() if isinstance(result, np.generic) else result
 
-    def vector(self, env: Env) -> Any:
-        """Evaluate elementwise on numpy arrays (scalars broadcast)."""
+    def vector(self, env: Env, strict: bool = False) -> Any:
+        """Evaluate elementwise on numpy arrays (scalars broadcast). ``strict``: a division
+        by zero or an invalid value (where ``value`` would raise) raises FloatingPointError
+        instead of giving numpy's 0, inf or nan, so the caller can apply Python's rules."""
+        errors = (
+            np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore")
+            if strict
+            else np.errstate(all="ignore")
+        )
         try:
-            with np.errstate(all="ignore"):
+            with errors:
                 return self._vector(env)
-        except ExpressionError:
+        except (ExpressionError, FloatingPointError):
             raise
         except _FAILURES as exc:
             raise ExpressionError(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Expr, Param, PerfportError, SpecError, value_key
+from perfport._core import Config, Expr, ExpressionError, Param, PerfportError, SpecError, value_key
 from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
@@ -174,11 +174,11 @@ class Space:
         kept: list[np.ndarray] = []
         total = 0
         for block, base in self._blocks():
-            env = self._grid(block)
+            env, unsafe = self._grid(block)
             mask = np.ones(tuple(len(b) for b in block), dtype=bool)
             alive = mask.size
             for i, c in enumerate(self.constraints):
-                mask &= self._verdict(c, block, mask, env)
+                mask &= self._verdict(c, block, mask, env, unsafe)
                 now = int(np.count_nonzero(mask))
                 removed[i] += alive - now
                 alive = now
@@ -192,25 +192,50 @@ class Space:
         return np.concatenate(kept), removed
 
     def _verdict(
-        self, c: Constraint, block: Sequence[range], mask: np.ndarray, env: Mapping[str, Any]
+        self,
+        c: Constraint,
+        block: Sequence[range],
+        mask: np.ndarray,
+        env: Mapping[str, Any],
+        unsafe: frozenset[str] = frozenset(),
     ) -> np.ndarray:
         """Where ``c`` holds on a block: an expression on the whole grid at once; a function
-        on each configuration still alive (``mask``), as a dict of the parameters' values."""
-        if c.expr is not None:
-            return np.asarray(c.expr.vector(env), dtype=bool)
-        assert c.func is not None
+        on each configuration still alive (``mask``), as a dict of the parameters' values.
+        An expression that divides by zero somewhere, or reads a derived value that does
+        (``unsafe``), is also taken one configuration at a time, by Python's rules, as it
+        would be at launch: numpy's 0 or inf would keep configurations that cannot run,
+        and a guard (``b != 0 and a % b == 0``) must protect as it does in Python."""
+        if c.expr is not None and not c.expr.names & unsafe:
+            try:
+                return np.asarray(c.expr.vector(env, strict=True), dtype=bool)
+            except FloatingPointError:
+                pass
         out = np.zeros(mask.shape, dtype=bool)
         for pos in zip(*np.nonzero(mask), strict=True) if mask.ndim else [()]:
             config = {p.name: p.values[b.start + int(i)]
                       for p, b, i in zip(self.params, block, pos, strict=True)}  # fmt: skip
+            out[pos] = self._holds(c, config)
+        return out
+
+    def _holds(self, c: Constraint, config: dict[str, Any]) -> bool:
+        """Whether ``c`` holds for one configuration, or a one-line SpecError."""
+        if c.expr is None:
+            assert c.func is not None
             try:
-                out[pos] = bool(c.func(config))
+                return bool(c.func(config))
             except Exception as exc:  # the user's own code: name it and the configuration
                 raise SpecError(
                     f"restriction {c.label[:80]} raised {type(exc).__name__}: "
                     f"{str(exc)[:80]} for {config}; fix the function"
                 ) from None
-        return out
+        env = {**self._constants, **config}
+        fix = "; guard it (as in 'b != 0 and a % b == 0') or leave such values out"
+        try:
+            for name, expr in self._derived:
+                env[name] = expr.value(env)
+            return bool(c.expr.value(env))
+        except ExpressionError as exc:
+            raise SpecError(f"{exc}{fix}") from None
 
     def _blocks(self) -> Iterator[tuple[list[range], int]]:
         """Sub-grids that tile the space in row-major order: the position ranges of each axis
@@ -231,8 +256,9 @@ class Space:
                 )
                 yield block, base
 
-    def _grid(self, block: Sequence[range]) -> dict[str, Any]:
-        """Names -> values on an open grid (axis i holds parameter i) over one block."""
+    def _grid(self, block: Sequence[range]) -> tuple[dict[str, Any], frozenset[str]]:
+        """Names -> values on an open grid (axis i holds parameter i) over one block, and
+        the derived values that divide by zero somewhere on it (or read one that does)."""
         env = dict(self._constants)
         ndim = len(self.params)
         for axis, (p, values, positions) in enumerate(
@@ -241,9 +267,16 @@ class Space:
             shape = [1] * ndim
             shape[axis] = -1
             env[p.name] = values[positions.start : positions.stop].reshape(shape)
+        unsafe: set[str] = set()
         for name, expr in self._derived:
-            env[name] = expr.vector(env)
-        return env
+            try:
+                if expr.names & unsafe:
+                    raise FloatingPointError
+                env[name] = expr.vector(env, strict=True)
+            except FloatingPointError:
+                unsafe.add(name)
+                env[name] = expr.vector(env)  # a placeholder: readers go one by one
+        return env, frozenset(unsafe)
 
     def _env(self, flat: np.ndarray) -> dict[str, Any]:
         env = dict(self._constants)
