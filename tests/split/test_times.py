@@ -106,6 +106,26 @@ def test_given_times_plan_and_only_the_fastest_device_runs_alone(two, monkeypatc
         split_run(builtin("convolution"), Problem.of(n=2000), two, times={"opencl:0:0.0": 1.0})
 
 
+def test_a_sweep_that_gave_the_device_planned_slower_everything_can_make_it_the_best(two):
+    """With times given, only the device planned faster runs alone; a sweep's end point that
+    gives the other device the whole extent is that device alone, and may be the faster."""
+    from perfport.split.sweep import SweepPoint
+
+    out = split_run(builtin("convolution"), Problem.of(n=20000, mask=33), two,
+                    target_s=0.02, plan_from="eq4", times={"opencl:0:0.0": 3.0, "opencl:0:0.1": 1.0})  # fmt: skip
+    alone = out.single[1]
+    assert out.single[0] is None and alone is not None
+    out = dataclasses.replace(out, verified=False)  # the split itself out of the running
+    assert out.decision == "opencl:0:0.1"
+    quick = dataclasses.replace(alone, wall_ms=alone.wall_ms / 4, kernel_ms=alone.kernel_ms)
+    everything_on_0 = SweepPoint(1.0, ((0, 20000), (20000, 20000)), quick, True)
+    swept = dataclasses.replace(out, sweep=(everything_on_0,))
+    assert swept.best_single == 0 and swept.decision == "opencl:0:0.0"
+    assert swept.to_json()["best_single"] == {"device": "opencl:0:0.0", "time_ms": quick.wall_ms}
+    wrong = dataclasses.replace(out, sweep=(dataclasses.replace(everything_on_0, verified=False),))
+    assert wrong.decision == "opencl:0:0.1"  # a wrong output never decides
+
+
 def test_measured_times_run_every_device_alone(two):
     out = split_run(builtin("convolution"), Problem.of(n=20000, mask=33), two, target_s=0.02,
                     plan_from="eq4")  # fmt: skip
