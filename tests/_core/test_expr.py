@@ -70,3 +70,118 @@ def test_pickles_by_text():
 
     e = pickle.loads(pickle.dumps(Expr("a + 1")))
     assert e.value({"a": 1}) == 2
+
+
+# ---- the vectorised evaluation against Python itself -------------------------------------
+# Expressions over two ints (zero and negatives included) and a condition, as restrictions
+# are written; Python's eval of the same text (this test's own input) is the reference.
+A = np.array([-3, 0, 1, 2, 5, 64, 2**40])
+B = np.array([0, 1, 3, 16])
+C = np.array([False, True])
+GRID = {"a": A[:, None, None], "b": B[None, :, None], "c": C[None, None, :]}
+
+_LEAVES = ["a", "b", "c", "0", "1", "2", "3", "64", "2**62", "10**20", "True"]
+_BINARY = ["+", "-", "*", "//", "%", "/", "**", "<<", "&", "|", "<", "<=", "==", "!=", "and", "or"]
+
+
+def _expressions():
+    from hypothesis import strategies as st
+
+    leaf = st.sampled_from(_LEAVES)
+
+    def grow(inner):
+        return st.one_of(
+            st.builds(lambda x, op, y: f"({x} {op} {y})", inner, st.sampled_from(_BINARY), inner),
+            st.builds(lambda x: f"(-{x})", inner),
+            st.builds(lambda x: f"(not {x})", inner),
+            st.builds(lambda x, y, z: f"({x} if {y} else {z})", inner, inner, inner),
+            st.builds(lambda x, y: f"min({x}, {y})", inner, inner),
+        )
+
+    return st.recursive(leaf, grow, max_leaves=6)
+
+
+def _python(text, a, b, c):
+    try:
+        return ("value", eval(text, {"min": min}, {"a": a, "b": b, "c": c}))
+    except (ArithmeticError, ValueError, TypeError):
+        return ("error", None)
+    except MemoryError:  # a power past any bound: perfport refuses it before computing
+        return ("huge", None)
+
+
+def _same(x, y) -> bool:
+    if isinstance(x, float) or isinstance(y, float):
+        x, y = float(x), float(y)
+        return x == y or (np.isnan(x) and np.isnan(y)) or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
+    return x == y
+
+
+def _check_against_python(text):
+    """Each point as Python has it (the scalar evaluation too); the whole grid at once where
+    it evaluates: it may instead hand a division by zero back to its caller, who then goes
+    one point at a time, or refuse the expression where some point cannot be had at all."""
+    from hypothesis import assume
+
+    try:
+        expr = Expr(text)
+    except ExpressionError:  # a size the bounds refuse, as they do for Python's values too
+        assume(False)
+    try:
+        grid = np.broadcast_to(expr.vector(GRID, strict=True), (len(A), len(B), len(C)))
+    except FloatingPointError:
+        grid = None
+    except ExpressionError:
+        grid = "refused"  # a str, never an array
+    refused_somewhere = False
+    for i, j, k in np.ndindex(len(A), len(B), len(C)):
+        a, b, c = int(A[i]), int(B[j]), bool(C[k])
+        try:
+            one = ("value", expr.value({"a": a, "b": b, "c": c}))
+        except ExpressionError as exc:
+            one = ("error", None)
+            if "that large" in str(exc) or "exponent larger" in str(exc):  # the bounds
+                refused_somewhere = True
+                continue
+        refused_somewhere |= one[0] == "error"
+        kind, want = _python(text, a, b, c)
+        if kind == "huge" or (isinstance(want, int) and abs(want) > 2**4096):
+            assert one[0] == "error", text  # past the bounds, which refuse it
+            continue
+        where = (text, a, b, c, one, want)
+        assert one[0] == kind and (kind == "error" or _same(one[1], want)), where
+        if kind == "value" and isinstance(grid, np.ndarray):
+            assert _same(grid[i, j, k], want), (text, a, b, c, grid[i, j, k], want)
+    assert not isinstance(grid, str) or refused_somewhere, text
+
+
+def test_vector_and_scalar_evaluation_give_pythons_results():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(_expressions())
+    def check(text):
+        _check_against_python(text)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(a >= 2) + (b >= 3) <= 1",  # conditions add as 0 and 1
+        "c + c == 2",
+        "a * 2**60 < 2**62",  # 64 bits would wrap
+        "2**a > 1000",
+        "a ** 10 > 10**15",
+        "(a or 64) >= 32",  # and/or give an operand, not True
+        "(c and a) >= 16",
+        "(c or b) == 1",
+        "2 ** -b < 1",  # a negative integer power is a float
+        "-(a > 16)",
+        "10**20 // (a + 4) > 10**18",
+        "b != 0 and a % b == 0",
+    ],
+)
+def test_the_cases_numpy_got_wrong(text):
+    _check_against_python(text)

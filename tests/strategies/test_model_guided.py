@@ -41,10 +41,10 @@ def test_it_asks_in_predicted_order_and_reranks_after_each_refit():
     order = [1]
     while (i := s.ask()) is not None:
         order.append(i)
-        s.tell(i, None if i == 4 else float(i))
+        s.tell(i, None if i == 4 else i + 1.0)
     assert order == [1, 4, 2, 3, 0]  # re-ranked by the refitted predictions
-    assert ranker.seen[-1] == {1: 7.0, 2: 2.0, 3: 3.0, 0: 0.0}  # failures are not data
-    assert s.best == (0, 0.0)
+    assert ranker.seen[-1] == {1: 7.0, 2: 3.0, 3: 4.0, 0: 1.0}  # failures are not data
+    assert s.best == (0, 1.0)
 
 
 def test_without_refits_the_first_ranking_holds_and_nan_comes_last():

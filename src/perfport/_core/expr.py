@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,8 +62,8 @@ def _is_pow2(x: Any) -> Any:
 
 # name -> (scalar implementation, vector implementation)
 FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
-    "min": (min, lambda *a: np.minimum.reduce(np.broadcast_arrays(*a))),
-    "max": (max, lambda *a: np.maximum.reduce(np.broadcast_arrays(*a))),
+    "min": (min, lambda *a: np.minimum.reduce(np.broadcast_arrays(*_fit(a)))),
+    "max": (max, lambda *a: np.maximum.reduce(np.broadcast_arrays(*_fit(a)))),
     "abs": (abs, np.abs),
     "ceil": (math.ceil, lambda x: np.ceil(x).astype(np.int64)),
     "floor": (math.floor, lambda x: np.floor(x).astype(np.int64)),
@@ -121,9 +121,12 @@ class Expr:
         return result.item() if isinstance(result, np.generic) else result
 
     def vector(self, env: Env, strict: bool = False) -> Any:
-        """Evaluate elementwise on numpy arrays (scalars broadcast). ``strict``: a division
-        by zero or an invalid value (where ``value`` would raise) raises FloatingPointError
-        instead of giving numpy's 0, inf or nan, so the caller can apply Python's rules."""
+        """Evaluate elementwise on numpy arrays (scalars broadcast), with Python's results
+        where they can be had for the whole grid at once. ``strict``: where some point fails
+        (a division by zero, a value past the bounds, a negative shift), or numpy would give
+        its 0, inf or nan where Python raises, raise FloatingPointError: the point may lie
+        in a branch Python would not have taken (numpy evaluates both sides of ``and`` and
+        ``if``), so the caller goes point by point with ``value``."""
         errors = (
             np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore")
             if strict
@@ -132,12 +135,22 @@ class Expr:
         try:
             with errors:
                 return self._vector(env)
-        except (ExpressionError, FloatingPointError):
+        except _Unbounded as exc:
+            if strict:
+                raise FloatingPointError(str(exc)) from None
             raise
-        except _FAILURES as exc:
+        except ExpressionError:
+            raise
+        except (FloatingPointError, *_FAILURES) as exc:
+            if strict and not isinstance(exc, MemoryError):  # a grid too large: no retry
+                raise FloatingPointError(str(exc)) from None
             raise ExpressionError(
                 f"{self.what}: {_short(self.text)} fails: {_reason(exc)}"
             ) from None
+
+
+class _Unbounded(ExpressionError):
+    """A bound exceeded somewhere on a grid evaluated whole."""
 
 
 # What evaluating a well-formed expression on the wrong values raises (MemoryError: numpy
@@ -184,6 +197,12 @@ class _Compiler:
 
     def fail(self, message: str) -> ExpressionError:
         return ExpressionError(f"{self.expr.what}: {_short(self.expr.text)}: {message}")
+
+    def beyond(self, message: str) -> ExpressionError:
+        """A value past the bounds. On a whole grid it may lie in a branch Python would not
+        have taken (``x if c else 2**y``), so a strict caller retries point by point."""
+        error = _Unbounded if self.vector else ExpressionError
+        return error(f"{self.expr.what}: {_short(self.expr.text)}: {message}")
 
     def compile(self, node: ast.AST) -> _Node:
         method = getattr(self, f"_{type(node).__name__}", None)
@@ -235,30 +254,42 @@ class _Compiler:
             raise fail(f"exponent larger than {_MAX_EXPONENT}")
         checked_power = isinstance(node.op, ast.Pow) and not constant
 
+        beyond = self.beyond
+
         def binary(env: Env) -> Any:
             a, b = left(env), right(env)
             if checked_power and _large_exponent(b):
-                raise fail(f"exponent larger than {_MAX_EXPONENT}")
+                raise beyond(f"exponent larger than {_MAX_EXPONENT}")
             try:
                 return apply(a, b)
             except CostError as exc:
-                raise fail(str(exc)) from None
+                raise beyond(str(exc)) from None
 
         return binary
 
     def _UnaryOp(self, node: ast.UnaryOp) -> _Node:
         operand = self.compile(node.operand)
         if isinstance(node.op, ast.USub):
-            return lambda env: -operand(env)
+            return lambda env: -_as_number(operand(env))
         if isinstance(node.op, ast.UAdd):
-            return operand
+            return lambda env: +_as_number(operand(env))
         if isinstance(node.op, ast.Invert):
-            return lambda env: ~operand(env)
+            fail = self.fail
+
+            def invert(env: Env) -> Any:
+                value = operand(env)
+                if _is_bool(value):  # Python's ~True is -2, numpy's False: neither is meant
+                    raise fail("~ of a condition is ambiguous; negate it with 'not'")
+                return ~value
+
+            return invert
         if self.vector:
             return lambda env: np.logical_not(operand(env))
         return lambda env: not operand(env)
 
     def _BoolOp(self, node: ast.BoolOp) -> _Node:
+        """Python's ``and``/``or``: the operand that decides, not True or False, so
+        ``(bx or 64) >= 32`` means what it means in Python."""
         values = [self.compile(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
         if self.vector:
@@ -267,18 +298,31 @@ class _Compiler:
             def vector_bool(env: Env) -> Any:
                 result = values[0](env)
                 for v in values[1:]:
-                    result = combine(result, v(env))
+                    other = v(env)
+                    if _is_bool(result) and _is_bool(other):
+                        result = combine(result, other)
+                    else:
+                        truth = np.asarray(result).astype(bool)
+                        picked = (other, result) if is_and else (result, other)
+                        result = np.where(truth, *_fit(picked))
                 return result
 
             return vector_bool
-        if is_and:
-            return lambda env: all(v(env) for v in values)
-        return lambda env: any(v(env) for v in values)
+
+        def scalar_bool(env: Env) -> Any:
+            result: Any = None
+            for v in values:
+                result = v(env)
+                if bool(result) is not is_and:  # and: the first falsy; or: the first truthy
+                    return result
+            return result
+
+        return scalar_bool
 
     def _IfExp(self, node: ast.IfExp) -> _Node:
         test, body, orelse = (self.compile(n) for n in (node.test, node.body, node.orelse))
         if self.vector:
-            return lambda env: np.where(test(env), body(env), orelse(env))
+            return lambda env: np.where(test(env), *_fit((body(env), orelse(env))))
         return lambda env: body(env) if test(env) else orelse(env)
 
     def _Compare(self, node: ast.Compare) -> _Node:
@@ -291,10 +335,9 @@ class _Compiler:
             result: Any = True
             for op, operand in zip(ops, operands[1:], strict=True):
                 right = operand(env)
-                outcome = op(left, right)
                 if vector:
-                    result = np.logical_and(result, outcome)
-                elif not outcome:
+                    result = np.logical_and(result, op(*_fit((left, right))))
+                elif not op(left, right):
                     return False
                 left = right
             return result
@@ -321,13 +364,13 @@ class _Compiler:
             raise self.fail("function calls take plain positional arguments only")
         func = FUNCTIONS[node.func.id][1 if self.vector else 0]
         args = [self.compile(a) for a in node.args]
-        fail = self.fail
+        beyond = self.beyond
 
         def call(env: Env) -> Any:
             try:
                 return check_result(func(*(a(env) for a in args)))
             except CostError as exc:
-                raise fail(str(exc)) from None
+                raise beyond(str(exc)) from None
 
         return call
 
@@ -338,22 +381,88 @@ def _large_exponent(b: Any) -> bool:
     return bool(np.any(np.abs(b) > _MAX_EXPONENT))
 
 
+# Arithmetic, where Python's True is 1 (numpy's bool + bool is "or", -bool an error).
+_ARITHMETIC = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+                         ast.LShift, ast.RShift})  # fmt: skip
+# Integer operations whose result can outgrow numpy's 64 bits, where Python's ints grow.
+_GROWING = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Pow, ast.LShift})
+_INT64_SAFE = 2.0**62  # below this a float's estimate of an int64 result cannot have wrapped
+
+
 def _vector_operation(op: Callable[[Any, Any], Any], op_type: type) -> Callable[[Any, Any], Any]:
-    """``op`` elementwise. Numbers in numeric arrays have fixed widths, so they cost what
-    their arrays cost; Python values (scalars, and object arrays of strings or large integers)
-    go through the same bounds as in scalar mode, element by element."""
+    """``op`` elementwise with Python's results. Numbers in numeric arrays have fixed widths,
+    so they cost what their arrays cost; Python values (scalars, object arrays of strings or
+    large integers) go through the same bounds as in scalar mode, element by element, and so
+    do integers that 64 bits would wrap and negative integer powers (Python's are floats)."""
     scalar = bounded(op_type, op)
     elementwise = np.frompyfunc(scalar, 2, 1)
+    arithmetic = op_type in _ARITHMETIC
+
+    def by_element(a: Any, b: Any) -> Any:
+        return elementwise(_objects(a), _objects(b))
 
     def apply(a: Any, b: Any) -> Any:
         arrays = [x for x in (a, b) if isinstance(x, np.ndarray)]
-        if not arrays:
-            return scalar(a, b)
-        if any(x.dtype == object for x in arrays):
-            return elementwise(a, b)
+        if not arrays:  # numpy's scalars (a reduction's result) as Python's numbers
+            return scalar(_objects(a), _objects(b))
+        if any(x.dtype == object for x in arrays) or _huge(a) or _huge(b):
+            return by_element(a, b)
+        if arithmetic:
+            a, b = _as_number(a), _as_number(b)
+        if _integral(a) and _integral(b) and _outgrows_int64(op_type, op, a, b):
+            return by_element(a, b)
         return op(a, b)
 
     return apply
+
+
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool | np.bool_) or (isinstance(x, np.ndarray) and x.dtype == bool)
+
+
+def _as_number(x: Any) -> Any:
+    """Python's arithmetic on a condition: True is 1."""
+    if isinstance(x, np.ndarray) and x.dtype == bool:
+        return x.astype(np.int64)
+    return int(x) if isinstance(x, bool | np.bool_) else x
+
+
+def _integral(x: Any) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "iu"
+    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
+
+
+def _huge(x: Any) -> bool:
+    """A Python int numpy cannot hold in 64 bits (numpy would refuse it, not compute)."""
+    return type(x) is int and not -(2**63) <= x < 2**63
+
+
+def _fit(values: Sequence[Any]) -> Sequence[Any]:
+    """Values numpy can combine: as Python objects when one is an int too large for it."""
+    if not any(_huge(v) for v in values):
+        return values
+    return [np.asarray(_objects(v), dtype=object) for v in values]
+
+
+def _objects(x: Any) -> Any:
+    """Python values: an array of Python ints and floats, or a Python number."""
+    if isinstance(x, np.ndarray):
+        return x.astype(object)
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def _outgrows_int64(op_type: type, op: Callable[[Any, Any], Any], a: Any, b: Any) -> bool:
+    """Whether an integer operation's exact result needs Python's ints: too large for 64
+    bits, or a negative power (a float in Python; numpy refuses it)."""
+    if op_type in (ast.Pow, ast.LShift, ast.RShift) and np.any(np.asarray(b) < 0):
+        return True  # Python: a float, or a ValueError; numpy: an error, or any number
+    if op_type not in _GROWING:
+        return False
+    fa, fb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        estimate = fa * 2.0**fb if op_type is ast.LShift else op(fa, fb)
+    return not bool(np.all(np.abs(estimate) < _INT64_SAFE))  # inf and nan fail too
 
 
 def _member_scalar(item: Any, collection: Any) -> bool:
