@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from typing import TYPE_CHECKING, TextIO
@@ -113,7 +114,7 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
 def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import stored_device
     from perfport.store import Store, export_keys, export_rows, write_csv, write_json
-    from perfport.store.formats.kt_cache import to_kt_cache
+    from perfport.store.formats.kt_cache import kt_cache_text, to_kt_cache
     from perfport.store.formats.t4 import to_t4
     from perfport.store.queries import no_match
 
@@ -137,7 +138,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
             count = len(document.get("cache") or document.get("results") or [])
 
             def write(out: TextIO) -> int:
-                json.dump(document, out)
+                out.write(kt_cache_text(document) if fmt == "kt-cache" else json.dumps(document))
                 return count
         else:
             unmatched = no_match(store, args.kernel, args.device)
@@ -151,7 +152,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
 
         try:
             if args.output:
-                with open(args.output, "w", newline="") as out:
+                with _opened(args.output) as out:
                     n = write(out)
                 print(f"wrote {n} results to {args.output}", file=sys.stderr)
             else:
@@ -160,3 +161,10 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
             if fmt not in ("kt-cache", "t4"):
                 rows.close()  # while the store is open: a reader that stopped early (| head)
     return 0
+
+
+def _opened(path: str) -> TextIO:
+    """An output file, gzipped when its name says so (as import reads it)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "wt", newline="")
+    return open(path, "w", newline="")

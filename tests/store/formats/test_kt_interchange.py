@@ -8,9 +8,13 @@ an int), and ``tune_params_keys`` equals ``list(tune_params)`` in order; each ca
 values joined by commas in that order; the best is the entry with the lowest float ``time``.
 Its cache file is written header-first, ending in ``"cache": {``, then one entry per line
 followed by a comma; the closing braces come only when a run ends, and reading a file without
-them closes it (a trailing comma dropped, then ``}\\n}``).
+them closes it (a trailing comma dropped, then ``}\\n}``). A run given a closed cache
+(stripped, ending in ``}\\n}`` or ``}}}``) cuts its last three characters, adds a comma,
+appends ``"\\n" + json.dumps({key: entry})[1:-1] + ","`` per new entry, and at its end
+replaces the last comma with ``}\\n}``.
 """
 
+import gzip
 import json
 import subprocess
 import sys
@@ -22,7 +26,7 @@ from perfport._core import ArrayArg, KernelSpec, Param, ParamKind, StoreError
 from perfport.store import CampaignStatus, Store, best_results
 from perfport.store.formats.imported import external_device
 from perfport.store.formats.importing import import_file, parse
-from perfport.store.formats.kt_cache import to_kt_cache
+from perfport.store.formats.kt_cache import kt_cache_text, problem_size, to_kt_cache
 from perfport.store.formats.untrusted import read_json
 
 SOURCE = "__kernel void stencil_step(__global float* x) { x[get_global_id(0)] += 1.0f; }"
@@ -92,6 +96,40 @@ def test_export_is_what_kernel_tuner_writes(db):
     assert dict(best.best) == {"tile": 1, "block_size_x": 32}
 
 
+def _kernel_tuner_adds(text, entries):
+    """What a Kernel Tuner run given this closed cache leaves in the file (module docstring)."""
+    text = text.strip()
+    assert text[-3:] in ("}\n}", "}}}"), "Kernel Tuner would take the file as left open"
+    text = text[:-3] + ","
+    for key, entry in entries.items():
+        text += "\n" + json.dumps({key: entry})[1:-1] + ","
+    return text[:-1] + "}\n}"
+
+
+def test_kernel_tuner_can_add_to_an_exported_cache(db):
+    """An export ending in }}} lost its last entry's brace when Kernel Tuner added to it, and
+    neither tool could read the file again."""
+    with Store(db) as store:
+        _store(store)
+        cache = to_kt_cache(store)
+    text = kt_cache_text(cache)
+    assert json.loads(text) == cache
+    new = {"1,64": {"tile": 1, "block_size_x": 64, "time": 0.5, "times": [0.5]}}
+    grown = json.loads(_kernel_tuner_adds(text, new))
+    assert grown["cache"] == {**cache["cache"], **new}
+    assert (
+        json.loads(_kernel_tuner_adds(text, {}))["cache"] == cache["cache"]
+    )  # a run that adds nothing
+
+
+def test_a_square_kernels_problem_size_names_each_dimension():
+    """Kernel Tuner's matmul passes (n, n); the export wrote n once, which it refuses."""
+    spec = {"global_size": ["n / tile", "ceil_div(n, 4) * 4", "1"]}
+    assert problem_size(spec, Problem.of(n=128)) == [128, 128]
+    assert problem_size({"global_size": ["nx * 2", "ny"]}, Problem.of(nx=8, ny=4)) == [8, 4]
+    assert problem_size({"global_size": ["n"]}, Problem.of(n=8)) == 8
+
+
 def test_export_parse_names_the_same_best(db, tmp_path):
     path = tmp_path / "exported.json"
     with Store(db) as store:
@@ -133,6 +171,13 @@ def test_export_one_of_several_problems(db, tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "o.json").read_text())["problem_size"] == [256, 64]
+    assert (tmp_path / "o.json").read_text().endswith("}}\n}")  # as Kernel Tuner closes it
+    gz = tmp_path / "o.json.gz"  # was plain JSON under a .gz name
+    done = subprocess.run([*done.args[:-1], str(gz)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(gzip.decompress(gz.read_bytes())) == json.loads(
+        (tmp_path / "o.json").read_text()
+    )
 
 
 def _open_ended(entries, trailing=",\n"):

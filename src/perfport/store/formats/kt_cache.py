@@ -12,6 +12,7 @@ written, and every error is one line that names the file, the problem and the fi
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -313,6 +314,16 @@ def to_kt_cache(
     }  # fmt: skip
 
 
+def kt_cache_text(document: Mapping[str, Any]) -> str:
+    """A cache document as Kernel Tuner closes its own files: ``}\n}`` at the end. A run that
+    adds to a cache cuts a closed file's last three characters and appends; cut from ``}}}``,
+    that left the last entry open and the file unreadable to both tools."""
+    text = json.dumps(document)
+    if document.get("cache") and list(document)[-1] == "cache":
+        text = text[:-1] + "\n}"
+    return text
+
+
 def problem_size(spec: Mapping[str, Any], problem: Problem) -> Any:
     """Kernel Tuner's ``problem_size``: the problem values the kernel's global size is made
     of, dimension by dimension (one number for one dimension, as Kernel Tuner writes an int
@@ -324,10 +335,9 @@ def problem_size(spec: Mapping[str, Any], problem: Problem) -> Any:
         values: list[Any] = [int(x) if x.isdigit() else x for x in parts]
     else:
         names: list[str] = []
-        for text in spec.get("global_size") or []:
-            for name in re.findall(r"[A-Za-z_]\w*", str(text)):
-                if name in problem and name not in names:
-                    names.append(name)
+        for text in spec.get("global_size") or []:  # a square matmul's (n, n) keeps both
+            used = re.findall(r"[A-Za-z_]\w*", str(text))
+            names += [n for n in dict.fromkeys(used) if n in problem]
         if not names:  # the spec's own order, where it has one
             names = [n for n in spec.get("problem") or problem if n in problem]
         values = [problem[n] for n in names if _numeric(problem[n])]
