@@ -101,9 +101,11 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         render.print_json({**imported.to_json(), "added": added})
     elif added or not imported.measurements:
+        total = len(imported.measurements)
+        known = f"; {total - added} were in from an earlier import" if added < total else ""
         console.print(
-            f"imported {len(imported.measurements)} configurations ({imported.failed} failed) of "
-            f"{imported.kernel} on {imported.device} from {args.file} into {args.db}"
+            f"imported {total} configurations ({imported.failed} failed) of {imported.kernel} "
+            f"on {imported.device} from {args.file} into {args.db}{known}"
         )
     else:
         console.print(f"{args.file} is already in {args.db} as {imported.kernel} on "

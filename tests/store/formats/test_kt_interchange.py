@@ -25,7 +25,7 @@ from perfport import Config, Measurement, Outcome, Problem
 from perfport._core import ArrayArg, KernelSpec, Param, ParamKind, StoreError
 from perfport.store import CampaignStatus, Store, best_results
 from perfport.store.formats.imported import external_device
-from perfport.store.formats.importing import import_file, parse
+from perfport.store.formats.importing import import_file, parse, store_imported
 from perfport.store.formats.kt_cache import kt_cache_text, problem_size, to_kt_cache
 from perfport.store.formats.untrusted import read_json
 
@@ -180,10 +180,10 @@ def test_export_one_of_several_problems(db, tmp_path):
     )
 
 
-def _open_ended(entries, trailing=",\n"):
+def _open_ended(entries, trailing=",\n", declared=None):
     """A cache as Kernel Tuner leaves it when its run is killed (see the module docstring)."""
     header = {"device_name": "Test GPU", "kernel_name": "vector_add", "problem_size": 4096,
-              "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": entries},
+              "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": declared or entries},
               "objective": "time", "cache": {}}  # fmt: skip
     text = json.dumps(header, indent="")[:-3]
     for b in entries:
@@ -239,3 +239,22 @@ def test_a_store_from_before_the_device_was_in_the_key_adds_nothing(db, tmp_path
         import_file(store, path)
         assert [tuple(r) for r in store.query("SELECT key FROM campaigns")] == [(legacy,)]
         assert store.query("SELECT count(*) FROM results")[0][0] == 2
+
+
+def test_a_grown_cache_adds_only_its_new_entries(db, tmp_path):
+    """A Kernel Tuner cache imported again after its run went on: its old entries were
+    stored again in a campaign of their own, and the count said all of them were new."""
+    path = tmp_path / "growing.json"
+    declared = [32, 64, 128, 256, 512]
+    path.write_text(_open_ended([32, 64], declared=declared))
+    with Store(db) as store:
+        assert store_imported(store, parse(path, None, None), path) == 2
+        path.write_text(_open_ended(declared))
+        assert store_imported(store, parse(path, None, None), path) == 3
+        assert store_imported(store, parse(path, None, None), path) == 0
+        assert store.query("SELECT count(*) FROM results")[0][0] == 5
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "import", str(path), "--db", str(db)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0 and "nothing added" in done.stdout, done.stderr

@@ -8,7 +8,9 @@ import hashlib
 import math
 from pathlib import Path
 
-from perfport._core import DeviceInfo, StoreError
+import numpy as np
+
+from perfport._core import DeviceInfo, Measurement, StoreError
 from perfport.space import PruningReport
 from perfport.store.formats.imported import Imported, external_device
 from perfport.store.formats.kt_cache import (
@@ -64,8 +66,10 @@ def import_file(
 def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
     """Store what ``parse`` read from ``path`` as one campaign, keyed by the file's content
     and the device, kernel and problem it was stored as: storing the same file again adds
-    nothing, and the same file under another ``device`` is another campaign. Returns how
-    many results were new."""
+    nothing, and the same file under another ``device`` is another campaign. A result an
+    earlier import of the same device, kernel and problem holds already (same configuration,
+    outcome and times: a Kernel Tuner cache that has grown since) is not stored again.
+    Returns how many results were new."""
     content = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     cartesian = math.prod(len(v) for v in imported.params.values())
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
@@ -84,10 +88,31 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
             store.external_kernel_id(imported.kernel, imported.format, imported.params),
             store.problem_id(imported.problem),
         )
+        known = _imported_before(store, ids)
+        new = [m for m in imported.measurements if _identity(m) not in known]
+        if imported.measurements and not new:
+            return 0
         campaign = store.open_campaign(key, ids, "imported", 0, settings, report)
-        added = store.record_many(campaign, imported.measurements)
+        added = store.record_many(campaign, new)
         store.set_status(campaign, CampaignStatus.COMPLETE)
     return added
+
+
+def _identity(m: Measurement) -> tuple[str, str, bytes | None]:
+    """A result as the store keeps it: configuration, outcome, samples."""
+    times = np.asarray(m.times_ms, dtype="<f8").tobytes() if m.times_ms else None
+    return (m.config.key, m.outcome.value, times)
+
+
+def _imported_before(store: Store, ids: tuple[int, int, int]) -> set[tuple[str, str, bytes | None]]:
+    rows = store.query(
+        "SELECT cf.key, r.outcome, s.times FROM results r "
+        "JOIN campaigns c ON c.id = r.campaign_id JOIN configs cf ON cf.id = r.config_id "
+        "LEFT JOIN samples s ON s.result_id = r.id "
+        "WHERE c.device_id = ? AND c.kernel_id = ? AND c.problem_id = ? AND c.strategy = 'imported'",
+        ids,
+    )
+    return {(row[0], row[1], row[2]) for row in rows}
 
 
 def _campaign_key(
