@@ -60,11 +60,19 @@ def default_device(language: Language = Language.PORTABLE) -> DeviceInfo:
     the CPU (PoCL)."""
     usable = [d for d in _all_devices() if d.backend.accepts(language)]
     if not usable:
-        raise DeviceError(
-            f"no device can run {language.value} kernels here; install PoCL with "
-            "pip install 'perfport[pocl]' (OpenCL on the CPU) or CuPy for CUDA"
-        )
+        raise DeviceError(f"no device can run {language.value} kernels here; {_fix(language)}")
     return min(usable, key=lambda d: (_TYPE_RANK[d.type], d.backend is not Backend.OPENCL))
+
+
+def _fix(language: Language) -> str:
+    """What makes a device run ``language``: PoCL runs OpenCL on the CPU; CUDA needs an
+    NVIDIA GPU, or the kernel in perfport's portable dialect, which OpenCL devices run too."""
+    if language is Language.CUDA:
+        return (
+            "CUDA needs an NVIDIA GPU with CuPy (pip install 'perfport[cuda]'); on other "
+            "devices write the kernel with language 'portable' (docs/kernel-spec.md, 'The portable dialect')"
+        )
+    return "install PoCL (pip install 'perfport[pocl]') for OpenCL on the CPU"
 
 
 def named_devices(
@@ -100,7 +108,8 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
         if d.id == device_id or d.fingerprint == device_id:
             if not d.backend.accepts(language):
                 raise DeviceError(
-                    f"device {device_id} ({d.backend.value}) cannot run {language.value} kernels"
+                    f"device {device_id} ({d.backend.value}) cannot run {language.value} "
+                    f"kernels; {_fix(language)}"
                 )
             return d
     from perfport.devices.opencl import SUB_DEVICE

@@ -1,0 +1,19 @@
+"""A kernel in a language no device here runs: the refusal names what would run it."""
+
+import pytest
+
+from perfport._core import DeviceError
+from perfport._core.records import Language
+from perfport.devices import default_device, get_device, list_devices
+
+
+def test_cuda_without_an_nvidia_gpu_points_to_the_portable_dialect():
+    if any(d.backend.accepts(Language.CUDA) for d in list_devices()):
+        pytest.skip("this machine runs CUDA kernels")
+    # It said "install PoCL", which was installed and cannot run CUDA.
+    with pytest.raises(DeviceError, match=r"CUDA needs an NVIDIA GPU.*language 'portable'") as e:
+        default_device(Language.CUDA)
+    assert "PoCL" not in str(e.value)
+    opencl = next(d for d in list_devices() if d.backend.accepts(Language.OPENCL))
+    with pytest.raises(DeviceError, match=r"cannot run cuda kernels; CUDA needs an NVIDIA GPU"):
+        get_device(opencl.id, Language.CUDA)
