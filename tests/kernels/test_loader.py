@@ -25,6 +25,10 @@ BROKEN = {
     "syntax.yaml": ("name: [x\n", "invalid YAML"),
     "list.yaml": ("- 1\n- 2\n", "table of kernel fields"),
     "unknown.toml": ("bogus = 1\n" + GOOD_TOML, "unknown field(s) bogus"),
+    "kernel_tuner.toml": (  # a field of a tune_kernel call: named with perfport's own
+        "grid_div_x = ['block_size_x']\n" + GOOD_TOML,
+        "grid_div_x is folded into global_size, in work-items: docs/from-kernel-tuner.md",
+    ),
     "missing.toml": ("name = 'x'\nsource = 'k'\n", "missing required field 'entry'"),
     "badexpr.toml": (
         GOOD_TOML.replace('local_size = ["wg"]', 'local_size = ["wg +"]'),

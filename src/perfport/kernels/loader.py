@@ -165,6 +165,26 @@ def _from_python(path: Path) -> KernelSpec:
     return kernel
 
 
+# Kernel Tuner's names for a spec's fields: a spec written from a tune_kernel call.
+_KERNEL_TUNER = {
+    "kernel_name": "entry",
+    "kernel_source": "source or source_file",
+    "problem_size": "values in problem, used in global_size",
+    "grid_div_x": "folded into global_size, in work-items",
+    "grid_div_y": "folded into global_size, in work-items",
+    "grid_div_z": "folded into global_size, in work-items",
+    "block_size_names": "local_size",
+    "tune_params": "params",
+    "arguments": "args",
+    "answer": "reference",
+    "lang": "language",
+    "compiler_options": "defines",
+    "iterations": "--repeats on the command line",
+    "strategy": "--strategy on the command line",
+    "cache": "--db on the command line",
+}
+
+
 def _from_data(data: Any, path: Path) -> KernelSpec:
     where = str(path)
     if not isinstance(data, dict):
@@ -173,9 +193,13 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
         )
     unknown = set(data) - _TOP_KEYS
     if unknown:
-        raise SpecError(
-            f"{where}: unknown field(s) {', '.join(sorted(unknown))}; allowed: {', '.join(sorted(_TOP_KEYS))}"
+        ours = [f"{k} is {_KERNEL_TUNER[k]}" for k in sorted(unknown) if k in _KERNEL_TUNER]
+        hint = (
+            f" ({'; '.join(ours)}: docs/from-kernel-tuner.md has each)"
+            if ours
+            else f"; allowed: {', '.join(sorted(_TOP_KEYS))}"
         )
+        raise SpecError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}{hint}")
     for required in ("name", "entry", "global_size", "local_size"):
         if required not in data:
             raise SpecError(f"{where}: missing required field {required!r}")
