@@ -53,7 +53,11 @@ def test_a_failing_function_is_a_one_line_error():
 def test_the_spec_describes_the_lambda_stably_and_pickles_without_it():
     spec = _spec("tile <= 2", lambda c: c["bx"] >= 32)
     text = spec.describe()["restrictions"]
-    assert text[0] == "tile <= 2" and text[1].startswith("python: ") and 'c["bx"] >= 32' in text[1]
+    # The lambda alone, not the line it sits on (the _spec call).
+    assert text == ["tile <= 2", 'python: lambda c: c["bx"] >= 32']
+    two = _spec(lambda c: c["bx"] >= 32, lambda d: d["tile"] < 4)  # two on a line: each its own
+    assert two.describe()["restrictions"] == ['python: lambda c: c["bx"] >= 32',
+                                              'python: lambda d: d["tile"] < 4']  # fmt: skip
     again = pickle.loads(pickle.dumps(spec))  # the worker's copy: expressions only
     assert again.restrictions == ("tile <= 2",)
 
