@@ -29,6 +29,7 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
+from perfport.store.connection import connect
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.schema import migrate
 from perfport.store.writers import gone as _gone
@@ -91,11 +92,7 @@ class Store:
             )
         try:
             # shared: one connection used by several threads in turn (the caller serialises)
-            self._conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=not shared
-            )
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn = connect(self.path, shared=shared)
             if create:  # opened to write: a damaged file is refused before anything is written
                 quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
@@ -122,15 +119,14 @@ class Store:
         flip. Raises StoreError naming the first bad row."""
         check_values(self._conn, self.path, [s.value for s in CampaignStatus], everything=True)
 
-    def twin(self) -> Store:
+    def twin(self, lock_timeout_s: float | None = None) -> Store:
         """Another connection to this database, for another thread (an SQLite connection
         belongs to one): the file was migrated and checked when this one opened, so the twin
-        skips both (on a large store they read every row)."""
+        skips both (on a large store they read every row). ``lock_timeout_s``: fail after
+        this long on a locked database instead of waiting for it."""
         twin = object.__new__(type(self))
         twin.path, twin.wal = self.path, self.wal
-        twin._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        twin._conn.execute("PRAGMA foreign_keys = ON")
-        twin._conn.execute("PRAGMA synchronous = FULL")
+        twin._conn = connect(self.path, timeout=lock_timeout_s)
         return twin
 
     def __enter__(self) -> Store:
