@@ -72,3 +72,17 @@ def connect(path: str, *, shared: bool = False, timeout: float | None = None) ->
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = FULL")
     return conn
+
+
+def write_ahead_log(conn: sqlite3.Connection, wait_s: float = 30.0) -> str:
+    """Switch to WAL mode, waiting as for any lock: changing the journal mode needs the file to
+    itself and SQLite answers "locked" at once, without its busy timeout, while another process
+    (e.g. a second writer opening the same new database) reads it. Returns the mode."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
