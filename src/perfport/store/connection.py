@@ -15,8 +15,10 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from perfport._core import StoreError
 from perfport._core.interrupts import checkpoint
 
 LOCK_NOTICE_S = 10.0  # SQLite's busy wait per attempt; after the first, say why we wait
@@ -53,6 +55,30 @@ class WaitingConnection(sqlite3.Connection):
                 )
             checkpoint()
             time.sleep(RETRY_S)
+
+
+def check_path(path: str, create: bool) -> None:
+    """Refuse a --db path that cannot be a database file, naming why: SQLite says only "unable
+    to open database file", and a missing file read as "no results database" for a folder."""
+    where = Path(path)
+    if where.is_dir():
+        raise StoreError(
+            f"{path} is a folder, not a results database file; give a file path, e.g. "
+            f"--db {where / 'perfport.db'}"
+        )
+    if where.exists() and not where.is_file():
+        raise StoreError(
+            f"{path} is not a regular file (a FIFO, socket or device); give the path of a "
+            "results database file, e.g. --db perfport.db"
+        )
+    if not where.exists() and not where.absolute().parent.is_dir():
+        parent = where.absolute().parent
+        fix = f"create it (mkdir -p {parent})" if not parent.exists() else "it is a file"
+        raise StoreError(
+            f"{path}: its folder {parent} does not exist; {fix}, or give another --db path"
+        )
+    if not create and not where.is_file():
+        raise StoreError(f"no results database at {path}; run 'perfport tune' first or give --db")
 
 
 def connect(path: str, *, shared: bool = False, timeout: float | None = None) -> sqlite3.Connection:

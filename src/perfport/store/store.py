@@ -29,7 +29,7 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
-from perfport.store.connection import connect, write_ahead_log
+from perfport.store.connection import check_path, connect, write_ahead_log
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.resume import other_settings
 from perfport.store.schema import migrate
@@ -87,10 +87,7 @@ class Store:
         self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
     ) -> None:
         self.path = str(path)
-        if not create and not Path(path).is_file():
-            raise StoreError(
-                f"no results database at {self.path}; run 'perfport tune' first or give --db"
-            )
+        check_path(self.path, create)
         try:
             # shared: one connection used by several threads in turn (the caller serialises)
             self._conn = connect(self.path, shared=shared)
