@@ -33,3 +33,19 @@ def test_a_folder_a_fifo_or_a_missing_folder_is_named(tmp_path, create):
     assert list(folder.iterdir()) == []
     with pytest.raises(StoreError, match="is a folder"):
         ReadOnlyStore(folder)
+
+
+def test_a_database_in_a_read_only_folder_says_so_and_to_copy_it(tmp_path, monkeypatch):
+    # As root a folder is never read-only to us, so the folder's answer is stubbed: SQLite
+    # fails "unable to open database file" when it cannot create the WAL's -shm beside it.
+    import sqlite3
+
+    from perfport.store import integrity
+
+    db = tmp_path / "ro.db"
+    db.write_bytes(b"")
+    monkeypatch.setattr(integrity.os, "access", lambda path, mode: False)
+    error = str(
+        integrity.unusable(str(db), sqlite3.OperationalError("unable to open database file"))
+    )
+    assert f"its folder {tmp_path} is read-only" in error and "copy it somewhere writable" in error

@@ -15,6 +15,7 @@ and the listed rows; ``check_values(everything=True)`` checks every row.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,14 @@ def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
         return StoreError(
             f"{path} is locked by another process (a perfport run, or an SQLite session with "
             "an open transaction); retry when it finishes"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if "unable to open" in str(exc) and os.path.isfile(path) and not os.access(folder, os.W_OK):
+        # A WAL database needs its -shm file beside it, even to read: SQLite cannot make it.
+        return StoreError(
+            f"cannot open {path}: its folder {folder} is read-only, and SQLite needs to create "
+            f"files beside it; copy it somewhere writable (cp {path} /tmp/copy.db) and give "
+            "--db /tmp/copy.db"
         )
     return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
 
