@@ -118,3 +118,49 @@ def test_an_old_database_gains_the_marks(tmp_path):
     with Store(db):
         pass
     assert _marks(db) == {"checked:results": 0, "checked:samples": 0, "checked:configs": 0}
+
+
+@pytest.mark.parametrize(
+    ("edit", "table", "row"),
+    [
+        ("UPDATE configs SET key = '5' WHERE id = 3", "configs", 3),
+        ("UPDATE samples SET times = x'0102' WHERE rowid = 2", "samples", 2),
+        ("UPDATE results SET outcome = 'bogus' WHERE id = 4", "results", 4),
+    ],
+)
+def test_the_advised_delete_leaves_no_row_without_what_it_depends_on(db, cpu, edit, table, row):
+    # Deleting the damaged row alone left results without their configuration (missing from
+    # export, yet counted in the budget) or without their samples (n 2, no times).
+    _stored(db, cpu)
+    _sql(db, edit)
+    with pytest.raises(StoreError, match=f"{table} row {row}") as caught:
+        Store(db, create=False)
+    advice = str(caught.value).split('"')[1]
+    assert advice.startswith("DELETE FROM")
+    conn = sqlite3.connect(db)
+    conn.executescript(advice)  # as `sqlite3 DB "..."` runs it: foreign keys off
+    orphans = conn.execute(
+        "SELECT (SELECT count(*) FROM results WHERE config_id NOT IN (SELECT id FROM configs)"
+        " OR campaign_id NOT IN (SELECT id FROM campaigns)),"
+        " (SELECT count(*) FROM samples WHERE result_id NOT IN (SELECT id FROM results)),"
+        " (SELECT count(*) FROM results WHERE n > 0 AND id NOT IN (SELECT result_id FROM samples))"
+    ).fetchone()
+    left = conn.execute("SELECT count(*) FROM results").fetchone()[0]
+    conn.close()
+    assert orphans == (0, 0, 0) and left == 4
+    with Store(db, create=False) as store:  # usable again
+        assert len(store.measurements(store.campaign("c"))) == 4
+
+
+def test_the_full_check_names_orphans_with_one_command_that_removes_them(db, cpu):
+    _stored(db, cpu)
+    _sql(db, "DELETE FROM configs WHERE id = 3")  # the old advice: its result stays
+    orphan = "results row 3 lacks a row it depends on"
+    with Store(db) as store, pytest.raises(StoreError, match=orphan) as caught:
+        store.check_everything()
+    conn = sqlite3.connect(db)
+    conn.executescript(str(caught.value).split('"')[1])
+    conn.close()
+    with Store(db) as store:
+        store.check_everything()
+        assert len(store.measurements(store.campaign("c"))) == 4

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from perfport.store.store import _write_ahead_log
+from perfport.store.connection import write_ahead_log
 
 
 class _Locked:
@@ -32,20 +32,20 @@ class _Locked:
 
 def test_the_switch_waits_for_the_lock_like_any_other_statement():
     conn = _Locked(times=3)
-    assert _write_ahead_log(conn, wait_s=5.0) == "wal"  # type: ignore[arg-type]
+    assert write_ahead_log(conn, wait_s=5.0) == "wal"  # type: ignore[arg-type]
     assert conn.tries == 4
 
 
 def test_the_wait_is_bounded_and_other_errors_are_not_retried():
     with pytest.raises(sqlite3.OperationalError, match="locked"):
-        _write_ahead_log(_Locked(times=10**9), wait_s=0.1)  # type: ignore[arg-type]
+        write_ahead_log(_Locked(times=10**9), wait_s=0.1)  # type: ignore[arg-type]
     other = _Locked(times=1, message="disk I/O error")
     with pytest.raises(sqlite3.OperationalError, match="disk"):
-        _write_ahead_log(other, wait_s=5.0)  # type: ignore[arg-type]
+        write_ahead_log(other, wait_s=5.0)  # type: ignore[arg-type]
     assert other.tries == 1
 
 
 def test_a_real_database_is_switched(tmp_path):
     conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
-    assert _write_ahead_log(conn) == "wal"
+    assert write_ahead_log(conn) == "wal"
     conn.close()

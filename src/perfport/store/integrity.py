@@ -15,6 +15,7 @@ and the listed rows; ``check_values(everything=True)`` checks every row.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -39,6 +40,14 @@ def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
         return StoreError(
             f"{path} is locked by another process (a perfport run, or an SQLite session with "
             "an open transaction); retry when it finishes"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if "unable to open" in str(exc) and os.path.isfile(path) and not os.access(folder, os.W_OK):
+        # A WAL database needs its -shm file beside it, even to read: SQLite cannot make it.
+        return StoreError(
+            f"cannot open {path}: its folder {folder} is read-only, and SQLite needs to create "
+            f"files beside it; copy it somewhere writable (cp {path} /tmp/copy.db) and give "
+            "--db /tmp/copy.db"
         )
     return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
 
@@ -108,6 +117,36 @@ def check_values(
         if table not in WATCHED:
             _refuse_first(conn, path, table, wrong, f"NOT ({good})")
     check_watched(conn, path, everything=everything)
+    if everything:  # a full pass (~1 s a million results): not on every open
+        check_orphans(conn, path)
+
+
+# Rows left without a row they depend on (a hand DELETE of that row alone): counted in a
+# campaign's budget, yet missing from export, or a result with n samples and none stored.
+_ORPHANS = (
+    ("results", "config_id NOT IN (SELECT id FROM configs) OR "
+                "campaign_id NOT IN (SELECT id FROM campaigns)"),
+    ("samples", "result_id NOT IN (SELECT id FROM results)"),
+    ("results", "n > 0 AND outcome = 'ok' AND id NOT IN (SELECT result_id FROM samples)"),
+)  # fmt: skip
+
+
+def check_orphans(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a database holding rows whose configuration, campaign, result or samples were
+    deleted, with the one command that deletes them all."""
+    for table, orphan in _ORPHANS:
+        row = conn.execute(f"SELECT rowid FROM {table} WHERE {orphan} LIMIT 1").fetchone()
+        if row is not None:
+            raise StoreError(
+                f"{path}: {table} row {row[0]} lacks a row it depends on (deleted outside "
+                f"perfport); nothing was read or written; delete such rows (sqlite3 {path} "
+                f'"{_ORPHAN_FIX}") or restore a backup'
+            )
+
+
+_ORPHAN_FIX = " ".join(
+    f"DELETE FROM {t} WHERE {w};" for t, w in (_ORPHANS[0], _ORPHANS[2], _ORPHANS[1])
+)  # results first: the samples of the results it deletes are orphans after it
 
 
 def check_watched(conn: sqlite3.Connection, path: str, *, everything: bool = False) -> None:
@@ -135,9 +174,35 @@ def _refuse_first(conn: sqlite3.Connection, path: str, table: str, wrong: str, b
         quick_check(conn, path)  # a damaged page reads as garbage rows: say which it is
         raise StoreError(
             f"{path}: {table} row {row[0]}: {wrong}, so the file was changed outside "
-            f"perfport; nothing was read or written; delete or fix that row (sqlite3 {path} "
-            f'"DELETE FROM {table} WHERE rowid = {row[0]}") or restore a backup'
+            f"perfport; nothing was read or written; delete or fix that row and the rows that "
+            f'depend on it (sqlite3 {path} "{delete_row(table, int(row[0]))}") or restore a backup'
         )
+
+
+def delete_row(table: str, rowid: int) -> str:
+    """The SQL deleting a row with every row that depends on it (children first): deleting the
+    row alone left results without their configuration or campaign, still counted towards a
+    budget but missing from export, and results without their samples."""
+    if table == "samples":  # a result without its samples reads as n times, none stored
+        table = "results"  # a samples row's rowid is its result's id
+    return " ".join(f"{s};" for s in _cascade(table, f"rowid = {rowid}"))
+
+
+def _cascade(table: str, where: str) -> list[str]:
+    """DELETE statements for the rows of ``table`` matching ``where`` and their dependents."""
+    rows = f"(SELECT rowid FROM {table} WHERE {where})"
+    children = {
+        "results": [("samples", f"result_id IN {rows}")],
+        "campaigns": [("results", f"campaign_id IN {rows}"), ("claims", f"campaign_id IN {rows}")],
+        "configs": [("results", f"config_id IN {rows}"), ("claims", f"config_id IN {rows}")],
+        "devices": [("campaigns", f"device_id IN {rows}"), ("calibrations", f"device_id IN {rows}")],
+        "kernels": [("configs", f"kernel_id IN {rows}"), ("campaigns", f"kernel_id IN {rows}"),
+                    ("split_plans", f"kernel_id IN {rows}")],
+        "problems": [("campaigns", f"problem_id IN {rows}"), ("split_plans", f"problem_id IN {rows}")],
+    }.get(table, [])  # fmt: skip
+    return [s for child, on in children for s in _cascade(child, on)] + [
+        f"DELETE FROM {table} WHERE {where}"
+    ]
 
 
 def _mark(conn: sqlite3.Connection, table: str) -> int:

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from perfport._core import StoreError
+from perfport.store.connection import check_path
 from perfport.store.integrity import unusable
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Store
@@ -25,6 +26,7 @@ class ReadOnlyStore(Store):
     def __init__(self, path: str | Path, busy_timeout_s: float = 5.0) -> None:
         self.path = str(path)
         if not Path(path).is_file():
+            check_path(self.path, create=True)  # a folder, a FIFO: say which
             raise StoreError(f"no results database at {self.path}; give an existing --db")
         uri = Path(path).resolve().as_uri() + "?mode=ro"
         try:

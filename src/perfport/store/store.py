@@ -7,7 +7,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
@@ -29,7 +29,9 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
+from perfport.store.connection import check_path, connect, write_ahead_log
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
+from perfport.store.resume import other_settings
 from perfport.store.schema import migrate
 from perfport.store.writers import gone as _gone
 
@@ -85,24 +87,17 @@ class Store:
         self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
     ) -> None:
         self.path = str(path)
-        if not create and not Path(path).is_file():
-            raise StoreError(
-                f"no results database at {self.path}; run 'perfport tune' first or give --db"
-            )
+        check_path(self.path, create)
         try:
             # shared: one connection used by several threads in turn (the caller serialises)
-            self._conn = sqlite3.connect(
-                self.path, timeout=30.0, isolation_level=None, check_same_thread=not shared
-            )
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn = connect(self.path, shared=shared)
             if create:  # opened to write: a damaged file is refused before anything is written
                 quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
             # journal mode is written into the file).
             migrate(self._conn, self.path)
             check_values(self._conn, self.path, [s.value for s in CampaignStatus])
-            mode = _write_ahead_log(self._conn)
+            mode = write_ahead_log(self._conn)
         except StoreError:
             self._conn.close()
             raise
@@ -122,15 +117,14 @@ class Store:
         flip. Raises StoreError naming the first bad row."""
         check_values(self._conn, self.path, [s.value for s in CampaignStatus], everything=True)
 
-    def twin(self) -> Store:
+    def twin(self, lock_timeout_s: float | None = None) -> Store:
         """Another connection to this database, for another thread (an SQLite connection
         belongs to one): the file was migrated and checked when this one opened, so the twin
-        skips both (on a large store they read every row)."""
+        skips both (on a large store they read every row). ``lock_timeout_s``: fail after
+        this long on a locked database instead of waiting for it."""
         twin = object.__new__(type(self))
         twin.path, twin.wal = self.path, self.wal
-        twin._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        twin._conn.execute("PRAGMA foreign_keys = ON")
-        twin._conn.execute("PRAGMA synchronous = FULL")
+        twin._conn = connect(self.path, timeout=lock_timeout_s)
         return twin
 
     def __enter__(self) -> Store:
@@ -237,21 +231,39 @@ class Store:
 
     # ---- campaigns --------------------------------------------------------------------
     def check_campaign_key(
-        self, key: str, device: DeviceInfo, kernel_hash: str, problem: Problem
+        self,
+        key: str,
+        device: DeviceInfo,
+        kernel_hash: str,
+        problem: Problem,
+        strategy: str | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> None:
         """Refuse, before anything is written, a key naming a campaign of another device,
         kernel (by source hash) or problem: open_campaign would refuse it too, but only after
-        the device, kernel and problem rows were stored."""
+        the device, kernel and problem rows were stored. Given ``strategy`` and ``settings``
+        (what open_campaign stores), refuse also a campaign run with another strategy, seed,
+        verification, timing or launch: resuming it would mix those results in one campaign.
+        Limits (budget, time, timeouts) may change from one session to the next."""
         row = self._conn.execute(
-            "SELECT d.fingerprint, k.source_hash, p.key FROM campaigns c "
+            "SELECT d.fingerprint, k.source_hash, p.key, c.strategy, c.settings FROM campaigns c "
             "JOIN devices d ON d.id = c.device_id JOIN kernels k ON k.id = c.kernel_id "
             "JOIN problems p ON p.id = c.problem_id WHERE c.key = ?",
             (key,),
         ).fetchone()
-        if row is not None and tuple(row) != (device.fingerprint, kernel_hash, problem.key):
+        if row is None:
+            return
+        if tuple(row[:3]) != (device.fingerprint, kernel_hash, problem.key):
             raise StoreError(
                 f"campaign {key!r} in {self.path} belongs to another device, kernel or "
                 "problem; choose another --campaign key"
+            )
+        was = {"strategy": row[3], **json.loads(row[4])}
+        differ = other_settings(was, {"strategy": strategy, **(settings or {})})
+        if differ:
+            raise StoreError(
+                f"campaign {key!r} in {self.path} was run with {differ}; give a new --campaign "
+                "key, or the campaign's own settings to resume it"
             )
 
     def open_campaign(
@@ -481,17 +493,3 @@ class Store:
         cur = self._conn.cursor()
         cur.row_factory = sqlite3.Row
         yield from cur.execute(sql, params)
-
-
-def _write_ahead_log(conn: sqlite3.Connection, wait_s: float = 30.0) -> str:
-    """Switch to WAL mode, waiting as for any lock: changing the journal mode needs the file to
-    itself and SQLite answers "locked" at once, without its busy timeout, while another process
-    (e.g. a second writer opening the same new database) reads it. Returns the mode."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)

@@ -46,9 +46,16 @@ class Lease:
 
     def _renew(self) -> None:
         try:
-            with self.store.twin() as store:
+            # Not a waiting connection: stopping the lease must not wait behind another
+            # process's long transaction (an import); a renewal that finds the database locked
+            # is tried again next time, and the claims outlive a few missed renewals.
+            with self.store.twin(lock_timeout_s=min(1.0, self.lease_s / 8)) as store:
                 while not self._stop.wait(self.lease_s / 4):
-                    store.renew_claims(self.campaign, self.writer, self.lease_s)
+                    try:
+                        store.renew_claims(self.campaign, self.writer, self.lease_s)
+                    except sqlite3.OperationalError as exc:
+                        if "locked" not in str(exc):
+                            raise
         except (PerfportError, sqlite3.Error):
             # The session's own connection reports a broken store; here the only cost is
             # that this writer's claims lapse and another writer may measure them too.

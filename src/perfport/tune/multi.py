@@ -181,11 +181,13 @@ def _kinds(run: _Run, slots: Sequence[Slot], min_work_groups: bool) -> list[_Kin
 
 def _open(store: Store, run: _Run, kind: _Kind) -> None:
     dev = kind.slots[0].device
-    store.check_campaign_key(kind.key, dev, run.spec.source_hash, run.problem)
+    settings = campaign_settings(asdict(run.settings), run.spec)
+    store.check_campaign_key(
+        kind.key, dev, run.spec.source_hash, run.problem, run.strategy_type.name, settings
+    )
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
-        kind.key, ids, run.strategy_type.name, run.settings.seed,
-        campaign_settings(asdict(run.settings), run.spec),
+        kind.key, ids, run.strategy_type.name, run.settings.seed, settings,
         kind.space.report,
     )  # fmt: skip
     if run.strategy_type.takes_prior:

@@ -228,7 +228,10 @@ def _planned(
 def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> _Session:
     """Open campaign ``key`` in ``store`` and run this session of it to its final status."""
     spec, dev = plan.spec, plan.device
-    store.check_campaign_key(key, dev, spec.source_hash, plan.problem)  # before any write
+    stored_settings = campaign_settings(asdict(plan.settings), plan.spec)
+    store.check_campaign_key(  # before any write
+        key, dev, spec.source_hash, plan.problem, plan.strategy_type.name, stored_settings
+    )
     ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
@@ -242,7 +245,7 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
             ids,
             plan.strategy_type.name,
             settings.seed,
-            campaign_settings(asdict(settings), plan.spec),
+            stored_settings,
             plan.space.report,
         )
         session = _Session(store, record, plan, scoring)

@@ -1,0 +1,114 @@
+"""The store's SQLite connection: a write that finds the database locked by another process
+waits for it, however long, instead of failing after SQLite's busy timeout.
+
+A long ``perfport import`` (one transaction, all or nothing) holds the write lock for tens of
+seconds; a ``perfport tune`` on the same database used to give up after 30 s, its campaign
+failed and its trial lost. Now it says once on stderr why it waits, and goes on when the lock
+is free. A statement that failed on the lock did nothing, so running it again is safe; inside a
+transaction it is not retried (the caller rolls back), but perfport's transactions begin with
+BEGIN IMMEDIATE, which takes the lock first, and WAL readers never wait.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from perfport._core import StoreError
+from perfport._core.interrupts import checkpoint
+
+LOCK_NOTICE_S = 10.0  # SQLite's busy wait per attempt; after the first, say why we wait
+RETRY_S = 0.02  # between attempts (a journal-mode switch answers "locked" without waiting)
+
+
+def _tell(message: str) -> None:
+    print(f"perfport: {message}", file=sys.stderr, flush=True)
+
+
+class WaitingConnection(sqlite3.Connection):
+    """``execute`` retries a statement (outside a transaction, or a BEGIN) that found the
+    database locked, telling ``notice`` once. Ctrl-C stops the wait, even where interrupts
+    are held (``perfport._core.interrupts``): nothing was written meanwhile."""
+
+    path = ""
+    notice: Callable[[str], None] = staticmethod(_tell)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        start, told = time.monotonic(), False
+        while True:
+            try:
+                return super().execute(sql, parameters)
+            except sqlite3.OperationalError as exc:
+                begin = sql.lstrip()[:5].upper() == "BEGIN"
+                if "database is locked" not in str(exc) or (self.in_transaction and not begin):
+                    raise
+            if not told and time.monotonic() - start >= LOCK_NOTICE_S:
+                told = True
+                self.notice(
+                    f"{self.path or 'the results database'} is locked by another process (a "
+                    "perfport import or tune, or an SQLite session with an open transaction); "
+                    "waiting for it (Ctrl-C to stop)"
+                )
+            checkpoint()
+            time.sleep(RETRY_S)
+
+
+def check_path(path: str, create: bool) -> None:
+    """Refuse a --db path that cannot be a database file, naming why: SQLite says only "unable
+    to open database file", and a missing file read as "no results database" for a folder."""
+    where = Path(path)
+    if where.is_dir():
+        raise StoreError(
+            f"{path} is a folder, not a results database file; give a file path, e.g. "
+            f"--db {where / 'perfport.db'}"
+        )
+    if where.exists() and not where.is_file():
+        raise StoreError(
+            f"{path} is not a regular file (a FIFO, socket or device); give the path of a "
+            "results database file, e.g. --db perfport.db"
+        )
+    if not where.exists() and not where.absolute().parent.is_dir():
+        parent = where.absolute().parent
+        fix = f"create it (mkdir -p {parent})" if not parent.exists() else "it is a file"
+        raise StoreError(
+            f"{path}: its folder {parent} does not exist; {fix}, or give another --db path"
+        )
+    if not create and not where.is_file():
+        raise StoreError(f"no results database at {path}; run 'perfport tune' first or give --db")
+
+
+def connect(path: str, *, shared: bool = False, timeout: float | None = None) -> sqlite3.Connection:
+    """A connection to the results database at ``path`` in autocommit mode (perfport's own
+    BEGIN/COMMIT), foreign keys on, every commit synced. ``timeout``: a plain connection that
+    fails after this long on a locked database (the lease thread, which must stop promptly),
+    instead of a waiting one. ``shared``: used by several threads in turn."""
+    conn = sqlite3.connect(
+        path,
+        timeout=LOCK_NOTICE_S if timeout is None else timeout,
+        isolation_level=None,
+        check_same_thread=not shared,
+        factory=WaitingConnection if timeout is None else sqlite3.Connection,
+    )
+    if isinstance(conn, WaitingConnection):
+        conn.path = path
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = FULL")
+    return conn
+
+
+def write_ahead_log(conn: sqlite3.Connection, wait_s: float = 30.0) -> str:
+    """Switch to WAL mode, waiting as for any lock: changing the journal mode needs the file to
+    itself and SQLite answers "locked" at once, without its busy timeout, while another process
+    (e.g. a second writer opening the same new database) reads it. Returns the mode."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
