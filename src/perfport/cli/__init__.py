@@ -92,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         from rich.console import Console  # after parsing: --help and bad flags need no rich
 
-        console = Console()
+        console = Console(markup=False)  # names a user gave ([red], [/]) print as written
         _allow_reference_modules(os.environ.get("PERFPORT_REFERENCE_MODULES", ""))
         _check_cache_home(os.environ.get("XDG_CACHE_HOME", ""))
         return int(args.run(args, console))

@@ -153,9 +153,11 @@ def _named_features(stats: KernelStats) -> list[str]:
 
 
 def _print_report(console: Console, report: dict[str, Any]) -> None:
+    from rich.text import Text
+
     sizes = report["sizes"]
     shown = ", ".join(f"{k}={v}" for k, v in sizes.items()) if sizes else "symbolic"
-    console.print(f"[bold]{report['kernel']}[/] ({shown}; sub-group {report['subgroup_size']})")
+    console.print(Text(report["kernel"], "bold"), f"({shown}; sub-group {report['subgroup_size']})")
 
     def line(what: str, symbolic: str, value: Any) -> None:
         at = "" if value is None else f" = {value:g}"

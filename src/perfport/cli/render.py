@@ -95,7 +95,12 @@ def kernels_table(console: Console, specs: Sequence[KernelSpec]) -> None:
 
 
 def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
-    console.print(f"[bold]{result.kernel}[/] on [bold]{result.device.name}[/] ({result.device.id})")
+    from rich.text import Text
+
+    console.print(
+        Text.assemble((result.kernel, "bold"), " on ", (result.device.name, "bold"),
+                      f" ({result.device.id})")
+    )  # fmt: skip
     console.print(f"problem: {result.problem}")
     console.print(
         f"campaign: {result.campaign} ({result.status.value}), strategy {result.strategy}"
@@ -150,10 +155,10 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         line = f"best: {best.config} at {_ms(best.time_ms)} ms"
         if result.speedup:
             line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
-        console.print(f"[bold green]{line}[/]")
+        console.print(Text(line, style="bold green"))
         _roofline_line(console, result)
     elif result.measurements:
-        console.print("[bold red]no configuration ran correctly here[/] (outcomes above)")
+        console.print(Text("no configuration ran correctly here", "bold red"), "(outcomes above)")
 
 
 def _print_rows(

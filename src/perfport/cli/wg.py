@@ -379,7 +379,7 @@ class _EvaluationProgress:
             TimeRemainingColumn,
         )
 
-        stderr = Console(stderr=True)
+        stderr = Console(stderr=True, markup=False)
         if stderr.is_terminal:
             self._bar = Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

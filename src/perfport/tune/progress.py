@@ -43,14 +43,14 @@ class RichProgress(Progress):
         )
 
         self._bar = Bar(
-            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.description}", style="bold", markup=False),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            TextColumn("{task.fields[best]}"),
-            console=Console(stderr=True),
+            TextColumn("{task.fields[best]}", markup=False),
+            console=Console(stderr=True, markup=False),
         )
         self._task: Any = None
 
@@ -130,7 +130,9 @@ class Board:
             from rich.live import Live
 
             self._live = Live(
-                get_renderable=self._table, console=Console(file=self.stream), refresh_per_second=4
+                get_renderable=self._table,
+                console=Console(file=self.stream, markup=False),
+                refresh_per_second=4,
             )
             self._live.start()
         return self
