@@ -323,6 +323,30 @@ def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
             assert told["stored"] is True
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree in /proc")
+def test_a_killed_manager_is_started_again_with_the_workers(model, tmp_path):
+    # kill -9 of the gate's manager left the daemon answering 500 to every question for good.
+    request = {"kernel": "heat", "problem": {"width": 512, "height": 512}, "device": DEVICE}
+    pids = []
+    with serving(model, tmp_path / "daemon.db", workers=2, pids=pids) as port:
+        manager = Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split()[0]
+        os.kill(int(manager), 9)
+        deadline, status = time.monotonic() + 30, None
+        while status != 200:
+            assert time.monotonic() < deadline, "the daemon never answered again"
+            time.sleep(0.2)
+            ask = urllib.request.Request(f"http://127.0.0.1:{port}/v1/wg/predict",
+                                         json.dumps(request).encode(),
+                                         {"Content-Type": "application/json"})  # fmt: skip
+            try:
+                with urllib.request.urlopen(ask, timeout=10) as answer:
+                    status = answer.status
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 503, exc.read()  # while it restarts: never a 500
+            except OSError:
+                pass  # between the old workers and the new
+
+
 @pytest.mark.parametrize(
     ("kernel", "detail"),
     [

@@ -25,7 +25,13 @@ from perfport._core.version import __version__
 from perfport.service.batch import Coalescer
 from perfport.service.compiler import CompileLimits, ServiceBusy
 from perfport.service.fast_path import FastPredict
-from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
+from perfport.service.limits import (
+    GateUnavailable,
+    Implausible,
+    RateLimited,
+    RefusalGate,
+    RefusalLimits,
+)
 from perfport.service.service import WgService
 from perfport.wg import WgModel, load_model
 
@@ -72,12 +78,9 @@ def create_app(
     # Questions prepared while others wait are answered by one call of the model.
     answers = Coalescer(service.answer_many)
 
-    @app.get("/v1/health")
-    async def health() -> dict[str, Any]:
-        counts = answers.counts
-        return {"status": "ok", "version": __version__, "method": service.model.method,
-                "trained_on": service.model.scenarios,
-                "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
+    @app.get("/v1/health", responses=_errors(503))
+    async def health() -> Any:
+        return _health(service, answers)
 
     # The answer itself runs on the event loop, the questions waiting together in one batch
     # (``Coalescer``: less than a hop to a worker thread and back for each); compiling and
@@ -121,10 +124,23 @@ def create_app(
     return FastPredict(app, PredictRequest.model_validate, ask, _error_answer, limit)
 
 
-def _json(content: dict[str, Any]) -> Any:
+def _health(service: WgService, answers: Coalescer[Any, Any]) -> Any:
+    counts = answers.counts
+    content = {"status": "ok", "version": __version__, "method": service.model.method,
+               "trained_on": service.model.scenarios,
+               "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
+    # A probe must see what questions would meet: a worker whose shared state is gone
+    # answers none of them.
+    why = service.gate.problem()
+    if why is None:
+        return content
+    return _json({**content, "status": "unavailable", "detail": _clean(why)}, 503)
+
+
+def _json(content: dict[str, Any], status: int = 200) -> Any:
     responses = require("fastapi.responses", _EXTRA, _PURPOSE)
     body = json.dumps(content, separators=(",", ":"), allow_nan=False).encode()
-    return responses.Response(body, media_type="application/json")
+    return responses.Response(body, status_code=status, media_type="application/json")
 
 
 def _bearer(fastapi: Any, token: str) -> Any:
@@ -155,7 +171,7 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
     """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
     if isinstance(exc, RateLimited):
         return 429, str(exc), exc.retry_after_s or 60.0
-    if isinstance(exc, ServiceBusy):
+    if isinstance(exc, ServiceBusy | GateUnavailable):
         return 503, str(exc), 5.0
     if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
         return 503, str(exc), None
