@@ -231,9 +231,12 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
-    check_output(args.out, "--out")
-    check_output(args.superseded, "--superseded")
     stores = args.db or ([] if args.merge else ["perfport.db"])
+    inputs = [*(("--merge", m) for m in args.merge or []), *(("--db", d) for d in stores)]
+    _check_written(args.out, "--out", inputs, writes_model=False)
+    if args.superseded:
+        _check_written(args.superseded, "--superseded", [*inputs, ("--out", args.out)],
+                       writes_model=False)  # fmt: skip
     try:
         built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
     except UnknownDevicesError as exc:
@@ -265,8 +268,9 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
     from perfport.features import COMPILE_FREE_FEATURES
 
-    check_output(args.out, "--out")
-    data = wg.load_dataset(_wg_data_path(args.data))
+    path = _wg_data_path(args.data)
+    _check_written(args.out, "--out", [("--data", str(path))], writes_model=True)
+    data = wg.load_dataset(path)
     if args.compile_free:
         data = data.with_features(COMPILE_FREE_FEATURES)
     model = wg.train(data, args.method)
@@ -317,6 +321,35 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
             f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
         )
     return 0
+
+
+def _check_written(
+    path: str, option: str, inputs: Sequence[tuple[str, str]], *, writes_model: bool
+) -> None:
+    """Refuse, before anything is read, to write ``path`` over one of the command's inputs
+    (``(flag, path)`` pairs) or over a perfport file of the other kind (a dataset written
+    over a model, or a model over a dataset): either would be lost without a word."""
+    from perfport.wg.dataset import is_dataset_file
+    from perfport.wg.model import is_model_file
+
+    check_output(path, option)  # a results database
+    for flag, given in inputs:
+        if _same_file(path, given):
+            raise PerfportError(f"{option} {path} is also {flag}: writing it would replace what "
+                                "this command reads; give another path")  # fmt: skip
+    if not writes_model and is_model_file(path):
+        raise PerfportError(f"{option} {path} is a trained work-group model; writing a dataset "
+                            "there would destroy it; give another path")  # fmt: skip
+    if writes_model and is_dataset_file(path):
+        raise PerfportError(f"{option} {path} is a work-group dataset; writing a model there "
+                            "would destroy it; give another path")  # fmt: skip
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one is missing: then only the same name is the same file
+        return Path(a).resolve() == Path(b).resolve()
 
 
 def _wg_data_path(name: str | None) -> Path:

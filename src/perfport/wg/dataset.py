@@ -235,6 +235,15 @@ def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDat
     return replaced, base.subset(np.array(changed, dtype=np.int64))
 
 
+def is_dataset_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a dataset 'perfport wg dataset' wrote (an .npz with its arrays)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return {"runtimes.npy", "sizes.npy", "feature_names.npy"} <= set(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def save_dataset(data: WgDataset, path: str | Path) -> None:
     """A compressed .npz with every array and the feature names, at exactly ``path`` (numpy
     would add ``.npz`` to a name without it, and the user would not find the file)."""

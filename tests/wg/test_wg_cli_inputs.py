@@ -1,0 +1,46 @@
+"""``perfport wg ...`` with inputs and outputs a user gets wrong: one line (exit 2), and no
+file a command reads or another command wrote is lost."""
+
+from __future__ import annotations
+
+from conftest import tiny_wg_dataset
+from perfport.cli import main
+from perfport.wg import load_dataset, save_dataset
+from perfport.wg.model import is_model_file, train
+
+SIZES = [(4, 4), (8, 4), (16, 4), (32, 4)]
+
+
+def _dataset(path):
+    names = [("d", "heat", "512"), ("d", "gol", "512"), ("d", "synthetic", "512")]
+    runtimes = [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 3.0, 4.0]]
+    save_dataset(tiny_wg_dataset(SIZES, runtimes, names, [[1, 2], [3, 4], [5, 6]]), path)
+    return path
+
+
+def _refused(argv, capsys):
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_an_output_that_is_an_input_or_another_kind_of_file_is_refused(tmp_path, capsys):
+    # train --out its own --data replaced the dataset with a model; 'wg dataset --out' over a
+    # model replaced it with a dataset, silently.
+    data = _dataset(tmp_path / "data.npz")
+    model = tmp_path / "m.model"
+    train(load_dataset(data), "performance_knn").save(model)
+    train_ = ["wg", "train", "--method", "performance_knn", "--data", data]
+    assert "is also --data" in _refused([*train_, "--out", data], capsys)
+    assert "is a work-group dataset" in _refused(
+        [*train_, "--out", _dataset(tmp_path / "b.npz")], capsys
+    )
+    assert load_dataset(data) and load_dataset(tmp_path / "b.npz")  # both still datasets
+    assert "is a trained work-group model" in _refused(
+        ["wg", "dataset", "--merge", data, "--out", model], capsys
+    )
+    assert "is also --merge" in _refused(["wg", "dataset", "--merge", data, "--out", data], capsys)
+    assert is_model_file(model) and load_dataset(data)
+    assert main(["wg", "train", "--method", "performance_knn", "--data", str(data), "--out",
+                 str(model)]) == 0  # fmt: skip
