@@ -3,6 +3,11 @@ file a command reads or another command wrote is lost."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
+import numpy as np
+
 from conftest import tiny_wg_dataset
 from perfport.cli import main
 from perfport.wg import load_dataset, save_dataset
@@ -44,3 +49,19 @@ def test_an_output_that_is_an_input_or_another_kind_of_file_is_refused(tmp_path,
     assert is_model_file(model) and load_dataset(data)
     assert main(["wg", "train", "--method", "performance_knn", "--data", str(data), "--out",
                  str(model)]) == 0  # fmt: skip
+
+
+def test_a_scenario_read_twice_is_kept_once_and_a_remeasurement_stays(tmp_path, capsys):
+    # --merge of a dataset with the store it came from (or --db twice) doubled every scenario,
+    # and the copies sat in a training fold and its test fold at once.
+    data = _dataset(tmp_path / "data.npz")
+    again = load_dataset(data)
+    slower = tmp_path / "slower.npz"  # the first scenario measured again: other times
+    first = again.subset(np.array([0]))
+    save_dataset(replace(first, runtimes=first.runtimes * 2), slower)
+    out = tmp_path / "out.npz"
+    argv = ["wg", "dataset", "--merge", data, "--merge", data, "--merge", slower, "--out", out]
+    assert main([*map(str, argv), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["scenarios"] == 4 and summary["duplicates"] == 3
+    assert load_dataset(out).kernel.tolist() == ["heat", "gol", "synthetic", "heat"]

@@ -210,6 +210,32 @@ def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int
     return pairs, unmatched
 
 
+def drop_duplicates(data: WgDataset) -> tuple[WgDataset, int]:
+    """``data`` with each scenario kept once, and how many rows were dropped. A duplicate has
+    a kept row's labels, features (as ``match_scenarios`` compares them), limit and times:
+    the same measurement read twice (a dataset merged with the store it came from, a store
+    given twice), which would sit in a training fold and its test fold at once. The same
+    scenario with other times is a re-measurement and stays (``replace_scenarios`` merges
+    those)."""
+    kept: list[int] = []
+    by_name: dict[tuple[str, str, str], list[int]] = {}
+    for j in range(len(data)):
+        same = by_name.setdefault(_name(data, j), [])
+        if not any(_identical(data, i, j) for i in same):
+            same.append(j)
+            kept.append(j)
+    dropped = len(data) - len(kept)
+    return (data.subset(np.array(kept, dtype=np.int64)) if dropped else data), dropped
+
+
+def _identical(data: WgDataset, i: int, j: int) -> bool:
+    return (
+        data.max_wg[i] == data.max_wg[j]
+        and np.allclose(data.features[i], data.features[j], rtol=1e-6, atol=0.0, equal_nan=True)
+        and np.array_equal(data.runtimes[i], data.runtimes[j], equal_nan=True)
+    )
+
+
 def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDataset]:
     """``base`` with its scenarios that ``new`` measured again taking the new times (over the
     sizes ``new`` lists; the others become NaN), and ``new``'s other scenarios appended; and the
