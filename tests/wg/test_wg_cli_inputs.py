@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from conftest import tiny_wg_dataset
 from perfport.cli import main
@@ -65,3 +66,43 @@ def test_a_scenario_read_twice_is_kept_once_and_a_remeasurement_stays(tmp_path, 
     summary = json.loads(capsys.readouterr().out)
     assert summary["scenarios"] == 4 and summary["duplicates"] == 3
     assert load_dataset(out).kernel.tolist() == ["heat", "gol", "synthetic", "heat"]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"runtimes": np.full((3, 4), np.nan)}, "no size that ran"),
+        ({"runtimes": np.array([[np.inf, 1, 1, 1], [1, 2, 3, 4], [2, 1, 3, 4]])}, "not positive"),
+        ({"runtimes": np.array([[0.0, 1, 1, 1], [1, 2, 3, 4], [2, 1, 3, 4]])}, "not positive"),
+        ({"runtimes": -np.ones((3, 4))}, "not positive and finite"),
+        ({"features": np.array([[np.nan, 1], [3, 4], [5, 6]])}, "NaN or infinite feature"),
+        ({"feature_names": ("a",)}, "1 feature names for 2 feature columns"),
+        ({"runtimes": np.zeros((0, 4)), "features": np.zeros((0, 2)), "max_wg": np.zeros(0)},
+         "no scenarios"),
+    ],
+)  # fmt: skip
+def test_a_dataset_with_unusable_values_is_one_line_naming_the_file(
+    tmp_path, capsys, change, problem
+):
+    # All-NaN, inf or 0 runtimes and no scenarios crashed evaluate and train with a ValueError
+    # traceback; negative runtimes scored 275%; NaN features were accepted.
+    good = load_dataset(_dataset(tmp_path / "good.npz"))
+    bad = tmp_path / "bad.npz"
+    empty = "max_wg" in change
+    labels = {f: getattr(good, f)[:0] for f in ("device", "kernel", "dataset", "synthetic")}
+    save_dataset(replace(good, **change, **(labels if empty else {})), bad)
+    for command in (
+        ["evaluate", "--methods", "performance_knn"],
+        ["train", "--out", tmp_path / "m"],
+    ):
+        err = _refused(["wg", *command, "--data", bad], capsys)
+        assert str(bad) in err and problem in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_size_that_did_not_run_is_still_nan(tmp_path, capsys):
+    data = load_dataset(_dataset(tmp_path / "data.npz"))
+    gaps = data.runtimes.copy()
+    gaps[0, :2] = np.nan  # refused or illegal: the format's gap, not an error
+    save_dataset(replace(data, runtimes=gaps), tmp_path / "gaps.npz")
+    assert np.isnan(load_dataset(tmp_path / "gaps.npz").runtimes[0, :2]).all()

@@ -282,10 +282,42 @@ def save_dataset(data: WgDataset, path: str | Path) -> None:
 
 
 def load_dataset(path: str | Path) -> WgDataset:
-    """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv)."""
+    """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv), its values
+    checked (``check_values``)."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        return load_cummins_csv(path)
+    data = load_cummins_csv(path) if path.suffix.lower() == ".csv" else _load_npz(path)
+    check_values(data, path)
+    return data
+
+
+def check_values(data: WgDataset, path: str | Path) -> None:
+    """Refuse a dataset whose values no evaluation or training can use (SpecError naming the
+    file, the problem and the fix). NaN is a time's one legitimate gap: a size that did not
+    run (illegal or refused); a time is otherwise positive and finite, and each scenario
+    needs at least one."""
+    fix = "write it again with 'perfport wg dataset'"
+    if len(data) == 0:
+        raise SpecError(f"{path}: the dataset holds no scenarios; {fix} from a store with "
+                        "complete campaigns")  # fmt: skip
+    if len(data.feature_names) != data.features.shape[1]:
+        raise SpecError(f"{path}: {len(data.feature_names)} feature names for "
+                        f"{data.features.shape[1]} feature columns; {fix}")  # fmt: skip
+    if not np.isfinite(data.features).all():
+        row = int(np.flatnonzero(~np.isfinite(data.features).all(axis=1))[0])
+        raise SpecError(f"{path}: scenario {row} ({', '.join(_name(data, row))}) has a NaN or "
+                        f"infinite feature; {fix}")  # fmt: skip
+    times = data.runtimes[~np.isnan(data.runtimes)]
+    bad = times[~(np.isfinite(times) & (times > 0))]
+    if len(bad):
+        raise SpecError(f"{path}: {len(bad)} runtimes are not positive and finite (e.g. "
+                        f"{bad[0]:g}); a time is in ms, NaN where a size did not run; {fix}")  # fmt: skip
+    empty = np.flatnonzero(np.isnan(data.runtimes).all(axis=1))
+    if len(empty):
+        raise SpecError(f"{path}: {len(empty)} scenario(s) have no size that ran (all runtimes "
+                        f"NaN; the first: {', '.join(_name(data, int(empty[0])))}); {fix}")  # fmt: skip
+
+
+def _load_npz(path: Path) -> WgDataset:
     names = ("sizes", "runtimes", "max_wg", "features", "feature_names", "device", "kernel",
              "dataset", "synthetic")  # fmt: skip
     try:
