@@ -131,6 +131,23 @@ def test_a_store_that_is_not_perfports_is_refused_at_start(model, tmp_path):
         create_app(model, other)
 
 
+def test_a_model_or_database_no_request_can_use_is_refused_at_start(model, tmp_path):
+    # Both started and reported healthy; then every question was a 400 (a model trained on
+    # other features) or every refusal a 503 (a database in a folder that does not exist).
+    from conftest import tiny_wg_dataset
+    from perfport._core import PerfportError
+    from perfport.wg.model import train
+
+    with pytest.raises(PerfportError, match=r"folder .* does not exist; create it or give another"):
+        create_app(model, tmp_path / "no such folder" / "d.db")
+    data = tiny_wg_dataset([(4, 4), (8, 4)], [[1.0, 2.0], [2.0, 1.0]],
+                           [("d", "heat", "x"), ("d", "gol", "x")], [[1, 2], [3, 4]])  # fmt: skip
+    other = tmp_path / "other.model"
+    train(data, "performance_knn").save(other)
+    with pytest.raises(PerfportError, match="expects other features"):
+        create_app(other, tmp_path / "d.db")
+
+
 @contextlib.contextmanager
 def serving(model, db, workers=1, pids=None):
     """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port
