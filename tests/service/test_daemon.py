@@ -148,6 +148,22 @@ def test_a_model_or_database_no_request_can_use_is_refused_at_start(model, tmp_p
         create_app(other, tmp_path / "d.db")
 
 
+def test_a_port_in_use_is_one_line_before_any_url(model, tmp_path, capsys):
+    # One process printed the URL as if serving, then uvicorn's "address already in use".
+    from perfport._core import PerfportError
+    from perfport.service.app import serve
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(
+            PerfportError, match=f"cannot listen on 127.0.0.1:{port} .*another --port"
+        ):
+            serve(model, tmp_path / "d.db", port=port, workers=1)
+    assert "http://" not in capsys.readouterr().err
+
+
 @contextlib.contextmanager
 def serving(model, db, workers=1, pids=None):
     """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port

@@ -325,15 +325,18 @@ def serve(
     # by the collector's full passes, which paused one first-time answer in a few hundred for
     # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results). Frozen before
     # the workers fork, the pages stay shared.
+    from perfport.service.workers import bind, run_workers
+
     if workers <= 1:
         app = build()
+        # Bound here, not by uvicorn: a port in use is one line before the URL is printed,
+        # not the URL and then uvicorn's own error.
+        sock = bind(host, port)
         print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
         gc.collect()
         gc.freeze()
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
         return
-    from perfport.service.workers import bind, run_workers
-
     WgService(model, db)  # a bad --db is refused here, once, not by every worker
     sock = bind(host, port)
     print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",
