@@ -106,3 +106,10 @@ def test_a_size_that_did_not_run_is_still_nan(tmp_path, capsys):
     gaps[0, :2] = np.nan  # refused or illegal: the format's gap, not an error
     save_dataset(replace(data, runtimes=gaps), tmp_path / "gaps.npz")
     assert np.isnan(load_dataset(tmp_path / "gaps.npz").runtimes[0, :2]).all()
+
+
+def test_predict_refuses_a_db_that_is_not_there(tmp_path, capsys):
+    # A typo in --db (or a folder that does not exist) was ignored: no refused size avoided.
+    for db in (tmp_path / "typo.db", tmp_path / "no folder" / "x.db"):
+        err = _refused(["wg", "predict", "--kernel", "sobel", "--db", db], capsys)
+        assert f"no results database at {db}" in err

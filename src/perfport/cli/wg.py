@@ -154,7 +154,9 @@ def _add_predict(wg_sub: Subcommands) -> None:
         "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
     p.add_argument(
-        "--db", type=database, default="perfport.db", help="sizes refused here before are avoided"
+        "--db",
+        type=database,
+        help="sizes refused here before are avoided (default: perfport.db, where it exists)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
@@ -301,9 +303,14 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     spec = resolve_kernel(args.kernel)
     problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
+    # A --db given by name must be there (a typo would silently avoid nothing); the default
+    # may be missing: nothing refused yet.
+    if args.db is not None and not Path(args.db).is_file():
+        raise PerfportError(f"no results database at {args.db}; give an existing --db (or "
+                            "none: perfport.db, where it exists)")  # fmt: skip
     wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = wg_model(args.model)
-    refused = wg.refused_sizes(args.db, spec, device)
+    refused = wg.refused_sizes(args.db or "perfport.db", spec, device)
     prediction = wg.predict_wg(
         model, spec, problem, device, refused, FeatureCache(_cache_dir() / "features")
     )
