@@ -380,6 +380,20 @@ def test_a_killed_manager_is_started_again_with_the_workers(model, tmp_path):
                 pass  # between the old workers and the new
 
 
+def test_a_body_not_sent_as_json_or_nested_too_deep_is_named(model, tmp_path):
+    # text/plain got "body: Input should be a valid dictionary"; 5,000 nested lists got
+    # "There was an error parsing the body".
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    request = json.dumps({"kernel": "sobel", "device": DEVICE})
+    plain = client.post("/v1/wg/predict", content=request, headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 422 and "Content-Type: application/json" in plain.json()["detail"]
+    deep = '{"kernel": "sobel", "device": ' + "[" * 5000 + "]" * 5000 + "}"
+    for path in ("/v1/wg/predict", "/v1/wg/refused"):
+        answer = client.post(path, content=deep, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]
+    assert client.get("/nowhere").status_code == 404  # other HTTP errors stay the framework's
+
+
 @pytest.mark.parametrize(
     ("kernel", "detail"),
     [

@@ -113,3 +113,11 @@ def test_predict_refuses_a_db_that_is_not_there(tmp_path, capsys):
     for db in (tmp_path / "typo.db", tmp_path / "no folder" / "x.db"):
         err = _refused(["wg", "predict", "--kernel", "sobel", "--db", db], capsys)
         assert f"no results database at {db}" in err
+
+
+def test_a_dataset_from_a_missing_store_names_wg_collect(tmp_path, capsys):
+    # The store's own message said "run 'perfport tune' first".
+    err = _refused(
+        ["wg", "dataset", "--db", tmp_path / "nosuch.db", "--out", tmp_path / "o.npz"], capsys
+    )
+    assert "perfport wg collect" in err and "perfport tune" not in err

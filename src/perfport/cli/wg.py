@@ -233,6 +233,10 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
     stores = args.db or ([] if args.merge else ["perfport.db"])
+    for db in stores:  # the store's own message would send the user to 'perfport tune'
+        if not Path(db).is_file():
+            raise PerfportError(f"no results database at {db}; collect one with 'perfport wg "
+                                f"collect --db {db}' or give an existing --db")  # fmt: skip
     inputs = [*(("--merge", m) for m in args.merge or []), *(("--db", d) for d in stores)]
     _check_written(args.out, "--out", inputs, writes_model=False)
     if args.superseded:

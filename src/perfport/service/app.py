@@ -205,10 +205,34 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
         return answer(*_error(exc))
 
     @app.exception_handler(fastapi.exceptions.RequestValidationError)
-    async def malformed(_: Any, exc: Any) -> Any:
+    async def malformed(request: Any, exc: Any) -> Any:
         # FastAPI's own answer echoes the whole input back (megabytes for a big body) and fails
         # on a number JSON cannot hold (1e400 parses as infinity): name the fields instead.
+        given = request.headers.get("content-type", "")
+        if not _is_json(given):  # the body was never parsed: "not a dictionary"
+            return answer(422, f"body: send it as JSON with 'Content-Type: application/json' "
+                               f"(got {given[:60] or 'none'!r})")  # fmt: skip
         return answer(422, "; ".join(field_errors(exc.errors())[:5]))
+
+    default = require("fastapi.exception_handlers", _EXTRA, _PURPOSE).http_exception_handler
+
+    # FastAPI raises Starlette's HTTPException for a body it cannot parse (not its own).
+    @app.exception_handler(require("starlette.exceptions", _EXTRA, _PURPOSE).HTTPException)
+    async def unparsed(request: Any, exc: Any) -> Any:
+        # FastAPI answers a body its JSON parser gave up on (nesting past Python's recursion
+        # limit) with "There was an error parsing the body": say what is wrong with it.
+        if exc.status_code != 400 or not isinstance(exc.__cause__, RecursionError):
+            return await default(request, exc)
+        return answer(400, "body: nested too deeply to parse as JSON; send one JSON object of "
+                           "the request's fields")  # fmt: skip
+
+
+def _is_json(content_type: str) -> bool:
+    """Whether FastAPI parses a body of this Content-Type as JSON (application/json, +json)."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 # Errors of a union branch that only says the value is not of the branch's type.
