@@ -121,3 +121,23 @@ def test_a_dataset_from_a_missing_store_names_wg_collect(tmp_path, capsys):
         ["wg", "dataset", "--db", tmp_path / "nosuch.db", "--out", tmp_path / "o.npz"], capsys
     )
     assert "perfport wg collect" in err and "perfport tune" not in err
+
+
+def test_evaluate_drops_repeats_and_refuses_a_split_without_samples(tmp_path, capsys):
+    # --partitions kernel,kernel ran twice and gave two identical results; --split alternate
+    # without --samples was ignored without a word.
+    data = _dataset(tmp_path / "data.npz")
+    argv = ["wg", "evaluate", "--data", str(data), "--methods", "performance_knn,performance_knn"]
+    assert main([*argv, "--partitions", "kernel,kernel", "--json"]) == 0
+    (only,) = json.loads(capsys.readouterr().out)["results"]
+    assert only["partition"] == "kernel" and only["method"] == "performance_knn"
+    assert "--split chooses how --samples" in _refused([*argv, "--split", "alternate"], capsys)
+
+
+def test_collect_stopped_by_max_time_says_what_it_skipped(tmp_path, capsys):
+    # --json said nothing of the scenarios --max-time left out.
+    argv = ["wg", "collect", "--scenarios", "2", "--sizes", "64", "--no-real-world",
+            "--max-border", "0", "--max-time", "1e-9", "--db", str(tmp_path / "c.db"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert len(json.loads(line)["skipped"]) == 2

@@ -193,9 +193,8 @@ def _add_evaluate(wg_sub: Subcommands) -> None:
     p.add_argument(
         "--split",
         choices=("halves", "alternate"),
-        default="halves",
-        help="with --samples: the first half of the rounds against the second, or even "
-        "against odd rounds",
+        help="with --samples: the first half of the rounds against the second (halves, the "
+        "default), or even against odd rounds",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
@@ -212,7 +211,9 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"--scenarios: {exc}") from None
     device = get_device(args.device)
     steps = wg.collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
+    done: set[str] = set()
     for n, step in enumerate(steps, 1):
+        done.add(step.scenario.label)
         if args.json:
             print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
                               "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}), flush=True)  # fmt: skip
@@ -221,6 +222,13 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
             console.print(
                 f"[{n}/{len(chosen)}] {step.scenario.label}: {step.measured} sizes in {step.seconds:.0f} s {failed or ''}"
             )
+    # --max-time stops before the scenarios left: say which, so the run can be resumed.
+    skipped = [s.label for s in chosen if s.label not in done]
+    if skipped and args.json:
+        print(json.dumps({"skipped": skipped, "why": "--max-time"}), flush=True)
+    elif skipped:
+        console.print(f"--max-time reached: {len(skipped)} scenario(s) not measured "
+                      "(run the same command again to resume)")  # fmt: skip
     return 0
 
 

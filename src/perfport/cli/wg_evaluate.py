@@ -37,7 +37,8 @@ def _listed(
         return list(known if default is None else default)
     if text.strip() == "all":
         return list(known)
-    wanted = [t.strip() for t in text.split(",") if t.strip()]
+    # A name given twice would be evaluated twice, with the same result.
+    wanted = list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
     unknown = [t for t in wanted if t not in known]
     if unknown or not wanted:
         what = f"unknown {', '.join(unknown)}" if unknown else "give at least one"
@@ -93,6 +94,9 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
 
     check_folder(args.plots, "--plots")
+    if args.split is not None and not args.samples:
+        raise PerfportError("--split chooses how --samples rounds are split; give --samples "
+                            "FILE too, or leave --split out")  # fmt: skip
     data = wg.load_dataset(wg_data_path(args.data))
     methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
     partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
@@ -111,7 +115,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
         from perfport.wg import plots  # matplotlib: only for --plots
 
         plots.save_figures(data, results, args.plots)
-    held = [_heldout(data, r, rounds, args.split, args.seed) for r in results]
+    held = [_heldout(data, r, rounds, args.split or "halves", args.seed) for r in results]
     if args.json:
         render.print_json({"results": [r.to_json(per_device=args.by_device) | h
                                        for r, h in zip(results, held, strict=True)]})  # fmt: skip
