@@ -131,6 +131,39 @@ def test_a_store_that_is_not_perfports_is_refused_at_start(model, tmp_path):
         create_app(model, other)
 
 
+def test_a_model_or_database_no_request_can_use_is_refused_at_start(model, tmp_path):
+    # Both started and reported healthy; then every question was a 400 (a model trained on
+    # other features) or every refusal a 503 (a database in a folder that does not exist).
+    from conftest import tiny_wg_dataset
+    from perfport._core import PerfportError
+    from perfport.wg.model import train
+
+    with pytest.raises(PerfportError, match=r"folder .* does not exist; create it or give another"):
+        create_app(model, tmp_path / "no such folder" / "d.db")
+    data = tiny_wg_dataset([(4, 4), (8, 4)], [[1.0, 2.0], [2.0, 1.0]],
+                           [("d", "heat", "x"), ("d", "gol", "x")], [[1, 2], [3, 4]])  # fmt: skip
+    other = tmp_path / "other.model"
+    train(data, "performance_knn").save(other)
+    with pytest.raises(PerfportError, match="expects other features"):
+        create_app(other, tmp_path / "d.db")
+
+
+def test_a_port_in_use_is_one_line_before_any_url(model, tmp_path, capsys):
+    # One process printed the URL as if serving, then uvicorn's "address already in use".
+    from perfport._core import PerfportError
+    from perfport.service.app import serve
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(
+            PerfportError, match=f"cannot listen on 127.0.0.1:{port} .*another --port"
+        ):
+            serve(model, tmp_path / "d.db", port=port, workers=1)
+    assert "http://" not in capsys.readouterr().err
+
+
 @contextlib.contextmanager
 def serving(model, db, workers=1, pids=None):
     """``perfport serve`` in a subprocess on a free loopback port, once healthy: yields the port
@@ -321,6 +354,44 @@ def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
             seen.append(answers[0]["wg"])
             told = post("/v1/wg/refused", {**request, "wg": answers[0]["wg"]})
             assert told["stored"] is True
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree in /proc")
+def test_a_killed_manager_is_started_again_with_the_workers(model, tmp_path):
+    # kill -9 of the gate's manager left the daemon answering 500 to every question for good.
+    request = {"kernel": "heat", "problem": {"width": 512, "height": 512}, "device": DEVICE}
+    pids = []
+    with serving(model, tmp_path / "daemon.db", workers=2, pids=pids) as port:
+        manager = Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split()[0]
+        os.kill(int(manager), 9)
+        deadline, status = time.monotonic() + 30, None
+        while status != 200:
+            assert time.monotonic() < deadline, "the daemon never answered again"
+            time.sleep(0.2)
+            ask = urllib.request.Request(f"http://127.0.0.1:{port}/v1/wg/predict",
+                                         json.dumps(request).encode(),
+                                         {"Content-Type": "application/json"})  # fmt: skip
+            try:
+                with urllib.request.urlopen(ask, timeout=10) as answer:
+                    status = answer.status
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 503, exc.read()  # while it restarts: never a 500
+            except OSError:
+                pass  # between the old workers and the new
+
+
+def test_a_body_not_sent_as_json_or_nested_too_deep_is_named(model, tmp_path):
+    # text/plain got "body: Input should be a valid dictionary"; 5,000 nested lists got
+    # "There was an error parsing the body".
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    request = json.dumps({"kernel": "sobel", "device": DEVICE})
+    plain = client.post("/v1/wg/predict", content=request, headers={"Content-Type": "text/plain"})
+    assert plain.status_code == 422 and "Content-Type: application/json" in plain.json()["detail"]
+    deep = '{"kernel": "sobel", "device": ' + "[" * 5000 + "]" * 5000 + "}"
+    for path in ("/v1/wg/predict", "/v1/wg/refused"):
+        answer = client.post(path, content=deep, headers={"Content-Type": "application/json"})
+        assert answer.status_code == 400 and "nested too deeply" in answer.json()["detail"]
+    assert client.get("/nowhere").status_code == 404  # other HTTP errors stay the framework's
 
 
 @pytest.mark.parametrize(

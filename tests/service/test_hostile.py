@@ -53,10 +53,21 @@ def test_serving_off_loopback_warns_and_generates_a_token(model, tmp_path, monke
     import uvicorn
 
     from perfport.service import app as app_module
+    from perfport.service import workers
 
     served = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.update(app=app, **kw))
-    app_module.serve(model, tmp_path / "d.db", host="192.0.2.1", port=9)  # not bound: run is faked
+
+    class Server:  # uvicorn's, faked: nothing is bound or served
+        def __init__(self, config):
+            served["app"] = config.app
+
+        def run(self, sockets):
+            served["sockets"] = sockets
+
+    monkeypatch.setattr(uvicorn, "Server", Server)
+    monkeypatch.setattr(workers, "bind", lambda host, port: (host, port))
+    app_module.serve(model, tmp_path / "d.db", host="192.0.2.1", port=9)
+    assert served["sockets"] == [("192.0.2.1", 9)]
     err = capsys.readouterr().err
     assert "warning: binding 192.0.2.1, not loopback" in err
     token = err.split("Authorization: Bearer ")[1].split("'")[0]

@@ -12,13 +12,18 @@ from perfport.service.workers import SharedGate, _GateManager, default_workers
 
 
 @pytest.fixture
-def remote():
+def manager():
     manager = _GateManager(ctx=multiprocessing.get_context("fork"))
     manager.start()
     try:
-        yield manager.RefusalGate(RefusalLimits(per_device_per_minute=6.0, burst=2))
+        yield manager
     finally:
         manager.shutdown()
+
+
+@pytest.fixture
+def remote(manager):
+    return manager.RefusalGate(RefusalLimits(per_device_per_minute=6.0, burst=2))
 
 
 def test_workers_share_what_was_asked_and_the_rate_limits(remote):
@@ -52,3 +57,31 @@ def test_the_shared_socket_names_tcp_so_answers_are_not_delayed():
         assert sock.proto == socket.IPPROTO_TCP and sock.type == socket.SOCK_STREAM
     finally:
         sock.close()
+
+
+def test_a_dead_manager_is_a_503_naming_it_and_health_says_so(
+    manager, remote, daemon_model, tmp_path
+):
+    # kill -9 of the manager left every question a 500 with ConnectionRefusedError, while
+    # /v1/health still said "ok".
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from perfport.service.app import create_app
+    from perfport.service.limits import GateUnavailable
+
+    gate = SharedGate(remote, RefusalLimits())
+    assert gate.problem() is None
+    manager._process.kill()
+    manager._process.join()
+    with pytest.raises(GateUnavailable, match="shared-state process"):
+        gate.was_asked("kernel", "device")
+    client = TestClient(create_app(daemon_model, tmp_path / "d.db", gate=gate))
+    health = client.get("/v1/health")
+    assert health.status_code == 503 and health.json()["status"] != "ok"
+    assert "shared-state process" in health.json()["detail"]
+    device = {"name": "GPU", "type": "gpu", "compute_units": 4, "max_work_group_size": 256,
+              "max_work_item_sizes": [256, 256, 64], "local_mem_bytes": 49152}  # fmt: skip
+    answer = client.post("/v1/wg/predict", json={"kernel": "heat", "device": device})
+    assert answer.status_code == 503 and "\n" not in answer.json()["detail"], answer.text
+    assert answer.headers["retry-after"]

@@ -164,3 +164,14 @@ def test_loading_refuses_a_single_round(tmp_path: Path) -> None:
     path = _save(tmp_path, np.ones((2, len(SIZES), 1, 1)), ["a", "b"])
     with pytest.raises(PerfportError, match="at least two rounds"):
         load_samples(path)
+
+
+@pytest.mark.parametrize("keep", [0, 10, 300, -40])
+def test_a_samples_file_cut_short_is_one_line(tmp_path: Path, keep: int) -> None:
+    # A truncated --samples file gave a zipfile.BadZipFile traceback.
+    whole = _save(tmp_path, np.ones((2, len(SIZES), 2, 1)), ["a", "b"]).read_bytes()
+    cut = tmp_path / "cut.samples.npz"
+    cut.write_bytes(whole[:keep] if keep >= 0 else whole[:keep] + b"\0" * 8)
+    with pytest.raises(PerfportError, match="not a samples file of rounds") as refused:
+        load_samples(cut)
+    assert "\n" not in str(refused.value) and "pickle" not in str(refused.value)

@@ -90,7 +90,8 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["scenarios"] == 6
+    # The dataset holds the store's scenarios already: each is kept once, not twice.
+    assert json.loads(done.stdout)["scenarios"] == 3 and json.loads(done.stdout)["duplicates"] == 3
     assert np.array_equal(load_dataset(merged).runtimes[:3], again.runtimes, equal_nan=True)
     # Replacing a device's scenarios: the merged file's are dropped, the store's stay.
     device = str(again.device[0])
@@ -167,9 +168,9 @@ def test_shipped_dataset_and_default_model(tmp_path):
     assert len(data) >= 200 and len(set(data.device.tolist())) >= 2
     env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
     args = [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gaussian",
-            "--problem", "width=512", "height=512", "radius=3", "--db", str(tmp_path / "x.db"), "--json"]  # fmt: skip
-    for _ in range(2):  # trains, then loads the cached model
-        done = subprocess.run(args, capture_output=True, text=True, env=env)
+            "--problem", "width=512", "height=512", "radius=3", "--json"]  # fmt: skip
+    for _ in range(2):  # trains, then loads the cached model (no perfport.db where it runs)
+        done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
         wc, wr = answer["wg"]

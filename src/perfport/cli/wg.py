@@ -9,14 +9,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
     add_problem,
-    check_folder,
     check_output,
     count,
     database,
@@ -26,12 +25,12 @@ from perfport.cli.arguments import (
     seconds,
     sizes,
 )
+from perfport.cli.wg_evaluate import run_evaluate, wg_data_path
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport import wg
-    from perfport.wg.heldout import RoundSamples
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -155,7 +154,9 @@ def _add_predict(wg_sub: Subcommands) -> None:
         "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
     )
     p.add_argument(
-        "--db", type=database, default="perfport.db", help="sizes refused here before are avoided"
+        "--db",
+        type=database,
+        help="sizes refused here before are avoided (default: perfport.db, where it exists)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
@@ -192,9 +193,8 @@ def _add_evaluate(wg_sub: Subcommands) -> None:
     p.add_argument(
         "--split",
         choices=("halves", "alternate"),
-        default="halves",
-        help="with --samples: the first half of the rounds against the second, or even "
-        "against odd rounds",
+        help="with --samples: the first half of the rounds against the second (halves, the "
+        "default), or even against odd rounds",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
@@ -211,7 +211,9 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"--scenarios: {exc}") from None
     device = get_device(args.device)
     steps = wg.collect(device, chosen, args.db, args.repeats, args.max_time, args.rounds)
+    done: set[str] = set()
     for n, step in enumerate(steps, 1):
+        done.add(step.scenario.label)
         if args.json:
             print(json.dumps({"scenario": step.scenario.label, "measured": step.measured,
                               "outcomes": step.outcomes, "seconds": round(step.seconds, 1)}), flush=True)  # fmt: skip
@@ -220,6 +222,13 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
             console.print(
                 f"[{n}/{len(chosen)}] {step.scenario.label}: {step.measured} sizes in {step.seconds:.0f} s {failed or ''}"
             )
+    # --max-time stops before the scenarios left: say which, so the run can be resumed.
+    skipped = [s.label for s in chosen if s.label not in done]
+    if skipped and args.json:
+        print(json.dumps({"skipped": skipped, "why": "--max-time"}), flush=True)
+    elif skipped:
+        console.print(f"--max-time reached: {len(skipped)} scenario(s) not measured "
+                      "(run the same command again to resume)")  # fmt: skip
     return 0
 
 
@@ -231,9 +240,16 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
     if args.superseded and not args.replace:
         raise PerfportError("--superseded names where --replace puts the old rows; add --replace")
-    check_output(args.out, "--out")
-    check_output(args.superseded, "--superseded")
     stores = args.db or ([] if args.merge else ["perfport.db"])
+    for db in stores:  # the store's own message would send the user to 'perfport tune'
+        if not Path(db).is_file():
+            raise PerfportError(f"no results database at {db}; collect one with 'perfport wg "
+                                f"collect --db {db}' or give an existing --db")  # fmt: skip
+    inputs = [*(("--merge", m) for m in args.merge or []), *(("--db", d) for d in stores)]
+    _check_written(args.out, "--out", inputs, writes_model=False)
+    if args.superseded:
+        _check_written(args.superseded, "--superseded", [*inputs, ("--out", args.out)],
+                       writes_model=False)  # fmt: skip
     try:
         built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
     except UnknownDevicesError as exc:
@@ -247,13 +263,16 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
     wg.save_dataset(data, args.out)
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
-               "replaced": built.replaced}  # fmt: skip
+               "replaced": built.replaced, "duplicates": built.duplicates}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
+        dropped = (
+            f"; {built.duplicates} duplicate scenario(s) kept once" if built.duplicates else ""
+        )
         console.print(
             f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to "
-            f"{args.out}" + (f" ({built.replaced} replaced)" if args.replace else "")
+            f"{args.out}" + (f" ({built.replaced} replaced)" if args.replace else "") + dropped
         )
     return 0
 
@@ -265,8 +284,9 @@ def run_train(args: argparse.Namespace, console: Console) -> int:
         raise PerfportError(f"unknown method {args.method}; methods: {', '.join(wg.METHODS)}")
     from perfport.features import COMPILE_FREE_FEATURES
 
-    check_output(args.out, "--out")
-    data = wg.load_dataset(_wg_data_path(args.data))
+    path = wg_data_path(args.data)
+    _check_written(args.out, "--out", [("--data", str(path))], writes_model=True)
+    data = wg.load_dataset(path)
     if args.compile_free:
         data = data.with_features(COMPILE_FREE_FEATURES)
     model = wg.train(data, args.method)
@@ -295,9 +315,14 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     spec = resolve_kernel(args.kernel)
     problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
+    # A --db given by name must be there (a typo would silently avoid nothing); the default
+    # may be missing: nothing refused yet.
+    if args.db is not None and not Path(args.db).is_file():
+        raise PerfportError(f"no results database at {args.db}; give an existing --db (or "
+                            "none: perfport.db, where it exists)")  # fmt: skip
     wg.check_scenario(spec, problem, device)  # bad input is refused before a model is trained
     model = wg_model(args.model)
-    refused = wg.refused_sizes(args.db, spec, device)
+    refused = wg.refused_sizes(args.db or "perfport.db", spec, device)
     prediction = wg.predict_wg(
         model, spec, problem, device, refused, FeatureCache(_cache_dir() / "features")
     )
@@ -319,11 +344,33 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _wg_data_path(name: str | None) -> Path:
-    """The dataset a --data flag names; the environment may say where shared data lies."""
-    from perfport import wg
+def _check_written(
+    path: str, option: str, inputs: Sequence[tuple[str, str]], *, writes_model: bool
+) -> None:
+    """Refuse, before anything is read, to write ``path`` over one of the command's inputs
+    (``(flag, path)`` pairs) or over a perfport file of the other kind (a dataset written
+    over a model, or a model over a dataset): either would be lost without a word."""
+    from perfport.wg.dataset import is_dataset_file
+    from perfport.wg.model import is_model_file
 
-    return wg.dataset_path(name, os.environ.get("PERFPORT_SHARED_DATA"))
+    check_output(path, option)  # a results database
+    for flag, given in inputs:
+        if _same_file(path, given):
+            raise PerfportError(f"{option} {path} is also {flag}: writing it would replace what "
+                                "this command reads; give another path")  # fmt: skip
+    if not writes_model and is_model_file(path):
+        raise PerfportError(f"{option} {path} is a trained work-group model; writing a dataset "
+                            "there would destroy it; give another path")  # fmt: skip
+    if writes_model and is_dataset_file(path):
+        raise PerfportError(f"{option} {path} is a work-group dataset; writing a model there "
+                            "would destroy it; give another path")  # fmt: skip
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one is missing: then only the same name is the same file
+        return Path(a).resolve() == Path(b).resolve()
 
 
 def wg_model(path: str | None) -> wg.WgModel:
@@ -340,140 +387,3 @@ def _cache_dir() -> Path:
 
 def _say(message: str) -> None:
     print(f"perfport: {message}", file=sys.stderr, flush=True)
-
-
-def _listed(
-    text: str | None, known: Sequence[str], flag: str, default: Sequence[str] | None = None
-) -> list[str]:
-    """A comma-separated choice among ``known``, or ``all`` of them; without the flag,
-    ``default`` (all of them where there is none)."""
-    if text is None:
-        return list(known if default is None else default)
-    if text.strip() == "all":
-        return list(known)
-    wanted = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in wanted if t not in known]
-    if unknown or not wanted:
-        what = f"unknown {', '.join(unknown)}" if unknown else "give at least one"
-        raise PerfportError(f"{flag}: {what}; choose from all, {', '.join(known)}")
-    return wanted
-
-
-class _EvaluationProgress:
-    """On stderr, never stdout (which --json keeps for the answer): a bar on a terminal,
-    else a line as the folds reach each method on each partition."""
-
-    def __init__(self) -> None:
-        self._bar: Any = None  # a rich Progress, on a terminal
-        self._task: Any = None
-        self._last: tuple[str, str] | None = None
-
-    def __enter__(self) -> _EvaluationProgress:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        stderr = Console(stderr=True, markup=False)
-        if stderr.is_terminal:
-            self._bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=stderr, transient=True,
-            )  # fmt: skip
-            self._bar.start()
-        return self
-
-    def update(self, step: wg.EvalProgress) -> None:
-        what = f"{step.method} on {step.partition}"
-        if self._bar is not None:
-            if self._task is None:
-                self._task = self._bar.add_task(what, total=step.total)
-            self._bar.update(self._task, completed=step.done, description=what)
-        elif (step.partition, step.method) != self._last and step.done < step.total:
-            print(f"perfport: [{step.done}/{step.total} folds] {what}", file=sys.stderr, flush=True)
-        self._last = (step.partition, step.method)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-def run_evaluate(args: argparse.Namespace, console: Console) -> int:
-    from perfport import wg
-
-    check_folder(args.plots, "--plots")
-    data = wg.load_dataset(_wg_data_path(args.data))
-    methods = _listed(args.methods, wg.METHODS, "--methods", wg.DEFAULT_METHODS)
-    partitions = _listed(args.partitions, wg.PARTITIONS, "--partitions")
-    rounds = _rounds_behind(data, args.samples or [])
-    with _EvaluationProgress() as progress:
-        results = wg.evaluate(data, methods, partitions, seed=args.seed, progress=progress.update)
-    skipped = [p for p in partitions if p not in {r.partition for r in results}]
-    why = ("a leave-one-out partition needs at least two devices, kernels or data sizes, and "
-           "synthetic-real both synthetic and real-world kernels")  # fmt: skip
-    if not results:
-        raise PerfportError(f"no partition of {', '.join(partitions)} can be evaluated on this "
-                            f"data: {why}")  # fmt: skip
-    if skipped:
-        print(f"perfport: skipped {', '.join(skipped)}: {why}", file=sys.stderr)
-    if args.plots:
-        from perfport.wg import plots  # matplotlib: only for --plots
-
-        plots.save_figures(data, results, args.plots)
-    held = [_heldout(data, r, rounds, args.split, args.seed) for r in results]
-    if args.json:
-        render.print_json({"results": [r.to_json(per_device=args.by_device) | h
-                                       for r, h in zip(results, held, strict=True)]})  # fmt: skip
-    else:
-        render.wg_table(console, results)
-        if args.by_device:
-            render.wg_device_table(console, results)
-        for r, h in zip(results, held, strict=True):
-            _print_heldout(console, r.partition, h.get("heldout", []))
-    return 0
-
-
-def _rounds_behind(data: wg.WgDataset, paths: list[str]) -> list[RoundSamples]:
-    """The collections of rounds that --samples names, each checked to hold some of the
-    data's scenarios (before any evaluation runs)."""
-    from perfport.wg import heldout
-
-    out = []
-    for path in paths:
-        rounds = heldout.load_samples(path)
-        if not heldout.match_rows(data, rounds):
-            raise PerfportError(
-                f"--samples {path}: none of its scenarios is in the data's table (same device, "
-                "kernel and dataset labels and medians); give the rounds the dataset was built from"
-            )
-        out.append(rounds)
-    return out
-
-
-def _heldout(
-    data: wg.WgDataset, result: wg.EvalResult, rounds: list[RoundSamples], split: str, seed: int
-) -> dict[str, Any]:
-    """The ``heldout`` key of one result: its choices scored on each collection."""
-    if not rounds:
-        return {}
-    from perfport.wg import heldout
-
-    how = heldout.Split(split)
-    return {
-        "heldout": [heldout.heldout_report(data, result, r, how, seed).to_json() for r in rounds]
-    }
-
-
-def _print_heldout(console: Console, partition: str, reports: list[dict[str, Any]]) -> None:
-    for rep in reports:
-        console.print(f"{partition}, held-out rounds of {rep['samples']} ({rep['matched']} scenarios, "
-                      f"{rep['split']} of {rep['rounds']} rounds):")  # fmt: skip
-        for s in rep["scores"]:
-            lo, hi = s["heldout_ci95"]
-            console.print(f"  {s['choice']:28s} held-out {s['heldout']:.1%} ({lo:.1%}-{hi:.1%})  "
-                          f"same-table {s['same_table']:.1%}")  # fmt: skip

@@ -25,7 +25,13 @@ from perfport._core.version import __version__
 from perfport.service.batch import Coalescer
 from perfport.service.compiler import CompileLimits, ServiceBusy
 from perfport.service.fast_path import FastPredict
-from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
+from perfport.service.limits import (
+    GateUnavailable,
+    Implausible,
+    RateLimited,
+    RefusalGate,
+    RefusalLimits,
+)
 from perfport.service.service import WgService
 from perfport.wg import WgModel, load_model
 
@@ -72,12 +78,9 @@ def create_app(
     # Questions prepared while others wait are answered by one call of the model.
     answers = Coalescer(service.answer_many)
 
-    @app.get("/v1/health")
-    async def health() -> dict[str, Any]:
-        counts = answers.counts
-        return {"status": "ok", "version": __version__, "method": service.model.method,
-                "trained_on": service.model.scenarios,
-                "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
+    @app.get("/v1/health", responses=_errors(503))
+    async def health() -> Any:
+        return _health(service, answers)
 
     # The answer itself runs on the event loop, the questions waiting together in one batch
     # (``Coalescer``: less than a hop to a worker thread and back for each); compiling and
@@ -121,10 +124,23 @@ def create_app(
     return FastPredict(app, PredictRequest.model_validate, ask, _error_answer, limit)
 
 
-def _json(content: dict[str, Any]) -> Any:
+def _health(service: WgService, answers: Coalescer[Any, Any]) -> Any:
+    counts = answers.counts
+    content = {"status": "ok", "version": __version__, "method": service.model.method,
+               "trained_on": service.model.scenarios,
+               "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
+    # A probe must see what questions would meet: a worker whose shared state is gone
+    # answers none of them.
+    why = service.gate.problem()
+    if why is None:
+        return content
+    return _json({**content, "status": "unavailable", "detail": _clean(why)}, 503)
+
+
+def _json(content: dict[str, Any], status: int = 200) -> Any:
     responses = require("fastapi.responses", _EXTRA, _PURPOSE)
     body = json.dumps(content, separators=(",", ":"), allow_nan=False).encode()
-    return responses.Response(body, media_type="application/json")
+    return responses.Response(body, status_code=status, media_type="application/json")
 
 
 def _bearer(fastapi: Any, token: str) -> Any:
@@ -155,7 +171,7 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
     """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
     if isinstance(exc, RateLimited):
         return 429, str(exc), exc.retry_after_s or 60.0
-    if isinstance(exc, ServiceBusy):
+    if isinstance(exc, ServiceBusy | GateUnavailable):
         return 503, str(exc), 5.0
     if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
         return 503, str(exc), None
@@ -189,10 +205,34 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
         return answer(*_error(exc))
 
     @app.exception_handler(fastapi.exceptions.RequestValidationError)
-    async def malformed(_: Any, exc: Any) -> Any:
+    async def malformed(request: Any, exc: Any) -> Any:
         # FastAPI's own answer echoes the whole input back (megabytes for a big body) and fails
         # on a number JSON cannot hold (1e400 parses as infinity): name the fields instead.
+        given = request.headers.get("content-type", "")
+        if not _is_json(given):  # the body was never parsed: "not a dictionary"
+            return answer(422, f"body: send it as JSON with 'Content-Type: application/json' "
+                               f"(got {given[:60] or 'none'!r})")  # fmt: skip
         return answer(422, "; ".join(field_errors(exc.errors())[:5]))
+
+    default = require("fastapi.exception_handlers", _EXTRA, _PURPOSE).http_exception_handler
+
+    # FastAPI raises Starlette's HTTPException for a body it cannot parse (not its own).
+    @app.exception_handler(require("starlette.exceptions", _EXTRA, _PURPOSE).HTTPException)
+    async def unparsed(request: Any, exc: Any) -> Any:
+        # FastAPI answers a body its JSON parser gave up on (nesting past Python's recursion
+        # limit) with "There was an error parsing the body": say what is wrong with it.
+        if exc.status_code != 400 or not isinstance(exc.__cause__, RecursionError):
+            return await default(request, exc)
+        return answer(400, "body: nested too deeply to parse as JSON; send one JSON object of "
+                           "the request's fields")  # fmt: skip
+
+
+def _is_json(content_type: str) -> bool:
+    """Whether FastAPI parses a body of this Content-Type as JSON (application/json, +json)."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 # Errors of a union branch that only says the value is not of the branch's type.
@@ -309,15 +349,18 @@ def serve(
     # by the collector's full passes, which paused one first-time answer in a few hundred for
     # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results). Frozen before
     # the workers fork, the pages stay shared.
+    from perfport.service.workers import bind, run_workers
+
     if workers <= 1:
         app = build()
+        # Bound here, not by uvicorn: a port in use is one line before the URL is printed,
+        # not the URL and then uvicorn's own error.
+        sock = bind(host, port)
         print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
         gc.collect()
         gc.freeze()
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
         return
-    from perfport.service.workers import bind, run_workers
-
     WgService(model, db)  # a bad --db is refused here, once, not by every worker
     sock = bind(host, port)
     print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",

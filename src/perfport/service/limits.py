@@ -35,6 +35,11 @@ class Implausible(PerfportError):
     """A refusal that no launcher asking this daemon could have met."""
 
 
+class GateUnavailable(PerfportError):
+    """The refusal gate's shared state cannot be reached (its manager process died): the
+    daemon's fault, not the client's, and passing (``perfport serve`` starts it again)."""
+
+
 @dataclass(frozen=True)
 class RefusalLimits:
     per_device_per_minute: float = 30.0  # sustained rate; bursts of up to burst
@@ -90,6 +95,10 @@ class RefusalGate:
     def was_asked(self, source_hash: str, fingerprint: str) -> bool:
         with self._lock:
             return (source_hash, fingerprint) in self._asked
+
+    def problem(self) -> str | None:
+        """Why the gate cannot answer now (one line), or None: what ``/v1/health`` reports."""
+        return None
 
     def take(self, fingerprint: str) -> None:
         """Count one refusal from this device; RateLimited when over its rate or the total."""

@@ -54,7 +54,7 @@ from perfport.wg import (
     predict_wg_many,
     refused_sizes,
 )
-from perfport.wg.predict import legal_sizes
+from perfport.wg.predict import check_model_features, legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
 MESSAGE_KEPT = 300  # characters of a client's refusal message that are stored
@@ -115,9 +115,15 @@ class WgService:
         """``gate`` and ``write_lock``: shared with the other processes of a daemon that runs
         several (``perfport.service.workers``); by default this process's own."""
         self.model = model if isinstance(model, WgModel) else load_model(model)
+        check_model_features(self.model)  # a model no question can use: refused at start
         self.db = db
         if Path(db).exists():  # a path that is not a perfport store is refused now, not per request
             Store(db, create=False).close()
+        elif not Path(db).absolute().parent.is_dir():  # else every refusal would be a 503
+            raise StoreError(
+                f"the daemon's database {db}: its folder {Path(db).absolute().parent} does not "
+                "exist; create it or give another --db"
+            )
         self.compiler = CompilePool(compile_limits)
         # A model trained on the compile-free features ('wg train --compile-free') never needs
         # a kernel's instruction counts: such a daemon compiles nothing (no PoCL, no llvmlite).

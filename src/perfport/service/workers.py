@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any
 
 from perfport._core import PerfportError
-from perfport.service.limits import RefusalGate, RefusalLimits
+from perfport.service.limits import GateUnavailable, RefusalGate, RefusalLimits
 
 RESPAWNS = 5  # workers that may die young (within YOUNG_S of starting) before serve gives up
 YOUNG_S = 10.0
@@ -72,18 +72,36 @@ class SharedGate(RefusalGate):
         super().__init__(limits)
         self._remote = remote
 
+    def _call(self, method: str, *args: str) -> Any:
+        # A manager that died leaves the proxy refusing connections: a 503 naming that, not
+        # a 500 with a traceback (the parent starts the manager and the workers again).
+        try:
+            return getattr(self._remote, method)(*args)
+        except (OSError, EOFError) as exc:
+            raise GateUnavailable(
+                "the daemon's shared-state process cannot be reached "
+                f"({type(exc).__name__}); it is being restarted, retry in a few seconds"
+            ) from None
+
     def asked(self, source_hash: str, fingerprint: str) -> None:
         key = (source_hash, fingerprint)
         if key in self._asked:
             return
-        self._remote.asked(source_hash, fingerprint)
+        self._call("asked", source_hash, fingerprint)
         super().asked(source_hash, fingerprint)  # the local record, bounded the same way
 
     def was_asked(self, source_hash: str, fingerprint: str) -> bool:
-        return bool(self._remote.was_asked(source_hash, fingerprint))
+        return bool(self._call("was_asked", source_hash, fingerprint))
 
     def take(self, fingerprint: str) -> None:
-        self._remote.take(fingerprint)  # raises RateLimited across the process boundary
+        self._call("take", fingerprint)  # raises RateLimited across the process boundary
+
+    def problem(self) -> str | None:
+        try:
+            self._call("problem")
+        except GateUnavailable as exc:
+            return str(exc)
+        return None
 
 
 def run_workers(
@@ -93,14 +111,14 @@ def run_workers(
     limits: RefusalLimits,
 ) -> None:
     """Fork ``workers`` processes that each run ``serve_one(sock, gate, write_lock)`` until
-    SIGTERM or SIGINT; a worker that dies is started again, unless workers keep dying young
-    (then PerfportError: the daemon cannot serve)."""
+    SIGTERM or SIGINT; a worker that dies is started again, and so is the gate's manager
+    (with every worker, whose proxies name the old one), unless they keep dying young (then
+    PerfportError: the daemon cannot serve)."""
     ctx = multiprocessing.get_context("fork")  # the model is shared, not pickled
-    manager = _GateManager(ctx=ctx)
-    manager.start()
-    remote = manager.RefusalGate(limits)  # type: ignore[attr-defined]
+    manager, remote = _start_manager(ctx, limits)
     write_lock = ctx.Lock()
     stopping = False
+    died_young = 0
 
     def stop(signum: int, _: FrameType | None) -> None:
         nonlocal stopping
@@ -114,29 +132,55 @@ def run_workers(
         process.start()
         return process, time.monotonic()
 
+    def died(what: str, started: float) -> None:
+        nonlocal died_young
+        died_young += time.monotonic() - started < YOUNG_S
+        print(f"perfport serve: {what}; starting another", file=sys.stderr, flush=True)
+        if died_young > RESPAWNS:
+            raise PerfportError(
+                f"perfport serve: workers keep exiting at start ({died_young} times); "
+                "run with --workers 1 to see why"
+            )
+
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     running = [start(n) for n in range(workers)]
-    died_young = 0
+    manager_started = time.monotonic()
     try:
         while not stopping:
-            multiprocessing.connection.wait([p.sentinel for p, _ in running], timeout=0.5)
+            sentinels = [p.sentinel for p, _ in running] + [_manager_process(manager).sentinel]
+            multiprocessing.connection.wait(sentinels, timeout=0.5)
+            if not _manager_process(manager).is_alive() and not stopping:
+                # The asked pairs and rate limits are lost with it: refusals need a question
+                # first again, which a launcher's next launch asks anyway.
+                died(f"the shared-state process exited ({_manager_process(manager).exitcode}); "
+                     "restarting it and the workers", manager_started)  # fmt: skip
+                _stop_all([p for p, _ in running])
+                manager.shutdown()
+                manager, remote = _start_manager(ctx, limits)
+                manager_started = time.monotonic()
+                running = [start(n) for n in range(workers)]
+                continue
             for n, (process, started) in enumerate(running):
                 if process.is_alive() or stopping:
                     continue
-                died_young += time.monotonic() - started < YOUNG_S
-                print(f"perfport serve: worker {n} exited ({process.exitcode}); starting another",
-                      file=sys.stderr, flush=True)  # fmt: skip
-                if died_young > RESPAWNS:
-                    raise PerfportError(
-                        f"perfport serve: workers keep exiting at start ({died_young} times); "
-                        "run with --workers 1 to see why"
-                    )
+                died(f"worker {n} exited ({process.exitcode})", started)
                 running[n] = start(n)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
         _stop_all([p for p, _ in running])
         manager.shutdown()
+
+
+def _start_manager(ctx: Any, limits: RefusalLimits) -> tuple[_GateManager, Any]:
+    manager = _GateManager(ctx=ctx)
+    manager.start()
+    return manager, manager.RefusalGate(limits)  # type: ignore[attr-defined]
+
+
+def _manager_process(manager: _GateManager) -> Any:
+    # BaseManager keeps its process private; its sentinel is how the parent sees it die.
+    return manager._process  # type: ignore[attr-defined]
 
 
 def _worker(

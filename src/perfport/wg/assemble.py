@@ -11,7 +11,13 @@ import numpy as np
 
 from perfport._core import PerfportError
 from perfport.store import Store
-from perfport.wg.dataset import WgDataset, load_dataset, merge_datasets, replace_scenarios
+from perfport.wg.dataset import (
+    WgDataset,
+    drop_duplicates,
+    load_dataset,
+    merge_datasets,
+    replace_scenarios,
+)
 from perfport.wg.from_store import dataset_from_store
 
 
@@ -27,6 +33,7 @@ class UnknownDevicesError(PerfportError):
 class AssembledDataset:
     data: WgDataset
     superseded: WgDataset | None  # the replaced rows as they were (with replace only)
+    duplicates: int = 0  # scenarios read twice (identical rows), kept once
 
     @property
     def replaced(self) -> int:
@@ -41,7 +48,8 @@ def assemble_dataset(
 ) -> AssembledDataset:
     """The scenarios of ``datasets`` without those on ``drop_devices`` (device labels), and
     those of the stores' complete stencil campaigns: appended, or with ``replace``, taking
-    the place of the scenarios they measured again."""
+    the place of the scenarios they measured again. A scenario read twice (identical rows) is
+    kept once."""
     parts = [load_dataset(path) for path in datasets]
     if drop_devices:
         labels = {str(d) for part in parts for d in part.device}
@@ -53,7 +61,10 @@ def assemble_dataset(
     for db in stores:
         with Store(db, create=False) as store:
             stored.append(dataset_from_store(store))
+    old = None
     if replace:
         data, old = replace_scenarios(merge_datasets(parts), merge_datasets(stored))
-        return AssembledDataset(data, old)
-    return AssembledDataset(merge_datasets(parts + stored), None)
+    else:
+        data = merge_datasets(parts + stored)
+    data, duplicates = drop_duplicates(data)
+    return AssembledDataset(data, old, duplicates)

@@ -210,6 +210,32 @@ def match_scenarios(first: WgDataset, second: WgDataset) -> tuple[list[tuple[int
     return pairs, unmatched
 
 
+def drop_duplicates(data: WgDataset) -> tuple[WgDataset, int]:
+    """``data`` with each scenario kept once, and how many rows were dropped. A duplicate has
+    a kept row's labels, features (as ``match_scenarios`` compares them), limit and times:
+    the same measurement read twice (a dataset merged with the store it came from, a store
+    given twice), which would sit in a training fold and its test fold at once. The same
+    scenario with other times is a re-measurement and stays (``replace_scenarios`` merges
+    those)."""
+    kept: list[int] = []
+    by_name: dict[tuple[str, str, str], list[int]] = {}
+    for j in range(len(data)):
+        same = by_name.setdefault(_name(data, j), [])
+        if not any(_identical(data, i, j) for i in same):
+            same.append(j)
+            kept.append(j)
+    dropped = len(data) - len(kept)
+    return (data.subset(np.array(kept, dtype=np.int64)) if dropped else data), dropped
+
+
+def _identical(data: WgDataset, i: int, j: int) -> bool:
+    return (
+        data.max_wg[i] == data.max_wg[j]
+        and np.allclose(data.features[i], data.features[j], rtol=1e-6, atol=0.0, equal_nan=True)
+        and np.array_equal(data.runtimes[i], data.runtimes[j], equal_nan=True)
+    )
+
+
 def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDataset]:
     """``base`` with its scenarios that ``new`` measured again taking the new times (over the
     sizes ``new`` lists; the others become NaN), and ``new``'s other scenarios appended; and the
@@ -235,6 +261,15 @@ def replace_scenarios(base: WgDataset, new: WgDataset) -> tuple[WgDataset, WgDat
     return replaced, base.subset(np.array(changed, dtype=np.int64))
 
 
+def is_dataset_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a dataset 'perfport wg dataset' wrote (an .npz with its arrays)."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return {"runtimes.npy", "sizes.npy", "feature_names.npy"} <= set(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
 def save_dataset(data: WgDataset, path: str | Path) -> None:
     """A compressed .npz with every array and the feature names, at exactly ``path`` (numpy
     would add ``.npz`` to a name without it, and the user would not find the file)."""
@@ -247,10 +282,42 @@ def save_dataset(data: WgDataset, path: str | Path) -> None:
 
 
 def load_dataset(path: str | Path) -> WgDataset:
-    """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv)."""
+    """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv), its values
+    checked (``check_values``)."""
     path = Path(path)
-    if path.suffix.lower() == ".csv":
-        return load_cummins_csv(path)
+    data = load_cummins_csv(path) if path.suffix.lower() == ".csv" else _load_npz(path)
+    check_values(data, path)
+    return data
+
+
+def check_values(data: WgDataset, path: str | Path) -> None:
+    """Refuse a dataset whose values no evaluation or training can use (SpecError naming the
+    file, the problem and the fix). NaN is a time's one legitimate gap: a size that did not
+    run (illegal or refused); a time is otherwise positive and finite, and each scenario
+    needs at least one."""
+    fix = "write it again with 'perfport wg dataset'"
+    if len(data) == 0:
+        raise SpecError(f"{path}: the dataset holds no scenarios; {fix} from a store with "
+                        "complete campaigns")  # fmt: skip
+    if len(data.feature_names) != data.features.shape[1]:
+        raise SpecError(f"{path}: {len(data.feature_names)} feature names for "
+                        f"{data.features.shape[1]} feature columns; {fix}")  # fmt: skip
+    if not np.isfinite(data.features).all():
+        row = int(np.flatnonzero(~np.isfinite(data.features).all(axis=1))[0])
+        raise SpecError(f"{path}: scenario {row} ({', '.join(_name(data, row))}) has a NaN or "
+                        f"infinite feature; {fix}")  # fmt: skip
+    times = data.runtimes[~np.isnan(data.runtimes)]
+    bad = times[~(np.isfinite(times) & (times > 0))]
+    if len(bad):
+        raise SpecError(f"{path}: {len(bad)} runtimes are not positive and finite (e.g. "
+                        f"{bad[0]:g}); a time is in ms, NaN where a size did not run; {fix}")  # fmt: skip
+    empty = np.flatnonzero(np.isnan(data.runtimes).all(axis=1))
+    if len(empty):
+        raise SpecError(f"{path}: {len(empty)} scenario(s) have no size that ran (all runtimes "
+                        f"NaN; the first: {', '.join(_name(data, int(empty[0])))}); {fix}")  # fmt: skip
+
+
+def _load_npz(path: Path) -> WgDataset:
     names = ("sizes", "runtimes", "max_wg", "features", "feature_names", "device", "kernel",
              "dataset", "synthetic")  # fmt: skip
     try:

@@ -22,6 +22,8 @@ and the ``device``, ``kernel`` and ``dataset`` labels of each scenario).
 from __future__ import annotations
 
 import warnings
+import zipfile
+import zlib
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -84,9 +86,14 @@ def load_samples(path: str | Path) -> RoundSamples:
             arrays = {k: z[k] for k in ("samples", "sizes", "device", "kernel", "dataset")}
     except FileNotFoundError:
         raise PerfportError(f"{path}: no such file; give a *.samples.npz of rounds") from None
-    except (KeyError, ValueError, OSError) as exc:
+    except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        # A file cut short fails inside zipfile or zlib, not numpy; numpy's own message for
+        # some suggests unpickling the file, not ours to suggest.
+        why = (f"it lacks {exc}" if isinstance(exc, KeyError)
+               else exc.strerror if isinstance(exc, OSError) and exc.strerror
+               else "unreadable or cut short")  # fmt: skip
         raise PerfportError(
-            f"{path}: not a samples file of rounds ({exc}); write one with "
+            f"{path}: not a samples file of rounds ({why}); write one with "
             "experiments/2026-11-22-wg-repeatability/wg_rounds.py --save"
         ) from None
     samples = arrays["samples"].astype(np.float64)

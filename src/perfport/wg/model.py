@@ -62,6 +62,15 @@ class WgModel:
         Path(path).write_bytes(_MAGIC + pickle.dumps(self))
 
 
+def is_model_file(path: str | Path) -> bool:
+    """Whether ``path`` holds a model 'perfport wg train' wrote (it starts with the magic)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_MAGIC)) == _MAGIC
+    except OSError:
+        return False
+
+
 def train(data: WgDataset, method: str = DEFAULT_METHOD, seed: int = 0) -> WgModel:
     predictor = make_predictor(method, seed).fit(data)
     return WgModel(method, data.feature_names, data.sizes, predictor, len(data))

@@ -61,6 +61,18 @@ def _refused(store: Store, spec: KernelSpec, device: DeviceInfo) -> set[tuple[in
     return {(int(c["wc"]), int(c["wr"])) for c in configs}
 
 
+def check_model_features(model: WgModel) -> tuple[str, ...]:
+    """The model's feature names, where perfport can compute them all for a new scenario (a
+    model trained on Cummins' pilot data cannot predict one); else PerfportError."""
+    names = tuple(model.feature_names)
+    if not set(names) <= set(FEATURE_NAMES):
+        raise PerfportError(
+            f"the model expects other features ({len(names)}, not the {len(FEATURE_NAMES)} "
+            "perfport computes); train it on a perfport dataset"
+        )
+    return names
+
+
 @functools.lru_cache(maxsize=1024)
 def _constraints(
     spec: KernelSpec, device: DeviceInfo
@@ -230,12 +242,7 @@ def _prepared(
 ) -> tuple[np.ndarray, int, set[int]]:
     """A checked scenario's features, largest legal work-group and the model's columns it may
     not propose (illegal or refused)."""
-    names = tuple(model.feature_names)
-    if not set(names) <= set(FEATURE_NAMES):
-        raise PerfportError(
-            f"the model expects other features ({len(names)}, not the {len(FEATURE_NAMES)} "
-            "perfport computes); train it on a perfport dataset"
-        )
+    names = check_model_features(model)
     features = scenario_features(spec, problem, device, feature_cache, names)
     wc_legal, wr_legal = legal if legal is not None else legal_sizes(spec, problem, device)
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))

@@ -1,0 +1,143 @@
+"""``perfport wg ...`` with inputs and outputs a user gets wrong: one line (exit 2), and no
+file a command reads or another command wrote is lost."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from conftest import tiny_wg_dataset
+from perfport.cli import main
+from perfport.wg import load_dataset, save_dataset
+from perfport.wg.model import is_model_file, train
+
+SIZES = [(4, 4), (8, 4), (16, 4), (32, 4)]
+
+
+def _dataset(path):
+    names = [("d", "heat", "512"), ("d", "gol", "512"), ("d", "synthetic", "512")]
+    runtimes = [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 3.0, 4.0]]
+    save_dataset(tiny_wg_dataset(SIZES, runtimes, names, [[1, 2], [3, 4], [5, 6]]), path)
+    return path
+
+
+def _refused(argv, capsys):
+    assert main([str(a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_an_output_that_is_an_input_or_another_kind_of_file_is_refused(tmp_path, capsys):
+    # train --out its own --data replaced the dataset with a model; 'wg dataset --out' over a
+    # model replaced it with a dataset, silently.
+    data = _dataset(tmp_path / "data.npz")
+    model = tmp_path / "m.model"
+    train(load_dataset(data), "performance_knn").save(model)
+    train_ = ["wg", "train", "--method", "performance_knn", "--data", data]
+    assert "is also --data" in _refused([*train_, "--out", data], capsys)
+    assert "is a work-group dataset" in _refused(
+        [*train_, "--out", _dataset(tmp_path / "b.npz")], capsys
+    )
+    assert load_dataset(data) and load_dataset(tmp_path / "b.npz")  # both still datasets
+    assert "is a trained work-group model" in _refused(
+        ["wg", "dataset", "--merge", data, "--out", model], capsys
+    )
+    assert "is also --merge" in _refused(["wg", "dataset", "--merge", data, "--out", data], capsys)
+    assert is_model_file(model) and load_dataset(data)
+    assert main(["wg", "train", "--method", "performance_knn", "--data", str(data), "--out",
+                 str(model)]) == 0  # fmt: skip
+
+
+def test_a_scenario_read_twice_is_kept_once_and_a_remeasurement_stays(tmp_path, capsys):
+    # --merge of a dataset with the store it came from (or --db twice) doubled every scenario,
+    # and the copies sat in a training fold and its test fold at once.
+    data = _dataset(tmp_path / "data.npz")
+    again = load_dataset(data)
+    slower = tmp_path / "slower.npz"  # the first scenario measured again: other times
+    first = again.subset(np.array([0]))
+    save_dataset(replace(first, runtimes=first.runtimes * 2), slower)
+    out = tmp_path / "out.npz"
+    argv = ["wg", "dataset", "--merge", data, "--merge", data, "--merge", slower, "--out", out]
+    assert main([*map(str, argv), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["scenarios"] == 4 and summary["duplicates"] == 3
+    assert load_dataset(out).kernel.tolist() == ["heat", "gol", "synthetic", "heat"]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"runtimes": np.full((3, 4), np.nan)}, "no size that ran"),
+        ({"runtimes": np.array([[np.inf, 1, 1, 1], [1, 2, 3, 4], [2, 1, 3, 4]])}, "not positive"),
+        ({"runtimes": np.array([[0.0, 1, 1, 1], [1, 2, 3, 4], [2, 1, 3, 4]])}, "not positive"),
+        ({"runtimes": -np.ones((3, 4))}, "not positive and finite"),
+        ({"features": np.array([[np.nan, 1], [3, 4], [5, 6]])}, "NaN or infinite feature"),
+        ({"feature_names": ("a",)}, "1 feature names for 2 feature columns"),
+        ({"runtimes": np.zeros((0, 4)), "features": np.zeros((0, 2)), "max_wg": np.zeros(0)},
+         "no scenarios"),
+    ],
+)  # fmt: skip
+def test_a_dataset_with_unusable_values_is_one_line_naming_the_file(
+    tmp_path, capsys, change, problem
+):
+    # All-NaN, inf or 0 runtimes and no scenarios crashed evaluate and train with a ValueError
+    # traceback; negative runtimes scored 275%; NaN features were accepted.
+    good = load_dataset(_dataset(tmp_path / "good.npz"))
+    bad = tmp_path / "bad.npz"
+    empty = "max_wg" in change
+    labels = {f: getattr(good, f)[:0] for f in ("device", "kernel", "dataset", "synthetic")}
+    save_dataset(replace(good, **change, **(labels if empty else {})), bad)
+    for command in (
+        ["evaluate", "--methods", "performance_knn"],
+        ["train", "--out", tmp_path / "m"],
+    ):
+        err = _refused(["wg", *command, "--data", bad], capsys)
+        assert str(bad) in err and problem in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_size_that_did_not_run_is_still_nan(tmp_path, capsys):
+    data = load_dataset(_dataset(tmp_path / "data.npz"))
+    gaps = data.runtimes.copy()
+    gaps[0, :2] = np.nan  # refused or illegal: the format's gap, not an error
+    save_dataset(replace(data, runtimes=gaps), tmp_path / "gaps.npz")
+    assert np.isnan(load_dataset(tmp_path / "gaps.npz").runtimes[0, :2]).all()
+
+
+def test_predict_refuses_a_db_that_is_not_there(tmp_path, capsys):
+    # A typo in --db (or a folder that does not exist) was ignored: no refused size avoided.
+    for db in (tmp_path / "typo.db", tmp_path / "no folder" / "x.db"):
+        err = _refused(["wg", "predict", "--kernel", "sobel", "--db", db], capsys)
+        assert f"no results database at {db}" in err
+
+
+def test_a_dataset_from_a_missing_store_names_wg_collect(tmp_path, capsys):
+    # The store's own message said "run 'perfport tune' first".
+    err = _refused(
+        ["wg", "dataset", "--db", tmp_path / "nosuch.db", "--out", tmp_path / "o.npz"], capsys
+    )
+    assert "perfport wg collect" in err and "perfport tune" not in err
+
+
+def test_evaluate_drops_repeats_and_refuses_a_split_without_samples(tmp_path, capsys):
+    # --partitions kernel,kernel ran twice and gave two identical results; --split alternate
+    # without --samples was ignored without a word.
+    data = _dataset(tmp_path / "data.npz")
+    argv = ["wg", "evaluate", "--data", str(data), "--methods", "performance_knn,performance_knn"]
+    assert main([*argv, "--partitions", "kernel,kernel", "--json"]) == 0
+    (only,) = json.loads(capsys.readouterr().out)["results"]
+    assert only["partition"] == "kernel" and only["method"] == "performance_knn"
+    assert "--split chooses how --samples" in _refused([*argv, "--split", "alternate"], capsys)
+
+
+def test_collect_stopped_by_max_time_says_what_it_skipped(tmp_path, capsys):
+    # --json said nothing of the scenarios --max-time left out.
+    argv = ["wg", "collect", "--scenarios", "2", "--sizes", "64", "--no-real-world",
+            "--max-border", "0", "--max-time", "1e-9", "--db", str(tmp_path / "c.db"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert len(json.loads(line)["skipped"]) == 2
