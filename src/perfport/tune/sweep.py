@@ -48,7 +48,8 @@ from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
 from perfport.space import ConstraintSource, kernel_space
 from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
-from perfport.tune.tune import campaign_key, resolve_problem
+from perfport.tune.checks import resolve_problem
+from perfport.tune.tune import campaign_key
 
 # Launches totalling about 3 ms, at least 3 and at most 20, median: the samples needed to rank
 # configurations. At least 3 because a single launch lets one delayed launch stand as the
