@@ -96,7 +96,8 @@ def test_a_db_that_cannot_be_opened_is_one_error_before_anything_runs(tmp_path, 
         main(["model", "collect", "--filter", "empty_kernel", "ngroups:16", "--db", str(db)]) == 2
     )
     err = capsys.readouterr().err
-    assert "cannot use" in err and "--db" in err and len(err.strip().splitlines()) == 1
+    assert "folder" in err and "does not exist" in err and "--db" in err  # names the fix
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_a_float_scalar_is_data_and_an_integer_scalar_a_size() -> None:
