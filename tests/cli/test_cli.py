@@ -379,6 +379,9 @@ def test_results_that_match_nothing_say_so_in_one_line(tmp_path):
     done = perfport("results", "--db", db)
     assert "no results in" in done.stderr and "Traceback" not in done.stderr
     assert json.loads(perfport("results", "--db", db, "--json").stdout) == {"results": []}
+    # --json as the table: it printed {"results": []} with exit 0 for a filter that matched nothing
+    done = perfport("results", "--db", db, "--kernel", "nokernel", "--json", check=False)
+    assert done.returncode == 2 and done.stdout == "" and "no results in" in done.stderr
 
 
 def _vadd_toml(source: str) -> str:

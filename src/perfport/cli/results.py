@@ -67,15 +67,15 @@ def add_parser(sub: Subcommands) -> None:
 
 def run_results(args: argparse.Namespace, console: Console) -> int:
     found = perfport.results(args.db, kernel=args.kernel, device=args.device)
+    given = [f"--{k} {v!r}" for k, v in (("kernel", args.kernel), ("device", args.device)) if v]
+    if not found and given:  # one line, as export and replay say it; with --json too (exit 2)
+        raise PerfportError(
+            f"no results in {args.db} match {' '.join(given)}; "
+            f"'perfport results --db {args.db}' lists what it holds"
+        )
     if args.json:
         render.print_json({"results": [r.to_json() for r in found]})
-    elif not found:  # say so in one line, as export and replay do (the table had no rows)
-        given = [f"--{k} {v!r}" for k, v in (("kernel", args.kernel), ("device", args.device)) if v]
-        if given:
-            raise PerfportError(
-                f"no results in {args.db} match {' '.join(given)}; "
-                f"'perfport results --db {args.db}' lists what it holds"
-            )
+    elif not found:
         print(f"no results in {args.db} yet; 'perfport tune' stores some", file=sys.stderr)
     else:
         render.results_table(console, found)
