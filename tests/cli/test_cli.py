@@ -443,3 +443,11 @@ def test_space_takes_devices_as_tune_does():
     assert "devices" not in twice and twice["device"] == "opencl:0:0"
     every = json.loads(perfport("space", "stencil", "--device", "all", "--json").stdout)
     assert "opencl:0:0" in every["devices"] and "common" in every
+
+
+def test_a_space_file_that_is_not_json_names_the_files_space_takes(tmp_path):
+    """A truncated T1 file was told only to be a stencil description."""
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"ConfigurationSpace": {"parameters": [')
+    done = perfport("space", cut, check=False)
+    assert done.returncode == 2 and "not JSON" in done.stderr and "T1 or BAT" in done.stderr

@@ -99,7 +99,10 @@ def _described_stencil_file(path: Path) -> KernelSpec:
     except OSError as exc:
         raise SpecError(f"{path}: cannot be read ({exc.strerror}); give an existing file") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not JSON ({exc}); give a stencil description object") from None
+        raise SpecError(
+            f"{path}: not JSON ({exc}); give a stencil description object, or to 'perfport "
+            "space' a Kernel Tuner T1 or BAT search-space file"
+        ) from None
     if not isinstance(description, dict):
         raise SpecError(
             f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
