@@ -273,6 +273,10 @@ def test_a_sweep_refuses_a_bad_problem_before_measuring_any(tmp_path, capsys):
     db = tmp_path / "r.db"
     err = _refused(["sweep", EXAMPLES / "saxpy.toml", "--problems", problems, "--db", db], capsys)
     assert "must all be at least 1" in err and not db.exists()
+    assert err.startswith("perfport: error: problem 2 of 2 (n=-5): ")  # which of hundreds
+    problems.write_text("n\n1024\nabc\n")
+    err = _refused(["sweep", EXAMPLES / "saxpy.toml", "--problems", problems, "--db", db], capsys)
+    assert "problem 2 of 2 (n='abc'): " in err and not db.exists()
 
 
 @pytest.mark.parametrize("below", ["", "cache"])

@@ -108,12 +108,17 @@ def sweep(
             "default configuration only; use 'perfport tune' for a verify function or a "
             "reference kernel, or sweep with --no-verify"
         )
-    resolved = [resolve_problem(spec, p) for p in problems]
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
     # A problem no launch can use (n=-5) is refused before the store is opened or any problem
     # measured (431 problems' spaces: well under a second); each is enumerated again below.
-    for problem in resolved:
-        kernel_space(spec, problem, dev)
+    resolved = []
+    for number, given in enumerate(problems, 1):
+        try:
+            resolved.append(resolve_problem(spec, given))
+            kernel_space(spec, resolved[-1], dev)
+        except PerfportError as exc:  # which of hundreds: its number and values
+            shown = ", ".join(f"{k}={v!r}" for k, v in dict(given).items())[:200]
+            raise PerfportError(f"problem {number} of {len(problems)} ({shown}): {exc}") from None
     started = time.monotonic()
     session = open_session(dev)
     builds: dict[Any, Any] = {}
