@@ -83,6 +83,23 @@ class SweepProgress:
     seconds: float
 
 
+def _checked_problems(
+    spec: KernelSpec, problems: Sequence[Mapping[str, Any]], dev: DeviceInfo
+) -> list[Problem]:
+    """Every problem resolved, and refused with its number and values where no launch can use
+    it (n=-5), before the store is opened or any problem measured (431 problems' spaces: well
+    under a second; each is enumerated again when measured)."""
+    resolved = []
+    for number, given in enumerate(problems, 1):
+        try:
+            resolved.append(resolve_problem(spec, given))
+            kernel_space(spec, resolved[-1], dev)
+        except PerfportError as exc:  # which of hundreds
+            shown = ", ".join(f"{k}={v!r}" for k, v in dict(given).items())[:200]
+            raise PerfportError(f"problem {number} of {len(problems)} ({shown}): {exc}") from None
+    return resolved
+
+
 def sweep(
     kernel: KernelSpec | str | Path,
     problems: Sequence[Mapping[str, Any]],
@@ -109,16 +126,7 @@ def sweep(
             "reference kernel, or sweep with --no-verify"
         )
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
-    # A problem no launch can use (n=-5) is refused before the store is opened or any problem
-    # measured (431 problems' spaces: well under a second); each is enumerated again below.
-    resolved = []
-    for number, given in enumerate(problems, 1):
-        try:
-            resolved.append(resolve_problem(spec, given))
-            kernel_space(spec, resolved[-1], dev)
-        except PerfportError as exc:  # which of hundreds: its number and values
-            shown = ", ".join(f"{k}={v!r}" for k, v in dict(given).items())[:200]
-            raise PerfportError(f"problem {number} of {len(problems)} ({shown}): {exc}") from None
+    resolved = _checked_problems(spec, problems, dev)
     started = time.monotonic()
     session = open_session(dev)
     builds: dict[Any, Any] = {}
