@@ -88,6 +88,7 @@ def test_a_stored_curve_gives_the_fraction_of_a_copy_of_the_same_bytes(cpu, db) 
     assert "reaches 25% of this device's measured ceiling, at " in text
     assert "and 50% of a copy of the same bytes on this device (50% is left)" in text
     with Store(db) as store:  # a ceiling below the kernel: it said a bare "at or above ..."
+        store._conn.execute("DELETE FROM ceilings")  # a later run keeps the higher stored one
         save_ceilings(store, cpu, Ceilings(cpu.fingerprint, gbps / 4, 1, 1, 1e6, None), {})
     console = Console(record=True, width=200)
     tune_report(console, tune("vector_add", problem={"n": 4096}, budget=2, db=db, device=cpu))
@@ -141,3 +142,18 @@ def test_ceilings_stored_before_the_curve_migrate_and_still_give_the_large_fract
     with Store(db) as store:
         assert stored_ceilings(store) == {cpu.fingerprint: ceilings}
         assert store.query("PRAGMA user_version")[0][0] == SCHEMA_VERSION
+
+
+def test_a_later_run_that_measures_less_keeps_the_stored_ceilings(cpu, db) -> None:
+    """A run on a busy machine replaced the stored ceilings with half of them, and every
+    roofline fraction of the device doubled (0.96 to 1.98)."""
+    idle = Ceilings(cpu.fingerprint, 20.0, 18.0, 15.0, 12.0, 11.0, 1.0, ((1e6, 30.0), (1e8, 20.0)))
+    busy = Ceilings(cpu.fingerprint, 9.0, 19.0, 7.0, 5.0, None, 2.0, ((1e6, 12.0), (4e6, 10.0)))
+    with Store(db) as store:
+        assert save_ceilings(store, cpu, idle, {}) == (idle, ())
+        stored, kept = save_ceilings(store, cpu, busy, {})
+        assert kept == ("copy_GBps", "write_GBps", "fp32_GFLOPs", "fp64_GFLOPs")
+        assert stored == stored_ceilings(store)[cpu.fingerprint]
+    assert (stored.copy_GBps, stored.read_GBps, stored.write_GBps) == (20.0, 19.0, 15.0)
+    assert (stored.fp32_GFLOPs, stored.fp64_GFLOPs, stored.measured) == (12.0, 11.0, 2.0)
+    assert stored.copy_curve == ((1e6, 30.0), (4e6, 10.0), (1e8, 20.0))

@@ -54,14 +54,17 @@ def run_roofline(args: argparse.Namespace, console: Console) -> int:
         if ceilings is None:
             failed = "; ".join(f"{r.op}: {r.outcome} {r.message}" for r in runs if r.rate is None)
             raise PerfportError(f"roofline on {device.id}: a benchmark failed ({failed[:300]})")
-        save_ceilings(store, device, ceilings, {"runs": [r.to_json() for r in runs]})
+        ceilings, kept = save_ceilings(
+            store, device, ceilings, {"runs": [r.to_json() for r in runs]}
+        )
     clock, lanes = _clock(device)
     driver = nominal(device, clock, lanes)
     if args.json:
         render.print_json(
             {"device": device.id, "device_name": device.name} | ceilings.to_json()
             | {"device": device.id, "fingerprint": device.fingerprint, "nominal": driver,
-               "runs": [r.to_json() for r in runs], "seconds": round(elapsed, 2), "db": args.db}
+               "runs": [r.to_json() for r in runs], "seconds": round(elapsed, 2), "db": args.db,
+               "kept": list(kept)}
         )  # fmt: skip
         return 0
     _table(console, device.name, ceilings.to_json(), driver)
@@ -71,6 +74,12 @@ def run_roofline(args: argparse.Namespace, console: Console) -> int:
         f"measured in {elapsed:.1f} s; stored for device {device.fingerprint} in {args.db}",
         markup=False,
     )
+    if kept:  # a busy machine measures less; the ceiling is the most measured
+        console.print(
+            f"kept from an earlier run, which measured more: {', '.join(kept)} (this run's "
+            "figures are with the runs in --json)",
+            markup=False,
+        )
     return 0
 
 
