@@ -81,11 +81,25 @@ def test_a_row_stored_above_the_mark_by_another_client_is_refused(db, cpu):
 
 def test_without_the_triggers_only_the_full_check_finds_an_old_row(db, cpu):
     """What opening skips: rows below the marks that no trigger listed (a change below SQLite,
-    made here by dropping the triggers first). check_everything still reads them."""
+    made here by clearing the list). check_everything still reads them."""
     _stored(db, cpu)
-    _sql(db, "DROP TRIGGER results_changed", "UPDATE results SET n = 'x' WHERE id = 2")
+    _sql(db, "UPDATE results SET n = 'x' WHERE id = 2", "DELETE FROM unchecked")  # unlisted
     with Store(db, create=False) as store, pytest.raises(StoreError, match="results row 2"):
         store.check_everything()
+
+
+def test_a_dropped_trigger_is_made_again_and_every_row_checked(db, cpu):
+    """A row changed while its trigger was dropped was never listed: opening found nothing."""
+    _stored(db, cpu)
+    _sql(db, "DROP TRIGGER results_changed", "UPDATE results SET n = 'x' WHERE id = 2")
+    with pytest.raises(StoreError, match="results row 2"):
+        Store(db, create=False)
+    _sql(db, "UPDATE results SET n = 3 WHERE id = 2")
+    with Store(db, create=False):
+        pass
+    assert "results_changed" in {
+        name for (name,) in sqlite3.connect(db).execute("SELECT name FROM sqlite_master")
+    }
 
 
 def test_the_migration_checks_every_row_once_and_refuses_a_bad_one(tmp_path, cpu):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from functools import lru_cache
 
 from perfport._core import StoreError
 from perfport._core.interrupts import guarded
@@ -191,6 +192,8 @@ def _step(conn: sqlite3.Connection, path: str) -> bool:
                 f"{SCHEMA_VERSION}; upgrade perfport to use it"
             )
         if version == SCHEMA_VERSION:
+            if path != _BLUEPRINT:
+                _check_objects(conn, path)
             conn.execute("COMMIT")
             return True
         if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
@@ -198,17 +201,58 @@ def _step(conn: sqlite3.Connection, path: str) -> bool:
                 f"{path} is an SQLite database but not a perfport one; give another --db path"
             )
         migration = MIGRATIONS[version]
-        if callable(migration):
-            migration(conn, path)
-        else:
-            for statement in _statements(migration):
-                conn.execute(statement)
+        try:
+            if callable(migration):
+                migration(conn, path)
+            else:
+                for statement in _statements(migration):
+                    conn.execute(statement)
+        except sqlite3.OperationalError as exc:  # "duplicate column": not what it says it is
+            raise StoreError(
+                f"{path} says schema version {version} but its tables are not that version's ({exc}); "
+                f"it was changed by another program or is damaged: {_FIX}"
+            ) from None
         conn.execute(f"PRAGMA user_version = {version + 1}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     return False
+
+
+_BLUEPRINT = ":memory:"  # the current schema, built fresh to compare a database with
+_FIX = "give another --db path, or restore a copy of the file"
+
+
+@lru_cache(maxsize=1)
+def _expected() -> dict[str, tuple[str, str]]:
+    """Every table, index and trigger of the current schema: name -> (type, SQL)."""
+    conn = sqlite3.connect(_BLUEPRINT, isolation_level=None)
+    try:
+        migrate(conn, _BLUEPRINT)
+        rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE sql IS NOT NULL")
+        return {name: (kind, sql) for name, kind, sql in rows}
+    finally:
+        conn.close()
+
+
+def _check_objects(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a database whose tables were dropped (a tune failed on the first missing table,
+    after writing its campaign); build a dropped index or trigger again (nothing noticed a
+    missing one). Rows changed while a value-check trigger was gone were never listed for the
+    check: every row is checked once more."""
+    present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    missing = {name: kind_sql for name, kind_sql in _expected().items() if name not in present}
+    for name, (kind, _) in missing.items():
+        if kind == "table":
+            raise StoreError(
+                f"{path} has no table {name!r}: it was changed by hand or is damaged; {_FIX}"
+            )
+    for _, sql in missing.values():
+        conn.execute(sql)
+    if any(kind == "trigger" for kind, _ in missing.values()):
+        check_watched(conn, path, everything=True)
+        mark_all_checked(conn)
 
 
 def _statements(script: str) -> list[str]:
