@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_store import small_store_at
+from report_store import imported_store_at, small_store_at
 
 from perfport._core import StoreError
 from perfport.report import write_report
@@ -60,3 +60,13 @@ def test_cli_report_json_lists_the_written_files(small_store: Path, tmp_path: Pa
          str(out)], capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_imported_campaigns_draw_no_time_axis(tmp_path: Path):
+    # An import stores when it ran, not when Kernel Tuner measured: the figure drew the
+    # import's 0-1.5 s for a cache measured over 31 hours. Now it is left out, with a note.
+    db = imported_store_at(tmp_path, {"GPU A": {32: 2.0, 64: 1.0, 128: 3.0}})
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    assert "<title>best so far against evaluations" in page
+    assert "<title>best so far against time" not in page
+    assert "these results were imported" in page

@@ -16,6 +16,7 @@ from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.plans import StoredPlan, stored_plans
 
 TOP = 10  # configurations listed per campaign
+IMPORTED = "imported"  # the strategy 'perfport import' stores its campaigns under
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class CampaignView:
     default: Config | None
     default_ms: float | None
     effects: dict[str, dict[str, float]]  # parameter -> value -> median ms of ok results
+    # Imported results carry the time they were imported, not measured (an import does not
+    # store a cache's timestamps): their "seconds since the first result" is the import's.
+    imported: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class _Builder:
             self.best = row.median_ms
             self.steps.append((self.n, row.created - self.start, row.median_ms))
 
-    def view(self, target: BestResult | None) -> CampaignView:
+    def view(self, target: BestResult | None, imported: bool = False) -> CampaignView:
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
         default = target.default if target else None
         default_ms = None
@@ -112,6 +116,7 @@ class _Builder:
                              r.ci_high_ms, r.n) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
+            imported=imported,
         )  # fmt: skip
 
 
@@ -166,8 +171,11 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
             per = times[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})
             per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
     views = [
-        b.view(targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)))
-        for b in builders.values()
+        b.view(
+            targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)),
+            imported=store.campaign(key).strategy == IMPORTED,
+        )
+        for key, b in builders.items()
     ]
     plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
     # Calibrations belong to a device, not a kernel: a --kernel report leaves them out.

@@ -66,6 +66,10 @@ def campaign_section(c: CampaignView) -> str:
         svg.step_chart("best so far against time", [by_time], "seconds since the first result", "best ms"),
         svg.bar_chart("outcomes", list(c.outcomes), [float(v) for v in c.outcomes.values()], ""),
     ]  # fmt: skip
+    if c.imported:  # its times are the import's duration, not the measurements': not drawn
+        figures[1] = ('<p class="muted">no best so far against time: these results were '
+                      "imported, and the store keeps when they were imported, not when they "
+                      "were measured</p>")  # fmt: skip
     speedup = ""
     if c.default_ms and c.top:
         speedup = (f"<p>speedup over the default ({escape(config_text(c.default))}): "
