@@ -70,3 +70,19 @@ def test_imported_campaigns_draw_no_time_axis(tmp_path: Path):
     assert "<title>best so far against evaluations" in page
     assert "<title>best so far against time" not in page
     assert "these results were imported" in page
+
+
+def test_cross_device_matrix_says_failed_not_unmeasured(tmp_path: Path):
+    # A's best (wg=64) failed on B: the cell said "-", which the page defines as never measured.
+    db = imported_store_at(tmp_path, {
+        "GPU A": {32: 2.0, 64: 1.0, 128: 3.0, 256: 4.0},
+        "GPU B": {32: 1.0, 64: "RuntimeFailedConfig", 128: 2.0, 256: 3.0},
+    })  # fmt: skip
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    row = re.search(r"<td>best of GPU A</td>(.*?)</tr>", page)
+    assert row is not None
+    assert 'data-v="1.0">1.00<' in row.group(1)  # on A itself
+    assert "failed (launch_refused)" in row.group(1)  # on B: tried, no time
+    assert "where it ran there and gave no time" in page  # the legend says what it means
+    other = re.search(r"<td>best of GPU B</td>(.*?)</tr>", page)
+    assert other is not None and "failed" not in other.group(1)  # B's best ran on A: 2.00

@@ -104,17 +104,26 @@ def across_section(x: CrossDevice) -> str:
         [_td(d), _td(config_text(cfg)), _num(ms)]
         for d, (cfg, ms) in zip(x.devices, x.best, strict=True)
     ]
+    failed = x.failed or tuple((None,) * len(x.devices) for _ in x.devices)
     matrix_rows = [
-        [_td(f"best of {d}"), *(_num(v, ".2f") for v in row)]
-        for d, row in zip(x.devices, x.slowdown, strict=True)
-    ]
+        [_td(f"best of {d}"),
+         *(_failed(f) if v is None and f else _num(v, ".2f") for v, f in zip(row, fails, strict=True))]
+        for d, row, fails in zip(x.devices, x.slowdown, failed, strict=True)
+    ]  # fmt: skip
     return (
         f"<h3>{escape(x.kernel)}, {escape(x.problem)}</h3>"
         + _table(["device", "best configuration", "best ms"], best_rows)
         + "<p>Each device's best run on the others: time there over that device's own best "
-        "(1.00 is as good as its own best; - where it was not measured).</p>"
+        "(1.00 is as good as its own best; - where it was never measured there; failed and "
+        "its outcome, such as launch_refused, where it ran there and gave no time).</p>"
         + _table(["configuration", *(f"on {d}" for d in x.devices)], matrix_rows)
     )
+
+
+def _failed(outcome: str) -> str:
+    """A matrix cell of a configuration tried on that device that gave no time (not "-",
+    which says it was never tried there)."""
+    return f'<td class="num" data-v="failed">failed ({escape(outcome)})</td>'
 
 
 def plans_section(data: ReportData) -> str:
