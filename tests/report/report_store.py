@@ -3,6 +3,7 @@ best, failures), so every section of the page has something to draw, and one spl
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from perfport import Config, Measurement, Outcome, builtin
@@ -50,8 +51,6 @@ KINDS = ("wg", "select", "model", "split")
 def add_capabilities(db: Path) -> None:
     """What the other capabilities store: a calibration of the model on GPU Alpha, and a
     split plan that ran with --sweep (the run of split.json)."""
-    import json
-
     from perfport.store.calibrations import record_calibration
 
     model = json.loads((FILES / "model.json").read_text())
@@ -64,3 +63,24 @@ def add_capabilities(db: Path) -> None:
         plan = {"dimension": 0, "parts": run["parts"], "adjusted_theoretical_ms": 0.2}
         record_plan(store, spec, spec.problem.merged({"n": 4096}), devices,
                     [Config.of(wg=64), Config.of(wg=64)], plan, run)  # fmt: skip
+
+
+def kt_cache(path: Path, device: str, times: dict[int, float | str]) -> Path:
+    """A Kernel Tuner cache of one kernel on ``device``: wg -> time (ms, or a failure name)."""
+    cache = {"device_name": "", "kernel_name": "vadd", "tune_params_keys": ["wg"],
+             "tune_params": {"wg": sorted(times)},
+             "cache": {str(wg): {"wg": wg, "time": t} for wg, t in times.items()}}  # fmt: skip
+    cache["device_name"] = device
+    path.write_text(json.dumps(cache))
+    return path
+
+
+def imported_store_at(tmp_path: Path, caches: dict[str, dict[int, float | str]]) -> Path:
+    """A store holding one imported Kernel Tuner cache per device."""
+    from perfport.store.formats.importing import import_file
+
+    db = tmp_path / "imported.db"
+    with Store(db) as store:
+        for device, times in caches.items():
+            import_file(store, kt_cache(tmp_path / f"{device}.json", device, times))
+    return db

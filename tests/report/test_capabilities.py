@@ -131,3 +131,50 @@ def test_cli_with_files_and_a_bad_one(small_store: Path, tmp_path: Path):
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "'perfport wg evaluate --json'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "message"),
+    [
+        ("select", lambda d: d["results"][0].update(performance="abc"),
+         r"results\[0\]\.performance is \"abc\", not a finite number"),
+        ("select", lambda d: d["results"][0].update(performance=None),
+         r"results\[0\]\.performance is null"),
+        ("select", lambda d: d["results"][1].update(k="two"), r"results\[1\]\.k is \"two\""),
+        ("select", lambda d: d["results"][0].update(worst=float("inf")), r"\.worst is Infinity"),
+        ("wg", lambda d: d["results"][0].update(performance="abc"),
+         r"results\[0\]\.performance is \"abc\""),
+        ("wg", lambda d: d["results"][0]["per_device"].popitem(), None),  # still fine
+        ("wg", lambda d: next(iter(d["results"][0]["per_device"].values())).update(
+            performance="x"), r"results\[0\]\.per_device is"),
+        ("model", lambda d: d["results"][0]["points"][0].update(measured_ms="1"),
+         r"results\[0\]\.points\[0\]\.measured_ms is \"1\""),
+        ("split", lambda d: d.update(measured_ms=None), r"file measured_ms is null"),
+        ("split", lambda d: d["sweep"][0].update(share="0"), r"sweep\[0\]\.share is \"0\""),
+    ],
+)  # fmt: skip
+def test_a_wrong_typed_value_is_one_line_naming_the_field(tmp_path, kind, edit, message):
+    # Each of these was a traceback (ValueError, TypeError) from the middle of drawing.
+    data = json.loads((FILES / f"{kind}.json").read_text())
+    edit(data)
+    bad = tmp_path / f"{kind}.json"
+    bad.write_text(json.dumps(data))
+    if message is None:
+        read_attached(bad)
+        return
+    with pytest.raises(PerfportError, match=message) as e:
+        read_attached(bad)
+    assert str(bad) in str(e.value) and "give the command's output unchanged" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_cli_wrong_typed_with_file_exits_2_in_one_line(small_store: Path, tmp_path: Path):
+    data = json.loads((FILES / "wg.json").read_text())
+    data["results"][0]["performance"] = "abc"
+    bad = tmp_path / "wg.json"
+    bad.write_text(json.dumps(data))
+    done = subprocess.run([sys.executable, "-m", "perfport", "report", "--db", str(small_store),
+                           "-o", str(tmp_path / "o"), "--with", str(bad)],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "results[0].performance" in done.stderr and not (tmp_path / "o").exists()

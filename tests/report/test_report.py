@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_store import small_store_at
+from report_store import imported_store_at, small_store_at
 
 from perfport._core import StoreError
 from perfport.report import write_report
@@ -60,3 +60,29 @@ def test_cli_report_json_lists_the_written_files(small_store: Path, tmp_path: Pa
          str(out)], capture_output=True, text=True,
     )  # fmt: skip
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_imported_campaigns_draw_no_time_axis(tmp_path: Path):
+    # An import stores when it ran, not when Kernel Tuner measured: the figure drew the
+    # import's 0-1.5 s for a cache measured over 31 hours. Now it is left out, with a note.
+    db = imported_store_at(tmp_path, {"GPU A": {32: 2.0, 64: 1.0, 128: 3.0}})
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    assert "<title>best so far against evaluations" in page
+    assert "<title>best so far against time" not in page
+    assert "these results were imported" in page
+
+
+def test_cross_device_matrix_says_failed_not_unmeasured(tmp_path: Path):
+    # A's best (wg=64) failed on B: the cell said "-", which the page defines as never measured.
+    db = imported_store_at(tmp_path, {
+        "GPU A": {32: 2.0, 64: 1.0, 128: 3.0, 256: 4.0},
+        "GPU B": {32: 1.0, 64: "RuntimeFailedConfig", 128: 2.0, 256: 3.0},
+    })  # fmt: skip
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    row = re.search(r"<td>best of GPU A</td>(.*?)</tr>", page)
+    assert row is not None
+    assert 'data-v="1.0">1.00<' in row.group(1)  # on A itself
+    assert "failed (launch_refused)" in row.group(1)  # on B: tried, no time
+    assert "where it ran there and gave no time" in page  # the legend says what it means
+    other = re.search(r"<td>best of GPU B</td>(.*?)</tr>", page)
+    assert other is not None and "failed" not in other.group(1)  # B's best ran on A: 2.00

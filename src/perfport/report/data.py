@@ -16,6 +16,7 @@ from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.plans import StoredPlan, stored_plans
 
 TOP = 10  # configurations listed per campaign
+IMPORTED = "imported"  # the strategy 'perfport import' stores its campaigns under
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class CampaignView:
     default: Config | None
     default_ms: float | None
     effects: dict[str, dict[str, float]]  # parameter -> value -> median ms of ok results
+    # Imported results carry the time they were imported, not measured (an import does not
+    # store a cache's timestamps): their "seconds since the first result" is the import's.
+    imported: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,7 +60,10 @@ class CrossDevice:
     problem: str
     devices: tuple[str, ...]
     best: tuple[tuple[Config | None, float | None], ...]  # per device
-    slowdown: tuple[tuple[float | None, ...], ...]  # [from device][on device]; None: unmeasured
+    slowdown: tuple[tuple[float | None, ...], ...]  # [from device][on device]; None: no time
+    # [from device][on device]: the outcome where that best was stored there but failed (so
+    # its slowdown is None though it was tried), else None: never tried there.
+    failed: tuple[tuple[str | None, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ class _Builder:
             self.best = row.median_ms
             self.steps.append((self.n, row.created - self.start, row.median_ms))
 
-    def view(self, target: BestResult | None) -> CampaignView:
+    def view(self, target: BestResult | None, imported: bool = False) -> CampaignView:
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
         default = target.default if target else None
         default_ms = None
@@ -112,6 +119,7 @@ class _Builder:
                              r.ci_high_ms, r.n) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
+            imported=imported,
         )  # fmt: skip
 
 
@@ -120,8 +128,10 @@ def _problem_text(key: str) -> str:
 
 
 def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
-            names: dict[str, str]) -> list[CrossDevice]:  # fmt: skip
-    """rows_by_target: (kernel, problem) -> device fingerprint -> config key -> best ms."""
+            names: dict[str, str],
+            failures: dict[tuple[str, str], dict[str, dict[str, str]]]) -> list[CrossDevice]:  # fmt: skip
+    """rows_by_target: (kernel, problem) -> device fingerprint -> config key -> best ms;
+    failures: the same keys -> the outcome of a configuration stored there with no ok result."""
     out = []
     for (kernel, problem), per_device in sorted(rows_by_target.items()):
         if len(per_device) < 2:
@@ -140,9 +150,16 @@ def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
             )
             for key, _ in bests
         )  # fmt: skip
+        failed = failures.get((kernel, problem), {})
+        outcomes = tuple(
+            tuple(None if key is None or key in per_device[on] else failed.get(on, {}).get(key)
+                  for on in devices)
+            for key, _ in bests
+        )  # fmt: skip
         out.append(CrossDevice(
             kernel, _problem_text(problem), tuple(names.get(d, d) for d in devices),
             tuple((Config.of(json.loads(k)) if k else None, ms) for k, ms in bests), slowdown,
+            outcomes,
         ))  # fmt: skip
     return out
 
@@ -153,6 +170,7 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
                for b in best_results(store, kernel=kernel, device=device)}  # fmt: skip
     builders: dict[str, _Builder] = {}
     times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    failures: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
     names: dict[str, str] = {}
     n = 0
     for row in brief_rows(store, kernel=kernel, device=device):
@@ -165,14 +183,21 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
         if row.ok and row.median_ms is not None:
             per = times[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})
             per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
+        else:  # tried and failed: the matrix says so rather than "never measured"
+            failures[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})[
+                row.config_key
+            ] = row.outcome
     views = [
-        b.view(targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)))
-        for b in builders.values()
+        b.view(
+            targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)),
+            imported=store.campaign(key).strategy == IMPORTED,
+        )
+        for key, b in builders.items()
     ]
     plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
     # Calibrations belong to a device, not a kernel: a --kernel report leaves them out.
     calibrations = () if kernel else tuple(stored_calibrations(store, device))
-    return ReportData(tuple(views), tuple(_across(times, names)), tuple(plans), n, names,
+    return ReportData(tuple(views), tuple(_across(times, names, failures)), tuple(plans), n, names,
                       calibrations)  # fmt: skip
 
 

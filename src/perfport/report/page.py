@@ -66,6 +66,10 @@ def campaign_section(c: CampaignView) -> str:
         svg.step_chart("best so far against time", [by_time], "seconds since the first result", "best ms"),
         svg.bar_chart("outcomes", list(c.outcomes), [float(v) for v in c.outcomes.values()], ""),
     ]  # fmt: skip
+    if c.imported:  # its times are the import's duration, not the measurements': not drawn
+        figures[1] = ('<p class="muted">no best so far against time: these results were '
+                      "imported, and the store keeps when they were imported, not when they "
+                      "were measured</p>")  # fmt: skip
     speedup = ""
     if c.default_ms and c.top:
         speedup = (f"<p>speedup over the default ({escape(config_text(c.default))}): "
@@ -100,17 +104,26 @@ def across_section(x: CrossDevice) -> str:
         [_td(d), _td(config_text(cfg)), _num(ms)]
         for d, (cfg, ms) in zip(x.devices, x.best, strict=True)
     ]
+    failed = x.failed or tuple((None,) * len(x.devices) for _ in x.devices)
     matrix_rows = [
-        [_td(f"best of {d}"), *(_num(v, ".2f") for v in row)]
-        for d, row in zip(x.devices, x.slowdown, strict=True)
-    ]
+        [_td(f"best of {d}"),
+         *(_failed(f) if v is None and f else _num(v, ".2f") for v, f in zip(row, fails, strict=True))]
+        for d, row, fails in zip(x.devices, x.slowdown, failed, strict=True)
+    ]  # fmt: skip
     return (
         f"<h3>{escape(x.kernel)}, {escape(x.problem)}</h3>"
         + _table(["device", "best configuration", "best ms"], best_rows)
         + "<p>Each device's best run on the others: time there over that device's own best "
-        "(1.00 is as good as its own best; - where it was not measured).</p>"
+        "(1.00 is as good as its own best; - where it was never measured there; failed and "
+        "its outcome, such as launch_refused, where it ran there and gave no time).</p>"
         + _table(["configuration", *(f"on {d}" for d in x.devices)], matrix_rows)
     )
+
+
+def _failed(outcome: str) -> str:
+    """A matrix cell of a configuration tried on that device that gave no time (not "-",
+    which says it was never tried there)."""
+    return f'<td class="num" data-v="failed">failed ({escape(outcome)})</td>'
 
 
 def plans_section(data: ReportData) -> str:
