@@ -147,3 +147,16 @@ def daemon_model(db, cpu, tmp_path):
     path = tmp_path / "wg.model"
     train(data, "performance_forest+novel").save(path)  # the default model's method
     return path
+
+
+def vector_add_campaign(store, cpu, key="c1"):
+    """A random-search campaign of vector_add at n = 100 on ``cpu``: (spec, campaign)."""
+    from perfport import builtin
+    from perfport.space import kernel_space
+
+    spec = builtin("vector_add")
+    problem = spec.problem.merged({"n": 100})
+    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
+    return spec, store.open_campaign(
+        key, ids, "random", 0, {}, kernel_space(spec, problem, cpu).report
+    )

@@ -4,19 +4,10 @@ it, saying so once, instead of failing after SQLite's busy timeout (user audit i
 import sqlite3
 import threading
 
-from perfport import Config, Measurement, Outcome, builtin
-from perfport.space import kernel_space
+from conftest import vector_add_campaign
+from perfport import Config, Measurement, Outcome
 from perfport.store import CampaignStatus, Store
 from perfport.store import connection as store_connection
-
-
-def _campaign(store, cpu, key="c1"):
-    spec = builtin("vector_add")
-    problem = spec.problem.merged({"n": 100})
-    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
-    return spec, store.open_campaign(
-        key, ids, "random", 0, {}, kernel_space(spec, problem, cpu).report
-    )
 
 
 def _hold_lock(db, release: threading.Event, held: threading.Event) -> threading.Thread:
@@ -39,7 +30,7 @@ def test_a_write_waits_for_another_process_lock_and_says_so_once(db, cpu, monkey
     told: list[str] = []
     monkeypatch.setattr(store_connection.WaitingConnection, "notice", staticmethod(told.append))
     with Store(db) as store:
-        _, c = _campaign(store, cpu)
+        _, c = vector_add_campaign(store, cpu)
         release, held = threading.Event(), threading.Event()
         holder = _hold_lock(db, release, held)
         # Let the write wait several attempts past the busy timeout, then free the lock.

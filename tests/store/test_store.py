@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from conftest import vector_add_campaign
 from perfport import Config, Measurement, Outcome, Problem, builtin
 from perfport._core import StoreError
 from perfport.space import kernel_space
@@ -18,19 +19,10 @@ from perfport.store import (
 )
 
 
-def _campaign(store, cpu, key="c1"):
-    spec = builtin("vector_add")
-    problem = spec.problem.merged({"n": 100})
-    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
-    return spec, store.open_campaign(
-        key, ids, "random", 0, {}, kernel_space(spec, problem, cpu).report
-    )
-
-
 def test_records_round_trip_with_samples(db, cpu):
     with Store(db) as store:
         assert store.wal
-        _, c = _campaign(store, cpu)
+        _, c = vector_add_campaign(store, cpu)
         ok = Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.0, 2.0, 3.0), compile_ms=5.0)
         bad = Measurement(Config.of(wg=8), Outcome.LAUNCH_REFUSED, "INVALID_WORK_GROUP_SIZE: no")
         assert store.record(c, ok) and store.record(c, bad)
@@ -43,11 +35,11 @@ def test_records_round_trip_with_samples(db, cpu):
 
 def test_reopen_resumes_same_campaign(db, cpu):
     with Store(db) as store:
-        _spec, c = _campaign(store, cpu)
+        _spec, c = vector_add_campaign(store, cpu)
         store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.0,)))
         store.set_status(c, CampaignStatus.BUDGET)
     with Store(db) as store:
-        _, again = _campaign(store, cpu)
+        _, again = vector_add_campaign(store, cpu)
         assert again.id == c.id and again.status is CampaignStatus.RUNNING
         assert len(store.measurements(again)) == 1
         other = builtin("stencil")
@@ -58,7 +50,7 @@ def test_reopen_resumes_same_campaign(db, cpu):
 
 def test_best_results_and_export(db, cpu):
     with Store(db) as store:
-        _, c = _campaign(store, cpu)
+        _, c = vector_add_campaign(store, cpu)
         store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(4.0,)))  # the default
         store.record(c, Measurement(Config.of(wg=256), Outcome.OK, times_ms=(1.0, 1.0)))
         store.record(c, Measurement(Config.of(wg=1), Outcome.WRONG_RESULT, "off by one"))
@@ -121,7 +113,7 @@ def test_migration_steps_apply_in_place_and_keep_data(db, cpu, monkeypatch):
     from perfport.store import schema
 
     with Store(db) as store:
-        _, c = _campaign(store, cpu)
+        _, c = vector_add_campaign(store, cpu)
         store.record(c, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.5,)))
     step = "ALTER TABLE results ADD COLUMN note TEXT; CREATE TABLE extra (x INTEGER)"
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS, step))
