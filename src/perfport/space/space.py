@@ -229,13 +229,13 @@ class Space:
                     f"{str(exc)[:80]} for {config}; fix the function"
                 ) from None
         env = {**self._constants, **config}
-        fix = "; guard it (as in 'b != 0 and a % b == 0') or leave such values out"
         try:
             for name, expr in self._derived:
                 env[name] = expr.value(env)
             return bool(c.expr.value(env))
         except ExpressionError as exc:
-            raise SpecError(f"{exc}{fix}") from None
+            guard = "; guard it (as in 'b != 0 and a % b == 0') or leave such values out"
+            raise SpecError(f"{exc}{guard if 'by zero' in str(exc) else ''}") from None
 
     def _blocks(self) -> Iterator[tuple[list[range], int]]:
         """Sub-grids that tile the space in row-major order: the position ranges of each axis
