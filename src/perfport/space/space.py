@@ -267,15 +267,15 @@ class Space:
             shape = [1] * ndim
             shape[axis] = -1
             env[p.name] = values[positions.start : positions.stop].reshape(shape)
-        unsafe: set[str] = set()
+        unsafe: set[str] = set()  # left out of env: their readers go one by one
         for name, expr in self._derived:
-            try:
-                if expr.names & unsafe:
-                    raise FloatingPointError
-                env[name] = expr.vector(env, strict=True)
-            except FloatingPointError:
-                unsafe.add(name)
-                env[name] = expr.vector(env)  # a placeholder: readers go one by one
+            if not expr.names & unsafe:
+                try:
+                    env[name] = expr.vector(env, strict=True)
+                    continue
+                except FloatingPointError:
+                    pass
+            unsafe.add(name)
         return env, frozenset(unsafe)
 
     def _env(self, flat: np.ndarray) -> dict[str, Any]:
