@@ -144,3 +144,26 @@ def test_two_sources_under_one_name_are_told_apart_by_their_hash(db, cpu):
         with pytest.raises(StoreError, match=f"--kernel {other.source_hash[:12]}"):
             one_group(store)
         assert len(one_group(store, kernel=other.source_hash[:12])) == 1
+
+
+def test_two_devices_under_one_name_are_told_apart_by_their_fingerprint(db, cpu):
+    """An H100's OpenCL and CUDA devices share a name: the error listed one line for both
+    and named nothing that tells them apart."""
+    import dataclasses
+
+    from perfport._core import StoreError
+    from perfport.store import one_group
+
+    twin = dataclasses.replace(cpu, id="cuda:0", driver=cpu.driver + " (another)")
+    with Store(db) as store:
+        for device in (cpu, twin):
+            ids = (store.device_id(device), store.kernel_id(SPEC), store.problem_id(SPEC.problem))
+            campaign = store.open_campaign(device.fingerprint, ids, "random", 0, {},
+                                           kernel_space(SPEC, SPEC.problem, cpu).report)  # fmt: skip
+            store.record(campaign, Measurement(Config.of(wg=8), Outcome.OK, "", (1.0,)))
+        with pytest.raises(StoreError) as error:
+            one_group(store)
+        assert f"--device {twin.fingerprint}" in str(error.value)
+        assert f"--device {cpu.fingerprint}" in str(error.value)
+        assert "{" not in str(error.value)  # the problem as k=v, not a dict
+        assert len(one_group(store, device=twin.fingerprint)) == 1

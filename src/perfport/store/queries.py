@@ -298,9 +298,11 @@ def one_group(
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
         text = {(r.device_fingerprint, r.kernel_hash, r.problem.key):
-                f"{r.kernel} on {r.device} ({dict(r.problem)})" for r in rows}  # fmt: skip
-        if len(set(text.values())) < len(text):  # two sources under one name: their hashes
-            text = {g: f"{t}, --kernel {g[1][:12]}" for g, t in text.items()}
+                f"{r.kernel} on {r.device} ({_problem_text(r.problem)})" for r in rows}  # fmt: skip
+        if len(set(text.values())) < len(text):
+            # Two sources under one kernel name, or two devices under one name (an H100's
+            # OpenCL and CUDA devices): what tells them apart on the command line.
+            text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
@@ -312,6 +314,10 @@ def one_group(
         if old is None or _shown_before(r, old):
             chosen[r.config.key] = r
     return list(chosen.values())
+
+
+def _problem_text(problem: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in problem.items())
 
 
 def _shown_before(new: ResultRow, old: ResultRow) -> bool:
