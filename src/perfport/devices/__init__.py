@@ -75,6 +75,12 @@ def _fix(language: Language) -> str:
     return "install PoCL (pip install 'perfport[pocl]') for OpenCL on the CPU"
 
 
+def _others(language: Language) -> str:
+    """The devices here that do run ``language``, as the choice to offer ('' if none)."""
+    usable = [f"{d.id} ({d.name})" for d in _all_devices() if d.backend.accepts(language)]
+    return f"use --device {' or '.join(usable)}" if usable else ""
+
+
 def named_devices(
     ids: Sequence[str | None], language: Language = Language.PORTABLE
 ) -> list[DeviceInfo]:
@@ -109,7 +115,7 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
             if not d.backend.accepts(language):
                 raise DeviceError(
                     f"device {device_id} ({d.backend.value}) cannot run {language.value} "
-                    f"kernels; {_fix(language)}"
+                    f"kernels; {_others(language) or _fix(language)}"
                 )
             return d
     from perfport.devices.opencl import SUB_DEVICE
