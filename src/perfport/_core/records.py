@@ -88,6 +88,9 @@ class Assignment(Mapping[str, Value]):
 class Config(Assignment):
     """One point in a search space: tunable parameter -> value."""
 
+    def __str__(self) -> str:
+        return super().__str__() or "(no parameters)"  # a kernel with nothing to tune
+
 
 class Problem(Assignment):
     """The input a kernel runs on: problem parameter -> value (sizes, element type, ...)."""

@@ -193,6 +193,8 @@ class KernelSpec:
             set_(self, "problem", Problem.of(self.problem))
         if self.default is not None and not isinstance(self.default, Config):
             set_(self, "default", Config.of(self.default))
+        if self.default is None and not self.params:  # its one configuration
+            set_(self, "default", Config.of({}))
         self._validate()
 
     # ---- validation -------------------------------------------------------------------

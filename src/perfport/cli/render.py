@@ -153,7 +153,7 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
     best = result.best
     if best is not None:
         line = f"best: {best.config} at {_ms(best.time_ms)} ms"
-        if result.speedup:
+        if result.speedup and result.default and result.default.config != best.config:
             line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
         console.print(Text(line, style="bold green"))
         _roofline_line(console, result)
@@ -195,8 +195,8 @@ def _fitting(
 
     def need(col: str) -> int:  # + 3: a border and a space each side
         if col == "configuration":  # wraps between words; its header may fold
-            return max(6, *(len(w) for r in rows for w in r[col].split())) + 3
-        return max(len(col), *(len(r[col]) for r in rows)) + 3  # numbers never wrap
+            return max([6, *(len(w) for r in rows for w in r[col].split())]) + 3
+        return max([len(col), *(len(r[col]) for r in rows)]) + 3  # numbers never wrap
 
     core = ["#", "configuration", "median ms", "vs default", "check"]
     used = sum(need(c) for c in core) + 1
@@ -279,7 +279,7 @@ def _result_cells(r: BestResult) -> dict[str, str]:
         "kernel": r.kernel,
         "device": r.device,
         "best ms": _ms(r.best_ms),
-        "best configuration": str(r.best) if r.best else "-",
+        "best configuration": "-" if r.best is None else str(r.best),
         "speedup": f"{r.speedup:.2f}x" if r.speedup else "-",
         "best metrics": " ".join(f"{k} {_metric(k, v)}" for k, v in r.best_metrics.items()) or "-",
         "problem": str(r.problem),

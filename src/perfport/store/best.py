@@ -169,7 +169,7 @@ def _best_result(
     pre_pruned = max((s.get("pruned", 0) for s in _spaces(store, ids)), default=0)
     if pre_pruned:
         counts[Outcome.PRUNED.value] += pre_pruned
-    default = Config.of(spec["default"]) if spec.get("default") else None
+    default = Config.of(spec["default"]) if spec.get("default") is not None else None
     default_row = None
     if default is not None:
         found = store.query(
