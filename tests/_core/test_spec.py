@@ -47,6 +47,11 @@ def test_valid_spec_derives_defines_and_geometry():
         # arrays are allocated once per problem: a shape of a parameter failed in the worker
         ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
         ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
+        # a work-group of 0 failed later as a modulo by zero in a rule the user never wrote
+        (
+            {"params": (Param("wg", (0, 2), ParamKind.LAUNCH), Param("UNROLL", (1, 2)))},
+            "wg is a local size, so each of its values must be at least 1, not 0",
+        ),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):
@@ -60,6 +65,8 @@ def test_param_values_checked():
         Param("x", ())
     with pytest.raises(SpecError, match="repeat"):
         Param("x", (1, 1))
+    with pytest.raises(SpecError, match="repeat"):  # one macro value, -D x=1, twice
+        Param("x", (True, 1))
     with pytest.raises(SpecError, match="list"):
         Param("x", "abc")
     with pytest.raises(SpecError, match="launch parameter has no define"):

@@ -11,6 +11,7 @@ it before launching.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem, SpecError
@@ -57,7 +58,7 @@ def device_constraints(
         compact = g.replace(" ", "")
         pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
         if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
-            label = f"{g} % {lo} == 0 {DIVISIBLE}"
+            label = f"{_operand(g)} % {_operand(lo)} == 0 {DIVISIBLE}"
             out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
     terms = [t for t in footprint if t.strip() != "0"]
     if terms:
@@ -92,6 +93,16 @@ def spec_device_constraints(
         label = f"{groups} >= {device.compute_units} (soft rule: work-groups >= compute units)"
         out.append(Constraint.of(f"{groups} >= {device.compute_units}", DEVICE, label))
     return out
+
+
+def _operand(text: str) -> str:
+    """``text`` as an operand of ``%`` in a label: bracketed unless a name, number or call,
+    so that 'M // WPT % TS // WPT' reads as what is computed."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, ast.Name | ast.Constant | ast.Call) else f"({text})"
 
 
 def empty_space_hint(report: PruningReport) -> str:
@@ -131,12 +142,14 @@ def kernel_space(
     if device is not None:
         constraints += spec_device_constraints(spec, device, min_work_groups)
     space = Space(spec.params, constraints, constants, spec.derived_exprs)
-    # The default configuration (else the first legal one) stands for the problem's launch.
+    # The default configuration (else the first legal one) stands for the problem's launch;
+    # with nothing legal, the default still does: a size below 1 (n = -5) empties the space
+    # by divisibility, and that is the problem to name.
     config = (
         spec.default if spec.default is not None and space.index(spec.default) is not None else None
     )
-    if config is None and len(space):
-        config = space.config(0)
+    if config is None:
+        config = space.config(0) if len(space) else spec.default
     if config is not None:
         memory = (
             device.global_mem_bytes if device is not None and device.global_mem_bytes > 0 else None

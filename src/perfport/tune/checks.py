@@ -7,10 +7,19 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, PerfportError, Problem, SpecError
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    KernelSpec,
+    ParamKind,
+    PerfportError,
+    Problem,
+    SpecError,
+)
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.strategies import Listed, Strategy, strategy_class
@@ -145,3 +154,26 @@ def _legal_space(
             + "see 'perfport space'"
         )
     return space
+
+
+def unused_parameters(spec: KernelSpec) -> tuple[str, ...]:
+    """Warnings for compile-time parameters the kernel never reads: each multiplies the space
+    (and the builds) by its number of values for nothing. A source that includes other files
+    or pastes tokens (``##``) may read them where this cannot see."""
+    if "#include" in spec.source or "##" in spec.source:
+        return ()
+    texts = [*spec.global_size, *spec.local_size, spec.local_mem,
+             *(v for _, v in spec.defines), *(v for _, v in spec.derived)]  # fmt: skip
+    out = []
+    for p in spec.params:
+        if p.kind is ParamKind.LAUNCH or len(p.values) < 2:
+            continue
+        used = re.search(rf"\b{p.macro}\b", spec.source) or any(
+            re.search(rf"\b{p.name}\b", str(t)) for t in texts
+        )
+        if not used:
+            out.append(
+                f"parameter {p.name}: the source never reads {p.macro}, so its "
+                f"{len(p.values)} values multiply the space for nothing; drop it or use it"
+            )
+    return tuple(out)

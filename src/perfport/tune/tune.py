@@ -41,6 +41,7 @@ from perfport.tune.checks import (
     _chosen_strategy,
     _legal_space,
     resolve_problem,
+    unused_parameters,
 )
 from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
@@ -150,7 +151,10 @@ def tune(
             ranker,
         )  # fmt: skip
     if warn is not None:
-        for warning in verification_plan(plan.spec, plan.settings):
+        for warning in (
+            *unused_parameters(plan.spec),
+            *verification_plan(plan.spec, plan.settings),
+        ):
             warn(warning)
     label = _campaign_label(plan.strategy_type, plan.listed)
     key = campaign or campaign_key(
