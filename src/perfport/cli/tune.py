@@ -305,6 +305,7 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
         args.kernel, problems, device=args.device, db=args.db, settings=settings,
         max_seconds=args.max_time, rounds=args.rounds,
     )  # fmt: skip
+    n = 0
     for n, step in enumerate(steps, 1):
         if args.json:
             print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
@@ -317,4 +318,17 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
                 f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
                 f"({step.seconds:.1f} s) {failed or ''}"
             )
+    _sweep_end(args, console, problems[n:])
     return 0
+
+
+def _sweep_end(args: argparse.Namespace, console: Console, skipped: list[dict[str, Any]]) -> None:
+    """What a sweep left: the problems --max-time kept it from starting (the sweep stops only
+    there), which the same command resumes."""
+    if skipped and args.json:  # as 'wg collect' reports its skipped scenarios
+        print(json.dumps({"skipped": skipped, "why": "--max-time"}), flush=True)
+    elif skipped:
+        console.print(
+            f"--max-time reached: {len(skipped)} problem(s) not measured "
+            "(run the same command again to resume)"
+        )
