@@ -397,9 +397,27 @@ def test_a_tune_where_nothing_runs_correctly_says_so_without_a_table(tmp_path):
     """With no configuration ok, the table's column widths came from no rows: a TypeError."""
     kernel = tmp_path / "vadd.toml"
     kernel.write_text(_vadd_toml("__kernel void vadd(__global float* c) { c[0] = nosuch; }"))
-    done = perfport("tune", kernel, "--db", tmp_path / "t.db", "--no-verify")
+    done = perfport("tune", kernel, "--db", tmp_path / "t.db", "--no-verify", check=False)
     assert "Traceback" not in done.stderr and "no configuration ran correctly" in done.stdout
     assert "outcomes: compile_error 2" in done.stdout
+    # Exit status 1 (it was 0: a script could not tell), the JSON still printed, all stored.
+    assert done.returncode == 1, done.stderr
+    again = perfport("tune", kernel, "--db", tmp_path / "t.db", "--no-verify", "--json",
+                     check=False)  # fmt: skip
+    assert again.returncode == 1 and json.loads(again.stdout)["best"] is None
+    assert json.loads(perfport("results", "--db", tmp_path / "t.db", "--json").stdout)["results"]
+
+
+def test_a_sweep_problem_where_nothing_runs_correctly_exits_1(tmp_path):
+    kernel = tmp_path / "vadd.toml"
+    kernel.write_text(_vadd_toml("__kernel void vadd(__global float* c) { c[0] = nosuch; }"))
+    problems = tmp_path / "p.csv"
+    problems.write_text("n\n256\n512\n")
+    done = perfport("sweep", kernel, "--problems", problems, "--db", tmp_path / "s.db",
+                    "--no-verify", check=False)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "no configuration ran correctly at 2 problem(s)" in done.stdout
+    assert done.stdout.count("best no result") == 2
 
 
 def test_an_entry_point_the_source_never_names_is_refused_before_any_build(tmp_path):

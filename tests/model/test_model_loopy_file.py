@@ -40,8 +40,8 @@ def reference(problem, inputs):
 """
 
 
-def _tune(argv: list[str], capsys) -> dict:
-    assert main(["tune", *argv, "--confirm", "0", "--json"]) == 0
+def _tune(argv: list[str], capsys, status: int = 0) -> dict:
+    assert main(["tune", *argv, "--confirm", "0", "--json"]) == status
     return json.loads(capsys.readouterr().out)
 
 
@@ -103,7 +103,7 @@ def test_a_file_without_a_reference_tunes_unverified(tmp_path, capsys):
 
 def test_a_wrong_reference_fails_every_configuration(tmp_path, capsys):
     kernel = _file(tmp_path, SCALE.replace('{"y": 2 * inputs["x"]}', '{"y": 3 * inputs["x"]}'))
-    out = _tune([kernel, "--db", str(tmp_path / "r.db")], capsys)
+    out = _tune([kernel, "--db", str(tmp_path / "r.db")], capsys, status=1)  # none correct
     assert out["outcomes"]["wrong_result"] == 2 and out["outcomes"]["ok"] == 0
 
 

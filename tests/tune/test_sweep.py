@@ -93,6 +93,32 @@ def test_sweep_cli_json(tmp_path):
     assert bad.returncode == 2 and "no problem file" in bad.stderr
 
 
+def test_sweep_cli_says_what_max_time_left(tmp_path):
+    """--max-time stopped a sweep silently, exit 0, nothing saying problems were left."""
+    from cli.test_cli import perfport
+
+    path = tmp_path / "p.csv"
+    path.write_text("n\n512\n1024\n333\n")
+    args = ("sweep", "vector_add", "--problems", path, "--db", tmp_path / "s.db", "--max-time")
+    done = perfport(*args, "0.001", "--json")  # past it before the second problem at the latest
+    *steps, last = [json.loads(line) for line in done.stdout.splitlines()]
+    assert last["why"] == "--max-time" and last["skipped"]
+    assert [s["problem"]["n"] for s in steps] + [p["n"] for p in last["skipped"]] == [
+        512,
+        1024,
+        333,
+    ]
+    done = perfport(*args, "0.001")
+    said = " ".join(done.stdout.split())  # as wrapped at 80 columns
+    assert "problem(s) not measured (run the same command again to resume)" in said
+    done = perfport(*args[:-1], "--json")  # no --max-time: all done, nothing skipped
+    assert [json.loads(line)["problem"]["n"] for line in done.stdout.splitlines()] == [
+        512,
+        1024,
+        333,
+    ]
+
+
 def test_rounds_interleave_and_keep_every_sample(cpu, db):
     """Three rounds: every configuration carries the samples of all three (one fixed-count
     batch per round), in a campaign of its own, which resumes without measuring again."""

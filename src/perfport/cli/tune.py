@@ -194,7 +194,7 @@ def _tune_and_report(
     args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
 ) -> int:
     from perfport._core.interrupts import take_held
-    from perfport.store import CampaignStatus
+    from perfport.cli.tune_many import exit_status
     from perfport.tune.progress import Board
 
     kernel, device, ranker = _kernel_device_ranker(args)
@@ -229,7 +229,7 @@ def _tune_and_report(
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     take_held()
-    return 130 if result.status is CampaignStatus.INTERRUPTED else 0
+    return exit_status([result])
 
 
 def _kernel_device_ranker(args: argparse.Namespace) -> tuple[Any, Any, Any]:
@@ -305,7 +305,10 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
         args.kernel, problems, device=args.device, db=args.db, settings=settings,
         max_seconds=args.max_time, rounds=args.rounds,
     )  # fmt: skip
+    failing = 0  # problems where no configuration ran correctly
+    n = 0
     for n, step in enumerate(steps, 1):
+        failing += step.best_ms is None
         if args.json:
             print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
                               "measured": step.measured, "outcomes": step.outcomes,
@@ -317,4 +320,21 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
                 f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
                 f"({step.seconds:.1f} s) {failed or ''}"
             )
-    return 0
+    _sweep_end(args, console, problems[n:], failing)
+    return 1 if failing else 0
+
+
+def _sweep_end(
+    args: argparse.Namespace, console: Console, skipped: list[dict[str, Any]], failing: int
+) -> None:
+    """What a sweep left: the problems --max-time kept it from starting (the sweep stops only
+    there), which the same command resumes; and the problems where nothing ran correctly."""
+    if skipped and args.json:  # as 'wg collect' reports its skipped scenarios
+        print(json.dumps({"skipped": skipped, "why": "--max-time"}), flush=True)
+    elif skipped:
+        console.print(
+            f"--max-time reached: {len(skipped)} problem(s) not measured "
+            "(run the same command again to resume)"
+        )
+    if failing and not args.json:
+        console.print(f"no configuration ran correctly at {failing} problem(s) (exit status 1)")

@@ -25,7 +25,6 @@ def tune_many_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.cli.arguments import problem_values
-    from perfport.store import CampaignStatus
     from perfport.tune.multi import tune_many
     from perfport.tune.progress import Board
 
@@ -60,8 +59,18 @@ def tune_many_and_report(
         for warning in r.warnings:
             print(f"warning: {r.device.id}: {warning}", file=sys.stderr)
     take_held()
-    interrupted = any(r.status is CampaignStatus.INTERRUPTED for r in results)
-    return 130 if interrupted else 0
+    return exit_status(results)
+
+
+def exit_status(results: list[TuneResult]) -> int:
+    """130 if any campaign was interrupted; 1 if on any device configurations ran and none of
+    them correctly (every one a compile error, a crash, a wrong result...), so that a script
+    can tell; else 0. Bad input never gets here: it exits 2 before anything is measured."""
+    from perfport.store import CampaignStatus
+
+    if any(r.status is CampaignStatus.INTERRUPTED for r in results):
+        return 130
+    return 1 if any(r.measurements and r.best is None for r in results) else 0
 
 
 def _on_cluster(args: argparse.Namespace, run: partial[list[TuneResult]]) -> list[TuneResult]:

@@ -57,14 +57,16 @@ TIMES = {
 }
 
 
-def _store(store, nx=256):
+def _store(store, nx=256, **extra):
     spec = _spec()
-    problem = spec.problem.merged({"nx": nx})
+    problem = spec.problem.merged({"nx": nx, **extra})
     ids = (store.device_id(external_device("Test GPU")), store.kernel_id(spec),
            store.problem_id(problem))  # fmt: skip
     from perfport.space import PruningReport
 
-    campaign = store.open_campaign(f"c{nx}", ids, "brute_force", 0, {}, PruningReport(4, 4, ()))
+    campaign = store.open_campaign(
+        f"c{nx}{extra}", ids, "brute_force", 0, {}, PruningReport(4, 4, ())
+    )
     ms = [Measurement(Config.of(tile=t, block_size_x=b), Outcome.OK, times_ms=times)
           for (t, b), times in TIMES.items()]  # fmt: skip
     ms.append(Measurement(Config.of(tile=2, block_size_x=32), Outcome.COMPILE_ERROR, "no"))
@@ -178,6 +180,41 @@ def test_export_one_of_several_problems(db, tmp_path):
     assert json.loads(gzip.decompress(gz.read_bytes())) == json.loads(
         (tmp_path / "o.json").read_text()
     )
+
+
+def test_exports_of_problems_of_one_size_import_as_two_problems(db, tmp_path):
+    """problem_size holds only the values the global size is made of: exports of two problems
+    that differ elsewhere (a matmul's K) were imported as one problem, and results and replay
+    mixed their timings."""
+    paths = [tmp_path / "s1.json", tmp_path / "s2.json"]
+    with Store(db) as store:
+        for steps, path in zip((1, 2), paths, strict=True):
+            _store(store, steps=steps)
+            path.write_text(kt_cache_text(to_kt_cache(store, problem={"steps": steps})))
+    assert [json.loads(p.read_text())["problem_size"] for p in paths] == [[256, 64]] * 2
+    back = tmp_path / "back.db"
+    with Store(back) as store:
+        for path in [*paths, *paths]:  # again: nothing added
+            import_file(store, path)
+        problems = sorted(dict(r.problem)["steps"] for r in best_results(store))
+        assert problems == [1, 2]
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 2
+        # Grown by a Kernel Tuner run, the export keeps its problem: only the new entry is added.
+        text = paths[0].read_text()
+        new = {"1,64": {"tile": 1, "block_size_x": 64, "time": 0.5, "times": [0.5]}}
+        paths[0].write_text(_kernel_tuner_adds(text, new))
+        assert store_imported(store, parse(paths[0], None, None), paths[0]) == 1
+        assert len(best_results(store)) == 2
+    with Store(back) as store:  # a cache without perfport's block: by its problem_size
+        plain_cache = json.loads(paths[1].read_text())
+        del plain_cache["perfport"]
+        (tmp_path / "kt.json").write_text(json.dumps(plain_cache))
+        imported = import_file(store, tmp_path / "kt.json")
+    assert dict(imported.problem) == {"problem_size": "256x64"}
+    plain_cache["perfport"] = {"problem": {"nx": [256]}}  # edited by hand: refused, one line
+    (tmp_path / "bad.json").write_text(json.dumps(plain_cache))
+    with pytest.raises(StoreError, match=r"perfport.problem nx .* not a plain value"):
+        parse(tmp_path / "bad.json", None, None)
 
 
 def _open_ended(entries, trailing=",\n", declared=None):

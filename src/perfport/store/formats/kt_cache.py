@@ -69,6 +69,9 @@ class KernelTunerCache:
     declared: dict[str, Any] | None  # tune_params, where the file has a mapping there
     has_problem_size: bool
     problem_size: Any  # as written: a number, a string, a flat list of them, or null
+    # The whole problem, where perfport's own export names it: problem_size holds only the
+    # values the global size is made of, which other problems share (a matmul's K).
+    problem: Any
     entries: tuple[CacheEntry, ...]
 
     def values_of(self, name: str) -> set[Any]:
@@ -129,6 +132,7 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
     # other results (a prior's relatives) know it by that name.
     ours = data.get("perfport")
     spec_name = ours.get("spec_name") if isinstance(ours, dict) else None
+    problem = ours.get("problem") if isinstance(ours, dict) else None
     return KernelTunerCache(
         path=path,
         device_name=str(data.get("device_name") or ""),
@@ -137,6 +141,7 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         declared=declared if isinstance(declared, dict) else None,
         has_problem_size="problem_size" in data,
         problem_size=data.get("problem_size"),
+        problem=problem,
         entries=tuple(_entry(path, key, raw, params) for key, raw in data["cache"].items()),
     )
 
@@ -226,16 +231,29 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
         for v in vs:
             plain(v, path, f"a value of {k}")
     stem = Path(path).name.split(".")[0]
-    problem = cache.problem_size
-    size = "x".join(str(v) for v in problem) if isinstance(problem, list) else problem
     return Imported(
         format="kt-cache",
         device=device or cache.device_name or stem,
         kernel=kernel or cache.kernel_name or stem,
-        problem=Problem.of({"problem_size": size}) if size is not None else Problem(),
+        problem=_problem(cache),
         params=values,
         measurements=tuple(_measurement(path, keys, e) for e in cache.entries),
     )
+
+
+def _problem(cache: KernelTunerCache) -> Problem:
+    """The problem a cache is stored under: the whole problem where perfport's own export
+    names it (two exports that differ only outside problem_size stay two problems), else
+    Kernel Tuner's problem_size as one value."""
+    if cache.problem is not None:
+        if not isinstance(cache.problem, dict):
+            raise malformed(cache.path, "perfport.problem is not an object")
+        return Problem.of(
+            {k: plain(v, cache.path, f"perfport.problem {k}") for k, v in cache.problem.items()}
+        )
+    size = cache.problem_size
+    size = "x".join(str(v) for v in size) if isinstance(size, list) else size
+    return Problem.of({"problem_size": size}) if size is not None else Problem()
 
 
 def _declared(values: Any, path: str, name: str) -> list[Any]:
