@@ -81,6 +81,8 @@ def _add_fit(sel_sub: Subcommands) -> None:
                    "decision_tree_regret_derived, or decision_tree_distilled_derived "
                    "(the default)")  # fmt: skip
     p.add_argument("--seed", type=natural, default=0, help="seed of the pruning and classifier")
+    p.add_argument("--spec", metavar="FILE", help="your kernel's spec file: recorded in the bundle "
+                   "so a Dispatcher and 'select predict' find it")  # fmt: skip
     _add_store_choice(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_fit)
@@ -93,6 +95,8 @@ def _add_predict(sel_sub: Subcommands) -> None:
     )
     p.add_argument("--problem", nargs="+", action="extend", required=True, metavar="NAME=VALUE",
                    help="problem values, e.g. --problem M=128 N=3136 K=576")  # fmt: skip
+    p.add_argument("--spec", metavar="FILE", help="the kernel's spec, to check the pick against its "
+                   "restrictions (default: the built-in, or the spec file 'select fit --spec' recorded)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -217,7 +221,7 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
 
     bundle = fit_bundle(
         _table(args), args.kernels, args.out, args.normalisation, args.pruning,
-        args.classifier, args.seed,
+        args.classifier, args.seed, args.spec,
     )  # fmt: skip
     summary = {
         "out": str(bundle.path),
@@ -252,11 +256,55 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     index = bundle.choose(problem)
     predict_ms = (time.perf_counter() - started) * 1000.0
     config = dict(bundle.configs[index])
+    legality = _legality(bundle, problem, args.spec)
     if args.json:
-        render.print_json({"config": config, "index": index, "predict_ms": predict_ms})
-    else:
-        console.print(" ".join(f"{k}={v}" for k, v in config.items()))
+        render.print_json({"config": config, "index": index, "predict_ms": predict_ms, **legality})
+        return 0
+    console.print(" ".join(f"{k}={v}" for k, v in config.items()), markup=False)
+    fallback = legality["fallback"]
+    if fallback is not None:
+        shown = " ".join(f"{k}={v}" for k, v in fallback["config"].items())
+        console.print(f"  illegal at this problem (breaks {legality['illegal']}); a Dispatcher "
+                      f"launches shipped configuration {fallback['index']} instead: {shown}",
+                      markup=False)  # fmt: skip
     return 0
+
+
+def _legality(bundle: Any, problem: dict[str, Any], spec_file: str | None) -> dict[str, Any]:
+    """Whether the pick may launch at ``problem`` under the kernel's restrictions (no device:
+    its limits are not known here), and the shipped configuration launched instead where not.
+    ``legal`` is None where the kernel's spec is unknown."""
+    from perfport.select.dispatch import bundle_spec
+    from perfport.select.errors import SelectError
+    from perfport.select.legality import legal_choice
+    from perfport.tune.checks import resolve_problem
+
+    unknown: dict[str, Any] = {"legal": None, "illegal": None, "fallback": None}
+    try:
+        spec = bundle_spec(bundle, spec_file)
+    except SelectError:
+        if spec_file is not None:
+            raise
+        print("perfport: not checked against the kernel's restrictions; give --spec FILE",
+              file=sys.stderr)  # fmt: skip
+        return unknown
+    # The selector reads numbers (a flag as 0/1); the kernel wants its own types back.
+    typed = {
+        k: (bool(v) if isinstance(spec.problem.get(k), bool) and v in (0, 1) else v)
+        for k, v in problem.items()
+    }
+    try:
+        full = resolve_problem(spec, typed)
+    except PerfportError as exc:  # not a problem the kernel runs: nothing to check
+        print(f"perfport: not checked against the kernel's restrictions: {exc}", file=sys.stderr)
+        return unknown
+    choice = legal_choice(bundle, spec, full)
+    fallback = (
+        {"index": choice.index, "config": dict(bundle.configs[choice.index])}
+        if choice.fell_back
+        else None
+    )
+    return {"legal": not choice.illegal, "illegal": choice.illegal or None, "fallback": fallback}
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
