@@ -62,6 +62,13 @@ def _add_evaluate(sel_sub: Subcommands) -> None:
 def _add_store_choice(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", help="with a store (.db) --data: the kernel, when it holds several")
     p.add_argument("--device", help="with a store (.db) --data: the device, when it holds several")
+    _add_problem_filter(p)
+
+
+def _add_problem_filter(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--problem", nargs="+", action="extend", metavar="NAME=VALUE",
+                   help="keep only the problems with these values, e.g. --problem dtype=float "
+                   "(a value that varies and is not a number must be chosen so)")  # fmt: skip
 
 
 def _add_fit(sel_sub: Subcommands) -> None:
@@ -109,6 +116,7 @@ def _add_export(sel_sub: Subcommands) -> None:
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
     p.add_argument("--device", help="the device, when the store holds several")
+    _add_problem_filter(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_export)
 
@@ -136,17 +144,18 @@ def _table(args: argparse.Namespace) -> Any:
     if (args.kernel or args.device) and not store:
         raise PerfportError("--kernel and --device choose within a perfport store; give one "
                             "as --data (.db), or drop them")  # fmt: skip
+    problem = problem_values(args.problem) if args.problem else None
     if args.data is None:
         with resources.as_file(resources.files("perfport").joinpath("datasets", SHIPPED)) as p:
-            return load_csv(p)
+            return load_csv(p, problem)
     path = Path(args.data)
     if not path.is_file():
         raise PerfportError(
             f"no data file {args.data}; give a .csv.gz table or a perfport store (.db)"
         )
     if store:
-        return from_store(path, kernel=args.kernel, device=args.device)
-    return load_csv(path)
+        return from_store(path, kernel=args.kernel, device=args.device, problem=problem)
+    return load_csv(path, problem)
 
 
 def _names(text: str | None, enum: Any, what: str) -> list[Any]:
@@ -311,7 +320,8 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import from_store, save_csv
 
     check_output(args.out, "--out")
-    table = from_store(args.db, kernel=args.kernel, device=args.device)
+    problem = problem_values(args.problem) if args.problem else None
+    table = from_store(args.db, kernel=args.kernel, device=args.device, problem=problem)
     save_csv(table, args.out)
     summary = {"out": args.out, "kernel": table.kernel, "device": table.device,
                "problems": table.n_problems, "configs": table.n_configs}  # fmt: skip
