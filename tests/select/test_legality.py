@@ -14,7 +14,7 @@ import pytest
 from perfport.select import SelectError
 from perfport.select.bundle import TRAIN_PERFORMANCE, load_bundle, write_bundle
 from perfport.select.dispatch import Dispatcher
-from perfport.select.legality import legal_choice, preference_order
+from perfport.select.legality import Legality, legal_choice, preference_order
 from perfport.select.tree import SelectorTree
 
 # Each work-item doubles TS elements: where TS does not divide n, n // TS work-items leave the
@@ -114,7 +114,7 @@ def test_the_launch_rules_count_without_restrictions(tmp_path):
 
     spec = resolve_kernel(path)
     bundle = load_bundle(always(tmp_path, 2))
-    choice = legal_choice(bundle, spec, spec.problem.merged({"n": 6}))
+    choice = legal_choice(bundle, Legality(spec), spec.problem.merged({"n": 6}))
     assert (choice.index, choice.illegal) == (0, "n % TS == 0")
     assert preference_order(bundle) == (0, 1, 2)
 

@@ -285,7 +285,7 @@ def _legality(bundle: Any, problem: dict[str, Any], spec_file: str | None) -> di
     ``legal`` is None where the kernel's spec is unknown."""
     from perfport.select.dispatch import bundle_spec
     from perfport.select.errors import SelectError
-    from perfport.select.legality import legal_choice
+    from perfport.select.legality import Legality, legal_choice
     from perfport.tune.checks import resolve_problem
 
     unknown: dict[str, Any] = {"legal": None, "illegal": None, "fallback": None}
@@ -307,7 +307,7 @@ def _legality(bundle: Any, problem: dict[str, Any], spec_file: str | None) -> di
     except PerfportError as exc:  # not a problem the kernel runs: nothing to check
         print(f"perfport: not checked against the kernel's restrictions: {exc}", file=sys.stderr)
         return unknown
-    choice = legal_choice(bundle, spec, full)
+    choice = legal_choice(bundle, Legality(spec), full)
     fallback = (
         {"index": choice.index, "config": dict(bundle.configs[choice.index])}
         if choice.fell_back

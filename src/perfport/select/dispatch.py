@@ -41,10 +41,11 @@ from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
 from perfport.select.bundle import SPEC_FILE, Bundle, load_bundle
 from perfport.select.errors import SelectError
-from perfport.select.legality import LegalChoice, legal_choice
+from perfport.select.legality import LegalChoice, Legality, legal_choice
 from perfport.tune.checks import resolve_problem
 
 Defines = tuple[tuple[str, str], ...]
+_MAX_CHOICES = 4096  # problems whose choice a Dispatcher remembers
 
 
 class Dispatcher:
@@ -70,6 +71,8 @@ class Dispatcher:
         )
         self._session: Session | None = None
         self._builds: dict[Defines, CompiledKernel] = {}
+        self._legality = Legality(self.spec, self.device)
+        self._choices: dict[str, LegalChoice] = {}  # by problem: a serving loop repeats shapes
 
     # ---- choosing -----------------------------------------------------------------------
     def choose(self, problem: Mapping[str, Any]) -> Config:
@@ -83,12 +86,15 @@ class Dispatcher:
         device's launch limits allow it there, and the shipped configuration launched
         instead where they do not (the bundle's best by training performance that is
         legal); a SelectError when no shipped configuration is legal at ``problem``."""
-        try:
-            return legal_choice(
-                self.bundle, self.spec, self.spec.problem.merged(problem), self.device
-            )
-        except SpecError as exc:
-            raise SelectError(str(exc)) from None
+        full = self.spec.problem.merged(problem)
+        if full.key not in self._choices:
+            if len(self._choices) >= _MAX_CHOICES:
+                self._choices.clear()
+            try:
+                self._choices[full.key] = legal_choice(self.bundle, self._legality, full)
+            except SpecError as exc:
+                raise SelectError(str(exc)) from None
+        return self._choices[full.key]
 
     @property
     def builds(self) -> int:

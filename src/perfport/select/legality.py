@@ -49,22 +49,27 @@ def preference_order(bundle: Bundle) -> tuple[int, ...]:
     return tuple(sorted(range(n), key=lambda j: -float(scores[j])))
 
 
-def illegal_reason(
-    spec: KernelSpec,
-    config: Config,
-    problem: Mapping[str, Any],
-    device: DeviceInfo | None = None,
-) -> str:
-    """The first rule ``config`` breaks at ``problem`` (a restriction, or a launch rule), or
-    "" when it may launch. ``problem`` is complete (the kernel's defaults merged in)."""
-    params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
-    constraints = [Constraint.of(r) for r in spec.restrictions]
-    constraints += _launch_constraints(spec, device)
-    try:
-        one = Space(params, constraints, spec.env({}, problem), spec.derived_exprs)
-    except SpecError as exc:  # e.g. a restriction that divides by zero at this problem
-        return str(exc)
-    return next((label for label, n, _ in one.report.removed_by if n), "")
+class Legality:
+    """The rules a configuration of ``spec`` keeps to launch at a problem: the kernel's
+    restrictions, and the launch's (on ``device`` where given). Built once: parsing the
+    expressions costs more than checking them."""
+
+    def __init__(self, spec: KernelSpec, device: DeviceInfo | None = None) -> None:
+        self.spec = spec
+        self.device = device
+        self._constraints = [Constraint.of(r) for r in spec.restrictions]
+        self._constraints += _launch_constraints(spec, device)
+
+    def reason(self, config: Config, problem: Mapping[str, Any]) -> str:
+        """The first rule ``config`` breaks at ``problem`` (complete: the kernel's defaults
+        merged in), or "" when it may launch."""
+        spec = self.spec
+        params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
+        try:
+            one = Space(params, self._constraints, spec.env({}, problem), spec.derived_exprs)
+        except SpecError as exc:  # e.g. a restriction that divides by zero at this problem
+            return str(exc)
+        return next((label for label, n, _ in one.report.removed_by if n), "")
 
 
 def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Constraint]:
@@ -81,27 +86,24 @@ def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Con
     return out
 
 
-def legal_choice(
-    bundle: Bundle,
-    spec: KernelSpec,
-    problem: Mapping[str, Any],
-    device: DeviceInfo | None = None,
-) -> LegalChoice:
+def legal_choice(bundle: Bundle, legality: Legality, problem: Mapping[str, Any]) -> LegalChoice:
     """The configuration to launch at ``problem`` (complete): the selector's pick where it is
     legal, else the first legal one in ``preference_order``; a SelectError when none is."""
     predicted = bundle.choose(problem)
-    reason = illegal_reason(spec, bundle.configs[predicted], problem, device)
+    reason = legality.reason(bundle.configs[predicted], problem)
     if not reason:
         return LegalChoice(predicted, predicted)
     for j in preference_order(bundle):
-        if j != predicted and not illegal_reason(spec, bundle.configs[j], problem, device):
+        if j != predicted and not legality.reason(bundle.configs[j], problem):
             return LegalChoice(j, predicted, reason)
     n = len(bundle.configs)
     shipped = (
-        "the 1 shipped configuration is" if n == 1 else f"none of the {n} shipped configurations is"
+        "the 1 shipped configuration is not"
+        if n == 1
+        else f"none of the {n} shipped configurations is"
     )
     raise SelectError(
-        f"{spec.name} at {_text(problem, bundle.features)}: {shipped} legal (configuration "
+        f"{legality.spec.name} at {_text(problem, bundle.features)}: {shipped} legal (configuration "
         f"{_text(bundle.configs[predicted], bundle.param_names)} breaks {reason}); fit the "
         "bundle on problems like this one, or give a problem the kernel allows"
     )
