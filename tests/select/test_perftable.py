@@ -90,7 +90,8 @@ def _write(path, text: str) -> None:
         ("problem.M,config.wg,time_ms\n1,2,fast\n", "line 2: time_ms 'fast' is not a number"),
         ("problem.M,config.wg,time_ms\n1,2,-1\n", "positive"),
         ("problem.M,config.wg,time_ms\n1,2,nan\n", "empty where nothing ran"),
-        ("problem.M,config.wg,time_ms\nbig,2,1\n", "problem values must be numbers"),
+        # One value everywhere that is not a number is dropped (as from_store drops dtype).
+        ("problem.M,config.wg,time_ms\n1,2,1\nbig,2,1\n", "line 3: problem values must be numbers"),
         ("problem.M,config.wg,time_ms\n1,2\n", "line 2 has 2 fields for 3 columns"),
         ("problem.M,config.wg,time_ms\n1,2,3\n1,2,4\n", "repeats"),
         ("problem.M,config.wg,time_ms\n", "no rows"),
@@ -223,3 +224,46 @@ def test_a_kernel_tuner_cache_given_as_a_table_names_portable(tmp_path, capsys):
     assert main(["select", "evaluate", "--data", str(cache), "--kernels", "1"]) == 2
     err = capsys.readouterr().err
     assert "is JSON, not a table" in err and "select portable" in err
+
+
+# ---- a problem value that is not a number ----------------------------------------------------
+
+
+def test_a_problem_value_that_varies_is_chosen_with_problem(db, tmp_path, capsys):
+    # It said "select one value's campaigns into a store of their own", which no command did.
+    from perfport.cli import main
+
+    double, large = {**_SMALL, "dtype": "double"}, {**_LARGE, "dtype": "double"}
+    with Store(db) as store:
+        _fill(store, _device("GPU A"), "matmul",
+              [(_SMALL, _C1, 1.0, "a"), (_SMALL, _C2, 2.0, "a"),
+               (_LARGE, _C1, 1.0, "a"), (_LARGE, _C2, 2.0, "a"),
+               (double, _C1, 4.0, "a"), (double, _C2, 3.0, "a"),
+               (large, _C1, 5.0, "a"), (large, _C2, 2.0, "a")])  # fmt: skip
+    with pytest.raises(SelectError, match=r"'dtype' varies .* --problem dtype=(float|double)"):
+        from_store(db)
+    t = from_store(db, problem={"dtype": "double"})
+    assert "dtype" not in t.problem_names and t.times.tolist() == [[4.0, 3.0], [5.0, 2.0]]
+    assert from_store(db, problem={"dtype": "float", "M": 64.0}).times.tolist() == [[1.0, 2.0]]
+    with pytest.raises(SelectError, match="matches no problem; give one of dtype's values"):
+        from_store(db, problem={"dtype": "half"})
+    with pytest.raises(SelectError, match="no problem has a value 'dtyp'"):
+        from_store(db, problem={"dtyp": "float"})
+    out = tmp_path / "bundle"
+    fit = ["select", "fit", "--data", str(db), "--kernels", "1", "--out", str(out), "--json"]
+    assert main(fit) == 2 and "--problem dtype=" in capsys.readouterr().err
+    assert main([*fit, "--problem", "dtype=double"]) == 0
+    assert json.loads(capsys.readouterr().out)["configs"] == [_C2]
+    evaluate = ["select", "evaluate", "--data", str(db), "--kernels", "1", "--json",
+                "--classifiers", "decision_tree_a", "--prunings", "greedy"]  # fmt: skip
+    assert main([*evaluate, "--problem", "dtype=float"]) == 0, capsys.readouterr().err
+
+
+def test_a_table_keeps_one_value_of_a_column_that_is_not_a_number(tmp_path):
+    path = tmp_path / "t.csv.gz"
+    _write(path, "problem.M,problem.dtype,config.wg,time_ms\n1,float,2,3\n1,double,2,4\n")
+    with pytest.raises(SelectError, match=r"line 2: .*not dtype=float; keep one value's rows "
+                       r"with --problem dtype=float"):  # fmt: skip
+        load_csv(path)
+    t = load_csv(path, problem={"dtype": "double"})
+    assert t.problem_names == ("M",) and t.times.tolist() == [[4.0]]

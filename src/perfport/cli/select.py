@@ -62,6 +62,13 @@ def _add_evaluate(sel_sub: Subcommands) -> None:
 def _add_store_choice(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kernel", help="with a store (.db) --data: the kernel, when it holds several")
     p.add_argument("--device", help="with a store (.db) --data: the device, when it holds several")
+    _add_problem_filter(p)
+
+
+def _add_problem_filter(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--problem", nargs="+", action="extend", metavar="NAME=VALUE",
+                   help="keep only the problems with these values, e.g. --problem dtype=float "
+                   "(a value that varies and is not a number must be chosen so)")  # fmt: skip
 
 
 def _add_fit(sel_sub: Subcommands) -> None:
@@ -81,6 +88,8 @@ def _add_fit(sel_sub: Subcommands) -> None:
                    "decision_tree_regret_derived, or decision_tree_distilled_derived "
                    "(the default)")  # fmt: skip
     p.add_argument("--seed", type=natural, default=0, help="seed of the pruning and classifier")
+    p.add_argument("--spec", metavar="FILE", help="your kernel's spec file: recorded in the bundle "
+                   "so a Dispatcher and 'select predict' find it")  # fmt: skip
     _add_store_choice(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_fit)
@@ -93,6 +102,8 @@ def _add_predict(sel_sub: Subcommands) -> None:
     )
     p.add_argument("--problem", nargs="+", action="extend", required=True, metavar="NAME=VALUE",
                    help="problem values, e.g. --problem M=128 N=3136 K=576")  # fmt: skip
+    p.add_argument("--spec", metavar="FILE", help="the kernel's spec, to check the pick against its "
+                   "restrictions (default: the built-in, or the spec file 'select fit --spec' recorded)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -105,6 +116,7 @@ def _add_export(sel_sub: Subcommands) -> None:
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
     p.add_argument("--device", help="the device, when the store holds several")
+    _add_problem_filter(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_export)
 
@@ -132,17 +144,18 @@ def _table(args: argparse.Namespace) -> Any:
     if (args.kernel or args.device) and not store:
         raise PerfportError("--kernel and --device choose within a perfport store; give one "
                             "as --data (.db), or drop them")  # fmt: skip
+    problem = problem_values(args.problem) if args.problem else None
     if args.data is None:
         with resources.as_file(resources.files("perfport").joinpath("datasets", SHIPPED)) as p:
-            return load_csv(p)
+            return load_csv(p, problem)
     path = Path(args.data)
     if not path.is_file():
         raise PerfportError(
             f"no data file {args.data}; give a .csv.gz table or a perfport store (.db)"
         )
     if store:
-        return from_store(path, kernel=args.kernel, device=args.device)
-    return load_csv(path)
+        return from_store(path, kernel=args.kernel, device=args.device, problem=problem)
+    return load_csv(path, problem)
 
 
 def _names(text: str | None, enum: Any, what: str) -> list[Any]:
@@ -217,7 +230,7 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
 
     bundle = fit_bundle(
         _table(args), args.kernels, args.out, args.normalisation, args.pruning,
-        args.classifier, args.seed,
+        args.classifier, args.seed, args.spec,
     )  # fmt: skip
     summary = {
         "out": str(bundle.path),
@@ -252,18 +265,63 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     index = bundle.choose(problem)
     predict_ms = (time.perf_counter() - started) * 1000.0
     config = dict(bundle.configs[index])
+    legality = _legality(bundle, problem, args.spec)
     if args.json:
-        render.print_json({"config": config, "index": index, "predict_ms": predict_ms})
-    else:
-        console.print(" ".join(f"{k}={v}" for k, v in config.items()))
+        render.print_json({"config": config, "index": index, "predict_ms": predict_ms, **legality})
+        return 0
+    console.print(" ".join(f"{k}={v}" for k, v in config.items()), markup=False)
+    fallback = legality["fallback"]
+    if fallback is not None:
+        shown = " ".join(f"{k}={v}" for k, v in fallback["config"].items())
+        console.print(f"  illegal at this problem (breaks {legality['illegal']}); a Dispatcher "
+                      f"launches shipped configuration {fallback['index']} instead: {shown}",
+                      markup=False)  # fmt: skip
     return 0
+
+
+def _legality(bundle: Any, problem: dict[str, Any], spec_file: str | None) -> dict[str, Any]:
+    """Whether the pick may launch at ``problem`` under the kernel's restrictions (no device:
+    its limits are not known here), and the shipped configuration launched instead where not.
+    ``legal`` is None where the kernel's spec is unknown."""
+    from perfport.select.dispatch import bundle_spec
+    from perfport.select.errors import SelectError
+    from perfport.select.legality import Legality, legal_choice
+    from perfport.tune.checks import resolve_problem
+
+    unknown: dict[str, Any] = {"legal": None, "illegal": None, "fallback": None}
+    try:
+        spec = bundle_spec(bundle, spec_file)
+    except SelectError:
+        if spec_file is not None:
+            raise
+        print("perfport: not checked against the kernel's restrictions; give --spec FILE",
+              file=sys.stderr)  # fmt: skip
+        return unknown
+    # The selector reads numbers (a flag as 0/1); the kernel wants its own types back.
+    typed = {
+        k: (bool(v) if isinstance(spec.problem.get(k), bool) and v in (0, 1) else v)
+        for k, v in problem.items()
+    }
+    try:
+        full = resolve_problem(spec, typed)
+    except PerfportError as exc:  # not a problem the kernel runs: nothing to check
+        print(f"perfport: not checked against the kernel's restrictions: {exc}", file=sys.stderr)
+        return unknown
+    choice = legal_choice(bundle, Legality(spec), full)
+    fallback = (
+        {"index": choice.index, "config": dict(bundle.configs[choice.index])}
+        if choice.fell_back
+        else None
+    )
+    return {"legal": not choice.illegal, "illegal": choice.illegal or None, "fallback": fallback}
 
 
 def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import from_store, save_csv
 
     check_output(args.out, "--out")
-    table = from_store(args.db, kernel=args.kernel, device=args.device)
+    problem = problem_values(args.problem) if args.problem else None
+    table = from_store(args.db, kernel=args.kernel, device=args.device, problem=problem)
     save_csv(table, args.out)
     summary = {"out": args.out, "kernel": table.kernel, "device": table.device,
                "problems": table.n_problems, "configs": table.n_configs}  # fmt: skip

@@ -34,6 +34,13 @@ from perfport.select.tree import SelectorTree, Transform, check_identifier, labe
 FORMAT = "perfport-selector-bundle"
 VERSION = 2  # 2: the tree may read derived features ("derived"); version 1 has none
 MANIFEST = "bundle.json"
+# bundle.json metadata: the kernel's spec file as given at fit time (absolute), a hint for
+# loading a kernel of your own; used only where it still loads a kernel of the bundle's name.
+SPEC_FILE = "spec_file"
+# bundle.json metadata: each shipped configuration's geometric-mean fraction of the optimum
+# over the training problems, in the order of the configurations: the fallback order where
+# the selector's pick is illegal at a problem (perfport.select.legality).
+TRAIN_PERFORMANCE = "config_train_performance"
 C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
 
 

@@ -9,7 +9,9 @@ from typing import TypeVar
 
 import numpy as np
 
-from perfport.select.bundle import Bundle, write_bundle
+from perfport._core import SpecError
+from perfport.kernels import resolve_kernel
+from perfport.select.bundle import SPEC_FILE, TRAIN_PERFORMANCE, Bundle, write_bundle
 from perfport.select.classify import Classifier, fit_selector
 from perfport.select.errors import SelectError
 from perfport.select.evaluate import geomean_fraction
@@ -26,11 +28,13 @@ def fit_bundle(
     pruning: Pruning | str = Pruning.GREEDY,
     classifier: Classifier | str = Classifier.DECISION_TREE_DISTILLED_DERIVED,
     seed: int = 0,
+    spec_file: str | Path | None = None,
 ) -> Bundle:
     """Choose ``k`` configurations of ``table`` and write the bundle (configurations, selector
     as C and Python, provenance) to ``out``. Only decision-tree classifiers become code. The
     defaults did best at k = 6 and 8 on held-out H100 GEMM shapes over forty splits, through
-    NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md)."""
+    NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md). ``spec_file``,
+    the kernel's spec, is recorded (absolute) as a hint for ``Dispatcher``."""
     classifier = _member(Classifier, classifier, "classifier")
     normalisation = _member(Normalisation, normalisation, "normalisation")
     pruning = _member(Pruning, pruning, "pruning")
@@ -59,7 +63,11 @@ def fit_bundle(
         # On the training problems: what the selector gets, and the best the set could give.
         "train_performance": geomean_fraction(perf[rows, picked]),
         "train_max_achievable": geomean_fraction(perf[:, chosen].max(axis=1)),
+        # Each shipped configuration alone: the order a Dispatcher falls back in.
+        TRAIN_PERFORMANCE: [geomean_fraction(perf[:, j]) for j in chosen],
     }
+    if spec_file is not None:
+        metadata[SPEC_FILE] = _spec_hint(spec_file, table.kernel)
     values = np.asarray(table.problems, dtype=np.float64)
     real = [f for j, f in enumerate(table.problem_names) if np.any(values[:, j] % 1 != 0)]
     return write_bundle(
@@ -67,6 +75,18 @@ def fit_bundle(
         [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
         metadata=metadata, real_features=real,
     )  # fmt: skip
+
+
+def _spec_hint(spec_file: str | Path, kernel: str) -> str:
+    """The spec file's absolute path, once it is known to load the table's kernel."""
+    try:
+        spec = resolve_kernel(Path(spec_file))
+    except SpecError as exc:
+        raise SelectError(f"--spec: {exc}") from None
+    if spec.name != kernel:
+        raise SelectError(f"--spec {spec_file} is kernel {spec.name}, but the data is of "
+                          f"{kernel or '(unnamed)'}; give that kernel's spec file")  # fmt: skip
+    return str(Path(spec_file).resolve())
 
 
 _E = TypeVar("_E", bound=Enum)

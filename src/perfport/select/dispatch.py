@@ -39,19 +39,22 @@ from perfport.devices import (
 )
 from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
-from perfport.select.bundle import Bundle, load_bundle
+from perfport.select.bundle import SPEC_FILE, Bundle, load_bundle
 from perfport.select.errors import SelectError
+from perfport.select.legality import LegalChoice, Legality, legal_choice
 from perfport.tune.checks import resolve_problem
 
 Defines = tuple[tuple[str, str], ...]
+_MAX_CHOICES = 4096  # problems whose choice a Dispatcher remembers
 
 
 class Dispatcher:
     """Chooses and launches a bundle's configurations of its kernel on one device.
 
     ``device`` is a DeviceInfo, a device id, or None for the default device; ``spec``
-    overrides the kernel named in the bundle (a built-in name, a spec file, or a KernelSpec).
-    The session opens on the first ``run``. Not thread-safe (one device queue): use one
+    overrides the kernel named in the bundle (a built-in name, a spec file, or a KernelSpec);
+    a bundle of a kernel of your own needs it (or the spec file that ``select fit --spec``
+    recorded, where it still loads). The session opens on the first ``run``. Not thread-safe (one device queue): use one
     dispatcher per thread, and ``close`` it (or use it as a context manager).
     """
 
@@ -62,25 +65,36 @@ class Dispatcher:
         spec: KernelSpec | str | Path | None = None,
     ) -> None:
         self.bundle: Bundle = load_bundle(bundle_dir)
-        try:
-            self.spec = resolve_kernel(spec if spec is not None else self.bundle.kernel)
-            for i, config in enumerate(self.bundle.configs):
-                self.spec.check_config(config, f"bundle configuration {i}")
-        except SpecError as exc:
-            raise SelectError(
-                f"{exc} (bundle {bundle_dir}); fit the bundle for this kernel"
-            ) from None
+        self.spec = bundle_spec(self.bundle, spec)
         self.device = (
             device if isinstance(device, DeviceInfo) else get_device(device, self.spec.language)
         )
         self._session: Session | None = None
         self._builds: dict[Defines, CompiledKernel] = {}
+        self._legality = Legality(self.spec, self.device)
+        self._choices: dict[str, LegalChoice] = {}  # by problem: a serving loop repeats shapes
 
     # ---- choosing -----------------------------------------------------------------------
     def choose(self, problem: Mapping[str, Any]) -> Config:
-        """The configuration the bundle picks for ``problem`` (the kernel's defaults fill
-        in the problem values it leaves out)."""
-        return self.bundle.configs[self.bundle.choose(self.spec.problem.merged(problem))]
+        """The configuration ``run`` launches for ``problem`` (the kernel's defaults fill in
+        the problem values it leaves out): the selector's pick where it is legal there, else
+        the shipped configuration that ``choice`` falls back to."""
+        return self.bundle.configs[self.choice(problem).index]
+
+    def choice(self, problem: Mapping[str, Any]) -> LegalChoice:
+        """The selector's pick for ``problem``, whether the kernel's restrictions and this
+        device's launch limits allow it there, and the shipped configuration launched
+        instead where they do not (the bundle's best by training performance that is
+        legal); a SelectError when no shipped configuration is legal at ``problem``."""
+        full = self.spec.problem.merged(problem)
+        if full.key not in self._choices:
+            if len(self._choices) >= _MAX_CHOICES:
+                self._choices.clear()
+            try:
+                self._choices[full.key] = legal_choice(self.bundle, self._legality, full)
+            except SpecError as exc:
+                raise SelectError(str(exc)) from None
+        return self._choices[full.key]
 
     @property
     def builds(self) -> int:
@@ -99,7 +113,7 @@ class Dispatcher:
             full = resolve_problem(spec, problem)  # M=64.5 for an integer size is refused
         except SpecError as exc:
             raise SelectError(str(exc)) from None
-        config = self.choose(full)
+        config = self.bundle.configs[self.choice(full).index]
         env = spec.env(config, full)
         hosts = self._host_arrays(env, inputs)  # checked before anything is built
         geometry = spec.geometry(env)
@@ -195,3 +209,41 @@ class Dispatcher:
                 raise SelectError(f"{a.name} has {array.size} elements; this problem needs {size}")
             out[a.name] = array
         return out
+
+
+def bundle_spec(bundle: Bundle, spec: KernelSpec | str | Path | None = None) -> KernelSpec:
+    """The kernel a bundle's configurations launch: ``spec`` where given, else the built-in
+    the bundle names, else the TOML or YAML spec file recorded at fit time (a hint: used only
+    where it still loads a kernel of the bundle's name). Its configurations are checked against it."""
+    where = f"(bundle {bundle.path})"
+    if spec is None:
+        spec = _recorded_spec(bundle)
+    try:
+        resolved = resolve_kernel(spec if spec is not None else bundle.kernel)
+    except SpecError as exc:
+        if spec is not None:
+            raise SelectError(f"{exc} {where}; fit the bundle for this kernel") from None
+        raise SelectError(
+            f"{exc} {where}; give the kernel's spec file: Dispatcher({str(bundle.path)!r}, "
+            "spec='FILE.toml'), or --spec FILE.toml"
+        ) from None
+    try:
+        for i, config in enumerate(bundle.configs):
+            resolved.check_config(config, f"bundle configuration {i}")
+    except SpecError as exc:
+        raise SelectError(f"{exc} {where}; fit the bundle for this kernel") from None
+    return resolved
+
+
+def _recorded_spec(bundle: Bundle) -> KernelSpec | None:
+    hint = bundle.metadata.get(SPEC_FILE)
+    # Only data files: a bundle may come from elsewhere, and a .py spec would run its code.
+    if not isinstance(hint, str) or Path(hint).suffix.lower() not in (".toml", ".yaml", ".yml"):
+        return None
+    if not Path(hint).is_file():
+        return None
+    try:
+        recorded = resolve_kernel(hint)
+    except SpecError:
+        return None  # moved or changed since: the caller's spec, or the built-in, decides
+    return recorded if recorded.name == bundle.kernel else None

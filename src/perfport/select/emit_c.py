@@ -65,6 +65,13 @@ def _c_long(n: int) -> str:
     return f"{n}LL" if n > LONG_MIN else f"({LONG_MIN + 1}LL - 1)"
 
 
+# Said in every header: the selector picks as the tree does, the kernel's restrictions unseen.
+_UNCHECKED = """ * It does not check the kernel's restrictions: at a problem unlike those measured it may
+ * pick a configuration they forbid there (a tile that does not divide a size); check them
+ * before launching, as perfport's Dispatcher does (docs/select.md, "Restrictions at run time").
+"""
+
+
 def generate_c(
     tree: SelectorTree,
     name: str,
@@ -101,7 +108,7 @@ def generate_c(
  * It is the fitted decision tree as nested ifs on the raw inputs (no log, no float32
  * rounding): each model test float32(x) <= threshold was mapped to an exact cutoff on x
  * (an integer; a double for derived products, computed in double as the model did).
- */
+{_UNCHECKED} */
 #ifndef {guard}
 #define {guard}
 

@@ -42,6 +42,9 @@ def generate_python(
 select(**problem) returns the index into CONFIGS of the configuration to launch. It is the
 fitted decision tree as nested ifs on the raw inputs: each model test float32(x) <= threshold
 was mapped to the exact cutoff on x, so no log or float32 rounding happens here.
+It does not check the kernel's restrictions: at a problem unlike those measured it may pick
+a configuration they forbid there; check them before launching, as perfport's Dispatcher
+does (docs/select.md, "Restrictions at run time").
 """
 
 PARAMS = {tuple(param_names)!r}

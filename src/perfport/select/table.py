@@ -15,7 +15,7 @@ import gzip
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,12 +130,16 @@ class PerfTable:
 
 
 def from_store(
-    db_path: str | Path, kernel: str | None = None, device: str | None = None
+    db_path: str | Path,
+    kernel: str | None = None,
+    device: str | None = None,
+    problem: Mapping[str, Any] | None = None,
 ) -> PerfTable:
     """Every ok median time of one kernel on one device in a perfport store.
 
     ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name or
-    fingerprint; either may be left out where the store holds only one. Where several
+    fingerprint; either may be left out where the store holds only one. ``problem`` keeps
+    only the campaigns whose problem has these values (``{"dtype": "float"}``). Where several
     campaigns timed the same configuration at the same problem, the fastest median counts.
     Problem values that are the same everywhere and not numbers (``dtype``) are dropped; the
     rest become the problem features.
@@ -153,6 +157,9 @@ def from_store(
         _one_target({(r.device_fingerprint, r.device) for r in rows}, "device", kernel, device)
         _one_target({(r.kernel_hash, r.kernel) for r in rows}, "kernel", kernel, device)
         declared = declared_params(store, rows[0].kernel_hash)
+    if problem:
+        _check_wanted(problem, [dict(r.problem) for r in rows])
+        rows = [r for r in rows if _matches(r.problem, problem)]
 
     problem_keys: dict[str, int] = {}
     config_keys: dict[str, int] = {}
@@ -214,10 +221,39 @@ def _problem_features(problems: list[dict[str, Any]]) -> tuple[tuple[str, ...], 
         elif len({json.dumps(v) for v in values}) > 1:
             raise SelectError(
                 f"problem value {name!r} varies and is not a number ({sorted(set(map(str, values)))[:4]}); "
-                "select one value's campaigns into a store of their own"
+                f"keep one value's campaigns with --problem {name}="
+                f"{next(v for v in values if v is not None)} (problem= in Python)"
             )
     features = np.array([[float(p[n]) for n in kept] for p in problems], dtype=np.float64)
     return tuple(kept), features.reshape(len(problems), len(kept))
+
+
+def _check_wanted(wanted: Mapping[str, Any], problems: Sequence[Mapping[str, Any]]) -> None:
+    """A ``problem`` filter's name and value must occur (else the filter would leave nothing,
+    or a typo of the name keep nothing either); a one-line SelectError names those there are."""
+    for name, value in wanted.items():
+        there = sorted({str(p[name]) for p in problems if name in p})
+        if not there:
+            names = sorted({k for p in problems for k in p})
+            raise SelectError(f"--problem {name}={value}: no problem has a value {name!r}; "
+                              f"give one of {', '.join(names)[:200] or '(none)'}")  # fmt: skip
+        if not any(_same(p.get(name), value) for p in problems):
+            raise SelectError(f"--problem {name}={value} matches no problem; give one of "
+                              f"{name}'s values: {', '.join(there)[:200]}")  # fmt: skip
+
+
+def _matches(values: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    return all(_same(values.get(name), value) for name, value in wanted.items())
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal problem values: numbers by value (1024 and 1024.0), else equal and of one kind
+    (true is not 1)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return a is not None and type(a) is type(b) and a == b
 
 
 def _param_order(configs: list[dict[str, Any]], declared: dict[str, list[Any]]) -> tuple[str, ...]:
@@ -275,8 +311,10 @@ def _checked_header(header: list[str], where: str) -> list[str]:
     return header
 
 
-def load_csv(path: str | Path) -> PerfTable:
-    """Read a table written by ``save_csv``; a malformed file is a one-line SelectError."""
+def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> PerfTable:
+    """Read a table written by ``save_csv``; a malformed file is a one-line SelectError.
+    ``problem`` keeps only the rows whose problem has these values; a problem column that is
+    then one value and not a number (``dtype``) is dropped, as ``from_store`` drops it."""
     where = str(path)
     try:
         with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
@@ -305,16 +343,20 @@ def load_csv(path: str | Path) -> PerfTable:
         other = [h for h in header if not h.startswith((_PROBLEM, _CONFIG)) and h != _TIME]
         raise SelectError(f"{where}: unknown columns {other}; use problem.<name>, config.<name>")
     t_col = header.index(_TIME)
+    numbered, p_cols = _kept_rows(where, header, p_cols, rows[1:], body_start + 2, problem)
     problem_index: dict[tuple[float, ...], int] = {}
     config_index: dict[tuple[Any, ...], int] = {}
     cells: dict[tuple[int, int], float] = {}
-    for n, row in enumerate(rows[1:], body_start + 2):
-        if len(row) != len(header):
-            raise SelectError(f"{where}: line {n} has {len(row)} fields for {len(header)} columns")
+    for n, row in numbered:
         try:
-            problem = tuple(float(row[k]) for k in p_cols)
+            problem_values = tuple(float(row[k]) for k in p_cols)
         except ValueError:
-            raise SelectError(f"{where}: line {n}: problem values must be numbers") from None
+            k = next(k for k in p_cols if not _is_number(row[k]))
+            name, cell = header[k][len(_PROBLEM) :], row[k].strip()
+            raise SelectError(
+                f"{where}: line {n}: problem values must be numbers, not {name}={cell}; keep "
+                f"one value's rows with --problem {name}={cell} (problem= in Python)"
+            ) from None
         config = tuple(_value(row[k]) for k in c_cols)
         cell = row[t_col].strip()
         try:
@@ -327,7 +369,7 @@ def load_csv(path: str | Path) -> PerfTable:
                 f"got {cell}"
             )
         key = (
-            problem_index.setdefault(problem, len(problem_index)),
+            problem_index.setdefault(problem_values, len(problem_index)),
             config_index.setdefault(config, len(config_index)),
         )
         if key in cells:
@@ -349,6 +391,45 @@ def load_csv(path: str | Path) -> PerfTable:
         device=meta["device"],
         kernel=meta["kernel"],
     )
+
+
+def _kept_rows(
+    where: str,
+    header: list[str],
+    p_cols: list[int],
+    rows: list[list[str]],
+    first_line: int,
+    problem: Mapping[str, Any] | None,
+) -> tuple[list[tuple[int, list[str]]], list[int]]:
+    """The rows (with their line numbers) whose problem has the ``problem`` values, and the
+    problem columns that are features: not one value everywhere that is not a number."""
+    numbered = list(enumerate(rows, first_line))
+    for n, row in numbered:
+        if len(row) != len(header):
+            raise SelectError(f"{where}: line {n} has {len(row)} fields for {len(header)} columns")
+    if problem:
+        given = [
+            {header[k][len(_PROBLEM) :]: _value(row[k]) for k in p_cols} for _, row in numbered
+        ]
+        _check_wanted(problem, given)
+        numbered = [
+            nr for nr, values in zip(numbered, given, strict=True) if _matches(values, problem)
+        ]
+    return numbered, [k for k in p_cols if not _one_name([row[k] for _, row in numbered])]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _one_name(cells: Sequence[str]) -> bool:
+    """A problem column that is one value, and not a number, everywhere (``dtype``): not a
+    feature, so dropped."""
+    return bool(cells) and len(set(cells)) == 1 and not _is_number(cells[0])
 
 
 def _one_line(text: str) -> str:

@@ -1,0 +1,114 @@
+"""Which of a bundle's shipped configurations may launch at a problem.
+
+A selector is fitted on the problems that were measured; at a problem outside them its tree
+may pick a configuration that the kernel's restrictions forbid there (``K % TS == 0`` at
+K = 24), which would launch wrongly or not at all. Before launching, the pick is checked
+against the kernel's restrictions and the launch's own rules (each global size a multiple of
+its local size; with a device, its work-group and local-memory limits), as perfport's space
+checks them for a problem; an illegal pick falls back to the first legal configuration in
+the bundle's preference order (``preference_order``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfport._core import Config, DeviceInfo, KernelSpec, Param, SpecError
+from perfport.select.bundle import TRAIN_PERFORMANCE, Bundle
+from perfport.select.errors import SelectError
+from perfport.space import Constraint, Space
+from perfport.space.kernel_space import spec_device_constraints
+
+
+@dataclass(frozen=True)
+class LegalChoice:
+    """What a bundle launches at one problem: ``index`` into its configurations; ``predicted``
+    is the selector's own pick and ``illegal`` why it may not launch ("" when it may, and
+    then ``index == predicted``)."""
+
+    index: int
+    predicted: int
+    illegal: str = ""
+
+    @property
+    def fell_back(self) -> bool:
+        return self.index != self.predicted
+
+
+def preference_order(bundle: Bundle) -> tuple[int, ...]:
+    """The shipped configurations, best first: by their training performance where the bundle
+    records it (ties and older bundles: in the bundle's order)."""
+    n = len(bundle.configs)
+    scores = bundle.metadata.get(TRAIN_PERFORMANCE)
+    if not isinstance(scores, list) or len(scores) != n:
+        return tuple(range(n))
+    if not all(isinstance(s, int | float) and not isinstance(s, bool) for s in scores):
+        return tuple(range(n))
+    return tuple(sorted(range(n), key=lambda j: -float(scores[j])))
+
+
+class Legality:
+    """The rules a configuration of ``spec`` keeps to launch at a problem: the kernel's
+    restrictions, and the launch's (on ``device`` where given). Built once: parsing the
+    expressions costs more than checking them."""
+
+    def __init__(self, spec: KernelSpec, device: DeviceInfo | None = None) -> None:
+        self.spec = spec
+        self.device = device
+        self._constraints = [Constraint.of(r) for r in spec.restrictions]
+        self._constraints += _launch_constraints(spec, device)
+
+    def reason(self, config: Config, problem: Mapping[str, Any]) -> str:
+        """The first rule ``config`` breaks at ``problem`` (complete: the kernel's defaults
+        merged in), or "" when it may launch."""
+        spec = self.spec
+        params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
+        try:
+            one = Space(params, self._constraints, spec.env({}, problem), spec.derived_exprs)
+        except SpecError as exc:  # e.g. a restriction that divides by zero at this problem
+            return str(exc)
+        return next((label for label, n, _ in one.report.removed_by if n), "")
+
+
+def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Constraint]:
+    if device is not None:
+        return spec_device_constraints(spec, device)
+    # Without a device only what holds on every device: each global size a multiple of its
+    # local size (OpenCL 1.2 has no ragged work-groups), as kernel_space states it.
+    out = []
+    for g, lo in zip(spec.global_size, spec.local_size, strict=False):
+        compact = g.replace(" ", "")
+        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
+        if lo.strip() not in ("1", "1.0") and not pads:
+            out.append(Constraint.of(f"({g}) % ({lo}) == 0", label=f"{g} % {lo} == 0"))
+    return out
+
+
+def legal_choice(bundle: Bundle, legality: Legality, problem: Mapping[str, Any]) -> LegalChoice:
+    """The configuration to launch at ``problem`` (complete): the selector's pick where it is
+    legal, else the first legal one in ``preference_order``; a SelectError when none is."""
+    predicted = bundle.choose(problem)
+    reason = legality.reason(bundle.configs[predicted], problem)
+    if not reason:
+        return LegalChoice(predicted, predicted)
+    for j in preference_order(bundle):
+        if j != predicted and not legality.reason(bundle.configs[j], problem):
+            return LegalChoice(j, predicted, reason)
+    n = len(bundle.configs)
+    shipped = (
+        "the 1 shipped configuration is not"
+        if n == 1
+        else f"none of the {n} shipped configurations is"
+    )
+    raise SelectError(
+        f"{legality.spec.name} at {_text(problem, bundle.features)}: {shipped} legal (configuration "
+        f"{_text(bundle.configs[predicted], bundle.param_names)} breaks {reason}); fit the "
+        "bundle on problems like this one, or give a problem the kernel allows"
+    )
+
+
+def _text(values: Mapping[str, Any], names: Sequence[str]) -> str:
+    shown = [n for n in names if n in values] or list(values)
+    return " ".join(f"{n}={values[n]}" for n in shown)
