@@ -47,11 +47,6 @@ def test_valid_spec_derives_defines_and_geometry():
         # arrays are allocated once per problem: a shape of a parameter failed in the worker
         ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
         ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
-        # a work-group of 0 failed later as a modulo by zero in a rule the user never wrote
-        (
-            {"params": (Param("wg", (0, 2), ParamKind.LAUNCH), Param("UNROLL", (1, 2)))},
-            "wg is a local size, so each of its values must be at least 1, not 0",
-        ),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):
@@ -65,10 +60,13 @@ def test_param_values_checked():
         Param("x", ())
     with pytest.raises(SpecError, match="repeat"):
         Param("x", (1, 1))
-    with pytest.raises(SpecError, match="repeat"):  # one macro value, -D x=1, twice
-        Param("x", (True, 1))
     with pytest.raises(SpecError, match="list"):
         Param("x", "abc")
+    # stored, a NaN or infinity made the whole results database unreadable
+    with pytest.raises(SpecError, match="value inf must be a finite number"):
+        Param("x", (1, float("inf")))
+    with pytest.raises(SpecError, match="problem a: value nan must be a finite number"):
+        _spec(problem={"n": 16, "a": float("nan")})
     with pytest.raises(SpecError, match="launch parameter has no define"):
         Param("x", (1,), ParamKind.LAUNCH, define="X")
     with pytest.raises(SpecError, match="identifier"):

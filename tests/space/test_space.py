@@ -223,3 +223,18 @@ def test_a_size_below_one_is_named_even_when_it_empties_the_space(cpu):
     )  # fmt: skip
     with pytest.raises(SpecError, match="must all be at least 1; give other problem values"):
         kernel_space(spec, spec.problem.merged({"n": -5}), cpu)
+
+
+def test_a_local_size_parameter_below_one_is_refused(cpu):
+    """A work-group of 0 failed as a modulo by zero in a device rule the user never wrote."""
+    from perfport._core import ArrayArg, KernelSpec, ParamKind, SpecError
+
+    spec = KernelSpec(
+        name="k", source="__kernel void k(__global float* a) {}", entry="k",
+        params=(Param("wg", (0, 16), ParamKind.LAUNCH),), global_size=("n",), local_size=("wg",),
+        args=(ArrayArg("a", "float", ("n",), output=True),), problem={"n": 64},
+    )  # fmt: skip
+    with pytest.raises(
+        SpecError, match="wg is a local size, so each of its values must be at least 1"
+    ):
+        kernel_space(spec, None, cpu)

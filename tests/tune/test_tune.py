@@ -124,3 +124,21 @@ def test_listed_configurations_are_measured_alone(db):
             tune("stencil", problem=PROBLEM, db=db, settings=FAST, configs=bad)
     with pytest.raises(PerfportError, match="not both"):
         tune("stencil", problem=PROBLEM, db=db, strategy="random", configs=listed)
+
+
+def test_arguments_of_the_wrong_type_are_named_to_a_library_caller(db, cpu):
+    """device=0 raised a regex's TypeError, settings={...} one from dataclasses.asdict, and
+    kernel_space kept the default for a misspelt problem value."""
+    import pytest
+
+    from perfport._core import DeviceError, PerfportError, SpecError
+    from perfport.kernels import builtin
+    from perfport.space import kernel_space
+
+    with pytest.raises(DeviceError, match="named by its id, such as 'opencl:0:0'"):
+        tune("vector_add", device=0, db=db)  # type: ignore[arg-type]
+    with pytest.raises(PerfportError, match="settings must be a RunSettings, not dict"):
+        tune("vector_add", settings={"repeats": 3}, db=db)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="has no problem value widht"):
+        kernel_space(builtin("stencil"), {"widht": 64}, cpu)
+    assert len(kernel_space(builtin("stencil"), {"width": 64}, cpu)) > 0

@@ -4,7 +4,8 @@ Python raises KeyboardInterrupt between any two bytecodes, so an interrupt can l
 transaction's BEGIN and its ``try``, or after its COMMIT and before the code that notes it.
 Inside ``guarded()`` both signals are held instead; they surface as KeyboardInterrupt only
 inside ``interruptible()`` (at once, or on entering it when one is held), at ``checkpoint()``,
-or when the outermost guard is left. SIGTERM is handled as Ctrl-C while a guard is active.
+or when the outermost guard is left. SIGTERM is handled as Ctrl-C while a guard is active;
+where its handler was the default one, leaving the outermost guard then ends the process.
 
     with guarded():                 # nothing can interrupt the bookkeeping here
         open_the_campaign()
@@ -38,6 +39,7 @@ class _State:
         self.depth = 0  # nested guarded() blocks
         self.raising = False  # inside interruptible(): raise at once
         self.held: int | None = None  # a signal that arrived while not raising
+        self.terminated = False  # a SIGTERM arrived in the outermost guard, held or raised
         self.previous: dict[int, Any] = {}
 
 
@@ -45,6 +47,7 @@ _state = _State()
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
+    _state.terminated |= signum == signal.SIGTERM
     if _state.raising:
         _state.held = None
         raise KeyboardInterrupt
@@ -87,11 +90,15 @@ def _leave() -> None:
     for s, handler in previous.items():
         signal.signal(s, handler)
     held, _state.held = _state.held, None
+    terminated, _state.terminated = _state.terminated, False
+    if terminated and previous.get(signal.SIGTERM) in (signal.SIG_DFL, None):
+        # Held until the bookkeeping was safe, a SIGTERM now does what it would have done
+        # without perfport: end the process. A library caller's loop (or a scheduler's job)
+        # must not outlive it because a campaign took it as a Ctrl-C.
+        signal.raise_signal(signal.SIGTERM)
     if held is None:
         return
     before = previous.get(held)
-    if held == signal.SIGTERM and before in (signal.SIG_DFL, None):
-        raise KeyboardInterrupt  # the guard promised Ctrl-C's handling
     if before is signal.SIG_IGN:
         return
     signal.raise_signal(held)  # the earlier handler runs now (Python's raises KeyboardInterrupt)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -23,6 +24,9 @@ def _plain(value: Any, what: str) -> Value:
         value = value.item()
     if not isinstance(value, int | float | str | bool):
         raise SpecError(f"{what}: value {value!r} must be a number, string or boolean")
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no NaN or infinity: stored, such a value made the whole database unreadable
+        raise SpecError(f"{what}: value {value!r} must be a finite number")
     return value
 
 

@@ -79,8 +79,7 @@ class Param:
         values = tuple(_plain(v, f"parameter {self.name}") for v in self.values)
         if not values:
             raise SpecError(f"parameter {self.name}: give at least one value")
-        numbers = [v for v in values if isinstance(v, int | float)]  # True == 1: one macro value
-        if len({value_key(v) for v in values}) != len(values) or len(set(numbers)) != len(numbers):
+        if len({value_key(v) for v in values}) != len(values):
             raise SpecError(f"parameter {self.name}: values repeat in {list(values)}")
         object.__setattr__(self, "values", values)
         object.__setattr__(self, "kind", ParamKind(self.kind))
@@ -209,21 +208,6 @@ class KernelSpec:
         fix = f"set entry to one of {', '.join(declared)}" if declared else "fix entry or source"
         raise SpecError(f"{what}: entry {self.entry!r} does not occur in its source; {fix}")
 
-    def _check_local_values(self, what: str) -> None:
-        """A parameter that is a local size with a value below 1 would fail as a divisor deep
-        in the device's constraints, in a message about a rule the user never wrote."""
-        values = {p.name: p.values for p in self.params}
-        for size in self.local_size:
-            given = values.get(str(size).strip(), ())
-            bad = [
-                v for v in given if isinstance(v, int | float) and not isinstance(v, bool) and v < 1
-            ]
-            if bad:
-                raise SpecError(
-                    f"{what}: parameter {str(size).strip()} is a local size, so each of its "
-                    f"values must be at least 1, not {bad[0]!r}; leave {bad[0]!r} out of its values"
-                )
-
     def _validate(self) -> None:
         what = f"kernel {self.name}"
         for p in self.params:
@@ -239,7 +223,6 @@ class KernelSpec:
             raise SpecError(
                 f"{what}: global_size and local_size need the same number (1-3) of dimensions"
             )
-        self._check_local_values(what)
         self._check_entry(what)
         arg_names = [a.name for a in self.args]
         for a in self.args:

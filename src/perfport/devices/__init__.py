@@ -110,6 +110,11 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
     """The device with this id (see ``perfport devices``), or the default one for None."""
     if device_id is None:
         return default_device(language)
+    if not isinstance(device_id, str):
+        raise DeviceError(
+            f"a device is named by its id, such as 'opencl:0:0' (perfport devices), not "
+            f"{type(device_id).__name__} {device_id!r}"
+        )
     for d in _all_devices():
         if d.id == device_id or d.fingerprint == device_id:
             if not d.backend.accepts(language):

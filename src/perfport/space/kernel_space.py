@@ -12,7 +12,8 @@ it before launching.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem, SpecError
 from perfport._core.launch import check_launch
@@ -105,6 +106,19 @@ def _operand(text: str) -> str:
     return text if isinstance(node, ast.Name | ast.Constant | ast.Call) else f"({text})"
 
 
+def _check_local_values(spec: KernelSpec) -> None:
+    """A parameter that is a local size with a value below 1 would fail as a divisor in the
+    device's constraints, in a message about a rule the user never wrote."""
+    values = {p.name: p.values for p in spec.params}
+    for size in (str(s).strip() for s in spec.local_size):
+        bad = [v for v in values.get(size, ()) if isinstance(v, int | float) and v < 1]
+        if bad:
+            raise SpecError(
+                f"kernel {spec.name}: parameter {size} is a local size, so each of its values "
+                f"must be at least 1, not {bad[0]!r}; leave {bad[0]!r} out of its values"
+            )
+
+
 def empty_space_hint(report: PruningReport) -> str:
     """Advice for a space that the device leaves empty because no global size divides by its
     local size: the usual cause is a global size written in work-groups (Kernel Tuner's grid,
@@ -120,7 +134,7 @@ def empty_space_hint(report: PruningReport) -> str:
 
 def kernel_space(
     spec: KernelSpec,
-    problem: Problem | None = None,
+    problem: Problem | Mapping[str, Any] | None = None,
     device: DeviceInfo | None = None,
     min_work_groups: bool = False,
 ) -> Space:
@@ -136,6 +150,13 @@ def kernel_space(
         raise SpecError(
             f"kernel_space takes a DeviceInfo, not {type(device).__name__} {str(device)[:40]!r}; "
             "perfport.devices.get_device(ID) gives one"
+        )
+    _check_local_values(spec)
+    unknown = sorted(set(problem or ()) - set(spec.problem))
+    if unknown:  # a misspelt size would silently leave the default in place
+        raise SpecError(
+            f"kernel {spec.name} has no problem value {', '.join(unknown)}; its problem "
+            f"values: {', '.join(spec.problem) or 'none'}"
         )
     constants = spec.env({}, problem or Problem())
     constraints = [Constraint.of(r) for r in spec.restrictions]

@@ -151,10 +151,7 @@ def tune(
             ranker,
         )  # fmt: skip
     if warn is not None:
-        for warning in (
-            *unused_parameters(plan.spec),
-            *verification_plan(plan.spec, plan.settings),
-        ):
+        for warning in unused_parameters(plan.spec) + verification_plan(plan.spec, plan.settings):
             warn(warning)
     label = _campaign_label(plan.strategy_type, plan.listed)
     key = campaign or campaign_key(
@@ -215,6 +212,11 @@ def _planned(
     spec = resolve_kernel(kernel)
     the_problem = resolve_problem(spec, problem)
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
+    if settings is not None and not isinstance(settings, RunSettings):
+        raise PerfportError(
+            f"settings must be a RunSettings, not {type(settings).__name__}; "
+            "write perfport.RunSettings(repeats=3, ...)"
+        )
     settings = settings or RunSettings()
     strategy_type, listed = _chosen_strategy(spec, the_problem, strategy, configs, build_jobs)
     space = _legal_space(spec, the_problem, dev, min_work_groups)
