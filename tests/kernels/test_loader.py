@@ -268,3 +268,20 @@ def test_a_quoted_number_in_the_problem_is_refused_at_load(tmp_path, value):
     )
     with pytest.raises(SpecError, match=r"problem value w is the text .*; write it as a number"):
         load_kernel(spec)
+
+
+def test_a_source_file_that_is_not_utf8_is_named(tmp_path):
+    """A binary source_file ended in a UnicodeDecodeError traceback."""
+    shutil.copy(EXAMPLES / "saxpy.py", tmp_path / "saxpy.py")
+    (tmp_path / "saxpy.cl").write_bytes(b"\xc3\x28 not text")
+    (tmp_path / "k.toml").write_text(GOOD_TOML)
+    with pytest.raises(SpecError, match="is not UTF-8 text .*saved as UTF-8"):
+        load_kernel(tmp_path / "k.toml")
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """An editor's BOM gave 'Invalid statement (at line 1, column 1)'."""
+    for f in ("saxpy.cl", "saxpy.py"):
+        shutil.copy(EXAMPLES / f, tmp_path / f)
+    (tmp_path / "k.toml").write_text("\ufeff" + GOOD_TOML, encoding="utf-8")
+    assert load_kernel(tmp_path / "k.toml").name == "saxpy"

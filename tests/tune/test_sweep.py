@@ -137,3 +137,12 @@ def test_rounds_interleave_and_keep_every_sample(cpu, db):
     assert [s.measured for s in again] == [0, 0]
     with pytest.raises(PerfportError, match="at least 1 round"):
         list(sweep("vector_add", problems, device=cpu, db=db, rounds=0))
+
+
+def test_a_problem_table_with_a_byte_order_mark_reads_its_first_name(tmp_path):
+    """A spreadsheet's BOM made the first column '\\ufeffn': 'no problem value \\ufeffn'."""
+    from perfport.kernels import load_problems
+
+    path = tmp_path / "p.csv"
+    path.write_text("\ufeffn\n1024\n", encoding="utf-8")
+    assert load_problems(path) == [{"n": 1024}]

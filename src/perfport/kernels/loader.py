@@ -114,7 +114,7 @@ def load_kernel(path: str | Path) -> KernelSpec:
         return _from_python(path)
     if suffix == ".toml":
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # an editor's BOM
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise SpecError(f"{path}: invalid TOML ({exc}); fix the syntax") from None
         return _from_data(data, path)
@@ -122,7 +122,7 @@ def load_kernel(path: str | Path) -> KernelSpec:
         import yaml
 
         try:
-            data = yaml.safe_load(path.read_text())
+            data = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
             reason = str(exc).replace("\n", " ")
             raise SpecError(f"{path}: invalid YAML ({reason}); fix the syntax") from None
@@ -272,10 +272,15 @@ def _source(fields: dict[str, Any], path: Path) -> str:
         return fields["source"]
     source_path = path.parent / str(fields["source_file"])
     try:
-        return source_path.read_text()
+        return source_path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise SpecError(
             f"{path}: cannot read source_file {str(source_path)!r} ({exc.strerror})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            f"{path}: source_file {str(source_path)!r} is not UTF-8 text (byte {exc.object[exc.start]:#x} "
+            f"at offset {exc.start}); give the kernel's source file, saved as UTF-8"
         ) from None
 
 

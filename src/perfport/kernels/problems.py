@@ -38,7 +38,7 @@ def load_problems(source: str | Path) -> list[dict[str, Any]]:
             + ", ".join(_SETS)
         )
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's BOM
     except UnicodeDecodeError as exc:  # a binary file given by mistake
         raise SpecError(f"{path}: not a text CSV file ({exc.reason}); give a CSV with a "
                         "header of problem names") from None  # fmt: skip
