@@ -275,7 +275,7 @@ def test_a_source_file_that_is_not_utf8_is_named(tmp_path):
     shutil.copy(EXAMPLES / "saxpy.py", tmp_path / "saxpy.py")
     (tmp_path / "saxpy.cl").write_bytes(b"\xc3\x28 not text")
     (tmp_path / "k.toml").write_text(GOOD_TOML)
-    with pytest.raises(SpecError, match="is not UTF-8 text .*saved as UTF-8"):
+    with pytest.raises(SpecError, match=r"is not UTF-8 text .*saved as UTF-8"):
         load_kernel(tmp_path / "k.toml")
 
 
