@@ -35,6 +35,9 @@ def test_valid_spec_derives_defines_and_geometry():
     [
         ({"entry": "1bad"}, "entry point"),
         ({"source": " "}, "source"),
+        # a name is printed in every table: an escape sequence drove the terminal
+        ({"name": "k\x1b[31mRED"}, "1-200 printable characters"),
+        ({"name": "k" * 201}, "1-200 printable characters"),
         ({"global_size": ("n", "n"), "local_size": ("wg",)}, "dimensions"),
         ({"global_size": ("m",)}, "unknown name"),
         ({"default": {"wg": 3, "UNROLL": 1}}, "not one of"),

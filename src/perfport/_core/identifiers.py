@@ -101,3 +101,9 @@ def is_builtin_name(name: str) -> bool:
     """A keyword or built-in function of OpenCL C or CUDA, or a name of a built-in family
     (``convert_float4``, ``vload4``): no kernel or function may take it."""
     return is_kernel_word(name) or name in KERNEL_BUILTINS or name.startswith(BUILTIN_PREFIXES)
+
+
+def is_printable_name(name: object) -> bool:
+    """A name fit for tables: 1-200 characters, none blank-only or a control character (an
+    escape sequence in a name would drive the terminal; a very long one stalls rich's wrap)."""
+    return isinstance(name, str) and bool(name.strip()) and len(name) <= 200 and name.isprintable()

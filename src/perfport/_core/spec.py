@@ -18,7 +18,7 @@ from perfport._core.args import ARG_TYPES, Arg, ArrayArg, LocalArg, ScalarArg, d
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
-from perfport._core.identifiers import is_identifier, is_kernel_word
+from perfport._core.identifiers import is_identifier, is_kernel_word, is_printable_name
 from perfport._core.metrics import Metrics
 from perfport._core.records import Config, Language, Problem, Value, _plain, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
@@ -164,8 +164,8 @@ class KernelSpec:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise SpecError("kernel spec: 'name' must be a non-empty string")
+        if not is_printable_name(self.name):  # printed in every table
+            raise SpecError("kernel spec: 'name' must be 1-200 printable characters")
         if not isinstance(self.source, str) or not self.source.strip():
             raise SpecError(f"kernel {self.name}: 'source' is empty; give the kernel's code")
         _check_ident(self.entry, f"kernel {self.name}: entry point")
