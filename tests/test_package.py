@@ -52,3 +52,11 @@ def test_shipped_provenance_names_shipped_files_or_repository_paths():
         elif name not in shipped and not any(s.endswith(f"/{name}") for s in shipped):
             stray.append(f"{name} (not shipped: name it data/... or experiments/...)")
     assert not stray, stray
+
+
+def test_the_serve_extra_installs_what_the_default_daemon_needs():
+    # With the web stack and scikit-learn alone the daemon started and answered every question
+    # with an error: its default model's features need llvmlite and PoCL's CPU device.
+    serve = " ".join(_project()["project"]["optional-dependencies"]["serve"])
+    for needed in ("fastapi", "uvicorn", "scikit-learn", "llvmlite", "pyopencl[pocl]"):
+        assert needed in serve, needed
