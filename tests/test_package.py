@@ -52,3 +52,34 @@ def test_shipped_provenance_names_shipped_files_or_repository_paths():
         elif name not in shipped and not any(s.endswith(f"/{name}") for s in shipped):
             stray.append(f"{name} (not shipped: name it data/... or experiments/...)")
     assert not stray, stray
+
+
+def test_the_serve_extra_installs_what_the_default_daemon_needs():
+    # With the web stack and scikit-learn alone the daemon started and answered every question
+    # with an error: its default model's features need llvmlite and PoCL's CPU device.
+    serve = " ".join(_project()["project"]["optional-dependencies"]["serve"])
+    for needed in ("fastapi", "uvicorn", "scikit-learn", "llvmlite", "pyopencl[pocl]"):
+        assert needed in serve, needed
+
+
+def _installing_paragraph() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("**Installing the package alone**")
+    return text[start : text.index("\n\n", start)]
+
+
+def test_readme_names_every_extra_and_every_kind_of_shipped_data():
+    # It left out model, cluster, optuna and optuna-gp, and said "the two datasets" of three.
+    paragraph = _installing_paragraph()
+    extras = _project()["project"]["optional-dependencies"]
+    assert not [e for e in extras if f"`{e}`" not in paragraph and f"[{e}]" not in paragraph]
+    globs = _project()["tool"]["setuptools"]["package-data"]["perfport"]
+    folders = {g.rsplit("/", 1)[0] + "/" for g in globs if "/" in g and not g.endswith(".md")}
+    assert not [f for f in sorted(folders) if f not in paragraph]
+
+
+def test_wg_docs_give_commands_the_installed_dataset_not_a_repository_path():
+    # An installed user has no src/perfport/...: `wg train --data` needs the shipped file's path.
+    text = (ROOT / "docs" / "wg.md").read_text()
+    assert "--data src/perfport" not in text and 'load_dataset("src/' not in text
+    assert "dataset_path(None)" in text

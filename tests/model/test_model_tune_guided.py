@@ -100,6 +100,19 @@ def test_without_the_model_extra_the_error_names_it(tmp_path, capsys, store_file
     assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
 
 
+def test_tune_without_the_model_extra_names_it(capsys, store_file, monkeypatch):
+    # _program_spec imported loopy.preprocess before its check: a ModuleNotFoundError traceback.
+    import sys
+
+    from perfport.model.tunable import loopy_spec
+
+    loopy_spec.cache_clear()
+    for module in ("loopy", "loopy.preprocess"):  # as if loopy were not installed
+        monkeypatch.setitem(sys.modules, module, None)
+    argv = ["tune", "loopy-fd", "--budget", "2"]
+    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
+
+
 def test_strategies_say_model_guided_needs_a_calibration(capsys):
     assert main(["strategies", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["strategies"]}

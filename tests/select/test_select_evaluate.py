@@ -147,3 +147,20 @@ def test_figures_are_written(tmp_path, grid):
         plot_classifiers([], tmp_path / "none.png")
     with pytest.raises(SelectError, match="no results"):
         plot_pruning([], tmp_path / "none.png")
+
+
+def test_plots_without_matplotlib_is_refused_before_the_evaluation(tmp_path, capsys, monkeypatch):
+    # The whole evaluation ran (66 s) before the missing extra was named.
+    import importlib
+    import sys
+
+    from perfport.cli import main
+
+    def never(*args, **kwargs):
+        raise AssertionError("evaluated before --plots was checked")
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were missing
+    monkeypatch.setattr(importlib.import_module("perfport.select"), "evaluate", never)
+    assert main(["select", "evaluate", "--kernels", "4", "--plots", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'perfport[plots]'" in err

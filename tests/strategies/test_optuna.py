@@ -102,3 +102,33 @@ def test_without_optuna_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "optuna", None)  # import optuna now raises ImportError
     with pytest.raises(MissingExtra, match=r"perfport\[optuna\]"):
         STRATEGIES["optuna_tpe"](SPACE, 0)
+
+
+@pytest.mark.parametrize(
+    ("name", "missing", "extra"),
+    [
+        ("optuna_qmc", "scipy.stats.qmc", "optuna"),
+        ("optuna_cmaes", "cmaes", "optuna"),
+        ("optuna_gp", "scipy.optimize", "optuna-gp"),
+        ("optuna_gp", "torch", "optuna-gp"),
+    ],
+)
+def test_a_package_the_sampler_imports_later_is_checked_first(monkeypatch, name, missing, extra):
+    # Optuna imports these only once it samples (QMC after the first trial, the GP after its
+    # start-up trials): unchecked, a campaign failed half-way with a traceback.
+    monkeypatch.setitem(sys.modules, missing, None)
+    with pytest.raises(MissingExtra, match=rf"'{missing.split('.')[0]}'.*perfport\[{extra}\]"):
+        STRATEGIES[name].check_available()
+
+
+def test_each_samplers_extra_installs_what_it_imports():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).parents[2] / "pyproject.toml"
+    extras = tomllib.loads(pyproject.read_text())["project"]["optional-dependencies"]
+    for name in ("optuna_tpe", "optuna_qmc", "optuna_cmaes", "optuna_gp"):
+        for module, extra in STRATEGIES[name].needs:
+            names = {re.split(r"[<>=\[;! ]", r, maxsplit=1)[0] for r in extras[extra]}
+            assert {"optuna", module.split(".")[0]} <= names, (name, extra)

@@ -175,3 +175,14 @@ def test_a_samples_file_cut_short_is_one_line(tmp_path: Path, keep: int) -> None
     with pytest.raises(PerfportError, match="not a samples file of rounds") as refused:
         load_samples(cut)
     assert "\n" not in str(refused.value) and "pickle" not in str(refused.value)
+
+
+@pytest.mark.parametrize("kind", ["missing", "unreadable"])
+def test_a_bad_samples_file_says_where_such_files_come_from(tmp_path: Path, kind: str) -> None:
+    # It named a script as if it came with the package; no perfport command writes samples.
+    path = tmp_path / "s.samples.npz"
+    if kind == "unreadable":
+        path.write_bytes(b"not a zip")
+    with pytest.raises(PerfportError) as refused:
+        load_samples(path)
+    assert "wg_rounds.py --save, a script in perfport's source repository" in str(refused.value)

@@ -141,3 +141,18 @@ def test_collect_stopped_by_max_time_says_what_it_skipped(tmp_path, capsys):
     assert main(argv) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert len(json.loads(line)["skipped"]) == 2
+
+
+def test_plots_without_matplotlib_is_refused_before_the_evaluation(tmp_path, capsys, monkeypatch):
+    # The whole evaluation ran (22 s on the shipped data) before the missing extra was named.
+    import sys
+
+    import perfport.wg
+
+    def never(*args, **kwargs):
+        raise AssertionError("evaluated before --plots was checked")
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plots extra were missing
+    monkeypatch.setattr(perfport.wg, "evaluate", never)
+    argv = ["wg", "evaluate", "--data", _dataset(tmp_path / "data.npz"), "--plots", tmp_path / "p"]
+    assert "pip install 'perfport[plots]'" in _refused(argv, capsys)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
+from perfport._core.optional import require
 from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
@@ -187,6 +188,8 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport.select import Classifier, Normalisation, Pruning, evaluate, to_json
 
     check_folder(args.plots, "--plots")
+    if args.plots:  # before the evaluation, not once it has run (minutes)
+        require("matplotlib", "plots", "--plots")
     table = _table(args)
     results = evaluate(
         table,

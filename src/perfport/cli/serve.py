@@ -60,6 +60,13 @@ def add_parser(sub: Subcommands) -> None:
 
 def run_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport._core import PerfportError
+    from perfport._core.optional import require
+
+    # The serve extra's packages, named as that extra (not as 'models', which the default
+    # model's training would name, nor as a traceback): the web stack, and scikit-learn, which
+    # trains the default model.
+    for module in ("fastapi", "pydantic", "uvicorn", *(() if args.model else ("sklearn",))):
+        require(module, "serve", "perfport serve")
     from perfport.service.app import serve  # FastAPI: only for the daemon
     from perfport.service.compiler import CompileLimits
     from perfport.service.limits import RefusalLimits

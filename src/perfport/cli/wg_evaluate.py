@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfport._core import PerfportError
+from perfport._core.optional import require
 from perfport.cli import render
 from perfport.cli.arguments import check_folder
 
@@ -94,6 +95,8 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
 
     check_folder(args.plots, "--plots")
+    if args.plots:  # before the evaluation, not once it has run (minutes)
+        require("matplotlib", "plots", "--plots")
     if args.split is not None and not args.samples:
         raise PerfportError("--split chooses how --samples rounds are split; give --samples "
                             "FILE too, or leave --split out")  # fmt: skip

@@ -163,11 +163,11 @@ def _spec(
 def _program_spec(s: SearchSpace, config: dict[str, Any], where: str) -> tuple[KernelSpec, Any]:
     """One configuration's program, preprocessed, and its KernelSpec (entry ``perfport_`` and
     the space's name); what loopy cannot build is a SpecError naming the configuration."""
+    lp = loopy()  # first: a missing model extra is its one-line error, not an ImportError
     from loopy.preprocess import infer_unknown_types, preprocess_program
 
     from perfport.model.measure import kernel_spec
 
-    lp = loopy()
     entry = "perfport_" + re.sub(r"\W", "_", s.name)
     program = s.program(config)
     try:

@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfport._core import PerfportError, StoreError
+from perfport._core import MissingExtra, PerfportError, StoreError
 from perfport._core.optional import require
 from perfport._core.version import __version__
 from perfport.service.batch import Coalescer
-from perfport.service.compiler import CompileLimits, ServiceBusy
+from perfport.service.compiler import CompileLimits, ServiceBusy, probe_features
 from perfport.service.fast_path import FastPredict
 from perfport.service.limits import (
     GateUnavailable,
@@ -32,7 +32,7 @@ from perfport.service.limits import (
     RefusalGate,
     RefusalLimits,
 )
-from perfport.service.service import WgService
+from perfport.service.service import WgService, compiles_kernels
 from perfport.wg import WgModel, load_model
 
 _EXTRA, _PURPOSE = "serve", "The prediction daemon"
@@ -131,7 +131,7 @@ def _health(service: WgService, answers: Coalescer[Any, Any]) -> Any:
                "batches": {"batches": counts.batches, "questions": counts.questions}}  # fmt: skip
     # A probe must see what questions would meet: a worker whose shared state is gone
     # answers none of them.
-    why = service.gate.problem()
+    why = service.gate.problem() or service.unavailable()
     if why is None:
         return content
     return _json({**content, "status": "unavailable", "detail": _clean(why)}, 503)
@@ -173,7 +173,7 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
         return 429, str(exc), exc.retry_after_s or 60.0
     if isinstance(exc, ServiceBusy | GateUnavailable):
         return 503, str(exc), 5.0
-    if isinstance(exc, StoreError):  # the daemon's database, damaged or unusable
+    if isinstance(exc, StoreError | MissingExtra):  # the daemon's database or installation
         return 503, str(exc), None
     return (422 if isinstance(exc, Implausible) else 400), str(exc), None
 
@@ -334,6 +334,9 @@ def serve(
     import sys
 
     uvicorn = require("uvicorn", _EXTRA, _PURPOSE)
+    model = model if isinstance(model, WgModel) else load_model(model)
+    if compiles_kernels(model) and (missing := probe_features()) is not None:
+        raise MissingExtra(missing)  # one line now, not a 503 for every question
     if not is_loopback(host):
         print(f"perfport serve: warning: binding {host}, not loopback: anyone who reaches it "
               "can ask it to compile kernels; bind 127.0.0.1 unless you need the network",
@@ -342,7 +345,6 @@ def serve(
             token = secrets.token_urlsafe(32)
             print(f"perfport serve: writes need 'Authorization: Bearer {token}' "
                   "(give --token or PERFPORT_TOKEN to choose it)", file=sys.stderr, flush=True)  # fmt: skip
-    model = model if isinstance(model, WgModel) else load_model(model)
     build = functools.partial(create_app, model, db, token=token, compile_limits=compile_limits,
                               refusal_limits=refusal_limits)  # fmt: skip
     # The model and the libraries live as long as the daemon: frozen, they are no longer walked

@@ -9,13 +9,22 @@ import hashlib
 import math
 import multiprocessing
 import multiprocessing.connection
+import subprocess
+import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import BuildError, KernelSpec, PerfportError, SpecError
+from perfport._core import (
+    BuildError,
+    DeviceError,
+    KernelSpec,
+    MissingExtra,
+    PerfportError,
+    SpecError,
+)
 from perfport.features.ir import (
     bitcode_of,
     cached_classes,
@@ -27,6 +36,8 @@ from perfport.features.ir import (
 from perfport.kernels.client_source import first_error_line
 
 FAILURES_KEPT = 4096
+PROBE_S = 60.0  # for the start-up probe: finding OpenCL's platforms can take a while
+SERVE_FIX = "pip install 'perfport[serve]'"
 
 
 class ServiceBusy(PerfportError):
@@ -61,6 +72,44 @@ def _limit(limits: CompileLimits) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def features_problem() -> str | None:
+    """Why this process cannot compile kernels for their features (no llvmlite, no PoCL CPU
+    device), or None. Starts OpenCL: call it in a compiling process, never in the daemon's."""
+    try:
+        import llvmlite.binding  # noqa: F401
+    except ImportError:
+        why = "the Python package 'llvmlite' is not installed"
+    else:
+        try:
+            pocl_device_id()
+            return None
+        except DeviceError:
+            why = "no PoCL CPU device (OpenCL) was found"
+    return features_missing(why)
+
+
+def features_missing(why: str) -> str:
+    """The one line saying the daemon cannot compute kernel features, ``why``, and the fix."""
+    return (
+        f"the daemon cannot compile kernels for their features: {why}; install what it needs "
+        f"with: {SERVE_FIX} (or give it a model from 'perfport wg train --compile-free')"
+    )
+
+
+def probe_features(timeout_s: float = PROBE_S) -> str | None:
+    """``features_problem`` asked of a fresh interpreter (the daemon's process keeps no OpenCL
+    state); None also when the probe cannot tell in time (the first build will)."""
+    code = "from perfport.service.compiler import features_problem as f; print(f() or '')"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if done.returncode == 0 and lines else None
+
+
 def _child(
     conn: multiprocessing.connection.Connection,
     spec: KernelSpec,
@@ -81,6 +130,8 @@ def _child(
         conn.send(("spec", f"kernel {spec.name} does not compile: {line}; fix its body"))
     except MemoryError:
         conn.send(("spec", f"kernel {spec.name}: compiling it needs more memory than allowed"))
+    except (MissingExtra, DeviceError) as exc:  # the daemon's installation, not the kernel
+        conn.send(("missing", features_problem() or str(exc).splitlines()[0][:300]))
     except PerfportError as exc:
         conn.send(("error", str(exc).splitlines()[0][:300]))
 
@@ -96,6 +147,8 @@ class CompilePool:
         self._lock = threading.Lock()
         self._inflight: dict[bytes, Future[dict[str, int]]] = {}
         self._failures: dict[bytes, str] = {}  # digest -> the one-line reason
+        # What this daemon lacks to compile any kernel, once a build found it (health says so).
+        self.missing: str | None = None
 
     def start(self) -> None:
         """Start the fork server now, so the first build does not pay for it."""
@@ -108,6 +161,8 @@ class CompilePool:
         known = cached_classes(spec, defines)
         if known is not None:
             return known
+        if self.missing is not None:  # no build can succeed until the daemon is fixed
+            raise MissingExtra(self.missing)
         key = hashlib.blake2b(
             repr((spec.source_hash, sorted(defines.items()))).encode(), digest_size=16
         ).digest()
@@ -171,4 +226,7 @@ class CompilePool:
             self._slots.release()
         if status == "ok":
             return dict(value)
+        if status == "missing":
+            self.missing = value
+            raise MissingExtra(value)
         raise (SpecError if status == "spec" else PerfportError)(value)

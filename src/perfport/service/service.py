@@ -13,6 +13,7 @@ without a write lock, so neither can stall the daemon.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import sqlite3
 import threading
@@ -39,7 +40,7 @@ from perfport.features import COMPILE_FREE_FEATURES
 from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
 from perfport.kernels.client_source import check_client_source
-from perfport.service.compiler import CompileLimits, CompilePool
+from perfport.service.compiler import CompileLimits, CompilePool, features_missing
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.space import PruningReport
 from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
@@ -125,9 +126,13 @@ class WgService:
                 "exist; create it or give another --db"
             )
         self.compiler = CompilePool(compile_limits)
-        # A model trained on the compile-free features ('wg train --compile-free') never needs
-        # a kernel's instruction counts: such a daemon compiles nothing (no PoCL, no llvmlite).
-        self.compile_free = set(self.model.feature_names) <= set(COMPILE_FREE_FEATURES)
+        self.compile_free = not compiles_kernels(self.model)
+        if not self.compile_free and importlib.util.find_spec("llvmlite") is None:
+            # Known without starting OpenCL in this process; a missing PoCL device is found by
+            # 'perfport serve' at start (probe_features) or by the first build.
+            self.compiler.missing = features_missing(
+                "the Python package 'llvmlite' is not installed"
+            )
         self.gate = gate if gate is not None else RefusalGate(refusal_limits)
         self._scenarios: dict[bytes, Scenario] = {}
         self._answers: dict[tuple[bytes, frozenset[tuple[int, int]]], WgPrediction] = {}
@@ -151,6 +156,11 @@ class WgService:
         # (quick check, schema, values), which a refusal should not pay each time.
         self._writer: Store | None = None
         self._written: tuple[int, ...] = ()  # the file as the daemon's last write left it
+
+    def unavailable(self) -> str | None:
+        """Why this daemon can answer no question that needs a kernel's features (a package
+        or device it lacks: the fix is the server's), or None."""
+        return None if self.compile_free else self.compiler.missing
 
     def kernel(self, given: str | Mapping[str, Any]) -> KernelSpec:
         """A built-in stencil by name, or a stencil description; the service loads no files,
@@ -428,6 +438,12 @@ class WgService:
             if self._writer is not None:
                 self._writer.close()
                 self._writer = None
+
+
+def compiles_kernels(model: WgModel) -> bool:
+    """Whether ``model`` needs kernels' instruction counts: one trained on the compile-free
+    features ('wg train --compile-free') compiles nothing (no PoCL, no llvmlite)."""
+    return not set(model.feature_names) <= set(COMPILE_FREE_FEATURES)
 
 
 def _file_state(db: str | Path) -> tuple[int, ...]:

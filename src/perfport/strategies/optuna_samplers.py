@@ -60,10 +60,16 @@ class OptunaSampler(Strategy):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    # The packages besides optuna that the sampler imports only once it samples (scipy's QMC
+    # after the first trial, the GP after its start-up trials), each with the extra installing
+    # it: checked before anything runs, so no campaign fails half-way on an import.
+    needs: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     @classmethod
     def check_available(cls) -> None:
         _optuna(f"the {cls.name} strategy")
+        for module, extra in cls.needs:
+            require(module, extra, f"the {cls.name} strategy")
 
     def __init__(self, space: Space, seed: int = 0) -> None:
         super().__init__(space, seed)
@@ -163,11 +169,11 @@ class OptunaGP(OptunaSampler):
 
     name = "optuna_gp"
     summary = "Optuna's Gaussian-process sampler, on log time (the optuna-gp extra)"
-
-    @classmethod
-    def check_available(cls) -> None:
-        require("torch", "optuna-gp", "the optuna_gp strategy (Optuna's GPSampler needs PyTorch)")
-        super().check_available()
+    needs = (
+        ("scipy.optimize", "optuna-gp"),
+        ("scipy.stats.qmc", "optuna-gp"),
+        ("torch", "optuna-gp"),
+    )
 
     def sampler(self, optuna: Any, seed: int) -> BaseSampler:
         return optuna.samplers.GPSampler(seed=seed, deterministic_objective=True)
@@ -179,6 +185,7 @@ class OptunaCmaEs(OptunaSampler):
 
     name = "optuna_cmaes"
     summary = "Optuna's CMA-ES sampler, on log time (the optuna extra)"
+    needs = (("cmaes", "optuna"),)
 
     def sampler(self, optuna: Any, seed: int) -> BaseSampler:
         return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
@@ -189,6 +196,7 @@ class OptunaQMC(OptunaSampler):
 
     name = "optuna_qmc"
     summary = "Optuna's quasi-Monte Carlo (scrambled Sobol) sampler (the optuna extra)"
+    needs = (("scipy.stats.qmc", "optuna"),)
 
     def sampler(self, optuna: Any, seed: int) -> BaseSampler:
         return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)

@@ -78,6 +78,14 @@ class HeldOutScore:
         }
 
 
+# No perfport command writes samples files (a store keeps medians): the script that does, and
+# the files it wrote, are in the source repository, not in the installed package.
+_WRITER = (
+    "such files are written by experiments/2026-11-22-wg-repeatability/wg_rounds.py --save, "
+    "a script in perfport's source repository (data/wg/rounds/ there holds those measured)"
+)
+
+
 def load_samples(path: str | Path) -> RoundSamples:
     """A ``*.samples.npz`` file; a clear error for a file that is not one."""
     path = Path(path)
@@ -85,17 +93,16 @@ def load_samples(path: str | Path) -> RoundSamples:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in ("samples", "sizes", "device", "kernel", "dataset")}
     except FileNotFoundError:
-        raise PerfportError(f"{path}: no such file; give a *.samples.npz of rounds") from None
+        raise PerfportError(
+            f"{path}: no such file; give a *.samples.npz of rounds ({_WRITER})"
+        ) from None
     except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         # A file cut short fails inside zipfile or zlib, not numpy; numpy's own message for
         # some suggests unpickling the file, not ours to suggest.
         why = (f"it lacks {exc}" if isinstance(exc, KeyError)
                else exc.strerror if isinstance(exc, OSError) and exc.strerror
                else "unreadable or cut short")  # fmt: skip
-        raise PerfportError(
-            f"{path}: not a samples file of rounds ({why}); write one with "
-            "experiments/2026-11-22-wg-repeatability/wg_rounds.py --save"
-        ) from None
+        raise PerfportError(f"{path}: not a samples file of rounds ({why}); {_WRITER}") from None
     samples = arrays["samples"].astype(np.float64)
     if samples.ndim != 4 or samples.shape[2] < 2 or samples.shape[1] != len(arrays["sizes"]):
         raise PerfportError(
