@@ -12,6 +12,7 @@ import numpy as np
 from perfport._core import Config, Measurement, Outcome, Problem
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.kt_cache import stamp
+from perfport.store.formats.untrusted import clip
 from perfport.store.queries import one_group
 from perfport.store.store import Store
 
@@ -42,7 +43,7 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
     scale = _UNITS.get(unit)
     if scale is None:
         raise malformed(path, f"unknown time unit {unit!r}")
-    measurements = []
+    measurements: list[Measurement] = []
     values: dict[str, list[Any]] = {}
     for i, r in enumerate(results):
         if not isinstance(r, dict) or not isinstance(r.get("configuration"), dict):
@@ -50,6 +51,7 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
         config = Config.of(
             {str(k): plain(v, path, f"result {i} {k}") for k, v in r["configuration"].items()}
         )
+        _check_names(config, measurements[0].config if measurements else None, i, path)
         for k, v in config.items():
             if v not in values.setdefault(k, []):
                 values[k].append(v)
@@ -57,6 +59,23 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
     if len({m.config for m in measurements}) != len(measurements):
         raise malformed(path, "a configuration appears twice")
     return Imported("t4", device, kernel, Problem(), values, tuple(measurements))
+
+
+def _check_names(config: Config, first: Config | None, i: int, path: str) -> None:
+    """Every result sets the same parameters: a campaign is one search space, and replay and
+    the exports look each parameter up in every result."""
+    if not config:
+        raise malformed(
+            path,
+            f"result {i} has an empty configuration; every result names the parameter values "
+            "it was measured at",
+        )
+    if first is not None and set(config) != set(first):
+        raise malformed(
+            path,
+            f"result {i} sets the parameters {clip(sorted(config))} but result 0 sets "
+            f"{clip(sorted(first))}; every result must set the same parameters",
+        )
 
 
 def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: str) -> Measurement:
