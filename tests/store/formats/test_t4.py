@@ -46,3 +46,16 @@ def _refused(tmp_path, db, data):
 def test_results_that_set_different_parameters_are_refused(tmp_path, db, configs, message):
     """They imported, and replay and the kt-cache export then failed with a KeyError."""
     assert message in _refused(tmp_path, db, _t4(configs))
+
+
+@pytest.mark.parametrize(
+    ("unit", "runtimes", "message"),
+    [
+        ("seconds", (1e306,), "result 0 runtimes hold 1e+306 seconds, not a finite time in ms"),
+        ("microseconds", (5e-324,), "result 0 runtimes hold 5e-324 microseconds"),
+    ],
+)
+def test_times_are_checked_again_in_ms(tmp_path, db, unit, runtimes, message):
+    """1e306 s was stored as inf ms, which replay could not use and the exports wrote as
+    Infinity; 5e-324 us became 0 ms."""
+    assert message in _refused(tmp_path, db, _t4([{"wc": 1}], unit, runtimes))
