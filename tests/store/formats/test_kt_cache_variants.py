@@ -57,6 +57,23 @@ def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
     assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "zero",
+    [{"time": 0.0, "times": [0.0, 0.0]}, {"time": 0}, {"time": 1.5, "times": [2.0, 0.0]}],
+)
+def test_a_time_of_zero_is_refused_naming_its_entry(tmp_path, db, zero):
+    """It imported, and replay and select then dropped it as no time: the next best became the
+    device's optimum. No run takes 0 ms; a 0 is a timer's failure, refused like a negative."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache({**zero, "compile_time": 3.0})))
+    with Store(db) as store:
+        with pytest.raises(StoreError) as info:
+            import_file(store, path)
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 0
+    message = str(info.value)
+    assert "entry 128 times holds" in message and "not a measurement" in message, message
+
+
 def test_a_cache_of_another_objective_without_times_is_refused_as_such(tmp_path, db):
     """The benchmark hub's hyperparameter-tuning caches score Kernel Tuner's own strategy
     settings ('objective': 'score', no 'time'): not kernel times, and not a damaged file."""

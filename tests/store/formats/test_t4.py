@@ -59,3 +59,19 @@ def test_times_are_checked_again_in_ms(tmp_path, db, unit, runtimes, message):
     """1e306 s was stored as inf ms, which replay could not use and the exports wrote as
     Infinity; 5e-324 us became 0 ms."""
     assert message in _refused(tmp_path, db, _t4([{"wc": 1}], unit, runtimes))
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ({"times": {"runtimes": [1.0, 0.0]}}, "result 0 runtimes holds '0.0'"),
+        (
+            {"times": {"runtimes": []}, "measurements": [{"name": "time", "value": 0}]},
+            "result 0 'time' measurement holds '0'",
+        ),
+    ],
+)
+def test_a_time_of_zero_is_refused(tmp_path, db, result, message):
+    data = {"schema_version": "1.0.0", "results": [{"configuration": {"wc": 1}, **result}]}
+    refused = _refused(tmp_path, db, data)
+    assert message in refused and "not a measurement" in refused
