@@ -154,3 +154,14 @@ def test_files_mistaken_for_importable_ones_are_named(tmp_path, db, data, names)
     with Store(db) as store, pytest.raises(StoreError) as info:
         import_file(store, path)
     assert names in str(info.value) and "\n" not in str(info.value)
+
+
+def test_perfports_own_csv_export_is_named_as_not_importable(tmp_path, db):
+    """It was called JSON that "may be truncated", and import named no file it takes."""
+    path = tmp_path / "exp.csv"
+    path.write_text("campaign,device,backend,kernel\nstencil-1,CPU,opencl,stencil\n")
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    message = str(info.value)
+    assert "not JSON at all" in message and "truncated" not in message and "\n" not in message
+    assert "csv and json exports do not import, its kt-cache and t4 exports do" in message

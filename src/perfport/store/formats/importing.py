@@ -23,12 +23,17 @@ from perfport.store.formats.t4 import is_t4_json, t4_from_json
 from perfport.store.formats.untrusted import read_json
 from perfport.store.store import CampaignStatus, Store, external_kernel_hash
 
+_IMPORTABLE = (
+    "a Kernel Tuner cache or T4 file (.json or .json.gz; perfport's own csv and json exports "
+    "do not import, its kt-cache and t4 exports do)"
+)
+
 
 def parse(path: str | Path, device: str | None = None, kernel: str | None = None) -> Imported:
     """Parse a Kernel Tuner cache or a T4 file. ``device``/``kernel`` name what the file does
     not (T4 files name neither; some caches have an empty device name)."""
     # Kernel Tuner reads back a cache its interrupted run left open; so does perfport.
-    data = read_json(path, "a Kernel Tuner cache or T4 file", close_open_cache)
+    data = read_json(path, _IMPORTABLE, close_open_cache)
     stem = Path(path).name.split(".")[0]
     if is_kt_cache_json(data):
         return to_imported(kt_cache_from_json(data, str(path)), device, kernel)
