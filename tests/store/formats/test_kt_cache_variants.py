@@ -2,6 +2,8 @@
 fixtures reproducing what was found in caches outside the data perfport was built on)."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -165,3 +167,23 @@ def test_perfports_own_csv_export_is_named_as_not_importable(tmp_path, db):
     message = str(info.value)
     assert "not JSON at all" in message and "truncated" not in message and "\n" not in message
     assert "csv and json exports do not import, its kt-cache and t4 exports do" in message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {**_cache({"time": 1.0}), "cache": {}},
+        {"schema_version": "1.0.0", "metadata": {"timeunit": "ms"}, "results": []},
+    ],
+)
+def test_a_file_without_results_is_refused_creating_nothing(tmp_path, data):
+    """It imported "0 configurations" into an empty campaign, with exit status 0."""
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(data))
+    db = tmp_path / "r.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "import", str(path), "--db", str(db)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "holds no results, so there is nothing to import" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()

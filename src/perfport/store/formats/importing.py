@@ -36,13 +36,20 @@ def parse(path: str | Path, device: str | None = None, kernel: str | None = None
     data = read_json(path, _IMPORTABLE, close_open_cache)
     stem = Path(path).name.split(".")[0]
     if is_kt_cache_json(data):
-        return to_imported(kt_cache_from_json(data, str(path)), device, kernel)
-    if is_t4_json(data):
-        return t4_from_json(data, str(path), device or stem, kernel or stem)
-    raise StoreError(
-        f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
-        f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
-    )
+        imported = to_imported(kt_cache_from_json(data, str(path)), device, kernel)
+    elif is_t4_json(data):
+        imported = t4_from_json(data, str(path), device or stem, kernel or stem)
+    else:
+        raise StoreError(
+            f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
+            f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
+        )
+    if not imported.measurements:  # it made an empty campaign and said "imported 0"
+        raise StoreError(
+            f"{path}: holds no results, so there is nothing to import; give a file of a run that "
+            "measured at least one configuration"
+        )
+    return imported
 
 
 def _what_it_is(data: object) -> str:
