@@ -48,4 +48,27 @@ def test_a_database_in_a_read_only_folder_says_so_and_to_copy_it(tmp_path, monke
     error = str(
         integrity.unusable(str(db), sqlite3.OperationalError("unable to open database file"))
     )
-    assert f"its folder {tmp_path} is read-only" in error and "copy it somewhere writable" in error
+    assert f"its folder {tmp_path} is read-only" in error and "copy it to a folder you can" in error
+
+
+@pytest.mark.parametrize(
+    ("writable", "which"),
+    [({"folder"}, "it is read-only"), (set(), "its folder"), ({"folder", "file"}, "its -wal")],
+)
+def test_a_read_only_wal_database_names_the_copy_to_make(tmp_path, monkeypatch, writable, which):
+    """A WAL database in a folder the user cannot write failed even for `results` with
+    "attempt to write a readonly database; give another --db path", naming no fix. (Stubbed:
+    as root nothing is read-only to us; as another user every read-only command says this.)"""
+    import sqlite3
+    import tempfile
+
+    from perfport.store import integrity
+
+    db = tmp_path / "ro.db"
+    db.write_bytes(b"")
+    kinds = {str(tmp_path): "folder", str(db): "file"}
+    monkeypatch.setattr(integrity.os, "access", lambda path, mode: kinds[str(path)] in writable)
+    exc = sqlite3.OperationalError("attempt to write a readonly database")
+    error = str(integrity.unusable(str(db), exc))
+    copy = os.path.join(tempfile.gettempdir(), "ro.db")
+    assert which in error and f"perfport results --db {copy}" in error and "\n" not in error

@@ -117,16 +117,20 @@ def test_a_strategy_that_asks_outside_the_space_is_named():
 
 def test_a_zero_time_in_an_imported_cache_is_not_a_time(tmp_path):
     """A cache's 0.0 ms (a broken timing) was the optimum every fraction was taken against,
-    and the strategies took its logarithm."""
+    and the strategies took its logarithm. Import now refuses such a cache; a store that took
+    one in before still replays."""
+    import dataclasses
+
+    from perfport import Measurement, Outcome
     from perfport.store import Store
-    from perfport.store.formats.importing import import_file
+    from perfport.store.formats.importing import parse, store_imported
 
     path = _skewed_cache(tmp_path / "c.json")
-    cache = json.loads(path.read_text())
-    cache["cache"]["4"].update(time=0.0, times=[0.0, 0.0, 0.0, 0.0])
-    path.write_text(json.dumps(cache))
+    imported = parse(path)
+    zero = [Measurement(m.config, Outcome.OK, "", (0.0,) * 4) if m.config["x"] == 4 else m
+            for m in imported.measurements]  # fmt: skip
     db = tmp_path / "kt.db"
     with Store(db) as store:
-        import_file(store, path)
+        store_imported(store, dataclasses.replace(imported, measurements=tuple(zero)), path)
     result = replay_db(db, "skew", None, "bayes_sweep", budget=3, repeats=2)
     assert result.optimum_ms == 1.0 and result.mean_best_fraction == 1.0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -117,7 +116,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import stored_device
     from perfport.store import Store, export_keys, export_rows, write_csv, write_json
     from perfport.store.formats.kt_cache import kt_cache_text, to_kt_cache
-    from perfport.store.formats.t4 import to_t4
+    from perfport.store.formats.t4 import t4_text, to_t4
     from perfport.store.queries import no_match
 
     if args.json and args.format not in ("csv", "json"):  # csv: the default, not a choice
@@ -138,9 +137,11 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
             problem = problem_values(args.problem)
             document = convert(store, kernel=args.kernel, device=args.device, problem=problem)
             count = len(document.get("cache") or document.get("results") or [])
+            # Before the output is opened: a document JSON cannot hold leaves no file behind.
+            text = kt_cache_text(document) if fmt == "kt-cache" else t4_text(document)
 
             def write(out: TextIO) -> int:
-                out.write(kt_cache_text(document) if fmt == "kt-cache" else json.dumps(document))
+                out.write(text)
                 return count
         else:
             unmatched = no_match(store, args.kernel, args.device)

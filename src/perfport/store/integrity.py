@@ -16,7 +16,9 @@ and the listed rows; ``check_values(everything=True)`` checks every row.
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -41,15 +43,33 @@ def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
             f"{path} is locked by another process (a perfport run, or an SQLite session with "
             "an open transaction); retry when it finishes"
         )
-    folder = os.path.dirname(os.path.abspath(path))
-    if "unable to open" in str(exc) and os.path.isfile(path) and not os.access(folder, os.W_OK):
-        # A WAL database needs its -shm file beside it, even to read: SQLite cannot make it.
+    read_only = _read_only(path, str(exc))
+    if read_only:
+        # A WAL database needs its -shm file beside it, even to read, and opening one writes
+        # to it: a read-only command cannot use it in place either.
+        tmp = tempfile.gettempdir()
+        copy = shlex.quote(os.path.join(tmp, os.path.basename(path)))
         return StoreError(
-            f"cannot open {path}: its folder {folder} is read-only, and SQLite needs to create "
-            f"files beside it; copy it somewhere writable (cp {path} /tmp/copy.db) and give "
-            "--db /tmp/copy.db"
+            f"cannot use {path}: {read_only} read-only to you, and SQLite writes to a results "
+            "database and creates files beside it even to read it; copy it to a folder you can "
+            f"write and give the copy, e.g. cp {shlex.quote(path)} {shlex.quote(tmp)}/ && "
+            f"perfport results --db {copy}"
         )
     return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
+
+
+def _read_only(path: str, message: str) -> str:
+    """What of a database SQLite could not write is read-only ("its folder ...", "it"), or ""
+    where that is not why it failed."""
+    if not os.path.isfile(path) or ("unable to open" not in message and "readonly" not in message):
+        return ""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.access(folder, os.W_OK):
+        return f"its folder {folder} is"
+    if not os.access(path, os.W_OK):
+        return "it is"
+    # Writable to us, yet SQLite could not write: its -wal or -shm file, another user's.
+    return "its -wal or -shm file is" if "readonly" in message else ""
 
 
 def quick_check(conn: sqlite3.Connection, path: str) -> None:

@@ -111,6 +111,10 @@ def test_t4_round_trip(tmp_path, db):
             "unknown failure",
         ),
         (lambda c: {**c, "cache": {**c["cache"], "99,9": c["cache"]["16,1"]}}, "does not match"),
+        (  # every entry sets every parameter, so a cache cannot mix parameter sets as T4 could
+            lambda c: {**c, "cache": {**c["cache"], "16,1": {"block_size_x": 16, "time": 1.0}}},
+            "lacks parameter 'tile'",
+        ),
         (
             lambda c: {**c, "cache": {"16,1": {**c["cache"]["16,1"], "tile": {"nested": [1]}}}},
             "not a finite number or a string",

@@ -2,6 +2,8 @@
 fixtures reproducing what was found in caches outside the data perfport was built on)."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -55,6 +57,23 @@ def test_an_entry_with_neither_time_nor_failure_is_named(tmp_path, db):
     with Store(db) as store, pytest.raises(StoreError) as info:
         import_file(store, path)
     assert "entry 128" in str(info.value) and "neither 'time' nor a failure" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "zero",
+    [{"time": 0.0, "times": [0.0, 0.0]}, {"time": 0}, {"time": 1.5, "times": [2.0, 0.0]}],
+)
+def test_a_time_of_zero_is_refused_naming_its_entry(tmp_path, db, zero):
+    """It imported, and replay and select then dropped it as no time: the next best became the
+    device's optimum. No run takes 0 ms; a 0 is a timer's failure, refused like a negative."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_cache({**zero, "compile_time": 3.0})))
+    with Store(db) as store:
+        with pytest.raises(StoreError) as info:
+            import_file(store, path)
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 0
+    message = str(info.value)
+    assert "entry 128 times holds" in message and "not a measurement" in message, message
 
 
 def test_a_cache_of_another_objective_without_times_is_refused_as_such(tmp_path, db):
@@ -137,3 +156,34 @@ def test_files_mistaken_for_importable_ones_are_named(tmp_path, db, data, names)
     with Store(db) as store, pytest.raises(StoreError) as info:
         import_file(store, path)
     assert names in str(info.value) and "\n" not in str(info.value)
+
+
+def test_perfports_own_csv_export_is_named_as_not_importable(tmp_path, db):
+    """It was called JSON that "may be truncated", and import named no file it takes."""
+    path = tmp_path / "exp.csv"
+    path.write_text("campaign,device,backend,kernel\nstencil-1,CPU,opencl,stencil\n")
+    with Store(db) as store, pytest.raises(StoreError) as info:
+        import_file(store, path)
+    message = str(info.value)
+    assert "not JSON at all" in message and "truncated" not in message and "\n" not in message
+    assert "csv and json exports do not import, its kt-cache and t4 exports do" in message
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {**_cache({"time": 1.0}), "cache": {}},
+        {"schema_version": "1.0.0", "metadata": {"timeunit": "ms"}, "results": []},
+    ],
+)
+def test_a_file_without_results_is_refused_creating_nothing(tmp_path, data):
+    """It imported "0 configurations" into an empty campaign, with exit status 0."""
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(data))
+    db = tmp_path / "r.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "import", str(path), "--db", str(db)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "holds no results, so there is nothing to import" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()

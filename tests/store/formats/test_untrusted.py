@@ -64,3 +64,21 @@ def test_the_cap_fits_real_caches_and_bounds_a_bomb():
     # The largest cache of the benchmark hub decompresses to 16.5 MB; a 1 MB bomb expands to
     # 1 GiB, which took 15.6 s and 1.1 GB to refuse under the old 1 GiB cap.
     assert 64 << 20 <= untrusted.MAX_JSON_BYTES <= 256 << 20
+
+
+@pytest.mark.parametrize(
+    ("text", "says", "not_says"),
+    [
+        (b'{"cache": {"1": ', "the file may be truncated", "at all"),
+        (b"\xef\xbb\xbf [1, 2", "the file may be truncated", "at all"),
+        (b"a,b\n1,2\n", "not JSON at all", "truncated"),
+        (b" \n", "empty, not JSON", "truncated"),
+    ],
+)
+def test_only_json_cut_short_may_be_truncated(tmp_path, text, says, not_says):
+    path = tmp_path / "f.json"
+    path.write_bytes(text)
+    with pytest.raises(StoreError) as info:
+        untrusted.read_json(path, "a cache")
+    assert says in str(info.value) and not_says not in str(info.value)
+    assert str(info.value).endswith("; give a cache")

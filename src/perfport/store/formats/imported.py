@@ -91,7 +91,9 @@ def finite_ms(value: Any) -> float | None:
 
 
 def run_times(values: Any) -> tuple[tuple[float, ...], str | None]:
-    """Timed runs in ms, or why ``values`` is not a list of them."""
+    """Timed runs in ms, or why ``values`` is not a list of them. A time of 0 is refused with
+    the negative ones: no run takes no time, so it is a timer's failure, not a measurement
+    (replay and select would drop it and call the next best the optimum)."""
     if not isinstance(values, list):
         return (), "must be a list of times"
     out = []
@@ -99,5 +101,7 @@ def run_times(values: Any) -> tuple[tuple[float, ...], str | None]:
         ms = finite_ms(v)
         if ms is None or ms < 0:
             return (), f"holds {str(v)[:40]!r}, not a time in ms"
+        if ms == 0:
+            return (), f"holds {str(v)[:40]!r}: no run takes 0 ms, so it is not a measurement"
         out.append(ms)
     return tuple(out), None

@@ -23,21 +23,33 @@ from perfport.store.formats.t4 import is_t4_json, t4_from_json
 from perfport.store.formats.untrusted import read_json
 from perfport.store.store import CampaignStatus, Store, external_kernel_hash
 
+_IMPORTABLE = (
+    "a Kernel Tuner cache or T4 file (.json or .json.gz; perfport's own csv and json exports "
+    "do not import, its kt-cache and t4 exports do)"
+)
+
 
 def parse(path: str | Path, device: str | None = None, kernel: str | None = None) -> Imported:
     """Parse a Kernel Tuner cache or a T4 file. ``device``/``kernel`` name what the file does
     not (T4 files name neither; some caches have an empty device name)."""
     # Kernel Tuner reads back a cache its interrupted run left open; so does perfport.
-    data = read_json(path, "a Kernel Tuner cache or T4 file", close_open_cache)
+    data = read_json(path, _IMPORTABLE, close_open_cache)
     stem = Path(path).name.split(".")[0]
     if is_kt_cache_json(data):
-        return to_imported(kt_cache_from_json(data, str(path)), device, kernel)
-    if is_t4_json(data):
-        return t4_from_json(data, str(path), device or stem, kernel or stem)
-    raise StoreError(
-        f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
-        f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
-    )
+        imported = to_imported(kt_cache_from_json(data, str(path)), device, kernel)
+    elif is_t4_json(data):
+        imported = t4_from_json(data, str(path), device or stem, kernel or stem)
+    else:
+        raise StoreError(
+            f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
+            f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
+        )
+    if not imported.measurements:  # it made an empty campaign and said "imported 0"
+        raise StoreError(
+            f"{path}: holds no results, so there is nothing to import; give a file of a run that "
+            "measured at least one configuration"
+        )
+    return imported
 
 
 def _what_it_is(data: object) -> str:

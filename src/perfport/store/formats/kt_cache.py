@@ -12,7 +12,6 @@ written, and every error is one line that names the file, the problem and the fi
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ import numpy as np
 
 from perfport._core import Config, Measurement, Outcome, Problem, StoreError
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
+from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.untrusted import clip, kind_of, read_json
 from perfport.store.queries import ResultRow, declared_params, kernel_spec, one_group
 from perfport.store.store import Store
@@ -336,7 +336,7 @@ def kt_cache_text(document: Mapping[str, Any]) -> str:
     """A cache document as Kernel Tuner closes its own files: ``}\n}`` at the end. A run that
     adds to a cache cuts a closed file's last three characters and appends; cut from ``}}}``,
     that left the last entry open and the file unreadable to both tools."""
-    text = json.dumps(document)
+    text = strict_json(document, "a Kernel Tuner cache")
     if document.get("cache") and list(document)[-1] == "cache":
         text = text[:-1] + "\n}"
     return text

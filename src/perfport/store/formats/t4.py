@@ -11,7 +11,9 @@ import numpy as np
 
 from perfport._core import Config, Measurement, Outcome, Problem
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
+from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.kt_cache import stamp
+from perfport.store.formats.untrusted import clip
 from perfport.store.queries import one_group
 from perfport.store.store import Store
 
@@ -39,10 +41,9 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
     metadata = data.get("metadata")
     metadata = metadata if isinstance(metadata, dict) else {}
     unit = str(metadata.get("timeunit", "milliseconds"))[:40].lower()
-    scale = _UNITS.get(unit)
-    if scale is None:
+    if unit not in _UNITS:
         raise malformed(path, f"unknown time unit {unit!r}")
-    measurements = []
+    measurements: list[Measurement] = []
     values: dict[str, list[Any]] = {}
     for i, r in enumerate(results):
         if not isinstance(r, dict) or not isinstance(r.get("configuration"), dict):
@@ -50,16 +51,35 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
         config = Config.of(
             {str(k): plain(v, path, f"result {i} {k}") for k, v in r["configuration"].items()}
         )
+        _check_names(config, measurements[0].config if measurements else None, i, path)
         for k, v in config.items():
             if v not in values.setdefault(k, []):
                 values[k].append(v)
-        measurements.append(_measurement(r, i, config, scale, path))
+        measurements.append(_measurement(r, i, config, unit, path))
     if len({m.config for m in measurements}) != len(measurements):
         raise malformed(path, "a configuration appears twice")
     return Imported("t4", device, kernel, Problem(), values, tuple(measurements))
 
 
-def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: str) -> Measurement:
+def _check_names(config: Config, first: Config | None, i: int, path: str) -> None:
+    """Every result sets the same parameters: a campaign is one search space, and replay and
+    the exports look each parameter up in every result."""
+    if not config:
+        raise malformed(
+            path,
+            f"result {i} has an empty configuration; every result names the parameter values "
+            "it was measured at",
+        )
+    if first is not None and set(config) != set(first):
+        raise malformed(
+            path,
+            f"result {i} sets the parameters {clip(sorted(config))} but result 0 sets "
+            f"{clip(sorted(first))}; every result must set the same parameters",
+        )
+
+
+def _measurement(r: dict[str, Any], i: int, config: Config, unit: str, path: str) -> Measurement:
+    scale = _UNITS[unit]
     outcome = T4_INVALIDITY.get(str(r.get("invalidity", "correct")))
     if outcome is None:
         raise malformed(path, f"result {i}: unknown invalidity {str(r.get('invalidity'))[:40]!r}")
@@ -70,25 +90,31 @@ def _measurement(r: dict[str, Any], i: int, config: Config, scale: float, path: 
         compile_ms = compile_ms * scale if math.isfinite(compile_ms * scale) else None
     if outcome is not Outcome.OK:
         return Measurement(config, outcome, f"T4: {r.get('invalidity')}", compile_ms=compile_ms)
+    what = "runtimes"
     times, why = run_times(timings.get("runtimes", []))
+    if not times and why is None:  # Kernel Tuner writes [] where its cache entry had no "times"
+        what = "'time' measurement"
+        times, why = run_times(_measured_time(r))
     if why is not None:
-        raise malformed(path, f"result {i} runtimes {why}")
-    if not times:  # Kernel Tuner writes [] where its cache entry had no "times"
-        times = _measured_time(r)
+        raise malformed(path, f"result {i} {what} {why}")
     if not times:
         raise malformed(path, f"result {i} is correct but has no runtimes nor a 'time' measurement")
-    return Measurement(config, outcome, "", tuple(t * scale for t in times), compile_ms)
+    # Checked again in ms: 1e306 s is no float, and 1e-320 us is 0.
+    scaled = tuple(t * scale for t in times)
+    bad = next((t for t, ms in zip(times, scaled, strict=True) if not 0 < ms < math.inf), None)
+    if bad is not None:
+        raise malformed(path, f"result {i} {what} hold {bad!r} {unit}, not a finite time in ms")
+    return Measurement(config, outcome, "", scaled, compile_ms)
 
 
-def _measured_time(r: dict[str, Any]) -> tuple[float, ...]:
+def _measured_time(r: dict[str, Any]) -> list[Any]:
     """The one time in ``measurements`` (Kernel Tuner's mean ``time``), as the runs of a result
-    that lists none, as a cache entry without ``times`` is read; () if there is none."""
+    that lists none, as a cache entry without ``times`` is read; [] if there is none."""
     given = r.get("measurements")
     for m in given if isinstance(given, list) else []:
         if isinstance(m, dict) and m.get("name") == "time":
-            ms = finite_ms(m.get("value"))
-            return (ms,) if ms is not None and ms >= 0 else ()
-    return ()
+            return [m.get("value")]
+    return []
 
 
 def to_t4(
@@ -125,3 +151,8 @@ def to_t4(
             }
         )
     return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}
+
+
+def t4_text(document: Mapping[str, Any]) -> str:
+    """A T4 document as JSON text; an error where it holds NaN or an infinity."""
+    return strict_json(document, "a T4 file")

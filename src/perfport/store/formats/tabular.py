@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TextIO
 
+from perfport.store.formats.json_text import finite_or_null
 from perfport.store.queries import EXPORT_COLUMNS, ResultRow
 
 
@@ -16,7 +17,12 @@ def write_json(rows: Iterable[ResultRow], out: TextIO) -> int:
     ``json.dump(records, out, indent=1)`` writes, produced record by record."""
     n = 0
     for n, row in enumerate(rows, 1):
-        text = json.dumps(row.to_json(), indent=1).replace("\n", "\n ")
+        record = row.to_json()
+        try:
+            text = json.dumps(record, indent=1, allow_nan=False)
+        except ValueError:  # NaN or Infinity, which no JSON reader takes: null, as for no time
+            text = json.dumps(finite_or_null(record), indent=1)
+        text = text.replace("\n", "\n ")
         out.write(("[\n " if n == 1 else ",\n ") + text)
     out.write("\n]\n" if n else "[]\n")
     return n

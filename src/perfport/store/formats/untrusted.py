@@ -56,9 +56,17 @@ def read_json(
             except (ValueError, UnicodeDecodeError, RecursionError):
                 pass
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
-        raise StoreError(
-            f"{p}: not JSON ({reason}); the file may be truncated, give {expected}"
-        ) from None
+        raise StoreError(f"{p}: {_not_json(data, reason)}; give {expected}") from None
+
+
+def _not_json(data: bytearray, reason: str) -> str:
+    """What text that does not parse is: empty, JSON cut short, or something else (a CSV)."""
+    start = bytes(data[:64]).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if not start:
+        return "empty, not JSON"
+    if start in (b"{", b"["):
+        return f"not JSON ({reason}): the file may be truncated"
+    return f"not JSON at all ({reason})"
 
 
 class _Readable(Protocol):

@@ -1,0 +1,77 @@
+"""T4 files: what the reader refuses, so that what it stores replays and exports."""
+
+import json
+
+import pytest
+
+from perfport._core import StoreError
+from perfport.store import Store
+from perfport.store.formats.importing import import_file
+
+
+def _t4(configs, unit="milliseconds", runtimes=(1.0, 1.5)):
+    results = [
+        {
+            "configuration": c,
+            "times": {"compilation": 1.0, "runtimes": [t * (i + 1) for t in runtimes]},
+            "invalidity": "correct",
+        }
+        for i, c in enumerate(configs)
+    ]
+    return {"schema_version": "1.0.0", "metadata": {"timeunit": unit}, "results": results}
+
+
+def _refused(tmp_path, db, data):
+    """The one-line error importing ``data`` gives; the store is left without a campaign."""
+    path = tmp_path / "t4.json"
+    path.write_text(json.dumps(data))
+    with Store(db) as store:
+        with pytest.raises(StoreError) as info:
+            import_file(store, path, device="GPU", kernel="k")
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 0
+    assert "\n" not in str(info.value) and "nothing was imported" in str(info.value)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("configs", "message"),
+    [
+        ([{"wc": 32, "wr": 4}, {"other": 1}, {"wc": 1, "wr": 1}], "result 1 sets the parameters"),
+        ([{"wc": 32, "wr": 4}, {"wc": 1}], "result 1 sets the parameters ['wc']"),
+        ([{"wc": 32}, {"wc": 1, "wr": 2}], "every result must set the same parameters"),
+        ([{}, {"wc": 1, "wr": 1}], "result 0 has an empty configuration"),
+        ([{"wc": 1, "wr": 1}, {}], "result 1 has an empty configuration"),
+    ],
+)
+def test_results_that_set_different_parameters_are_refused(tmp_path, db, configs, message):
+    """They imported, and replay and the kt-cache export then failed with a KeyError."""
+    assert message in _refused(tmp_path, db, _t4(configs))
+
+
+@pytest.mark.parametrize(
+    ("unit", "runtimes", "message"),
+    [
+        ("seconds", (1e306,), "result 0 runtimes hold 1e+306 seconds, not a finite time in ms"),
+        ("microseconds", (5e-324,), "result 0 runtimes hold 5e-324 microseconds"),
+    ],
+)
+def test_times_are_checked_again_in_ms(tmp_path, db, unit, runtimes, message):
+    """1e306 s was stored as inf ms, which replay could not use and the exports wrote as
+    Infinity; 5e-324 us became 0 ms."""
+    assert message in _refused(tmp_path, db, _t4([{"wc": 1}], unit, runtimes))
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ({"times": {"runtimes": [1.0, 0.0]}}, "result 0 runtimes holds '0.0'"),
+        (
+            {"times": {"runtimes": []}, "measurements": [{"name": "time", "value": 0}]},
+            "result 0 'time' measurement holds '0'",
+        ),
+    ],
+)
+def test_a_time_of_zero_is_refused(tmp_path, db, result, message):
+    data = {"schema_version": "1.0.0", "results": [{"configuration": {"wc": 1}, **result}]}
+    refused = _refused(tmp_path, db, data)
+    assert message in refused and "not a measurement" in refused
