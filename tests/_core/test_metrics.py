@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from perfport._core import KernelSpec, Param, SpecError
+from perfport._core import ArrayArg, KernelSpec, Param, SpecError
 from perfport._core.metrics import (
     Ceilings,
     Direction,
@@ -22,6 +22,7 @@ def spec(**fields: object) -> KernelSpec:
     base: dict[str, object] = dict(
         name="k", source=SOURCE, entry="k", global_size="n", local_size="wg",
         params=(Param("wg", (32, 64)),), problem={"n": 1024}, derived={"groups": "n // wg"},
+        args=(ArrayArg("a", "float", ("n",), output=True),),
     )  # fmt: skip
     return KernelSpec(**(base | fields))  # type: ignore[arg-type]
 

@@ -119,7 +119,11 @@ def test_roofline_measures_stores_and_prints_json(cpu, db) -> None:
 def test_a_failing_benchmark_is_reported_not_stored(cpu, monkeypatch) -> None:
     import perfport.measure.ceilings as module
 
-    monkeypatch.setattr(module, "_SOURCE", "KERNEL void ceiling(GLOBAL float* a) { oops }")
+    monkeypatch.setattr(
+        module,
+        "_SOURCE",
+        "KERNEL void ceiling(GLOBAL float* a, GLOBAL float* b, int n, float m) { oops }",
+    )
     ceilings, runs = measure_ceilings(dataclasses.replace(cpu))
     assert ceilings is None and runs[0].outcome == "compile_error" and runs[0].rate is None
 

@@ -52,12 +52,13 @@ def test_without_the_copy_the_stencil_is_wrong(db):
 
 def test_python_data_is_checked_against_the_declaration():
     x = np.arange(8, dtype=np.float32)
-    arg = ArrayArg("x", "float", ("n",), data=x)
+    arg = ArrayArg("in", "float", ("n",), data=x)
     assert arg.init is Init.DATA and "data" in arg.__dict__
-    spec = dataclasses.replace(load_kernel(SMOOTH), args=(arg,), reference=None)
+    smooth = load_kernel(SMOOTH)
+    spec = dataclasses.replace(smooth, args=(arg, *smooth.args[1:]), reference=None)
     with pytest.raises(SpecError, match=r"the given array is float32\[8\], the spec declares"):
         host_arrays(spec, {"n": 16}, 0)
-    assert np.array_equal(host_arrays(spec, {"n": 8}, 0)["x"], x)
+    assert np.array_equal(host_arrays(spec, {"n": 8}, 0)["in"], x)
     with pytest.raises(SpecError, match="numeric numpy array"):
         ArrayArg("x", "float", ("n",), data=np.array(["a"]))
 

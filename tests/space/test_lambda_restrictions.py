@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from perfport._core import KernelSpec, Param, ParamKind, SpecError
+from perfport._core import ArrayArg, KernelSpec, Param, ParamKind, SpecError
 from perfport.kernels.loader import load_kernel as load_spec
 from perfport.space import Constraint, Space, kernel_space
 
@@ -18,7 +18,7 @@ def _spec(*restrictions):
         name="k", source=SOURCE, entry="k",
         params=(Param("bx", (16, 32, 64, 128), ParamKind.LAUNCH), Param("tile", (1, 2, 4))),
         global_size=("n",), local_size=("bx",), problem={"n": 4096},
-        restrictions=restrictions,
+        restrictions=restrictions, args=(ArrayArg("x", "float", ("n",), output=True),),
     )  # fmt: skip
 
 
@@ -66,12 +66,13 @@ def test_python_spec_file_takes_lambdas_and_toml_refuses_them(tmp_path):
     py = tmp_path / "spec.py"
     py.write_text(
         textwrap.dedent(f"""
-        from perfport import KernelSpec, Param, ParamKind
+        from perfport import ArrayArg, KernelSpec, Param, ParamKind
         kernel = KernelSpec(
             name="k", source={SOURCE!r}, entry="k",
             params=(Param("bx", (16, 32, 64), ParamKind.LAUNCH),),
             global_size=("n",), local_size=("bx",), problem={{"n": 4096}},
             restrictions=[lambda p: p["bx"] != 32],
+            args=(ArrayArg("x", "float", ("n",), output=True),),
         )
     """)
     )

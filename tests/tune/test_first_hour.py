@@ -46,13 +46,14 @@ def test_cli_budget_percent(tmp_path):
 
 
 def _wide_spec():
-    from perfport._core import KernelSpec, Param, ParamKind
+    from perfport._core import ArrayArg, KernelSpec, Param, ParamKind
 
     # 8192 work-items in a group exceeds every device's limit (PoCL's is 4096): pruned.
     return KernelSpec(
         name="wide", source="__kernel void wide(__global float* x) { x[get_global_id(0)] = 1.0f; }",
         entry="wide", params=(Param("bx", (64, 128, 8192), ParamKind.LAUNCH),),
         global_size=("n",), local_size=("bx",), problem={"n": 8192},
+        args=(ArrayArg("x", "float", ("n",), output=True),),
     )  # fmt: skip
 
 

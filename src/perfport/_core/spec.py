@@ -22,6 +22,7 @@ from perfport._core.identifiers import is_identifier, is_kernel_word, is_printab
 from perfport._core.metrics import Metrics
 from perfport._core.records import Config, Language, Problem, Value, _plain, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
+from perfport._core.signature import check_args
 from perfport._core.splitting import SplitDim, check_splits
 
 
@@ -287,6 +288,7 @@ class KernelSpec:
         array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
         check_splits(what, self.split, len(self.global_size), list(self.problem), array_names)
         checking.check_spec(self)
+        check_args(what, self.source, self.entry, self.language, self.args)
 
     def _expressions(
         self, known: set[str], no_launch: set[str]

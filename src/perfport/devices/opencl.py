@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Backend, BuildError, DeviceError, DeviceInfo, DeviceType, Language
-from perfport._core.errors import LaunchError
+from perfport._core.errors import LaunchError, SpecError
 from perfport._core.optional import require
 from perfport.devices.capture import build_messages, captured_output
 from perfport.devices.dialect import OPENCL_PRELUDE
@@ -329,7 +329,7 @@ class OpenCLSession(Session):
         k = kernel.kernel
         events: list[Any] = []
         try:
-            k.set_args(*(_cl_arg(cl, a) for a in args))
+            _set_args(cl, k, args)
             for _ in range(repeats):
                 events.append(
                     cl.enqueue_nd_range_kernel(
@@ -353,7 +353,7 @@ class OpenCLSession(Session):
         cl = self._cl
         assert isinstance(kernel, _OpenCLKernel)
         try:
-            kernel.kernel.set_args(*(_cl_arg(cl, a) for a in args))
+            _set_args(cl, kernel.kernel, args)
             event = cl.enqueue_nd_range_kernel(
                 self._queue, kernel.kernel, tuple(global_size), tuple(local_size)
             )
@@ -383,6 +383,21 @@ class OpenCLSession(Session):
         with contextlib.suppress(Exception):
             self._queue.finish()
         self._boxes.clear()
+
+
+def _set_args(cl: Any, kernel: Any, args: Sequence[Any]) -> None:
+    """Set the kernel's arguments; another number of them than it takes is the spec's mistake
+    (pyopencl says only ``set_args() missing 1 required positional argument``)."""
+    try:
+        kernel.set_args(*(_cl_arg(cl, a) for a in args))
+    except TypeError:
+        takes = kernel.get_info(cl.kernel_info.NUM_ARGS)
+        if takes == len(args):
+            raise
+        raise SpecError(
+            f"kernel {kernel.function_name} takes {takes} argument(s) but the spec passes "
+            f"{len(args)}; declare each argument of the kernel, in order, in args"
+        ) from None
 
 
 def _cl_arg(cl: Any, arg: Any) -> Any:

@@ -12,7 +12,7 @@ import signal
 import sys
 from multiprocessing.connection import Connection
 
-from perfport._core import Measurement, Outcome
+from perfport._core import Measurement, Outcome, SpecError
 from perfport.devices import open_session
 from perfport.measure.trial import TrialEngine
 
@@ -51,6 +51,8 @@ def serve(conn: Connection) -> None:
             measurement = engine.run(
                 config, alive=lambda: conn.send(("alive",)), capture=capture, verify=not hand_back
             )
+        except SpecError as exc:  # the spec's mistake found at run time (the argument count)
+            measurement = Measurement(config, Outcome.CRASHED, str(exc))
         except Exception as exc:  # a bug in perfport or the driver: keep the campaign going
             measurement = Measurement(
                 config, Outcome.CRASHED, f"unexpected {type(exc).__name__}: {exc}"
