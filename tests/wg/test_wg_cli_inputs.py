@@ -120,6 +120,7 @@ _RUNTIMES = [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 3.0, 4.0]]
         ({"features": np.array([["1", "2"]] * 3)}, "'features' holds strings"),
         ({"features": np.full((3, 2), 1e300)}, "a feature beyond float32's range"),
         ({"feature_names": np.array([1, 2])}, "'feature_names' holds integers, not printable"),
+        ({"feature_names": np.array(["x", "x"])}, "the feature name 'x' is listed twice"),
         ({"device": np.array(["d", "d"])}, "'device' has 2 rows for the 3 rows of 'runtimes'"),
         ({"device": np.array([1, 2, 3])}, "'device' holds integers"),
         ({"kernel": np.array(["heat"])}, "'kernel' has 1 rows"),

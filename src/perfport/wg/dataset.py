@@ -315,6 +315,10 @@ def check_values(data: WgDataset, path: str | Path) -> None:
     if len(data.feature_names) != data.features.shape[1]:
         raise SpecError(f"{path}: {len(data.feature_names)} feature names for "
                         f"{data.features.shape[1]} feature columns; {_FIX}")  # fmt: skip
+    twice = next((n for i, n in enumerate(data.feature_names) if n in data.feature_names[:i]), None)
+    if twice is not None:  # a model reads a feature by its name: which column would it be?
+        raise SpecError(f"{path}: the feature name {twice!r} is listed twice in "
+                        f"'feature_names'; {_FIX}")  # fmt: skip
     _check_sizes(data, path)
     for usable, what in ((np.isfinite(data.features), "a NaN or infinite feature"),
                          # scikit-learn's trees compare features in float32, where it is infinite
