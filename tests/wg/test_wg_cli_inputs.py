@@ -212,3 +212,20 @@ def test_collect_stopped_by_max_time_says_what_it_skipped(tmp_path, capsys):
     assert main(argv) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert len(json.loads(line)["skipped"]) == 2
+
+
+def test_the_model_options_say_a_model_file_runs_code():
+    # A model file is a pickle after a magic header: --model runs whatever it holds, and
+    # only docs/wg.md said so.
+    import argparse
+
+    from perfport.cli import _parser
+
+    def sub(parser, name):
+        (choices,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return choices.choices[name]
+
+    root = _parser()
+    for command in (sub(sub(root, "wg"), "predict"), sub(root, "serve")):
+        (model,) = [a for a in command._actions if "--model" in a.option_strings]
+        assert "runs code when loaded" in model.help and "trust" in model.help
