@@ -178,3 +178,55 @@ def test_cli_wrong_typed_with_file_exits_2_in_one_line(small_store: Path, tmp_pa
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "results[0].performance" in done.stderr and not (tmp_path / "o").exists()
+
+
+def _model_file(tmp_path: Path, edit) -> Path:
+    data = json.loads((FILES / "model.json").read_text())
+    edit(data)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def _point(d):
+    return d["results"][0]["points"][0]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(model="x"), r"file model is \"x\", not an object"),
+        (lambda d: d.update(calibrations="x"), r"file calibrations is \"x\", not a list"),
+        (lambda d: d.update(calibrations=["x"]), r"file calibrations\[0\] is not an object"),
+        (lambda d: d["model"].update(expression=3), r"file model\.expression is 3, not a string"),
+        (lambda d: d["calibrations"][0].update(device=7), r"calibrations\[0\]\.device is 7"),
+        (lambda d: d["calibrations"][0].update(parameters=[1]), r"\.parameters is \[1\], not an"),
+        (lambda d: d["calibrations"][0]["parameters"].update(p_gload="1"), r"\.parameters is"),
+        (lambda d: d["calibrations"][0].update(residual="x"), r"\.residual is \"x\""),
+        (lambda d: d.update(misranked=[1]), r"file misranked is \[1\], not a list of strings"),
+        (lambda d: _point(d).update(terms={"p_gload * f": "x"}), r"points\[0\]\.terms is"),
+    ],
+)  # fmt: skip
+def test_a_wrong_typed_model_or_calibration_is_one_line(small_store, tmp_path, edit, message):
+    # A 'model' or 'calibrations' that was a string was an AttributeError ('str' object has
+    # no attribute 'get') from the model section; the file's top level, model, calibrations
+    # and terms were not checked as its results were.
+    bad = _model_file(tmp_path, edit)
+    with pytest.raises(PerfportError, match=message) as e:
+        write_report(small_store, tmp_path / "out", attach=[bad])
+    assert str(bad) in str(e.value) and "\n" not in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_nulls_the_model_command_writes_still_draw(small_store, tmp_path):
+    # --json writes a non-finite value as null: a model, a device, parameters, a parameter
+    # or a term share of null is drawn as nothing, not refused.
+    def nulls(d):
+        d.update(model=None, misranked=None)
+        d["calibrations"][0].update(device=None, residual=None)
+        d["calibrations"][0]["parameters"]["p_gload"] = None
+        for p in d["results"][0]["points"]:
+            p["terms"] = dict.fromkeys(p["terms"])
+
+    written = write_report(small_store, tmp_path / "out", attach=[_model_file(tmp_path, nulls)])
+    assert "Calibrated parameters" in Path(written.files[0]).read_text()

@@ -415,7 +415,7 @@ def test_a_fixed_parameter_is_checked_in_every_entry(families, tmp_path):
         one_line_error([families[1], path], f"{name}.json: cache entry .*'filter'")
 
 
-def test_huge_integers_neither_crash_nor_pass_for_times(tmp_path):
+def test_huge_integers_neither_crash_nor_pass_for_times(tmp_path):  # nor a zero time
     times = {c: 1.0 + i for i, c in enumerate(CONFIGS)}
     text = json.dumps(json.loads(write_cache(tmp_path / "p.json", "P", times).read_text()))
     # A 400-digit tile value is a (strange) configuration; a 400-digit time is no time.
@@ -424,7 +424,10 @@ def test_huge_integers_neither_crash_nor_pass_for_times(tmp_path):
     result = portable([odd], len(CONFIGS))
     assert result.k == len(CONFIGS)
     slow = crafted(tmp_path, "slow", text.replace('"time": 1.0', f'"time": {big}', 1))
-    assert (1, 32) not in configs_of(portable([slow], len(CONFIGS) - 1))  # a failure, not a time
+    one_line_error([slow], "entry 1,32: holds '1000.*not a time in ms; fix or drop that entry")
+    # A time of 0 is no measurement either: kept as a failure, it dropped the true best.
+    zero = crafted(tmp_path, "zero", text.replace('"time": 1.0', '"time": 0', 1))
+    one_line_error([zero], "entry 1,32: .*fix or drop that entry")
 
 
 def test_a_hard_link_is_the_same_file(families, tmp_path):

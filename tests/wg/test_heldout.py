@@ -4,6 +4,7 @@ whose true times are known."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -186,3 +187,28 @@ def test_a_bad_samples_file_says_where_such_files_come_from(tmp_path: Path, kind
     with pytest.raises(PerfportError) as refused:
         load_samples(path)
     assert "wg_rounds.py --save, a script in perfport's source repository" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("arrays", "problem"),
+    [
+        ({"samples": np.full((2, len(SIZES), 2, 1), "1.0")}, "'samples' holds strings"),
+        ({"sizes": np.array(SIZES).astype(str)}, "'sizes' holds strings"),
+        ({"device": np.array(["cpu"])}, "'device' has 1 rows for the 2 rows of 'samples'"),
+        ({"kernel": np.array([1, 2])}, "'kernel' holds integers"),
+        ({"samples": np.ones((2, len(SIZES), 2))}, "'samples' has 3 dimension(s)"),
+    ],
+)  # fmt: skip
+def test_a_samples_file_with_wrong_arrays_is_one_line(
+    tmp_path: Path, arrays: dict[str, np.ndarray], problem: str
+) -> None:
+    # String samples or sizes were a ValueError traceback from astype; a short label array
+    # an IndexError while matching rows.
+    path = tmp_path / "bad.samples.npz"
+    good = {"samples": np.ones((2, len(SIZES), 2, 1)), "sizes": np.array(SIZES),
+            "device": np.full(2, "cpu"), "kernel": np.array(["a", "b"]),
+            "dataset": np.full(2, "512x512:float")}  # fmt: skip
+    np.savez(path, **{**good, **arrays})
+    with pytest.raises(PerfportError, match=re.escape(problem)) as refused:
+        load_samples(path)
+    assert str(path) in str(refused.value) and "\n" not in str(refused.value)

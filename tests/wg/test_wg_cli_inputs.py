@@ -100,6 +100,77 @@ def test_a_dataset_with_unusable_values_is_one_line_naming_the_file(
     assert not (tmp_path / "m").exists()
 
 
+def _save_raw(path, good, **arrays):
+    """``good``'s arrays with ``arrays`` in their place, saved as numpy saves them (no
+    WgDataset between: a hand-made or foreign file)."""
+    fields = {f: getattr(good, f) for f in ("sizes", "runtimes", "max_wg", "features", "device",
+                                            "kernel", "dataset", "synthetic")}  # fmt: skip
+    np.savez(path, **{**fields, "feature_names": np.array(good.feature_names), **arrays})
+    return path
+
+
+_RUNTIMES = [[4.0, 2.0, 1.0, 3.0], [1.0, 2.0, 3.0, 4.0], [2.0, 1.0, 3.0, 4.0]]
+
+
+@pytest.mark.parametrize(
+    ("arrays", "problem"),
+    [
+        ({"runtimes": np.array(_RUNTIMES).astype(str)}, "'runtimes' holds strings, not real"),
+        ({"runtimes": np.array(_RUNTIMES) + 1j}, "'runtimes' holds complex numbers"),
+        ({"features": np.array([["1", "2"]] * 3)}, "'features' holds strings"),
+        ({"features": np.full((3, 2), 1e300)}, "a feature beyond float32's range"),
+        ({"feature_names": np.array([1, 2])}, "'feature_names' holds integers, not printable"),
+        ({"feature_names": np.array(["x", "x"])}, "the feature name 'x' is listed twice"),
+        ({"device": np.array(["d", "d"])}, "'device' has 2 rows for the 3 rows of 'runtimes'"),
+        ({"device": np.array([1, 2, 3])}, "'device' holds integers"),
+        ({"kernel": np.array(["heat"])}, "'kernel' has 1 rows"),
+        ({"dataset": np.array(["512"] * 4)}, "'dataset' has 4 rows"),
+        ({"kernel": np.array(["heat\x1b[31m", "gol", "x"])}, "a control character"),
+        ({"synthetic": np.array(["yes", "no", "no"])}, "'synthetic' holds strings"),
+        ({"synthetic": np.array([True])}, "'synthetic' has 1 rows"),
+        ({"max_wg": np.zeros(3, dtype=int)}, "('max_wg') of 0, below 1"),
+        ({"max_wg": -np.ones(3, dtype=int)}, "('max_wg') of -1, below 1"),
+        ({"max_wg": np.full(3, 2.5)}, "'max_wg' holds floats such as 2.5, not whole"),
+        ({"sizes": -np.array(SIZES)}, "4 work-group size(s) in 'sizes' are below 1"),
+        ({"sizes": np.array(SIZES) * [0, 1]}, "e.g. 0x4"),
+        ({"sizes": np.array(SIZES) + 0.5}, "'sizes' holds floats such as 4.5"),
+        ({"sizes": np.array(SIZES) * 10**15}, "above 2147483647 items"),
+        ({"sizes": np.array([(4, 4)] * 4)}, "4x4 is listed twice"),
+        ({"sizes": np.array(SIZES)[:3]}, "'sizes' has shape (3, 2), not (4, 2)"),
+    ],
+)  # fmt: skip
+def test_a_dataset_with_wrong_arrays_is_one_line_on_every_command(
+    tmp_path, capsys, arrays, problem
+):
+    # String or complex runtimes and features were tracebacks (TypeError, scikit-learn's
+    # ValueError), as were features beyond float32; a short 'device' trained, then was an
+    # IndexError in 'evaluate --by-device' and 'dataset --merge'; negative, zero, fractional
+    # or huge sizes and a zero 'max_wg' trained, and the model found no legal size only when
+    # it predicted (and --merge made the union of the wrong sizes and the right ones).
+    good = load_dataset(_dataset(tmp_path / "good.npz"))
+    bad = _save_raw(tmp_path / "bad.npz", good, **arrays)
+    out = tmp_path / "out.npz"
+    for command in (
+        ["wg", "evaluate", "--methods", "performance_knn", "--by-device", "--data", bad],
+        ["wg", "train", "--out", tmp_path / "m", "--data", bad],
+        ["wg", "dataset", "--merge", tmp_path / "good.npz", "--merge", bad, "--out", out],
+    ):
+        err = _refused(command, capsys)
+        assert f"{bad}: " in err and problem in err and "write it again" in err, err
+    assert not (tmp_path / "m").exists() and not out.exists()
+
+
+def test_whole_numbers_and_flags_in_other_types_still_load(tmp_path):
+    # Integer runtimes, a whole-number float max_wg and 0/1 synthetic flags mean the same
+    # thing: they load as the dataset's own types.
+    good = load_dataset(_dataset(tmp_path / "good.npz"))
+    path = _save_raw(tmp_path / "other.npz", good, runtimes=np.array(_RUNTIMES, dtype=int),
+                     max_wg=np.full(3, 1024.0), synthetic=np.array([0, 0, 1]))  # fmt: skip
+    data = load_dataset(path)
+    assert data.runtimes.dtype == np.float64 and data.max_wg.dtype == np.int64
+    assert data.synthetic.tolist() == [False, False, True] == good.synthetic.tolist()
+
+
 def test_a_size_that_did_not_run_is_still_nan(tmp_path, capsys):
     data = load_dataset(_dataset(tmp_path / "data.npz"))
     gaps = data.runtimes.copy()
@@ -156,3 +227,20 @@ def test_plots_without_matplotlib_is_refused_before_the_evaluation(tmp_path, cap
     monkeypatch.setattr(perfport.wg, "evaluate", never)
     argv = ["wg", "evaluate", "--data", _dataset(tmp_path / "data.npz"), "--plots", tmp_path / "p"]
     assert "pip install 'perfport[plots]'" in _refused(argv, capsys)
+
+
+def test_the_model_options_say_a_model_file_runs_code():
+    # A model file is a pickle after a magic header: --model runs whatever it holds, and
+    # only docs/wg.md said so.
+    import argparse
+
+    from perfport.cli import _parser
+
+    def sub(parser, name):
+        (choices,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return choices.choices[name]
+
+    root = _parser()
+    for command in (sub(sub(root, "wg"), "predict"), sub(root, "serve")):
+        (model,) = [a for a in command._actions if "--model" in a.option_strings]
+        assert "runs code when loaded" in model.help and "trust" in model.help

@@ -73,3 +73,23 @@ def test_no_legal_size_names_the_device_or_the_kernel_as_its_cause(cpu):
     with pytest.raises(SpecError, match=r"device's limits leave none .*local memory 16 bytes"):
         check_scenario(spec, problem, tiny)
     assert len(check_scenario(spec, problem, cpu)[0])
+
+
+def test_a_model_of_other_features_names_them():
+    # "the model expects other features (31, not the 31 perfport computes)": the counts
+    # were equal and nothing said which names were wrong.
+    from conftest import tiny_wg_dataset
+    from perfport._core import PerfportError
+    from perfport.features import FEATURE_NAMES
+    from perfport.wg.model import WgModel
+    from perfport.wg.predict import check_model_features
+
+    data = tiny_wg_dataset([(4, 4)], [[1.0], [2.0]], [("d", "k", "x")] * 2, [[1, 2], [3, 4]])
+    names = (FEATURE_NAMES[0], "devcie_compute_units", "x", "x", "y", "z", "w")
+    model = WgModel("m", names, data.sizes, None, 2)  # type: ignore[arg-type]
+    with pytest.raises(PerfportError, match="expects other features") as refused:
+        check_model_features(model)
+    said = str(refused.value)
+    assert "'devcie_compute_units', 'x', 'y' and 2 more (of its 7)" in said
+    assert repr(FEATURE_NAMES[0]) not in said
+    assert check_model_features(dataclasses.replace(model, feature_names=FEATURE_NAMES[:3]))

@@ -18,7 +18,9 @@ TOKEN_VARIABLE = "PERFPORT_TOKEN"
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("serve", help="run the work-group-size prediction daemon (HTTP, loopback)")
     p.add_argument(
-        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
+        "--model",
+        help="a model from 'perfport wg train' (default: trained on the shipped data); a model "
+        "file is a pickle and runs code when loaded: load only files you made or trust",
     )
     p.add_argument(
         "--db", type=database, default="perfport.db", help="where refused sizes are stored"

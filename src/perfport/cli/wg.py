@@ -151,7 +151,9 @@ def _add_predict(wg_sub: Subcommands) -> None:
     p.add_argument("--device", help="device id (default: the default device)")
     add_problem(p)
     p.add_argument(
-        "--model", help="a model from 'perfport wg train' (default: trained on the shipped data)"
+        "--model",
+        help="a model from 'perfport wg train' (default: trained on the shipped data); a model "
+        "file is a pickle and runs code when loaded: load only files you made or trust",
     )
     p.add_argument(
         "--db",

@@ -99,10 +99,19 @@ _RESULT_TYPES: dict[Kind, dict[str, str]] = {
     Kind.MODEL: {"variant": "text", "device": "text", "points": "list",
                  "geomean_rel_error": "number?"},
 }  # fmt: skip
-_POINT_TYPES = {"measured_ms": "number", "predicted_ms": "number", "rel_error": "number"}
+_POINT_TYPES = {"measured_ms": "number", "predicted_ms": "number", "rel_error": "number",
+                "terms": "numbers?"}  # fmt: skip
+# What the model section reads beside the results: the file's top level, its model and
+# each calibration.
+_MODEL_TYPES = {"model": "object?", "calibrations": "list?", "misranked": "texts?"}
+_EXPRESSION_TYPES = {"expression": "text?"}
+_CALIBRATION_TYPES = {"device": "text?", "parameters": "numbers?", "residual": "number?",
+                      "n_measurements": "number?"}  # fmt: skip
 _SPLIT_TYPES = {"measured_ms": "number", "devices": "list", "parts": "list",
                 "adjusted_factors": "list"}  # fmt: skip
 _WHAT = {"number": "a finite number", "text": "a string", "list": "a list",
+         "object": "an object", "numbers": "an object of finite numbers or nulls",
+         "texts": "a list of strings",
          "interval": "a list of two numbers", "groups": "an object of {name: {performance, "
          "scenarios}}"}  # fmt: skip
 
@@ -120,6 +129,13 @@ def _fits(v: Any, want: str) -> bool:
         return isinstance(v, str)
     if want == "list":
         return isinstance(v, list)
+    if want == "object":
+        return isinstance(v, Mapping)
+    if want == "numbers":
+        # null is how --json writes a non-finite value
+        return isinstance(v, Mapping) and all(x is None or _number(x) for x in v.values())
+    if want == "texts":
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
     if want == "interval":  # read as [low, high]; either end may be null
         return isinstance(v, list) and len(v) >= 2 and all(x is None or _number(x) for x in v[:2])
     return isinstance(v, Mapping) and all(  # groups: per_device, per_kernel
@@ -153,6 +169,10 @@ def _typed(kind: Kind, data: Mapping[str, Any]) -> str | None:
             wrong = wrong or _wrong({"share": "number", "measured_ms": "number"}, point,
                                     f"sweep[{i}]")  # fmt: skip
         return wrong.lstrip(".") if wrong else None
+    if kind is Kind.MODEL:
+        wrong = _model_wrong(data)
+        if wrong:
+            return wrong
     for i, r in enumerate(data["results"]):
         wrong = _wrong(_RESULT_TYPES[kind], r, f"results[{i}]")
         if wrong or kind is not Kind.MODEL:
@@ -168,6 +188,19 @@ def _typed(kind: Kind, data: Mapping[str, Any]) -> str | None:
             if wrong:
                 return wrong
     return None
+
+
+def _model_wrong(data: Mapping[str, Any]) -> str | None:
+    """The first value of a model evaluation's top level, model or calibrations that the
+    model section would read of the wrong type, named, or None."""
+    wrong = _wrong(_MODEL_TYPES, data, "")
+    if wrong is None and isinstance(data.get("model"), Mapping):
+        wrong = _wrong(_EXPRESSION_TYPES, data["model"], ".model")
+    for i, c in enumerate(data.get("calibrations") or ()):
+        if wrong is None and not isinstance(c, Mapping):
+            wrong = f".calibrations[{i}] is not an object"
+        wrong = wrong or _wrong(_CALIBRATION_TYPES, c, f".calibrations[{i}]")
+    return wrong.lstrip(".") if wrong else None
 
 
 def read_attached(path: str | Path) -> Attached:

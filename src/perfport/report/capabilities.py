@@ -141,8 +141,8 @@ def select_section(a: Attached) -> str:
 
 def _parameters_table(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """One row per calibration: its device, each parameter, the residual and measurements."""
-    names = sorted({p for _, c in rows for p in c.get("parameters", {})})
-    body = [[td(device), *(num(c.get("parameters", {}).get(p)) for p in names),
+    names = sorted({p for _, c in rows for p in c.get("parameters") or {}})
+    body = [[td(device), *(num((c.get("parameters") or {}).get(p)) for p in names),
              num(c.get("residual")), num(c.get("n_measurements"), ".0f")]
             for device, c in rows]  # fmt: skip
     return table(("device", *names, "residual", "measurements"), body)
@@ -168,7 +168,7 @@ def model_section(a: Attached) -> str:
         summary += f"; ranking {'correct' if ranking else 'wrong'} (misranked: {escape(misranked)})"
     variants = [[td(r["variant"]), td(r["device"]), num(float(len(r["points"])), ".0f"),
                  num(r.get("geomean_rel_error"), ".1%")] for r in evaluation["results"]]  # fmt: skip
-    calibrations = [(c.get("device", "-"), c) for c in evaluation.get("calibrations") or ()]
+    calibrations = [(c.get("device") or "-", c) for c in evaluation.get("calibrations") or ()]
     expression = (evaluation.get("model") or {}).get("expression")
     return (
         "<h2>Calibrated model</h2>" + _source(a)

@@ -121,7 +121,7 @@ def breakdown_figure(title: str, rows: Sequence[tuple[str, Mapping[str, float]]]
         body.append(f'<text x="{label_w - 6}" y="{y + 12}" class="tick end">'
                     f"{escape(variant)}</text>")  # fmt: skip
         for term, share in terms.items():
-            if share <= 0:
+            if share is None or share <= 0:  # null: --json's non-finite share
                 continue
             w = min(share, 1.0) * span
             body.append(f'<rect x="{x:.1f}" y="{y + 2}" width="{max(w, 0.5):.1f}" '

@@ -265,9 +265,12 @@ def _entries(
     where = [cache.params.index(p) for p in params]
     out: dict[tuple[Any, ...], float] = {}
     for entry in cache.entries:
-        # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0),
-        # and so does a time that is not positive.
-        if entry.time_ms is not None and entry.time_ms > 0:
+        # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
+        # A time of 0 is no measurement: kept as a failure, it dropped the true best.
+        if entry.bad_times is not None or (entry.time_ms is not None and not entry.time_ms > 0):
+            why = entry.bad_times or f"time {entry.time_ms} ms is not above 0"
+            raise SelectError(f"{path}: entry {entry.key}: {why}; fix or drop that entry")
+        if entry.time_ms is not None:
             out[tuple(entry.values[i] for i in where)] = entry.time_ms
     if not out:
         raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")

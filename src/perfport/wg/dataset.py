@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from perfport._core import SpecError
+from perfport.wg.npz_arrays import Expected, Held, check_rows, checked_array
+
+_FIX = "write it again with 'perfport wg dataset'"
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,12 @@ class WgDataset:
 
     def __post_init__(self) -> None:
         s, w = self.runtimes.shape
-        if self.sizes.shape != (w, 2) or self.features.shape[0] != s or len(self.max_wg) != s:
+        labels = (self.max_wg, self.device, self.kernel, self.dataset, self.synthetic)
+        if (
+            self.sizes.shape != (w, 2)
+            or self.features.shape[0] != s
+            or any(len(a) != s for a in labels)
+        ):
             raise ValueError("inconsistent work-group dataset shapes")
 
     def __len__(self) -> int:
@@ -290,40 +298,84 @@ def load_dataset(path: str | Path) -> WgDataset:
     return data
 
 
+# The largest work-group (wc * wr) a dataset may list: beyond any device's limit, and far
+# from int64's overflow in wc * wr.
+MAX_WORK_GROUP = 2**31 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def check_values(data: WgDataset, path: str | Path) -> None:
     """Refuse a dataset whose values no evaluation or training can use (SpecError naming the
     file, the problem and the fix). NaN is a time's one legitimate gap: a size that did not
     run (illegal or refused); a time is otherwise positive and finite, and each scenario
     needs at least one."""
-    fix = "write it again with 'perfport wg dataset'"
     if len(data) == 0:
-        raise SpecError(f"{path}: the dataset holds no scenarios; {fix} from a store with "
+        raise SpecError(f"{path}: the dataset holds no scenarios; {_FIX} from a store with "
                         "complete campaigns")  # fmt: skip
     if len(data.feature_names) != data.features.shape[1]:
         raise SpecError(f"{path}: {len(data.feature_names)} feature names for "
-                        f"{data.features.shape[1]} feature columns; {fix}")  # fmt: skip
-    if not np.isfinite(data.features).all():
-        row = int(np.flatnonzero(~np.isfinite(data.features).all(axis=1))[0])
-        raise SpecError(f"{path}: scenario {row} ({', '.join(_name(data, row))}) has a NaN or "
-                        f"infinite feature; {fix}")  # fmt: skip
+                        f"{data.features.shape[1]} feature columns; {_FIX}")  # fmt: skip
+    twice = next((n for i, n in enumerate(data.feature_names) if n in data.feature_names[:i]), None)
+    if twice is not None:  # a model reads a feature by its name: which column would it be?
+        raise SpecError(f"{path}: the feature name {twice!r} is listed twice in "
+                        f"'feature_names'; {_FIX}")  # fmt: skip
+    _check_sizes(data, path)
+    for usable, what in ((np.isfinite(data.features), "a NaN or infinite feature"),
+                         # scikit-learn's trees compare features in float32, where it is infinite
+                         (np.abs(data.features) <= _FLOAT32_MAX,
+                          f"a feature beyond float32's range ({_FLOAT32_MAX:.3g})")):  # fmt: skip
+        if not usable.all():
+            row = int(np.flatnonzero(~usable.all(axis=1))[0])
+            raise SpecError(f"{path}: scenario {row} ({', '.join(_name(data, row))}) has "
+                            f"{what}; {_FIX}")  # fmt: skip
     times = data.runtimes[~np.isnan(data.runtimes)]
     bad = times[~(np.isfinite(times) & (times > 0))]
     if len(bad):
         raise SpecError(f"{path}: {len(bad)} runtimes are not positive and finite (e.g. "
-                        f"{bad[0]:g}); a time is in ms, NaN where a size did not run; {fix}")  # fmt: skip
+                        f"{bad[0]:g}); a time is in ms, NaN where a size did not run; {_FIX}")  # fmt: skip
     empty = np.flatnonzero(np.isnan(data.runtimes).all(axis=1))
     if len(empty):
         raise SpecError(f"{path}: {len(empty)} scenario(s) have no size that ran (all runtimes "
-                        f"NaN; the first: {', '.join(_name(data, int(empty[0])))}); {fix}")  # fmt: skip
+                        f"NaN; the first: {', '.join(_name(data, int(empty[0])))}); {_FIX}")  # fmt: skip
+
+
+def _check_sizes(data: WgDataset, path: str | Path) -> None:
+    """Each work-group size is listed once, its wc and wr at least 1 and wc * wr at most
+    MAX_WORK_GROUP, and each scenario's maximum at least 1: else every size is illegal
+    somewhere, and the model fails only when it predicts."""
+    sizes = data.sizes.astype(np.float64)  # wc * wr without int64's overflow
+    bad = (sizes < 1).any(axis=1) | (sizes.prod(axis=1) > MAX_WORK_GROUP)
+    if bad.any():
+        wc, wr = data.sizes[np.flatnonzero(bad)[0]]
+        raise SpecError(f"{path}: {int(bad.sum())} work-group size(s) in 'sizes' are below 1 "
+                        f"or above {MAX_WORK_GROUP} items (e.g. {wc}x{wr}); {_FIX}")  # fmt: skip
+    seen: set[tuple[int, int]] = set()
+    for wc, wr in data.sizes:
+        if (int(wc), int(wr)) in seen:
+            raise SpecError(f"{path}: the work-group size {wc}x{wr} is listed twice in 'sizes' "
+                            f"(each names one column of 'runtimes'); {_FIX}")  # fmt: skip
+        seen.add((int(wc), int(wr)))
+    if (data.max_wg < 1).any():
+        row = int(np.flatnonzero(data.max_wg < 1)[0])
+        raise SpecError(f"{path}: scenario {row} ({', '.join(_name(data, row))}) has a maximum "
+                        f"work-group size ('max_wg') of {data.max_wg[row]}, below 1; {_FIX}")  # fmt: skip
+
+
+# Each array of a saved dataset: what it holds and its dimensions.
+_ARRAYS = {
+    "sizes": Expected(Held.WHOLE, 2), "runtimes": Expected(Held.NUMBER, 2),
+    "max_wg": Expected(Held.WHOLE, 1), "features": Expected(Held.NUMBER, 2),
+    "feature_names": Expected(Held.NAME, 1), "device": Expected(Held.NAME, 1),
+    "kernel": Expected(Held.NAME, 1), "dataset": Expected(Held.NAME, 1),
+    "synthetic": Expected(Held.FLAG, 1),
+}  # fmt: skip
 
 
 def _load_npz(path: Path) -> WgDataset:
-    names = ("sizes", "runtimes", "max_wg", "features", "feature_names", "device", "kernel",
-             "dataset", "synthetic")  # fmt: skip
     try:
         with np.load(path, allow_pickle=False) as z:
-            missing = [n for n in names if n not in z.files]
-            arrays = {n: z[n] for n in names if n in z.files}
+            missing = [n for n in _ARRAYS if n not in z.files]
+            arrays = {n: z[n] for n in _ARRAYS if n in z.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         # numpy's own message for a text file suggests unpickling it: not ours to suggest.
         why = (
@@ -334,10 +386,12 @@ def _load_npz(path: Path) -> WgDataset:
             "write one with 'perfport wg dataset'"
         ) from None
     if missing:
-        raise SpecError(f"{path}: a work-group dataset lacks {', '.join(missing)}; write it "
-                        "again with 'perfport wg dataset'")  # fmt: skip
-    arrays["feature_names"] = tuple(str(n) for n in arrays["feature_names"])
-    try:
-        return WgDataset(**arrays)
-    except ValueError as exc:
-        raise SpecError(f"{path}: {exc}; write it again with 'perfport wg dataset'") from None
+        raise SpecError(f"{path}: a work-group dataset lacks {', '.join(missing)}; {_FIX}")
+    arrays = {n: checked_array(path, n, a, _ARRAYS[n], _FIX) for n, a in arrays.items()}
+    scenarios, columns = arrays["runtimes"].shape
+    if arrays["sizes"].shape != (columns, 2):
+        raise SpecError(f"{path}: the array 'sizes' has shape {arrays['sizes'].shape}, not "
+                        f"({columns}, 2): one (wc, wr) per column of 'runtimes'; {_FIX}")  # fmt: skip
+    labels = ("max_wg", "features", "device", "kernel", "dataset", "synthetic")
+    check_rows(path, arrays, labels, scenarios, "runtimes", _FIX)
+    return WgDataset(**{**arrays, "feature_names": tuple(str(n) for n in arrays["feature_names"])})

@@ -35,6 +35,7 @@ from perfport._core import PerfportError
 from perfport._core.stats import bootstrap_geomean_ci, geomean
 from perfport.wg.dataset import WgDataset
 from perfport.wg.evaluate import EvalResult
+from perfport.wg.npz_arrays import Expected, Held, check_rows, checked_array
 
 
 class Split(Enum):
@@ -84,6 +85,10 @@ _WRITER = (
     "such files are written by experiments/2026-11-22-wg-repeatability/wg_rounds.py --save, "
     "a script in perfport's source repository (data/wg/rounds/ there holds those measured)"
 )
+# Each array of a samples file: what it holds and its dimensions.
+_ARRAYS = {"samples": Expected(Held.NUMBER, 4), "sizes": Expected(Held.WHOLE, 2),
+           "device": Expected(Held.NAME, 1), "kernel": Expected(Held.NAME, 1),
+           "dataset": Expected(Held.NAME, 1)}  # fmt: skip
 
 
 def load_samples(path: str | Path) -> RoundSamples:
@@ -91,7 +96,7 @@ def load_samples(path: str | Path) -> RoundSamples:
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in ("samples", "sizes", "device", "kernel", "dataset")}
+            arrays = {k: z[k] for k in _ARRAYS}
     except FileNotFoundError:
         raise PerfportError(
             f"{path}: no such file; give a *.samples.npz of rounds ({_WRITER})"
@@ -103,15 +108,17 @@ def load_samples(path: str | Path) -> RoundSamples:
                else exc.strerror if isinstance(exc, OSError) and exc.strerror
                else "unreadable or cut short")  # fmt: skip
         raise PerfportError(f"{path}: not a samples file of rounds ({why}); {_WRITER}") from None
-    samples = arrays["samples"].astype(np.float64)
-    if samples.ndim != 4 or samples.shape[2] < 2 or samples.shape[1] != len(arrays["sizes"]):
+    arrays = {n: checked_array(path, n, a, _ARRAYS[n], _WRITER) for n, a in arrays.items()}
+    samples = arrays["samples"]
+    if samples.shape[2] < 2 or samples.shape[1] != len(arrays["sizes"]):
         raise PerfportError(
             f"{path}: samples of shape {samples.shape} are not (scenarios, sizes, rounds >= 2, "
             "launches); held-out scoring needs at least two rounds"
         )
+    check_rows(path, arrays, ("device", "kernel", "dataset"), len(samples), "samples", _WRITER)
     name = path.name.removesuffix(".npz").removesuffix(".samples")
-    return RoundSamples(name, samples, arrays["sizes"].astype(np.int64), arrays["device"],
-                        arrays["kernel"], arrays["dataset"])  # fmt: skip
+    return RoundSamples(name, samples, arrays["sizes"], arrays["device"], arrays["kernel"],
+                        arrays["dataset"])  # fmt: skip
 
 
 def group_medians(samples: np.ndarray, split: Split) -> tuple[np.ndarray, np.ndarray]:

@@ -65,10 +65,13 @@ def check_model_features(model: WgModel) -> tuple[str, ...]:
     """The model's feature names, where perfport can compute them all for a new scenario (a
     model trained on Cummins' pilot data cannot predict one); else PerfportError."""
     names = tuple(model.feature_names)
-    if not set(names) <= set(FEATURE_NAMES):
+    unknown = list(dict.fromkeys(n for n in names if n not in FEATURE_NAMES))
+    if unknown:
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
         raise PerfportError(
-            f"the model expects other features ({len(names)}, not the {len(FEATURE_NAMES)} "
-            "perfport computes); train it on a perfport dataset"
+            f"the model expects other features: {', '.join(map(repr, unknown[:3]))}{more} "
+            f"(of its {len(names)}) are none of the {len(FEATURE_NAMES)} perfport computes; "
+            "train it on a perfport dataset"
         )
     return names
 
