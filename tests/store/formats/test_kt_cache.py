@@ -198,3 +198,18 @@ def test_import_takes_a_cache_without_tune_params(tmp_path, db):
         imported = import_file(store, _write(tmp_path / "c.json", cache))
     assert imported.params == {"block_size_x": [16, 32, 64], "tile": [1, 2]}
     assert len(imported.measurements) == 6
+
+
+@pytest.mark.parametrize(
+    ("field", "name", "flag"),
+    [("device_name", "GPU\x1b[31mRED", "--device-name"), ("kernel_name", "k" * 201, "--kernel-name"),
+     ("device_name", "D" * 100_000, "--device-name")],
+)  # fmt: skip
+def test_a_name_unfit_for_a_table_is_refused_unless_renamed(tmp_path, field, name, flag):
+    """An escape sequence in a device name drove the terminal in every table; a name of
+    100,000 characters stalled the import's own printout for minutes."""
+    path = _write(tmp_path / "c.json", {**_cache(), field: name})
+    with pytest.raises(StoreError, match=f"not 1-200 printable characters; name it with {flag}"):
+        parse(path)
+    renamed = {"device": "GPU"} if field == "device_name" else {"kernel": "k"}
+    assert parse(path, **renamed).measurements

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from perfport._core import DeviceInfo, Measurement, StoreError
+from perfport._core.identifiers import is_printable_name
 from perfport.space import PruningReport
 from perfport.store.formats.imported import Imported, external_device
 from perfport.store.formats.kt_cache import (
@@ -44,6 +45,14 @@ def parse(path: str | Path, device: str | None = None, kernel: str | None = None
             f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
             f"'schema_version'){_what_it_is(data)}; give a Kernel Tuner cache or T4 results file"
         )
+    for what, name, flag in (("device", imported.device, "--device-name"),
+                             ("kernel", imported.kernel, "--kernel-name")):  # fmt: skip
+        if not is_printable_name(name):  # an escape sequence drove the terminal; 100,000
+            # characters stalled the table's line wrapping
+            raise StoreError(
+                f"{path}: its {what} name {name[:40]!r} is not 1-200 printable characters; "
+                f"name it with {flag} NAME"
+            )
     if not imported.measurements:  # it made an empty campaign and said "imported 0"
         raise StoreError(
             f"{path}: holds no results, so there is nothing to import; give a file of a run that "
