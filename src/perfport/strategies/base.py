@@ -13,6 +13,13 @@ from perfport._core.errors import PerfportError
 from perfport.space import Space
 
 
+def checked_seed(seed: object) -> int:
+    """``seed`` if it is a whole number >= 0; numpy's own refusals name neither."""
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise PerfportError(f"a strategy's seed must be a whole number >= 0, not {seed!r}")
+    return int(seed)
+
+
 class Strategy(ABC):
     """Search as ask/tell over the numbered legal configurations of a Space.
 
@@ -44,7 +51,7 @@ class Strategy(ABC):
 
     def __init__(self, space: Space, seed: int = 0) -> None:
         self.space = space
-        self.seed = seed
+        self.seed = checked_seed(seed)
         self.told: dict[int, float | None] = {}
 
     @abstractmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from perfport.space import Space
-from perfport.strategies.base import FixedOrder
+from perfport.strategies.base import FixedOrder, checked_seed
 
 
 class BruteForce(FixedOrder):
@@ -25,7 +25,7 @@ class RandomSearch(FixedOrder):
     summary = "legal configurations in seeded random order, without repeats"
 
     def __init__(self, space: Space, seed: int = 0) -> None:
-        super().__init__(space, seed, np.random.default_rng(seed).permutation(len(space)))
+        super().__init__(space, seed, np.random.default_rng(checked_seed(seed)).permutation(len(space)))
 
 
 class Listed(FixedOrder):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from perfport.space import Space
-from perfport.strategies.base import FixedOrder, Strategy
+from perfport.strategies.base import FixedOrder, Strategy, checked_seed
 from perfport.strategies.geometry import Geometry
 from perfport.strategies.region import RegionForest, RegionSweep, top_region
 
@@ -51,7 +51,7 @@ class GridSearch(FixedOrder):
             _refinement_depth(int(n))[geometry.pos[:, d]] for d, n in enumerate(geometry.sizes)
         ]
         level = np.max(np.stack(depths), axis=0) if depths else np.zeros(len(space), dtype=np.int64)
-        tiebreak = np.random.default_rng(seed).random(len(space))
+        tiebreak = np.random.default_rng(checked_seed(seed)).random(len(space))
         super().__init__(space, seed, np.lexsort((tiebreak, level)))
 
 
