@@ -137,13 +137,10 @@ def test_the_overlap_model_recovers_costs_and_a_steep_edge():
     assert c.parameters["p_g"] == pytest.approx(1e-8, rel=0.05)
     assert c.parameters["p_l"] == pytest.approx(2e-9, rel=0.05)
     assert c.parameters["p_edge"] > 10  # steepened from its start
+    # Without p_launch: the global accesses are as constant as the launch here, so a linear
+    # fit could not tell their costs apart (calibrate refuses it).
     linear = calibrate(
-        linear_model(
-            m.output,
-            {"p_g": "f_mem_access_global"},
-            {"p_l": "f_mem_access_local"},
-            {"p_launch": "f_sync_kernel_launch"},
-        ),
+        linear_model(m.output, {"p_g": "f_mem_access_global"}, {"p_l": "f_mem_access_local"}, {}),
         rows,
     )
     assert c.residual < linear.residual  # the hidden on-chip cost is what the linear form misses
@@ -176,6 +173,30 @@ def test_a_calibration_that_does_not_converge_says_so():
     big = [Measurement(f"k{i}", {}, {"f_op_float32_add": 1e3 * (i + 1)}, 1.0) for i in range(3)]
     with pytest.raises(ModelError, match="not finite at its starting values"):
         calibrate(m, big, scale=False)
+
+
+def test_parameters_the_measurements_cannot_tell_apart_are_refused():
+    # Two costs of one feature: least squares fixes only their sum, and Levenberg-Marquardt
+    # stopped with the others at their start (residual 1e6) and wrote it as a calibration.
+    m = Model("f_x", "p_a * f_op_float32_add + p_b * f_op_float32_add + p_c * f_op_float32_mul")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_op_float32_add": a, "f_op_float32_mul": b}, a + 2 * b)
+        for i, (a, b) in enumerate([(1, 1), (2, 1), (1, 3), (4, 2)])
+    ]
+    with pytest.raises(ModelError, match=r"did not converge \(p_a, p_b cannot be told apart"):
+        calibrate(m, rows)
+
+
+def test_a_fit_worse_than_predicting_zero_is_refused():
+    # This model cannot go below 0.01 s; every measurement is at most 4 ms.
+    m = Model("f_x", "p_a * p_a * f_op_float32_add + 0.01")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_op_float32_add": i + 1.0}, 1e-3 * (i + 1)) for i in range(4)
+    ]
+    with pytest.raises(
+        ModelError, match=r"did not converge \(its residual .* worse than predicting 0"
+    ):
+        calibrate(m, rows)
 
 
 def test_models_and_calibrations_round_trip_through_files(tmp_path):

@@ -215,7 +215,46 @@ def _fit(
             f"calibration did not converge ({fit.message}); give measurements that vary each "
             "feature independently, or initial values near the answer"
         )
+    # As for uninformed parameters: dependent at the start and at the fit, so that a step
+    # saturated at the fit (an overlap model's) does not pass for terms the data never part.
+    at_start = set(_tied(free, jacobian(x0)))
+    tied = [p for p in _tied(free, jacobian(fit.x)) if p in at_start]
+    if tied:
+        raise ModelError(
+            f"calibration did not converge ({', '.join(tied)} cannot be told apart: their terms "
+            "vary together over every measurement); measure kernels that separate them, or "
+            "drop all but one of those terms"
+        )
+    zero = float(np.linalg.norm(target * weight))  # the residual of predicting 0 everywhere
+    if np.linalg.norm(fit.fun) > zero * (1 + 1e-9):
+        raise ModelError(
+            f"calibration did not converge (its residual {np.linalg.norm(fit.fun):.3g} is worse "
+            f"than predicting 0, {zero:.3g}); give initial values near the answer, or "
+            "measurements that vary each feature independently"
+        )
     return params(fit.x), fit
+
+
+# A normalised Jacobian's singular value below this is a dependence among its columns (exact
+# ones are ~1e-16; the shipped calibrations' smallest is ~1e-3).
+_TIED = 1e-9
+
+
+def _tied(names: Sequence[str], jac: np.ndarray) -> tuple[str, ...]:
+    """The parameters whose Jacobian columns are linearly dependent (two terms the data never
+    vary apart): least squares fixes only a combination of them, each value is arbitrary.
+    Zero columns are left to ``uninformed``."""
+    norms = np.linalg.norm(jac, axis=0)
+    live = [i for i, n in enumerate(norms) if np.isfinite(n) and n > 0]
+    if len(live) < 2:
+        return ()
+    _, sv, vt = np.linalg.svd(jac[:, live] / norms[live], full_matrices=True)
+    sv = np.concatenate([sv, np.zeros(len(live) - len(sv))])  # fewer rows than columns
+    null = np.abs(vt[sv < _TIED * sv[0]])
+    if not len(null):
+        return ()
+    involved = np.any(null > 0.05 * null.max(axis=1, keepdims=True), axis=0)
+    return tuple(names[live[i]] for i in np.flatnonzero(involved))
 
 
 def calibrate(
