@@ -341,11 +341,14 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
             if p in calibration.uninformed and d != 0:
                 raise ModelError(f"cannot predict: {calibration.uninformed[p]}")
     env = {**features, **calibration.parameters}
-    value = float(model.evaluate(calibration.parameters, features))
-    shares: dict[str, float] = {}
+    with np.errstate(all="ignore"):
+        value = float(model.evaluate(calibration.parameters, features))
     from perfport.model.expression import Formula
 
-    for term in model.terms():
-        part = float(Formula.parse(term, "model term").evaluate(env))
-        shares[term] = part / value if value else 0.0
-    return Prediction(value, shares)
+    parts = {t: float(Formula.parse(t, "model term").evaluate(env)) for t in model.terms()}
+    if not np.isfinite(value):  # e.g. an exp() term past float range at a large size
+        bad = next((t for t, v in parts.items() if not np.isfinite(v)), model.expression)
+        raise ModelError(f"cannot predict: the model overflows at this kernel's sizes ({bad} is "
+                         f"{parts.get(bad, value)}); predict smaller sizes, or calibrate a model that grows "
+                         "more slowly")  # fmt: skip
+    return Prediction(value, {t: v / value if value else 0.0 for t, v in parts.items()})
