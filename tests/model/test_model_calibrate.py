@@ -45,12 +45,22 @@ def test_the_papers_model_parses_into_parameters_and_features():
         ("p_a.real * f_thread_groups", "Attribute is not allowed"),
         ("p_a * 'text'", "not a number"),
         ("", "empty"),
+        # said 'not finite at its starting values; give other initial values' at calibration
+        ("p_a * f_thread_groups ** 99999999999", "exponent larger than 256"),
+        ("p_a * f_thread_groups + 9**9**9**9", "exponent larger than 256"),
+        ("p_a * f_thread_groups ** -(2 ** 9)", "exponent larger than 256"),
     ],
 )
 def test_bad_expressions_get_one_line_errors(expression, hint):
     with pytest.raises(ModelError, match=hint) as exc:
         Model("f_cl_wall_time_a_b", expression)
     assert "\n" not in str(exc.value)
+
+
+def test_a_feature_definition_with_a_huge_exponent_is_refused():
+    with pytest.raises(ModelError, match=r"feature f_x: exponent larger than 256"):
+        Model("f_y", "p_a * f_x", definitions={"f_x": "f_thread_groups ** 9 ** 9 ** 9"})
+    assert Model("f_y", "p_a * f_thread_groups ** 2 + p_b * f_thread_groups ** p_c").parameters
 
 
 def test_a_syntax_error_names_the_users_features_not_placeholders():
