@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
+from perfport.model import fields
 from perfport.model.errors import ModelError
 from perfport.model.inform import reason, uninformed
 from perfport.model.model import FORMAT as MODEL_FORMAT
@@ -98,29 +99,36 @@ class Calibration:
             raise ModelError(f"not a perfport calibration file (expected format {FORMAT!r})")
         try:
             model = Model.from_json(data["model"])
-            parameters = {str(k): float(v) for k, v in dict(data["parameters"]).items()}
+            parameters = fields.numbers(data["parameters"], "parameters", '{"p_launch": 4e-07}')
             if set(parameters) != set(model.parameters):
                 raise ValueError("its parameters are not the model's")
             bad = [p for p, v in parameters.items() if not np.isfinite(v)]
             if bad:
                 raise ValueError(f"parameter {bad[0]} is {parameters[bad[0]]}, not a number")
+            uninformed = fields.mapping(data.get("uninformed", {}), "uninformed", '{"p_x": "why"}')
             return Calibration(
                 model=model,
                 device=str(data["device"]),
                 parameters=parameters,
-                residual=float(data["residual"]),
-                residuals=tuple(float(r) for r in data["residuals"]),
-                n_measurements=int(data["n_measurements"]),
+                residual=fields.number(data["residual"], "residual"),
+                residuals=fields.numbers_list(data["residuals"], "residuals"),
+                n_measurements=fields.integer(data["n_measurements"], "n_measurements"),
                 nonnegative=bool(data["nonnegative"]),
-                negative=tuple(str(n) for n in data["negative"]),
+                negative=fields.names(data["negative"], "negative"),
                 scaled=bool(data["scaled"]),
-                iterations=int(data["iterations"]),
-                uninformed={str(k): str(v) for k, v in dict(data.get("uninformed", {})).items()},
+                iterations=fields.integer(data["iterations"], "iterations"),
+                uninformed={str(k): str(v) for k, v in uninformed.items()},
                 bounded=bool(data.get("bounded", False)),
-                at_bound=tuple(str(n) for n in data.get("at_bound", ())),
-                unbounded_negative=tuple(str(n) for n in data.get("unbounded_negative", ())),
+                at_bound=fields.names(data.get("at_bound", []), "at_bound"),
+                unbounded_negative=fields.names(
+                    data.get("unbounded_negative", []), "unbounded_negative"
+                ),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise ModelError(
+                f"calibration file: missing or bad field (no {exc} field); calibrate again"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise ModelError(
                 f"calibration file: missing or bad field ({exc}); calibrate again"
             ) from None
