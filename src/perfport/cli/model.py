@@ -5,6 +5,7 @@ none of it."""
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -249,4 +250,9 @@ def _collect(args: argparse.Namespace, console: Console, device: Any, variants: 
         )
     else:
         console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    if counts[CollectStatus.FAILED.value] and len(results) == counts[CollectStatus.FAILED.value]:
+        # as 'model measure': nothing to calibrate on is a failed run, not a success
+        print("perfport: no kernel of the collection could be measured; the messages above say "
+              "why", file=sys.stderr)  # fmt: skip
+        return 1
     return 0
