@@ -91,6 +91,20 @@ def test_a_collection_where_every_kernel_failed_exits_1_naming_the_sizes(tmp_pat
     assert "no kernel of the collection could be measured" in captured.err
 
 
+def test_collect_help_lists_every_generator_tag(capsys):
+    # It listed flops, gmem, lmem, sync and overlap only: gstore, lmem_stride, lmem_hoist,
+    # gmem_tile and work_removal were missing.
+    from perfport.cli.model import GENERATOR_TAGS
+    from perfport.model.generators import all_generators
+
+    tags = {t for g in all_generators() for t in g.tags if t != g.name}
+    assert set(GENERATOR_TAGS) == tags
+    with pytest.raises(SystemExit):
+        main(["model", "collect", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert all(f"{t}," in shown or f"{t}, or" in shown for t in GENERATOR_TAGS)
+
+
 def test_bad_filters_are_one_line_errors(tmp_path, capsys) -> None:
     pytest.importorskip("pyopencl")
     assert (
