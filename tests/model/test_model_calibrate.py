@@ -45,12 +45,22 @@ def test_the_papers_model_parses_into_parameters_and_features():
         ("p_a.real * f_thread_groups", "Attribute is not allowed"),
         ("p_a * 'text'", "not a number"),
         ("", "empty"),
+        # said 'not finite at its starting values; give other initial values' at calibration
+        ("p_a * f_thread_groups ** 99999999999", "exponent larger than 256"),
+        ("p_a * f_thread_groups + 9**9**9**9", "exponent larger than 256"),
+        ("p_a * f_thread_groups ** -(2 ** 9)", "exponent larger than 256"),
     ],
 )
 def test_bad_expressions_get_one_line_errors(expression, hint):
     with pytest.raises(ModelError, match=hint) as exc:
         Model("f_cl_wall_time_a_b", expression)
     assert "\n" not in str(exc.value)
+
+
+def test_a_feature_definition_with_a_huge_exponent_is_refused():
+    with pytest.raises(ModelError, match=r"feature f_x: exponent larger than 256"):
+        Model("f_y", "p_a * f_x", definitions={"f_x": "f_thread_groups ** 9 ** 9 ** 9"})
+    assert Model("f_y", "p_a * f_thread_groups ** 2 + p_b * f_thread_groups ** p_c").parameters
 
 
 def test_a_syntax_error_names_the_users_features_not_placeholders():
@@ -137,13 +147,10 @@ def test_the_overlap_model_recovers_costs_and_a_steep_edge():
     assert c.parameters["p_g"] == pytest.approx(1e-8, rel=0.05)
     assert c.parameters["p_l"] == pytest.approx(2e-9, rel=0.05)
     assert c.parameters["p_edge"] > 10  # steepened from its start
+    # Without p_launch: the global accesses are as constant as the launch here, so a linear
+    # fit could not tell their costs apart (calibrate refuses it).
     linear = calibrate(
-        linear_model(
-            m.output,
-            {"p_g": "f_mem_access_global"},
-            {"p_l": "f_mem_access_local"},
-            {"p_launch": "f_sync_kernel_launch"},
-        ),
+        linear_model(m.output, {"p_g": "f_mem_access_global"}, {"p_l": "f_mem_access_local"}, {}),
         rows,
     )
     assert c.residual < linear.residual  # the hidden on-chip cost is what the linear form misses
@@ -176,6 +183,30 @@ def test_a_calibration_that_does_not_converge_says_so():
     big = [Measurement(f"k{i}", {}, {"f_op_float32_add": 1e3 * (i + 1)}, 1.0) for i in range(3)]
     with pytest.raises(ModelError, match="not finite at its starting values"):
         calibrate(m, big, scale=False)
+
+
+def test_parameters_the_measurements_cannot_tell_apart_are_refused():
+    # Two costs of one feature: least squares fixes only their sum, and Levenberg-Marquardt
+    # stopped with the others at their start (residual 1e6) and wrote it as a calibration.
+    m = Model("f_x", "p_a * f_op_float32_add + p_b * f_op_float32_add + p_c * f_op_float32_mul")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_op_float32_add": a, "f_op_float32_mul": b}, a + 2 * b)
+        for i, (a, b) in enumerate([(1, 1), (2, 1), (1, 3), (4, 2)])
+    ]
+    with pytest.raises(ModelError, match=r"did not converge \(p_a, p_b cannot be told apart"):
+        calibrate(m, rows)
+
+
+def test_a_fit_worse_than_predicting_zero_is_refused():
+    # This model cannot go below 0.01 s; every measurement is at most 4 ms.
+    m = Model("f_x", "p_a * p_a * f_op_float32_add + 0.01")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_op_float32_add": i + 1.0}, 1e-3 * (i + 1)) for i in range(4)
+    ]
+    with pytest.raises(
+        ModelError, match=r"did not converge \(its residual .* worse than predicting 0"
+    ):
+        calibrate(m, rows)
 
 
 def test_models_and_calibrations_round_trip_through_files(tmp_path):

@@ -76,6 +76,35 @@ def test_a_kernel_that_fails_is_an_outcome_and_the_run_goes_on(tmp_path) -> None
     assert "cannot make this one" in results[0].message
 
 
+def test_a_collection_where_every_kernel_failed_exits_1_naming_the_sizes(tmp_path, capsys):
+    # nel:100 under a work-group of 256 launched a global size of 0, and collect exited 0
+    # with "0 measured, 0 stored, 1 failed" where 'model measure' exits 1.
+    pytest.importorskip("pyopencl")
+    tags = ["gmem_pattern", "dtype:float32", "lid_stride_0:1", "n_arrays:1", "nel:100"]
+    assert (
+        main(["model", "collect", "--filter", *tags, "--db", str(tmp_path / "c.db"), "--json"]) == 1
+    )
+    captured = capsys.readouterr()
+    (result,) = json.loads(captured.out)["results"]
+    assert result["status"] == "failed" and "outside the kernel's assumptions" in result["message"]
+    assert "multiple of the work-group size" in result["message"]
+    assert "no kernel of the collection could be measured" in captured.err
+
+
+def test_collect_help_lists_every_generator_tag(capsys):
+    # It listed flops, gmem, lmem, sync and overlap only: gstore, lmem_stride, lmem_hoist,
+    # gmem_tile and work_removal were missing.
+    from perfport.cli.model import GENERATOR_TAGS
+    from perfport.model.generators import all_generators
+
+    tags = {t for g in all_generators() for t in g.tags if t != g.name}
+    assert set(GENERATOR_TAGS) == tags
+    with pytest.raises(SystemExit):
+        main(["model", "collect", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert all(f"{t}," in shown or f"{t}, or" in shown for t in GENERATOR_TAGS)
+
+
 def test_bad_filters_are_one_line_errors(tmp_path, capsys) -> None:
     pytest.importorskip("pyopencl")
     assert (

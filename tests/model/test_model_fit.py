@@ -320,6 +320,24 @@ def test_a_negative_prediction_is_flagged(tmp_path, capsys):
     assert "--nonnegative" in captured.err and captured.err.count("\n") == 1
 
 
+def test_a_prediction_that_overflows_is_refused(tmp_path, capsys):
+    # exp() of a large kernel's thread groups is inf: it printed 'inf ms', a share 'nan%' and
+    # JSON null, exit 0.
+    from perfport.model import Model
+    from perfport.model.calibrate import Calibration
+
+    model = Model("f_cl_wall_time", "p_a * exp(p_b * f_thread_groups)")
+    path = tmp_path / "cal.json"
+    Calibration(model=model, device="dev", parameters={"p_a": 1e-6, "p_b": 100.0}, residual=0.0,
+                residuals=(), n_measurements=0, nonnegative=True, negative=(), scaled=True,
+                iterations=0).save(path)  # fmt: skip
+    argv = ["model", "predict", str(path), "matmul-noprefetch", "--problem", "n=128", "--json"]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert not captured.out and captured.err.count("\n") == 1
+    assert "overflows" in captured.err and "p_a * exp(p_b * f_thread_groups) is inf" in captured.err
+
+
 def test_a_calibration_with_a_cost_that_is_not_a_number_is_refused(tmp_path, capsys):
     path = Path(calibration_file(tmp_path / "cal.json", "dev"))
     path.write_text(path.read_text().replace('"p_gload": 1e-09', '"p_gload": NaN'))

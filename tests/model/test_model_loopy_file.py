@@ -183,6 +183,24 @@ def test_a_kernel_spec_file_that_names_its_source_program_tunes_as_a_spec(tmp_pa
     assert out["kernel"] == "saxpy" and out["outcomes"]["ok"] == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("x = 1\n", "it defines neither 'kernel' nor 'make_kernel()'"),
+        ("def make_kernel():\n    return None\n", "its make_kernel() returned nothing (None)"),
+        ("kernel = 5\n", "its 'kernel' is of type int, not a loopy kernel"),
+    ],
+)
+def test_a_kernel_file_without_a_kernel_says_what_to_define(tmp_path, capsys, text, found):
+    """It said '...; found NoneType'."""
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    assert main(["model", "stats", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert found in err and "define 'kernel'" in err and "NoneType" not in err
+    assert err.count("\n") == 1
+
+
 def test_model_stats_says_a_space_file_is_one(capsys):
     """It said 'define kernel ...; found NoneType'."""
     assert main(["model", "stats", EXAMPLE]) == 2

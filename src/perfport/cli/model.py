@@ -5,6 +5,7 @@ none of it."""
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -181,12 +182,19 @@ def _print_report(console: Console, report: dict[str, Any]) -> None:
             console.print(f"    {name} = {value:g}", highlight=False, markup=False)
 
 
+# The generators' group tags (tests/model/test_model_collect.py checks them against the
+# registry, which --help does not import: it would import numpy and loopy).
+GENERATOR_TAGS = ("flops", "gmem", "gstore", "lmem", "lmem_stride", "lmem_hoist", "gmem_tile",
+                  "sync", "overlap", "work_removal", "work_removal_barriers")  # fmt: skip
+
+
 def _add_collect(model_sub: Any) -> None:
     p = model_sub.add_parser(
         "collect",
         help="measure a measurement-kernel collection (UIPiCK) on a device into the store",
-        description="--filter takes generator tags (flops, gmem, lmem, sync, overlap, or a "
-        "generator's name) and variant tags arg:v1,v2 (dtype:float32, nel:65536). Kernels "
+        description=f"--filter takes generator tags ({', '.join(GENERATOR_TAGS)}, or a "
+        "generator's name: --list shows them) and variant tags arg:v1,v2 (dtype:float32, "
+        "nel:65536; nel a multiple of the work-group size lsize_0, and at least it). Kernels "
         "already measured on the device are taken from the store, so a rerun measures only "
         "what is missing.",
     )
@@ -249,4 +257,9 @@ def _collect(args: argparse.Namespace, console: Console, device: Any, variants: 
         )
     else:
         console.print(", ".join(f"{n} {k}" for k, n in counts.items()))
+    if counts[CollectStatus.FAILED.value] and len(results) == counts[CollectStatus.FAILED.value]:
+        # as 'model measure': nothing to calibrate on is a failed run, not a success
+        print("perfport: no kernel of the collection could be measured; the messages above say "
+              "why", file=sys.stderr)  # fmt: skip
+        return 1
     return 0

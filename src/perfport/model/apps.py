@@ -185,11 +185,26 @@ def load_program(kernel: str) -> Any:
             "tunes it)"
         )
     if not isinstance(made, lp.TranslationUnit | lp.LoopKernel):
-        raise SpecError(
-            f"{path}: define 'kernel' (a loopy kernel) or 'make_kernel()' returning one; "
-            f"found {type(made).__name__}"
-        )
+        raise SpecError(f"{path}: {_not_a_kernel(module, made)}")
     return made
+
+
+def _not_a_kernel(module: Any, made: Any) -> str:
+    """What a kernel file defines instead of a loopy kernel, and what it should define."""
+    if hasattr(module, "kernel"):
+        found = f"its 'kernel' is {_kind(made)}"
+    elif callable(getattr(module, "make_kernel", None)):
+        found = f"its make_kernel() returned {_kind(made)}"
+    else:
+        found = "it defines neither 'kernel' nor 'make_kernel()'"
+    return (f"{found}; define 'kernel' (a loopy kernel: kernel = lp.make_kernel(...)) or "
+            "'make_kernel()' returning one")  # fmt: skip
+
+
+def _kind(value: Any) -> str:
+    return (
+        "nothing (None)" if value is None else f"of type {type(value).__name__}, not a loopy kernel"
+    )
 
 
 def run_on(queue: Any, app: AppKernel, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

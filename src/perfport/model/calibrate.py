@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core.optional import require
+from perfport.model import fields
 from perfport.model.errors import ModelError
 from perfport.model.inform import reason, uninformed
 from perfport.model.model import FORMAT as MODEL_FORMAT
@@ -98,29 +99,36 @@ class Calibration:
             raise ModelError(f"not a perfport calibration file (expected format {FORMAT!r})")
         try:
             model = Model.from_json(data["model"])
-            parameters = {str(k): float(v) for k, v in dict(data["parameters"]).items()}
+            parameters = fields.numbers(data["parameters"], "parameters", '{"p_launch": 4e-07}')
             if set(parameters) != set(model.parameters):
                 raise ValueError("its parameters are not the model's")
             bad = [p for p, v in parameters.items() if not np.isfinite(v)]
             if bad:
                 raise ValueError(f"parameter {bad[0]} is {parameters[bad[0]]}, not a number")
+            uninformed = fields.mapping(data.get("uninformed", {}), "uninformed", '{"p_x": "why"}')
             return Calibration(
                 model=model,
                 device=str(data["device"]),
                 parameters=parameters,
-                residual=float(data["residual"]),
-                residuals=tuple(float(r) for r in data["residuals"]),
-                n_measurements=int(data["n_measurements"]),
+                residual=fields.number(data["residual"], "residual"),
+                residuals=fields.numbers_list(data["residuals"], "residuals"),
+                n_measurements=fields.integer(data["n_measurements"], "n_measurements"),
                 nonnegative=bool(data["nonnegative"]),
-                negative=tuple(str(n) for n in data["negative"]),
+                negative=fields.names(data["negative"], "negative"),
                 scaled=bool(data["scaled"]),
-                iterations=int(data["iterations"]),
-                uninformed={str(k): str(v) for k, v in dict(data.get("uninformed", {})).items()},
+                iterations=fields.integer(data["iterations"], "iterations"),
+                uninformed={str(k): str(v) for k, v in uninformed.items()},
                 bounded=bool(data.get("bounded", False)),
-                at_bound=tuple(str(n) for n in data.get("at_bound", ())),
-                unbounded_negative=tuple(str(n) for n in data.get("unbounded_negative", ())),
+                at_bound=fields.names(data.get("at_bound", []), "at_bound"),
+                unbounded_negative=fields.names(
+                    data.get("unbounded_negative", []), "unbounded_negative"
+                ),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise ModelError(
+                f"calibration file: missing or bad field (no {exc} field); calibrate again"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise ModelError(
                 f"calibration file: missing or bad field ({exc}); calibrate again"
             ) from None
@@ -215,7 +223,46 @@ def _fit(
             f"calibration did not converge ({fit.message}); give measurements that vary each "
             "feature independently, or initial values near the answer"
         )
+    # As for uninformed parameters: dependent at the start and at the fit, so that a step
+    # saturated at the fit (an overlap model's) does not pass for terms the data never part.
+    at_start = set(_tied(free, jacobian(x0)))
+    tied = [p for p in _tied(free, jacobian(fit.x)) if p in at_start]
+    if tied:
+        raise ModelError(
+            f"calibration did not converge ({', '.join(tied)} cannot be told apart: their terms "
+            "vary together over every measurement); measure kernels that separate them, or "
+            "drop all but one of those terms"
+        )
+    zero = float(np.linalg.norm(target * weight))  # the residual of predicting 0 everywhere
+    if np.linalg.norm(fit.fun) > zero * (1 + 1e-9):
+        raise ModelError(
+            f"calibration did not converge (its residual {np.linalg.norm(fit.fun):.3g} is worse "
+            f"than predicting 0, {zero:.3g}); give initial values near the answer, or "
+            "measurements that vary each feature independently"
+        )
     return params(fit.x), fit
+
+
+# A normalised Jacobian's singular value below this is a dependence among its columns (exact
+# ones are ~1e-16; the shipped calibrations' smallest is ~1e-3).
+_TIED = 1e-9
+
+
+def _tied(names: Sequence[str], jac: np.ndarray) -> tuple[str, ...]:
+    """The parameters whose Jacobian columns are linearly dependent (two terms the data never
+    vary apart): least squares fixes only a combination of them, each value is arbitrary.
+    Zero columns are left to ``uninformed``."""
+    norms = np.linalg.norm(jac, axis=0)
+    live = [i for i, n in enumerate(norms) if np.isfinite(n) and n > 0]
+    if len(live) < 2:
+        return ()
+    _, sv, vt = np.linalg.svd(jac[:, live] / norms[live], full_matrices=True)
+    sv = np.concatenate([sv, np.zeros(len(live) - len(sv))])  # fewer rows than columns
+    null = np.abs(vt[sv < _TIED * sv[0]])
+    if not len(null):
+        return ()
+    involved = np.any(null > 0.05 * null.max(axis=1, keepdims=True), axis=0)
+    return tuple(names[live[i]] for i in np.flatnonzero(involved))
 
 
 def calibrate(
@@ -302,11 +349,14 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
             if p in calibration.uninformed and d != 0:
                 raise ModelError(f"cannot predict: {calibration.uninformed[p]}")
     env = {**features, **calibration.parameters}
-    value = float(model.evaluate(calibration.parameters, features))
-    shares: dict[str, float] = {}
+    with np.errstate(all="ignore"):
+        value = float(model.evaluate(calibration.parameters, features))
     from perfport.model.expression import Formula
 
-    for term in model.terms():
-        part = float(Formula.parse(term, "model term").evaluate(env))
-        shares[term] = part / value if value else 0.0
-    return Prediction(value, shares)
+    parts = {t: float(Formula.parse(t, "model term").evaluate(env)) for t in model.terms()}
+    if not np.isfinite(value):  # e.g. an exp() term past float range at a large size
+        bad = next((t for t, v in parts.items() if not np.isfinite(v)), model.expression)
+        raise ModelError(f"cannot predict: the model overflows at this kernel's sizes ({bad} is "
+                         f"{parts.get(bad, value)}); predict smaller sizes, or calibrate a model that grows "
+                         "more slowly")  # fmt: skip
+    return Prediction(value, {t: v / value if value else 0.0 for t, v in parts.items()})

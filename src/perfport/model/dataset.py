@@ -5,7 +5,9 @@ the sizes), read from a store or from a JSON/CSV file, and their features from l
 A data file is ``perfport export``'s JSON or CSV (columns ``device``, ``device_fingerprint``,
 ``kernel``, ``problem``, ``median_ms``, ``outcome``; others ignored) or the slim form
 ``write_data`` writes (``time_ms`` for ``median_ms``). Rows with another kernel name or an
-outcome other than ok are skipped.
+outcome other than ok (a failed measurement, which has no time) are skipped; any other row's
+time must be a finite number of ms > 0, and an application kernel's problem its integer
+sizes: a bad one is refused, naming its line, never dropped (it would change the errors).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import warnings
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,7 +26,7 @@ from perfport._core.records import Problem
 from perfport.model.cache import StatsCache
 from perfport.model.calibrate import Measurement
 from perfport.model.counts import EvaluatedStats
-from perfport.model.errors import ModelError, UncountableKernel
+from perfport.model.errors import BadProblem, ModelError, UncountableKernel
 from perfport.model.features import FeatureSet
 from perfport.model.model import Model, input_features
 
@@ -43,6 +46,8 @@ class TimedKernel:
     kernel: str  # mk-<generator> or app-<application>
     problem: Problem
     time_ms: float
+    # Where it was read ("FILE, line 7"), to name a bad row; "" for a store's.
+    origin: str = field(default="", compare=False)
 
     @property
     def is_collection(self) -> bool:
@@ -99,22 +104,25 @@ def from_store(db: str | Path, device: str | None = None) -> list[TimedKernel]:
 
 def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
     if str(record.get("outcome") or "ok") != "ok":
-        return None
+        return None  # a failed measurement: no time to fit or predict
     try:
+        kernel = str(record["kernel"])
+        if not kernel.startswith((COLLECTION_PREFIX, APPLICATION_PREFIX)):
+            return None
         problem = record["problem"]
         if isinstance(problem, str):
             problem = json.loads(problem)
         if not isinstance(problem, Mapping):
             raise ModelError(f'{where}: problem is not a JSON object; write it as {{"n": 1024}}')
-        time = record.get("time_ms", record.get("median_ms"))
-        if time in (None, ""):
-            return None
+        if kernel.startswith(APPLICATION_PREFIX):
+            _check_sizes(problem, where)
         return TimedKernel(
             device=str(record["device"]),
             device_fingerprint=str(record.get("device_fingerprint") or record["device"]),
-            kernel=str(record["kernel"]),
+            kernel=kernel,
             problem=Problem.of(dict(problem)),
-            time_ms=float(time),
+            time_ms=_time(record, where),
+            origin=where,
         )
     except KeyError as exc:
         raise ModelError(
@@ -125,8 +133,35 @@ def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
         raise ModelError(
             f'{where}: problem is not a JSON object ({exc.msg}); write it as {{"n": 1024}}'
         ) from None
-    except (TypeError, ValueError) as exc:
-        raise ModelError(f"{where}: a bad value ({exc}); time_ms is a number of ms") from None
+
+
+def _check_sizes(problem: Mapping[str, Any], where: str) -> None:
+    """An application kernel's problem is its sizes: integers (loopy counts at them)."""
+    for name, value in problem.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ModelError(
+                f"{where}: problem {name}={json.dumps(value)} is not an integer; an application "
+                'kernel\'s problem gives its sizes as integers, e.g. {"n": 1024}'
+            )
+
+
+def _time(record: Mapping[str, Any], where: str) -> float:
+    """The row's time in ms: time_ms, else perfport export's median_ms; finite and > 0."""
+    column = next((c for c in ("time_ms", "median_ms") if c in record), None)
+    if column is None:
+        raise ModelError(f"{where}: no 'time_ms' (or 'median_ms') field; give device, kernel, "
+                         "problem and time_ms (or perfport export's median_ms)")  # fmt: skip
+    text = record[column]
+    try:
+        value = math.nan if isinstance(text, bool) else float(text)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        shown = json.dumps(text) if not isinstance(text, str) else repr(text)
+        raise ModelError(f"{where}: a bad value ({column} {shown} is not a finite number > 0); "
+                         f"{column} is a number of ms (drop the row, or mark a failed "
+                         "measurement with an outcome other than ok)")  # fmt: skip
+    return value
 
 
 def read_data(path: str | Path) -> list[TimedKernel]:
@@ -270,6 +305,12 @@ class KernelFeatures:
                 first = str(exc).splitlines()[0] if str(exc) else ""
                 self._failed[key] = f"loopy cannot build {kernel} ({type(exc).__name__}: {first})"
                 raise UncountableKernel(self._failed[key]) from None
+            missing = [p for p in counted.params if p not in sizes]
+            unknown = [p for p in sizes if p not in counted.params]
+            if missing or unknown:
+                what = f"no size {unknown[0]}" if unknown else f"no value for size {missing[0]}"
+                raise BadProblem(f"{kernel} {json.dumps(dict(problem))}: {what}; its sizes are "
+                                 f"{', '.join(counted.params) or 'none'}")  # fmt: skip
             return counted.evaluate(sizes)
 
     def usable(self, runs: Sequence[TimedKernel]) -> tuple[list[TimedKernel], tuple[Skipped, ...]]:
@@ -280,6 +321,8 @@ class KernelFeatures:
         for r in runs:
             try:
                 self.stats(r.kernel, r.problem)
+            except BadProblem as exc:
+                raise BadProblem(f"{r.origin}: {exc}" if r.origin else str(exc)) from None
             except ModelError as exc:
                 try:
                     variant = self._variant(r.kernel, r.problem)

@@ -13,3 +13,8 @@ class ModelError(PerfportError):
 class UncountableKernel(ModelError):
     """loopy cannot compute a kernel's statistics (its counting raised): the kernel is skipped
     where the others can still be used."""
+
+
+class BadProblem(ModelError):
+    """A measurement's problem does not give its kernel's sizes: the row is wrong, not the
+    kernel (refused, naming the row; never skipped with the kernel's other rows)."""

@@ -221,13 +221,15 @@ def evaluate(
 
 def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
     """Pairs of variants measured at the same size on one device, more than RANK_MARGIN
-    apart, and those of them the predictions order the other way."""
-    at: dict[tuple[str, str], list[tuple[str, Point]]] = defaultdict(list)
+    apart, and those of them the predictions order the other way, each as "A vs B on DEVICE
+    at n=560"."""
+    at: dict[tuple[str, str, str], list[tuple[str, Point]]] = defaultdict(list)
     for r in results:
         for p in r.points:
-            at[r.device_fingerprint, repr(sorted(p.sizes.items()))].append((r.variant, p))
+            sizes = ", ".join(f"{k}={v}" for k, v in sorted(p.sizes.items()))
+            at[r.device_fingerprint, r.device, sizes].append((r.variant, p))
     pairs, wrong = 0, []
-    for (_, sizes), entries in sorted(at.items()):
+    for (_, device, sizes), entries in sorted(at.items()):
         for i, (va, pa) in enumerate(entries):
             for vb, pb in entries[i + 1 :]:
                 low, high = sorted((pa.measured_ms, pb.measured_ms))
@@ -235,5 +237,5 @@ def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
                     continue
                 pairs += 1
                 if (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
-                    wrong.append(f"{va} vs {vb} at {sizes}")
+                    wrong.append(f"{va} vs {vb} on {device} at {sizes}")
     return pairs, tuple(wrong)

@@ -23,6 +23,7 @@ from perfport.model.errors import ModelError
 # A feature name inside a model expression: f_ then name characters and {...} groups.
 FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
 _MAX_NODES = 2_000
+_MAX_EXPONENT = 256  # as feature conditions (_core.expr): a constant power past it overflows
 _PLACEHOLDER = "_feature_{}_"
 
 
@@ -204,7 +205,14 @@ class _Builder:
         if isinstance(node, ast.Name):
             return Node("sym", name=self._name(node.id))
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            return Node(_BINARY[type(node.op)], (self.build(node.left), self.build(node.right)))
+            left, right = self.build(node.left), self.build(node.right)
+            if isinstance(node.op, ast.Pow) and not _symbols(right):
+                with np.errstate(all="ignore"):  # a float: 9**9**9 is inf, not a huge int
+                    exponent = float(evaluate(right, {}))
+                if not abs(exponent) <= _MAX_EXPONENT:
+                    raise ModelError(f"{self.what}: exponent larger than {_MAX_EXPONENT}; write "
+                                     "a smaller power (a larger one overflows)")  # fmt: skip
+            return Node(_BINARY[type(node.op)], (left, right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
             inner = self.build(node.operand)
             return Node("neg", (inner,)) if isinstance(node.op, ast.USub) else inner

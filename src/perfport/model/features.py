@@ -358,6 +358,7 @@ class FeatureSet:
 
     def define(self, name: str, expression: str) -> None:
         self._check_name(name)
+        Formula.parse(expression, f"feature {name}")  # refused when defined, not when used
         for used in FEATURE_TOKEN.findall(expression):
             if used == name:
                 raise ModelError(f"feature {name!r} cannot be defined in terms of itself")

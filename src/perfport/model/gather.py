@@ -81,7 +81,7 @@ def _gather(program: Any, subgroup_size: int) -> KernelStats:
         sync=sync,
         thread_groups=_product_text(gsize),
         work_group_size=_product_text(lsize),
-        guard=_set_text(knl.assumptions.params()),
+        guard=assumptions_text(knl),
         approximations=tuple(dict.fromkeys(notes)),
         local_mem_bytes=local_bytes(knl),
     )
@@ -328,6 +328,11 @@ def _aff(aff: Any) -> Any:
     from loopy.symbolic import aff_to_expr
 
     return aff_to_expr(aff)
+
+
+def assumptions_text(knl: Any) -> str:
+    """A loopy kernel's assumptions on its sizes, as an expression perfport evaluates."""
+    return _set_text(knl.assumptions.params())
 
 
 def _set_text(domain: Any) -> str:

@@ -17,11 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.errors import ExpressionError
+from perfport._core.expr import Expr
 from perfport._core.records import DeviceInfo, Problem
 from perfport._core.spec import ArrayArg, KernelSpec, ScalarArg
 from perfport.measure.settings import RunSettings
 from perfport.model.collection import Generator
-from perfport.model.gather import loopy
+from perfport.model.errors import ModelError
+from perfport.model.gather import assumptions_text, loopy
 from perfport.store import CampaignStatus, Store
 from perfport.store.queries import export_rows
 from perfport.tune import tune
@@ -144,10 +147,27 @@ def _measure_one(
     db: str | Path,
     settings: RunSettings,
 ) -> CollectResult:
-    return _measure_spec(
-        lambda: kernel_spec(generator.kernel(args).program, name, args),
-        generator.name, args, device, db, settings,
-    )  # fmt: skip
+    def make() -> KernelSpec:
+        program = generator.kernel(args).program
+        _check_assumptions(program, args)
+        return kernel_spec(program, name, args)
+
+    return _measure_spec(make, generator.name, args, device, db, settings)
+
+
+def _check_assumptions(program: Any, args: Problem) -> None:
+    """Refuse sizes outside the kernel's assumptions in words: they used to launch as a
+    global size of 0 (nel:100 under a work-group of 256)."""
+    knl = program if isinstance(program, loopy().LoopKernel) else program.default_entrypoint
+    text = assumptions_text(knl)
+    try:
+        holds = Expr(text, f"assumptions of {knl.name}").value(dict(args))
+    except ExpressionError:  # a size it names is not in args: the launch says what is wrong
+        return
+    if not holds:
+        raise ModelError(f"sizes outside the kernel's assumptions {text}; give sizes that "
+                         "satisfy them (nel a multiple of the work-group size lsize_0, and at "
+                         "least it)")  # fmt: skip
 
 
 def _measure_spec(
@@ -161,6 +181,8 @@ def _measure_spec(
     try:
         spec = make_spec()
         run = tune(spec, problem=dict(args), device=device, db=db, budget=1, settings=settings)
+    except ModelError as exc:  # ours: one line that says what to change
+        return CollectResult(label, args, CollectStatus.FAILED, None, str(exc))
     except Exception as exc:  # loopy or a device: a bad kernel is an outcome, never a stop
         lines = str(exc).strip().splitlines() or [""]
         message = f"{type(exc).__name__}: {lines[-1]}"

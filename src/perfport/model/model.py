@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport.model import fields
 from perfport.model.errors import ModelError
 from perfport.model.expression import FEATURE_TOKEN, Formula, derivative, evaluate
 from perfport.model.features import FeatureSet, parse_feature
@@ -163,11 +164,15 @@ class Model:
             return Model(
                 str(data["output"]),
                 str(data["expression"]),
-                tuple(str(s) for s in data.get("shape", ())),
-                {str(k): float(v) for k, v in dict(data.get("initial", {})).items()},
-                {str(k): v for k, v in dict(data.get("features", {})).items()},
+                fields.names(data.get("shape", []), "shape"),
+                fields.numbers(data.get("initial", {}), "initial", '{"p_edge": 10}'),
+                dict(fields.mapping(data.get("features", {}), "features", _FEATURES_EXAMPLE)),
             )
-        except (KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            raise ModelError(
+                f"model file: missing or bad field (no {exc} field); fix the file"
+            ) from None
+        except (TypeError, ValueError) as exc:
             raise ModelError(f"model file: missing or bad field ({exc}); fix the file") from None
 
     def save(self, path: str | Path) -> None:
@@ -180,6 +185,9 @@ class Model:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file: not UTF-8
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
             raise ModelError(f"{path}: not JSON ({reason}); give a model file") from None
+
+
+_FEATURES_EXAMPLE = '{"f_flops": "2 * f_op_float32_madd"}'
 
 
 def _weighted(costs: Mapping[str, str]) -> str:
