@@ -3,7 +3,7 @@
     pip install -e '.[pocl,model]'
     python benchmarks/model_guided.py measure --db guided.db     # PoCL, about 15 min on 2 cores
     python benchmarks/model_guided.py replay --db guided.db --json out.json   # no device
-    python benchmarks/model_guided.py all --smoke                # seconds: tiny sizes
+    python benchmarks/model_guided.py all --smoke                # about two minutes: tiny sizes
 
 Goal (issue 24): model-guided search reaches 95% of the optimum in at most a third of the
 evaluations of the default strategy on the application kernels. ``measure`` times every
