@@ -297,15 +297,16 @@ def one_group(
                          f"no results match; check {options} with 'perfport results'")  # fmt: skip
     groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
     if len(groups) > 1:
-        text = {(r.device_fingerprint, r.kernel_hash, r.problem.key):
-                f"{r.kernel} on {r.device} ({_problem_text(r.problem)})" for r in rows}  # fmt: skip
+        vary = len({g[2] for g in groups}) > 1  # the problem only where it tells them apart
+        text = {(r.device_fingerprint, r.kernel_hash, r.problem.key): f"{r.kernel} on {r.device}"
+                + (f" ({_problem_text(r.problem)})" if vary else "") for r in rows}  # fmt: skip
         if len(set(text.values())) < len(text):
             # Two sources under one kernel name, or two devices under one name (an H100's
             # OpenCL and CUDA devices): what tells them apart on the command line.
             text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
-            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:300]}); "
+            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:600]}); "
             f"narrow it with {options}"
         )
     chosen: dict[str, ResultRow] = {}

@@ -25,7 +25,9 @@ class RandomSearch(FixedOrder):
     summary = "legal configurations in seeded random order, without repeats"
 
     def __init__(self, space: Space, seed: int = 0) -> None:
-        super().__init__(space, seed, np.random.default_rng(checked_seed(seed)).permutation(len(space)))
+        super().__init__(
+            space, seed, np.random.default_rng(checked_seed(seed)).permutation(len(space))
+        )
 
 
 class Listed(FixedOrder):
