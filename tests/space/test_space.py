@@ -195,21 +195,6 @@ def test_division_by_zero_in_a_constraint_follows_python(monkeypatch, block):
         Space(params, [Constraint.of("per >= 3")], derived=derived)
 
 
-def test_a_divisibility_label_brackets_compound_sizes(cpu):
-    """'M // WPT % TS // WPT == 0' read as another expression than the one evaluated."""
-    from perfport._core import ArrayArg, KernelSpec
-
-    spec = KernelSpec(
-        name="k", source="__kernel void k(__global float* a) {}", entry="k",
-        params=(Param("TS", (4, 8)), Param("WPT", (1, 2))),
-        global_size=("N", "M // WPT"), local_size=("TS", "TS // WPT"),
-        args=(ArrayArg("a", "float", ("N",), output=True),), problem={"N": 16, "M": 16},
-    )  # fmt: skip
-    labels = [label for label, _, _ in kernel_space(spec, None, cpu).report.removed_by]
-    assert "N % TS == 0 (global divisible by local)" in labels
-    assert "(M // WPT) % (TS // WPT) == 0 (global divisible by local)" in labels
-
-
 def test_a_size_below_one_is_named_even_when_it_empties_the_space(cpu):
     """n = -5 was reported as a global size not divisible by any work-group, with advice
     about ceil_div, while n = -64 got 'sizes must be at least 1'."""

@@ -72,11 +72,11 @@ def test_a_timeout_is_reused_only_under_a_limit_no_longer(db, cpu):
 
 
 def test_a_crash_from_a_spec_since_fixed_is_not_reused(db, cpu):
-    """A scalar argument given the wrong dtype crashed every configuration; the fixed spec
+    """A scalar argument given another dtype crashed every configuration; the fixed spec
     (the same source, so the same kernel in the store) reused those crashes and ran nothing."""
     spec = load_kernel(DATA / "probe.py")
     wrong = dataclasses.replace(spec, args=tuple(
-        dataclasses.replace(a, dtype="int64") if a.name == "n" else a for a in spec.args
+        dataclasses.replace(a, dtype="uint") if a.name == "n" else a for a in spec.args
     ))  # fmt: skip
     assert wrong.source_hash == spec.source_hash and wrong.launch_hash != spec.launch_hash
     with Store(db) as store:

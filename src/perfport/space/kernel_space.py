@@ -11,7 +11,6 @@ it before launching.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -59,7 +58,9 @@ def device_constraints(
         compact = g.replace(" ", "")
         pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
         if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
-            label = f"{_operand(g)} % {_operand(lo)} == 0 {DIVISIBLE}"
+            # The label is part of every campaign's key: bracketing compound sizes here (it
+            # reads 'M // WPT % TS // WPT') would keep their campaigns from resuming.
+            label = f"{g} % {lo} == 0 {DIVISIBLE}"
             out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
     terms = [t for t in footprint if t.strip() != "0"]
     if terms:
@@ -94,16 +95,6 @@ def spec_device_constraints(
         label = f"{groups} >= {device.compute_units} (soft rule: work-groups >= compute units)"
         out.append(Constraint.of(f"{groups} >= {device.compute_units}", DEVICE, label))
     return out
-
-
-def _operand(text: str) -> str:
-    """``text`` as an operand of ``%`` in a label: bracketed unless a name, number or call,
-    so that 'M // WPT % TS // WPT' reads as what is computed."""
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError:
-        return f"({text})"
-    return text if isinstance(node, ast.Name | ast.Constant | ast.Call) else f"({text})"
 
 
 def _check_local_values(spec: KernelSpec) -> None:

@@ -71,9 +71,7 @@ def campaign_key(
         [
             device.fingerprint,
             spec.source_hash,
-            # What a spec states for reporting (work, metrics) is not what runs: adding it
-            # keeps older campaigns' keys.
-            {k: v for k, v in spec.describe().items() if k not in REPORTING_ONLY},
+            _identity(spec),
             problem.key,
             [label for label, _, _ in space.report.removed_by],
             strategy,
@@ -83,6 +81,14 @@ def campaign_key(
         default=str,
     )
     return f"{spec.name}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+
+
+def _identity(spec: KernelSpec) -> dict[str, Any]:
+    """What of the spec's description keys its campaigns. What it states for reporting (work,
+    metrics) is not what runs, and a kernel without parameters keeps the default it had before
+    its one configuration became the default: either would keep older campaigns from resuming."""
+    described = {k: v for k, v in spec.describe().items() if k not in REPORTING_ONLY}
+    return described if spec.params else {**described, "default": None}
 
 
 def tune(
