@@ -69,6 +69,8 @@ def test_a_mismatch_is_one_line_before_anything_runs(args, words):
         ("int", "long"),  # integers of other widths: packing is a choice
         ("float", "ELEM"),  # a -D type macro: not known here
         ("float", "real"),  # a typedef: not known here
+        ("uint", "half2"),  # two halves packed in each 32-bit word (review)
+        ("double", "float2"),  # a bit view of whole vectors
     ],
 )
 def test_deliberate_or_unknown_array_types_pass(declared, kernel):

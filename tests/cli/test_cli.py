@@ -420,6 +420,20 @@ def test_a_sweep_problem_where_nothing_runs_correctly_exits_1(tmp_path):
     assert done.stdout.count("best no result") == 2
 
 
+def test_a_sweep_problem_where_nothing_is_legal_is_no_failure(tmp_path):
+    """n = 8 runs; at n = 12 neither block divides n, so nothing runs, as the sweep says:
+    that is no configuration failing, and it exited 1 (review)."""
+    kernel = tmp_path / "vadd.toml"
+    kernel.write_text(_vadd_toml("__kernel void vadd(__global float* c) { c[get_global_id(0)] = 1; }")
+                      .replace("values = [16, 64]", "values = [8, 16]"))  # fmt: skip
+    problems = tmp_path / "p.csv"
+    problems.write_text("n\n16\n12\n")
+    done = perfport("sweep", kernel, "--problems", problems, "--db", tmp_path / "s.db",
+                    "--no-verify", check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("best no result") == 1
+
+
 def test_an_entry_point_the_source_never_names_is_refused_before_any_build(tmp_path):
     kernel = tmp_path / "vadd.toml"
     kernel.write_text(_vadd_toml("__kernel void vad(__global float* c) { c[0] = 1; }"))

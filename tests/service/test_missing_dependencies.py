@@ -59,6 +59,21 @@ def test_a_build_without_pocl_is_the_daemons_problem(monkeypatch):
         pool.counts(spec, {"PERFPORT_UNSEEN": "2"})
 
 
+def test_a_one_off_device_failure_does_not_mark_the_daemon_unavailable(monkeypatch):
+    """A build's DeviceError was taken for a missing installation: every later build was
+    refused and health said unavailable until a restart (review)."""
+
+    def refused(device):
+        raise DeviceError("context refused under the memory limit")
+
+    monkeypatch.setattr(importlib.import_module("perfport.devices"), "open_session", refused)
+    pool = compiler.CompilePool(compiler.CompileLimits(time_s=20.0))
+    pool._ctx = multiprocessing.get_context("fork")
+    with pytest.raises(Exception, match="context refused") as raised:
+        pool.counts(builtin("heat"), {"PERFPORT_ONE_OFF": "1"})
+    assert not isinstance(raised.value, MissingExtra) and pool.missing is None
+
+
 def test_a_missing_dependency_is_a_503(monkeypatch):
     status, text, _ = app_module._error(MissingExtra(f"x needs y; {FIX}"))
     assert status == 503 and FIX in text

@@ -34,3 +34,13 @@ def test_a_parameter_read_through_a_define_or_a_size_is_used():
 
 def test_a_source_that_includes_files_is_not_judged():
     assert unused_parameters(_spec(source='#include "tile.h"\n' + SOURCE)) == ()
+
+
+def test_a_parameter_passed_as_an_argument_or_a_local_size_is_used():
+    """TS sized a local buffer and was passed as a scalar: it was called unread (review)."""
+    from perfport._core import LocalArg, ScalarArg
+
+    source = "__kernel void k(__global float* a, __local float* t, int ts) { a[0] = TILE; }\n"
+    args = (ArrayArg("a", "float", ("n",), output=True), LocalArg("t", "float", "UNUSED"),
+            ScalarArg("ts", "int", "UNUSED"))  # fmt: skip
+    assert unused_parameters(_spec(source=source, args=args)) == ()

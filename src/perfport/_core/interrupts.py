@@ -61,8 +61,9 @@ def _active() -> bool:
 @contextmanager
 def guarded() -> Iterator[None]:
     """Hold SIGINT and SIGTERM inside. Leaving the outermost guard delivers a held signal to
-    the handlers from before (SIGTERM as KeyboardInterrupt where it would have killed the
-    process); leaving a nested one inside ``interruptible()`` raises KeyboardInterrupt."""
+    the handlers from before (a SIGTERM, held or taken as Ctrl-C inside, ends the process
+    where its handler was the default); leaving a nested one inside ``interruptible()``
+    raises KeyboardInterrupt."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -149,9 +149,11 @@ def _mismatch(param: KernelParam, arg: Arg) -> tuple[str, str] | None:
             return f"is {arg.dtype}", fix
         return None
     sizes = {given.itemsize, param.element.itemsize}
-    # Same-size views (float data as uint*, half as ushort*) and byte views are deliberate.
+    # Same-size views (float data as uint*, half as ushort*, half2 as uint*) and byte views
+    # are deliberate.
+    whole = given.itemsize == param.element.itemsize * param.lanes
     if (_floating(given) or _floating(param.element)) and len(sizes) > 1 and 1 not in sizes:
-        return f"holds {arg.dtype}", fix
+        return None if whole else (f"holds {arg.dtype}", fix)
     return None
 
 

@@ -308,7 +308,7 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
     failing = 0  # problems where no configuration ran correctly
     n = 0
     for n, step in enumerate(steps, 1):
-        failing += step.best_ms is None
+        failing += step.best_ms is None and step.measured > 0  # none legal: nothing ran
         if args.json:
             print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
                               "measured": step.measured, "outcomes": step.outcomes,

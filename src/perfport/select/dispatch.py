@@ -212,9 +212,9 @@ class Dispatcher:
 
 
 def bundle_spec(bundle: Bundle, spec: KernelSpec | str | Path | None = None) -> KernelSpec:
-    """The kernel a bundle's configurations launch: ``spec`` where given, else the built-in
-    the bundle names, else the TOML or YAML spec file recorded at fit time (a hint: used only
-    where it still loads a kernel of the bundle's name). Its configurations are checked against it."""
+    """The kernel a bundle's configurations launch: ``spec`` where given, else the TOML or
+    YAML spec file recorded at fit time (a hint: used only where it still loads a kernel of the
+    bundle's name), else the built-in the bundle names. Its configurations are checked against it."""
     where = f"(bundle {bundle.path})"
     if spec is None:
         spec = _recorded_spec(bundle)

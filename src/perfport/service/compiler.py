@@ -130,8 +130,12 @@ def _child(
         conn.send(("spec", f"kernel {spec.name} does not compile: {line}; fix its body"))
     except MemoryError:
         conn.send(("spec", f"kernel {spec.name}: compiling it needs more memory than allowed"))
-    except (MissingExtra, DeviceError) as exc:  # the daemon's installation, not the kernel
-        conn.send(("missing", features_problem() or str(exc).splitlines()[0][:300]))
+    except (MissingExtra, DeviceError) as exc:
+        # The daemon's installation only when it lacks llvmlite or PoCL: a one-off device
+        # failure (a context refused under this child's memory limit) must not mark every
+        # later build as impossible until a restart.
+        missing = features_problem()
+        conn.send(("missing", missing) if missing else ("error", str(exc).splitlines()[0][:300]))
     except PerfportError as exc:
         conn.send(("error", str(exc).splitlines()[0][:300]))
 

@@ -163,7 +163,9 @@ def unused_parameters(spec: KernelSpec) -> tuple[str, ...]:
     if "#include" in spec.source or "##" in spec.source:
         return ()
     texts = [*spec.global_size, *spec.local_size, spec.local_mem,
-             *(v for _, v in spec.defines), *(v for _, v in spec.derived)]  # fmt: skip
+             *(v for _, v in spec.defines), *(v for _, v in spec.derived),
+             *(str(getattr(a, field, "")) for a in spec.args
+               for field in ("value", "count", "dtype", "shape"))]  # fmt: skip
     out = []
     for p in spec.params:
         if p.kind is ParamKind.LAUNCH or len(p.values) < 2:
