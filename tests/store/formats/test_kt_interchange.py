@@ -217,6 +217,28 @@ def test_exports_of_problems_of_one_size_import_as_two_problems(db, tmp_path):
         parse(tmp_path / "bad.json", None, None)
 
 
+def test_an_export_imported_by_an_earlier_release_is_not_imported_again(db, tmp_path):
+    """Releases before the whole problem was read stored a perfport export under its
+    problem_size alone: importing the same file after the upgrade stored it a second time,
+    under the whole problem (review)."""
+    import dataclasses
+
+    path = tmp_path / "s1.json"
+    with Store(db) as store:
+        _store(store, steps=1)
+        path.write_text(kt_cache_text(to_kt_cache(store, problem={"steps": 1})))
+    back = tmp_path / "back.db"
+    with Store(back) as store:
+        parsed = parse(path, None, None)
+        assert parsed.earlier_problem is not None
+        as_before = dataclasses.replace(
+            parsed, problem=parsed.earlier_problem, earlier_problem=None
+        )
+        assert store_imported(store, as_before, path) > 0  # what the earlier release did
+        assert store_imported(store, parse(path, None, None), path) == 0
+        assert store.query("SELECT count(*) FROM campaigns")[0][0] == 1
+
+
 def _open_ended(entries, trailing=",\n", declared=None):
     """A cache as Kernel Tuner leaves it when its run is killed (see the module docstring)."""
     header = {"device_name": "Test GPU", "kernel_name": "vector_add", "problem_size": 4096,

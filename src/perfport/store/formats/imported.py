@@ -27,6 +27,10 @@ class Imported:
     problem: Problem
     params: dict[str, list[Any]]  # the tuning parameters and their values
     measurements: tuple[Measurement, ...]
+    # The problem releases before 2026-11-27 stored this file under, where it differs
+    # (perfport's own kt-cache export: problem_size alone), so that importing it again adds
+    # nothing after an upgrade either.
+    earlier_problem: Problem | None = None
 
     @property
     def failed(self) -> int:

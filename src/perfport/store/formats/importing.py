@@ -4,6 +4,8 @@ transaction, so a bad file changes nothing."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import math
 from pathlib import Path
@@ -100,9 +102,13 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
     # One transaction from the first row to the status: an import that fails anywhere (a
     # full disk, an interrupt) leaves the store as it was, with no campaign half there.
     with store.atomic():
-        key = _campaign_key(
-            store, f"import-{imported.format}-", content, info, kernel_hash, imported
-        )
+        prefix = f"import-{imported.format}-"
+        if imported.earlier_problem is not None:
+            earlier = dataclasses.replace(imported, problem=imported.earlier_problem)
+            with contextlib.suppress(StoreError):  # not imported by an earlier release
+                store.campaign(_campaign_key(store, prefix, content, info, kernel_hash, earlier))
+                return 0
+        key = _campaign_key(store, prefix, content, info, kernel_hash, imported)
         store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
         ids = (
             store.device_id(info),

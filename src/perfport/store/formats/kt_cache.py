@@ -238,6 +238,7 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
         problem=_problem(cache),
         params=values,
         measurements=tuple(_measurement(path, keys, e) for e in cache.entries),
+        earlier_problem=None if cache.problem is None else _size_problem(cache),
     )
 
 
@@ -251,6 +252,10 @@ def _problem(cache: KernelTunerCache) -> Problem:
         return Problem.of(
             {k: plain(v, cache.path, f"perfport.problem {k}") for k, v in cache.problem.items()}
         )
+    return _size_problem(cache)
+
+
+def _size_problem(cache: KernelTunerCache) -> Problem:
     size = cache.problem_size
     size = "x".join(str(v) for v in size) if isinstance(size, list) else size
     return Problem.of({"problem_size": size}) if size is not None else Problem()
