@@ -17,28 +17,14 @@ entry = "scale"
 source_file = "scale.cl"
 global_size = ["n"]
 local_size = ["16"]
+args = [
+  { kind = "array", name = "x", dtype = "float", shape = ["n"] },
+  { kind = "array", name = "y", dtype = "float", shape = ["n"], output = true },
+  { kind = "scalar", name = "n", dtype = "int", value = "n" },
+]
 
 [problem]
 n = 256
-
-[[args]]
-kind = "array"
-name = "x"
-dtype = "float"
-shape = ["n"]
-
-[[args]]
-kind = "array"
-name = "y"
-dtype = "float"
-shape = ["n"]
-output = true
-
-[[args]]
-kind = "scalar"
-name = "n"
-dtype = "int"
-value = "n"
 """
 
 
