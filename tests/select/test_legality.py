@@ -31,32 +31,15 @@ global_size = ["n // TS"]
 local_size = ["1"]
 restrictions = ["n % TS == 0"]
 default = { TS = 1 }
+params = [{ name = "TS", values = [1, 2, 4] }]
+args = [
+  { kind = "array", name = "x", dtype = "float", shape = ["n"] },
+  { kind = "array", name = "y", dtype = "float", shape = ["n"], output = true },
+  { kind = "scalar", name = "n", dtype = "int", value = "n" },
+]
 
 [problem]
 n = 64
-
-[[params]]
-name = "TS"
-values = [1, 2, 4]
-
-[[args]]
-kind = "array"
-name = "x"
-dtype = "float"
-shape = ["n"]
-
-[[args]]
-kind = "array"
-name = "y"
-dtype = "float"
-shape = ["n"]
-output = true
-
-[[args]]
-kind = "scalar"
-name = "n"
-dtype = "int"
-value = "n"
 """
 TS = [{"TS": 1}, {"TS": 2}, {"TS": 4}]
 
