@@ -26,17 +26,9 @@ def print_json(data: Any) -> None:
 
 def json_text(data: Any) -> str:
     """``data`` as print_json writes it (non-finite floats as null)."""
-    return json.dumps(_finite(data), indent=1, allow_nan=False)
+    from perfport.store.formats.json_text import finite_or_null
 
-
-def _finite(data: Any) -> Any:
-    if isinstance(data, float):
-        return data if math.isfinite(data) else None
-    if isinstance(data, dict):
-        return {key: _finite(value) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_finite(value) for value in data]
-    return data
+    return json.dumps(finite_or_null(data), indent=1, allow_nan=False)
 
 
 def _table(title: str) -> Table:
