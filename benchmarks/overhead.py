@@ -235,8 +235,8 @@ def summarise(runs: dict[str, dict[str, list[Run]]]) -> None:
         over = statistics.median(p.overhead_ms / k.overhead_ms for p, k in zip(pp, kt, strict=True))
         kt_over = statistics.median(r.overhead_ms for r in kt)
         print(f"ratio {state} caches: wall(perfport) / wall(kernel_tuner) {wall:.2f}, "
-              f"overhead per configuration {over:.2f} ({pp_over:.1f} / {kt_over:.1f} ms), "
-              f"median of {len(pp)} rounds")  # fmt: skip
+              f"overhead per configuration {over:.2f}, each the median of {len(pp)} rounds' "
+              f"ratios (the medians themselves: {pp_over:.1f} and {kt_over:.1f} ms)")  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> None:
