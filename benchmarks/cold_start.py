@@ -213,7 +213,9 @@ def main() -> None:
     parser.add_argument("--runs", help="run files; new runs go to the first (default: none kept)")
     parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
     parser.add_argument(
-        "--smoke", action="store_true", help="seconds: two caches, two seeds, random search"
+        "--smoke",
+        action="store_true",
+        help="seconds: two caches, two seeds, random search; writes no --json or --runs file",
     )
     parser.add_argument("--summary-only", action="store_true")
     parser.add_argument("--jobs", type=int, default=1)

@@ -332,7 +332,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the summary here")
     parser.add_argument("--caches", help="only caches whose label contains one of these (commas)")
     parser.add_argument(
-        "--smoke", action="store_true", help="seconds: one cache, one seed, random search only"
+        "--smoke",
+        action="store_true",
+        help="seconds: one cache, one seed, random search only; writes no --json or --runs file",
     )
     parser.add_argument("--jobs", type=int, default=1, help="runs side by side in N processes")
     parser.add_argument(
