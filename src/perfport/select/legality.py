@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Param, SpecError
+from perfport._core import Config, DeviceInfo, KernelSpec, SpecError
 from perfport.select.bundle import TRAIN_PERFORMANCE, Bundle
 from perfport.select.errors import SelectError
-from perfport.space import Constraint, Space
-from perfport.space.kernel_space import spec_device_constraints
+from perfport.space import Constraint
+from perfport.space.kernel_space import divisible_sizes, excluded_by, spec_device_constraints
 
 
 @dataclass(frozen=True)
@@ -63,27 +63,21 @@ class Legality:
     def reason(self, config: Config, problem: Mapping[str, Any]) -> str:
         """The first rule ``config`` breaks at ``problem`` (complete: the kernel's defaults
         merged in), or "" when it may launch."""
-        spec = self.spec
-        params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
         try:
-            one = Space(params, self._constraints, spec.env({}, problem), spec.derived_exprs)
+            return excluded_by(self.spec, config, problem, self._constraints)
         except SpecError as exc:  # e.g. a restriction that divides by zero at this problem
             return str(exc)
-        return next((label for label, n, _ in one.report.removed_by if n), "")
 
 
 def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Constraint]:
     if device is not None:
         return spec_device_constraints(spec, device)
     # Without a device only what holds on every device: each global size a multiple of its
-    # local size (OpenCL 1.2 has no ragged work-groups), as kernel_space states it.
-    out = []
-    for g, lo in zip(spec.global_size, spec.local_size, strict=False):
-        compact = g.replace(" ", "")
-        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
-        if lo.strip() not in ("1", "1.0") and not pads:
-            out.append(Constraint.of(f"({g}) % ({lo}) == 0", label=f"{g} % {lo} == 0"))
-    return out
+    # local size.
+    return [
+        Constraint.of(f"({g}) % ({lo}) == 0", label=f"{g} % {lo} == 0")
+        for g, lo in divisible_sizes(spec.global_size, spec.local_size)
+    ]
 
 
 def legal_choice(bundle: Bundle, legality: Legality, problem: Mapping[str, Any]) -> LegalChoice:

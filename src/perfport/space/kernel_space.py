@@ -26,6 +26,19 @@ def _is_one(text: str) -> bool:
     return text.strip() in ("1", "1.0")
 
 
+def divisible_sizes(global_size: Sequence[str], local_size: Sequence[str]) -> list[tuple[str, str]]:
+    """The (global, local) size expressions whose division is a launch rule on every device
+    (OpenCL 1.2 has no ragged work-groups): all but a local size of 1 and round_up(x, local),
+    a multiple by construction."""
+    out = []
+    for g, lo in zip(global_size, local_size, strict=False):
+        compact = g.replace(" ", "")
+        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
+        if not _is_one(lo) and not pads:
+            out.append((g, lo))
+    return out
+
+
 def device_constraints(
     device: DeviceInfo,
     local_size: Sequence[str],
@@ -54,14 +67,11 @@ def device_constraints(
                     f"({text}) <= {limit}", DEVICE, f"{text} <= {limit} (max work-item size)"
                 )
             )
-    for g, lo in zip(global_size, local_size, strict=False):
-        compact = g.replace(" ", "")
-        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
-        if not _is_one(lo) and not pads:  # round_up(x, local) is a multiple by construction
-            # The label is part of every campaign's key: bracketing compound sizes here (it
-            # reads 'M // WPT % TS // WPT') would keep their campaigns from resuming.
-            label = f"{g} % {lo} == 0 {DIVISIBLE}"
-            out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
+    for g, lo in divisible_sizes(global_size, local_size):
+        # The label is part of every campaign's key: bracketing compound sizes here (it
+        # reads 'M // WPT % TS // WPT') would keep their campaigns from resuming.
+        label = f"{g} % {lo} == 0 {DIVISIBLE}"
+        out.append(Constraint.of(f"({g}) % ({lo}) == 0", DEVICE, label))
     terms = [t for t in footprint if t.strip() != "0"]
     if terms:
         total = " + ".join(terms)
@@ -170,10 +180,17 @@ def kernel_space(
     return space
 
 
-def excluded_by(spec: KernelSpec, config: Config, problem: Problem | None = None) -> str:
-    """The first of the kernel's own restrictions that ``config`` breaks at ``problem``, or ""
-    when it keeps them all (a space of that one configuration, so no enumeration)."""
+def excluded_by(
+    spec: KernelSpec,
+    config: Config,
+    problem: Mapping[str, Any] | None = None,
+    constraints: Sequence[Constraint] | None = None,
+) -> str:
+    """The first of ``constraints`` (default: the kernel's own restrictions) that ``config``
+    breaks at ``problem``, or "" when it keeps them all (a space of that one configuration, so
+    no enumeration)."""
     params = [Param(p.name, (config[p.name],), p.kind, p.define) for p in spec.params]
-    constraints = [Constraint.of(r) for r in spec.restrictions]
+    if constraints is None:
+        constraints = [Constraint.of(r) for r in spec.restrictions]
     one = Space(params, constraints, spec.env({}, problem or Problem()), spec.derived_exprs)
     return next((label for label, n, _ in one.report.removed_by if n), "")
