@@ -103,12 +103,18 @@ def to_95(runs: list[list[float]], optimum: float, top: int) -> np.ndarray:
     return np.array(hits)
 
 
-def _resampled_medians(hits: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-    return np.median(hits[rng.integers(len(hits), size=(n, len(hits)))], axis=1)
+def median_to_95(hits: np.ndarray, top: int, axis: int | None = None) -> np.ndarray:
+    """The median of evaluations to 95% as benchmarks/strategies.py takes it: unreached where
+    either middle run is (not the average of the two), then counted as ``top + 1``."""
+    return np.minimum(np.median(np.where(hits > top, np.inf, hits), axis=axis), top + 1)
+
+
+def _resampled_medians(hits: np.ndarray, rng: np.random.Generator, n: int, top: int) -> np.ndarray:
+    return median_to_95(hits[rng.integers(len(hits), size=(n, len(hits)))], top, axis=1)
 
 
 def intervals(
-    rows: dict[str, dict[str, np.ndarray]], kt: dict[str, np.ndarray], labels: list[str]
+    rows: dict[str, dict[str, np.ndarray]], kt: dict[str, np.ndarray], labels: list[str], top: int
 ) -> None:
     """90% bootstrap intervals (seeds resampled within each cache, 2,000 times) of each row's
     ratio to Kernel Tuner's best: per cache (median over median) and of the means over the
@@ -116,9 +122,10 @@ def intervals(
     rng = np.random.default_rng(0)
     draws = 2000
     boot = {
-        r: {c: _resampled_medians(v, rng, draws) for c, v in row.items()} for r, row in rows.items()
+        r: {c: _resampled_medians(v, rng, draws, top) for c, v in row.items()}
+        for r, row in rows.items()
     }
-    kt_boot = {c: _resampled_medians(v, rng, draws) for c, v in kt.items()}
+    kt_boot = {c: _resampled_medians(v, rng, draws, top) for c, v in kt.items()}
 
     def span(x: np.ndarray, digits: int = 2) -> str:
         low, high = np.percentile(x, [5, 95])
@@ -285,7 +292,7 @@ def report(
     }
 
     def mean(row: dict[str, np.ndarray]) -> float:
-        return statistics.mean(float(np.median(v)) for v in row.values())
+        return statistics.mean(float(median_to_95(v, top)) for v in row.values())
 
     best = min(kt, key=lambda n: mean(kt[n])) if kt else None
     rows = dict(hits)
@@ -299,17 +306,19 @@ def report(
         + f"{'mean':>8}{'ratio':>7}"
     )
     for name, row in rows.items():
-        medians = [float(np.median(v)) for v in row.values()]
+        medians = [float(median_to_95(v, top)) for v in row.values()]
         cells = "".join(f"{'>' + str(top) if m > top else f'{m:g}':>17}" for m in medians)
         ratio = mean(row) / mean(kt[best]) if best else float("nan")
         n = min(len(v) for v in row.values())
         print(f"{name:30}{n:4}{cells}{mean(row):8.1f}{ratio:7.2f}")
     if best:
-        intervals(rows, kt[best], labels)
+        intervals(rows, kt[best], labels, top)
     if args.json:
         import json
 
-        medians = {r: {c: float(np.median(v)) for c, v in row.items()} for r, row in rows.items()}
+        medians = {
+            r: {c: float(median_to_95(v, top)) for c, v in row.items()} for r, row in rows.items()
+        }
         args.json.write_text(json.dumps({"rows": medians, "kernel_tuner_best": best}, indent=1))
 
 
