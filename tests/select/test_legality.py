@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from perfport.select import SelectError
+from perfport._core import LaunchError
+from perfport.select import SelectError, dispatch
 from perfport.select.bundle import TRAIN_PERFORMANCE, load_bundle, write_bundle
 from perfport.select.dispatch import Dispatcher
 from perfport.select.legality import Legality, legal_choice, preference_order
@@ -151,3 +153,93 @@ def test_fit_records_the_spec_file_and_the_fallback_order(tmp_path, cpu):
     assert len(scores) == 3 and preference_order(bundle)[0] == int(np.argmax(scores))
     with Dispatcher(tmp_path / "b", device=cpu) as dispatcher:  # finds the recorded spec
         assert dispatcher.spec.name == "twice_ts"
+
+
+# ---- refusals at run time: the device itself refuses a build or a launch ----------------------
+RANKED = {TRAIN_PERFORMANCE: [0.3, 0.8, 1.0]}  # falls back TS=4 -> TS=2 -> TS=1
+
+
+def refusing(tmp_path: Path, monkeypatch, fails_on: str = "TS == 4", local: str = "1") -> Path:
+    """twice_ts whose source does not build where ``fails_on`` holds (a compiler refusing a
+    tile), its work-group ``local``; each session it opens counts its builds in .compiled."""
+    path = spec_file(tmp_path)
+    source = f"#if {fails_on}\n#error this device refuses it\n#endif\n" + SOURCE
+    (tmp_path / "twice.cl").write_text(source)
+    path.write_text(SPEC.replace('local_size = ["1"]', f'local_size = ["{local}"]'))
+    monkeypatch.setattr(dispatch, "open_session", counting(dispatch.open_session))
+    return path
+
+
+def counting(open_session):
+    def opened(device):
+        session = open_session(device)
+        compile_ = session.compile
+        session.compiled = 0
+
+        def compile_counted(*args):
+            session.compiled += 1
+            return compile_(*args)
+
+        session.compile = compile_counted
+        return session
+
+    return opened
+
+
+def refuse_launches(dispatcher: Dispatcher, local_sizes, healthy: bool = True) -> None:
+    session = dispatcher._open()
+    launch = session.launch
+
+    def refused(kernel, global_size, local_size, args, repeats=1):
+        if tuple(local_size) in local_sizes:
+            session.healthy = healthy
+            raise LaunchError("CL_INVALID_WORK_GROUP_SIZE", f"local {local_size}", healthy)
+        return launch(kernel, global_size, local_size, args, repeats)
+
+    session.launch = refused
+
+
+def test_a_configuration_that_does_not_build_falls_back_once(tmp_path, cpu, monkeypatch):
+    spec = refusing(tmp_path, monkeypatch)
+    x = np.arange(64, dtype=np.float32)
+    with Dispatcher(always(tmp_path, 2, metadata=RANKED), device=cpu, spec=spec) as dispatcher:
+        with pytest.warns(RuntimeWarning, match=r"build configuration TS=4 .*launched .*TS=2"):
+            np.testing.assert_array_equal(dispatcher.run({"n": 64}, {"x": x})["y"], 2 * x)
+        assert dispatcher._session.compiled == 2  # TS=4 (refused), then TS=2
+        assert dict(dispatcher.choose({"n": 64})) == {"TS": 4}  # choose stays static
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # warned once: not again
+            np.testing.assert_array_equal(dispatcher.run({"n": 64}, {"x": x})["y"], 2 * x)
+        assert dispatcher._session.compiled == 2 and dispatcher.builds == 1  # nothing rebuilt
+
+
+def test_a_refused_launch_falls_back(tmp_path, cpu, monkeypatch):
+    spec = refusing(tmp_path, monkeypatch, fails_on="0", local="TS")
+    x = np.arange(64, dtype=np.float32)
+    with Dispatcher(always(tmp_path, 2, metadata=RANKED), device=cpu, spec=spec) as dispatcher:
+        refuse_launches(dispatcher, {(4,)})
+        with pytest.warns(RuntimeWarning, match="refused to launch configuration TS=4"):
+            np.testing.assert_array_equal(dispatcher.run({"n": 64}, {"x": x})["y"], 2 * x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            np.testing.assert_array_equal(dispatcher.run({"n": 64}, {"x": x})["y"], 2 * x)
+
+
+def test_every_configuration_refused_is_one_line(tmp_path, cpu, monkeypatch):
+    spec = refusing(tmp_path, monkeypatch, local="TS")  # TS=4 does not build
+    with Dispatcher(always(tmp_path, 2, metadata=RANKED), device=cpu, spec=spec) as dispatcher:
+        refuse_launches(dispatcher, {(1,), (2,)})  # and the others' launches are refused
+        with pytest.raises(SelectError) as raised:
+            dispatcher.run({"n": 64}, {"x": np.ones(64)})
+    message = str(raised.value)
+    assert "\n" not in message and "every shipped configuration was refused or illegal" in message
+    assert "(configuration TS=1: CL_INVALID_WORK_GROUP_SIZE: local (1,))" in message  # the last
+    assert message.endswith("fit the bundle on this device")
+
+
+def test_a_poisoned_session_still_raises(tmp_path, cpu, monkeypatch):
+    spec = refusing(tmp_path, monkeypatch, fails_on="0", local="TS")
+    with Dispatcher(always(tmp_path, 2, metadata=RANKED), device=cpu, spec=spec) as dispatcher:
+        refuse_launches(dispatcher, {(4,)}, healthy=False)
+        with pytest.raises(SelectError, match="refused configuration TS=4 of twice_ts"):
+            dispatcher.run({"n": 64}, {"x": np.ones(64)})

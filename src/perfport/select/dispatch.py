@@ -10,7 +10,9 @@ and never anything else.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,19 @@ from perfport.select.legality import LegalChoice, Legality, legal_choice
 from perfport.tune.checks import resolve_problem
 
 Defines = tuple[tuple[str, str], ...]
-_MAX_CHOICES = 4096  # problems whose choice a Dispatcher remembers
+# ("build", defines) or ("launch", defines, local size): both may depend on the problem.
+RefusalKey = tuple[Any, ...]
+_MAX_CHOICES = 4096  # problems whose choice (and refusals) a Dispatcher remembers
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A configuration this device refused: ``what`` failed ("build" or "launch") and the
+    driver's first line about it."""
+
+    config: Config
+    what: str
+    reason: str
 
 
 class Dispatcher:
@@ -55,7 +69,9 @@ class Dispatcher:
     overrides the kernel named in the bundle (a built-in name, a spec file, or a KernelSpec);
     a bundle of a kernel of your own needs it (or the spec file that ``select fit --spec``
     recorded, where it still loads). The session opens on the first ``run``. Not thread-safe (one device queue): use one
-    dispatcher per thread, and ``close`` it (or use it as a context manager).
+    dispatcher per thread, and ``close`` it (or use it as a context manager). A configuration
+    the device refuses (build or launch) is remembered for the dispatcher's life, across
+    ``close``: the device refuses it again.
     """
 
     def __init__(
@@ -73,19 +89,25 @@ class Dispatcher:
         self._builds: dict[Defines, CompiledKernel] = {}
         self._legality = Legality(self.spec, self.device)
         self._choices: dict[str, LegalChoice] = {}  # by problem: a serving loop repeats shapes
+        self._refused: dict[RefusalKey, Refusal] = {}  # never built or launched again
+        self._warned: set[RefusalKey] = set()
 
     # ---- choosing -----------------------------------------------------------------------
     def choose(self, problem: Mapping[str, Any]) -> Config:
         """The configuration ``run`` launches for ``problem`` (the kernel's defaults fill in
         the problem values it leaves out): the selector's pick where it is legal there, else
-        the shipped configuration that ``choice`` falls back to."""
+        the shipped configuration that ``choice`` falls back to. Legality is checked
+        statically: ``run`` may fall back further where the device refuses this
+        configuration's build or launch."""
         return self.bundle.configs[self.choice(problem).index]
 
     def choice(self, problem: Mapping[str, Any]) -> LegalChoice:
         """The selector's pick for ``problem``, whether the kernel's restrictions and this
         device's launch limits allow it there, and the shipped configuration launched
         instead where they do not (the bundle's best by training performance that is
-        legal); a SelectError when no shipped configuration is legal at ``problem``."""
+        legal); a SelectError when no shipped configuration is legal at ``problem``. Only the
+        static rules count here: ``run`` may fall back further, in the same order, where the
+        device refuses a build or a launch."""
         full = self.spec.problem.merged(problem)
         if full.key not in self._choices:
             if len(self._choices) >= _MAX_CHOICES:
@@ -107,45 +129,30 @@ class Dispatcher:
     ) -> dict[str, np.ndarray]:
         """Launch the chosen configuration once on ``inputs`` (array arguments by name, any
         shape with the right number of elements, converted to the kernel's element type;
-        outputs left out start as zeros) and return every output array, flat."""
-        spec = self.spec
+        outputs left out start as zeros) and return every output array, flat.
+
+        Where the device refuses the chosen configuration (its build fails, or the driver
+        refuses the launch and the context stays usable), ``run`` launches the next one in
+        ``preference_order`` that is legal at ``problem`` and not refused, warns once per
+        refusal (RuntimeWarning) and remembers it, so it is not built or launched again; a
+        SelectError when every shipped configuration is refused or illegal there."""
         try:
-            full = resolve_problem(spec, problem)  # M=64.5 for an integer size is refused
+            full = resolve_problem(self.spec, problem)  # M=64.5 for an integer size is refused
         except SpecError as exc:
             raise SelectError(str(exc)) from None
-        config = self.bundle.configs[self.choice(full).index]
-        env = spec.env(config, full)
-        hosts = self._host_arrays(env, inputs)  # checked before anything is built
-        geometry = spec.geometry(env)
-        kernel = self._kernel(tuple(spec.build_defines(env).items()), config)
-        session = self._open()
-        buffers = {name: session.upload(array) for name, array in hosts.items()}
-        dynamic = spec.local_arg_bytes(env)
-        args: list[Any] = []
-        for a in spec.args:
-            if isinstance(a, ArrayArg):
-                args.append(
-                    ConstantData(a.name, buffers[a.name]) if a.constant else buffers[a.name]
-                )
-            elif isinstance(a, ScalarArg):
-                args.append(scalar_value(spec, a, env))
-            else:
-                assert isinstance(a, LocalArg)
-                args.append(LocalSpace(dynamic[a.name]))
-        try:
-            session.launch(kernel, geometry.global_size, geometry.local_size, args)
-        except LaunchError as exc:
-            raise SelectError(
-                f"{self.device.id} refused configuration {config} of {spec.name}: {exc}; "
-                "fit the bundle on this device"
-            ) from None
-        outputs = {}
-        for a in spec.args:
-            if isinstance(a, ArrayArg) and a.output:
-                out = np.empty_like(hosts[a.name])
-                session.download(buffers[a.name], out)
-                outputs[a.name] = out
-        return outputs
+        excluded: dict[int, str] = {}  # configurations the device refused at this problem
+        met: list[RefusalKey] = []
+        while True:
+            index = self._run_choice(full, excluded)
+            config = self.bundle.configs[index]
+            env = self.spec.env(config, full)
+            hosts = self._host_arrays(env, inputs)  # checked before anything is built
+            done = self._attempt(config, env, hosts)
+            if isinstance(done, dict):
+                self._warn(met, config)
+                return done
+            met.append(done)
+            excluded[index] = self._refused[done].reason
 
     def close(self) -> None:
         if self._session is not None:
@@ -165,19 +172,96 @@ class Dispatcher:
             self._session = open_session(self.device)
         return self._session
 
-    def _kernel(self, defines: Defines, config: Config) -> CompiledKernel:
-        # Keyed by the -D defines, as TrialEngine does: launch-time parameters (work-group
-        # sizes) share one build.
-        if defines not in self._builds:
-            try:
-                self._builds[defines] = self._open().compile(
-                    self.spec.source, self.spec.language, self.spec.entry, dict(defines)
-                )
-            except BuildError as exc:
+    def _run_choice(self, full: Mapping[str, Any], excluded: Mapping[int, str]) -> int:
+        if not excluded:
+            return self.choice(full).index  # remembered by problem
+        try:
+            return legal_choice(self.bundle, self._legality, full, excluded).index
+        except SpecError as exc:
+            raise SelectError(str(exc)) from None
+
+    def _attempt(
+        self, config: Config, env: Mapping[str, Any], hosts: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray] | RefusalKey:
+        """Build and launch ``config``: its outputs, or the key of the device's refusal."""
+        spec = self.spec
+        geometry = spec.geometry(env)
+        defines: Defines = tuple(spec.build_defines(env).items())
+        build_key: RefusalKey = ("build", defines)
+        launch_key: RefusalKey = ("launch", defines, tuple(geometry.local_size))
+        for key in (build_key, launch_key):
+            if key in self._refused:
+                return key
+        try:
+            kernel = self._kernel(defines)
+        except BuildError as exc:
+            return self._refuse(build_key, config, "build", exc)
+        session = self._open()
+        buffers = {name: session.upload(array) for name, array in hosts.items()}
+        try:
+            session.launch(
+                kernel, geometry.global_size, geometry.local_size, self._args(env, buffers)
+            )
+        except LaunchError as exc:
+            if not session.healthy:  # the context is lost: no other configuration can run
                 raise SelectError(
-                    f"configuration {config} of {self.spec.name} does not build on "
-                    f"{self.device.id}: {str(exc).splitlines()[0]}; fit the bundle on this device"
+                    f"{self.device.id} refused configuration {config} of {spec.name}: {exc}; "
+                    "fit the bundle on this device"
                 ) from None
+            return self._refuse(launch_key, config, "launch", exc)
+        outputs = {}
+        for a in spec.args:
+            if isinstance(a, ArrayArg) and a.output:
+                out = np.empty_like(hosts[a.name])
+                session.download(buffers[a.name], out)
+                outputs[a.name] = out
+        return outputs
+
+    def _args(self, env: Mapping[str, Any], buffers: Mapping[str, Any]) -> list[Any]:
+        spec = self.spec
+        dynamic = spec.local_arg_bytes(env)
+        args: list[Any] = []
+        for a in spec.args:
+            if isinstance(a, ArrayArg):
+                args.append(
+                    ConstantData(a.name, buffers[a.name]) if a.constant else buffers[a.name]
+                )
+            elif isinstance(a, ScalarArg):
+                args.append(scalar_value(spec, a, env))
+            else:
+                assert isinstance(a, LocalArg)
+                args.append(LocalSpace(dynamic[a.name]))
+        return args
+
+    def _refuse(self, key: RefusalKey, config: Config, what: str, exc: Exception) -> RefusalKey:
+        if len(self._refused) >= _MAX_CHOICES:
+            self._refused.clear()
+            self._warned.clear()
+        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+        self._refused[key] = Refusal(config, what, first or type(exc).__name__)
+        return key
+
+    def _warn(self, met: list[RefusalKey], launched: Config) -> None:
+        # A silent fallback would hide a deployment problem: say so once per refusal.
+        for key in met:
+            if key in self._warned:
+                continue
+            self._warned.add(key)
+            r = self._refused[key]
+            warnings.warn(
+                f"{self.device.id} refused to {r.what} configuration {r.config} of "
+                f"{self.spec.name} ({r.reason}); launched configuration {launched} instead",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    def _kernel(self, defines: Defines) -> CompiledKernel:
+        # Keyed by the -D defines, as TrialEngine does: launch-time parameters (work-group
+        # sizes) share one build. A BuildError is the caller's to record.
+        if defines not in self._builds:
+            self._builds[defines] = self._open().compile(
+                self.spec.source, self.spec.language, self.spec.entry, dict(defines)
+            )
         return self._builds[defines]
 
     def _host_arrays(

@@ -6,7 +6,8 @@ K = 24), which would launch wrongly or not at all. Before launching, the pick is
 against the kernel's restrictions and the launch's own rules (each global size a multiple of
 its local size; with a device, its work-group and local-memory limits), as perfport's space
 checks them for a problem; an illegal pick falls back to the first legal configuration in
-the bundle's preference order (``preference_order``).
+the bundle's preference order (``preference_order``). A Dispatcher also skips the
+configurations the device itself refused (a failed build or launch), passed as ``excluded``.
 """
 
 from __future__ import annotations
@@ -80,16 +81,34 @@ def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Con
     ]
 
 
-def legal_choice(bundle: Bundle, legality: Legality, problem: Mapping[str, Any]) -> LegalChoice:
+def legal_choice(
+    bundle: Bundle,
+    legality: Legality,
+    problem: Mapping[str, Any],
+    excluded: Mapping[int, str] | None = None,
+) -> LegalChoice:
     """The configuration to launch at ``problem`` (complete): the selector's pick where it is
-    legal, else the first legal one in ``preference_order``; a SelectError when none is."""
+    legal, else the first legal one in ``preference_order``; a SelectError when none is.
+    ``excluded`` maps configuration indices the device refused at ``problem`` (a failed
+    build or launch) to why: they are skipped as illegal ones are."""
+    excluded = excluded or {}
     predicted = bundle.choose(problem)
-    reason = legality.reason(bundle.configs[predicted], problem)
-    if not reason:
-        return LegalChoice(predicted, predicted)
+    reason = excluded.get(predicted)
+    if reason is None:
+        reason = legality.reason(bundle.configs[predicted], problem)
+        if not reason:
+            return LegalChoice(predicted, predicted)
     for j in preference_order(bundle):
-        if j != predicted and not legality.reason(bundle.configs[j], problem):
+        if j != predicted and j not in excluded and not legality.reason(bundle.configs[j], problem):
             return LegalChoice(j, predicted, reason)
+    at = f"{legality.spec.name} at {_text(problem, bundle.features)}"
+    if excluded:  # the last refusal is the one the caller has just met
+        last, why = list(excluded.items())[-1]
+        raise SelectError(
+            f"{at}: every shipped configuration was refused or illegal here (configuration "
+            f"{_text(bundle.configs[last], bundle.param_names)}: {why}); fit the bundle on "
+            "this device"
+        )
     n = len(bundle.configs)
     shipped = (
         "the 1 shipped configuration is not"
@@ -97,7 +116,7 @@ def legal_choice(bundle: Bundle, legality: Legality, problem: Mapping[str, Any])
         else f"none of the {n} shipped configurations is"
     )
     raise SelectError(
-        f"{legality.spec.name} at {_text(problem, bundle.features)}: {shipped} legal (configuration "
+        f"{at}: {shipped} legal (configuration "
         f"{_text(bundle.configs[predicted], bundle.param_names)} breaks {reason}); fit the "
         "bundle on problems like this one, or give a problem the kernel allows"
     )
