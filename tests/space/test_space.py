@@ -223,3 +223,33 @@ def test_a_local_size_parameter_below_one_is_refused(cpu):
         SpecError, match="wg is a local size, so each of its values must be at least 1"
     ):
         kernel_space(spec, None, cpu)
+
+
+def _one_dim(global_size, local_size, values, problem):
+    from perfport._core import ArrayArg, KernelSpec, ParamKind
+
+    return KernelSpec(
+        name="k", source="__kernel void k(__global float* a) {}", entry="k",
+        params=(Param("bx", values, ParamKind.LAUNCH),), global_size=(global_size,),
+        local_size=(local_size,), args=(ArrayArg("a", "float", ("n + 64",), output=True),),
+        problem=problem,
+    )  # fmt: skip
+
+
+def test_only_a_whole_round_up_to_the_local_size_is_exempt_from_divisibility(cpu):
+    """A sum that starts with round_up( and ends with , bx) was taken for a padded size, so
+    round_up(4, 8) + round_up(64, bx) = 72 counted every bx legal where only bx=8 divides."""
+    from perfport.space.kernel_space import divisible_sizes
+
+    summed = "round_up(h, 8) + round_up(n, bx)"
+    assert divisible_sizes((summed,), ("bx",)) == [(summed, "bx")]
+    spec = _one_dim(summed, "bx", (8, 16, 32, 64), {"n": 64, "h": 4})
+    space = kernel_space(spec, None, cpu)
+    assert [c["bx"] for c in space] == [8]
+    # Padded sizes as the built-ins write them stay exempt, however spaced.
+    padded = ("round_up(n, wg)", "round_up( ceil_div(n, ITEMS),wg )", "round_up(n, bx // 2)")
+    assert divisible_sizes(padded, ("wg", "wg", "bx//2")) == []
+    assert divisible_sizes(("round_up(n, wg) * 2", "round_up(n, 8)"), ("wg", "wg")) == [
+        ("round_up(n, wg) * 2", "wg"),
+        ("round_up(n, 8)", "wg"),
+    ]

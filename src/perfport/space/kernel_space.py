@@ -11,10 +11,21 @@ it before launching.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem, SpecError
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    ExpressionError,
+    KernelSpec,
+    LocalArg,
+    Param,
+    Problem,
+    SpecError,
+)
+from perfport._core.expr import parse
 from perfport._core.launch import check_launch
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
@@ -26,17 +37,34 @@ def _is_one(text: str) -> bool:
     return text.strip() in ("1", "1.0")
 
 
+def _pads(global_size: str, local_size: str) -> bool:
+    """Whether the whole global size is one round_up(x, local): a multiple by construction.
+    Parsed, not matched as text: 'round_up(h, 8) + round_up(n, bx)' starts and ends alike
+    but need not divide by bx."""
+    try:
+        body = parse(str(global_size), "global size").body
+        local = parse(str(local_size), "local size").body
+    except ExpressionError:  # left to the constraint, whose error names the expression
+        return False
+    return (
+        isinstance(body, ast.Call)
+        and isinstance(body.func, ast.Name)
+        and body.func.id == "round_up"
+        and len(body.args) == 2
+        and not body.keywords
+        and ast.dump(body.args[1]) == ast.dump(local)
+    )
+
+
 def divisible_sizes(global_size: Sequence[str], local_size: Sequence[str]) -> list[tuple[str, str]]:
     """The (global, local) size expressions whose division is a launch rule on every device
-    (OpenCL 1.2 has no ragged work-groups): all but a local size of 1 and round_up(x, local),
-    a multiple by construction."""
-    out = []
-    for g, lo in zip(global_size, local_size, strict=False):
-        compact = g.replace(" ", "")
-        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
-        if not _is_one(lo) and not pads:
-            out.append((g, lo))
-    return out
+    (OpenCL 1.2 has no ragged work-groups): all but a local size of 1 and a global size that
+    is round_up(x, local) as a whole, a multiple by construction."""
+    return [
+        (g, lo)
+        for g, lo in zip(global_size, local_size, strict=False)
+        if not _is_one(lo) and not _pads(g, lo)
+    ]
 
 
 def device_constraints(
