@@ -225,14 +225,14 @@ def test_a_local_size_parameter_below_one_is_refused(cpu):
         kernel_space(spec, None, cpu)
 
 
-def _one_dim(global_size, local_size, values, problem):
+def _one_dim(global_size, local_size, values, problem, **extra):
     from perfport._core import ArrayArg, KernelSpec, ParamKind
 
     return KernelSpec(
         name="k", source="__kernel void k(__global float* a) {}", entry="k",
         params=(Param("bx", values, ParamKind.LAUNCH),), global_size=(global_size,),
         local_size=(local_size,), args=(ArrayArg("a", "float", ("n + 64",), output=True),),
-        problem=problem,
+        problem=problem, **extra,
     )  # fmt: skip
 
 
@@ -253,3 +253,25 @@ def test_only_a_whole_round_up_to_the_local_size_is_exempt_from_divisibility(cpu
         ("round_up(n, wg) * 2", "wg"),
         ("round_up(n, 8)", "wg"),
     ]
+
+
+def test_a_local_size_expression_below_one_is_refused_naming_it(cpu):
+    """local_size 'bx // 2' is 0 at bx=1: that failed as a modulo by zero in the device's
+    divisibility rule, a constraint the user never wrote."""
+    from perfport._core import SpecError
+
+    spec = _one_dim("n", "bx // 2", (1, 2, 4, 8), {"n": 64})
+    message = "local size 'bx // 2' is 0 for bx=1, and a local size must be at least 1"
+    for device in (cpu, None):  # as a parameter's values are, with a device or without
+        with pytest.raises(SpecError, match=message):
+            kernel_space(spec, None, device)
+    # The restriction the message suggests is enough.
+    guarded = _one_dim("n", "bx // 2", (1, 2, 4, 8), {"n": 64}, restrictions=("bx // 2 >= 1",))
+    assert [c["bx"] for c in kernel_space(guarded, None, cpu)] == [2, 4, 8]
+    # Read through a derived value, or a problem value, it is found all the same.
+    derived = _one_dim("n", "hw", (1, 2, 4, 8), {"n": 64}, derived={"hw": "bx - 1"})
+    with pytest.raises(SpecError, match="local size 'hw' is 0 for hw=0, "):
+        kernel_space(derived, None, cpu)
+    constant = _one_dim("n", "m", (1, 2), {"n": 64, "m": 0})
+    with pytest.raises(SpecError, match="local size 'm' is 0 for m=0, "):
+        kernel_space(constant, None, cpu)

@@ -15,9 +15,12 @@ import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from perfport._core import (
     Config,
     DeviceInfo,
+    Expr,
     ExpressionError,
     KernelSpec,
     LocalArg,
@@ -148,6 +151,50 @@ def _check_local_values(spec: KernelSpec) -> None:
             )
 
 
+def _check_local_exprs(spec: KernelSpec, constants: Mapping[str, Any]) -> None:
+    """A local size written as an expression ('bx // 2') below 1 for a configuration the
+    kernel's restrictions allow: refused as a parameter's values below 1 are, where the
+    device's rules failed on it as a divisor, in a rule the user never wrote."""
+    params = {p.name for p in spec.params}
+    for text in (str(s).strip() for s in spec.local_size):
+        if _is_one(text) or text in params:  # parameters: _check_local_values
+            continue
+        expr = Expr(text, f"kernel {spec.name} local_size")
+        if _at_least_one(expr, spec, constants):
+            continue
+        below = Constraint(f"{text} < 1", Expr(f"({text}) < 1", expr.what))
+        restrictions = [Constraint.of(r) for r in spec.restrictions]
+        space = Space(spec.params, [*restrictions, below], constants, spec.derived_exprs)
+        if len(space):
+            config = dict(space.config(0))
+            env = spec.env(config, constants)
+            shown = ", ".join(f"{n}={env[n]!r}" for n in sorted(expr.names) if n in env)
+            raise SpecError(
+                f"kernel {spec.name}: local size {text!r} is {expr.value(env)!r} for "
+                f"{shown or 'every configuration'}, "
+                f"and a local size must be at least 1; add the restriction '{text} >= 1' or "
+                "leave such values out"
+            )
+
+
+def _at_least_one(expr: Expr, spec: KernelSpec, constants: Mapping[str, Any]) -> bool:
+    """Whether ``expr`` is at least 1 on every combination of the parameters it reads (on
+    an open grid, so cheap), which spares enumerating the kernel's space; False when it
+    cannot tell (it reads a derived value, or fails somewhere)."""
+    values = {p.name: p.values for p in spec.params if p.name in expr.names}
+    if not expr.names <= set(values) | set(constants):
+        return False
+    env: dict[str, Any] = dict(constants)
+    for axis, name in enumerate(values):
+        shape = [1] * len(values)
+        shape[axis] = -1
+        env[name] = np.asarray(values[name], dtype=object).reshape(shape)
+    try:
+        return bool(np.all(np.asarray(expr.vector(env, strict=True)) >= 1))
+    except (ArithmeticError, ExpressionError, TypeError, ValueError):
+        return False
+
+
 def empty_space_hint(report: PruningReport) -> str:
     """Advice for a space that the device leaves empty because no global size divides by its
     local size: the usual cause is a global size written in work-groups (Kernel Tuner's grid,
@@ -188,6 +235,7 @@ def kernel_space(
             f"values: {', '.join(spec.problem) or 'none'}"
         )
     constants = spec.env({}, problem or Problem())
+    _check_local_exprs(spec, constants)
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
         constraints += spec_device_constraints(spec, device, min_work_groups)
