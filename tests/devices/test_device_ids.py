@@ -3,7 +3,7 @@
 import pytest
 
 from perfport._core import DeviceError
-from perfport.devices import get_device, stored_device
+from perfport.devices import get_device, named_devices, stored_device
 
 
 @pytest.mark.parametrize(
@@ -28,3 +28,10 @@ def test_digits_of_other_scripts_are_no_device(given):
     with pytest.raises(DeviceError, match="no device"):
         get_device(given)
     assert stored_device(given) == given  # matched as text, so it matches no stored device
+
+
+def test_all_with_other_devices_is_refused_not_dropped():
+    """'all' with 'opencl:0:0.0' silently left the sub-device out (it is not among 'all')."""
+    with pytest.raises(DeviceError, match=r"'all' \(every device here\) comes alone, not with"):
+        named_devices(["all", "opencl:0:0.0"])
+    assert [d.id for d in named_devices(["all"])] == [d.id for d in named_devices(["all", "all"])]

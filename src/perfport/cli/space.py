@@ -78,6 +78,7 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
     every one of them (erdem2018's constraints valid for all devices of the system)."""
     from perfport.devices import named_devices
     from perfport.kernels import resolve_kernel
+    from perfport.space import empty_space_hint
     from perfport.split.pruning import common_space
     from perfport.store.formats.search_space import is_space_file, load_space_file
     from perfport.tune import resolve_problem
@@ -99,10 +100,13 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
             {"kernel": name, "devices": [d.id for d in devices], "problem": problem}
             | result.to_json()
         )
-        return 0
-    for d, s in zip(devices, spaces, strict=True):
-        render.space_report(console, name, d, s.report)
-    console.print(f"legal on all {len(devices)} devices: {result.common} of {result.cartesian}")
+    else:
+        for d, s in zip(devices, spaces, strict=True):
+            render.space_report(console, name, d, s.report)
+        console.print(f"legal on all {len(devices)} devices: {result.common} of {result.cartesian}")
+    hint = next(filter(None, (empty_space_hint(s.report) for s in spaces)), "")
+    if hint:  # once, on stderr as with one device: it is about the kernel, not a device
+        print(f"hint: {hint}", file=sys.stderr)
     return 0
 
 

@@ -85,9 +85,15 @@ def named_devices(
     ids: Sequence[str | None], language: Language = Language.PORTABLE
 ) -> list[DeviceInfo]:
     """The devices with these ids (None: the default one), in order; with ``all`` among them,
-    every device here that runs ``language`` instead."""
+    every device here that runs ``language`` instead, so ``all`` comes alone."""
     if "all" not in ids:
         return [get_device(i, language) for i in ids]
+    others = [str(i) for i in ids if i != "all"]
+    if others:  # they were dropped without a word (a sub-device is not among "all")
+        raise DeviceError(
+            f"device 'all' (every device here) comes alone, not with {', '.join(others)}; "
+            "give 'all' alone, or name each device instead"
+        )
     devices = [d for d in list_devices() if d.backend.accepts(language)]
     if not devices:
         raise DeviceError(f"no device here runs {language.value} kernels; see 'perfport devices'")
