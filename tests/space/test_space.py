@@ -223,3 +223,55 @@ def test_a_local_size_parameter_below_one_is_refused(cpu):
         SpecError, match="wg is a local size, so each of its values must be at least 1"
     ):
         kernel_space(spec, None, cpu)
+
+
+def _one_dim(global_size, local_size, values, problem, **extra):
+    from perfport._core import ArrayArg, KernelSpec, ParamKind
+
+    return KernelSpec(
+        name="k", source="__kernel void k(__global float* a) {}", entry="k",
+        params=(Param("bx", values, ParamKind.LAUNCH),), global_size=(global_size,),
+        local_size=(local_size,), args=(ArrayArg("a", "float", ("n + 64",), output=True),),
+        problem=problem, **extra,
+    )  # fmt: skip
+
+
+def test_only_a_whole_round_up_to_the_local_size_is_exempt_from_divisibility(cpu):
+    """A sum that starts with round_up( and ends with , bx) was taken for a padded size, so
+    round_up(4, 8) + round_up(64, bx) = 72 counted every bx legal where only bx=8 divides."""
+    from perfport.space.kernel_space import divisible_sizes
+
+    summed = "round_up(h, 8) + round_up(n, bx)"
+    assert divisible_sizes((summed,), ("bx",)) == [(summed, "bx")]
+    spec = _one_dim(summed, "bx", (8, 16, 32, 64), {"n": 64, "h": 4})
+    space = kernel_space(spec, None, cpu)
+    assert [c["bx"] for c in space] == [8]
+    # Padded sizes as the built-ins write them stay exempt, however spaced.
+    padded = ("round_up(n, wg)", "round_up( ceil_div(n, ITEMS),wg )", "round_up(n, bx // 2)")
+    assert divisible_sizes(padded, ("wg", "wg", "bx//2")) == []
+    assert divisible_sizes(("round_up(n, wg) * 2", "round_up(n, 8)"), ("wg", "wg")) == [
+        ("round_up(n, wg) * 2", "wg"),
+        ("round_up(n, 8)", "wg"),
+    ]
+
+
+def test_a_local_size_expression_below_one_is_refused_naming_it(cpu):
+    """local_size 'bx // 2' is 0 at bx=1: that failed as a modulo by zero in the device's
+    divisibility rule, a constraint the user never wrote."""
+    from perfport._core import SpecError
+
+    spec = _one_dim("n", "bx // 2", (1, 2, 4, 8), {"n": 64})
+    message = "local size 'bx // 2' is 0 for bx=1, and a local size must be at least 1"
+    for device in (cpu, None):  # as a parameter's values are, with a device or without
+        with pytest.raises(SpecError, match=message):
+            kernel_space(spec, None, device)
+    # The restriction the message suggests is enough.
+    guarded = _one_dim("n", "bx // 2", (1, 2, 4, 8), {"n": 64}, restrictions=("bx // 2 >= 1",))
+    assert [c["bx"] for c in kernel_space(guarded, None, cpu)] == [2, 4, 8]
+    # Read through a derived value, or a problem value, it is found all the same.
+    derived = _one_dim("n", "hw", (1, 2, 4, 8), {"n": 64}, derived={"hw": "bx - 1"})
+    with pytest.raises(SpecError, match="local size 'hw' is 0 for hw=0, "):
+        kernel_space(derived, None, cpu)
+    constant = _one_dim("n", "m", (1, 2), {"n": 64, "m": 0})
+    with pytest.raises(SpecError, match="local size 'm' is 0 for m=0, "):
+        kernel_space(constant, None, cpu)

@@ -13,6 +13,8 @@ from perfport.cli.arguments import Subcommands, add_problem, problem_values
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from perfport._core import DeviceInfo
+
 
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser("space", help="show a kernel's search space and how device limits prune it")
@@ -76,19 +78,20 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
     every one of them (erdem2018's constraints valid for all devices of the system)."""
     from perfport.devices import named_devices
     from perfport.kernels import resolve_kernel
+    from perfport.space import empty_space_hint
     from perfport.split.pruning import common_space
     from perfport.store.formats.search_space import is_space_file, load_space_file
     from perfport.tune import resolve_problem
 
     if is_space_file(args.kernel):
         definition = load_space_file(args.kernel)
-        devices = named_devices(ids)
+        devices = _distinct(named_devices(ids))
         name, problem = definition.name, {}
         spaces = [definition.space(device=d) for d in devices]
     else:
         spec = resolve_kernel(args.kernel)
         resolved = resolve_problem(spec, problem_values(args.problem))
-        devices = named_devices(ids, spec.language)
+        devices = _distinct(named_devices(ids, spec.language))
         name, problem = spec.name, dict(resolved)
         spaces = [perfport.kernel_space(spec, resolved, d, args.min_work_groups) for d in devices]
     result = common_space(devices, spaces)
@@ -97,11 +100,20 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
             {"kernel": name, "devices": [d.id for d in devices], "problem": problem}
             | result.to_json()
         )
-        return 0
-    for d, s in zip(devices, spaces, strict=True):
-        render.space_report(console, name, d, s.report)
-    console.print(f"legal on all {len(devices)} devices: {result.common} of {result.cartesian}")
+    else:
+        for d, s in zip(devices, spaces, strict=True):
+            render.space_report(console, name, d, s.report)
+        console.print(f"legal on all {len(devices)} devices: {result.common} of {result.cartesian}")
+    hint = next(filter(None, (empty_space_hint(s.report) for s in spaces)), "")
+    if hint:  # once, on stderr as with one device: it is about the kernel, not a device
+        print(f"hint: {hint}", file=sys.stderr)
     return 0
+
+
+def _distinct(devices: list[DeviceInfo]) -> list[DeviceInfo]:
+    """One device under two names (its id and its fingerprint) is listed once, as one id
+    given twice is: 'legal on all 2 devices' counted it twice."""
+    return list({d.id: d for d in devices}.values())
 
 
 def run_strategies(args: argparse.Namespace, console: Console) -> int:

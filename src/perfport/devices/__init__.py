@@ -85,20 +85,39 @@ def named_devices(
     ids: Sequence[str | None], language: Language = Language.PORTABLE
 ) -> list[DeviceInfo]:
     """The devices with these ids (None: the default one), in order; with ``all`` among them,
-    every device here that runs ``language`` instead."""
+    every device here that runs ``language`` instead, so ``all`` comes alone."""
     if "all" not in ids:
         return [get_device(i, language) for i in ids]
+    others = [str(i) for i in ids if i != "all"]
+    if others:  # they were dropped without a word (a sub-device is not among "all")
+        raise DeviceError(
+            f"device 'all' (every device here) comes alone, not with {', '.join(others)}; "
+            "give 'all' alone, or name each device instead"
+        )
     devices = [d for d in list_devices() if d.backend.accepts(language)]
     if not devices:
         raise DeviceError(f"no device here runs {language.value} kernels; see 'perfport devices'")
     return devices
 
 
+# A device's id: ASCII digits only (\d takes any script's digits, and int() reads them).
+_ID = re.compile(r"opencl:[0-9]+:[0-9]+(\.[0-9]+)?|cuda:[0-9]+")
+
+
+def _canonical_id(device_id: str) -> str:
+    """A device id as perfport writes it, each number without leading zeros: 'opencl:0:0.01'
+    is 'opencl:0:0.1', one device, not a second one; anything else (a fingerprint, an id
+    with other digits) as given, and refused as no device where one is looked up."""
+    if not _ID.fullmatch(device_id):
+        return device_id
+    return re.sub(r"[0-9]+", lambda m: str(int(m.group())), device_id)
+
+
 def stored_device(device: str | None) -> str | None:
     """A filter on stored results' device: an id of this machine (``opencl:0:0``, as ``tune
     --device`` takes) becomes its fingerprint, which the store keys devices by; a name or a
     fingerprint is kept as given."""
-    if device is None or not re.fullmatch(r"(opencl|cuda):\d+(:\d+(\.\d+)?)?", device):
+    if device is None or not _ID.fullmatch(device):
         return device
     try:
         return get_device(device).fingerprint
@@ -115,23 +134,22 @@ def get_device(device_id: str | None = None, language: Language = Language.PORTA
             f"a device is named by its id, such as 'opencl:0:0' (perfport devices), not "
             f"{type(device_id).__name__} {device_id!r}"
         )
+    wanted = _canonical_id(device_id)
     for d in _all_devices():
-        if d.id == device_id or d.fingerprint == device_id:
+        if d.id == wanted or d.fingerprint == wanted:
             if not d.backend.accepts(language):
                 raise DeviceError(
                     f"device {device_id} ({d.backend.value}) cannot run {language.value} "
                     f"kernels; {_others(language) or _fix(language)}"
                 )
             return d
-    from perfport.devices.opencl import SUB_DEVICE
-
-    if SUB_DEVICE.fullmatch(device_id):  # not listed: made on demand from its parent
-        parent = device_id.rsplit(".", 1)[0]
+    if _ID.fullmatch(wanted) and "." in wanted:  # a sub-device, made on demand
+        parent = wanted.rsplit(".", 1)[0]
         if not any(d.id == parent for d in _all_devices()):
-            raise DeviceError(f"no device {parent!r} to partition into {device_id}")
+            raise DeviceError(f"no device {parent!r} to partition into {wanted}")
         from perfport.devices.opencl import opencl_sub_device
 
-        return opencl_sub_device(device_id)
+        return opencl_sub_device(wanted)
     if device_id.startswith("cuda:"):
         from perfport.devices.cuda import _cupy
 

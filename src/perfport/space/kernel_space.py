@@ -11,10 +11,24 @@ it before launching.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, LocalArg, Param, Problem, SpecError
+import numpy as np
+
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    Expr,
+    ExpressionError,
+    KernelSpec,
+    LocalArg,
+    Param,
+    Problem,
+    SpecError,
+)
+from perfport._core.expr import parse
 from perfport._core.launch import check_launch
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
@@ -26,17 +40,34 @@ def _is_one(text: str) -> bool:
     return text.strip() in ("1", "1.0")
 
 
+def _pads(global_size: str, local_size: str) -> bool:
+    """Whether the whole global size is one round_up(x, local): a multiple by construction.
+    Parsed, not matched as text: 'round_up(h, 8) + round_up(n, bx)' starts and ends alike
+    but need not divide by bx."""
+    try:
+        body = parse(str(global_size), "global size").body
+        local = parse(str(local_size), "local size").body
+    except ExpressionError:  # left to the constraint, whose error names the expression
+        return False
+    return (
+        isinstance(body, ast.Call)
+        and isinstance(body.func, ast.Name)
+        and body.func.id == "round_up"
+        and len(body.args) == 2
+        and not body.keywords
+        and ast.dump(body.args[1]) == ast.dump(local)
+    )
+
+
 def divisible_sizes(global_size: Sequence[str], local_size: Sequence[str]) -> list[tuple[str, str]]:
     """The (global, local) size expressions whose division is a launch rule on every device
-    (OpenCL 1.2 has no ragged work-groups): all but a local size of 1 and round_up(x, local),
-    a multiple by construction."""
-    out = []
-    for g, lo in zip(global_size, local_size, strict=False):
-        compact = g.replace(" ", "")
-        pads = compact.startswith("round_up(") and compact.endswith(f",{lo.replace(' ', '')})")
-        if not _is_one(lo) and not pads:
-            out.append((g, lo))
-    return out
+    (OpenCL 1.2 has no ragged work-groups): all but a local size of 1 and a global size that
+    is round_up(x, local) as a whole, a multiple by construction."""
+    return [
+        (g, lo)
+        for g, lo in zip(global_size, local_size, strict=False)
+        if not _is_one(lo) and not _pads(g, lo)
+    ]
 
 
 def device_constraints(
@@ -120,6 +151,50 @@ def _check_local_values(spec: KernelSpec) -> None:
             )
 
 
+def _check_local_exprs(spec: KernelSpec, constants: Mapping[str, Any]) -> None:
+    """A local size written as an expression ('bx // 2') below 1 for a configuration the
+    kernel's restrictions allow: refused as a parameter's values below 1 are, where the
+    device's rules failed on it as a divisor, in a rule the user never wrote."""
+    params = {p.name for p in spec.params}
+    for text in (str(s).strip() for s in spec.local_size):
+        if _is_one(text) or text in params:  # parameters: _check_local_values
+            continue
+        expr = Expr(text, f"kernel {spec.name} local_size")
+        if _at_least_one(expr, spec, constants):
+            continue
+        below = Constraint(f"{text} < 1", Expr(f"({text}) < 1", expr.what))
+        restrictions = [Constraint.of(r) for r in spec.restrictions]
+        space = Space(spec.params, [*restrictions, below], constants, spec.derived_exprs)
+        if len(space):
+            config = dict(space.config(0))
+            env = spec.env(config, constants)
+            shown = ", ".join(f"{n}={env[n]!r}" for n in sorted(expr.names) if n in env)
+            raise SpecError(
+                f"kernel {spec.name}: local size {text!r} is {expr.value(env)!r} for "
+                f"{shown or 'every configuration'}, "
+                f"and a local size must be at least 1; add the restriction '{text} >= 1' or "
+                "leave such values out"
+            )
+
+
+def _at_least_one(expr: Expr, spec: KernelSpec, constants: Mapping[str, Any]) -> bool:
+    """Whether ``expr`` is at least 1 on every combination of the parameters it reads (on
+    an open grid, so cheap), which spares enumerating the kernel's space; False when it
+    cannot tell (it reads a derived value, or fails somewhere)."""
+    values = {p.name: p.values for p in spec.params if p.name in expr.names}
+    if not expr.names <= set(values) | set(constants):
+        return False
+    env: dict[str, Any] = dict(constants)
+    for axis, name in enumerate(values):
+        shape = [1] * len(values)
+        shape[axis] = -1
+        env[name] = np.asarray(values[name], dtype=object).reshape(shape)
+    try:
+        return bool(np.all(np.asarray(expr.vector(env, strict=True)) >= 1))
+    except (ArithmeticError, ExpressionError, TypeError, ValueError):
+        return False
+
+
 def empty_space_hint(report: PruningReport) -> str:
     """Advice for a space that the device leaves empty because no global size divides by its
     local size: the usual cause is a global size written in work-groups (Kernel Tuner's grid,
@@ -160,6 +235,7 @@ def kernel_space(
             f"values: {', '.join(spec.problem) or 'none'}"
         )
     constants = spec.env({}, problem or Problem())
+    _check_local_exprs(spec, constants)
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
         constraints += spec_device_constraints(spec, device, min_work_groups)
