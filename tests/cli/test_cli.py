@@ -166,6 +166,10 @@ def test_console_script_and_module_agree():
         (["serve", "--port", "99999"], "not a port"),
         (["serve", "--workers", "0"], "must be at least 1"),
         (["serve", "--workers", "65"], "--workers: give at most 64"),
+        (
+            ["worker", "--scheduler", "tcp://127.0.0.1:9", "--device", "all", "--device", "x"],
+            "comes alone",
+        ),
         (["select", "evaluate", "--kernels", "1000"], "each must be 1 to 640"),
         (
             ["select", "fit", "--data", GEMM, "--kernels", "4", "--out", "x", "--pruning", "no"],

@@ -29,11 +29,10 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_worker(args: argparse.Namespace, console: Console) -> int:
-    from perfport.devices import get_device, list_devices
+    from perfport.devices import named_devices
     from perfport.tune.cluster import serve
 
-    ids = args.device or [None]
-    devices = list_devices() if "all" in ids else [get_device(i) for i in ids]
+    devices = named_devices(args.device or [None])  # 'all' comes alone
     console.print(
         f"serving {', '.join(d.id for d in devices)} to {args.scheduler} (Ctrl-C stops)",
         highlight=False,
