@@ -117,3 +117,69 @@ def test_bad_steps_are_one_line_and_write_nothing(tmp_path, args, says):
     assert done.returncode == 2, done.stderr
     assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not db.exists()
+
+
+BROKEN = """
+from perfport import ArrayArg, KernelSpec, Param, ParamKind, ScalarArg, SplitArray, SplitDim
+
+kernel = KernelSpec(
+    name="broken1d", entry="scale",
+    source="__kernel void scale(__global const float* x, __global float* y, int n) "
+           "{ int i = get_global_id(0); if (i < n) y[i] = 2.0f * x[i] }",
+    params=(Param("wg", (8, 16), ParamKind.LAUNCH),),
+    global_size=(GLOBAL,), local_size=("wg",),
+    args=(ArrayArg("x", "float", ("n",)), ArrayArg("y", "float", ("n",), output=True),
+          ScalarArg("n", "int", "n")),
+    problem={"n": 4096}, default={"wg": 16},
+    split=(SplitDim(0, "n", (SplitArray("x"), SplitArray("y")), halo=("1", "1")),),
+)
+"""
+
+
+def test_a_kernel_that_does_not_build_fails_in_one_line_and_leaves_no_database(tmp_path):
+    spec = tmp_path / "broken1d.py"
+    spec.write_text(BROKEN.replace("GLOBAL", repr("round_up(n, wg)")))
+    db = tmp_path / "new.db"
+    done = perfport("split", str(spec), *TWO, "--db", str(db))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "broken1d did not build on opencl:0:0.0: error:" in done.stderr
+    assert "expected ';'" in done.stderr
+    assert not db.exists()  # created by nothing but this failed command
+
+
+def test_a_part_that_cannot_launch_is_refused_in_one_line(tmp_path):
+    # the global size is exactly n: a part with its halo (2049) is no multiple of 16
+    spec = tmp_path / "unpadded.py"
+    spec.write_text(BROKEN.replace("GLOBAL", repr("n")).replace("2.0f * x[i] }", "2.0f * x[i]; }"))
+    db = tmp_path / "new.db"
+    done = perfport("split", str(spec), *TWO, "--db", str(db), "--plan", "eq4")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "cannot launch" in done.stderr and "round_up(n, wg)" in done.stderr
+    assert not db.exists()
+
+
+def test_hints_print_commands_that_run_as_printed(tmp_path):
+    db = str(tmp_path / "x.db")
+    done = perfport("split", "convolution", *TWO, "--problem", "n=1000", "mask=200000",
+                    "--db", db)  # fmt: skip
+    assert done.returncode == 2
+    hint = done.stderr.split("see '")[1].split("'")[0]
+    assert "--problem" in hint and "mask=200000" in hint
+    shown = perfport(*hint.split()[1:], "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["legal"] == 0  # what the refusal said
+    spec = tmp_path / "scale.py"
+    spec.write_text(
+        BROKEN.replace("GLOBAL", repr("round_up(n, wg)")).replace("* x[i] }", "* x[i]; }")
+    )
+    empty = tmp_path / "empty.db"
+    from perfport.store import Store
+
+    Store(empty).close()  # a database with nothing tuned in it
+    done = perfport("split", str(spec), *TWO, "--times", "store", "--db", str(empty))
+    assert done.returncode == 2
+    assert f"'perfport tune {spec} --device opencl:0:0.0 --problem n=4096 --db {empty}'" in (
+        done.stderr
+    )

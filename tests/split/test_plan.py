@@ -66,3 +66,11 @@ def test_plan_round_trips_through_json():
 def test_bad_plans_are_refused(devices, blocks, times):
     with pytest.raises(SpecError):
         plan_split(devices, 10, blocks, times)
+
+
+def test_a_denormal_time_gives_finite_factors_and_a_plan():
+    # 1 / 5e-324 is inf, and inf / inf NaN: the factors are taken relative to the fastest
+    assert split_factors([5e-324, 1.0]) == pytest.approx((1.0, 0.0))
+    assert split_factors([1e-300, 1e300]) == pytest.approx((1.0, 0.0))
+    plan = plan_split(["a", "b"], 1000, [1, 1], [5e-324, 1.0])
+    assert plan.parts == ((0, 1000), (1000, 1000))

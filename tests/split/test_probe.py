@@ -136,6 +136,7 @@ def test_the_rebalancer_keeps_a_device_the_lines_dropped_dropped(monkeypatch):
         return RunResult(max(ms), ms, 3, 0.0, 0.0, {})
 
     monkeypatch.setattr(rebalance_module, "run_parts", fake)
+    monkeypatch.setattr(rebalance_module, "refusal", lambda *a: "")  # no spec to check
     monkeypatch.setattr(rebalance_module, "mismatch", lambda *a: None)
     spec = types.SimpleNamespace(tolerance=None)
     alone = [modelled_ms(x, 1000) for x in model.values()]  # 1, 2 and 51 ms

@@ -151,6 +151,7 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
         return RunResult(3.0 if len(busy) > 1 else 1.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})
 
     monkeypatch.setattr(module, "run_parts", fake)
+    monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
     monkeypatch.setattr(module, "mismatch", lambda *a: None)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [1.0, 50.0])
@@ -173,6 +174,7 @@ def test_a_balanced_split_is_held_to_the_measured_time_alone_not_a_predicted_one
         return RunResult(2.0 if len(busy) > 1 else 3.0, (1.0,) * len(busy), 3, 0.0, 0.0, {})
 
     monkeypatch.setattr(module, "run_parts", fake)
+    monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
     monkeypatch.setattr(module, "mismatch", lambda *a: None)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [0.1, 0.5])  # predicted, 30x fast

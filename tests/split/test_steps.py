@@ -4,6 +4,8 @@ numpy reference applied N times; only halo and moved rows cross between devices.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -176,3 +178,17 @@ def test_parts_run_through_any_session(two):
     mixed = run_parts(spec, full, parts, split, target_s=0.0, opener=opener)
     assert kinds == ["plain", "wrapped"]
     assert np.allclose(mixed.outputs["output"], _reference(spec, full, 1), atol=1e-5)
+
+
+def test_steps_with_one_device_at_work_do_not_decide_split(two):
+    # a 1 x 1 stencil: the plan gives one device the one row, so no split ran
+    out = split_steps(builtin("stencil"), {"width": 1, "height": 1}, two, 2)
+    busy = [[b > a for a, b in s.parts] for s in out.run.steps]
+    assert all(sum(row) == 1 for row in busy)
+    assert not out.split_ran
+    assert out.decision in (two[0].id, two[1].id)
+    faster = dataclasses.replace(out.run, steps=tuple(
+        dataclasses.replace(s, step_ms=0.0, kernel_ms=tuple(0.0 for _ in s.kernel_ms))
+        for s in out.run.steps
+    ))  # fmt: skip
+    assert dataclasses.replace(out, run=faster).decision != "split"

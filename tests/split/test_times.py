@@ -218,3 +218,10 @@ def test_a_time_that_is_not_positive_is_refused_before_anything_runs(two, monkey
     times = {"opencl:0:0.0": bad, "opencl:0:0.1": 1.0}
     with pytest.raises(SpecError, match=r"opencl:0:0\.0's time is .* positive and finite"):
         split_run(builtin("convolution"), Problem.of(n=2000), two, times=times)
+
+
+def test_a_given_time_for_a_device_not_in_the_split_is_refused_by_its_id():
+    a, b = get_device("opencl:0:0.0"), get_device("opencl:0:0.1")
+    times = {a.id: 1.0, b.id: 1.0, "opencl:9:9": 1.0}
+    with pytest.raises(SpecError, match="opencl:9:9 is not a device of the split"):
+        split_run(builtin("vector_add"), {"n": 1000}, [a, b], times=times, plan_from="eq4")

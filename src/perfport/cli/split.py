@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +98,18 @@ def add_parser(sub: Subcommands) -> None:
 
 
 def run_split(args: argparse.Namespace, console: Console) -> int:
+    """``perfport split``; a part that does not build or launch on its device exits 1 in one
+    line, as ``perfport tune`` exits 1 when nothing ran correctly (not 2: no bad input)."""
+    from perfport.split.execute import PartFailed
+
+    try:
+        return _split(args, console)
+    except PartFailed as exc:
+        print(f"perfport: error: {exc}", file=sys.stderr)  # one printable line
+        return 1
+
+
+def _split(args: argparse.Namespace, console: Console) -> int:
     from perfport._core import SpecError
 
     if args.iterations < 0:
@@ -133,20 +149,20 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     if len({d.id for d in devices}) != len(devices):
         raise SpecError("give each device once; on one CPU use its sub-devices opencl:0:0.0 ...")
     for d in devices:
-        choose_config(spec, problem, d, None)
+        choose_config(spec, problem, d, None, args.kernel)
     args.opening = cpu_opening(devices, args.cpu_reserve, share_context=args.halo == "device")
     if args.times != "measured" and not Path(args.db).exists():
-        fix = "perfport tune" if args.times == "store" else "perfport roofline"
         raise SpecError(f"--times {args.times} reads {args.db}, which does not exist; run "
-                        f"'{fix} ... --db {args.db}' for each device first")  # fmt: skip
+                        f"{_fill_db(args, devices, problem)} first")  # fmt: skip
     if args.steps:
         return _run_steps(args, console, spec, problem, devices)
-    with Store(args.db) as store:
+    with _existing(args.db) as store:
         outcome = split_run(
             spec, problem, devices, args.dimension, store,
             sweep_points=args.sweep or 0, iterations=args.iterations, opening=args.opening,
-            plan_from=args.plan or "lines", time_source=args.times,
+            plan_from=args.plan or "lines", time_source=args.times, kernel_arg=args.kernel,
         )  # fmt: skip
+    with Store(args.db) as store:
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)
@@ -173,6 +189,35 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
     _print_cpu_parts(console, out)
     console.print(f"decision: {out['decision']} (plan {out['plan_id']} stored in {args.db})")
     return 0
+
+
+@contextmanager
+def _existing(db: str) -> Iterator[Store | None]:
+    """The results database to read configurations and times from while the split runs:
+    None where it does not exist (nothing to read), so a split that fails leaves no empty
+    database behind; the plan is stored once the split has run."""
+    from perfport.store import Store
+
+    if not Path(db).exists():
+        yield None
+        return
+    with Store(db) as store:
+        yield store
+
+
+def _fill_db(args: argparse.Namespace, devices: list[DeviceInfo], problem: Problem) -> str:
+    """The commands that store what ``--times store|model`` reads, one per device."""
+    from perfport.split.times import problem_args
+
+    db = shlex.quote(args.db)
+    if args.times == "model":
+        runs = [f"'perfport roofline --device {d.id} --db {db}'" for d in devices]
+    else:
+        kernel, given = shlex.quote(args.kernel), problem_args(problem)
+        runs = [
+            f"'perfport tune {kernel} --device {d.id} --problem {given} --db {db}'" for d in devices
+        ]
+    return " and ".join(runs)
 
 
 def _time_text(c: dict[str, Any]) -> str:
@@ -237,11 +282,12 @@ def _run_steps(
     from perfport.store import Store
 
     step_split(spec, problem, args.dimension)  # refused before the database is opened
-    with Store(args.db) as store:
+    with _existing(args.db) as store:
         outcome = split_steps(
             spec, problem, devices, args.steps, args.dimension, store,
-            rebalance=args.rebalance, opening=args.opening,
+            rebalance=args.rebalance, opening=args.opening, kernel_arg=args.kernel,
         )  # fmt: skip
+    with Store(args.db) as store:
         out = _stored(store, spec, problem, devices, outcome)
     if args.json:
         render.print_json(out)

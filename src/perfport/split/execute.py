@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
 from typing import Any
@@ -21,11 +22,14 @@ import numpy as np
 
 from perfport._core import (
     ArrayArg,
+    BuildError,
     Config,
     DeviceInfo,
     Expr,
     KernelSpec,
+    LaunchError,
     LocalArg,
+    PerfportError,
     Problem,
     ScalarArg,
     SpecError,
@@ -34,6 +38,7 @@ from perfport._core import (
 )
 from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session, open_session
 from perfport.measure.data import host_arrays, scalar_value
+from perfport.split.legal import check_parts, halo
 from perfport.split.subbuffers import Buffers, GroupOpener, Opener, open_parts, share
 
 
@@ -45,6 +50,27 @@ class Part:
     config: Config
     start: int
     stop: int
+
+
+class PartFailed(PerfportError):
+    """A part's kernel did not build, or its launch failed, on its device: what the driver
+    said, in one line. Not bad input (``perfport split`` exits 1, as ``perfport tune`` does
+    when nothing ran)."""
+
+
+@contextmanager
+def on_device(device: DeviceInfo, spec: KernelSpec, what: str) -> Iterator[None]:
+    """Turn a BuildError or LaunchError inside into a PartFailed naming ``device`` and the
+    driver's first line (a split has no outcome to record it as, as a tuning run does)."""
+    try:
+        yield
+    except (BuildError, LaunchError) as exc:
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        first = "".join(c if c.isprintable() else " " for c in first)  # one printable line
+        raise PartFailed(
+            f"{spec.name} {what} on {device.id}: {first or type(exc).__name__}; run it on that "
+            f"device alone ('perfport tune') to see the whole log"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -93,13 +119,9 @@ class PartRun:
         self.session, self.owns_session = session, owns_session
         self.full_env = spec.env(part.config, problem)
         extent = int(problem[split.extent]) if split else part.stop
-        before, after = (
-            (int(Expr(h, "split halo").value(self.full_env)) for h in split.halo)
-            if split
-            else (0, 0)
+        self.lo, self.hi = (
+            halo(self.full_env, split, part.start, part.stop, extent) if split else (0, 0)
         )
-        self.lo = min(before, part.start)
-        self.hi = min(after, extent - part.stop)
         size = part.stop - part.start + self.lo + self.hi
         sub = problem.merged({split.extent: size}) if split else problem
         self.env = spec.env(part.config, sub)
@@ -110,7 +132,8 @@ class PartRun:
         if built is not None and key in built:  # a re-split whose build is unchanged
             self.kernel = built[key]
         else:
-            self.kernel = session.compile(spec.source, spec.language, spec.entry, defines)
+            with on_device(part.device, spec, "did not build"):
+                self.kernel = session.compile(spec.source, spec.language, spec.entry, defines)
             if built is not None:
                 built[key] = self.kernel
         self.host: dict[str, np.ndarray] = {}
@@ -190,15 +213,18 @@ class PartRun:
 
     def launch(self) -> float:
         g = self.geometry
-        return self.session.launch(self.kernel, g.global_size, g.local_size, self.args, 1)[0]
+        with on_device(self.part.device, self.spec, "failed to launch"):
+            return self.session.launch(self.kernel, g.global_size, g.local_size, self.args, 1)[0]
 
     def start(self) -> Any:
         """Enqueue this part's launch without waiting (``finish`` waits)."""
         g = self.geometry
-        return self.session.start_launch(self.kernel, g.global_size, g.local_size, self.args)
+        with on_device(self.part.device, self.spec, "failed to launch"):
+            return self.session.start_launch(self.kernel, g.global_size, g.local_size, self.args)
 
     def finish(self, pending: Any) -> float:
-        return self.session.finish_launch(pending)
+        with on_device(self.part.device, self.spec, "failed"):
+            return self.session.finish_launch(pending)
 
     def gather(self, outputs: dict[str, np.ndarray]) -> None:
         """Download this part's outputs and write its own range into the whole ones."""
@@ -290,6 +316,7 @@ def run_parts(
     }
     if split is not None:
         check_outputs_cut(spec, split)
+    check_parts(spec, full, split, parts)  # before any session opens: no launch refused
     started = time.perf_counter()
     live = [p for p in parts if p.stop > p.start]
     sessions, why = open_parts([p.device for p in live], opener, group, split is not None)

@@ -82,8 +82,11 @@ class SplitPlan:
 
 
 def split_factors(times_ms: Sequence[float]) -> tuple[float, ...]:
-    """Eq. 4: each device's speed (1 / time) over the sum of the speeds."""
-    speeds = [1.0 / t for t in times_ms]
+    """Eq. 4: each device's speed (1 / time) over the sum of the speeds. The speeds are taken
+    relative to the fastest device's (its time over each time, at most 1), so a time as
+    small as 5e-324 ms does not make 1 / time infinite."""
+    fastest = min(times_ms)
+    speeds = [fastest / t for t in times_ms]
     total = sum(speeds)
     return tuple(s / total for s in speeds)
 

@@ -19,6 +19,7 @@ from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, S
 from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
+from perfport.split.legal import refusal
 from perfport.split.plan import SplitPlan, plan_split
 
 
@@ -160,13 +161,17 @@ def rebalance(
         elif k:
             lines = updated_lines(plan, done[-1].run, line_ms, lines)
             shares = balanced_shares(plan.extent, lines)
-        if k:
-            plan = plan_split(
-                plan.devices, plan.extent, plan.blocks, alone_ms, plan.dimension, shares
-            )
+        again = (
+            plan_split(plan.devices, plan.extent, plan.blocks, alone_ms, plan.dimension, shares)
+            if k
+            else plan
+        )
         parts = [
-            Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, plan.parts, strict=True)
+            Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, again.parts, strict=True)
         ]
+        if k and refusal(spec, problem, split, parts):
+            break  # a part could not launch (a leftover not in whole groups): keep what ran
+        plan = again
         run = (
             first
             if k == 0 and first is not None

@@ -5,6 +5,7 @@ decide, and store the plan with what was measured."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,8 +18,8 @@ from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.probe import LinesPlan, check_plan, eq4_json, probe_plan
 from perfport.split.rebalance import Iteration, rebalance
 from perfport.split.reserve import Opening, cpu_opening
-from perfport.split.sweep import SweepPoint, sweep
-from perfport.split.times import TimeSource, given_times
+from perfport.split.sweep import SweepPoint, check_sweep, sweep
+from perfport.split.times import TimeSource, given_times, problem_args
 from perfport.store import Store, best_results
 
 # A split must beat the best single device by this share to be chosen (the launches' noise).
@@ -175,15 +176,21 @@ def split_dimension(spec: KernelSpec, dimension: int | None) -> SplitDim:
 
 
 def choose_config(
-    spec: KernelSpec, problem: Problem, device: DeviceInfo, store: Store | None
+    spec: KernelSpec,
+    problem: Problem,
+    device: DeviceInfo,
+    store: Store | None,
+    kernel_arg: str | None = None,
 ) -> tuple[Config, str]:
     """The device's best stored configuration for this problem (``perfport tune``), else the
-    kernel's default, else its first legal configuration."""
+    kernel's default, else its first legal configuration. ``kernel_arg`` names the kernel in
+    the hint's command (the CLI's KERNEL: a spec file's path; default the spec's name)."""
     space = kernel_space(spec, problem, device)
     if not len(space):
         raise SpecError(
             f"no configuration of {spec.name} is legal on {device.id} at this problem; "
-            f"see 'perfport space {spec.name} --device {device.id}'"
+            f"see 'perfport space {shlex.quote(kernel_arg or spec.name)} --device {device.id} "
+            f"--problem {problem_args(problem)}'"
         )
     if store is not None:
         for r in best_results(store, spec.source_hash, device.fingerprint):
@@ -211,12 +218,13 @@ def chosen_configs(
     devices: Sequence[DeviceInfo],
     store: Store | None,
     configs: Mapping[str, Config] | None,
+    kernel_arg: str | None = None,
 ) -> list[tuple[Config, str]]:
     """Each device's configuration and where it came from: ``configs`` by device id
     ("given"), else ``choose_config``."""
     return [
         (configs[d.id], "given") if configs and d.id in configs
-        else choose_config(spec, problem, d, store)
+        else choose_config(spec, problem, d, store, kernel_arg)
         for d in devices
     ]  # fmt: skip
 
@@ -290,6 +298,7 @@ def split_run(
     plan_from: str = "lines",
     time_source: TimeSource | str = TimeSource.MEASURED,
     times: Mapping[str, float] | None = None,
+    kernel_arg: str | None = None,
 ) -> SplitOutcome:
     """Plan, run and verify ``spec`` split across ``devices`` (configurations: ``configs`` by
     device id, else from ``store``, else the default); with ``sweep_points``, also run the
@@ -297,30 +306,31 @@ def split_run(
     measured part times for up to that many launches (the planned run is the first).
     ``opening``: how each part's session opens (default: a CPU beside GPUs leaves one core
     per GPU, ``perfport.split.reserve``); the CPU runs alone on the same compute units.
-    ``plan_from``: ``lines`` (default) first runs Eq. 4's parts together (a probe) and
-    runs the plan made from each device's line (``perfport.split.probe``); ``eq4`` runs Eq.
-    4's plan. ``time_source``: each device's time for the plan, ``measured`` (each device
-    runs the whole problem alone), ``store`` or ``model`` (``perfport.split.times``);
-    ``times``, each device's time by id (from any model), plans instead (source ``given``).
-    With times not measured only the device given the smallest time runs alone."""
+    ``plan_from``: ``lines`` (default) runs the plan made from each device's line after a
+    probe of Eq. 4's parts (``perfport.split.probe``); ``eq4`` runs Eq. 4's plan.
+    ``time_source``: each device's time for the plan, ``measured`` (each runs the whole
+    problem alone), ``store`` or ``model`` (``perfport.split.times``); ``times``, each
+    device's time by id (any model's), plans instead (``given``): then only the device given
+    the smallest time runs alone. ``kernel_arg``: the kernel as hints name it (the CLI's)."""
     check_plan(plan_from)
     source = TimeSource.GIVEN if times is not None else TimeSource.parse(time_source)
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
     split = split_dimension(spec, dimension)
     full = spec.problem.merged(problem)
-    chosen = chosen_configs(spec, full, devices, store, configs)
+    chosen = chosen_configs(spec, full, devices, store, configs, kernel_arg)
     picked = [c for c, _ in chosen]
-    given = given_times(source, spec, full, devices, picked, store, times)
+    given = given_times(source, spec, full, devices, picked, store, times, kernel_arg)
     extent = int(full[split.extent])
-    # The lines go through each device's kernel time alone. A device not run alone stands in
-    # with its stored time, the same kind of time (perfport tune's median kernel time). A
-    # model's time does not: on an H200 beside a 32-core Xeon the roofline was 3.1x (Xeon)
-    # and 7.3x (GPU) below the convolution's times, and a line through it gave the Xeon 2.4x
-    # the elements it could finish in time; such a line is proportional through the probe.
+    # The lines go through each device's kernel time alone; a device not run alone stands in
+    # with its stored time (the same kind: tune's median kernel time), not a model's: on an
+    # H200 beside a 32-core Xeon the roofline was 3.1x (Xeon) and 7.3x (GPU) below the
+    # convolution's times, and a line through it gave the Xeon 2.4x what it could finish.
     stand_in = source is TimeSource.STORE
-    alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one, stand_in)
     blocks = [block(spec, split, c, full) for c in picked]
+    if sweep_points:  # refused before anything runs, not after the split
+        check_sweep(spec, full, devices, picked, split, blocks[0], sweep_points)
+    alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one, stand_in)
     plan = plan_split(ids, extent, blocks, alone.times_ms, split.dimension)
     lines = None
     if plan_from == "lines":

@@ -7,7 +7,7 @@ move between the devices."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, S
 from perfport.measure.verify import mismatch
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
+from perfport.split.legal import refusal
 from perfport.split.payoff import element_bytes, payoff
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.rebalance import balanced_shares, device_line
@@ -50,11 +51,20 @@ class StepsOutcome:
         return min(range(len(self.single)), key=lambda i: self.single[i].total_ms)
 
     @property
+    def split_ran(self) -> bool:
+        """Whether two or more devices had work in some step (a plan can give one device
+        every row: then the run is that device alone, not a split)."""
+        return any(sum(b > a for a, b in s.parts) > 1 for s in self.run.steps)
+
+    @property
     def decision(self) -> str:
-        """ "split" when the verified split's steps beat the best single device's by more
-        than ``DECISION_MARGIN``, else that device's id."""
+        """ "split" when the verified split's steps, with two or more devices at work
+        (``split_ran``), beat the best single device's by more than ``DECISION_MARGIN``, else
+        that device's id (as a single launch's ``SplitOutcome.chosen`` counts only a split
+        over two or more devices)."""
         best = self.single[self.best_single].total_ms
-        if self.verified and self.run.total_ms < best * (1 - DECISION_MARGIN):
+        faster = self.run.total_ms < best * (1 - DECISION_MARGIN)
+        if self.verified and self.split_ran and faster:
             return "split"
         return self.devices[self.best_single].id
 
@@ -114,6 +124,7 @@ def rebalancer(
     steps: int | None = None,
     row_bytes: int = 0,
     first_move_ms: float = 0.0,
+    legal: Callable[[Sequence[Range]], bool] | None = None,
 ) -> Replan:
     """A ``Replan`` that re-plans once the last ``window`` steps on the same parts show
     their median kernel times more than ``tolerance`` apart and further apart than their
@@ -122,7 +133,8 @@ def rebalancer(
     (``perfport.split.rebalance``). Given ``steps`` (the run's count) and ``row_bytes`` (the
     bytes a re-split moves per element), it re-splits only when the predicted saving over
     the remaining steps exceeds the move's predicted cost at the measured transfer rate, the
-    first move's rebuilds counted as ``first_move_ms`` (``perfport.split.payoff``)."""
+    first move's rebuilds counted as ``first_move_ms`` (``perfport.split.payoff``). ``legal``
+    says whether every part of a re-split may launch; one that may not is not made."""
     lines = [(0.0, t / plan.extent) for t in plan.times_ms]
 
     def replan(done: Sequence[Step]) -> Sequence[Range] | None:
@@ -140,6 +152,8 @@ def rebalancer(
         again = plan_split(
             plan.devices, plan.extent, plan.blocks, plan.times_ms, plan.dimension, shares
         )
+        if legal is not None and not legal(again.parts):
+            return None  # a part could not launch at its size (a leftover not in whole groups)
         remaining = steps - len(done) if steps is not None else 0
         guess = payoff(done, window, again.parts, lines, remaining, row_bytes, first_move_ms)
         if guess.imbalance <= guess.noise or (steps is not None and not guess.pays):
@@ -179,13 +193,15 @@ def split_steps(
     rebalance: bool = False,
     opener: Opener | None = None,
     opening: Opening | None = None,
+    kernel_arg: str | None = None,
 ) -> StepsOutcome:
     """Run ``steps`` steps of ``spec`` on each device alone, plan the split from their
     per-step times, run the steps split across ``devices`` (halo exchange between steps;
     with ``rebalance``, re-split between steps from the measured part times) and verify the
     outputs against the best single device's. Sessions open through ``opener`` one by one
     when given, else through ``opening`` (default ``cpu_opening``: one platform's devices
-    share a context, so halos go device to device; a CPU beside GPUs leaves them cores)."""
+    share a context, so halos go device to device; a CPU beside GPUs leaves them cores).
+    ``kernel_arg`` names the kernel in the commands hints print (the CLI's KERNEL)."""
     ids = distinct_ids(devices)
     opening = opening or cpu_opening(devices)
     group = None if opener else opening.group
@@ -193,7 +209,7 @@ def split_steps(
         raise SpecError(f"--steps {steps}: give 1 or more")
     split = step_split(spec, problem, dimension)
     full = spec.problem.merged(problem)
-    chosen = chosen_configs(spec, full, devices, store, configs)
+    chosen = chosen_configs(spec, full, devices, store, configs, kernel_arg)
     opener = opener or opening.one
     extent = int(full[split.extent])
     single = tuple(
@@ -214,6 +230,17 @@ def split_steps(
             # a move opens parts as the setup did (kernels built, buffers filled): the
             # slowest device's setup alone bounds the first move's cost beyond its bytes
             first_move_ms=max(r.setup_ms for r in single),
+            legal=lambda bounds: (
+                not refusal(
+                    spec,
+                    full,
+                    split,
+                    [
+                        Part(d, c, a, b)
+                        for d, (c, _), (a, b) in zip(devices, chosen, bounds, strict=True)
+                    ],
+                )
+            ),
         )
         if rebalance
         else None

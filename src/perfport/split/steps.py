@@ -48,6 +48,7 @@ from perfport.split.halo import (
     row_shape,
     transfers,
 )
+from perfport.split.legal import check_parts
 from perfport.split.stepshare import SharedSteps, share_steps
 from perfport.split.subbuffers import Buffers
 
@@ -292,6 +293,7 @@ class _Stepper:
         parts = [
             Part(p.device, p.config, a, b) for p, (a, b) in zip(self.parts, bounds, strict=True)
         ]
+        check_parts(self.spec, self.problem, self.split, parts)  # before any part changes
         new: dict[int, PartRun] = {}
         for i, p in enumerate(parts):
             if p.stop > p.start:
@@ -370,6 +372,7 @@ def run_steps(
     full = spec.problem.merged(problem)
     check_outputs_cut(spec, split)
     check_feeds(spec, split, spec.env(parts[0].config, full))
+    check_parts(spec, full, split, parts)  # before any session opens: no launch refused
     inputs = host_arrays(spec, spec.env({}, full), seed)
     outputs = {
         a.name: inputs[a.name].copy() for a in spec.args if isinstance(a, ArrayArg) and a.output

@@ -11,21 +11,29 @@ from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, S
 from perfport.devices import open_session
 from perfport.measure.verify import mismatch
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
+from perfport.split.legal import refusal
 
 
 @dataclass(frozen=True)
 class SweepPoint:
     """One share tried: the first device's ``share`` of the extent (snapped to its whole
-    work-groups), the parts that gave, and what the run measured."""
+    work-groups), the parts that gave, and what the run measured. ``ran_share`` is the
+    first device's share of the parts that ran."""
 
     share: float
     parts: tuple[tuple[int, int], ...]
     run: RunResult
     verified: bool
 
+    @property
+    def ran_share(self) -> float:
+        (start, stop), extent = self.parts[0], self.parts[-1][1]
+        return (stop - start) / extent
+
     def to_json(self) -> dict[str, Any]:
         return {
             "share": self.share,
+            "ran_share": self.ran_share,
             "parts": [list(p) for p in self.parts],
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
@@ -36,9 +44,51 @@ class SweepPoint:
 
 def two_parts(extent: int, block: int, share: float) -> tuple[tuple[int, int], tuple[int, int]]:
     """The first device takes ``share`` of ``extent`` in whole blocks of its own (nearest), the
-    second the rest."""
-    first = min(extent, max(0, round(extent * share / block) * block))
+    second the rest; at share 0 and 1 exactly one device takes everything (the nearest whole
+    blocks could leave the other a few elements, or take them all from the first)."""
+    if share <= 0 or share >= 1:
+        first = extent if share >= 1 else 0
+    else:
+        first = min(extent, max(0, round(extent * share / block) * block))
     return (0, first), (first, extent)
+
+
+def sweep_parts(
+    devices: Sequence[DeviceInfo],
+    configs: Sequence[Config],
+    extent: int,
+    first_block: int,
+    points: int,
+) -> list[tuple[float, list[Part]]]:
+    """Each of ``points`` evenly spaced shares of the first device, 0 to 1, and its parts."""
+    if len(devices) != 2:
+        raise SpecError("a split-factor sweep takes exactly two devices; drop --sweep or a device")
+    if points < 2:
+        raise SpecError(f"--sweep {points}: give at least 2 points (0 and 1 are the ends)")
+    out = []
+    for k in range(points):
+        share = k / (points - 1)
+        bounds = two_parts(extent, first_block, share)
+        parts = [Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, bounds, strict=True)]
+        out.append((share, parts))
+    return out
+
+
+def check_sweep(
+    spec: KernelSpec,
+    problem: Problem,
+    devices: Sequence[DeviceInfo],
+    configs: Sequence[Config],
+    split: SplitDim,
+    first_block: int,
+    points: int,
+) -> None:
+    """Raise SpecError, before anything runs, where a sweep point's part could not launch."""
+    extent = int(problem[split.extent])
+    for share, parts in sweep_parts(devices, configs, extent, first_block, points):
+        why = refusal(spec, problem, split, parts)
+        if why:
+            raise SpecError(f"--sweep {points}: at share {share:g}, {why}")
 
 
 def sweep(
@@ -55,18 +105,14 @@ def sweep(
     group: GroupOpener | None = None,
 ) -> tuple[SweepPoint, ...]:
     """Run the split at ``points`` evenly spaced shares of the first device, from 0 (all on
-    the second) to 1 (all on the first), each verified against ``expected``."""
-    if len(devices) != 2:
-        raise SpecError("a split-factor sweep takes exactly two devices; drop --sweep or a device")
-    if points < 2:
-        raise SpecError(f"--sweep {points}: give at least 2 points (0 and 1 are the ends)")
+    the second) to 1 (all on the first), each verified against ``expected``; every point's
+    parts are checked before the first runs (``check_sweep``)."""
+    check_sweep(spec, problem, devices, configs, split, first_block, points)
     extent = int(problem[split.extent])
     out = []
-    for k in range(points):
-        share = k / (points - 1)
-        bounds = two_parts(extent, first_block, share)
-        parts = [Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, bounds, strict=True)]
+    for share, parts in sweep_parts(devices, configs, extent, first_block, points):
         run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
         wrong = mismatch(run.outputs, expected, spec.tolerance)
+        bounds = tuple((p.start, p.stop) for p in parts)
         out.append(SweepPoint(share, bounds, run, wrong is None))
     return tuple(out)

@@ -14,6 +14,7 @@ corrects what the prediction got wrong.
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from enum import Enum
 
@@ -41,15 +42,23 @@ class TimeSource(Enum):
             raise SpecError(f"--times {text!r}: give one of {names}") from None
 
 
-def _problem_args(problem: Problem) -> str:
-    return " ".join(f"{k}={v}" for k, v in problem.items())
+def problem_args(problem: Problem) -> str:
+    """``problem`` as ``--problem`` takes it, each value quoted where a shell needs it."""
+    return " ".join(shlex.quote(f"{k}={v}") for k, v in problem.items())
 
 
 def stored_ms(
-    spec: KernelSpec, problem: Problem, device: DeviceInfo, config: Config, store: Store
+    spec: KernelSpec,
+    problem: Problem,
+    device: DeviceInfo,
+    config: Config,
+    store: Store,
+    kernel_arg: str | None = None,
 ) -> float:
     """The stored tuned time (median kernel time) of ``config`` on ``device`` at ``problem``:
-    the best configuration's, or the default's when that is the one chosen."""
+    the best configuration's, or the default's when that is the one chosen. ``kernel_arg``
+    names the kernel in the hint's command (the CLI's KERNEL: a spec file's path; default
+    the spec's name)."""
     found = [
         r for r in best_results(store, spec.source_hash, device.fingerprint) if r.problem == problem
     ]
@@ -61,8 +70,8 @@ def stored_ms(
     what = f"no time of {dict(config)} is stored" if found else "no tuned result is stored"
     raise SpecError(
         f"--times store: {what} for {spec.name} on {device.id} at this problem; run 'perfport "
-        f"tune {spec.name} --device {device.id} --problem {_problem_args(problem)} --db PATH' "
-        "first"
+        f"tune {shlex.quote(kernel_arg or spec.name)} --device {device.id} --problem "
+        f"{problem_args(problem)} --db {shlex.quote(store.path)}' first"
     )
 
 
@@ -106,7 +115,12 @@ def roofline_ms(
 
 
 def model_ms(
-    spec: KernelSpec, problem: Problem, device: DeviceInfo, config: Config, store: Store
+    spec: KernelSpec,
+    problem: Problem,
+    device: DeviceInfo,
+    config: Config,
+    store: Store,
+    kernel_arg: str | None = None,
 ) -> float:
     """``roofline_ms`` against ``device``'s stored ceilings."""
     check_work(spec)  # the kernel's own refusal first: measuring ceilings would not help
@@ -114,7 +128,7 @@ def model_ms(
     if ceilings is None:
         raise SpecError(
             f"--times model: no ceilings stored for {device.id}; measure them once with "
-            f"'perfport roofline --device {device.id} --db PATH'"
+            f"'perfport roofline --device {device.id} --db {shlex.quote(store.path)}'"
         )
     return roofline_ms(spec, problem, config, ceilings, device.id)
 
@@ -127,22 +141,30 @@ def given_times(
     configs: Sequence[Config],
     store: Store | None,
     times: Mapping[str, float] | None = None,
+    kernel_arg: str | None = None,
 ) -> tuple[float, ...] | None:
     """Each device's time for the plan from ``source``, in device order; None for
     ``measured`` (the caller runs each device alone). ``times``: the caller's, by device
-    id (``given``), one for every device."""
+    id (``given``), one for every device. ``kernel_arg``: as ``stored_ms`` takes it."""
     if source is TimeSource.MEASURED:
         return None
     if source is TimeSource.GIVEN:
         missing = [d.id for d in devices if d.id not in (times or {})]
         if times is None or missing:
             raise SpecError(f"given times: none for {', '.join(missing)}; give every device's")
+        extra = sorted(set(times) - {d.id for d in devices})
+        if extra:  # a misspelt id would otherwise be ignored silently
+            raise SpecError(f"given times: {', '.join(map(str, extra))} is not a device of the "
+                            "split; give one time per device of the split, by its id")  # fmt: skip
         got = tuple(float(times[d.id]) for d in devices)
     elif store is None:
         raise SpecError(f"--times {source.value} reads the results database; give --db")
     else:
         read = stored_ms if source is TimeSource.STORE else model_ms
-        got = tuple(read(spec, problem, d, c, store) for d, c in zip(devices, configs, strict=True))
+        got = tuple(
+            read(spec, problem, d, c, store, kernel_arg)
+            for d, c in zip(devices, configs, strict=True)
+        )
     # Refused before the fastest device runs alone (the plan would refuse them after it).
     bad = [(d.id, t) for d, t in zip(devices, got, strict=True) if not (math.isfinite(t) and t > 0)]
     if bad:
