@@ -73,6 +73,7 @@ def test_a_read_only_wal_database_names_the_copy_to_make(tmp_path, monkeypatch, 
     copy = os.path.join(tempfile.gettempdir(), "ro.db")
     assert which in error and f"--db {copy}" in error and "\n" not in error
     assert "perfport results" not in error  # any command may get here: a tune named results
+    assert f"chmod u+w {copy}" in error  # cp keeps a write-protected file's mode
 
 
 def _stored(db):

@@ -54,8 +54,8 @@ def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
         return StoreError(
             f"cannot use {path}: {read_only} read-only to you, and SQLite writes to a results "
             "database and creates files beside it even to read it; copy it to a folder you can "
-            f"write and give the copy, e.g. cp {shlex.quote(path)} {shlex.quote(tmp)}/ and run "
-            f"the command again with --db {copy}"
+            f"write and give the copy, e.g. cp {shlex.quote(path)} {shlex.quote(tmp)}/ && chmod "
+            f"u+w {copy}, then run the command again with --db {copy}"
         )
     return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
 
@@ -74,16 +74,16 @@ def _read_only(path: str, message: str) -> str:
     if not os.access(path, os.W_OK):
         return "it is"
     # Writable to us, yet SQLite could not write: its -wal or -shm file, another user's.
-    return _BESIDE if "readonly" in message else ""
+    beside = any(os.path.exists(path + end) for end in ("-wal", "-shm"))
+    return _BESIDE if "readonly" in message and beside else ""
 
 
 def _left_beside(path: str) -> StoreError:
     """The fix for a -wal or -shm file the user cannot write beside a database they can: left
     by a process that could only read the database (another user's, or one that read the file
     while it was write-protected), it refuses every writer until it is gone."""
-    beside = [f"{path}-wal", f"{path}-shm"]
-    present = [f for f in beside if os.path.exists(f)]
-    stale = [f for f in present if not os.access(f, os.W_OK)] or present or beside
+    present = [f for f in (f"{path}-wal", f"{path}-shm") if os.path.exists(f)]
+    stale = [f for f in present if not os.access(f, os.W_OK)] or present
     names = " ".join(shlex.quote(f) for f in stale)
     are = "is" if len(stale) == 1 else "are"
     wal = f"{path}-wal"
