@@ -87,3 +87,20 @@ def test_both_roofline_metrics_read_as_percentages():
 
     assert _metric("roofline", 1.73) == "173%" and _metric("roofline_same_bytes", 0.3508) == "35%"
     assert _metric("GBps", 12.345678) == "12.35"
+
+
+def test_a_best_of_an_unfinished_campaign_is_marked():
+    """A 3-of-40 best of a killed campaign read as a finished one in the table."""
+    import dataclasses
+
+    out = io.StringIO()
+    partial = dataclasses.replace(
+        _result("gfx90a", 7.5), campaign_statuses={"running": 1}, finished=False
+    )
+    results_table(Console(file=out, width=200, color_system=None), [_result("a", 1.0), partial])
+    text = out.getvalue()
+    assert "7.5*" in text and "1* " not in text
+    assert "* from a campaign that did not finish" in text
+    out = io.StringIO()
+    results_table(Console(file=out, width=200, color_system=None), [_result("a", 1.0)])
+    assert "did not finish" not in out.getvalue()

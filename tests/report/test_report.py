@@ -86,3 +86,15 @@ def test_cross_device_matrix_says_failed_not_unmeasured(tmp_path: Path):
     assert "where it ran there and gave no time" in page  # the legend says what it means
     other = re.search(r"<td>best of GPU B</td>(.*?)</tr>", page)
     assert other is not None and "failed" not in other.group(1)  # B's best ran on A: 2.00
+
+
+def test_a_campaign_that_did_not_finish_says_so(small_store: Path, tmp_path: Path):
+    """A killed campaign's page read as a finished one: its status was shown nowhere."""
+    import sqlite3
+
+    with sqlite3.connect(small_store) as conn:
+        conn.execute("UPDATE campaigns SET status = 'running' WHERE key = 'c0'")
+    conn.close()
+    page = Path(write_report(small_store, tmp_path / "out").files[0]).read_text()
+    assert page.count("<b>campaign running</b>") == 1
+    assert "its best is of what it measured so far" in page

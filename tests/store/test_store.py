@@ -146,3 +146,25 @@ def test_read_only_refuses_a_foreign_or_empty_sqlite_file_as_not_perfport(tmp_pa
         assert "migrate" not in str(caught.value)
     with sqlite3.connect(foreign) as conn:  # untouched
         assert [r[0] for r in conn.execute("SELECT name FROM sqlite_master")] == ["t"]
+
+
+def test_results_say_which_best_comes_from_a_campaign_that_did_not_finish(db, cpu):
+    """A campaign killed after 3 of its 40 results (status still 'running'), interrupted or
+    failed showed its best in `results --json` as if it were finished."""
+    from perfport.store import CampaignStatus, best_results
+
+    with Store(db) as store:
+        _, campaign = vector_add_campaign(store, cpu)
+        store.record(campaign, Measurement(Config.of(wg=64), Outcome.OK, times_ms=(1.5,)))
+        (running,) = best_results(store)
+        assert not running.finished and running.campaign_statuses == {"running": 1}
+        assert running.to_json()["finished"] is False
+        assert running.to_json()["campaign_statuses"] == {"running": 1}
+        store.set_status(campaign, CampaignStatus.BUDGET)
+        (done,) = best_results(store)
+        assert done.finished and done.to_json()["campaign_statuses"] == {"budget": 1}
+        _, second = vector_add_campaign(store, cpu, key="c2")  # the same target, killed
+        store.record(second, Measurement(Config.of(wg=32), Outcome.OK, times_ms=(2.0,)))
+        store.set_status(second, CampaignStatus.INTERRUPTED)
+        (both,) = best_results(store)
+        assert not both.finished and both.campaign_statuses == {"budget": 1, "interrupted": 1}

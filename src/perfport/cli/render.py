@@ -270,7 +270,7 @@ def _result_cells(r: BestResult) -> dict[str, str]:
     return {
         "kernel": r.kernel,
         "device": r.device,
-        "best ms": _ms(r.best_ms),
+        "best ms": _ms(r.best_ms) + ("" if r.finished else "*"),  # explained below the table
         "best configuration": "-" if r.best is None else str(r.best),
         "speedup": f"{r.speedup:.2f}x" if r.speedup else "-",
         "best metrics": " ".join(f"{k} {_metric(k, v)}" for k, v in r.best_metrics.items()) or "-",
@@ -342,6 +342,12 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
         cells = _result_cells(r)
         table.add_row(*(cells[c] for c in columns))
     console.print(table)
+    if not all(r.finished for r in results):  # a best of 3 results of 40 looked finished
+        console.print(
+            "* from a campaign that did not finish (still running or killed, interrupted or "
+            "failed: --json has campaign_statuses): the best of what it measured so far",
+            markup=False,
+        )
     left_out = [c for c in _optional([_result_cells(r) for r in results]) if c not in columns]
     if left_out and results:
         console.print(

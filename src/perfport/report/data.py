@@ -49,6 +49,7 @@ class CampaignView:
     # Imported results carry the time they were imported, not measured (an import does not
     # store a cache's timestamps): their "seconds since the first result" is the import's.
     imported: bool = False
+    status: str = "complete"  # the campaign's CampaignStatus value
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,9 @@ class _Builder:
             self.best = row.median_ms
             self.steps.append((self.n, row.created - self.start, row.median_ms))
 
-    def view(self, target: BestResult | None, imported: bool = False) -> CampaignView:
+    def view(
+        self, target: BestResult | None, imported: bool = False, status: str = "complete"
+    ) -> CampaignView:
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
         default = target.default if target else None
         default_ms = None
@@ -119,7 +122,7 @@ class _Builder:
                              r.ci_high_ms, r.n) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
-            imported=imported,
+            imported=imported, status=status,
         )  # fmt: skip
 
 
@@ -187,10 +190,12 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
             failures[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})[
                 row.config_key
             ] = row.outcome
+    campaigns = {key: store.campaign(key) for key in builders}
     views = [
         b.view(
             targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)),
-            imported=store.campaign(key).strategy == IMPORTED,
+            imported=campaigns[key].strategy == IMPORTED,
+            status=campaigns[key].status.value,
         )
         for key, b in builders.items()
     ]

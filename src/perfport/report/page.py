@@ -14,6 +14,7 @@ from perfport.report.data import CampaignView, CrossDevice, ReportData, config_t
 from perfport.report.html import num as _num
 from perfport.report.html import table as _table
 from perfport.report.html import td as _td
+from perfport.store import CampaignStatus
 
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -90,13 +91,21 @@ def campaign_section(c: CampaignView) -> str:
     return (
         f"<h2>{escape(c.kernel)} on {escape(c.device)}</h2>"
         f'<p class="muted">campaign {escape(c.key)}; problem {escape(c.problem)}; '
-        f"{c.evaluations} results</p>{speedup}"
+        f"{c.evaluations} results</p>{_unfinished(c.status)}{speedup}"
         f'<div class="figs">{"".join(figures)}</div>'
         "<h3>Top configurations (95% confidence interval of the median)</h3>"
         + _table(_TOP_HEADERS, top_rows)
         + "<h3>Each parameter's effect</h3>"
         + f'<div class="figs small">{"".join(effects) or "<p>one value per parameter</p>"}</div>'
     )
+
+
+def _unfinished(status: str) -> str:
+    """A campaign that did not run to its budget or through its space: its best is partial."""
+    if status in (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value):
+        return ""
+    return (f"<p><b>campaign {escape(status)}</b> (still running, or killed, interrupted or "
+            "failed): its best is of what it measured so far</p>")  # fmt: skip
 
 
 def across_section(x: CrossDevice) -> str:

@@ -12,18 +12,22 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from perfport._core import Check, Config, Outcome, Problem
 from perfport._core.metrics import Ceilings
 from perfport.store.ceilings import stored_ceilings
 from perfport.store.queries import BestResult, _metrics, _scoring, _where
-from perfport.store.store import Store
+from perfport.store.store import CampaignStatus, Store
 
 _OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
+# A campaign that stopped otherwise (running, or killed while it ran; interrupted; failed) has
+# a best of only what it measured before it stopped: results says so.
+_FINISHED = (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value)
 
 _TARGETS = """
-SELECT g.id, g.device_id, g.kernel_id, g.problem_id
+SELECT g.id, g.device_id, g.kernel_id, g.problem_id, g.status
 FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
 {where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
 """
@@ -100,12 +104,21 @@ def best_results(
     """
     where, params = _where(kernel, device)
     campaigns: dict[Target, list[int]] = {}
+    statuses: dict[Target, Counter[str]] = {}
     for row in store.query(_TARGETS.format(where=where, conj="AND" if where else "WHERE"), params):
         campaigns.setdefault((row[1], row[2], row[3]), []).append(row[0])
+        statuses.setdefault((row[1], row[2], row[3]), Counter())[row[4]] += 1
     groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
     groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
     ceilings = stored_ceilings(store)
-    out = [_best_result(store, t, groups[t], len(campaigns[t]), ceilings) for t in campaigns]
+    out = [
+        replace(
+            _best_result(store, t, groups[t], len(campaigns[t]), ceilings),
+            campaign_statuses=dict(sorted(statuses[t].items())),
+            finished=all(s in _FINISHED for s in statuses[t]),
+        )
+        for t in campaigns
+    ]
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 

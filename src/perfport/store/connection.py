@@ -11,6 +11,8 @@ BEGIN IMMEDIATE, which takes the lock first, and WAL readers never wait.
 
 from __future__ import annotations
 
+import os
+import shlex
 import sqlite3
 import sys
 import time
@@ -79,19 +81,45 @@ def check_path(path: str, create: bool) -> None:
         )
     if not create and not where.is_file():
         raise StoreError(f"no results database at {path}; run 'perfport tune' first or give --db")
+    if create and where.is_file() and not os.access(path, os.W_OK):
+        # Before SQLite opens it: opened read-only, it leaves a -wal and -shm with the file's
+        # mode, which refuse every writer after the file is made writable again.
+        raise StoreError(
+            f"cannot write {path}: it is read-only to you; make it writable (chmod u+w "
+            f"{shlex.quote(path)}) or give another --db path"
+        )
 
 
-def connect(path: str, *, shared: bool = False, timeout: float | None = None) -> sqlite3.Connection:
+def write_protected(path: str) -> bool:
+    """Whether ``path`` can be read without SQLite's locks and its -wal and -shm files: no
+    write permission for anyone (chmod 444), and no -wal, -shm or -journal beside it, so no
+    process has it open. SQLite reading a file it cannot write still creates a -wal and -shm,
+    with the file's mode: read-only files that later refused every writer (chmod u+w was not
+    enough). A file someone may write is read the usual way, since only SQLite's locks keep a
+    reader from seeing a writer's checkpoint half done."""
+    try:
+        if os.stat(path).st_mode & 0o222:
+            return False
+    except OSError:
+        return False
+    return not any(os.path.lexists(path + end) for end in ("-wal", "-shm", "-journal"))
+
+
+def connect(
+    path: str, *, shared: bool = False, timeout: float | None = None, frozen: bool = False
+) -> sqlite3.Connection:
     """A connection to the results database at ``path`` in autocommit mode (perfport's own
     BEGIN/COMMIT), foreign keys on, every commit synced. ``timeout``: a plain connection that
     fails after this long on a locked database (the lease thread, which must stop promptly),
-    instead of a waiting one. ``shared``: used by several threads in turn."""
+    instead of a waiting one. ``shared``: used by several threads in turn. ``frozen``: a
+    write-protected file (``write_protected``) read as immutable, leaving nothing beside it."""
     conn = sqlite3.connect(
-        path,
+        Path(path).resolve().as_uri() + "?mode=ro&immutable=1" if frozen else path,
         timeout=LOCK_NOTICE_S if timeout is None else timeout,
         isolation_level=None,
         check_same_thread=not shared,
         factory=WaitingConnection if timeout is None else sqlite3.Connection,
+        uri=frozen,
     )
     if isinstance(conn, WaitingConnection):
         conn.path = path

@@ -44,18 +44,23 @@ def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
             "an open transaction); retry when it finishes"
         )
     read_only = _read_only(path, str(exc))
+    if read_only == _BESIDE:
+        return _left_beside(path)
     if read_only:
         # A WAL database needs its -shm file beside it, even to read, and opening one writes
-        # to it: a read-only command cannot use it in place either.
+        # to it: a read-only command cannot use it in place either. Any command may get here.
         tmp = tempfile.gettempdir()
         copy = shlex.quote(os.path.join(tmp, os.path.basename(path)))
         return StoreError(
             f"cannot use {path}: {read_only} read-only to you, and SQLite writes to a results "
             "database and creates files beside it even to read it; copy it to a folder you can "
-            f"write and give the copy, e.g. cp {shlex.quote(path)} {shlex.quote(tmp)}/ && "
-            f"perfport results --db {copy}"
+            f"write and give the copy, e.g. cp {shlex.quote(path)} {shlex.quote(tmp)}/ && chmod "
+            f"u+w {copy}, then run the command again with --db {copy}"
         )
     return StoreError(f"cannot use {path} as a results database ({exc}); give another --db path")
+
+
+_BESIDE = "its -wal or -shm file is"
 
 
 def _read_only(path: str, message: str) -> str:
@@ -69,7 +74,30 @@ def _read_only(path: str, message: str) -> str:
     if not os.access(path, os.W_OK):
         return "it is"
     # Writable to us, yet SQLite could not write: its -wal or -shm file, another user's.
-    return "its -wal or -shm file is" if "readonly" in message else ""
+    beside = any(os.path.exists(path + end) for end in ("-wal", "-shm"))
+    return _BESIDE if "readonly" in message and beside else ""
+
+
+def _left_beside(path: str) -> StoreError:
+    """The fix for a -wal or -shm file the user cannot write beside a database they can: left
+    by a process that could only read the database (another user's, or one that read the file
+    while it was write-protected), it refuses every writer until it is gone."""
+    present = [f for f in (f"{path}-wal", f"{path}-shm") if os.path.exists(f)]
+    stale = [f for f in present if not os.access(f, os.W_OK)] or present
+    names = " ".join(shlex.quote(f) for f in stale)
+    are = "is" if len(stale) == 1 else "are"
+    wal = f"{path}-wal"
+    if wal in stale and os.path.isfile(wal) and os.path.getsize(wal) > 0:  # maybe commits
+        return StoreError(
+            f"cannot use {path}: {names} {are} read-only to you, and {wal} may hold changes not "
+            f"yet written into {path}, so do not remove it; make them writable (chmod u+w {names}) "
+            "or ask their owner to, then run the command again"
+        )
+    return StoreError(
+        f"cannot use {path}: {names} {are} read-only to you (left by a program that could only read "
+        f"the database); once no perfport or other SQLite program has {path} open, remove "
+        f"{'it' if len(stale) == 1 else 'them'} (rm {names}) and run the command again"
+    )
 
 
 def quick_check(conn: sqlite3.Connection, path: str) -> None:

@@ -54,6 +54,8 @@ class BestResult:
     best_verified_against: str | None = None
     unverified: int = 0  # ok results whose outputs nothing was compared with
     best_metrics: dict[str, float | None] = field(default_factory=dict)  # with "roofline"
+    campaign_statuses: dict[str, int] = field(default_factory=dict)  # status -> campaigns
+    finished: bool = True  # False: the best of a campaign running, killed, interrupted, failed
 
     @property
     def speedup(self) -> float | None:
@@ -86,6 +88,8 @@ class BestResult:
             if self.best_verification is None
             else self.best_verification.value,
             "unverified": self.unverified,
+            "finished": self.finished,
+            "campaign_statuses": self.campaign_statuses,
         }
 
 

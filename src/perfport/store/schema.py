@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 from perfport._core import StoreError
 from perfport._core.interrupts import guarded
@@ -173,34 +173,33 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def migrate(conn: sqlite3.Connection, path: str) -> None:
-    """Bring the database to SCHEMA_VERSION, one transaction per step. The version is read
-    under the write lock, so processes opening a new database at once do not collide."""
-    while True:
-        with guarded():  # never an interrupt between BEGIN and the try
-            if _step(conn, path):
-                return
-
-
-def _step(conn: sqlite3.Connection, path: str) -> bool:
-    """One migration step in its own transaction; True when the database is up to date."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{path} has schema version {version}, newer than this perfport's "
-                f"{SCHEMA_VERSION}; upgrade perfport to use it"
-            )
-        if version == SCHEMA_VERSION:
-            if path != _BLUEPRINT:
-                _check_objects(conn, path)
+    """Bring the database to SCHEMA_VERSION in one transaction: every step or none, so a step
+    that fails leaves the file as it was (each step used to commit on its own, and a file that
+    was not what its version said kept the steps before the failing one). The file's tables
+    are checked against its version first: another program's database is refused untouched.
+    The version is read under the write lock, so processes opening a new database at once do
+    not collide."""
+    with guarded():  # never an interrupt between BEGIN and the try
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            _upgrade(conn, path)
             conn.execute("COMMIT")
-            return True
-        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise StoreError(
-                f"{path} is an SQLite database but not a perfport one; give another --db path"
-            )
-        migration = MIGRATIONS[version]
+        except BaseException:
+            if conn.in_transaction:  # SQLite may have ended it already (a full disk)
+                conn.execute("ROLLBACK")
+            raise
+
+
+def _upgrade(conn: sqlite3.Connection, path: str) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    _check_tables(conn, path, version)
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path} has schema version {version}, newer than this perfport's "
+            f"{SCHEMA_VERSION}; upgrade perfport to use it"
+        )
+    for step in range(version, SCHEMA_VERSION):
+        migration = MIGRATIONS[step]
         try:
             if callable(migration):
                 migration(conn, path)
@@ -208,49 +207,68 @@ def _step(conn: sqlite3.Connection, path: str) -> bool:
                 for statement in _statements(migration):
                     conn.execute(statement)
         except sqlite3.OperationalError as exc:  # "duplicate column": not what it says it is
+            if "readonly" in str(exc):
+                raise  # a file we may not write: the caller says so, with the fix
             raise StoreError(
-                f"{path} says schema version {version} but its tables are not that version's ({exc}); "
-                f"it was changed by another program or is damaged: {_FIX}"
+                f"{path} says schema version {version} but its tables are not that version's "
+                f"({exc}); it was changed by another program or is damaged; nothing was "
+                f"written to it: {_FIX}"
             ) from None
-        conn.execute(f"PRAGMA user_version = {version + 1}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return False
+    if version != SCHEMA_VERSION:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    _rebuild_objects(conn, path)
 
 
-_BLUEPRINT = ":memory:"  # the current schema, built fresh to compare a database with
 _FIX = "give another --db path, or restore a copy of the file"
 
 
-@lru_cache(maxsize=1)
-def _expected() -> dict[str, tuple[str, str]]:
-    """Every table, index and trigger of the current schema: name -> (type, SQL)."""
-    conn = sqlite3.connect(_BLUEPRINT, isolation_level=None)
+@cache
+def _blueprint(version: int) -> dict[str, tuple[str, str]]:
+    """Every table, index and trigger of the schema at ``version``: name -> (type, SQL)."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
-        migrate(conn, _BLUEPRINT)
+        for migration in MIGRATIONS[:version]:
+            if callable(migration):
+                migration(conn, ":memory:")
+            else:
+                for statement in _statements(migration):
+                    conn.execute(statement)
         rows = conn.execute("SELECT name, type, sql FROM sqlite_master WHERE sql IS NOT NULL")
         return {name: (kind, sql) for name, kind, sql in rows}
     finally:
         conn.close()
 
 
-def _check_objects(conn: sqlite3.Connection, path: str) -> None:
-    """Refuse a database whose tables were dropped (a tune failed on the first missing table,
-    after writing its campaign); build a dropped index or trigger again (nothing noticed a
-    missing one). Rows changed while a value-check trigger was gone were never listed for the
-    check: every row is checked once more."""
+def _check_tables(conn: sqlite3.Connection, path: str, version: int) -> None:
+    """Before anything is written: refuse a file without the tables of the version it claims.
+    A file with none of perfport's tables is another program's (its user_version is its own),
+    one that lacks some was changed by hand (a tune failed on the first missing table, after
+    writing its campaign)."""
     present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
-    missing = {name: kind_sql for name, kind_sql in _expected().items() if name not in present}
-    for name, (kind, _) in missing.items():
-        if kind == "table":
-            raise StoreError(
-                f"{path} has no table {name!r}: it was changed by hand or is damaged; {_FIX}"
-            )
-    for _, sql in missing.values():
+    blueprint = _blueprint(min(version, SCHEMA_VERSION))
+    ours = [name for name, (kind, _) in blueprint.items() if kind == "table"]
+    if (version == 0 and present) or (ours and not present.intersection(ours)):
+        raise StoreError(
+            f"{path} is an SQLite database but not a perfport one (none of perfport's tables); "
+            "nothing was written to it; give another --db path"
+        )
+    missing = [name for name in ours if name not in present]
+    if missing and version <= SCHEMA_VERSION:  # a newer version may have dropped one
+        raise StoreError(
+            f"{path} has no table {missing[0]!r}: it was changed by hand or is damaged; {_FIX}"
+        )
+
+
+def _rebuild_objects(conn: sqlite3.Connection, path: str) -> None:
+    """Build a dropped index or trigger again (nothing noticed a missing one). Rows changed
+    while a value-check trigger was gone were never listed for the check: every row is checked
+    once more."""
+    present = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    blueprint = _blueprint(SCHEMA_VERSION)
+    missing = [kind_sql for name, kind_sql in blueprint.items() if name not in present]
+    for _, sql in missing:
         conn.execute(sql)
-    if any(kind == "trigger" for kind, _ in missing.values()):
+    if any(kind == "trigger" for kind, _ in missing):
         check_watched(conn, path, everything=True)
         mark_all_checked(conn)
 

@@ -29,7 +29,7 @@ from perfport._core import (
 from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
-from perfport.store.connection import check_path, connect, write_ahead_log
+from perfport.store.connection import check_path, connect, write_ahead_log, write_protected
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.resume import other_settings
 from perfport.store.schema import migrate
@@ -83,14 +83,18 @@ class Store:
     ...     print(len(store.measurements(store.campaign("vector_add-4f1c2a9e0b3d"))))
     """
 
+    frozen = False  # read as an immutable file (connection.write_protected)
+
     def __init__(
         self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
     ) -> None:
         self.path = str(path)
         check_path(self.path, create)
+        # To read a write-protected file: immutable, so it leaves no -wal or -shm behind.
+        self.frozen = not create and write_protected(self.path)
         try:
             # shared: one connection used by several threads in turn (the caller serialises)
-            self._conn = connect(self.path, shared=shared)
+            self._conn = connect(self.path, shared=shared, frozen=self.frozen)
             if create:  # opened to write: a damaged file is refused before anything is written
                 quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
@@ -123,8 +127,8 @@ class Store:
         skips both (on a large store they read every row). ``lock_timeout_s``: fail after
         this long on a locked database instead of waiting for it."""
         twin = object.__new__(type(self))
-        twin.path, twin.wal = self.path, self.wal
-        twin._conn = connect(self.path, timeout=lock_timeout_s)
+        twin.path, twin.wal, twin.frozen = self.path, self.wal, self.frozen
+        twin._conn = connect(self.path, timeout=lock_timeout_s, frozen=self.frozen)
         return twin
 
     def __enter__(self) -> Store:
