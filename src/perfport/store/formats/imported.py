@@ -4,7 +4,7 @@ measurements; and the checks that every importer applies to values from another 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import (
@@ -31,6 +31,10 @@ class Imported:
     # (perfport's own kt-cache export: problem_size alone), so that importing it again adds
     # nothing after an upgrade either.
     earlier_problem: Problem | None = None
+    # What the campaign's settings keep of the file beyond its problem: a Kernel Tuner cache's
+    # problem_size as written (the problem holds a list only as "AxB" text), which its
+    # export writes back.
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:

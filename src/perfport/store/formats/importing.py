@@ -98,7 +98,7 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
     info = external_device(imported.device)
     kernel_hash = external_kernel_hash(imported.kernel, imported.format, imported.params)
-    settings = {"imported_from": str(path), "format": imported.format}
+    settings = {"imported_from": str(path), "format": imported.format, **imported.settings}
     # One transaction from the first row to the status: an import that fails anywhere (a
     # full disk, an interrupt) leaves the store as it was, with no campaign half there.
     with store.atomic():
