@@ -74,6 +74,7 @@ class KernelTunerCache:
     # values the global size is made of, which other problems share (a matmul's K).
     problem: Any
     entries: tuple[CacheEntry, ...]
+    objective: str = "time"  # what the tuning ranked by, as the file names it ("GFLOP/s")
 
     def values_of(self, name: str) -> set[Any]:
         """The values parameter ``name`` takes in the entries."""
@@ -144,6 +145,7 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         problem_size=data.get("problem_size"),
         problem=problem,
         entries=tuple(_entry(path, key, raw, params) for key, raw in data["cache"].items()),
+        objective=objective if isinstance(objective, str) else "time",
     )
 
 
@@ -242,6 +244,7 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
         earlier_problem=None if cache.problem is None else _size_problem(cache),
         # The problem keys [1024] and "1024" alike, so the size as written goes apart.
         settings={"problem_size": cache.problem_size} if cache.has_problem_size else {},
+        objective=cache.objective,
     )
 
 
