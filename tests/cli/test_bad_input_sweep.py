@@ -301,3 +301,13 @@ def test_a_cache_home_under_a_file_is_refused_before_any_command_runs(
 )
 def test_export_refuses_what_it_silently_misread(store, capsys, args, message):
     assert message in _refused([*args, "--db", store], capsys)
+
+
+def test_replay_names_the_objectives_it_has(tmp_path, capsys):
+    """A cache tuned for GFLOP/s: argparse's 'invalid choice' said nothing of why replay has
+    only times to rank by."""
+    db = tmp_path / "r.db"
+    assert main(["import", str(_kt_cache(tmp_path / "k.json", 64)), "--db", str(db)]) == 0
+    err = _refused(["replay", "--db", db, "--budget", "2", "--repeats", "1",
+                    "--objective", "GFLOP/s"], capsys)  # fmt: skip
+    assert "'GFLOP/s' is not one of median, mean and time: replay ranks by the stored times" in err

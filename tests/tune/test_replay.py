@@ -134,3 +134,33 @@ def test_a_zero_time_in_an_imported_cache_is_not_a_time(tmp_path):
         store_imported(store, dataclasses.replace(imported, measurements=tuple(zero)), path)
     result = replay_db(db, "skew", None, "bayes_sweep", budget=3, repeats=2)
     assert result.optimum_ms == 1.0 and result.mean_best_fraction == 1.0
+
+
+def _import(tmp_path, keys, declared, entries):
+    from perfport.store import Store
+    from perfport.store.formats.importing import import_file
+
+    cache = {"device_name": "GPU", "kernel_name": "k", "problem_size": 64,
+             "tune_params_keys": keys, "tune_params": declared, "cache": entries}  # fmt: skip
+    path, db = tmp_path / "c.json", tmp_path / "kt.db"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, path)
+    return db
+
+
+def test_a_value_a_cache_declares_twice_counts_once(tmp_path):
+    """Import took a cache declaring [1, 2, 2]; replay then refused it, printing the list."""
+    entries = {str(v): {"v": v, "time": 3.0 - v, "times": [3.0 - v]} for v in (1, 2)}
+    db = _import(tmp_path, ["v"], {"v": [1, 2, 2, 3, 1]}, entries)
+    result = replay_db(db, "k", None, "brute_force", budget=5, repeats=1)
+    assert result.optimum_ms == 1.0 and result.configurations == 2
+    assert [p.values for p in result.source.space.params] == [(1, 2, 3)]
+
+
+def test_a_parameter_name_replay_cannot_take_is_named_with_the_fix(tmp_path):
+    entries = {"1,a": {"tile-size": 1, "m": "a", "time": 1.0, "times": [1.0]}}
+    db = _import(tmp_path, ["tile-size", "m"], {"tile-size": [1], "m": ["a"]}, entries)
+    with pytest.raises(PerfportError, match=r"'tile-size' is not an identifier .* rename it "
+                       r"\(say to 'tile_size'\) in the file's tune_params_keys"):  # fmt: skip
+        replay_db(db, "k", None, "brute_force", budget=1, repeats=1)

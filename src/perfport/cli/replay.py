@@ -26,6 +26,18 @@ _OBJECTIVES = {
 }
 
 
+def _objective(name: str) -> str:
+    """An objective replay has; else why it has no other (argparse's "invalid choice" said
+    nothing of a cache's GFLOP/s)."""
+    if name in _OBJECTIVES:
+        return name
+    raise argparse.ArgumentTypeError(
+        f"{name[:40]!r} is not one of median, mean and time: replay ranks by the stored times, "
+        "and an import keeps a file's times, not its other metrics (such as a Kernel Tuner "
+        "cache's GFLOP/s)"
+    )
+
+
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "replay", help="run a strategy against stored measurements, no device needed"
@@ -45,7 +57,8 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument("--seed", type=natural, default=0, help="seed of the first run")
     p.add_argument(
         "--objective",
-        choices=("median", "mean", "time"),
+        type=_objective,
+        metavar="{median,mean,time}",
         help="the time to rank by: median or mean of the repetitions, or an imported Kernel "
         "Tuner/T4 file's 'time', the mean of its 'times'; default: the source's own (time for "
         "imported files, median for perfport's measurements)",

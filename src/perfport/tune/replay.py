@@ -11,6 +11,7 @@ divided by the best time found so far (1.0 = the optimum was found).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Param, PerfportError, value_key
+from perfport._core.identifiers import is_identifier
 from perfport.space import Space
 from perfport.store import ResultRow, Store, declared_params, one_group
 from perfport.strategies import Strategy, make_strategy, strategy_class
@@ -96,19 +98,7 @@ class ReplayData:
                 "--objective time is the 'time' of an imported Kernel Tuner cache or T4 file; "
                 "these are perfport's own measurements: use --objective median or mean"
             )
-        declared = declared_params(store, rows[0].kernel_hash)
-        names = list(rows[0].config)
-        params = []
-        for name in names:
-            # By value_key: a parameter may take both 1 and True, which Python equates.
-            seen = {value_key(r.config[name]): r.config[name] for r in rows}
-            values = declared.get(name) or []
-            values = (
-                values
-                if seen.keys() <= {value_key(v) for v in values}
-                else sorted(seen.values(), key=lambda v: (isinstance(v, str), v))
-            )
-            params.append(Param(name, tuple(values)))
+        params = _params(rows, declared_params(store, rows[0].kernel_hash))
         space = Space.from_configs(params, [r.config for r in rows])
         times = np.full(len(space), np.nan)
         for r in rows:
@@ -124,6 +114,37 @@ class ReplayData:
 
     def config(self, index: int) -> Config:
         return self.space.config(index)
+
+
+def _params(rows: list[ResultRow], declared: Mapping[str, list[Any]]) -> list[Param]:
+    """The parameters of the replayed space: each with its declared values where they hold
+    every stored one, else the stored values. A value declared twice counts once (a Kernel
+    Tuner cache may declare one twice; a space's values are distinct)."""
+    params = []
+    for name in rows[0].config:
+        if not is_identifier(name):  # a space's parameters are names in its expressions
+            raise PerfportError(
+                f"{rows[0].kernel} on {rows[0].device}: parameter name {name[:40]!r} is not an "
+                "identifier (letters, digits, _), as replay's search space needs; rename it "
+                f"(say to {_identifier(name[:40])!r}) in the file's tune_params_keys, "
+                "tune_params and entries, and import that file into a new --db"
+            )
+        # By value_key: a parameter may take both 1 and True, which Python equates.
+        seen = {value_key(r.config[name]): r.config[name] for r in rows}
+        values = {value_key(v): v for v in declared.get(name) or []}
+        chosen = (
+            values.values()
+            if seen.keys() <= values.keys()
+            else sorted(seen.values(), key=lambda v: (isinstance(v, str), v))
+        )
+        params.append(Param(name, tuple(chosen)))
+    return params
+
+
+def _identifier(name: str) -> str:
+    """``name`` with what an identifier may not hold made ``_``."""
+    text = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return text if is_identifier(text) else f"_{text}"
 
 
 def simulate(data: ReplayData, factory: StrategyFactory, budget: int, seed: int) -> np.ndarray:

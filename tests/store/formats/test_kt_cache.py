@@ -50,7 +50,7 @@ def test_import_cache(tmp_path, db, gz):
         imported = import_file(store, path)
         assert imported.to_json() == {
             "format": "kt-cache", "device": "Test GPU", "kernel": "kern",
-            "problem": {"problem_size": "1024x512"}, "configs": 6, "failed": 1,
+            "problem": {"problem_size": "1024x512"}, "configs": 6, "failed": 1, "objective": "time",
         }  # fmt: skip
         import_file(store, path)  # again: nothing new
         assert store.query("SELECT count(*) FROM results")[0][0] == 6

@@ -187,3 +187,44 @@ def test_a_file_without_results_is_refused_creating_nothing(tmp_path, data):
     )  # fmt: skip
     assert done.returncode == 2 and "holds no results, so there is nothing to import" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()
+
+
+def _t4(objectives):
+    results = [
+        {"configuration": {"bx": bx}, "times": {"runtimes": [t]}, "invalidity": "correct",
+         "correctness": 1, "measurements": [{"name": "time", "value": t, "unit": "ms"}],
+         "objectives": objectives}
+        for bx, t in ((32, 2.0), (64, 1.0))
+    ]  # fmt: skip
+    return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}
+
+
+@pytest.mark.parametrize(
+    ("data", "named"),
+    [
+        (_cache({"time": 3.0, "times": [3.0]}, "GFLOP/s"), "GFLOP/s"),
+        (_t4(["GFLOP/s"]), "GFLOP/s"),
+        (_t4(["time", "energy"]), "time, energy"),
+        (_cache({"time": 3.0, "times": [3.0]}), None),
+        (_t4(["time"]), None),
+    ],
+)
+def test_a_files_objective_other_than_time_is_told_at_import(tmp_path, db, data, named):
+    """A cache's objective (GFLOP/s) was replaced by time without a word."""
+    from perfport.store.formats.importing import parse
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(data))
+    told: list[str] = []
+    imported = parse(path, "GPU X", "k", told.append)
+    assert imported.to_json()["objective"] == (named or "time")
+    if named is None:
+        assert told == []
+        return
+    (note,) = told
+    assert f"ranked by {named!r}; perfport imports its times and ranks by time" in note
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "import", str(path), "--db", str(db),
+         "--device-name", "GPU X", "--kernel-name", "k"], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stderr == f"note: {note}\n"

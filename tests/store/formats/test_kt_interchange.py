@@ -325,3 +325,52 @@ def test_a_grown_cache_adds_only_its_new_entries(db, tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 0 and "nothing added" in done.stdout, done.stderr
+
+
+def _sized(size):
+    return {"device_name": "GPU", "kernel_name": "k", "problem_size": size,
+            "tune_params_keys": ["bx"], "tune_params": {"bx": [16, 32]},
+            "cache": {"16": {"bx": 16, "time": 1.0, "times": [1.0]},
+                      "32": {"bx": 32, "time": 2.0, "times": [2.0]}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "size", [[4096], 4096, [1.5, 2], [-1, 8], "4096x4096", [1024, 1024], "matrix", None, [1e20]]
+)
+def test_an_imported_caches_problem_size_exports_as_written(db, tmp_path, size):
+    """The export read the size back from its "x"-joined problem value: [4096] came back as
+    4096 (select portable then refused to pool the export with [4096] caches), [1.5, 2] as
+    ["1.5", 2], "matrix" as ["matri", ""] and null as []."""
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_sized(size)))
+    with Store(db) as store:
+        import_file(store, path)
+        exported = to_kt_cache(store)
+    assert json.dumps(exported["problem_size"]) == json.dumps(size)
+    again = tmp_path / "again.json"  # and so does the export's own import
+    again.write_text(kt_cache_text(exported))
+    with Store(tmp_path / "again.db") as store:
+        import_file(store, again)
+        assert json.dumps(to_kt_cache(store)["problem_size"]) == json.dumps(size)
+
+
+def test_an_import_stored_before_its_size_was_kept_is_found_again(db, tmp_path):
+    """Keeping the size as written changed no campaign key: a store imported by earlier
+    releases (this key is theirs) adds nothing on a re-import, and its export reads the size
+    back from the problem value as well as that can be done."""
+    import sqlite3
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(_sized([1024, 1024])))
+    with Store(db) as store:
+        import_file(store, path)
+    with sqlite3.connect(db) as conn:  # such a store's settings do not keep the size
+        conn.execute("UPDATE campaigns SET settings = json_remove(settings, '$.problem_size')")
+    with Store(db) as store:
+        assert store_imported(store, parse(path, None, None), path) == 0
+        keys = [tuple(r) for r in store.query("SELECT key FROM campaigns")]
+        assert keys == [("import-kt-cache-bd4c296754e27667",)]
+        assert to_kt_cache(store)["problem_size"] == [1024, 1024]
+    for stored, back in [("1.5x2", [1.5, 2]), ("-1x8", [-1, 8]), ("4096", [4096]),
+                         (4096, 4096), ("matrix", "matrix"), ("1e+20", [1e20])]:  # fmt: skip
+        assert problem_size({}, Problem.of(problem_size=stored)) == back

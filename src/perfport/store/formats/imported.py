@@ -4,7 +4,7 @@ measurements; and the checks that every importer applies to values from another 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import (
@@ -31,6 +31,12 @@ class Imported:
     # (perfport's own kt-cache export: problem_size alone), so that importing it again adds
     # nothing after an upgrade either.
     earlier_problem: Problem | None = None
+    # What the campaign's settings keep of the file beyond its problem: a Kernel Tuner cache's
+    # problem_size as written (the problem holds a list only as "AxB" text), which its
+    # export writes back.
+    settings: dict[str, Any] = field(default_factory=dict)
+    # What the file's tuning ranked by ("GFLOP/s"); perfport imports its times and ranks by them.
+    objective: str = "time"
 
     @property
     def failed(self) -> int:
@@ -44,7 +50,20 @@ class Imported:
             "problem": dict(self.problem),
             "configs": len(self.measurements),
             "failed": self.failed,
+            "objective": self.objective,
         }
+
+
+def objective_note(path: str, objective: str) -> str | None:
+    """What an import tells where the file's tuning ranked by something other than time
+    (None where it ranked by time): perfport keeps the times and ranks by them."""
+    if objective == "time":
+        return None
+    return (
+        f"{path}: its tuning ranked by {objective[:40]!r}; perfport imports its times and ranks "
+        "by time, which gives the same order only where that is computed from the time and "
+        "work every configuration shares (GFLOP/s of one problem, no padding)"
+    )
 
 
 def external_device(name: str) -> DeviceInfo:

@@ -8,14 +8,17 @@ import contextlib
 import dataclasses
 import hashlib
 import math
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from perfport._core import DeviceInfo, Measurement, StoreError
 from perfport._core.identifiers import is_printable_name
 from perfport.space import PruningReport
-from perfport.store.formats.imported import Imported, external_device
+from perfport.store.formats.imported import Imported, external_device, objective_note
 from perfport.store.formats.kt_cache import (
     close_open_cache,
     is_kt_cache_json,
@@ -32,9 +35,19 @@ _IMPORTABLE = (
 )
 
 
-def parse(path: str | Path, device: str | None = None, kernel: str | None = None) -> Imported:
+def _note(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr, flush=True)
+
+
+def parse(
+    path: str | Path,
+    device: str | None = None,
+    kernel: str | None = None,
+    notice: Callable[[str], None] = _note,
+) -> Imported:
     """Parse a Kernel Tuner cache or a T4 file. ``device``/``kernel`` name what the file does
-    not (T4 files name neither; some caches have an empty device name)."""
+    not (T4 files name neither; some caches have an empty device name). ``notice`` is told,
+    in one line, where the file ranked by another objective than time (``objective_note``)."""
     # Kernel Tuner reads back a cache its interrupted run left open; so does perfport.
     data = read_json(path, _IMPORTABLE, close_open_cache)
     stem = Path(path).name.split(".")[0]
@@ -42,6 +55,7 @@ def parse(path: str | Path, device: str | None = None, kernel: str | None = None
         imported = to_imported(kt_cache_from_json(data, str(path)), device, kernel)
     elif is_t4_json(data):
         imported = t4_from_json(data, str(path), device or stem, kernel or stem)
+        imported = dataclasses.replace(imported, objective=_t4_objectives(data))
     else:
         raise StoreError(
             f"{path}: neither a Kernel Tuner cache (no 'cache') nor a T4 file (no 'results' and "
@@ -55,12 +69,27 @@ def parse(path: str | Path, device: str | None = None, kernel: str | None = None
                 f"{path}: its {what} name {name[:40]!r} is not 1-200 printable characters; "
                 f"name it with {flag} NAME"
             )
+    note = objective_note(str(path), imported.objective)
+    if note is not None and imported.measurements:
+        notice(note)
     if not imported.measurements:  # it made an empty campaign and said "imported 0"
         raise StoreError(
             f"{path}: holds no results, so there is nothing to import; give a file of a run that "
             "measured at least one configuration"
         )
     return imported
+
+
+def _t4_objectives(data: dict[str, Any]) -> str:
+    """The objectives a T4 file's results name (each result lists its ``objectives``),
+    comma-joined: "time" where they name only time, or none."""
+    names = {
+        str(name)[:40]: None
+        for r in data["results"]
+        if isinstance(r, dict) and isinstance(r.get("objectives"), list)
+        for name in r["objectives"]
+    }
+    return ", ".join(names) if set(names) - {"time"} else "time"
 
 
 def _what_it_is(data: object) -> str:
@@ -98,7 +127,7 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
     report = PruningReport(cartesian, len(imported.measurements), ())  # what the file tells
     info = external_device(imported.device)
     kernel_hash = external_kernel_hash(imported.kernel, imported.format, imported.params)
-    settings = {"imported_from": str(path), "format": imported.format}
+    settings = {"imported_from": str(path), "format": imported.format, **imported.settings}
     # One transaction from the first row to the status: an import that fails anywhere (a
     # full disk, an interrupt) leaves the store as it was, with no campaign half there.
     with store.atomic():

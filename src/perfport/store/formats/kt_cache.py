@@ -12,6 +12,7 @@ written, and every error is one line that names the file, the problem and the fi
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -73,6 +74,7 @@ class KernelTunerCache:
     # values the global size is made of, which other problems share (a matmul's K).
     problem: Any
     entries: tuple[CacheEntry, ...]
+    objective: str = "time"  # what the tuning ranked by, as the file names it ("GFLOP/s")
 
     def values_of(self, name: str) -> set[Any]:
         """The values parameter ``name`` takes in the entries."""
@@ -143,6 +145,7 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         problem_size=data.get("problem_size"),
         problem=problem,
         entries=tuple(_entry(path, key, raw, params) for key, raw in data["cache"].items()),
+        objective=objective if isinstance(objective, str) else "time",
     )
 
 
@@ -239,6 +242,9 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
         params=values,
         measurements=tuple(_measurement(path, keys, e) for e in cache.entries),
         earlier_problem=None if cache.problem is None else _size_problem(cache),
+        # The problem keys [1024] and "1024" alike, so the size as written goes apart.
+        settings={"problem_size": cache.problem_size} if cache.has_problem_size else {},
+        objective=cache.objective,
     )
 
 
@@ -256,6 +262,9 @@ def _problem(cache: KernelTunerCache) -> Problem:
 
 
 def _size_problem(cache: KernelTunerCache) -> Problem:
+    """problem_size as one problem value, a list joined by "x" ([4096, 4096]: "4096x4096"),
+    as every release has keyed it: its campaign and a re-import's de-duplication depend on it.
+    The export writes back the size as written, which the campaign's settings keep."""
     size = cache.problem_size
     size = "x".join(str(v) for v in size) if isinstance(size, list) else size
     return Problem.of({"problem_size": size}) if size is not None else Problem()
@@ -307,6 +316,7 @@ def to_kt_cache(
     sizes, ``tune_params_keys`` in the spec's order and ``time`` the median (EXPORTED_TIME)."""
     rows = one_group(store, kernel=kernel, device=device, problem=problem)
     spec = kernel_spec(store, rows[0].kernel_hash)
+    written, size = _size_as_imported(store, rows)
     declared = declared_params(store, rows[0].kernel_hash)
     keys = [k for k in declared if k in rows[0].config] or list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
@@ -326,7 +336,7 @@ def to_kt_cache(
     return {
         "device_name": rows[0].device,
         "kernel_name": str(spec.get("entry") or rows[0].kernel),
-        "problem_size": problem_size(spec, rows[0].problem),
+        "problem_size": size if written else problem_size(spec, rows[0].problem),
         "tune_params_keys": keys,
         "tune_params": {k: declared.get(k) or _seen(rows, k) for k in keys},
         "objective": "time",
@@ -347,24 +357,60 @@ def kt_cache_text(document: Mapping[str, Any]) -> str:
     return text
 
 
+def _size_as_imported(store: Store, rows: list[ResultRow]) -> tuple[bool, Any]:
+    """(True, the problem_size) as the newest import of ``rows`` that kept it wrote it (see
+    ``to_imported``); (False, None) where none did: perfport's own results, and imports
+    made before the settings kept it."""
+    keys = tuple(sorted({r.campaign for r in rows if r.campaign.startswith("import-")}))
+    if not keys:
+        return False, None
+    found = store.query(
+        f"SELECT settings FROM campaigns WHERE key IN ({','.join('?' * len(keys))}) "
+        "ORDER BY created DESC, id DESC",
+        keys,
+    )
+    for (text,) in found:
+        settings = json.loads(text)
+        if isinstance(settings, dict) and "problem_size" in settings:
+            return True, settings["problem_size"]
+    return False, None
+
+
 def problem_size(spec: Mapping[str, Any], problem: Problem) -> Any:
     """Kernel Tuner's ``problem_size``: the problem values the kernel's global size is made
     of, dimension by dimension (one number for one dimension, as Kernel Tuner writes an int
-    problem size). An imported cache's own size comes back as it was written; a kernel whose
-    global size names no problem value gives its numeric problem values in declared order."""
+    problem size). An imported size that the campaign does not keep as written (see
+    ``_size_as_imported``) is read back from its problem value (``_stored_size``); a kernel
+    whose global size names no problem value gives its numeric problem values in declared
+    order."""
     size = problem.get("problem_size")
     if size is not None:
-        parts = str(size).split("x")
-        values: list[Any] = [int(x) if x.isdigit() else x for x in parts]
-    else:
-        names: list[str] = []
-        for text in spec.get("global_size") or []:  # a square matmul's (n, n) keeps both
-            used = re.findall(r"[A-Za-z_]\w*", str(text))
-            names += [n for n in dict.fromkeys(used) if n in problem]
-        if not names:  # the spec's own order, where it has one
-            names = [n for n in spec.get("problem") or problem if n in problem]
-        values = [problem[n] for n in names if _numeric(problem[n])]
+        return _stored_size(size)
+    names: list[str] = []
+    for text in spec.get("global_size") or []:  # a square matmul's (n, n) keeps both
+        used = re.findall(r"[A-Za-z_]\w*", str(text))
+        names += [n for n in dict.fromkeys(used) if n in problem]
+    if not names:  # the spec's own order, where it has one
+        names = [n for n in spec.get("problem") or problem if n in problem]
+    values = [problem[n] for n in names if _numeric(problem[n])]
     return values[0] if len(values) == 1 else values
+
+
+# A number as str() writes an int or a finite float, which _size_problem joined with "x".
+_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+
+
+def _stored_size(size: Any) -> Any:
+    """An imported problem_size from its problem value: a number as it is; text of numbers
+    joined by "x" (how a list is stored) as that list; other text as it is ("matrix" was
+    split into ["matri", ""]). A list of one number and its text are stored alike, as are a
+    list of words and "x"-joined text: the list is taken."""
+    if not isinstance(size, str):
+        return size
+    parts = size.split("x")
+    if all(_NUMBER.fullmatch(p) for p in parts):
+        return [json.loads(p) for p in parts]
+    return size
 
 
 def _numeric(value: Any) -> bool:
