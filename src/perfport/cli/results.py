@@ -94,7 +94,12 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.formats.importing import parse, store_imported
 
     # Read first: a file that is refused leaves no database behind, not even an empty one.
-    imported = parse(args.file, args.device_name, args.kernel_name)
+    imported = parse(
+        args.file,
+        args.device_name,
+        args.kernel_name,
+        notice=lambda text: print(f"note: {text}", file=sys.stderr, flush=True),
+    )
     with Store(args.db) as store:
         added = store_imported(store, imported, args.file)
     if args.json:

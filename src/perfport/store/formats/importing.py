@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import hashlib
 import math
-import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,19 +35,16 @@ _IMPORTABLE = (
 )
 
 
-def _note(text: str) -> None:
-    print(f"note: {text}", file=sys.stderr, flush=True)
-
-
 def parse(
     path: str | Path,
     device: str | None = None,
     kernel: str | None = None,
-    notice: Callable[[str], None] = _note,
+    notice: Callable[[str], None] | None = None,
 ) -> Imported:
     """Parse a Kernel Tuner cache or a T4 file. ``device``/``kernel`` name what the file does
     not (T4 files name neither; some caches have an empty device name). ``notice`` is told,
-    in one line, where the file ranked by another objective than time (``objective_note``)."""
+    in one line, where the file ranked by another objective than time (``objective_note``);
+    without one, that line is a UserWarning."""
     # Kernel Tuner reads back a cache its interrupted run left open; so does perfport.
     data = read_json(path, _IMPORTABLE, close_open_cache)
     stem = Path(path).name.split(".")[0]
@@ -71,7 +68,10 @@ def parse(
             )
     note = objective_note(str(path), imported.objective)
     if note is not None and imported.measurements:
-        notice(note)
+        if notice is None:
+            warnings.warn(note, stacklevel=2)
+        else:
+            notice(note)
     if not imported.measurements:  # it made an empty campaign and said "imported 0"
         raise StoreError(
             f"{path}: holds no results, so there is nothing to import; give a file of a run that "
