@@ -2,16 +2,19 @@
 
 import dataclasses
 import json
+import threading
+import time
 
 import pytest
 
 from conftest import DATA
 from perfport import load_kernel
-from perfport._core import Outcome, PerfportError, SpecError
-from perfport.kernels import load_problems
+from perfport._core import Measurement, Outcome, PerfportError, SpecError
+from perfport.kernels import load_problems, resolve_kernel
 from perfport.measure import RunSettings, Timing
-from perfport.store import Store
-from perfport.tune import SWEEP_TIMING, Gold, sweep
+from perfport.space import kernel_space
+from perfport.store import Store, campaign_settings
+from perfport.tune import SWEEP_TIMING, Gold, campaign_key, resolve_problem, sweep
 
 PROBLEMS = [{"n": 4096}, {"n": 1000}, {"n": 333}]
 
@@ -146,3 +149,40 @@ def test_a_problem_table_with_a_byte_order_mark_reads_its_first_name(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("\ufeffn\n1024\n", encoding="utf-8")
     assert load_problems(path) == [{"n": 1024}]
+
+
+def test_a_sweep_leaves_what_another_writer_claims_and_reports_what_the_store_holds(cpu, db):
+    """Two sweeps of one --db both measured everything, and each reported the best of its own
+    results, not the store's. Another writer holds two configurations here: one it stores
+    (faster than any real run), one whose claim lapses (as if it had been killed)."""
+    spec, settings = resolve_kernel("vector_add"), RunSettings(timing=SWEEP_TIMING)
+    problem = resolve_problem(spec, {"n": 4096})
+    space = kernel_space(spec, problem, cpu)
+    configs = list(space)
+    key = campaign_key(spec, problem, cpu, space, "sweep", settings)
+    other = (
+        "another-host:1:0"  # alive as far as this host can tell: its claims hold till they lapse
+    )
+    with Store(db) as store:
+        ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
+        made = campaign_settings(dataclasses.asdict(settings), spec)
+        campaign = store.open_campaign(key, ids, "brute_force", settings.seed, made, space.report)
+        store.claim(campaign, configs[0], other, lease_s=600)
+        store.claim(campaign, configs[1], other, lease_s=1.0)
+
+    def store_the_held_one() -> None:  # once the sweep has stored all it could claim
+        with Store(db) as store:
+            deadline = time.monotonic() + 120
+            while len(store.measurements(campaign)) < len(configs) - 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            store.record(campaign, Measurement(configs[0], Outcome.OK, times_ms=(1e-6,) * 3))
+
+    writer = threading.Thread(target=store_the_held_one)
+    writer.start()
+    (step,) = sweep(spec, [{"n": 4096}], device=cpu, db=db, settings=settings)
+    writer.join()
+    assert step.measured == len(configs) - 1  # the lapsed claim measured here, the held one not
+    assert step.best_ms == 1e-6 and step.outcomes["ok"] == len(configs)
+    with Store(db, create=False) as store:
+        assert not store.live_claims(store.campaign(key))

@@ -308,7 +308,9 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
     failing = 0  # problems where no configuration ran correctly
     n = 0
     for n, step in enumerate(steps, 1):
-        failing += step.best_ms is None and step.measured > 0  # none legal: nothing ran
+        ran = sum(v for k, v in step.outcomes.items() if k != "pruned")
+        # From the store, whoever measured it (a rerun, or another sweep of the store).
+        failing += step.best_ms is None and ran > 0  # none legal: nothing ran
         if args.json:
             print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
                               "measured": step.measured, "outcomes": step.outcomes,
