@@ -11,10 +11,17 @@ from conftest import DATA
 from perfport import load_kernel
 from perfport._core import Measurement, Outcome, PerfportError, SpecError
 from perfport.kernels import load_problems, resolve_kernel
-from perfport.measure import RunSettings, Timing
+from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.space import kernel_space
-from perfport.store import Store, campaign_settings
-from perfport.tune import SWEEP_TIMING, Gold, campaign_key, resolve_problem, sweep
+from perfport.store import CampaignStatus, Store, campaign_settings
+from perfport.tune import (
+    SWEEP_TIMING,
+    Gold,
+    SweepInterrupted,
+    campaign_key,
+    resolve_problem,
+    sweep,
+)
 
 PROBLEMS = [{"n": 4096}, {"n": 1000}, {"n": 333}]
 
@@ -92,6 +99,7 @@ def test_sweep_cli_json(tmp_path):
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["problem"]["n"] for line in lines] == [512, 1024]
     assert all(line["outcomes"]["ok"] == line["measured"] > 0 for line in lines)
+    assert [line["status"] for line in lines] == ["complete", "complete"]
     bad = perfport("sweep", "vector_add", "--problems", tmp_path / "x.csv", check=False)
     assert bad.returncode == 2 and "no problem file" in bad.stderr
 
@@ -186,3 +194,50 @@ def test_a_sweep_leaves_what_another_writer_claims_and_reports_what_the_store_ho
     assert step.best_ms == 1e-6 and step.outcomes["ok"] == len(configs)
     with Store(db, create=False) as store:
         assert not store.live_claims(store.campaign(key))
+
+
+def test_sweep_json_prints_the_interrupted_problem_then_exits_130(tmp_path, capsys, monkeypatch):
+    """'tune --json' prints its result on an interrupt; 'sweep --json' printed no line for the
+    problem it stopped in."""
+    from perfport.cli import main
+
+    real, calls = TrialEngine.run, []
+
+    def interrupted_third(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:  # as Ctrl-C or SIGTERM during the third trial
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrialEngine, "run", interrupted_third)
+    path, db = tmp_path / "p.csv", tmp_path / "s.db"
+    path.write_text("n\n512\n1024\n")
+    assert main(["sweep", "vector_add", "--problems", str(path), "--db", str(db), "--json"]) == 130
+    out, err = capsys.readouterr()
+    (line,) = [json.loads(text) for text in out.splitlines()]
+    assert line["problem"]["n"] == 512 and line["status"] == "interrupted"
+    assert line["measured"] == line["outcomes"]["ok"] == 2
+    assert err.strip() == "perfport: interrupted"
+    with Store(db, create=False) as store:
+        campaign = store.campaign(line["campaign"])
+        assert campaign.status.value == "interrupted" and len(store.measurements(campaign)) == 2
+
+
+def test_an_interrupted_sweep_raises_with_the_problem_it_stopped_in(cpu, db, monkeypatch):
+    """A caller still gets a KeyboardInterrupt, never a step for the interrupted problem (a
+    caller zipping problems with steps would miss an interrupt in its last problem)."""
+    real, calls = TrialEngine.run, []
+
+    def interrupted_third(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:  # as Ctrl-C or SIGTERM during the third trial
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrialEngine, "run", interrupted_third)
+    steps = sweep("vector_add", PROBLEMS[:1], device=cpu, db=db)
+    with pytest.raises(SweepInterrupted) as stop:
+        next(steps)
+    assert isinstance(stop.value, KeyboardInterrupt)
+    assert stop.value.progress.status is CampaignStatus.INTERRUPTED
+    assert stop.value.progress.measured == stop.value.progress.outcomes["ok"] == 2

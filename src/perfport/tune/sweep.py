@@ -81,9 +81,10 @@ class Gold(Enum):
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """One problem done: how many configurations this sweep measured and stored now (0 when
-    all were stored, or another sweep measured them), and the outcome counts and fastest time
-    over every result the store holds for the problem."""
+    """One problem done (or interrupted: ``status``; see SweepInterrupted): how many
+    configurations this sweep measured and stored now (0 when all were stored, or another sweep
+    measured them), and the outcome counts and fastest time over every result the store holds
+    for the problem."""
 
     problem: Problem
     campaign: str
@@ -91,6 +92,16 @@ class SweepProgress:
     outcomes: dict[str, int]
     best_ms: float | None
     seconds: float
+    status: CampaignStatus = CampaignStatus.COMPLETE
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a sweep. ``progress``: the problem it stopped in, as stored
+    (status INTERRUPTED), for a caller that reports it as the others (``sweep --json``)."""
+
+    def __init__(self, progress: SweepProgress) -> None:
+        super().__init__()
+        self.progress = progress
 
 
 def _checked_problems(
@@ -164,10 +175,13 @@ def sweep(
                         campaign_settings(asdict(settings), spec),
                         space.report,
                     )
-                    if job.run_campaign(campaign) is CampaignStatus.INTERRUPTED:
-                        raise KeyboardInterrupt  # the campaign is stored as interrupted
-                done = _progress(store, campaign, problem, space, job.added)
-                yield dataclasses.replace(done, seconds=time.monotonic() - began)
+                    status = job.run_campaign(campaign)
+                    done = _progress(store, campaign, problem, space, job.added, status)
+                    interrupted = take_held() or status is CampaignStatus.INTERRUPTED
+                done = dataclasses.replace(done, seconds=time.monotonic() - began)
+                if interrupted:
+                    raise SweepInterrupted(done)  # the campaign is stored as interrupted
+                yield done
     finally:
         session.close()
 
@@ -178,6 +192,7 @@ def _progress(
     problem: Problem,
     space: Space,
     added: int,
+    status: CampaignStatus,
 ) -> SweepProgress:
     """The problem as the store holds it, whoever measured it (another sweep of the store may
     have measured some or all of it)."""
@@ -186,7 +201,9 @@ def _progress(
     counts = Counter(m.outcome.value for m in stored)
     counts[Outcome.PRUNED.value] += space.report.removed(ConstraintSource.DEVICE)
     outcomes = {o.value: counts[o.value] for o in Outcome}
-    return SweepProgress(problem, campaign.key, added, outcomes, min(times) if times else None, 0.0)
+    return SweepProgress(
+        problem, campaign.key, added, outcomes, min(times) if times else None, 0.0, status
+    )
 
 
 @dataclass
