@@ -422,6 +422,11 @@ def test_a_sweep_problem_where_nothing_runs_correctly_exits_1(tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "no configuration ran correctly at 2 problem(s)" in done.stdout
     assert done.stdout.count("best no result") == 2
+    # Run again (or alongside another sweep that measured them): nothing measured here, and
+    # still no configuration ran correctly; it exited 0.
+    again = perfport("sweep", kernel, "--problems", problems, "--db", tmp_path / "s.db",
+                     "--no-verify", check=False)  # fmt: skip
+    assert again.returncode == 1 and "0 measured" in again.stdout, again.stdout
 
 
 def test_a_sweep_problem_where_nothing_is_legal_is_no_failure(tmp_path):

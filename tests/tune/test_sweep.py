@@ -2,16 +2,26 @@
 
 import dataclasses
 import json
+import threading
+import time
 
 import pytest
 
 from conftest import DATA
 from perfport import load_kernel
-from perfport._core import Outcome, PerfportError, SpecError
-from perfport.kernels import load_problems
-from perfport.measure import RunSettings, Timing
-from perfport.store import Store
-from perfport.tune import SWEEP_TIMING, Gold, sweep
+from perfport._core import Measurement, Outcome, PerfportError, SpecError
+from perfport.kernels import load_problems, resolve_kernel
+from perfport.measure import RunSettings, Timing, TrialEngine
+from perfport.space import kernel_space
+from perfport.store import CampaignStatus, Store, campaign_settings
+from perfport.tune import (
+    SWEEP_TIMING,
+    Gold,
+    SweepInterrupted,
+    campaign_key,
+    resolve_problem,
+    sweep,
+)
 
 PROBLEMS = [{"n": 4096}, {"n": 1000}, {"n": 333}]
 
@@ -89,6 +99,7 @@ def test_sweep_cli_json(tmp_path):
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["problem"]["n"] for line in lines] == [512, 1024]
     assert all(line["outcomes"]["ok"] == line["measured"] > 0 for line in lines)
+    assert [line["status"] for line in lines] == ["complete", "complete"]
     bad = perfport("sweep", "vector_add", "--problems", tmp_path / "x.csv", check=False)
     assert bad.returncode == 2 and "no problem file" in bad.stderr
 
@@ -146,3 +157,87 @@ def test_a_problem_table_with_a_byte_order_mark_reads_its_first_name(tmp_path):
     path = tmp_path / "p.csv"
     path.write_text("\ufeffn\n1024\n", encoding="utf-8")
     assert load_problems(path) == [{"n": 1024}]
+
+
+def test_a_sweep_leaves_what_another_writer_claims_and_reports_what_the_store_holds(cpu, db):
+    """Two sweeps of one --db both measured everything, and each reported the best of its own
+    results, not the store's. Another writer holds two configurations here: one it stores
+    (faster than any real run), one whose claim lapses (as if it had been killed)."""
+    spec, settings = resolve_kernel("vector_add"), RunSettings(timing=SWEEP_TIMING)
+    problem = resolve_problem(spec, {"n": 4096})
+    space = kernel_space(spec, problem, cpu)
+    configs = list(space)
+    key = campaign_key(spec, problem, cpu, space, "sweep", settings)
+    other = (
+        "another-host:1:0"  # alive as far as this host can tell: its claims hold till they lapse
+    )
+    with Store(db) as store:
+        ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(problem))
+        made = campaign_settings(dataclasses.asdict(settings), spec)
+        campaign = store.open_campaign(key, ids, "brute_force", settings.seed, made, space.report)
+        store.claim(campaign, configs[0], other, lease_s=600)
+        store.claim(campaign, configs[1], other, lease_s=1.0)
+
+    def store_the_held_one() -> None:  # once the sweep has stored all it could claim
+        with Store(db) as store:
+            deadline = time.monotonic() + 120
+            while len(store.measurements(campaign)) < len(configs) - 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            store.record(campaign, Measurement(configs[0], Outcome.OK, times_ms=(1e-6,) * 3))
+
+    writer = threading.Thread(target=store_the_held_one)
+    writer.start()
+    (step,) = sweep(spec, [{"n": 4096}], device=cpu, db=db, settings=settings)
+    writer.join()
+    assert step.measured == len(configs) - 1  # the lapsed claim measured here, the held one not
+    assert step.best_ms == 1e-6 and step.outcomes["ok"] == len(configs)
+    with Store(db, create=False) as store:
+        assert not store.live_claims(store.campaign(key))
+
+
+def test_sweep_json_prints_the_interrupted_problem_then_exits_130(tmp_path, capsys, monkeypatch):
+    """'tune --json' prints its result on an interrupt; 'sweep --json' printed no line for the
+    problem it stopped in."""
+    from perfport.cli import main
+
+    real, calls = TrialEngine.run, []
+
+    def interrupted_third(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:  # as Ctrl-C or SIGTERM during the third trial
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrialEngine, "run", interrupted_third)
+    path, db = tmp_path / "p.csv", tmp_path / "s.db"
+    path.write_text("n\n512\n1024\n")
+    assert main(["sweep", "vector_add", "--problems", str(path), "--db", str(db), "--json"]) == 130
+    out, err = capsys.readouterr()
+    (line,) = [json.loads(text) for text in out.splitlines()]
+    assert line["problem"]["n"] == 512 and line["status"] == "interrupted"
+    assert line["measured"] == line["outcomes"]["ok"] == 2
+    assert err.strip() == "perfport: interrupted"
+    with Store(db, create=False) as store:
+        campaign = store.campaign(line["campaign"])
+        assert campaign.status.value == "interrupted" and len(store.measurements(campaign)) == 2
+
+
+def test_an_interrupted_sweep_raises_with_the_problem_it_stopped_in(cpu, db, monkeypatch):
+    """A caller still gets a KeyboardInterrupt, never a step for the interrupted problem (a
+    caller zipping problems with steps would miss an interrupt in its last problem)."""
+    real, calls = TrialEngine.run, []
+
+    def interrupted_third(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:  # as Ctrl-C or SIGTERM during the third trial
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrialEngine, "run", interrupted_third)
+    steps = sweep("vector_add", PROBLEMS[:1], device=cpu, db=db)
+    with pytest.raises(SweepInterrupted) as stop:
+        next(steps)
+    assert isinstance(stop.value, KeyboardInterrupt)
+    assert stop.value.progress.status is CampaignStatus.INTERRUPTED
+    assert stop.value.progress.measured == stop.value.progress.outcomes["ok"] == 2

@@ -61,3 +61,26 @@ def test_collecting_candidates_stores_only_them_in_interleaved_rounds(cpu, db) -
         data = dataset_from_store(store)
     assert sorted(map(tuple, data.sizes.tolist())) == sorted(sizes)
     assert np.isfinite(data.runtimes).all()
+
+
+def test_an_interrupted_scenario_is_not_reported_as_collected(cpu, db, monkeypatch) -> None:
+    # The sweep under it hands 'sweep --json' the problem it was interrupted in; yielded as a
+    # step, a collection reading one step per scenario (zip) would end as if complete, exit 0.
+    from perfport.measure import TrialEngine
+
+    real, calls = TrialEngine.run, []
+
+    def interrupted_third(self, *args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:  # as Ctrl-C or SIGTERM during the third trial
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrialEngine, "run", interrupted_third)
+    scenario = Scenario("heat", (("height", 32), ("width", 32)))
+    steps = collect(cpu, [scenario], db, repeats=1, sizes=[(32, 4), (8, 8), (16, 2), (4, 4)])
+    with pytest.raises(KeyboardInterrupt):
+        next(steps)
+    with Store(db, create=False) as store:
+        (status,) = store.query("SELECT status FROM campaigns")
+    assert tuple(status) == ("interrupted",)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from perfport._core import Measurement
     from perfport.measure import RunSettings
-    from perfport.tune import Budget
+    from perfport.tune import Budget, SweepProgress
     from perfport.tune.confirm import Confirmation
 
 
@@ -297,7 +297,7 @@ def _read_configs(path: str) -> list[dict[str, Any]]:
 def run_sweep(args: argparse.Namespace, console: Console) -> int:
     from perfport.kernels import load_problems
     from perfport.measure import RunSettings
-    from perfport.tune import SWEEP_TIMING, sweep
+    from perfport.tune import SWEEP_TIMING, SweepInterrupted, sweep
 
     problems = load_problems(args.problems)[: args.first]
     settings = RunSettings(verify=not args.no_verify, timing=SWEEP_TIMING)
@@ -307,21 +307,34 @@ def run_sweep(args: argparse.Namespace, console: Console) -> int:
     )  # fmt: skip
     failing = 0  # problems where no configuration ran correctly
     n = 0
-    for n, step in enumerate(steps, 1):
-        failing += step.best_ms is None and step.measured > 0  # none legal: nothing ran
-        if args.json:
-            print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
-                              "measured": step.measured, "outcomes": step.outcomes,
-                              "best_ms": step.best_ms, "seconds": round(step.seconds, 2)}), flush=True)  # fmt: skip
-        else:
-            failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
-            best = f"{step.best_ms:.4g} ms" if step.best_ms is not None else "no result"
-            console.print(
-                f"[{n}/{len(problems)}] {step.problem.key}: {step.measured} measured, best {best} "
-                f"({step.seconds:.1f} s) {failed or ''}"
-            )
+    try:
+        for n, step in enumerate(steps, 1):
+            ran = sum(v for k, v in step.outcomes.items() if k != "pruned")
+            # From the store, whoever measured it (a rerun, or another sweep of the store).
+            failing += step.best_ms is None and ran > 0  # none legal: nothing ran
+            _sweep_line(args, console, f"{n}/{len(problems)}", step)
+    except SweepInterrupted as stop:  # reported as 'tune --json' reports one; exit 130
+        _sweep_line(args, console, f"{n + 1}/{len(problems)}", stop.progress)
+        raise
     _sweep_end(args, console, problems[n:], failing)
     return 1 if failing else 0
+
+
+def _sweep_line(args: argparse.Namespace, console: Console, at: str, step: SweepProgress) -> None:
+    """One problem of a sweep: a JSON line, or a line of text (saying when it was stopped)."""
+    if args.json:
+        print(json.dumps({"problem": dict(step.problem), "campaign": step.campaign,
+                          "measured": step.measured, "outcomes": step.outcomes,
+                          "best_ms": step.best_ms, "seconds": round(step.seconds, 2),
+                          "status": step.status.value}), flush=True)  # fmt: skip
+        return
+    failed = {k: v for k, v in step.outcomes.items() if v and k != "ok"}
+    best = f"{step.best_ms:.4g} ms" if step.best_ms is not None else "no result"
+    stopped = f"{step.status.value}, " if step.status.value != "complete" else ""
+    console.print(
+        f"[{at}] {step.problem.key}: {stopped}{step.measured} measured, best {best} "
+        f"({step.seconds:.1f} s) {failed or ''}"
+    )
 
 
 def _sweep_end(

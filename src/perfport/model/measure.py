@@ -32,7 +32,7 @@ from perfport.tune import tune
 
 class CollectStatus(Enum):
     MEASURED = "measured"  # measured in this run
-    STORED = "stored"  # measured before: taken from the store
+    STORED = "stored"  # measured before, or by another run meanwhile: taken from the store
     FAILED = "failed"  # failed to generate, build or run: see the message
 
 
@@ -194,7 +194,10 @@ def _measure_spec(
     if m is None or not m.ok:
         why = f"{m.outcome.value}: {m.message}" if m else "no trial ran"
         return CollectResult(label, args, CollectStatus.FAILED, None, why)
-    return CollectResult(label, args, CollectStatus.MEASURED, m.time_ms)
+    # Another collection of the same store may have measured it meanwhile (tune's claims
+    # keep it from being measured twice): then it is taken from the store, as one found before.
+    done = CollectStatus.MEASURED if run.measured_here else CollectStatus.STORED
+    return CollectResult(label, args, done, m.time_ms)
 
 
 def measure_application(

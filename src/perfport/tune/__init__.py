@@ -2,7 +2,7 @@
 
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
-from perfport.tune.sweep import SWEEP_TIMING, Gold, SweepProgress, sweep
+from perfport.tune.sweep import SWEEP_TIMING, Gold, SweepInterrupted, SweepProgress, sweep
 from perfport.tune.tune import campaign_key, resolve_problem, tune
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "Gold",
     "Progress",
     "RichProgress",
+    "SweepInterrupted",
     "SweepProgress",
     "TuneResult",
     "campaign_key",

@@ -16,6 +16,12 @@ configuration alike instead of whichever happened to run during them: on CPUs, w
 configurations are within the run-to-run noise of the best, this decides whether the fastest
 one is reproducible. A problem is stored when all its rounds are done.
 
+Several sweeps of one store share the work as ``tune`` processes do: each claims the
+configurations it measures in the store (a chunk at a time, one commit), passes over those
+another sweep holds, and at the end of the problem waits until they are stored (or their claims
+lapse, and measures them). What each reports is read from the store: its own count of results
+stored, and the problem's outcomes and best over every writer's results.
+
 There is no watchdog: a hung kernel hangs the sweep and a crash ends it (after the stored
 problems are safe). Sweep kernels whose configurations tune() has already run safely.
 """
@@ -46,9 +52,12 @@ from perfport.devices import get_device, open_session
 from perfport.kernels import resolve_kernel
 from perfport.measure import RunSettings, Timing, TrialEngine
 from perfport.measure.data import reference_outputs
-from perfport.space import ConstraintSource, kernel_space
-from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
+from perfport.space import ConstraintSource, Space, kernel_space
+from perfport.store import Campaign, CampaignStatus, ClaimState, Store, campaign_settings
+from perfport.store.writers import writer_id
 from perfport.tune.checks import resolve_problem
+from perfport.tune.lease import LEASE_S, Lease
+from perfport.tune.loop import POLL_S
 from perfport.tune.tune import campaign_key
 
 # Launches totalling about 3 ms, at least 3 and at most 20, median: the samples needed to rank
@@ -57,7 +66,7 @@ from perfport.tune.tune import campaign_key
 # it costs 3 launches where a configuration lasts 1 ms or more, 1.5x the old sweep's time on
 # the largest GEMM shapes (docs/results/2026-11-23-lawson-gemm-recheck.md).
 SWEEP_TIMING = Timing(warmup=0, min_repeats=3, max_repeats=20, target_s=0.003)
-_CHUNK = 64  # results committed together
+_CHUNK = 64  # configurations claimed, and their results committed, together
 
 
 class Gold(Enum):
@@ -72,8 +81,10 @@ class Gold(Enum):
 
 @dataclass(frozen=True)
 class SweepProgress:
-    """One problem done: how many configurations were measured now (0 when all were stored),
-    the outcome counts over the whole problem, and its fastest time."""
+    """One problem done (or interrupted: ``status``; see SweepInterrupted): how many
+    configurations this sweep measured and stored now (0 when all were stored, or another sweep
+    measured them), and the outcome counts and fastest time over every result the store holds
+    for the problem."""
 
     problem: Problem
     campaign: str
@@ -81,6 +92,16 @@ class SweepProgress:
     outcomes: dict[str, int]
     best_ms: float | None
     seconds: float
+    status: CampaignStatus = CampaignStatus.COMPLETE
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM stopped a sweep. ``progress``: the problem it stopped in, as stored
+    (status INTERRUPTED), for a caller that reports it as the others (``sweep --json``)."""
+
+    def __init__(self, progress: SweepProgress) -> None:
+        super().__init__()
+        self.progress = progress
 
 
 def _checked_problems(
@@ -154,33 +175,41 @@ def sweep(
                         campaign_settings(asdict(settings), spec),
                         space.report,
                     )
-                    status = CampaignStatus.FAILED
-                    try:
-                        with interruptible():
-                            stored, measured = job.run(campaign)
-                        status = CampaignStatus.COMPLETE
-                    except KeyboardInterrupt:
-                        status = CampaignStatus.INTERRUPTED
-                    finally:
-                        if take_held():
-                            status = CampaignStatus.INTERRUPTED
-                        job.stop(campaign, status)
-                    if status is CampaignStatus.INTERRUPTED:
-                        raise KeyboardInterrupt  # the campaign is stored as interrupted
-                times = [m.time_ms for m in stored.values() if m.time_ms is not None]
-                counts = Counter(m.outcome.value for m in stored.values())
-                counts[Outcome.PRUNED.value] += space.report.removed(ConstraintSource.DEVICE)
-                yield SweepProgress(
-                    problem, key, measured, {o.value: counts[o.value] for o in Outcome},
-                    min(times) if times else None, time.monotonic() - began,
-                )  # fmt: skip
+                    status = job.run_campaign(campaign)
+                    done = _progress(store, campaign, problem, space, job.added, status)
+                    interrupted = take_held() or status is CampaignStatus.INTERRUPTED
+                done = dataclasses.replace(done, seconds=time.monotonic() - began)
+                if interrupted:
+                    raise SweepInterrupted(done)  # the campaign is stored as interrupted
+                yield done
     finally:
         session.close()
 
 
+def _progress(
+    store: Store,
+    campaign: Campaign,
+    problem: Problem,
+    space: Space,
+    added: int,
+    status: CampaignStatus,
+) -> SweepProgress:
+    """The problem as the store holds it, whoever measured it (another sweep of the store may
+    have measured some or all of it)."""
+    stored = store.measurements(campaign)
+    times = [m.time_ms for m in stored if m.time_ms is not None]
+    counts = Counter(m.outcome.value for m in stored)
+    counts[Outcome.PRUNED.value] += space.report.removed(ConstraintSource.DEVICE)
+    outcomes = {o.value: counts[o.value] for o in Outcome}
+    return SweepProgress(
+        problem, campaign.key, added, outcomes, min(times) if times else None, 0.0, status
+    )
+
+
 @dataclass
 class _Problem:
-    """One problem of a sweep: its configurations measured and stored as one campaign."""
+    """One problem of a sweep: its configurations claimed, measured and stored as one campaign
+    (which other sweeps of the store may be measuring too)."""
 
     store: Store
     engine: TrialEngine
@@ -188,45 +217,83 @@ class _Problem:
     rounds: int
     gold: Gold
     verified: set[tuple[Any, Config]]  # (build, configuration) pairs checked, sweep-wide
+    writer: str = field(default_factory=writer_id)  # this sweep, in the store's claims
     pending: list[Measurement] = field(default_factory=list)  # measured, not yet stored
+    added: int = 0  # results this sweep stored
 
-    def run(self, campaign: Campaign) -> tuple[dict[Config, Measurement], int]:
-        """Measure what the campaign does not hold; its results, and how many were new."""
+    def run_campaign(self, campaign: Campaign) -> CampaignStatus:
+        """Run the campaign (inside the caller's guard) and store how it ended."""
+        status = CampaignStatus.FAILED
+        try:
+            with Lease(self.store, campaign, self.writer), interruptible():
+                self.run(campaign)
+            status = CampaignStatus.COMPLETE
+        except KeyboardInterrupt:
+            status = CampaignStatus.INTERRUPTED
+        finally:
+            if take_held():
+                status = CampaignStatus.INTERRUPTED
+            self.stop(campaign, status)
+        return status
+
+    def run(self, campaign: Campaign) -> None:
+        """Measure what the campaign does not hold and no other writer claims; then wait for
+        what others claim: stored by them, or measured here once their claims lapse."""
         engine, spec, problem = self.engine, self.engine.spec, self.engine.problem
-        session, settings = engine.session, engine.settings
-        stored = {m.config: m for m in self.store.measurements(campaign)}
+        stored = {m.config for m in self.store.measurements(campaign)}
         todo = [c for c in self.configs if c not in stored]
-        build_of = {c: tuple(spec.build_defines(spec.env(c, problem)).items()) for c in todo}
-        if settings.verify and any((build_of[c], c) not in self.verified for c in todo):
-            _set_gold(engine, spec, problem, settings, self.configs, self.gold)
-        for config in todo:
-            check = (build_of[config], config) not in self.verified
-            m = engine.run(config, verify=check)
-            if check and engine.expected is not None and m.ok:
-                self.verified.add((build_of[config], config))
-            self.pending.append(m)
-            stored[config] = m
-            if self.rounds == 1 and (len(self.pending) >= _CHUNK or not session.healthy):
+        if engine.settings.verify and any((self._build(c), c) not in self.verified for c in todo):
+            _set_gold(engine, spec, problem, engine.settings, self.configs, self.gold)
+        while todo:
+            held = self._measure(campaign, todo)
+            if len(held) == len(todo):  # all of them another writer's: wait for it
+                time.sleep(POLL_S)
+            todo = held
+
+    def _measure(self, campaign: Campaign, todo: list[Config]) -> list[Config]:
+        """Claim, measure and store ``todo`` a chunk at a time; those another writer holds."""
+        engine, session = self.engine, self.engine.session
+        held: list[Config] = []
+        for start in range(0, len(todo), _CHUNK):
+            with self.store.atomic():  # the chunk's claims in one commit
+                states = {c: self.store.claim(campaign, c, self.writer, LEASE_S)
+                          for c in todo[start : start + _CHUNK]}  # fmt: skip
+            held += [c for c, state in states.items() if state is ClaimState.HELD]
+            for config in (c for c, state in states.items() if state is ClaimState.CLAIMED):
+                build = self._build(config)
+                check = (build, config) not in self.verified
+                m = engine.run(config, verify=check)
+                if check and engine.expected is not None and m.ok:
+                    self.verified.add((build, config))
+                self.pending.append(m)
+                if not session.healthy:
+                    if self.rounds == 1:
+                        self._flush(campaign)
+                    _lost(self.store, campaign, session.device, f" at {config} ({m.message})")
+            if self.rounds == 1:
                 self._flush(campaign)
-            if not session.healthy:
-                _lost(self.store, campaign, engine.session.device, f" at {config} ({m.message})")
         if self.rounds > 1:
-            self.pending = _more_rounds(engine, self.pending, self.rounds, settings.seed)
+            self.pending = _more_rounds(engine, self.pending, self.rounds, engine.settings.seed)
             if not session.healthy:  # nothing of this problem is stored
-                _lost(self.store, campaign, engine.session.device)
-            stored.update((m.config, m) for m in self.pending)
-        self._flush(campaign)
-        return stored, len(todo)
+                _lost(self.store, campaign, session.device)
+            self._flush(campaign)
+        return held
+
+    def _build(self, config: Config) -> tuple[tuple[str, str], ...]:
+        spec, problem = self.engine.spec, self.engine.problem
+        return tuple(spec.build_defines(spec.env(config, problem)).items())
 
     def stop(self, campaign: Campaign, status: CampaignStatus) -> None:
         """Store the campaign's final status; an interrupted single round keeps what it
-        measured (whole rounds only are stored with rounds > 1)."""
+        measured (whole rounds only are stored with rounds > 1). Claims left unstored go back
+        to the other writers."""
         if status is CampaignStatus.INTERRUPTED and self.rounds == 1:
             self._flush(campaign)
         self.store.set_status(campaign, status)
+        self.store.release_claims(campaign, self.writer)
 
     def _flush(self, campaign: Campaign) -> None:
-        self.store.record_many(campaign, self.pending)
+        self.added += self.store.record_many(campaign, self.pending)
         self.pending = []
 
 
