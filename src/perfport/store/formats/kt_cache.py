@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Measurement, Outcome, Problem, StoreError
+from perfport._core import Config, Measurement, Outcome, Problem, StoreError, distinct_values
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.untrusted import clip, kind_of, read_json
@@ -221,7 +221,7 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
     parameter values, keys that match them, known failures and valid times."""
     path, keys = cache.path, cache.params
     if cache.declared is None:  # no tune_params: the values the entries take, as they come
-        values = {k: list(dict.fromkeys(e.values[i] for e in cache.entries))
+        values = {k: distinct_values(e.values[i] for e in cache.entries)
                   for i, k in enumerate(keys)}  # fmt: skip
     elif set(keys) != set(cache.declared):
         raise malformed(path, "tune_params_keys and tune_params name different parameters")
@@ -373,12 +373,15 @@ def _numeric(value: Any) -> bool:
 
 def _seen(rows: list[ResultRow], key: str) -> list[Any]:
     """A parameter's values as the results take them (where the kernel declares none)."""
-    return sorted({r.config[key] for r in rows}, key=_order)
+    return sorted(distinct_values(r.config[key] for r in rows), key=_order)
 
 
 def stamp(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat(sep=" ")
 
 
-def _order(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, int | float) else (1, str(value))
+def _order(value: Any) -> tuple[int, Any, bool]:
+    # False and 0 (True and 1) compare equal: the number first, so the order is always one.
+    if isinstance(value, int | float):
+        return (0, value, isinstance(value, bool))
+    return (1, str(value), False)
