@@ -74,10 +74,11 @@ class KernelTunerCache:
     problem: Any
     entries: tuple[CacheEntry, ...]
 
-    def values_of(self, name: str) -> set[Any]:
-        """The values parameter ``name`` takes in the entries."""
+    def values_of(self, name: str) -> list[Any]:
+        """The distinct values parameter ``name`` takes in the entries, first seen first. Told
+        apart by value_key: a parameter may take both 1 and True, which a set merged."""
         i = self.params.index(name)
-        return {e.values[i] for e in self.entries}
+        return distinct_values(e.values[i] for e in self.entries)
 
 
 def is_kt_cache_json(data: Any) -> bool:
