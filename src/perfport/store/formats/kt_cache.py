@@ -274,7 +274,8 @@ def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measure
         {k: plain(v, path, f"entry {key} parameter {k}")
          for k, v in zip(keys, entry.values, strict=True)}
     )  # fmt: skip
-    if ",".join(str(config[k]) for k in keys) != key:
+    values = [config[k] for k in keys]
+    if ",".join(map(str, values)) != key and not _narrow_float_key(key, values):
         raise malformed(path, f"cache key {key[:60]!r} does not match its parameter values")
     if entry.failure is not None:
         if entry.failure not in KT_FAILURES:
@@ -288,6 +289,21 @@ def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measure
     if not entry.times_ms:
         raise malformed(path, f"entry {key} has no times")
     return Measurement(config, Outcome.OK, "", entry.times_ms, entry.compile_ms)
+
+
+def _narrow_float_key(key: str, values: list[Any]) -> bool:
+    """Whether ``key`` joins ``values`` as Kernel Tuner does where a value was a numpy float32
+    (or float16): the key holds str(np.float32(v)), "0.1", while the entry holds float(v),
+    0.10000000149011612. Only for a value that such a float holds exactly."""
+    parts = []
+    for v in values:
+        texts = {str(v)}
+        if isinstance(v, float):
+            for narrow in (np.float16, np.float32):
+                if abs(v) <= float(np.finfo(narrow).max) and float(narrow(v)) == v:
+                    texts.add(str(narrow(v)))
+        parts.append("(?:" + "|".join(map(re.escape, sorted(texts))) + ")")
+    return re.fullmatch(",".join(parts), key) is not None
 
 
 # ---- writing -----------------------------------------------------------------------------
