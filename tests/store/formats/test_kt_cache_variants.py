@@ -119,6 +119,26 @@ def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
     assert data.space.index({"m": True}) != data.space.index({"m": 1})
 
 
+def test_a_value_beyond_int64_replays(tmp_path, db):
+    """A uint64 bitmask was imported and shown, but replay ended in an OverflowError traceback
+    (the space built its values as int64)."""
+    from perfport.tune.replay import ReplayData
+
+    top = (1 << 64) - 1
+    cache = {
+        "tune_params_keys": ["mask"],
+        "cache": {
+            str(m): {"mask": m, "time": t, "times": [t]} for m, t in ((255, 2.0), (top, 1.0))
+        },
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, path)
+        data = ReplayData.from_store(store)
+    assert {data.config(i)["mask"]: float(data.times[i]) for i in range(2)} == {255: 2.0, top: 1.0}
+
+
 @pytest.mark.parametrize("narrow", ["float32", "float16"])
 def test_float32_values_keyed_as_kernel_tuner_keys_them(tmp_path, db, narrow):
     """Kernel Tuner keys an entry by str(np.float32(0.1)), "0.1", and writes the value as
