@@ -1,7 +1,15 @@
 import numpy as np
 import pytest
 
-from perfport._core import Config, Measurement, Outcome, Problem, SpecError, summarize
+from perfport._core import (
+    Config,
+    Measurement,
+    Outcome,
+    Problem,
+    SpecError,
+    distinct_values,
+    summarize,
+)
 from perfport._core.stats import bootstrap_geomean_ci
 
 
@@ -13,6 +21,17 @@ def test_assignment_canonical_and_hashable():
     assert Config.of(a=1) != Problem.of(a=1)  # different kinds never compare equal
     with pytest.raises(SpecError):
         Config.of(a=[1, 2])
+
+
+def test_a_boolean_is_not_the_number_it_equals():
+    """Python equates True with 1, so a parameter taking both (Kernel Tuner's own test cache
+    declares ['test', 1, True, 2.45]) had its two configurations merged in every set and dict
+    of configurations; they are two, as their keys are. 16 and 16.0 stay one."""
+    assert Config.of(p=True, q=1) != Config.of(p=1, q=1)
+    assert Config.of(p=False) != Config.of(p=0)
+    assert len({Config.of(p=1), Config.of(p=True), Config.of(p=1.0)}) == 2
+    assert Config.of(p=16) == Config.of(p=16.0) and Config.of(p=True) == Config.of(p=True)
+    assert distinct_values([1, True, 1.0, 0, False, "1", True]) == [1, True, 0, False, "1"]
 
 
 def test_stats_and_median_ci():

@@ -340,6 +340,31 @@ def test_a_parameter_of_two_kinds_is_refused_not_pooled(tmp_path):
     assert len(load_caches([x, y]).configs) > len(CONFIGS)
 
 
+def test_a_parameter_taking_both_1_and_true_keeps_them_apart(tmp_path):
+    """Kernel Tuner's own test cache declares ['test', 1, True, 2.45]. The values were a set and
+    the configurations dict keys, where True == 1: (True, 32) overwrote (1, 32) or the other
+    way, and the slow p=1 was shipped as the best at 100%."""
+    configs = [(p, w) for p in (0, 1, False, True) for w in (32, 64)]
+    times = [2.0 + i for i in range(len(configs))]
+    times[6] = 1.0  # (True, 32), after (1, 32) in the file: the best everywhere
+
+    def cache(path: Path, scale: float, keep: int) -> Path:
+        entries = {f"{p},{w}": {"tile": p, "wg": w, "time": t * scale}
+                   for (p, w), t in list(zip(configs, times, strict=True))[:keep]}  # fmt: skip
+        path.write_text(json.dumps({"tune_params_keys": list(PARAMS), "cache": entries}))
+        return path
+
+    x, y = cache(tmp_path / "x.json", 1.0, 8), cache(tmp_path / "y.json", 1.5, 8)
+    data = load_caches([x, y])
+    assert len(data.configs) == len(configs) and np.isfinite(data.times).all()
+    assert [type(c[0]) for c in data.configs[:4]] == [int, int, bool, bool]  # 0, 0, False, False
+    out = portable([x, y], 1).to_json()
+    assert json.dumps(out["configs"]) == '[{"tile": true, "wg": 32}]'
+    # A cache with both kinds pools with one that has numbers only: they share a kind.
+    numbers = cache(tmp_path / "z.json", 1.0, 4)
+    assert len(load_caches([x, numbers]).configs) == len(configs)
+
+
 def test_same_device_and_file_name_in_two_folders_stay_two_devices(tmp_path):
     times = family_times(A, B, 4)
     (tmp_path / "a").mkdir()

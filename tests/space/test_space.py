@@ -275,3 +275,18 @@ def test_a_local_size_expression_below_one_is_refused_naming_it(cpu):
     constant = _one_dim("n", "m", (1, 2), {"n": 64, "m": 0})
     with pytest.raises(SpecError, match="local size 'm' is 0 for m=0, "):
         kernel_space(constant, None, cpu)
+
+
+def test_values_beyond_int64_are_kept_exact():
+    """A uint64 bitmask (18446744073709551615) in an imported Kernel Tuner cache: the space
+    built its values as int64 and every replay ended in an OverflowError traceback."""
+    top = (1 << 64) - 1
+    mask = Param("mask", (255, top))
+    space = Space([mask, Param("v", (1, 2))], [Constraint.of("mask % 2 == 1 and v < 2")])
+    assert [dict(c) for c in space] == [{"mask": 255, "v": 1}, {"mask": top, "v": 1}]
+    assert space.columns()["mask"].tolist() == [255, top]
+    stored = Space.from_configs([mask], [{"mask": top}])
+    assert len(stored) == 1 and stored.index({"mask": top}) == 0
+    # Beside floats, an integer past float64's range stays exact as well.
+    huge = Param("x", (0.5, 10**400))
+    assert [c["x"] for c in Space([huge], [Constraint.of("x > 1")])] == [10**400]

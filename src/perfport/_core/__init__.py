@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Measurement,
         Problem,
         Value,
+        distinct_values,
         value_key,
     )
     from perfport._core.spec import (
@@ -70,6 +71,7 @@ _EXPORTS = {
     "Problem": "perfport._core.records",
     "Value": "perfport._core.records",
     "value_key": "perfport._core.records",
+    "distinct_values": "perfport._core.records",
     "ArrayArg": "perfport._core.args",
     "Geometry": "perfport._core.spec",
     "Init": "perfport._core.args",
@@ -123,6 +125,7 @@ __all__ = [
     "Value",
     "Verify",
     "__version__",
+    "distinct_values",
     "summarize",
     "value_key",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -33,8 +33,19 @@ def _plain(value: Any, what: str) -> Value:
 def value_key(value: Any) -> tuple[bool, Any]:
     """A parameter value as a key that tells booleans from numbers. Python equates True with 1
     and False with 0, yet a parameter may take both (Kernel Tuner's own test cache declares
-    ``['test', 1, True, 2.45]``): key values by this where one parameter's values meet."""
+    ``['test', 1, True, 2.45]``): key values by this where one parameter's values meet. A
+    tuple (a Kernel Tuner list value) is keyed element by element, as (True,) equals (1,)."""
+    if isinstance(value, tuple):
+        return (False, tuple(value_key(v) for v in value))
     return (isinstance(value, bool), value)
+
+
+def distinct_values(values: Iterable[Any]) -> list[Any]:
+    """``values`` without repeats, by value_key (1 and True both stay), each as first seen."""
+    out: dict[tuple[bool, Any], Any] = {}
+    for v in values:
+        out.setdefault(value_key(v), v)
+    return list(out.values())
 
 
 @dataclass(frozen=True)
@@ -64,12 +75,22 @@ class Assignment(Mapping[str, Value]):
         return len(self.items_)
 
     def __hash__(self) -> int:
-        return hash(self.items_)
+        return hash(self.items_)  # True and 1 hash alike; __eq__ tells them apart
 
     def __eq__(self, other: object) -> bool:
+        # Type-aware for booleans (value_key): Python equates True with 1, which merged two
+        # configurations of a parameter that takes both. 16 and 16.0 stay one value.
         if isinstance(other, Assignment):
-            return type(self) is type(other) and self.items_ == other.items_
+            return (
+                type(self) is type(other)
+                and self.items_ == other.items_
+                and self._booleans == other._booleans
+            )
         return NotImplemented
+
+    @cached_property
+    def _booleans(self) -> tuple[bool, ...]:
+        return tuple(isinstance(v, bool) for _, v in self.items_)
 
     @property
     def key(self) -> str:

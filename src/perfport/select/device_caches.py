@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import StoreError
+from perfport._core import StoreError, value_key
 from perfport.select.errors import SelectError
 from perfport.store.formats.kt_cache import KernelTunerCache, read_kt_cache
 from perfport.store.formats.untrusted import clip
@@ -92,12 +92,14 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     params = tuple(k for k in first if k in varies)
     per_file = [_entries(p, c, params) for p, c in zip(paths, caches, strict=True)]
     devices = _device_names(paths, caches)
-    configs = sorted(set().union(*per_file), key=_order)
-    col = {c: j for j, c in enumerate(configs)}
+    # Keyed by value_key: (True, 1) and (1, 1) are two configurations, though equal in Python.
+    seen = {k: config for entries in per_file for k, (config, _) in entries.items()}
+    configs = sorted(seen.values(), key=_order)
+    col = {_typed(c): j for j, c in enumerate(configs)}
     times = np.full((len(files), len(configs)), np.nan)
     for d, entries in enumerate(per_file):
-        for c, t in entries.items():
-            times[d, col[c]] = t
+        for k, (_, t) in entries.items():
+            times[d, col[k]] = t
     return DeviceTimes(
         tuple(devices), tuple(str(f) for f in files), params, tuple(configs), times,
         {k: v for k, (v, _) in fixed.items()},
@@ -107,7 +109,7 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
 def _check_tuned_everywhere(
     paths: Sequence[Path],
     caches: Sequence[KernelTunerCache],
-    values: Sequence[dict[str, set[Any]]],
+    values: Sequence[dict[str, list[Any]]],
     shared: set[str],
 ) -> None:
     """A parameter that varies in one cache must be tuned by every cache: else the caches are of
@@ -126,23 +128,25 @@ def _check_tuned_everywhere(
             )
 
 
-def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, set[Any]]]) -> None:
-    """One kind of value per parameter in every cache: Python counts ``true`` and ``1`` as one
-    value, so they would pool silently, and the shipped configuration would carry whichever
-    came first (``tune --configs`` refuses a boolean for an integer parameter). A missing
-    value (``null``) is no kind: it equals no number or string, so it cannot pool wrongly."""
-    seen: dict[str, tuple[str, Path]] = {}
+def _check_value_kinds(paths: Sequence[Path], values: Sequence[dict[str, list[Any]]]) -> None:
+    """The same kinds of value for a parameter in every cache: ``true`` in one cache and ``1``
+    in another is one setting written two ways, which would not pool (configurations are
+    told apart by value_key), and the shipped configuration would carry one spelling (``tune
+    --configs`` refuses a boolean for an integer parameter). One cache may hold both kinds
+    (Kernel Tuner's own test cache declares ``['test', 1, True, 2.45]``): the caches need only
+    share a kind. A missing value (``null``) is no kind: it equals no number or string."""
+    seen: dict[str, tuple[set[str], Path]] = {}
     for path, per_key in zip(paths, values, strict=True):
         for key, vs in per_key.items():
-            for kind in sorted({_kind(v) for v in vs if v is not None}):
-                other = seen.setdefault(key, (kind, path))
-                if other[0] != kind:
-                    where = "" if other[1] == path else f" in {other[1]}"
-                    raise SelectError(
-                        f"{path}: parameter {clip(key)} has {kind} values here and {other[0]} "
-                        f"values{where}; write each parameter's values as one kind in every "
-                        "cache (e.g. 1 and 0 everywhere, not true and false in one)"
-                    )
+            kinds = {_kind(v) for v in vs if v is not None}
+            other = seen.setdefault(key, (kinds, path))
+            if kinds and other[0] and not kinds & other[0]:
+                raise SelectError(
+                    f"{path}: parameter {clip(key)} has {'/'.join(sorted(kinds))} values here "
+                    f"and {'/'.join(sorted(other[0]))} values in {other[1]}; write each "
+                    "parameter's values as one kind in every cache (e.g. 1 and 0 everywhere, "
+                    "not true and false in one)"
+                )
 
 
 def _kind(value: Any) -> str:
@@ -187,7 +191,9 @@ def _distinct(names: Sequence[str]) -> list[str]:
 
 
 def _check_same_problem(
-    paths: Sequence[Path], caches: Sequence[KernelTunerCache], values: Sequence[dict[str, set[Any]]]
+    paths: Sequence[Path],
+    caches: Sequence[KernelTunerCache],
+    values: Sequence[dict[str, list[Any]]],
 ) -> None:
     """Caches of different problem sizes rank configurations for different work; every pair
     that records a ``problem_size`` is compared (containment is not transitive)."""
@@ -206,9 +212,9 @@ def _check_same_problem(
 
 def _same_problem(
     a: KernelTunerCache,
-    a_values: dict[str, set[Any]],
+    a_values: dict[str, list[Any]],
     b: KernelTunerCache,
-    b_values: dict[str, set[Any]],
+    b_values: dict[str, list[Any]],
 ) -> bool:
     """Whether two caches' problem sizes agree. One size may list more values than the other:
     perfport's export lists the filter size ([15, 15, 4096, 4096]) that Kernel Tuner keeps as
@@ -227,13 +233,13 @@ def _covers(big: list[Any], small: list[Any], constants: list[str]) -> bool:
     return not (want - have) and not (have - want - Counter(constants))
 
 
-def _constants(values: dict[str, set[Any]], other: KernelTunerCache) -> list[str]:
+def _constants(values: dict[str, list[Any]], other: KernelTunerCache) -> list[str]:
     """The values (as text) of a cache's single-valued parameters that ``other`` does not tune."""
     return [str(v) for v in _fixed_apart(values, other).values()]
 
 
 def _constants_note(
-    cache: KernelTunerCache, values: dict[str, set[Any]], other: KernelTunerCache
+    cache: KernelTunerCache, values: dict[str, list[Any]], other: KernelTunerCache
 ) -> str:
     """Where a cache's fixed parameters stand for problem values that the other cache lists in
     its size, " (with filter_width=15 fixed)": the reader sees what was compared."""
@@ -242,7 +248,7 @@ def _constants_note(
     return f" (with {', '.join(fixed)} fixed)" if fixed else ""
 
 
-def _fixed_apart(values: dict[str, set[Any]], other: KernelTunerCache) -> dict[str, Any]:
+def _fixed_apart(values: dict[str, list[Any]], other: KernelTunerCache) -> dict[str, Any]:
     """A cache's parameters with a single value that ``other`` does not tune, and that value."""
     tuned = set(other.params)
     return {k: next(iter(v)) for k, v in values.items() if len(v) == 1 and k not in tuned}
@@ -260,10 +266,11 @@ def _read_cache(path: Path) -> KernelTunerCache:
 
 def _entries(
     path: Path, cache: KernelTunerCache, params: tuple[str, ...]
-) -> dict[tuple[Any, ...], float]:
-    """Configuration (values in ``params`` order) -> time, for the entries that ran."""
+) -> dict[tuple[Any, ...], tuple[tuple[Any, ...], float]]:
+    """Configuration (values in ``params`` order) and time, for the entries that ran, keyed
+    by ``_typed`` configuration."""
     where = [cache.params.index(p) for p in params]
-    out: dict[tuple[Any, ...], float] = {}
+    out: dict[tuple[Any, ...], tuple[tuple[Any, ...], float]] = {}
     for entry in cache.entries:
         # Failures are strings ("CompilationFailedConfig", ...); they stay NaN (performance 0).
         # A time of 0 is no measurement: kept as a failure, it dropped the true best.
@@ -271,16 +278,27 @@ def _entries(
             why = entry.bad_times or f"time {entry.time_ms} ms is not above 0"
             raise SelectError(f"{path}: entry {entry.key}: {why}; fix or drop that entry")
         if entry.time_ms is not None:
-            out[tuple(entry.values[i] for i in where)] = entry.time_ms
+            config = tuple(entry.values[i] for i in where)
+            out[_typed(config)] = (config, entry.time_ms)
     if not out:
         raise SelectError(f"{path}: no configuration has a valid time; re-run the tuning")
     return out
 
 
+def _typed(config: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A configuration as a key that tells True from 1 (value_key)."""
+    return tuple(value_key(v) for v in config)
+
+
 def _order(config: tuple[Any, ...]) -> tuple[tuple[int, Any, str], ...]:
     # Numbers before strings, numerically; a stable column order whatever the files' order.
-    # Numbers are compared as they are: float() of a 400-digit int would overflow.
-    return tuple((0, v, "") if isinstance(v, int | float) else (1, 0, str(v)) for v in config)
+    # Numbers are compared as they are: float() of a 400-digit int would overflow. A boolean
+    # follows the number it equals (1, then True), so the order is one whatever comes first.
+    return tuple(
+        (0, v, "bool" if isinstance(v, bool) else "") if isinstance(v, int | float)
+        else (1, 0, str(v))
+        for v in config
+    )  # fmt: skip
 
 
 def _stem(path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -370,10 +371,15 @@ def _check_size(shape: tuple[int, ...], limit: int) -> None:
 def _as_array(values: tuple[Any, ...]) -> np.ndarray:
     if all(isinstance(v, bool) for v in values):
         return np.array(values, dtype=bool)
+    # An integer beyond int64 (a uint64 bitmask in a Kernel Tuner cache), or beyond float64
+    # beside floats, stays a Python int in an object array, as strings do: exact, and
+    # constraints still evaluate on it by Python's rules.
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return np.array(values, dtype=np.int64)
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return np.array(values, dtype=np.float64)
+        if all(-(1 << 63) <= v < 1 << 63 for v in values):
+            return np.array(values, dtype=np.int64)
+    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        with contextlib.suppress(OverflowError):
+            return np.array(values, dtype=np.float64)
     return np.array(values, dtype=object)
 
 

@@ -119,6 +119,53 @@ def test_a_parameter_taking_both_1_and_true_replays(tmp_path, db):
     assert data.space.index({"m": True}) != data.space.index({"m": 1})
 
 
+def test_a_value_beyond_int64_replays(tmp_path, db):
+    """A uint64 bitmask was imported and shown, but replay ended in an OverflowError traceback
+    (the space built its values as int64)."""
+    from perfport.tune.replay import ReplayData
+
+    top = (1 << 64) - 1
+    cache = {
+        "tune_params_keys": ["mask"],
+        "cache": {
+            str(m): {"mask": m, "time": t, "times": [t]} for m, t in ((255, 2.0), (top, 1.0))
+        },
+    }
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, path)
+        data = ReplayData.from_store(store)
+    assert {data.config(i)["mask"]: float(data.times[i]) for i in range(2)} == {255: 2.0, top: 1.0}
+
+
+@pytest.mark.parametrize("narrow", ["float32", "float16"])
+def test_float32_values_keyed_as_kernel_tuner_keys_them(tmp_path, db, narrow):
+    """Kernel Tuner keys an entry by str(np.float32(0.1)), "0.1", and writes the value as
+    float(), 0.10000000149011612: import refused such a cache as a whole (select portable
+    took it). A key that matches no reading of the value is still refused."""
+    import numpy as np
+
+    def entry(a: float) -> dict:
+        return {"bx": 32, "alpha": a, "time": 1.0 + a, "times": [1.0]}
+
+    alphas = [getattr(np, narrow)(a) for a in (0.1, 0.2, 0.5)]
+    cache = {
+        "tune_params_keys": ["bx", "alpha"],
+        # str(), as Kernel Tuner keys it; an f-string would write the long form
+        "cache": {"32," + str(a): entry(float(a)) for a in alphas},
+    }
+    assert "32,0.1" in cache["cache"] and float(alphas[0]) != 0.1
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        assert import_file(store, path).params["alpha"] == [float(a) for a in alphas]
+    cache["cache"] = {"32,0.3": entry(float(alphas[1]))}  # the key of another value
+    path.write_text(json.dumps(cache))
+    with Store(tmp_path / "other.db") as store, pytest.raises(StoreError, match="does not match"):
+        import_file(store, path)
+
+
 def test_a_t4_result_without_runtimes_takes_its_time_measurement(tmp_path, db):
     """Kernel Tuner's T4 writer gives ``runtimes: []`` where its cache entry had no ``times``;
     the mean it measured is then only in ``measurements``, as ``time``."""

@@ -75,3 +75,16 @@ def test_a_time_of_zero_is_refused(tmp_path, db, result, message):
     data = {"schema_version": "1.0.0", "results": [{"configuration": {"wc": 1}, **result}]}
     refused = _refused(tmp_path, db, data)
     assert message in refused and "not a measurement" in refused
+
+
+def test_a_parameter_may_take_both_1_and_true(tmp_path, db):
+    """Refused as "a configuration appears twice" (True == 1 in Python), and so was perfport's
+    own T4 export of such a Kernel Tuner cache; the values list kept 1 alone."""
+    path = tmp_path / "t4.json"
+    path.write_text(json.dumps(_t4([{"p": 1}, {"p": True}])))
+    with Store(db) as store:
+        imported = import_file(store, path, device="GPU", kernel="k")
+        stored = sorted(row[0] for row in store.query("SELECT key FROM configs"))
+    assert imported.params == {"p": [1, True]} and stored == ['{"p":1}', '{"p":true}']
+    again = _refused(tmp_path, tmp_path / "other.db", _t4([{"p": True}, {"p": True}]))
+    assert "a configuration appears twice" in again

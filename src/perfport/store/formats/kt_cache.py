@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Measurement, Outcome, Problem, StoreError
+from perfport._core import Config, Measurement, Outcome, Problem, StoreError, distinct_values
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.untrusted import clip, kind_of, read_json
@@ -76,10 +76,11 @@ class KernelTunerCache:
     entries: tuple[CacheEntry, ...]
     objective: str = "time"  # what the tuning ranked by, as the file names it ("GFLOP/s")
 
-    def values_of(self, name: str) -> set[Any]:
-        """The values parameter ``name`` takes in the entries."""
+    def values_of(self, name: str) -> list[Any]:
+        """The distinct values parameter ``name`` takes in the entries, first seen first. Told
+        apart by value_key: a parameter may take both 1 and True, which a set merged."""
         i = self.params.index(name)
-        return {e.values[i] for e in self.entries}
+        return distinct_values(e.values[i] for e in self.entries)
 
 
 def is_kt_cache_json(data: Any) -> bool:
@@ -224,7 +225,7 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
     parameter values, keys that match them, known failures and valid times."""
     path, keys = cache.path, cache.params
     if cache.declared is None:  # no tune_params: the values the entries take, as they come
-        values = {k: list(dict.fromkeys(e.values[i] for e in cache.entries))
+        values = {k: distinct_values(e.values[i] for e in cache.entries)
                   for i, k in enumerate(keys)}  # fmt: skip
     elif set(keys) != set(cache.declared):
         raise malformed(path, "tune_params_keys and tune_params name different parameters")
@@ -282,7 +283,8 @@ def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measure
         {k: plain(v, path, f"entry {key} parameter {k}")
          for k, v in zip(keys, entry.values, strict=True)}
     )  # fmt: skip
-    if ",".join(str(config[k]) for k in keys) != key:
+    values = [config[k] for k in keys]
+    if ",".join(map(str, values)) != key and not _narrow_float_key(key, values):
         raise malformed(path, f"cache key {key[:60]!r} does not match its parameter values")
     if entry.failure is not None:
         if entry.failure not in KT_FAILURES:
@@ -296,6 +298,21 @@ def _measurement(path: str, keys: tuple[str, ...], entry: CacheEntry) -> Measure
     if not entry.times_ms:
         raise malformed(path, f"entry {key} has no times")
     return Measurement(config, Outcome.OK, "", entry.times_ms, entry.compile_ms)
+
+
+def _narrow_float_key(key: str, values: list[Any]) -> bool:
+    """Whether ``key`` joins ``values`` as Kernel Tuner does where a value was a numpy float32
+    (or float16): the key holds str(np.float32(v)), "0.1", while the entry holds float(v),
+    0.10000000149011612. Only for a value that such a float holds exactly."""
+    parts = []
+    for v in values:
+        texts = {str(v)}
+        if isinstance(v, float):
+            for narrow in (np.float16, np.float32):
+                if abs(v) <= float(np.finfo(narrow).max) and float(narrow(v)) == v:
+                    texts.add(str(narrow(v)))
+        parts.append("(?:" + "|".join(map(re.escape, sorted(texts))) + ")")
+    return re.fullmatch(",".join(parts), key) is not None
 
 
 # ---- writing -----------------------------------------------------------------------------
@@ -419,12 +436,15 @@ def _numeric(value: Any) -> bool:
 
 def _seen(rows: list[ResultRow], key: str) -> list[Any]:
     """A parameter's values as the results take them (where the kernel declares none)."""
-    return sorted({r.config[key] for r in rows}, key=_order)
+    return sorted(distinct_values(r.config[key] for r in rows), key=_order)
 
 
 def stamp(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat(sep=" ")
 
 
-def _order(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, int | float) else (1, str(value))
+def _order(value: Any) -> tuple[int, Any, bool]:
+    # False and 0 (True and 1) compare equal: the number first, so the order is always one.
+    if isinstance(value, int | float):
+        return (0, value, isinstance(value, bool))
+    return (1, str(value), False)

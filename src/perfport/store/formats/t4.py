@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import Config, Measurement, Outcome, Problem
+from perfport._core import Config, Measurement, Outcome, Problem, distinct_values
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.kt_cache import stamp
@@ -53,12 +53,13 @@ def t4_from_json(data: dict[str, Any], path: str, device: str, kernel: str) -> I
         )
         _check_names(config, measurements[0].config if measurements else None, i, path)
         for k, v in config.items():
-            if v not in values.setdefault(k, []):
-                values[k].append(v)
+            values.setdefault(k, []).append(v)
         measurements.append(_measurement(r, i, config, unit, path))
     if len({m.config for m in measurements}) != len(measurements):
         raise malformed(path, "a configuration appears twice")
-    return Imported("t4", device, kernel, Problem(), values, tuple(measurements))
+    # distinct_values: a parameter may take both 1 and True, which `in` would merge.
+    params = {k: distinct_values(vs) for k, vs in values.items()}
+    return Imported("t4", device, kernel, Problem(), params, tuple(measurements))
 
 
 def _check_names(config: Config, first: Config | None, i: int, path: str) -> None:
