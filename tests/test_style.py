@@ -55,3 +55,10 @@ def test_package_modules_and_functions_stay_small():
     stale = [n for n, cap in KNOWN_LONG.items() if lengths.get(n, 0) <= MAX_FUNCTION_LINES]
     assert not too_long, "\n".join(too_long)
     assert not stale, f"split already, remove from KNOWN_LONG: {', '.join(stale)}"
+
+
+def test_test_files_have_unique_names():
+    # The tests folders are not packages: pytest imports each file by its name alone, so a
+    # second test_sweep.py in another folder fails to collect (and only in a full run).
+    names = [p.name for p in (ROOT / "tests").rglob("test_*.py")]
+    assert not {n for n in names if names.count(n) > 1}
