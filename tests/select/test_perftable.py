@@ -267,3 +267,16 @@ def test_a_table_keeps_one_value_of_a_column_that_is_not_a_number(tmp_path):
         load_csv(path)
     t = load_csv(path, problem={"dtype": "double"})
     assert t.problem_names == ("M",) and t.times.tolist() == [[4.0]]
+
+
+def test_a_parameter_taking_both_1_and_true_has_two_columns():
+    table = PerfTable(
+        problem_names=("n",),
+        problems=np.array([[64]]),
+        param_names=("p",),
+        configs=((1,), (True,)),
+        times=np.array([[2.0, 1.0]]),
+        device="Fake GPU",
+        kernel="k",
+    )
+    assert table.config_index((True,)) == 1 and table.config_index({"p": 1}) == 0

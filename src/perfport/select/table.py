@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core import value_key
 from perfport.select.errors import SelectError
 from perfport.store import Store, declared_params, export_rows
 
@@ -66,7 +67,8 @@ class PerfTable:
             )
         if any(len(c) != len(self.param_names) for c in configs):
             raise SelectError(f"every configuration needs {len(self.param_names)} values")
-        if len(set(configs)) != len(configs):
+        keys = [_key(c) for c in configs]
+        if len(set(keys)) != len(configs):
             raise SelectError("configurations must be distinct")
         if not np.isfinite(problems).all():
             raise SelectError("problem values must be finite numbers")
@@ -80,7 +82,7 @@ class PerfTable:
         object.__setattr__(self, "configs", configs)
         object.__setattr__(self, "problem_names", tuple(self.problem_names))
         object.__setattr__(self, "param_names", tuple(self.param_names))
-        object.__setattr__(self, "_config_index", {c: j for j, c in enumerate(configs)})
+        object.__setattr__(self, "_config_index", {k: j for j, k in enumerate(keys)})
 
     @property
     def n_problems(self) -> int:
@@ -106,7 +108,7 @@ class PerfTable:
             else tuple(config)
         )
         try:
-            return self._config_index[key]
+            return self._config_index[_key(key)]
         except KeyError:
             raise SelectError(f"configuration {config} is not in the table") from None
 
@@ -455,3 +457,8 @@ def _value(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def _key(config: Sequence[Any]) -> tuple[Any, ...]:
+    # True == 1 in Python: a parameter that takes both has two configurations, not one.
+    return tuple(value_key(v) for v in config)
