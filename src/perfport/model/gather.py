@@ -101,9 +101,21 @@ def local_bytes(knl: Any) -> str:
 
 
 def _params(knl: Any) -> set[str]:
+    """The kernel's sizes: its assumptions' parameters and the names its arguments' shapes
+    use. A size only an array's shape names (x of m elements, n of them read) is still one
+    the problem gives: it sizes the array perfport allocates."""
     isl = require("islpy", "model", "Kernel statistics")
+    from loopy.symbolic import get_dependencies
+
     space = knl.assumptions.space
-    return {space.get_dim_name(isl.dim_type.param, i) for i in range(space.dim(isl.dim_type.param))}
+    names = {
+        space.get_dim_name(isl.dim_type.param, i) for i in range(space.dim(isl.dim_type.param))
+    }
+    for arg in knl.args:
+        shape = getattr(arg, "shape", None)
+        for extent in shape if isinstance(shape, tuple) else ():  # not lp.auto or None
+            names |= {str(n) for n in get_dependencies(extent)}
+    return names
 
 
 # loopy's counting warnings, by key: which counts are approximations, and why.
