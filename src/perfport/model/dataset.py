@@ -27,6 +27,7 @@ from perfport.model.cache import StatsCache
 from perfport.model.calibrate import Measurement
 from perfport.model.counts import EvaluatedStats
 from perfport.model.errors import BadProblem, ModelError, UncountableKernel
+from perfport.model.expression import DomainError
 from perfport.model.features import FeatureSet
 from perfport.model.model import Model, input_features
 
@@ -342,12 +343,12 @@ class KernelFeatures:
         self, model: Model, runs: Sequence[TimedKernel], features: FeatureSet | None = None
     ) -> list[Measurement]:
         """Calibration data: the model's input features of each run; output in seconds."""
-        return [
-            Measurement(
-                r.kernel,
-                dict(r.problem),
-                input_features(model, self.stats(r.kernel, r.problem), features, r.device),
-                r.time_ms / 1e3,
-            )
-            for r in runs
-        ]
+        out = []
+        for r in runs:
+            try:
+                inputs = input_features(model, self.stats(r.kernel, r.problem), features, r.device)
+            except DomainError as exc:  # a feature of the user's that divides by 0 for it
+                sizes = " ".join(f"{k}={v}" for k, v in r.problem.items())
+                raise ModelError(f"{r.kernel} {sizes}: {exc}") from None
+            out.append(Measurement(r.kernel, dict(r.problem), inputs, r.time_ms / 1e3))
+        return out
