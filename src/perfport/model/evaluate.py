@@ -222,8 +222,8 @@ def evaluate(
 
 def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
     """Pairs of variants measured at the same size on one device, more than RANK_MARGIN
-    apart, and those of them the predictions order the other way, each as "A vs B on DEVICE
-    at n=560"."""
+    apart, and those of them the predictions order the other way or predict equal (a tie
+    ranks nothing), each as "A vs B on DEVICE at n=560"."""
     at: dict[tuple[str, str, str], list[tuple[str, Point]]] = defaultdict(list)
     for r in results:
         for p in r.points:
@@ -237,6 +237,8 @@ def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
                 if high <= low * (1 + RANK_MARGIN):
                     continue
                 pairs += 1
-                if (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
+                # Predicted equal, they are not ranked: misranked, whichever comes first.
+                tie = pa.predicted_ms == pb.predicted_ms
+                if tie or (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
                     wrong.append(f"{va} vs {vb} on {device} at {sizes}")
     return pairs, tuple(wrong)
