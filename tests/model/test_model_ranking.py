@@ -21,3 +21,12 @@ def test_a_misranked_pair_names_its_device_and_sizes():
     pairs, wrong = ranking(results)
     assert pairs == 2
     assert wrong == ("fd-16x16 vs fd-18x18 on NVIDIA H100 at m=2, n=560",)
+
+
+def test_a_tie_in_the_predictions_is_misranked_in_either_order():
+    # Measured 80% apart, predicted exactly equal (the same counts): one order counted it
+    # misranked, the other right.
+    fast = VariantResult("A", "dev", "fp", (Point({"n": 32}, 0.0746, 0.0305),))
+    slow = VariantResult("B", "dev", "fp", (Point({"n": 32}, 0.1328, 0.0305),))
+    assert ranking([fast, slow]) == (1, ("A vs B on dev at n=32",))
+    assert ranking([slow, fast]) == (1, ("B vs A on dev at n=32",))

@@ -164,3 +164,29 @@ def test_loopys_prints_stay_out_of_json(tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["sizes"] == {"nel": 4096, "m": 64}
     assert "PIECES" in captured.err
+
+
+GATHER = """
+import loopy as lp
+import numpy as np
+
+knl = lp.make_kernel("{[i]: 0 <= i < n}", "y[i] = x[idx[i]]",
+                     [lp.GlobalArg("x", np.float32, shape=("m",)),
+                      lp.GlobalArg("y", np.float32, shape=("n",)),
+                      lp.GlobalArg("idx", np.int32, shape=("n",)),
+                      lp.ValueArg("n,m", np.int32)],
+                     assumptions="n >= 1", lang_version=(2018, 2))
+kernel = lp.split_iname(knl, "i", 128, outer_tag="g.0", inner_tag="l.0")
+"""
+
+
+def test_an_indirect_access_is_named_as_one_loopy_cannot_count(tmp_path, capsys):
+    # loopy's own error was "FlattenMapper encountered invalid foreign object: None"
+    path = tmp_path / "gather.py"
+    path.write_text(GATHER)
+    argv = ["model", "stats", str(path), "--problem", "n=256", "m=5", "--no-cache", "--json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "FlattenMapper" not in err
+    assert "indexes x by the values of idx (an indirect access)" in err
+    assert "x[idx[" in err

@@ -25,6 +25,7 @@ import numpy as np
 from perfport._core.optional import require
 from perfport.model import fields
 from perfport.model.errors import ModelError
+from perfport.model.expression import DomainError, Formula
 from perfport.model.inform import reason, uninformed
 from perfport.model.model import FORMAT as MODEL_FORMAT
 from perfport.model.model import Model
@@ -190,7 +191,8 @@ def _fit(
         return {**pinned, **dict(zip(free, (float(v) for v in x), strict=True))}
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        values = model.evaluate(params(x), columns)
+        # A trial step may land outside the formula's domain: inf or NaN, for the fit to judge.
+        values = model.evaluate(params(x), columns, strict=False)
         return (np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target) * weight
 
     def jacobian(x: np.ndarray) -> np.ndarray:
@@ -285,6 +287,12 @@ def calibrate(
     listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
     columns, target, weight = _matrix(model, data, scale)
     start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
+    try:
+        model.evaluate(start, columns)
+    except DomainError as exc:  # a feature that is 0 for a kernel: no start value helps
+        m = data[exc.row]
+        sizes = " ".join(f"{k}={v}" for k, v in m.sizes.items())
+        raise ModelError(f"cannot calibrate: at {m.kernel} {sizes}".rstrip() + f", {exc}") from None
     fitted, fit = _fit(model, columns, target, weight, start, {}, max_evaluations)
     blind = (
         uninformed(model, columns, [start, fitted]) if uninformed(model, columns, [start]) else ()
@@ -349,10 +357,11 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
             if p in calibration.uninformed and d != 0:
                 raise ModelError(f"cannot predict: {calibration.uninformed[p]}")
     env = {**features, **calibration.parameters}
-    with np.errstate(all="ignore"):
-        value = float(model.evaluate(calibration.parameters, features))
-    from perfport.model.expression import Formula
-
+    try:
+        with np.errstate(all="ignore"):
+            value = float(model.evaluate(calibration.parameters, features))
+    except DomainError as exc:
+        raise ModelError(f"cannot predict: {exc}") from None
     parts = {t: float(Formula.parse(t, "model term").evaluate(env)) for t in model.terms()}
     if not np.isfinite(value):  # e.g. an exp() term past float range at a large size
         bad = next((t for t, v in parts.items() if not np.isfinite(v)), model.expression)

@@ -27,6 +27,7 @@ from perfport.model.cache import StatsCache
 from perfport.model.calibrate import Measurement
 from perfport.model.counts import EvaluatedStats
 from perfport.model.errors import BadProblem, ModelError, UncountableKernel
+from perfport.model.expression import DomainError
 from perfport.model.features import FeatureSet
 from perfport.model.model import Model, input_features
 
@@ -48,6 +49,9 @@ class TimedKernel:
     time_ms: float
     # Where it was read ("FILE, line 7"), to name a bad row; "" for a store's.
     origin: str = field(default="", compare=False)
+    # The source hash of the code measured ("" where a data file does not say): a kernel
+    # file named like a built-in (app-matmul-prefetch) is told apart by it.
+    kernel_hash: str = ""
 
     @property
     def is_collection(self) -> bool:
@@ -64,6 +68,7 @@ class TimedKernel:
             "kernel": self.kernel,
             "problem": dict(self.problem),
             "time_ms": self.time_ms,
+            **({"kernel_hash": self.kernel_hash} if self.kernel_hash else {}),
         }
 
 
@@ -80,10 +85,11 @@ def fastest_by(
 
 
 def _fastest(runs: Iterable[TimedKernel]) -> list[TimedKernel]:
-    """One run per device, kernel and problem: the fastest."""
+    """One run per device, kernel, code and problem: the fastest (a kernel file's faster run
+    never hides the built-in's of the same name)."""
     kept = (r for r in runs if (r.is_collection or r.is_application) and r.time_ms > 0)
-    return fastest_by(kept, lambda r: (r.device_fingerprint, r.kernel, r.problem.key),
-                      lambda r: r.time_ms)  # fmt: skip
+    return fastest_by(kept, lambda r: (r.device_fingerprint, r.kernel, r.kernel_hash,
+                                       r.problem.key), lambda r: r.time_ms)  # fmt: skip
 
 
 def from_store(db: str | Path, device: str | None = None) -> list[TimedKernel]:
@@ -97,7 +103,14 @@ def from_store(db: str | Path, device: str | None = None) -> list[TimedKernel]:
     with ReadOnlyStore(db) as store:
         rows = [r for r in export_rows(store, device=device) if r.ok and r.median_ms]
     return _fastest(
-        TimedKernel(r.device, r.device_fingerprint, r.kernel, r.problem, float(r.median_ms or 0))
+        TimedKernel(
+            r.device,
+            r.device_fingerprint,
+            r.kernel,
+            r.problem,
+            float(r.median_ms or 0),
+            kernel_hash=r.kernel_hash,
+        )
         for r in rows
     )
 
@@ -123,6 +136,7 @@ def _row(record: Mapping[str, Any], where: str) -> TimedKernel | None:
             problem=Problem.of(dict(problem)),
             time_ms=_time(record, where),
             origin=where,
+            kernel_hash=str(record.get("kernel_hash") or ""),
         )
     except KeyError as exc:
         raise ModelError(
@@ -198,10 +212,13 @@ def write_data(runs: Sequence[TimedKernel], path: str | Path) -> None:
     """The slim CSV that ``read_data`` reads (and perfport ships)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    # The code's hash only where a run has one (a store's): files read without it stay slim.
+    hashed = any(r.kernel_hash for r in runs)
+    writer.writerow((*COLUMNS, "kernel_hash") if hashed else COLUMNS)
     for r in sorted(runs, key=lambda r: (r.device_fingerprint, r.kernel, r.problem.key)):
         problem = json.dumps(dict(r.problem), sort_keys=True)
-        writer.writerow((r.device, r.device_fingerprint, r.kernel, problem, f"{r.time_ms:.6g}"))
+        row = (r.device, r.device_fingerprint, r.kernel, problem, f"{r.time_ms:.6g}")
+        writer.writerow((*row, r.kernel_hash) if hashed else row)
     Path(path).write_text(out.getvalue())
 
 
@@ -238,6 +255,7 @@ class KernelFeatures:
         self.subgroup_size = subgroup_size
         self._programs: dict[tuple[str, str], tuple[Any, frozenset[str]]] = {}
         self._failed: dict[tuple[str, str], str] = {}  # counted once, failed: why
+        self._builtin: dict[str, str | None] = {}  # a built-in's source hash (None: unknown)
 
     def _program(self, kernel: str, problem: Problem) -> tuple[Any, dict[str, int]]:
         key = self._key(kernel, problem)
@@ -313,6 +331,21 @@ class KernelFeatures:
                                  f"{', '.join(counted.params) or 'none'}")  # fmt: skip
             return counted.evaluate(sizes)
 
+    def _check_code(self, run: TimedKernel) -> None:
+        """Refuse (skip) an application run whose code is not the built-in of its name: a
+        kernel file named like one is stored under the same name, and would be counted and
+        predicted as the built-in."""
+        name = run.kernel.removeprefix(APPLICATION_PREFIX)
+        if not run.is_application or not run.kernel_hash:
+            return
+        if name not in self._builtin:
+            self._builtin[name] = _builtin_hash(name, run.kernel, run.problem)
+        builtin = self._builtin[name]
+        if builtin is not None and builtin != run.kernel_hash:
+            raise ModelError(f"measured from other code than the built-in {name} (a kernel file "
+                             "of that name); evaluate a file's measurements with 'perfport "
+                             "model evaluate --calibration CAL --kernel FILE.py'")  # fmt: skip
+
     def usable(self, runs: Sequence[TimedKernel]) -> tuple[list[TimedKernel], tuple[Skipped, ...]]:
         """``runs`` split into those whose statistics can be computed and, per kernel and
         variant, those that cannot (unknown kernels, loopy failures), with the reason."""
@@ -320,6 +353,7 @@ class KernelFeatures:
         failed: dict[tuple[str, str], tuple[dict[str, Any], list[TimedKernel], str]] = {}
         for r in runs:
             try:
+                self._check_code(r)
                 self.stats(r.kernel, r.problem)
             except BadProblem as exc:
                 raise BadProblem(f"{r.origin}: {exc}" if r.origin else str(exc)) from None
@@ -342,12 +376,27 @@ class KernelFeatures:
         self, model: Model, runs: Sequence[TimedKernel], features: FeatureSet | None = None
     ) -> list[Measurement]:
         """Calibration data: the model's input features of each run; output in seconds."""
-        return [
-            Measurement(
-                r.kernel,
-                dict(r.problem),
-                input_features(model, self.stats(r.kernel, r.problem), features, r.device),
-                r.time_ms / 1e3,
-            )
-            for r in runs
-        ]
+        out = []
+        for r in runs:
+            try:
+                inputs = input_features(model, self.stats(r.kernel, r.problem), features, r.device)
+            except DomainError as exc:  # a feature of the user's that divides by 0 for it
+                sizes = " ".join(f"{k}={v}" for k, v in r.problem.items())
+                raise ModelError(f"{r.kernel} {sizes}: {exc}") from None
+            out.append(Measurement(r.kernel, dict(r.problem), inputs, r.time_ms / 1e3))
+        return out
+
+
+def _builtin_hash(name: str, kernel: str, problem: Problem) -> str | None:
+    """The source hash ``perfport model measure NAME`` stores for built-in application
+    ``name``; None for another name, or where its code cannot be made here."""
+    from perfport.model.apps import APPLICATIONS, load_program
+    from perfport.model.measure import kernel_spec
+
+    if name not in APPLICATIONS:
+        return None
+    try:
+        # loopy's code does not depend on the problem; KernelSpec needs one to check its sizes
+        return kernel_spec(load_program(name), kernel, problem).source_hash
+    except Exception:  # loopy's bare errors: then the name alone decides, as before
+        return None

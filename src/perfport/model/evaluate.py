@@ -181,9 +181,10 @@ def evaluate(
         variants: dict[str, list[Point]] = defaultdict(list)
         refused: dict[str, tuple[list[dict[str, Any]], str]] = {}
         for r in sorted(test, key=lambda r: (r.kernel, sorted(r.problem.items()))):
-            inputs = input_features(model, features.stats(r.kernel, r.problem), device=r.device)
+            stats = features.stats(r.kernel, r.problem)  # a bad row is refused, not skipped
             try:
-                prediction = predict(calibration, inputs)
+                # A feature of the user's that divides by 0 for it: this variant unpredictable
+                prediction = predict(calibration, input_features(model, stats, device=r.device))
             except ModelError as exc:
                 refused.setdefault(r.kernel, ([], str(exc)))[0].append(dict(r.problem))
                 continue
@@ -221,8 +222,8 @@ def evaluate(
 
 def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
     """Pairs of variants measured at the same size on one device, more than RANK_MARGIN
-    apart, and those of them the predictions order the other way, each as "A vs B on DEVICE
-    at n=560"."""
+    apart, and those of them the predictions order the other way or predict equal (a tie
+    ranks nothing), each as "A vs B on DEVICE at n=560"."""
     at: dict[tuple[str, str, str], list[tuple[str, Point]]] = defaultdict(list)
     for r in results:
         for p in r.points:
@@ -236,6 +237,8 @@ def ranking(results: Sequence[VariantResult]) -> tuple[int, tuple[str, ...]]:
                 if high <= low * (1 + RANK_MARGIN):
                     continue
                 pairs += 1
-                if (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
+                # Predicted equal, they are not ranked: misranked, whichever comes first.
+                tie = pa.predicted_ms == pb.predicted_ms
+                if tie or (pa.measured_ms < pb.measured_ms) != (pa.predicted_ms < pb.predicted_ms):
                     wrong.append(f"{va} vs {vb} on {device} at {sizes}")
     return pairs, tuple(wrong)

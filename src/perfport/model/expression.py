@@ -52,17 +52,35 @@ _FUNCTIONS: dict[str, Callable[[Any], Any]] = {
 _BINARY = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
 
 
-def evaluate(node: Node, env: Mapping[str, Any]) -> Any:
+class DomainError(ModelError):
+    """A formula divides by 0 or takes log, sqrt or a power outside its domain at the values
+    given (a feature that is 0 for the kernel): no number, and not an overflow. ``row`` is the
+    first row (of array values) where it does; 0 for scalars."""
+
+    def __init__(self, message: str, row: int = 0) -> None:
+        super().__init__(message)
+        self.row = row
+
+
+def evaluate(node: Node, env: Mapping[str, Any], strict: bool = False) -> Any:
+    """``node`` at ``env`` (numbers or numpy arrays). Non-strict, a division by 0 or a domain
+    error is inf or NaN (a fit's trial step may land there); ``strict`` raises DomainError
+    naming the sub-expression and its value."""
     op, a = node.op, node.args
     if op == "num":
         return node.value
     if op == "sym":
         return env[node.name]
     if op == "neg":
-        return -evaluate(a[0], env)
+        return -evaluate(a[0], env, strict)
     if op in _FUNCTIONS:
-        return _FUNCTIONS[op](evaluate(a[0], env))
-    x, y = evaluate(a[0], env), evaluate(a[1], env)
+        x = evaluate(a[0], env, strict)
+        if strict:
+            _check_function(node, x)
+        return _FUNCTIONS[op](x)
+    x, y = evaluate(a[0], env, strict), evaluate(a[1], env, strict)
+    if strict and op in ("div", "pow"):
+        _check_binary(node, x, y)
     if op == "add":
         return x + y
     if op == "sub":
@@ -70,8 +88,101 @@ def evaluate(node: Node, env: Mapping[str, Any]) -> Any:
     if op == "mul":
         return x * y
     if op == "div":
-        return x / y
+        return np.true_divide(x, y)  # python floats' 1.0 / 0.0 raises: numpy's is inf
     return np.power(x, y)
+
+
+def _first(bad: Any) -> int | None:
+    """The first row where ``bad`` holds (0 for a scalar), or None."""
+    rows = np.flatnonzero(np.atleast_1d(bad))
+    return int(rows[0]) if rows.size else None
+
+
+def _at(value: Any, row: int) -> float:
+    flat = np.atleast_1d(value)
+    return float(flat[row] if flat.size > 1 else flat[0])
+
+
+def _check_function(node: Node, x: Any) -> None:
+    finite = np.isfinite(x)
+    if node.op == "log":
+        row = _first(finite & (x <= 0))
+        takes = "only positive values"
+    elif node.op == "sqrt":
+        row = _first(finite & (x < 0))
+        takes = "no negative value"
+    else:
+        return
+    if row is not None:
+        inner = node.args[0]
+        raise DomainError(
+            f"{text(inner)} is {_at(x, row):g} {_where(inner)}: {text(node)} is a domain error "
+            f"({node.op} takes {takes}); {_fix(inner, 'keeps its argument in range')}",
+            row,
+        )
+
+
+def _check_binary(node: Node, x: Any, y: Any) -> None:
+    finite = np.isfinite(x) & np.isfinite(y)
+    if node.op == "div":
+        row, base = _first(finite & (y == 0)), node.args[1]
+        why = "divides by it"
+    else:  # 0 ** -1 divides by 0; (-8) ** 0.5 has no real value
+        row, base = _first(finite & (x == 0) & (y < 0)), node.args[0]
+        why = "raises it to a negative power (a division by zero)"
+        fractional = finite & (x < 0) & (np.floor(y) != y)
+        if row is None and (bad := _first(fractional)) is not None:
+            raise DomainError(
+                f"{text(base)} is {_at(x, bad):g} {_where(base)}: {text(node)} raises a "
+                "negative number to a fractional power (a domain error); "
+                + _fix(base, "keeps its base at or above 0"),
+                bad,
+            )
+    if row is not None:
+        raise DomainError(
+            f"{text(base)} is 0 {_where(base)}: {text(node)} {why}; "
+            + _fix(base, f"cannot divide by 0 (e.g. 1 + {text(base, 2)} in its place)"),
+            row,
+        )
+
+
+def _where(node: Node) -> str:
+    """Whose value it is: the kernel's (a feature's) or the parameters'."""
+    return "for this kernel" if _features_in(node) else "at these parameter values"
+
+
+def _fix(node: Node, goal: str) -> str:
+    if _features_in(node):
+        return f"write the term so it {goal}, or leave the term out"
+    return "give other initial values of the parameters"
+
+
+def _features_in(node: Node) -> bool:
+    return any(n.startswith("f_") for n in _symbols(node))
+
+
+_SIGNS = {"add": " + ", "sub": " - ", "mul": " * ", "div": " / ", "pow": " ** "}
+_PRECEDENCE = {"add": 1, "sub": 1, "mul": 2, "div": 2, "neg": 3, "pow": 4}
+
+
+def text(node: Node, within: int = 0) -> str:
+    """``node`` as formula text, parenthesised where an operator of precedence ``within``
+    holds it."""
+    if node.op == "num":
+        out = f"{node.value:g}"
+    elif node.op == "sym":
+        out = node.name
+    elif node.op in _FUNCTIONS:
+        out = f"{node.op}({text(node.args[0])})"
+    elif node.op == "neg":
+        out = "-" + text(node.args[0], _PRECEDENCE["neg"] + 1)
+    else:
+        mine = _PRECEDENCE[node.op]
+        right = mine + (node.op in ("sub", "div"))  # a - (b - c), a / (b * c)
+        left = mine + (node.op == "pow")  # (a ** b) ** c
+        out = text(node.args[0], left) + _SIGNS[node.op] + text(node.args[1], right)
+    precedence = _PRECEDENCE.get(node.op, 5)
+    return f"({out})" if precedence < within else out
 
 
 def derivative(node: Node, name: str) -> Node:
@@ -173,12 +284,14 @@ class Formula:
         params = sorted(_symbols(node) - set(features))
         return Formula(text.strip(), node, tuple(params), tuple(features))
 
-    def evaluate(self, env: Mapping[str, Any]) -> Any:
+    def evaluate(self, env: Mapping[str, Any], strict: bool = True) -> Any:
+        """The formula at ``env``; a division by 0 or a domain error there is a DomainError
+        (inf or NaN where not ``strict``); an overflow is inf either way."""
         missing = [n for n in (*self.parameters, *self.features) if n not in env]
         if missing:
             raise ModelError(f"no value for {missing[0]} in {self.text[:80]!r}; give it")
         with np.errstate(all="ignore"):
-            return evaluate(self.tree, env)
+            return evaluate(self.tree, env, strict)
 
 
 def _symbols(node: Node) -> set[str]:

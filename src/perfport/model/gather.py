@@ -20,7 +20,7 @@ from contextlib import contextmanager, redirect_stdout
 from fractions import Fraction
 from typing import Any
 
-from perfport._core.errors import SpecError
+from perfport._core.errors import PerfportError, SpecError
 from perfport._core.optional import require
 from perfport.model.counts import (
     Granularity,
@@ -30,6 +30,7 @@ from perfport.model.counts import (
     SyncCount,
     SyncKind,
 )
+from perfport.model.errors import UncountableKernel
 from perfport.model.hoist import hoisted_removals, subtract
 
 SUBGROUP_SIZE = 32  # the paper's one hardware statistic: NVIDIA's and AMD's sub-group width
@@ -45,7 +46,52 @@ def gather(program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
     # loopy prints some diagnostics (a set's pieces it cannot make convex) to stdout, where
     # they would break a command's --json: they go to stderr.
     with redirect_stdout(sys.stderr):
-        return _gather(program, subgroup_size)
+        try:
+            return _gather(program, subgroup_size)
+        except PerfportError:
+            raise
+        except Exception:  # loopy's bare errors: an indirect access is one it never counts
+            _refuse_indirect(program)
+            raise
+
+
+def _refuse_indirect(program: Any) -> None:
+    """An UncountableKernel naming an access whose index reads an array's values
+    (``x[idx[i]]``): loopy counts accesses only where the indices are affine in the loop
+    indices and sizes, and fails inside on any other (a pymbolic error that says nothing)."""
+    lp = loopy()
+    from loopy.symbolic import WalkMapper, get_dependencies
+    from pymbolic.primitives import Subscript
+
+    try:
+        knl = program if isinstance(program, lp.LoopKernel) else program.default_entrypoint
+    except Exception:  # no single entrypoint: _gather said so, or loopy did
+        return
+    data = {a.name for a in knl.args if not isinstance(a, lp.ValueArg)}
+    data |= set(knl.temporary_variables)
+    found: list[tuple[str, str, list[str]]] = []
+
+    class _Walk(WalkMapper):
+        def visit(self, expr: Any, *args: Any, **kwargs: Any) -> bool:
+            if isinstance(expr, Subscript) and not found:
+                names = sorted(get_dependencies(expr.index) & data)
+                if names:
+                    found.append((str(expr), str(expr.aggregate), names))
+            return True
+
+    walk = _Walk()
+    for insn in knl.instructions:
+        for expr in (getattr(insn, "expression", None), *getattr(insn, "assignees", ())):
+            if expr is not None and not found:
+                walk(expr)
+    if found:
+        access, array, names = found[0]
+        raise UncountableKernel(
+            f"loopy cannot count {knl.name}: {access} indexes {array} by the values of "
+            f"{', '.join(names)} (an indirect access), and loopy counts only accesses whose "
+            f"indices are affine in the loop indices and sizes; count a variant that indexes "
+            f"{array} directly instead"
+        )
 
 
 def _gather(program: Any, subgroup_size: int) -> KernelStats:
@@ -101,9 +147,21 @@ def local_bytes(knl: Any) -> str:
 
 
 def _params(knl: Any) -> set[str]:
+    """The kernel's sizes: its assumptions' parameters and the names its arguments' shapes
+    use. A size only an array's shape names (x of m elements, n of them read) is still one
+    the problem gives: it sizes the array perfport allocates."""
     isl = require("islpy", "model", "Kernel statistics")
+    from loopy.symbolic import get_dependencies
+
     space = knl.assumptions.space
-    return {space.get_dim_name(isl.dim_type.param, i) for i in range(space.dim(isl.dim_type.param))}
+    names = {
+        space.get_dim_name(isl.dim_type.param, i) for i in range(space.dim(isl.dim_type.param))
+    }
+    for arg in knl.args:
+        shape = getattr(arg, "shape", None)
+        for extent in shape if isinstance(shape, tuple) else ():  # not lp.auto or None
+            names |= {str(n) for n in get_dependencies(extent)}
+    return names
 
 
 # loopy's counting warnings, by key: which counts are approximations, and why.

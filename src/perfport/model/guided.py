@@ -9,7 +9,7 @@ microbenchmarks got wrong for this kernel move towards what it shows.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ class ModelRanker:
     with the costs bounded at 0. ``calibration`` (a calibration file's) is the first fit
     instead of one on ``base``; with no ``base`` a refit calibrates on the configurations
     measured alone, which succeeds once they are at least as many as the model's parameters
-    (until then the last fit stays)."""
+    (until then the last fit stays). ``unpredicted`` is told, once, each configuration the
+    calibration cannot predict (ranked last) and why."""
 
     def __init__(
         self,
@@ -35,8 +36,11 @@ class ModelRanker:
         device: str = "",
         nonnegative: bool = False,
         calibration: Calibration | None = None,
+        unpredicted: Callable[[int, str], None] | None = None,
     ) -> None:
         self.model = model
+        self.unpredicted = unpredicted
+        self._told: set[int] = set()
         self.base = list(base)
         self.features = [None if f is None else dict(f) for f in features]
         self.device = device
@@ -54,8 +58,10 @@ class ModelRanker:
                 continue
             try:
                 out[i] = predict(self.calibration_, f).value
-            except ModelError:
-                continue
+            except ModelError as exc:  # overflow, or a division by a feature 0 for it
+                if self.unpredicted is not None and i not in self._told:
+                    self._told.add(i)
+                    self.unpredicted(i, str(exc))
         return out
 
     def refit(self, measured: Mapping[int, float]) -> None:

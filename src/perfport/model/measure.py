@@ -61,20 +61,24 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
     lp = loopy()
     if isinstance(program, lp.LoopKernel):
         program = lp.make_program(program)
+    from loopy.preprocess import infer_unknown_types
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes on counts and schedules
-        code = lp.generate_code_v2(program)
         # The NDRange of the code generated: a reduction over a local iname (l.0) becomes
         # a work-group-wide reduction only in preprocessing, so the kernel as written has
         # a work-group of 1 where the code requires the iname's extent.
         done = lp.preprocess_program(program)
+        # What generate_code_v2 would do itself, kept to read which arguments it passes.
+        linear = lp.linearize(infer_unknown_types(done, expect_completion=True))
+        code = lp.generate_code_v2(linear)
     knl = program.default_entrypoint
     groups, local = done.default_entrypoint.get_grid_size_upper_bounds_as_exprs(
         done.callables_table
     )
     args: list[ArrayArg | ScalarArg] = []
     written = knl.get_written_variables()
-    for a in knl.args:
+    for a in _passed_args(knl, linear.default_entrypoint):
         # loopy leaves the type of a size it inferred open; its OpenCL code makes it int
         dtype = a.dtype.numpy_dtype.name if a.dtype is not None else "int32"
         if isinstance(a, lp.ValueArg):
@@ -100,6 +104,19 @@ def kernel_spec(program: Any, name: str, problem: Problem) -> KernelSpec:
         problem=problem,
         doc=f"loopy kernel {knl.name}",
     )
+
+
+def _passed_args(knl: Any, linear: Any) -> list[Any]:
+    """The arguments the generated entry takes, in its order: loopy leaves out a value
+    argument its code never reads (a size only an array's shape names)."""
+    from loopy.schedule.tools import get_subkernel_arg_info
+
+    try:
+        passed = get_subkernel_arg_info(linear, knl.name).passed_arg_names
+    except Exception:  # no subkernel of the entry's name (global barriers split it): all
+        return list(knl.args)
+    by_name = {a.name: a for a in knl.args}
+    return [by_name[n] for n in passed if n in by_name]
 
 
 def _stored(db: str | Path, device: DeviceInfo) -> dict[tuple[str, str, str], float]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from perfport.model import fields
 from perfport.model.errors import ModelError
-from perfport.model.expression import FEATURE_TOKEN, Formula, derivative, evaluate
+from perfport.model.expression import FEATURE_TOKEN, DomainError, Formula, derivative, evaluate
 from perfport.model.features import FeatureSet, parse_feature
 
 FORMAT = "perfport-model/1"
@@ -92,8 +92,12 @@ class Model:
         for name in self.features:
             known.check(name)
 
-    def evaluate(self, params: Mapping[str, float], features: Mapping[str, Any]) -> Any:
-        return self.formula.evaluate({**features, **params})
+    def evaluate(
+        self, params: Mapping[str, float], features: Mapping[str, Any], strict: bool = True
+    ) -> Any:
+        """The model's output; ``strict``: a division by 0 or a domain error is a DomainError
+        (``Formula.evaluate``)."""
+        return self.formula.evaluate({**features, **params}, strict)
 
     def jacobian(self, params: Mapping[str, float], features: Mapping[str, Any]) -> np.ndarray:
         """d model / d parameter, one column per parameter (in ``parameters`` order)."""
@@ -249,7 +253,13 @@ def input_features(
     the device named ``device`` (features that need its limits are 0 without one)."""
     known = features or model.feature_set()
     model.check_features(known)
-    return known.values(model.features, stats, device)
+    out = {}
+    for name in model.features:
+        try:
+            out[name] = known.value(name, stats, device)
+        except DomainError as exc:  # a feature of the user's that divides by 0 for this kernel
+            raise DomainError(f"feature {name}: {exc}", exc.row) from None
+    return out
 
 
 __all__ = ["Model", "input_features", "linear_model", "overlap_model", "parse_feature", "step"]

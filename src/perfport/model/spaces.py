@@ -14,6 +14,7 @@ from typing import Any
 
 from perfport._core.errors import MissingExtra
 from perfport._core.spec import Param, Reference
+from perfport.model.expression import DomainError
 from perfport.space import Space
 from perfport.space.space import Constraint
 
@@ -97,10 +98,12 @@ def config_features(
     inputs: Callable[[Any], dict[str, float]],
     cache: Any,
     uncounted: Callable[[Mapping[str, Any], str], None] | None = None,
+    unpredicted: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> list[dict[str, float] | None]:
     """Each configuration's model inputs (``inputs`` of its statistics evaluated at
     ``sizes``); None where loopy cannot count it (``uncounted`` is told the configuration
-    and why), so the model ranks it last and the search still runs."""
+    and why) or a feature of the model divides by 0 for it (``unpredicted`` is told), so the
+    model ranks it last and the search still runs."""
     out: list[dict[str, float] | None] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes on counts and schedules
@@ -116,5 +119,10 @@ def config_features(
                 out.append(None)
                 continue
             # Outside the try: a model's own error (an unknown feature) is not "uncounted".
-            out.append(inputs(evaluated))
+            try:
+                out.append(inputs(evaluated))
+            except DomainError as exc:  # 0 for this configuration alone: the others rank
+                if unpredicted is not None:
+                    unpredicted(c, str(exc))
+                out.append(None)
     return out

@@ -243,20 +243,24 @@ def guided_ranker(
     space: Space,
     cache: Any,
     uncounted: Callable[[Mapping[str, Any], str], None] | None = None,
+    unpredicted: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> ModelRanker:
     """The ranker of loopy space ``s`` over ``space`` (its legal configurations, in
     order): each counted by loopy at ``problem`` and predicted by ``calibration``; refits
-    calibrate on ``base`` plus the configurations measured (``ModelRanker``)."""
+    calibrate on ``base`` plus the configurations measured (``ModelRanker``). Those loopy
+    cannot count (``uncounted`` is told) and those the calibration cannot predict, a term
+    dividing by a feature that is 0 for them say (``unpredicted`` is told), rank last."""
     from perfport.model.model import input_features
 
     configs = [dict(space.config(i)) for i in range(len(space))]
     inputs = functools.partial(input_features, calibration.model, device=calibration.device)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        features = config_features(s, configs, problem, inputs, cache, uncounted)
+        features = config_features(s, configs, problem, inputs, cache, uncounted, unpredicted)
     # A file whose costs are all >= 0 (bounded or not) keeps its refits so: a refit on a few
     # points should not make a physical cost negative.
     return ModelRanker(
         calibration.model, base, features, calibration.device,
         nonnegative=calibration.nonnegative, calibration=calibration,
+        unpredicted=(lambda i, why: unpredicted(configs[i], why)) if unpredicted else None,
     )  # fmt: skip
