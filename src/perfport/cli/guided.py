@@ -125,9 +125,34 @@ def ranker_factory(
         _warn(f"{GUIDED}: {spec.name} {dict(config)} not counted by loopy, ranked last ({why})")
 
     def build(spec: KernelSpec, problem: Problem, space: Space) -> Ranker:
-        return guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
+        ranker = guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
+        for line in _uncovered(searched, calibration, dict(problem), space, cache):
+            _warn(f"{GUIDED}: WARNING for {spec.name}, {line.replace('prediction', 'ranking')}")
+        return ranker
 
     return build
+
+
+def _uncovered(
+    searched: SearchSpace, calibration: Any, problem: dict[str, Any], space: Space, cache: Any
+) -> list[str]:
+    """What the model leaves out of the first configuration loopy counts (counted already by
+    the ranker, so the cache has it): one dtype's kernel has the same kinds of counts in
+    every configuration."""
+    import warnings
+
+    from perfport.model.coverage import uncovered
+
+    model = calibration.model
+    for i in range(len(space)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # loopy's notes
+                stats = cache.stats(searched.program(dict(space.config(i)))).evaluate(problem)
+        except Exception:  # uncounted: the ranker said so already
+            continue
+        return uncovered(model.feature_set(), model.features, stats)
+    return []
 
 
 def _warn(text: str) -> None:

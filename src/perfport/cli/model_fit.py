@@ -239,6 +239,7 @@ def _warn_negative(console: Console, calibration: Any) -> None:
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.model import Calibration, StatsCache, input_features, predict
+    from perfport.model.coverage import uncovered
     from perfport.model.loopy_file import load_kernel
 
     calibration = Calibration.load(args.calibration)
@@ -249,18 +250,16 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     evaluated = checked(stats, sizes)
     inputs = input_features(calibration.model, evaluated, device=calibration.device)
     prediction = predict(calibration, inputs)
-    unmodelled = _unmodelled(evaluated, inputs)
-    if unmodelled:
-        print(f"WARNING: the model has memory terms, but none matches this kernel's global "
-              f"accesses ({unmodelled}): the prediction leaves them out; add terms for them "
-              "to the model", file=sys.stderr)  # fmt: skip
+    found = uncovered(calibration.model.feature_set(), calibration.model.features, evaluated)
     if not prediction.value > 0:
         # A time cannot be negative: some fitted costs are, and they dominate this kernel.
         costs = ", ".join(calibration.negative) or "none is negative"
-        print(f"WARNING: the predicted time is not positive ({prediction.value * 1e3:.4g} ms); "
-              f"the calibration's negative costs: {costs}; calibrate again with --nonnegative, "
-              "or with measurement kernels that exercise this kernel's features",
-              file=sys.stderr)  # fmt: skip
+        found.append(f"the predicted time is not positive ({prediction.value * 1e3:.4g} ms); "
+                     f"the calibration's negative costs: {costs}; calibrate again with "
+                     "--nonnegative, or with measurement kernels that exercise this kernel's "
+                     "features")  # fmt: skip
+    for line in found:  # on stderr too: --json output stays one document
+        print(f"WARNING: {line}", file=sys.stderr)
     report = {
         "kernel": args.kernel,
         "device": calibration.device,
@@ -268,6 +267,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
         "predicted_ms": prediction.value * 1e3,
         "terms": dict(prediction.terms),
         "features": inputs,
+        "warnings": found,
     }
     if args.json:
         render.print_json(report)
@@ -278,17 +278,6 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     for term, share in prediction.terms.items():
         console.print(f"  {share:7.1%}  {term}", highlight=False, markup=False)
     return 0
-
-
-def _unmodelled(evaluated: Any, inputs: Mapping[str, float]) -> str:
-    """The kernel's global accesses (``float64 load, ...``) where the model's memory
-    features are all 0 for it (a float32 model asked about a float64 kernel); "" otherwise."""
-    memory = [f for f in inputs if f.startswith(("f_mem_access", "f_mem_transactions"))]
-    if not memory or any(inputs[f] for f in memory):
-        return ""
-    kinds = {f"{m.pattern.dtype} {m.pattern.direction}" for m in evaluated.mem
-             if m.pattern.mtype == "global" and m.count > 0}  # fmt: skip
-    return ", ".join(sorted(kinds))
 
 
 def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
@@ -427,6 +416,7 @@ _NOT_WITH_KERNEL = ("data", "model", "nonnegative", "write_data", "figures")
 def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     """``--calibration CAL --kernel FILE.py``: CAL's predictions of the file's measurements."""
     from perfport.model import StatsCache
+    from perfport.model.coverage import uncovered
     from perfport.model.evaluate_file import evaluate_kernel, load_user_kernel
 
     if not (args.kernel and args.calibration):
@@ -442,11 +432,20 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     calibration = load_calibration(args.calibration)
     kernel = load_user_kernel(args.kernel)
     db = args.db or "perfport.db"
-    evaluation = evaluate_kernel(kernel, calibration, db, StatsCache(_cache_folder()))
+    found: dict[str, None] = {}  # each kind of warning once, however many points show it
+    model = calibration.model
+    features = model.feature_set()
+
+    def check(stats: Any) -> None:
+        found.update(dict.fromkeys(uncovered(features, model.features, stats)))
+
+    evaluation = evaluate_kernel(kernel, calibration, db, StatsCache(_cache_folder()), check)
     _say_skipped(evaluation.skipped)
+    for line in found:
+        print(f"WARNING: {line}", file=sys.stderr)
     if args.json:
-        render.print_json({"model": calibration.model.to_json(), "kernel": kernel.stored,
-                           "db": str(db), **evaluation.to_json()})  # fmt: skip
+        render.print_json({"model": model.to_json(), "kernel": kernel.stored, "db": str(db),
+                           **evaluation.to_json(), "warnings": list(found)})  # fmt: skip
     else:
         _print_evaluation(console, evaluation)
     return 0

@@ -418,6 +418,10 @@ class FeatureSet:
         if name not in self._expressions and name not in self._functions:
             parse_feature(name)
 
+    def definition(self, name: str) -> str | UserFeature | None:
+        """A user feature's expression or function; None for a built-in name."""
+        return self._expressions.get(name) or self._functions.get(name)
+
     def value(self, name: str, stats: EvaluatedStats, device: str = "") -> float:
         """``name`` of a kernel's statistics on the device named ``device`` (its driver's
         name; "" for none: features that need a device's limits are then 0)."""
