@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
-from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers, checked
+from perfport.cli.model_fit import (
+    _cache_folder,
+    _sizes,
+    add_config,
+    add_parsers,
+    checked,
+    with_defaults,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,6 +66,7 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = cache.stats(program, args.subgroup_size)
+    sizes = with_defaults(args, stats, sizes)
     features = model.FeatureSet()
     for name in args.feature:
         features.check(name)

@@ -143,6 +143,19 @@ def _sizes(assignments: list[str]) -> dict[str, int]:
     return sizes
 
 
+def with_defaults(args: argparse.Namespace, stats: Any, sizes: dict[str, int]) -> dict[str, int]:
+    """``sizes`` (--problem) over the defaults of a space file's ``sizes``, as ``perfport tune``
+    takes them; only those the kernel takes (a size of the shapes alone may not be)."""
+    from perfport.kernels.loader import is_loopy_space_file
+
+    if not args.config or not is_loopy_space_file(args.kernel):
+        return sizes
+    from perfport.model.loopy_file import load_space
+
+    defaults = load_space(args.kernel).sizes
+    return {**{k: v for k, v in defaults.items() if k in stats.params}, **sizes}
+
+
 def shipped(name: str) -> Path:
     from importlib import resources
 
@@ -247,6 +260,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config, sizes))
+    sizes = with_defaults(args, stats, sizes)
     evaluated = checked(stats, sizes)
     inputs = input_features(calibration.model, evaluated, device=calibration.device)
     prediction = predict(calibration, inputs)
