@@ -89,7 +89,7 @@ def ranker_factory(
     """The ranker builder for ``perfport.tune``: the calibration checked against ``device``,
     and the device's measurement kernels in --db (if any) as the base of every refit."""
     from perfport._core.optional import require
-    from perfport.cli.model_fit import _cache_folder, load_calibration
+    from perfport.cli.model_fit import _cache_folder, load_calibration, subgroup_size
     from perfport.model import StatsCache
     from perfport.model.tunable import base_measurements, guided_ranker
 
@@ -105,7 +105,8 @@ def ranker_factory(
         _warn(f"{GUIDED}: WARNING {args.calibration} has negative costs "
               f"({', '.join(calibration.negative)}): its ranking can put a configuration at a "
               "negative time first; calibrate again with --nonnegative")  # fmt: skip
-    cache = StatsCache(_cache_folder())
+    # Counted at the device's sub-group width (a 64-wide wavefront), as calibrate counts.
+    cache = StatsCache(_cache_folder(), subgroup_size=subgroup_size(None, device))
     base: list[Any] = []
     skipped: tuple[Any, ...] = ()
     if Path(args.db).is_file():  # read only: a store that is not there is not made

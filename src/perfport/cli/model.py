@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
+from perfport.cli.model_evaluate import add_evaluate
 from perfport.cli.model_fit import (
     _cache_folder,
     _sizes,
@@ -54,6 +55,7 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(run=run_stats)
     _add_collect(model_sub)
     add_parsers(model_sub)
+    add_evaluate(model_sub)
 
 
 def run_stats(args: argparse.Namespace, console: Console) -> int:
