@@ -140,3 +140,10 @@ def test_a_definition_may_use_one_defined_after_it():
 def test_an_unknown_feature_names_the_model_files_features_as_the_fix():
     with pytest.raises(ModelError, match='model file\'s "features"'):
         parse_feature("f_flops")
+
+
+def test_a_feature_that_uses_a_parameter_is_refused_when_defined():
+    # It was accepted, then failed at prediction time with "no value for p_a in 'p_a * 2'".
+    with pytest.raises(ModelError, match="features may not use parameters") as exc:
+        FeatureSet().define("f_x", "p_a * 2")
+    assert "use p_a in the model expression" in str(exc.value)

@@ -37,12 +37,16 @@ def is_loopy(kernel: str) -> bool:
 
 
 def _loopy_kernel_file(kernel: str) -> bool:
-    """A ``.py`` file whose ``kernel`` is a loopy kernel (one kernel to count, not a space)."""
+    """A ``.py`` file whose ``kernel`` is a loopy kernel, or that defines ``make_kernel()``
+    and no ``kernel`` (one kernel to count, as 'model stats' reads it, not a space)."""
     if not kernel.endswith(".py") or not Path(kernel).is_file():
         return False
     from perfport.kernels.loader import import_file
 
-    made = getattr(import_file(kernel), "kernel", None)
+    module = import_file(kernel)
+    made = getattr(module, "kernel", None)
+    if made is None:
+        return callable(getattr(module, "make_kernel", None))
     return type(made).__module__.split(".")[0] == "loopy"
 
 
@@ -65,8 +69,10 @@ def check_arguments(args: argparse.Namespace) -> None:
                             "--cluster")  # fmt: skip
     if guided and not loopy and _loopy_kernel_file(args.kernel):
         raise PerfportError(f"{args.kernel} defines one loopy kernel, nothing to search; to "
-                            "tune it, define program(config) returning each configuration's "
-                            f"kernel (docs/model.md), and {GUIDED} ranks them")  # fmt: skip
+                            "tune it, define params and program(config) returning each "
+                            f"configuration's kernel (a loopy space file, docs/model.md), and "
+                            f"{GUIDED} ranks them; 'perfport model measure {args.kernel} "
+                            "--sizes n=...' times the one kernel")  # fmt: skip
     if guided and not loopy:
         raise PerfportError(
             f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "

@@ -391,7 +391,13 @@ class FeatureSet:
 
     def define(self, name: str, expression: str) -> None:
         self._check_name(name)
-        Formula.parse(expression, f"feature {name}")  # refused when defined, not when used
+        formula = Formula.parse(expression, f"feature {name}")  # refused now, not when used
+        if formula.parameters:  # a feature is counted, never fitted: its value has no p_
+            raise ModelError(
+                f"feature {name} = {expression!r} uses the parameter {formula.parameters[0]}; "
+                "features may not use parameters: define the feature without it and use "
+                f"{formula.parameters[0]} in the model expression"
+            )
         for used in FEATURE_TOKEN.findall(expression):
             if used == name:
                 raise ModelError(f"feature {name!r} cannot be defined in terms of itself")
