@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from model_support import LOOPY
@@ -146,3 +150,27 @@ def test_what_a_kernel_file_prints_does_not_break_json(tmp_path, capsys):
         "def make_kernel():", 'def make_kernel():\n    print("making")'))  # fmt: skip
     report = _json(capsys, str(path), "--problem", "n=1024")  # json.loads of all of stdout
     assert report["params"] == ["n"]
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc, where no folder can be made")
+@pytest.mark.parametrize("kernel", ["file", "matmul-prefetch"])
+def test_a_cache_folder_that_cannot_be_made_is_named_with_the_fix(tmp_path, kernel):
+    # Importing loopy makes its caches: it was blamed on the user's file ("raised
+    # FileNotFoundError ...; fix the file"), then pytools printed an "Exception ignored" traceback.
+    path = tmp_path / "axpy.py"
+    path.write_text(KERNEL_FILE)
+    env = {**os.environ, "XDG_CACHE_HOME": "/proc/perfport-nope"}
+    argv = [
+        sys.executable,
+        "-m",
+        "perfport",
+        "model",
+        "stats",
+        str(path) if kernel == "file" else kernel,
+    ]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    err = done.stderr
+    assert err.count("\n") == 1 and "Traceback" not in err and "Exception ignored" not in err
+    assert "the cache folder /proc/perfport-nope cannot be written" in err
+    assert "set XDG_CACHE_HOME to a writable folder" in err and "fix the file" not in err

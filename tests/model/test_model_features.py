@@ -35,12 +35,28 @@ def test_the_papers_feature_names_parse():
         ("f_mem_access_lstrides:0:1", "{axis:cond;axis:cond}"),
         ("f_mem_access_lstrides:{x:1}", "not axis:condition"),
         ("f_sync_barrier_galactic", "synchronisation features are"),
+        # Accepted before, each evaluating to 0 or to one of two readings without a word.
+        ("f_mem_access_lstrides:{0:1;0:2}", "stride axis 0 is given twice"),
+        ("f_mem_access_tag:", "empty tag; write tag:<tag>"),
+        ("f_mem_access_tag:_global", "empty tag"),
+        ("f_mem_access_load_global", "'global' comes after the direction field"),
+        ("f_mem_access_float32_global_load", "'global' comes after the dtype field"),
+        ("f_mem_access_afr:>1_lstrides:{0:1}", "comes after the afr field"),
+        ("f_mem_access_global_local", "mtype is given twice"),
+        ("f_mem_transactions_local_hoisted_banks:32x4", "comes after the hoisted field"),
     ],
 )
 def test_unknown_features_get_one_line_errors_naming_the_fix(name, hint):
     with pytest.raises(ModelError, match=hint.replace("{", r"\{").replace("}", r"\}")) as exc:
         parse_feature(name)
     assert "\n" not in str(exc.value)
+
+
+def test_every_field_in_order_parses():
+    name = "f_mem_transactions_tag:a_LD_local_float32_load_lstrides:{0:1}_afr:>1_banks:16x4_hoisted"
+    pattern = parse_feature(name).pattern
+    assert (pattern.tag, pattern.mtype, pattern.banks, pattern.hoisted) == (
+        "a_LD", "local", (16, 4), True)  # fmt: skip
 
 
 def test_stride_and_afr_conditions_pick_the_patterns_of_table_1():
@@ -124,3 +140,10 @@ def test_a_definition_may_use_one_defined_after_it():
 def test_an_unknown_feature_names_the_model_files_features_as_the_fix():
     with pytest.raises(ModelError, match='model file\'s "features"'):
         parse_feature("f_flops")
+
+
+def test_a_feature_that_uses_a_parameter_is_refused_when_defined():
+    # It was accepted, then failed at prediction time with "no value for p_a in 'p_a * 2'".
+    with pytest.raises(ModelError, match="features may not use parameters") as exc:
+        FeatureSet().define("f_x", "p_a * 2")
+    assert "use p_a in the model expression" in str(exc.value)

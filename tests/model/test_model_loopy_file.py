@@ -206,3 +206,14 @@ def test_model_stats_says_a_space_file_is_one(capsys):
     assert main(["model", "stats", EXAMPLE]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is a loopy space file" in err and "NoneType" not in err
+
+
+def test_a_problem_no_configuration_fits_names_the_fits_rule(tmp_path, capsys):
+    # It ended "see 'perfport space'", which refuses loopy space files.
+    path = tmp_path / "scale.py"
+    path.write_text(SCALE.replace('sizes = {"n": 256}', 'sizes = {"n": 256}\nfits = "n % wg == 0"'))
+    argv = ["tune", str(path), "--problem", "n=20", "--db", str(tmp_path / "r.db"), "--json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "removed by: n % wg == 0 (2)" in err and "perfport space" not in err
+    assert "pick a --problem the kernel's fits rule allows" in err

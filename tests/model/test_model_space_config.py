@@ -63,3 +63,16 @@ def test_a_configuration_that_does_not_fit_the_problem_is_refused(tmp_path, caps
     err = capsys.readouterr().err
     assert "does not fit --problem n=1000 (fits: n % wg_x == 0" in err and err.count("\n") == 1
     assert main(["model", "stats", EXAMPLE, *CONFIG]) == 0  # no --problem: counts stay symbolic
+
+
+def test_the_file_s_default_sizes_are_used_where_problem_gives_none(tmp_path, capsys):
+    # tune takes the file's sizes = {"n": 1024}; stats and predict said "needs a value for n".
+    calibration = calibration_file(tmp_path / "c.json", "pthread-cpu")
+    assert main(["model", "predict", calibration, EXAMPLE, *CONFIG, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sizes"] == {"n": 1024}
+    assert main(["model", "stats", EXAMPLE, *CONFIG, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sizes"] == {"n": 1024}
+    assert report["thread_groups"]["value"] == (1024 // 32) * (1024 // 8)
+    assert main(["model", "stats", EXAMPLE, *CONFIG, "--problem", "n=256", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sizes"] == {"n": 256}  # --problem wins

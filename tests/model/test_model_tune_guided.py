@@ -184,3 +184,23 @@ def test_a_loopy_kernel_file_is_named_for_what_it_is(tmp_path, capsys, store_fil
     argv = ["tune", str(path), "--strategy", "model_guided", "--calibration", cal]
     err = _refused(argv, capsys, store_file)
     assert "defines one loopy kernel, nothing to search" in err and "program(config)" in err
+
+
+MADE = PLAIN.replace("kernel = ", "def make_kernel():\n    return ")
+
+
+def test_a_make_kernel_file_is_named_for_what_it_is(tmp_path, capsys, store_file, cpu):
+    # model_guided said it "is not a loopy kernel, so loopy cannot count it"; plain tune named
+    # 'model stats' only, not 'model measure', which times it.
+    path = tmp_path / "made.py"
+    path.write_text(MADE)
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", str(path), "--strategy", "model_guided", "--calibration", cal]
+    err = _refused(argv, capsys, store_file)
+    assert "defines one loopy kernel, nothing to search" in err and "not a loopy" not in err
+    assert f"'perfport model measure {path} --sizes n=...' times" in err
+    err = _refused(["tune", str(path)], capsys, store_file)
+    assert "'perfport model stats' counts" in err and f"perfport model measure {path}" in err
+    plain = tmp_path / "plain.py"
+    plain.write_text(PLAIN)
+    assert f"perfport model measure {plain}" in _refused(["tune", str(plain)], capsys, store_file)

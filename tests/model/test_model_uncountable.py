@@ -81,7 +81,7 @@ def test_evaluate_skips_an_uncountable_kernel_and_says_so(tmp_path, capsys, monk
                                                            train_times):  # fmt: skip
     import perfport.cli.model_fit as fit
 
-    monkeypatch.setattr(fit, "_features", lambda: _failing_features("lmem_stride"))
+    monkeypatch.setattr(fit, "_features", lambda *_: _failing_features("lmem_stride"))
     data, model = _with_extra(tmp_path, train_times), _model_file(tmp_path)
     assert main(["model", "evaluate", "--data", str(data), "--model", str(model), "--json"]) == 0
     captured = capsys.readouterr()
@@ -114,7 +114,8 @@ def test_stats_of_an_uncountable_kernel_is_one_line_and_exit_2(tmp_path, capsys,
         raise NotImplementedError(CONVEX)
 
     monkeypatch.setattr(cache, "gather", raising)
-    monkeypatch.setattr(cache.StatsCache.__init__, "__defaults__", (None, raising))
+    rest = cache.StatsCache.__init__.__defaults__[2:]  # the sub-group width's default
+    monkeypatch.setattr(cache.StatsCache.__init__, "__defaults__", (None, raising, *rest))
     assert main(["model", "stats", "matmul-prefetch", "--no-cache", "--json"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "loopy cannot count" in err and CONVEX in err

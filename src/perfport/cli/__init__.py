@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from perfport._core import PerfportError
+from perfport._core.cache_home import cache_error, dropped
 from perfport._core.version import __version__
 from perfport.cli import (
     devices,
@@ -106,6 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as exc:  # a path the user gave cannot be read or written
+        cache = cache_error(exc)  # or the cache folder (loopy's, when a command imports it)
+        if cache is not None:
+            dropped(exc)
+            print(f"perfport: error: {one_line(cache)}", file=sys.stderr)
+            return 2
         where = f"{exc.filename}: " if exc.filename else ""
         print(
             f"perfport: error: {one_line(f'{where}{exc.strerror or exc}')}; check the path and "

@@ -37,12 +37,16 @@ def is_loopy(kernel: str) -> bool:
 
 
 def _loopy_kernel_file(kernel: str) -> bool:
-    """A ``.py`` file whose ``kernel`` is a loopy kernel (one kernel to count, not a space)."""
+    """A ``.py`` file whose ``kernel`` is a loopy kernel, or that defines ``make_kernel()``
+    and no ``kernel`` (one kernel to count, as 'model stats' reads it, not a space)."""
     if not kernel.endswith(".py") or not Path(kernel).is_file():
         return False
     from perfport.kernels.loader import import_file
 
-    made = getattr(import_file(kernel), "kernel", None)
+    module = import_file(kernel)
+    made = getattr(module, "kernel", None)
+    if made is None:
+        return callable(getattr(module, "make_kernel", None))
     return type(made).__module__.split(".")[0] == "loopy"
 
 
@@ -65,8 +69,10 @@ def check_arguments(args: argparse.Namespace) -> None:
                             "--cluster")  # fmt: skip
     if guided and not loopy and _loopy_kernel_file(args.kernel):
         raise PerfportError(f"{args.kernel} defines one loopy kernel, nothing to search; to "
-                            "tune it, define program(config) returning each configuration's "
-                            f"kernel (docs/model.md), and {GUIDED} ranks them")  # fmt: skip
+                            "tune it, define params and program(config) returning each "
+                            f"configuration's kernel (a loopy space file, docs/model.md), and "
+                            f"{GUIDED} ranks them; 'perfport model measure {args.kernel} "
+                            "--sizes n=...' times the one kernel")  # fmt: skip
     if guided and not loopy:
         raise PerfportError(
             f"kernel {args.kernel} cannot be model-guided: it is not a loopy kernel, so loopy "
@@ -89,7 +95,7 @@ def ranker_factory(
     """The ranker builder for ``perfport.tune``: the calibration checked against ``device``,
     and the device's measurement kernels in --db (if any) as the base of every refit."""
     from perfport._core.optional import require
-    from perfport.cli.model_fit import _cache_folder, load_calibration
+    from perfport.cli.model_fit import _cache_folder, load_calibration, subgroup_size
     from perfport.model import StatsCache
     from perfport.model.tunable import base_measurements, guided_ranker
 
@@ -105,7 +111,8 @@ def ranker_factory(
         _warn(f"{GUIDED}: WARNING {args.calibration} has negative costs "
               f"({', '.join(calibration.negative)}): its ranking can put a configuration at a "
               "negative time first; calibrate again with --nonnegative")  # fmt: skip
-    cache = StatsCache(_cache_folder())
+    # Counted at the device's sub-group width (a 64-wide wavefront), as calibrate counts.
+    cache = StatsCache(_cache_folder(), subgroup_size=subgroup_size(None, device))
     base: list[Any] = []
     skipped: tuple[Any, ...] = ()
     if Path(args.db).is_file():  # read only: a store that is not there is not made
@@ -125,9 +132,34 @@ def ranker_factory(
         _warn(f"{GUIDED}: {spec.name} {dict(config)} not counted by loopy, ranked last ({why})")
 
     def build(spec: KernelSpec, problem: Problem, space: Space) -> Ranker:
-        return guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
+        ranker = guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
+        for line in _uncovered(searched, calibration, dict(problem), space, cache):
+            _warn(f"{GUIDED}: WARNING for {spec.name}, {line.replace('prediction', 'ranking')}")
+        return ranker
 
     return build
+
+
+def _uncovered(
+    searched: SearchSpace, calibration: Any, problem: dict[str, Any], space: Space, cache: Any
+) -> list[str]:
+    """What the model leaves out of the first configuration loopy counts (counted already by
+    the ranker, so the cache has it): one dtype's kernel has the same kinds of counts in
+    every configuration."""
+    import warnings
+
+    from perfport.model.coverage import uncovered
+
+    model = calibration.model
+    for i in range(len(space)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # loopy's notes
+                stats = cache.stats(searched.program(dict(space.config(i)))).evaluate(problem)
+        except Exception:  # uncounted: the ranker said so already
+            continue
+        return uncovered(model.feature_set(), model.features, stats)
+    return []
 
 
 def _warn(text: str) -> None:

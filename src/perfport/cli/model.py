@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, count, database
-from perfport.cli.model_fit import _cache_folder, _sizes, add_config, add_parsers, checked
+from perfport.cli.model_evaluate import add_evaluate
+from perfport.cli.model_fit import (
+    _cache_folder,
+    _sizes,
+    add_config,
+    add_parsers,
+    checked,
+    with_defaults,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,6 +55,7 @@ def add_parser(sub: Subcommands) -> None:
     p.set_defaults(run=run_stats)
     _add_collect(model_sub)
     add_parsers(model_sub)
+    add_evaluate(model_sub)
 
 
 def run_stats(args: argparse.Namespace, console: Console) -> int:
@@ -59,6 +68,7 @@ def run_stats(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = cache.stats(program, args.subgroup_size)
+    sizes = with_defaults(args, stats, sizes)
     features = model.FeatureSet()
     for name in args.feature:
         features.check(name)

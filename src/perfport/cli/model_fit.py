@@ -1,6 +1,6 @@
 """``perfport model calibrate | predict | measure | evaluate``: fitting a model to a device's
 measurement kernels, predicting a kernel with the result, measuring application kernels, and
-the paper's evaluation. Handlers import the model capability when they run."""
+the paper's evaluation (model_evaluate.py). Handlers import the model capability when they run."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import (
     add_problem,
-    check_folder,
     check_output,
+    count,
     database,
     problem_values,
 )
@@ -27,13 +27,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport.model import Calibration
-
-# ``model evaluate`` with neither --data nor --db: the paper's eight variants on both GPUs and
-# on PoCL, with the model of docs/model.md's best GPU figures. With --data or --db the default
-# model is the matmul one, which the basic collection informs (a user's first evaluation).
-SHIPPED_DATA = ("h100-paper.csv", "h200-paper.csv", "pocl-paper.csv")
-SHIPPED_DATA_MODEL = "paper-linear-tile.json"
-SHIPPED_MODEL = "matmul-linear.json"
 
 
 def add_parsers(model_sub: Any) -> None:
@@ -54,6 +47,7 @@ def add_parsers(model_sub: Any) -> None:
     p.add_argument("--nonnegative", action="store_true",
                    help="bound every cost parameter below by 0 (refit by trust-region "
                    "reflective where Levenberg-Marquardt gives a negative cost)")  # fmt: skip
+    add_subgroup(p, "the device's reported size, else 32")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_calibrate)
 
@@ -72,6 +66,7 @@ def add_parsers(model_sub: Any) -> None:
     )
     add_problem(p)
     add_config(p)
+    add_subgroup(p, "32; give the size the calibration was counted with")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -88,44 +83,24 @@ def add_parsers(model_sub: Any) -> None:
     p.add_argument("--db", type=database, default="perfport.db", help="the results database")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_measure)
-    _add_evaluate(model_sub)
-
-
-def _add_evaluate(model_sub: Any) -> None:
-    p = model_sub.add_parser(
-        "evaluate",
-        help="calibrate on measurement kernels, predict application kernels, report errors",
-        description="Without --data or --db: the measurements shipped with perfport, the "
-        "paper's eight variants on an H100, an H200 and PoCL (no device needed). With "
-        "--calibration CAL --kernel FILE.py: how well CAL predicts your own loopy kernel's "
-        "measurements in --db (default perfport.db), those 'perfport tune FILE.py' (a loopy "
-        "space file) or 'perfport model measure FILE.py' stored.",
-    )
-    source = p.add_mutually_exclusive_group()
-    source.add_argument("--data", help="measurements: JSON or CSV (perfport export's or slim)")
-    source.add_argument("--db", type=database, help="measurements: a results database")
-    p.add_argument("--device", nargs="+", action="extend", default=[], metavar="NAME",
-                   help="only these devices (name substring or fingerprint)")  # fmt: skip
-    p.add_argument("--model", help="model JSON (default: paper-linear-tile for the shipped "
-                   "measurements, the matmul model for --data and --db)")  # fmt: skip
-    p.add_argument("--nonnegative", action="store_true",
-                   help="bound every cost parameter below by 0 (refit by trust-region "
-                   "reflective where Levenberg-Marquardt gives a negative cost)")  # fmt: skip
-    p.add_argument("--write-data", metavar="CSV", help="also write the measurements used")
-    p.add_argument("--figures", metavar="DIR",
-                   help="also draw the paper's Figures 7-9 and a per-term breakdown as SVG "
-                   "files in DIR")  # fmt: skip
-    p.add_argument("--calibration", metavar="CAL",
-                   help="with --kernel: a calibration file ('model calibrate --out')")  # fmt: skip
-    p.add_argument("--kernel", metavar="FILE.py",
-                   help="with --calibration: your loopy space or kernel file")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(run=run_evaluate)
 
 
 def add_config(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
                    help="one configuration of a loopy space file (a value for each parameter)")  # fmt: skip
+
+
+def add_subgroup(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--subgroup-size", type=count, metavar="N",
+                   help=f"work-items per sub-group loopy counts with (default: {default})")  # fmt: skip
+
+
+def subgroup_size(given: int | None, device: Any = None) -> int:
+    """--subgroup-size, else the device's reported width (a warp, a wavefront), else the
+    paper's 32 (PoCL's CPU device reports none)."""
+    from perfport.model import SUBGROUP_SIZE
+
+    return given or getattr(device, "subgroup_size", None) or SUBGROUP_SIZE
 
 
 def _cache_folder() -> Path:
@@ -143,17 +118,30 @@ def _sizes(assignments: list[str]) -> dict[str, int]:
     return sizes
 
 
+def with_defaults(args: argparse.Namespace, stats: Any, sizes: dict[str, int]) -> dict[str, int]:
+    """``sizes`` (--problem) over the defaults of a space file's ``sizes``, as ``perfport tune``
+    takes them; only those the kernel takes (a size of the shapes alone may not be)."""
+    from perfport.kernels.loader import is_loopy_space_file
+
+    if not args.config or not is_loopy_space_file(args.kernel):
+        return sizes
+    from perfport.model.loopy_file import load_space
+
+    defaults = load_space(args.kernel).sizes
+    return {**{k: v for k, v in defaults.items() if k in stats.params}, **sizes}
+
+
 def shipped(name: str) -> Path:
     from importlib import resources
 
     return Path(str(resources.files("perfport").joinpath("datasets", "model", name)))
 
 
-def _features() -> Any:
+def _features(size: int | None = None) -> Any:
     from perfport.model import StatsCache
     from perfport.model.dataset import KernelFeatures
 
-    return KernelFeatures(StatsCache(_cache_folder()))
+    return KernelFeatures(StatsCache(_cache_folder(), subgroup_size=subgroup_size(size)))
 
 
 def run_calibrate(args: argparse.Namespace, console: Console) -> int:
@@ -176,7 +164,8 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
         runs = [r for r in from_store(args.db, device.fingerprint) if r.is_collection]
     if not runs:
         raise PerfportError(f"no measurement kernels of {device.name} in {args.db}; {collect}")
-    features = _features()
+    size = subgroup_size(args.subgroup_size, device)
+    features = _features(size)
     runs, skipped = features.usable(runs)
     _say_skipped(skipped)
     if not runs:
@@ -200,13 +189,15 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
         "at_bound": list(calibration.at_bound),
         "unbounded_negative": list(calibration.unbounded_negative),
         "skipped": [k.to_json() for k in skipped],
+        "subgroup_size": size,
         "out": str(args.out),
     }
     if args.json:
         render.print_json(report)
         return 0
     console.print(f"{device.name}: {calibration.n_measurements} measurements, residual "
-                  f"{calibration.residual:.3g}", highlight=False, markup=False)  # fmt: skip
+                  f"{calibration.residual:.3g} (sub-group {size})", highlight=False,
+                  markup=False)  # fmt: skip
     for name, value in calibration.parameters.items():
         console.print(f"  {name} = {value:.4g}", highlight=False, markup=False)
     _warn_negative(console, calibration)
@@ -239,28 +230,29 @@ def _warn_negative(console: Console, calibration: Any) -> None:
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport.model import Calibration, StatsCache, input_features, predict
+    from perfport.model.coverage import uncovered
     from perfport.model.loopy_file import load_kernel
 
     calibration = Calibration.load(args.calibration)
     sizes = _sizes(args.problem)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
-        stats = StatsCache(_cache_folder()).stats(load_kernel(args.kernel, args.config, sizes))
+        program = load_kernel(args.kernel, args.config, sizes)
+        stats = StatsCache(_cache_folder()).stats(program, subgroup_size(args.subgroup_size))
+    sizes = with_defaults(args, stats, sizes)
     evaluated = checked(stats, sizes)
     inputs = input_features(calibration.model, evaluated, device=calibration.device)
     prediction = predict(calibration, inputs)
-    unmodelled = _unmodelled(evaluated, inputs)
-    if unmodelled:
-        print(f"WARNING: the model has memory terms, but none matches this kernel's global "
-              f"accesses ({unmodelled}): the prediction leaves them out; add terms for them "
-              "to the model", file=sys.stderr)  # fmt: skip
+    found = uncovered(calibration.model.feature_set(), calibration.model.features, evaluated)
     if not prediction.value > 0:
         # A time cannot be negative: some fitted costs are, and they dominate this kernel.
         costs = ", ".join(calibration.negative) or "none is negative"
-        print(f"WARNING: the predicted time is not positive ({prediction.value * 1e3:.4g} ms); "
-              f"the calibration's negative costs: {costs}; calibrate again with --nonnegative, "
-              "or with measurement kernels that exercise this kernel's features",
-              file=sys.stderr)  # fmt: skip
+        found.append(f"the predicted time is not positive ({prediction.value * 1e3:.4g} ms); "
+                     f"the calibration's negative costs: {costs}; calibrate again with "
+                     "--nonnegative, or with measurement kernels that exercise this kernel's "
+                     "features")  # fmt: skip
+    for line in found:  # on stderr too: --json output stays one document
+        print(f"WARNING: {line}", file=sys.stderr)
     report = {
         "kernel": args.kernel,
         "device": calibration.device,
@@ -268,6 +260,8 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
         "predicted_ms": prediction.value * 1e3,
         "terms": dict(prediction.terms),
         "features": inputs,
+        "subgroup_size": stats.subgroup_size,
+        "warnings": found,
     }
     if args.json:
         render.print_json(report)
@@ -278,17 +272,6 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     for term, share in prediction.terms.items():
         console.print(f"  {share:7.1%}  {term}", highlight=False, markup=False)
     return 0
-
-
-def _unmodelled(evaluated: Any, inputs: Mapping[str, float]) -> str:
-    """The kernel's global accesses (``float64 load, ...``) where the model's memory
-    features are all 0 for it (a float32 model asked about a float64 kernel); "" otherwise."""
-    memory = [f for f in inputs if f.startswith(("f_mem_access", "f_mem_transactions"))]
-    if not memory or any(inputs[f] for f in memory):
-        return ""
-    kinds = {f"{m.pattern.dtype} {m.pattern.direction}" for m in evaluated.mem
-             if m.pattern.mtype == "global" and m.count > 0}  # fmt: skip
-    return ", ".join(sorted(kinds))
 
 
 def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
@@ -363,95 +346,6 @@ def run_measure(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _chosen_devices(runs: list[Any], wanted: list[str]) -> list[Any]:
-    if not wanted:
-        return runs
-    chosen = [r for r in runs if any(w.lower() in r.device.lower() or w == r.device_fingerprint
-                                     for w in wanted)]  # fmt: skip
-    if not chosen:
-        known = sorted({f"{r.device} ({r.device_fingerprint})" for r in runs})
-        raise PerfportError(f"no measurements of device {' '.join(wanted)}; the data has "
-                            f"{'; '.join(known) or 'none'}")  # fmt: skip
-    return chosen
-
-
-def _write_figures(evaluation: dict[str, Any], folder: str) -> list[str]:
-    from perfport.report.model_figures import model_figures
-
-    out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, svg in model_figures(evaluation).items():
-        (out / name).write_text(svg + "\n")
-        paths.append(str(out / name))
-    return paths
-
-
-def run_evaluate(args: argparse.Namespace, console: Console) -> int:
-    from perfport.model import Model
-    from perfport.model.dataset import from_store, read_data, write_data
-    from perfport.model.evaluate import evaluate
-
-    if args.kernel or args.calibration:
-        return _evaluate_kernel(args, console)
-    check_output(args.write_data, "--write-data")
-    check_folder(args.figures, "--figures")
-    own = args.db or args.data
-    model = Model.load(args.model or shipped(SHIPPED_MODEL if own else SHIPPED_DATA_MODEL))
-    if args.db:
-        runs = from_store(args.db)
-    elif args.data:
-        runs = read_data(args.data)
-    else:
-        runs = [run for name in SHIPPED_DATA for run in read_data(shipped(name))]
-    runs = _chosen_devices(runs, args.device)
-    if args.write_data:
-        write_data(runs, args.write_data)
-    evaluation = evaluate(model, runs, _features(), nonnegative=args.nonnegative)
-    _say_skipped(evaluation.skipped)
-    figures = _write_figures(evaluation.to_json(), args.figures) if args.figures else None
-    if args.json:
-        extra = {} if figures is None else {"figures": figures}
-        render.print_json({"model": model.to_json(), **evaluation.to_json(), **extra})
-        return 0
-    for path in figures or ():
-        console.print(f"wrote {path}", highlight=False, markup=False)
-    _print_evaluation(console, evaluation)
-    return 0
-
-
-# What --kernel evaluates is fixed by the calibration and the file: these would change nothing.
-_NOT_WITH_KERNEL = ("data", "model", "nonnegative", "write_data", "figures")
-
-
-def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
-    """``--calibration CAL --kernel FILE.py``: CAL's predictions of the file's measurements."""
-    from perfport.model import StatsCache
-    from perfport.model.evaluate_file import evaluate_kernel, load_user_kernel
-
-    if not (args.kernel and args.calibration):
-        given, needed = ("--kernel", "--calibration CAL") if args.kernel else (
-            "--calibration", "--kernel FILE.py")  # fmt: skip
-        raise PerfportError(f"{given} evaluates your own loopy kernel with a calibration: add "
-                            f"{needed}")  # fmt: skip
-    extra = [n for n in _NOT_WITH_KERNEL if getattr(args, n)] + ["device"] * bool(args.device)
-    if extra:
-        flag = "--" + extra[0].replace("_", "-")
-        raise PerfportError(f"{flag} does not apply to --kernel (the calibration fixes the model "
-                            f"and the device; the measurements are in --db): drop {flag}")  # fmt: skip
-    calibration = load_calibration(args.calibration)
-    kernel = load_user_kernel(args.kernel)
-    db = args.db or "perfport.db"
-    evaluation = evaluate_kernel(kernel, calibration, db, StatsCache(_cache_folder()))
-    _say_skipped(evaluation.skipped)
-    if args.json:
-        render.print_json({"model": calibration.model.to_json(), "kernel": kernel.stored,
-                           "db": str(db), **evaluation.to_json()})  # fmt: skip
-    else:
-        _print_evaluation(console, evaluation)
-    return 0
-
-
 def load_calibration(path: str, how: str = "") -> Calibration:
     """The calibration file given as --calibration, refused in one line naming the fix (``how``
     to get one; default: the command that writes it)."""
@@ -467,28 +361,3 @@ def load_calibration(path: str, how: str = "") -> Calibration:
                             f"file 'perfport model calibrate --out' wrote") from None  # fmt: skip
     except UnicodeDecodeError:
         raise PerfportError(f"--calibration {path}: not a calibration file; {how}") from None
-
-
-def _print_evaluation(console: Console, evaluation: Any) -> None:
-    for r in evaluation.results:
-        console.print(f"{r.variant} on {r.device}: geomean relative error "
-                      f"{r.geomean_rel_error:.1%} over {len(r.points)} sizes", highlight=False,
-                      markup=False)  # fmt: skip
-        for p in r.points:
-            console.print(f"  {p.sizes}: measured {p.measured_ms:.4g} ms, predicted "
-                          f"{p.predicted_ms:.4g} ms ({p.rel_error:.1%})", highlight=False,
-                          markup=False)  # fmt: skip
-    wrong = evaluation.misranked
-    # A space file's dozens of configurations can misrank hundreds of pairs: --json has all.
-    more = f"; {len(wrong) - 3} more (--json lists them)" if len(wrong) > 3 else ""
-    ranking = "correct" if not wrong else "wrong: " + "; ".join(wrong[:3]) + more
-    if not evaluation.ranked_pairs:  # one variant, or none 10% apart: nothing to rank
-        ranking = "not tested"
-    for u in evaluation.unpredictable:
-        console.print(f"{u.variant} on {u.device}: not predicted ({len(u.sizes)} sizes): "
-                      f"{u.reason}", style="bold red", highlight=False, markup=False)  # fmt: skip
-    for c in evaluation.calibrations:
-        _warn_negative(console, c)
-    console.print(f"overall geomean relative error {evaluation.geomean_rel_error:.1%}; ranking "
-                  f"{ranking} ({evaluation.ranked_pairs} pairs > 10% apart)", highlight=False,
-                  markup=False)  # fmt: skip

@@ -35,6 +35,15 @@ from perfport.kernels.work import with_work
 
 # The model's loopy kernels (loopy-matmul, ...): tuned by name, built by perfport.model.tunable.
 LOOPY_PREFIX = "loopy-"
+# The define that picks one loopy program of a joined spec: how a spec built from loopy
+# programs (a built-in or a user's loopy space file) is told from others.
+LOOPY_CONFIG_DEFINE = "PERFPORT_LOOPY_CONFIG"
+
+
+def is_loopy_spec(spec: KernelSpec) -> bool:
+    """Whether ``spec`` joins loopy's programs (perfport.model.tunable)."""
+    return any(name == LOOPY_CONFIG_DEFINE for name, _ in spec.defines)
+
 
 BUILTINS: dict[str, Callable[[], KernelSpec]] = {
     "stencil": stencil,

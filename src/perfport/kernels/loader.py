@@ -33,6 +33,7 @@ from perfport._core import (
     ScalarArg,
     SpecError,
 )
+from perfport._core.cache_home import cache_error, dropped
 from perfport._core.checking import ReferenceKernel
 from perfport._core.optional import missing_extra
 from perfport._core.values import evaluate_values
@@ -79,6 +80,10 @@ def import_file(path: str | Path) -> ModuleType:
         ) from None
     except (Exception, SystemExit) as exc:  # a spec file that calls exit() is a bad spec too
         del sys.modules[name]
+        cache = cache_error(exc)  # importing loopy makes its caches: not the file's fault
+        if cache is not None:
+            dropped(exc)
+            raise SpecError(f"{path}: {cache}") from None
         raise SpecError(
             f"{path}: running the file raised {type(exc).__name__}: {exc}; fix the file"
         ) from None
@@ -137,13 +142,15 @@ def _from_python(path: Path) -> KernelSpec:
         # Files 'perfport model stats' counts: calling a loopy kernel would run it.
         if type(kernel).__module__.split(".")[0] == "loopy":
             raise SpecError(
-                f"{path} defines a loopy kernel to count ('perfport model stats'); to tune one, "
-                "define program(config) returning each configuration's kernel (docs/model.md)"
+                f"{path} defines a loopy kernel to count ('perfport model stats') and time "
+                f"('perfport model measure {path} --sizes n=...'); to tune one, define "
+                "program(config) returning each configuration's kernel (docs/model.md)"
             )
         if kernel is None and callable(getattr(module, "make_kernel", None)):
             raise SpecError(
-                f"{path} defines make_kernel(), which 'perfport model stats' counts; to tune, "
-                "define 'kernel' as a perfport.KernelSpec, or program(config) for loopy"
+                f"{path} defines make_kernel(), which 'perfport model stats' counts and "
+                f"'perfport model measure {path} --sizes n=...' times; to tune, define "
+                "'kernel' as a perfport.KernelSpec, or program(config) for loopy"
             )
     if callable(kernel) and not isinstance(kernel, KernelSpec):
         try:

@@ -46,12 +46,15 @@ class StatsCache:
         self,
         folder: str | os.PathLike[str] | None = None,
         gatherer: Callable[[Any, int], KernelStats] = gather,
+        subgroup_size: int = SUBGROUP_SIZE,
     ) -> None:
         self.folder = Path(folder) if folder is not None else None
         self.gatherer = gatherer
+        self.subgroup_size = subgroup_size  # where a caller gives none (the device's width)
         self._memory: dict[str, KernelStats] = {}
 
-    def stats(self, program: Any, subgroup_size: int = SUBGROUP_SIZE) -> KernelStats:
+    def stats(self, program: Any, subgroup_size: int | None = None) -> KernelStats:
+        subgroup_size = subgroup_size or self.subgroup_size
         key = program_key(program, subgroup_size)
         found = self._memory.get(key)
         if found is None:

@@ -250,9 +250,9 @@ class KernelFeatures:
     """Statistics of measured kernels at their sizes: each loopy program is built once per
     structure and counted once (``StatsCache``), then re-evaluated at every size."""
 
-    def __init__(self, cache: StatsCache | None = None, subgroup_size: int = 32) -> None:
+    def __init__(self, cache: StatsCache | None = None, subgroup_size: int | None = None) -> None:
         self.cache = cache or StatsCache()
-        self.subgroup_size = subgroup_size
+        self.subgroup_size = subgroup_size or self.cache.subgroup_size  # default: the cache's
         self._programs: dict[tuple[str, str], tuple[Any, frozenset[str]]] = {}
         self._failed: dict[tuple[str, str], str] = {}  # counted once, failed: why
         self._builtin: dict[str, str | None] = {}  # a built-in's source hash (None: unknown)

@@ -127,12 +127,13 @@ def _variant(kernel: UserKernel, config: Mapping[str, Any]) -> str:
 
 
 def evaluate_kernel(
-    kernel: UserKernel, calibration: Calibration, db: str | Path, cache: Any
-) -> Evaluation:
+    kernel: UserKernel, calibration: Calibration, db: str | Path, cache: Any,
+    on_stats: Callable[[Any], None] | None = None,
+) -> Evaluation:  # fmt: skip
     """``calibration``'s predictions of every measurement of ``kernel`` in ``db`` (on the
     calibration's device), against the times measured: ``evaluate``'s report, each
     configuration a variant; those loopy cannot count are ``skipped``, those the calibration
-    cannot predict ``unpredictable``."""
+    cannot predict ``unpredictable``; ``on_stats`` is given each point's statistics."""
     points: dict[tuple[str, str], list[Point]] = defaultdict(list)
     refused: dict[tuple[str, str], tuple[list[dict[str, Any]], str]] = {}
     failed: dict[str, tuple[dict[str, Any], int, str]] = {}
@@ -146,6 +147,8 @@ def evaluate_kernel(
             _, n, _ = failed.get(name, (r.config, 0, ""))
             failed[name] = (r.config, n + 1, str(exc))
             continue
+        if on_stats is not None:
+            on_stats(stats)
         try:
             inputs = input_features(calibration.model, stats, device=calibration.device)
             prediction = predict(calibration, inputs)

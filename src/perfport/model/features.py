@@ -16,6 +16,9 @@ Built in (fields after ``f_mem_access`` optional, in this order)::
                                            0 on a device whose limits are not listed)
     f_cl_wall_time_<platform>_<device>     measured, never counted: an output feature
 
+A name giving the fields in another order, a field or a stride axis twice, or an empty tag is
+refused (it would read as a second spelling, or match nothing without a word).
+
 A stride condition is ``{axis:cond;axis:cond}``, a condition a comparison (``>``, ``<``,
 ``>=``, ``<=``, ``!=``, or none for equality) and an expression in the problem sizes
 (``>15``, ``<n``, ``16``); an axis a kernel does not index has stride 0. ``afr`` is the
@@ -266,6 +269,16 @@ def _itemsize(dtype: str) -> int:
     return max(1, int(digits) // 8) if digits else 4
 
 
+# The fields of a memory feature, in the order its name must give them (the order the
+# error text and docs promise: a name read in another order would be a second spelling).
+_FIELD_ORDER = ("tag", "mtype", "dtype", "direction", "lstrides", "gstrides", "afr", "banks",
+                "hoisted")  # fmt: skip
+_FIELD_HELP = (
+    "tag:<tag>, global|local, a dtype, load|store, lstrides:{..}, gstrides:{..}, afr:<cond>, "
+    "banks:<count>x<bytes> (transactions), hoisted, in this order"
+)
+
+
 def _mem_pattern(name: str, stem: str = "f_mem_access") -> MemPattern:
     fields = _fields(name[len(stem) :].lstrip("_"))
     found: dict[str, Any] = {}
@@ -278,29 +291,46 @@ def _mem_pattern(name: str, stem: str = "f_mem_access") -> MemPattern:
             while i + 1 < len(fields) and not _is_mem_field(fields[i + 1]):
                 i += 1
                 tag += "_" + fields[i]
-            found["tag"] = tag
-        elif field in ("global", "local"):
-            found["mtype"] = field
-        elif field in _DTYPES:
-            found["dtype"] = field
-        elif field in ("load", "store"):
-            found["direction"] = field
-        elif field.startswith(("lstrides:", "gstrides:")):
-            found[field[:8]] = _strides(name, field[9:])
-        elif field.startswith("afr:"):
-            found["afr"] = _condition(name, field[4:])
-        elif field.startswith("banks:") and stem == "f_mem_transactions":
-            found["banks"] = _banks(name, field[6:])
-        elif field == "hoisted":
-            found["hoisted"] = True
+            if not tag:  # would match no access, silently: every feature of it 0
+                raise ModelError(f"feature {name!r}: empty tag; write tag:<tag>, e.g. tag:aLD")
+            key, value = "tag", tag
         else:
-            raise ModelError(
-                f"feature {name!r}: {field!r} is not a memory access field; use "
-                "tag:<tag>, global|local, a dtype, load|store, lstrides:{..}, gstrides:{..}, "
-                "afr:<cond>, hoisted, in this order"
-            )
+            key, value = _mem_field(name, field, stem)
+        _check_order(name, found, key, field)
+        found[key] = value
         i += 1
     return MemPattern(**found)
+
+
+def _mem_field(name: str, field: str, stem: str) -> tuple[str, Any]:
+    """One field other than the tag as (MemPattern's field, its value)."""
+    if field in ("global", "local"):
+        return "mtype", field
+    if field in _DTYPES:
+        return "dtype", field
+    if field in ("load", "store"):
+        return "direction", field
+    if field.startswith(("lstrides:", "gstrides:")):
+        return field[:8], _strides(name, field[9:])
+    if field.startswith("afr:"):
+        return "afr", _condition(name, field[4:])
+    if field.startswith("banks:") and stem == "f_mem_transactions":
+        return "banks", _banks(name, field[6:])
+    if field == "hoisted":
+        return "hoisted", True
+    raise ModelError(f"feature {name!r}: {field!r} is not a memory access field; use {_FIELD_HELP}")
+
+
+def _check_order(name: str, found: dict[str, Any], key: str, field: str) -> None:
+    """Refuse a field given twice or after one that follows it."""
+    if key in found:
+        raise ModelError(f"feature {name!r}: {key} is given twice ({field!r}); give it once")
+    later = [k for k in found if _FIELD_ORDER.index(k) > _FIELD_ORDER.index(key)]
+    if later:
+        raise ModelError(
+            f"feature {name!r}: {field!r} comes after the {later[0]} field; write the fields "
+            f"as {_FIELD_HELP}, e.g. f_mem_access_global_float32_load"
+        )
 
 
 def _is_mem_field(field: str) -> bool:
@@ -323,11 +353,14 @@ def _strides(name: str, text: str) -> tuple[tuple[int, Condition], ...]:
         raise ModelError(
             f"feature {name!r}: write strides as {{axis:cond;axis:cond}}, e.g. {{0:1;1:>15}}"
         )
-    result = []
+    result: list[tuple[int, Condition]] = []
     for item in filter(None, text[1:-1].split(";")):
         axis, sep, cond = item.partition(":")
         if not sep or not axis.strip().isdigit():
             raise ModelError(f"feature {name!r}: stride entry {item!r} is not axis:condition")
+        if int(axis) in dict(result):  # one axis, two conditions: which would hold?
+            raise ModelError(f"feature {name!r}: stride axis {int(axis)} is given twice; give "
+                             "one condition per axis, e.g. {0:1;1:>15}")  # fmt: skip
         result.append((int(axis), _condition(name, cond)))
     return tuple(result)
 
@@ -358,7 +391,13 @@ class FeatureSet:
 
     def define(self, name: str, expression: str) -> None:
         self._check_name(name)
-        Formula.parse(expression, f"feature {name}")  # refused when defined, not when used
+        formula = Formula.parse(expression, f"feature {name}")  # refused now, not when used
+        if formula.parameters:  # a feature is counted, never fitted: its value has no p_
+            raise ModelError(
+                f"feature {name} = {expression!r} uses the parameter {formula.parameters[0]}; "
+                "features may not use parameters: define the feature without it and use "
+                f"{formula.parameters[0]} in the model expression"
+            )
         for used in FEATURE_TOKEN.findall(expression):
             if used == name:
                 raise ModelError(f"feature {name!r} cannot be defined in terms of itself")
@@ -384,6 +423,10 @@ class FeatureSet:
         """Raise a one-line ModelError unless ``name`` is a feature this set knows."""
         if name not in self._expressions and name not in self._functions:
             parse_feature(name)
+
+    def definition(self, name: str) -> str | UserFeature | None:
+        """A user feature's expression or function; None for a built-in name."""
+        return self._expressions.get(name) or self._functions.get(name)
 
     def value(self, name: str, stats: EvaluatedStats, device: str = "") -> float:
         """``name`` of a kernel's statistics on the device named ``device`` (its driver's

@@ -32,6 +32,7 @@ from perfport.model.counts import (
 )
 from perfport.model.errors import UncountableKernel
 from perfport.model.hoist import hoisted_removals, subtract
+from perfport.model.notes import structural_notes
 
 SUBGROUP_SIZE = 32  # the paper's one hardware statistic: NVIDIA's and AMD's sub-group width
 
@@ -111,6 +112,7 @@ def _gather(program: Any, subgroup_size: int) -> KernelStats:
     with _noted(notes, "preprocessing"):
         program = infer_unknown_types(preprocess_program(program), expect_completion=True)
     knl = program[next(iter(program.entrypoints))]
+    notes += structural_notes(knl)  # what loopy counts without a warning (notes.py)
     with _noted(notes, "operation counts"):
         ops = _ops(program, knl, subgroup_size)
     with _noted(notes, "memory access counts"):

@@ -26,7 +26,7 @@ from perfport._core.args import ArrayArg
 from perfport._core.errors import MissingExtra, SpecError
 from perfport._core.records import Problem
 from perfport._core.spec import KernelSpec, Param
-from perfport.kernels import LOOPY_PREFIX
+from perfport.kernels import LOOPY_CONFIG_DEFINE, LOOPY_PREFIX
 from perfport.model.calibrate import Calibration, Measurement
 from perfport.model.gather import local_bytes, loopy
 from perfport.model.guided import ModelRanker
@@ -34,7 +34,7 @@ from perfport.model.spaces import SearchSpace, config_features, spaces
 from perfport.space import Space
 
 SELECTOR = "loopy_config"  # the derived index of the configuration's program
-MACRO = "PERFPORT_LOOPY_CONFIG"
+MACRO = LOOPY_CONFIG_DEFINE
 
 
 def loopy_kernels() -> dict[str, SearchSpace]:

@@ -21,6 +21,7 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.metrics import Objective, ResultMetrics
+from perfport.kernels import is_loopy_spec
 from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.strategies import Listed, Strategy, strategy_class
 from perfport.tune.result import Budget
@@ -147,11 +148,15 @@ def _legal_space(
     if not space.report.legal:
         removed = [f"{label} ({n})" for label, n, _ in space.report.removed_by if n]
         hint = empty_space_hint(space.report)
+        # 'perfport space' refuses loopy kernels (only tune builds them): name what decides.
+        see = (
+            "pick a --problem the kernel's fits rule allows for some configuration"
+            if is_loopy_spec(spec)
+            else "see 'perfport space'"
+        )
         raise SpecError(
             f"kernel {spec.name}: no configuration is legal for this problem on {device.id}; "
-            f"removed by: {', '.join(removed) or 'nothing'}; "
-            + (f"{hint}; " if hint else "")
-            + "see 'perfport space'"
+            f"removed by: {', '.join(removed) or 'nothing'}; " + (f"{hint}; " if hint else "") + see
         )
     return space
 

@@ -1,0 +1,44 @@
+"""The user's cache folder (``$XDG_CACHE_HOME``, else ``~/.cache``), where perfport's kernel
+statistics and loopy's (pytools') caches live, and the one-line error for a folder there that
+cannot be made or written: read-only homes are common on HPC nodes. pytools meets such a
+folder half-way through making a cache, and that cache's destructor then prints a traceback of
+its own when it is collected: ``dropped`` collects it quietly."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from pathlib import Path
+
+
+def cache_home() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").absolute()
+
+
+def cache_error(exc: BaseException) -> str | None:
+    """The one-line error for ``exc`` if it is an OSError on the cache folder (the folder, a
+    folder in it, or one above it that could not be made); None otherwise."""
+    if not isinstance(exc, OSError) or not exc.filename:
+        return None
+    home = cache_home()
+    path = Path(os.fsdecode(exc.filename)).absolute()
+    if path != home and home not in path.parents and path not in home.parents:
+        return None
+    return (
+        f"the cache folder {home} cannot be written ({exc.strerror or exc}: {path}); perfport and "
+        "loopy keep their caches there: set XDG_CACHE_HOME to a writable folder, e.g. "
+        "XDG_CACHE_HOME=/tmp/$USER-cache"
+    )
+
+
+def dropped(exc: BaseException) -> None:
+    """Let go of ``exc``'s frames (and what they made half-way) with the destructors' errors
+    unprinted."""
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda _: None
+    try:
+        exc.__traceback__ = None
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
