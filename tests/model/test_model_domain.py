@@ -150,8 +150,9 @@ def test_model_guided_tunes_with_a_model_dividing_by_a_zero_feature(
     argv = ["tune", str(kernel), "--strategy", "model_guided", "--calibration", str(cal),
             "--db", str(tmp_path / "r.db"), "--confirm", "0", "--json"]  # fmt: skip
     assert main(argv) == 0
-    out = json.loads(capsys.readouterr().out)
-    assert out["outcomes"]["ok"] == 2
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["outcomes"]["ok"] == 2
+    assert "cannot be predicted, ranked last (" in captured.err  # said, not only done
     # predict says why in one line, exit 2
     argv = ["model", "predict", str(cal), str(kernel), "--config", "wg=16", "--problem", "n=256"]
     assert main(argv) == 2

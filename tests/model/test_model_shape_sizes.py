@@ -97,6 +97,13 @@ def test_model_measure_measures_a_padded_array(tmp_path, capsys) -> None:
     assert [(r["args"], r["status"]) for r in out["results"]] == [
         ({"m": 512, "n": 256}, "measured")
     ]
+    # a size left out is asked for with the flag that gives it
+    assert (
+        main(["model", "measure", str(kernel), "--sizes", "n=256", "--db", str(tmp_path / "r.db")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "needs a value for m; give --sizes m=VALUE" in err
 
 
 @pytest.mark.parametrize("text", [PADDED, GATHER], ids=["padded", "gather"])

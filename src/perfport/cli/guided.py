@@ -131,8 +131,13 @@ def ranker_factory(
     def uncounted(config: Mapping[str, Any], why: str) -> None:
         _warn(f"{GUIDED}: {spec.name} {dict(config)} not counted by loopy, ranked last ({why})")
 
+    def unpredicted(config: Mapping[str, Any], why: str) -> None:
+        _warn(f"{GUIDED}: {spec.name} {dict(config)} cannot be predicted, ranked last ({why})")
+
     def build(spec: KernelSpec, problem: Problem, space: Space) -> Ranker:
-        ranker = guided_ranker(searched, calibration, base, dict(problem), space, cache, uncounted)
+        ranker = guided_ranker(
+            searched, calibration, base, dict(problem), space, cache, uncounted, unpredicted
+        )
         for line in _uncovered(searched, calibration, dict(problem), space, cache):
             _warn(f"{GUIDED}: WARNING for {spec.name}, {line.replace('prediction', 'ranking')}")
         return ranker

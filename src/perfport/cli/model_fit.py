@@ -274,13 +274,17 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def checked(stats: Any, sizes: Mapping[str, int]) -> Any:
+def checked(stats: Any, sizes: Mapping[str, int], flag: str = "--problem") -> Any:
     """``stats`` evaluated at ``sizes``, refused in one line where the kernel has no such
-    size, lacks one, or its assumptions exclude them (evaluate refuses the last two)."""
+    size, lacks one (to be given with ``flag``), or its assumptions exclude them."""
     unknown = sorted(set(sizes) - set(stats.params))
     if unknown:
         raise PerfportError(f"kernel {stats.kernel} has no size {unknown[0]}; its sizes are "
                             f"{', '.join(stats.params) or 'none'}")  # fmt: skip
+    missing = [p for p in stats.params if p not in sizes]
+    if missing:
+        raise PerfportError(f"kernel {stats.kernel} needs a value for {', '.join(missing)}; "
+                            f"give {flag} {missing[0]}=VALUE")  # fmt: skip
     return stats.evaluate(sizes)
 
 
@@ -321,7 +325,7 @@ def run_measure(args: argparse.Namespace, console: Console) -> int:
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         stats = StatsCache(_cache_folder()).stats(program)
     for problem in grid:  # a size the kernel cannot take would be measured and stored as data
-        checked(stats, dict(problem))
+        checked(stats, dict(problem), "--sizes")
     name = Path(args.kernel).stem if args.kernel.endswith(".py") else args.kernel
     device = get_device(args.device)
 

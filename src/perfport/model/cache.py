@@ -16,9 +16,10 @@ from perfport.model.errors import UncountableKernel
 from perfport.model.gather import SUBGROUP_SIZE, gather
 
 # The counting rules' version in every key: statistics cached under older rules (before the
-# issued count of hoist.py, the local memory per work-group, or the sizes only an array's
-# shape names) are gathered again instead of read without it.
-COUNTING = "issued1-lmem1-shape1"
+# issued count of hoist.py, the local memory per work-group, the sizes only an array's
+# shape names, or the notes on conditionals and predicates) are gathered again instead of read
+# without it.
+COUNTING = "issued1-lmem1-shape1-notes1"
 
 
 def program_key(program: Any, subgroup_size: int) -> str:
