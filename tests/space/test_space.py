@@ -253,6 +253,9 @@ def test_only_a_whole_round_up_to_the_local_size_is_exempt_from_divisibility(cpu
         ("round_up(n, wg) * 2", "wg"),
         ("round_up(n, 8)", "wg"),
     ]
+    # A spelling the text match never exempted keeps its (true) rule: rules are in campaign
+    # keys, and a resumed campaign must find its key.
+    assert divisible_sizes(("round_up(n, (wg))",), ("wg",)) == [("round_up(n, (wg))", "wg")]
 
 
 def test_a_local_size_expression_below_one_is_refused_naming_it(cpu):

@@ -105,3 +105,16 @@ def test_cover_accepts_overlaps_and_refuses_gaps_and_ranges_outside():
     for bad in ([(0, 10), (15, 40)], [(5, 20), (20, 40)], [(0, 20), (20, 50)], [(0, 50), (50, 40)]):
         with pytest.raises(SpecError):
             check_cover(bad, 40)
+
+
+def test_a_part_may_break_a_restriction_that_prunes_the_tuning_space(tmp_path, two):
+    """wg <= n prunes the space at the whole problem; a part of 4 elements with groups of 40
+    launches and is right, and was refused as breaking it."""
+    import dataclasses
+
+    spec = dataclasses.replace(_spec(tmp_path, "round_up(n, wg)"), restrictions=("wg <= n",))
+    a, b = two
+    parts = [Part(a, Config.of(wg=16), 0, 3996), Part(b, Config.of(wg=40), 3996, 4000)]
+    run = run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)
+    x = host_arrays(spec, spec.env({}, spec.problem), 0)["x"]
+    np.testing.assert_allclose(run.outputs["y"], _numpy(x), rtol=1e-6)

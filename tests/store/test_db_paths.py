@@ -82,18 +82,31 @@ def _stored(db):
     return db
 
 
-def test_a_write_protected_database_is_read_leaving_nothing_beside_it(tmp_path):
+def test_a_write_protected_database_is_read_leaving_nothing_beside_it(tmp_path, monkeypatch):
     """`results` on a chmod 444 database left a -wal and -shm of mode 444 beside it, which
-    refused every writer once the file was writable again."""
+    refused every writer once the file was writable again. (Stubbed: root may write it.)"""
     import perfport
+    from perfport.store import connection
 
     db = _stored(tmp_path / "ro.db")
     db.chmod(0o444)
+    monkeypatch.setattr(connection.os, "access", lambda path, mode: not mode & os.W_OK)
     with Store(db, create=False) as store:
         assert store.frozen and store.query("SELECT count(*) FROM results")[0][0] == 0
         assert sorted(p.name for p in tmp_path.iterdir()) == ["ro.db"]
     assert perfport.results(db) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ro.db"]
+
+
+def test_a_write_protected_database_that_we_may_write_is_read_the_usual_way(tmp_path, monkeypatch):
+    """As root (who ignores the mode bits) a chmod 444 file was read as immutable: an older
+    one could not be migrated, and a root writer changed it under the reader."""
+    from perfport.store import connection
+
+    db = _stored(tmp_path / "ro.db")
+    db.chmod(0o444)
+    monkeypatch.setattr(connection.os, "access", lambda path, mode: True)
+    assert not connection.write_protected(str(db))
 
 
 def test_a_read_only_database_is_refused_to_a_writer_before_sqlite_opens_it(tmp_path, monkeypatch):

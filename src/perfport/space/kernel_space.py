@@ -42,8 +42,12 @@ def _is_one(text: str) -> bool:
 
 def _pads(global_size: str, local_size: str) -> bool:
     """Whether the whole global size is one round_up(x, local): a multiple by construction.
-    Parsed, not matched as text: 'round_up(h, 8) + round_up(n, bx)' starts and ends alike
-    but need not divide by bx."""
+    Parsed: 'round_up(h, 8) + round_up(n, bx)' starts and ends alike but need not divide by
+    bx. Only spellings the text match exempted before ('round_up(n, (bx))' kept the rule,
+    redundant but true) are exempt, since the rules are part of campaign keys."""
+    compact, lo = global_size.replace(" ", ""), local_size.replace(" ", "")
+    if not (compact.startswith("round_up(") and compact.endswith(f",{lo})")):
+        return False
     try:
         body = parse(str(global_size), "global size").body
         local = parse(str(local_size), "local size").body

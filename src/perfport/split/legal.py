@@ -4,10 +4,12 @@ part's configuration may launch at the part's own problem.
 A part is the kernel on a smaller problem (its elements and its halo), so a configuration
 legal at the whole problem may not be at the part's: a global size of exactly ``n`` divides
 by a work-group of 16 at n = 4096 but not at a part's 2049 (2048 elements and a halo of 1),
-and the driver refuses the launch. Each part is checked as perfport's space checks a
-configuration (the kernel's restrictions and the device's launch rules,
-``perfport.space.kernel_space``), so the refusal names the part and the rule, not the
-driver's INVALID_WORK_GROUP_SIZE.
+and the driver refuses the launch. Each part is checked against the device's launch rules as
+perfport's space checks them (``perfport.space.kernel_space``), so the refusal names the
+part and the rule, not the driver's INVALID_WORK_GROUP_SIZE. The kernel's restrictions are
+not: they prune the tuning space at the whole problem (``wg <= n`` refused a part of 4
+elements that launched and verified), and a part's output is verified against the whole
+run's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
-from perfport.space import Constraint
 from perfport.space.kernel_space import divisible_sizes, excluded_by, spec_device_constraints
 
 
@@ -118,9 +119,7 @@ def part_refusal(
     """Why ``config`` may not launch on ``device`` as the part [start, stop) ("" when it
     may): the rule it breaks at the part's problem, its sizes and the fix."""
     sub = part_problem(spec, problem, split, config, start, stop)
-    constraints = [Constraint.of(r) for r in spec.restrictions]
-    constraints += spec_device_constraints(spec, device)
-    broken = excluded_by(spec, config, sub, constraints)
+    broken = excluded_by(spec, config, sub, spec_device_constraints(spec, device))
     if not broken:
         return ""
     geometry = spec.geometry(spec.env(config, sub))

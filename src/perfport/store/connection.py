@@ -96,9 +96,11 @@ def write_protected(path: str) -> bool:
     process has it open. SQLite reading a file it cannot write still creates a -wal and -shm,
     with the file's mode: read-only files that later refused every writer (chmod u+w was not
     enough). A file someone may write is read the usual way, since only SQLite's locks keep a
-    reader from seeing a writer's checkpoint half done."""
+    reader from seeing a writer's checkpoint half done. A process that may write it anyway
+    (root ignores the mode bits) reads it the usual way too: root may also migrate it, and a
+    root writer would change it under an immutable reader."""
     try:
-        if os.stat(path).st_mode & 0o222:
+        if os.stat(path).st_mode & 0o222 or os.access(path, os.W_OK):
             return False
     except OSError:
         return False
