@@ -422,3 +422,15 @@ def test_a_device_type_out_of_its_schema_is_422_naming_the_types(model, tmp_path
     )
     assert answer.status_code == 422
     assert "device.type" in answer.json()["detail"] and "gpu" in answer.json()["detail"]
+
+
+def test_a_device_with_one_work_item_limit_is_refused(model, tmp_path):
+    """A 2-D stencil needs the device's work-item limit in x and y: with one given, the
+    daemon answered a 2-D size against a limit it did not have."""
+    client = TestClient(create_app(model, tmp_path / "daemon.db"), raise_server_exceptions=False)
+    device = {**DEVICE, "max_work_item_sizes": [1024]}
+    request = {"kernel": "sobel", "problem": {"width": 512, "height": 512}, "device": device}
+    answer = client.post("/v1/wg/predict", json=request)
+    assert answer.status_code == 422, answer.text
+    assert "max_work_item_sizes" in answer.json()["detail"]
+    assert "\n" not in answer.json()["detail"]
