@@ -186,6 +186,22 @@ def test_predict_refuses_a_db_that_is_not_there(tmp_path, capsys):
         assert f"no results database at {db}" in err
 
 
+def test_predict_and_evaluate_name_what_is_wrong_with_their_files(tmp_path, capsys):
+    # A broken --kernel JSON pointed at 'perfport space' search-space files, which 'wg
+    # predict' does not take; a --data that is not there was "not a ... dataset".
+    (tmp_path / "trunc.json").write_text('{"name": "x", "body": "return GET(0,0);"\n')
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    for name in ("trunc.json", "binary.json"):
+        err = _refused(["wg", "predict", "--kernel", tmp_path / name], capsys)
+        assert "not JSON" in err and "stencil description" in err and "space" not in err
+    (tmp_path / "noname.json").write_text('{"body": "return GET(0,0);"}')
+    assert "name is missing" in _refused(
+        ["wg", "predict", "--kernel", tmp_path / "noname.json"], capsys
+    )
+    err = _refused(["wg", "evaluate", "--data", tmp_path / "nonexist.npz"], capsys)
+    assert "no such file" in err and "not a perfport" not in err
+
+
 def test_a_dataset_from_a_missing_store_names_wg_collect(tmp_path, capsys):
     # The store's own message said "run 'perfport tune' first".
     err = _refused(

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport import wg
+    from perfport._core import KernelSpec
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -311,10 +312,9 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
     from perfport.devices import get_device
     from perfport.features import FeatureCache
-    from perfport.kernels import resolve_kernel
     from perfport.tune import resolve_problem
 
-    spec = resolve_kernel(args.kernel)
+    spec = _stencil(args.kernel)
     problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
     # A --db given by name must be there (a typo would silently avoid nothing); the default
@@ -344,6 +344,17 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
             f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
         )
     return 0
+
+
+def _stencil(kernel: str) -> KernelSpec:
+    """--kernel of 'wg predict': a built-in, a spec file, or a stencil described in JSON,
+    whose errors name only what this command takes (not 'perfport space''s files)."""
+    from perfport.kernels import BUILTINS, resolve_kernel
+    from perfport.kernels.described import described_stencil_file
+
+    if kernel not in BUILTINS and Path(kernel).suffix.lower() == ".json":
+        return described_stencil_file(Path(kernel))
+    return resolve_kernel(kernel)
 
 
 def _check_written(

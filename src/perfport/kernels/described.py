@@ -15,6 +15,7 @@ A description says what the kernel is, so that it cannot lie about it:
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -61,6 +62,11 @@ def described_stencil(description: Mapping[str, Any], path: Path | None = None) 
             f"stencil description: unknown keys {sorted(unknown)}; give {', '.join(_KEYS)}"
         )
     name, body = description.get("name"), description.get("body")
+    if name is None:
+        raise SpecError(
+            'stencil description: name is missing; give "name": an identifier of at most 64 '
+            "characters"
+        )
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise SpecError(
             f"stencil description: name {name!r} must be an identifier of at most 64 characters"
@@ -81,6 +87,26 @@ def described_stencil(description: Mapping[str, Any], path: Path | None = None) 
         guard=not constant,
     )
     return spec
+
+
+def described_stencil_file(path: Path, also: str = "") -> KernelSpec:
+    """The stencil described in the JSON file ``path``; a file that cannot be read or is not
+    a JSON object is refused in one line, naming what to give (``also``: what else the
+    asking command takes, said after it)."""
+    try:
+        description = json.loads(path.read_text())
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read ({exc.strerror}); give an existing file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(
+            f"{path}: not JSON ({exc}); give a stencil description object (name, body, north, "
+            f"...){also}"
+        ) from None
+    if not isinstance(description, dict):
+        raise SpecError(
+            f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
+        )
+    return described_stencil(description, path)
 
 
 def _borders(name: str, description: Mapping[str, Any]) -> tuple[int, int, int, int]:
