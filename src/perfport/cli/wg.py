@@ -340,8 +340,14 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
             if prediction.novel and why is not None
             else ""
         )
+        fallback = prediction.fallback
+        instead = (
+            f"; the model chose {fallback.model_wg[0]} x {fallback.model_wg[1]}: {fallback.message}"
+            if fallback is not None
+            else ""
+        )
         console.print(
-            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
+            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel}{instead})"
         )
     return 0
 
