@@ -237,7 +237,7 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
 
 def run_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
-    from perfport.wg.assemble import UnknownDevicesError, assemble_dataset
+    from perfport.wg.assemble import LEFT_OUT_WHY, UnknownDevicesError, assemble_dataset
 
     if args.replace and not (args.merge and args.db):
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
@@ -264,9 +264,15 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         wg.save_dataset(built.superseded, args.superseded)
     data = built.data
     wg.save_dataset(data, args.out)
+    for db in built.empty_stores:  # another store had campaigns: say which one had none
+        _say(f"note: {db} holds no complete campaign of a built-in stencil; skipped")
+    for db, names in built.left_out:
+        _say(f"note: {db}: left out the campaigns of {', '.join(names)} ({LEFT_OUT_WHY})")
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
-               "replaced": built.replaced, "duplicates": built.duplicates}  # fmt: skip
+               "replaced": built.replaced, "duplicates": built.duplicates,
+               "skipped_stores": list(built.empty_stores),
+               "left_out": {db: list(names) for db, names in built.left_out}}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
