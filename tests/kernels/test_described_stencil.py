@@ -52,6 +52,7 @@ def test_described_stencil_loads_from_a_json_file(tmp_path):
         ({**BOX_STENCIL, "north": -1}, "north must be an integer from 0 to 64"),
         ({**BOX_STENCIL, "west": 2.5}, "west must be an integer"),
         ({**BOX_STENCIL, "south": True}, "south must be an integer"),
+        ({"body": "return GET(0, 0);"}, "name is missing"),  # said "name None must be ..."
     ],
 )
 def test_malformed_descriptions_are_refused(description, message):

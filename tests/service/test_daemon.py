@@ -422,3 +422,29 @@ def test_a_device_type_out_of_its_schema_is_422_naming_the_types(model, tmp_path
     )
     assert answer.status_code == 422
     assert "device.type" in answer.json()["detail"] and "gpu" in answer.json()["detail"]
+
+
+def test_a_device_with_one_work_item_limit_is_refused(model, tmp_path):
+    """A 2-D stencil needs the device's work-item limit in x and y: with one given, the
+    daemon answered a 2-D size against a limit it did not have."""
+    client = TestClient(create_app(model, tmp_path / "daemon.db"), raise_server_exceptions=False)
+    device = {**DEVICE, "max_work_item_sizes": [1024]}
+    request = {"kernel": "sobel", "problem": {"width": 512, "height": 512}, "device": device}
+    answer = client.post("/v1/wg/predict", json=request)
+    assert answer.status_code == 422, answer.text
+    assert "max_work_item_sizes" in answer.json()["detail"]
+    assert "\n" not in answer.json()["detail"]
+
+
+def test_an_answer_fits_the_data_and_says_what_it_replaced(model, tmp_path):
+    """A 3 x 3000 stencil got a work-group many columns wide (most of each group idle), and
+    no answer said when a fallback replaced the model's choice."""
+    client = TestClient(create_app(model, tmp_path / "daemon.db"))
+    request = {"kernel": "sobel", "problem": {"width": 2048, "height": 2048}, "device": DEVICE}
+    square = client.post("/v1/wg/predict", json=request).json()
+    assert square["fallback"] is None and square["wg"][0] > 4
+    thin = {**request, "problem": {"width": 3, "height": 3000}}
+    answer = client.post("/v1/wg/predict", json=thin).json()
+    assert answer["wg"][0] == 4  # the narrowest of this model's sizes, 4 to 64 wide
+    assert answer["fallback"]["reason"] == "shape"
+    assert answer["fallback"]["model_wg"] == square["wg"]

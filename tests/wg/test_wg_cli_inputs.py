@@ -186,6 +186,22 @@ def test_predict_refuses_a_db_that_is_not_there(tmp_path, capsys):
         assert f"no results database at {db}" in err
 
 
+def test_predict_and_evaluate_name_what_is_wrong_with_their_files(tmp_path, capsys):
+    # A broken --kernel JSON pointed at 'perfport space' search-space files, which 'wg
+    # predict' does not take; a --data that is not there was "not a ... dataset".
+    (tmp_path / "trunc.json").write_text('{"name": "x", "body": "return GET(0,0);"\n')
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    for name in ("trunc.json", "binary.json"):
+        err = _refused(["wg", "predict", "--kernel", tmp_path / name], capsys)
+        assert "not JSON" in err and "stencil description" in err and "space" not in err
+    (tmp_path / "noname.json").write_text('{"body": "return GET(0,0);"}')
+    assert "name is missing" in _refused(
+        ["wg", "predict", "--kernel", tmp_path / "noname.json"], capsys
+    )
+    err = _refused(["wg", "evaluate", "--data", tmp_path / "nonexist.npz"], capsys)
+    assert "no such file" in err and "not a perfport" not in err
+
+
 def test_a_dataset_from_a_missing_store_names_wg_collect(tmp_path, capsys):
     # The store's own message said "run 'perfport tune' first".
     err = _refused(
@@ -244,3 +260,49 @@ def test_the_model_options_say_a_model_file_runs_code():
     for command in (sub(sub(root, "wg"), "predict"), sub(root, "serve")):
         (model,) = [a for a in command._actions if "--model" in a.option_strings]
         assert "runs code when loaded" in model.help and "trust" in model.help
+
+
+def _described_campaign(store, cpu):
+    """A complete campaign of a described stencil (what 'perfport tune box.json' stores)."""
+    from perfport import Measurement, Outcome
+    from perfport.kernels import described_stencil
+    from perfport.space import kernel_space
+    from perfport.store import CampaignStatus
+
+    spec = described_stencil({"name": "box", "body": "return GET(0, 0);"})
+    full = spec.problem.merged({"width": 64, "height": 64})
+    space = kernel_space(spec, full, cpu)
+    ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(full))
+    campaign = store.open_campaign("box", ids, "brute_force", 0, {}, space.report)
+    configs = [c for c in space if c["wc"] in (8, 16) and c["wr"] in (4, 8)]
+    store.record_many(campaign, [Measurement(c, Outcome.OK, times_ms=(1.0,)) for c in configs])
+    store.set_status(campaign, CampaignStatus.COMPLETE)
+
+
+def test_a_store_without_stencil_campaigns_is_skipped_with_a_note(tmp_path, capsys, cpu):
+    # One store without a built-in stencil campaign failed the whole dataset; a described
+    # stencil's campaigns were dropped without a word.
+    from conftest import fill_wg_campaign
+    from perfport.store import Store
+
+    full, tuned = tmp_path / "col.db", tmp_path / "tune.db"
+    with Store(full) as store:
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+    with Store(tuned) as store:
+        _described_campaign(store, cpu)
+    out = tmp_path / "col2.npz"
+    assert main(["wg", "dataset", "--db", str(full), "--db", str(tuned), "--out", str(out),
+                 "--json"]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["scenarios"] == 1 and summary["skipped_stores"] == [str(tuned)]
+    assert summary["left_out"] == {str(tuned): ["box"]}
+    notes = captured.err.splitlines()
+    assert len(notes) == 2 and all(str(tuned) in n for n in notes) and "box" in notes[1]
+    assert len(load_dataset(out)) == 1
+    empty = tmp_path / "empty.db"
+    Store(empty).close()
+    err = _refused(["wg", "dataset", "--db", tuned, "--db", empty, "--out", tmp_path / "no.npz"],
+                   capsys)  # fmt: skip
+    assert f"no stored campaign of a built-in stencil in {tuned}, {empty}" in err
+    assert "box" in err  # every store empty: one error naming them

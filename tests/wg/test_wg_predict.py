@@ -93,3 +93,49 @@ def test_a_model_of_other_features_names_them():
     assert "'devcie_compute_units', 'x', 'y' and 2 more (of its 7)" in said
     assert repr(FEATURE_NAMES[0]) not in said
     assert check_model_features(dataclasses.replace(model, feature_names=FEATURE_NAMES[:3]))
+
+
+def test_sizes_never_wider_or_taller_than_the_data(cpu):
+    """A work-group wider than the data (256 columns for 1) leaves most of every group idle:
+    a 1 x 3000 stencil got 256 x 16 and ran ~200x slower than the best size tried."""
+    from perfport.wg.predict import scenario_sizes
+
+    spec = builtin("sobel")
+    wc, wr = scenario_sizes(spec, {"width": 1, "height": 3000}, cpu)
+    assert len(wc) and set(wc.tolist()) == {1} and wr.max() == 1024
+    wc, wr = scenario_sizes(spec, {"width": 4096, "height": 1}, cpu)
+    assert len(wc) and set(wr.tolist()) == {1}
+    wc, wr = scenario_sizes(spec, {"width": 5, "height": 20}, cpu)  # rounded up: 8 and 24
+    assert wc.max() == 8 and wr.max() == 24
+    # Square data of 1024 and more: exactly the legal sizes, as before.
+    for side in (1024, 2048, 4096):
+        legal = legal_sizes(spec, {"width": side, "height": side}, cpu)
+        fitting = scenario_sizes(spec, {"width": side, "height": side}, cpu)
+        assert all(np.array_equal(a, b) for a, b in zip(legal, fitting, strict=True))
+
+
+def test_a_prediction_fits_the_data_and_says_what_it_replaced(daemon_model, cpu):
+    from perfport.wg import load_model, predict_wg
+
+    model = load_model(daemon_model)
+    spec = builtin("sobel")
+    square = predict_wg(model, spec, {"width": 2048, "height": 2048}, cpu)
+    assert square.fallback is None and square.to_json()["fallback"] is None
+    own = square.wg  # the model's choice where nothing stands in its way
+    # This model knows widths 4-64 and heights 1-16 only: 4 is the narrowest it has.
+    thin = predict_wg(model, spec, {"width": 3, "height": 3000}, cpu)
+    assert thin.wg[0] == 4 and own[0] > 4
+    assert thin.to_json()["fallback"] == {
+        "model_wg": list(own), "reason": "shape",
+        "message": f"{own[0]}x{own[1]} is wider or taller than the data (3x3000)",
+    }  # fmt: skip
+    wide = predict_wg(model, spec, {"width": 4096, "height": 1}, cpu)
+    assert wide.wg[1] == 1 and own[1] > 1
+    problem = {"width": 2048, "height": 2048}
+    refused = predict_wg(model, spec, problem, cpu, refused={own})
+    assert refused.wg != own and refused.fallback is not None
+    assert refused.fallback.reason.value == "refused" and refused.fallback.model_wg == own
+    small = dataclasses.replace(cpu, max_work_group_size=own[0] * own[1] // 2)
+    limited = predict_wg(model, spec, problem, small)
+    assert limited.fallback is not None and limited.fallback.reason.value == "device"
+    assert "max work-group" in limited.fallback.message

@@ -142,6 +142,28 @@ def test_fallback_takes_the_device_fixed_size_when_neighbours_disagree():
     assert safe.propose(probes[0], 256, {fixed}) != fixed
 
 
+def test_fallback_to_a_fixed_size_takes_the_next_one_the_scenario_can_use():
+    # The fixed size was dropped when the scenario could not use it (too wide for its data,
+    # beyond its device): the unchecked choice answered instead of the next fixed size.
+    rng = np.random.default_rng(3)
+    n = 40
+    t = 1.0 + 0.02 * rng.standard_normal((n, len(GRID)))
+    fixed, second = column(16, 4), column(8, 8)
+    t[:, fixed], t[:, second] = 0.98, 0.985  # always good, rarely the very best
+    features = np.column_stack([np.zeros(n), rng.standard_normal(n)])
+    data = WgDataset(
+        GRID, t, np.full(n, 256), features, ("device_kind", "data_x"), np.zeros(n).astype(str),
+        np.array(["k"] * n), np.array(["d"] * n), np.ones(n, dtype=bool),
+    )  # fmt: skip
+    safe = WgPerformanceKnn(k=10, fallback=True).fit(data)
+    probes = rng.standard_normal((20, 2))
+    probes[:, 0] = 0.0
+    assert all(safe.propose(p, 256, set()) == fixed for p in probes)
+    assert all(safe.propose(p, 256, {fixed}) == second for p in probes)
+    assert safe._fixed_for(probes[0], np.array([second, fixed])) == fixed
+    assert safe._fixed_for(probes[0], np.array([second])) == second
+
+
 def test_fixed_size_is_per_device_where_the_device_is_known():
     data = two_devices()
     model = WgPerformanceKnn(fallback=True).fit(data)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from perfport import wg
+    from perfport._core import KernelSpec
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -236,7 +237,7 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
 
 def run_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
-    from perfport.wg.assemble import UnknownDevicesError, assemble_dataset
+    from perfport.wg.assemble import LEFT_OUT_WHY, UnknownDevicesError, assemble_dataset
 
     if args.replace and not (args.merge and args.db):
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
@@ -263,9 +264,15 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
         wg.save_dataset(built.superseded, args.superseded)
     data = built.data
     wg.save_dataset(data, args.out)
+    for db in built.empty_stores:  # another store had campaigns: say which one had none
+        _say(f"note: {db} holds no complete campaign of a built-in stencil; skipped")
+    for db, names in built.left_out:
+        _say(f"note: {db}: left out the campaigns of {', '.join(names)} ({LEFT_OUT_WHY})")
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
-               "replaced": built.replaced, "duplicates": built.duplicates}  # fmt: skip
+               "replaced": built.replaced, "duplicates": built.duplicates,
+               "skipped_stores": list(built.empty_stores),
+               "left_out": {db: list(names) for db, names in built.left_out}}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
@@ -311,10 +318,9 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
     from perfport.devices import get_device
     from perfport.features import FeatureCache
-    from perfport.kernels import resolve_kernel
     from perfport.tune import resolve_problem
 
-    spec = resolve_kernel(args.kernel)
+    spec = _stencil(args.kernel)
     problem = resolve_problem(spec, problem_values(args.problem))
     device = get_device(args.device, spec.language)
     # A --db given by name must be there (a typo would silently avoid nothing); the default
@@ -340,10 +346,27 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
             if prediction.novel and why is not None
             else ""
         )
+        fallback = prediction.fallback
+        instead = (
+            f"; the model chose {fallback.model_wg[0]} x {fallback.model_wg[1]}: {fallback.message}"
+            if fallback is not None
+            else ""
+        )
         console.print(
-            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel})"
+            f"{spec.name} on {device.id}: work-group {wc} x {wr} ({prediction.method}, {prediction.predict_ms:.1f} ms{novel}{instead})"
         )
     return 0
+
+
+def _stencil(kernel: str) -> KernelSpec:
+    """--kernel of 'wg predict': a built-in, a spec file, or a stencil described in JSON,
+    whose errors name only what this command takes (not 'perfport space''s files)."""
+    from perfport.kernels import BUILTINS, resolve_kernel
+    from perfport.kernels.described import described_stencil_file
+
+    if kernel not in BUILTINS and Path(kernel).suffix.lower() == ".json":
+        return described_stencil_file(Path(kernel))
+    return resolve_kernel(kernel)
 
 
 def _check_written(

@@ -13,7 +13,6 @@ stencil scenarios: ``synthetic``, ``gaussian``, ``gol``, ``heat``, ``nms``, ``so
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from perfport._core import KernelSpec, SpecError
 from perfport.kernels.convolution import convolution
 from perfport.kernels.convolution2d import convolution2d
 from perfport.kernels.convolution_wide import convolution_wide
-from perfport.kernels.described import described_stencil
+from perfport.kernels.described import described_stencil, described_stencil_file
 from perfport.kernels.loader import load_kernel
 from perfport.kernels.matmul import matmul
 from perfport.kernels.matmul_tiled import matmul_tiled
@@ -103,17 +102,7 @@ def resolve_kernel(kernel: KernelSpec | str | Path) -> KernelSpec:
 
 
 def _described_stencil_file(path: Path) -> KernelSpec:
-    try:
-        description = json.loads(path.read_text())
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot be read ({exc.strerror}); give an existing file") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(
-            f"{path}: not JSON ({exc}); give a stencil description object, or to 'perfport "
-            "space' a Kernel Tuner T1 or BAT search-space file"
-        ) from None
-    if not isinstance(description, dict):
-        raise SpecError(
-            f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
-        )
-    return described_stencil(description, path)
+    # A broken .json may be a search-space file meant for 'perfport space': say so here.
+    return described_stencil_file(
+        path, ", or to 'perfport space' a Kernel Tuner T1 or BAT search-space file"
+    )

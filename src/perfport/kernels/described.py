@@ -15,9 +15,10 @@ A description says what the kernel is, so that it cannot lie about it:
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,10 @@ from perfport.kernels.stencil import (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _KEYS = ("name", "body", *BORDERS, "dtype", "out_dtype", "reference", "reference_file")
 _DTYPES = ("int", "float", "double")
+TYPE_RESTRICTIONS = (
+    f"dtype in {_DTYPES!r}",
+    f"out_dtype in {(*_DTYPES, 'same')!r}",
+)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _GET = re.compile(r"\bGET\s*\(")
 # A constant offset: integers, the border names, + - * and parentheses (C and Python agree).
@@ -61,6 +66,11 @@ def described_stencil(description: Mapping[str, Any], path: Path | None = None) 
             f"stencil description: unknown keys {sorted(unknown)}; give {', '.join(_KEYS)}"
         )
     name, body = description.get("name"), description.get("body")
+    if name is None:
+        raise SpecError(
+            'stencil description: name is missing; give "name": an identifier of at most 64 '
+            "characters"
+        )
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise SpecError(
             f"stencil description: name {name!r} must be an identifier of at most 64 characters"
@@ -80,7 +90,29 @@ def described_stencil(description: Mapping[str, Any], path: Path | None = None) 
         doc=f"described stencil {name}",
         guard=not constant,
     )
-    return spec
+    # The problem may override the types: only to those a description may name, as the
+    # built-ins restrict theirs, so tune, 'wg predict' and the daemon refuse the same ones.
+    return replace(spec, restrictions=(*spec.restrictions, *TYPE_RESTRICTIONS))
+
+
+def described_stencil_file(path: Path, also: str = "") -> KernelSpec:
+    """The stencil described in the JSON file ``path``; a file that cannot be read or is not
+    a JSON object is refused in one line, naming what to give (``also``: what else the
+    asking command takes, said after it)."""
+    try:
+        description = json.loads(path.read_text())
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read ({exc.strerror}); give an existing file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(
+            f"{path}: not JSON ({exc}); give a stencil description object (name, body, north, "
+            f"...){also}"
+        ) from None
+    if not isinstance(description, dict):
+        raise SpecError(
+            f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
+        )
+    return described_stencil(description, path)
 
 
 def _borders(name: str, description: Mapping[str, Any]) -> tuple[int, int, int, int]:

@@ -87,8 +87,9 @@ class Device(pydantic.BaseModel):
     version: Name = ""
     compute_units: int = pydantic.Field(gt=0, le=INT32)
     max_work_group_size: int = pydantic.Field(gt=0, le=INT32)
+    # One limit per dimension; the stencils are 2-D, so a limit for each of x and y.
     max_work_item_sizes: list[Annotated[int, pydantic.Field(gt=0, le=INT32)]] = pydantic.Field(
-        min_length=1, max_length=3
+        min_length=2, max_length=3
     )
     local_mem_bytes: int = pydantic.Field(ge=0, le=BYTES)
     global_mem_bytes: int = pydantic.Field(default=0, ge=0, le=BYTES)

@@ -18,7 +18,10 @@ from perfport.wg.dataset import (
     merge_datasets,
     replace_scenarios,
 )
-from perfport.wg.from_store import dataset_from_store
+from perfport.wg.from_store import NoCampaignsError, dataset_from_store, other_stencils
+
+# Why a store's campaigns of other stencils (described ones) are not in a dataset.
+LEFT_OUT_WHY = "a dataset holds the built-in stencils, whose features 'wg dataset' computes"
 
 
 class UnknownDevicesError(PerfportError):
@@ -34,6 +37,9 @@ class AssembledDataset:
     data: WgDataset
     superseded: WgDataset | None  # the replaced rows as they were (with replace only)
     duplicates: int = 0  # scenarios read twice (identical rows), kept once
+    empty_stores: tuple[str, ...] = ()  # stores without a built-in stencil campaign, skipped
+    # Per store, the stencils (not built in) whose complete campaigns were left out.
+    left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def replaced(self) -> int:
@@ -57,14 +63,28 @@ def assemble_dataset(
         if unknown:
             raise UnknownDevicesError(unknown, sorted(labels))
         parts = [p.subset(np.flatnonzero(~np.isin(p.device, drop_devices))) for p in parts]
-    stored = []
+    stored, empty, left_out = [], [], []
     for db in stores:
         with Store(db, create=False) as store:
-            stored.append(dataset_from_store(store))
+            if others := other_stencils(store):
+                left_out.append((str(db), tuple(others)))
+            try:
+                stored.append(dataset_from_store(store))
+            except NoCampaignsError:
+                empty.append(str(db))  # another store may hold them
+    if not stored and stores and (replace or not parts):
+        others = sorted({name for _, names in left_out for name in names})
+        also = (
+            f" (their stencils {', '.join(others)} are not built in: {LEFT_OUT_WHY})"
+            if others
+            else ""
+        )
+        raise PerfportError(f"no stored campaign of a built-in stencil in {', '.join(empty)}"
+                            f"{also}; run 'perfport wg collect' first")  # fmt: skip
     old = None
     if replace:
         data, old = replace_scenarios(merge_datasets(parts), merge_datasets(stored))
     else:
         data = merge_datasets(parts + stored)
     data, duplicates = drop_duplicates(data)
-    return AssembledDataset(data, old, duplicates)
+    return AssembledDataset(data, old, duplicates, tuple(empty), tuple(left_out))

@@ -293,6 +293,9 @@ def load_dataset(path: str | Path) -> WgDataset:
     """A dataset from ``save_dataset`` (.npz) or Cummins' runtimes.csv (.csv), its values
     checked (``check_values``)."""
     path = Path(path)
+    if not path.exists():  # not "not a dataset": the file is simply not there (a typo)
+        raise SpecError(f"{path}: no such file; give the path of a dataset that 'perfport wg "
+                        "dataset' wrote, or Cummins' runtimes.csv")  # fmt: skip
     data = load_cummins_csv(path) if path.suffix.lower() == ".csv" else _load_npz(path)
     check_values(data, path)
     return data

@@ -3,6 +3,7 @@ stencil on every device, with each scenario's features."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,30 @@ from perfport.kernels import BUILTINS, builtin
 from perfport.store import Store, complete_results
 from perfport.wg.dataset import WgDataset
 from perfport.wg.scenarios import STENCIL_KERNELS, SYNTHETIC
+
+
+class NoCampaignsError(PerfportError):
+    """A store without a complete campaign of a built-in stencil."""
+
+
+# The kernels of a store's complete campaigns, with their declared parameters.
+_CAMPAIGN_KERNELS = (
+    "SELECT DISTINCT k.name, k.spec FROM campaigns g JOIN kernels k ON k.id = g.kernel_id "
+    "WHERE g.status = 'complete'"
+)
+
+
+def other_stencils(store: Store) -> list[str]:
+    """The stencils with complete campaigns in ``store`` that ``dataset_from_store`` leaves
+    out: kernels tuning a work-group wc x wr that are not built in (described stencils, say).
+    A dataset holds the built-ins only: their features come from their names alone."""
+    built_in = set(STENCIL_KERNELS) & set(BUILTINS)
+    names = set()
+    for name, spec in store.query(_CAMPAIGN_KERNELS):
+        params = {p.get("name") for p in json.loads(spec).get("params", [])}
+        if name not in built_in and params == {"wc", "wr"}:
+            names.add(str(name))
+    return sorted(names)
 
 
 @dataclass(frozen=True)
@@ -49,7 +74,7 @@ def dataset_from_store(store: Store) -> WgDataset:
             f"stored results of {', '.join(stale)} come from other versions of their code"
         )
     if not groups:
-        raise PerfportError("no stored stencil campaigns; run 'perfport wg collect' first")
+        raise NoCampaignsError("no stored stencil campaigns; run 'perfport wg collect' first")
     sizes = sorted({s for times in groups.values() for s in times})
     column = {s: i for i, s in enumerate(sizes)}
     runtimes = np.full((len(groups), len(sizes)), np.nan)

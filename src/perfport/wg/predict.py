@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,36 @@ class WgPrediction:
     # The novelty test's working (p-value, the device's training scenarios it compared with);
     # None for a method without that test.
     novelty: NoveltyExplanation | None = None
+    # Why ``wg`` is not the model's own choice (None: it is).
+    fallback: Fallback | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"wg": list(self.wg), "method": self.method, "predict_ms": self.predict_ms,
                 "refused_known": self.refused_known, "novel": self.novel,
-                "novelty": None if self.novelty is None else self.novelty.to_json()}  # fmt: skip
+                "novelty": None if self.novelty is None else self.novelty.to_json(),
+                "fallback": None if self.fallback is None else self.fallback.to_json()}  # fmt: skip
+
+
+class FallbackReason(Enum):
+    """Why the model's own choice could not be the answer."""
+
+    REFUSED = "refused"  # the store has seen the device refuse it for this kernel
+    DEVICE = "device"  # beyond the device's limits for this kernel (or the kernel's rules)
+    SHAPE = "shape"  # wider or taller than the data
+    OTHER = "other"  # usable, but the fallback among the usable sizes chose another
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """The model's own choice (its answer with every size allowed), replaced by ``wg``."""
+
+    model_wg: tuple[int, int]
+    reason: FallbackReason
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model_wg": list(self.model_wg), "reason": self.reason.value,
+                "message": self.message}  # fmt: skip
 
 
 def refused_sizes(
@@ -116,6 +142,57 @@ def _legal_sizes(
     return out[0], out[1]
 
 
+def data_extent(spec: KernelSpec, problem: Mapping[str, Any]) -> tuple[int, ...]:
+    """The work-items the data needs in each dimension (a stencil's width and height): the
+    global size with a work-group of 1."""
+    env = spec.env({p.name: 1 for p in spec.params}, spec.problem.merged(problem))
+    return tuple(int(e.value(env)) for e in spec.global_exprs)
+
+
+def _caps(spec: KernelSpec, problem: Mapping[str, Any]) -> tuple[tuple[str, int], ...]:
+    """(parameter, cap) for each work-group dimension the data limits: the largest extent
+    worth launching, the data's extent rounded up to the parameter's next value (a group of
+    256 columns on data 1 column wide leaves 255 idle in every group)."""
+    values = {p.name: sorted(int(v) for v in p.values) for p in spec.params}
+    caps = []
+    for name, extent in zip(spec.local_size, data_extent(spec, problem), strict=True):
+        above = [v for v in values.get(name, ()) if v >= extent]
+        if above and above[0] < values[name][-1]:  # else every value fits
+            caps.append((name, above[0]))
+    return tuple(caps)
+
+
+def scenario_sizes(
+    spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo
+) -> tuple[np.ndarray, np.ndarray]:
+    """``legal_sizes`` less the sizes wider or taller than the data (rounded up to the next
+    size the parameter has, so 1 for data 1 wide): what a prediction chooses from."""
+    _, names = _constraints(spec, device)
+    env = spec.env({}, spec.problem.merged(problem))
+    values = tuple(sorted((n, env[n]) for n in names if n in env))
+    return _fitting(spec, device, values, _caps(spec, problem))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fitting(
+    spec: KernelSpec,
+    device: DeviceInfo,
+    values: tuple[tuple[str, Any], ...],
+    caps: tuple[tuple[str, int], ...],
+) -> tuple[np.ndarray, np.ndarray]:
+    wc, wr = _legal_sizes(spec, device, values)
+    if not caps:
+        return wc, wr
+    sizes = {"wc": wc, "wr": wr}
+    keep = np.ones(len(wc), dtype=bool)
+    for name, cap in caps:
+        keep &= sizes[name] <= cap
+    out = (wc[keep], wr[keep])
+    for array in out:
+        array.setflags(write=False)  # shared by every caller
+    return out
+
+
 def _member(sizes: np.ndarray, pairs: np.ndarray) -> np.ndarray:
     """(len(sizes),) bool: each (wc, wr) row of ``sizes`` is one of ``pairs``."""
     sizes, pairs = np.asarray(sizes, dtype=np.int64), np.asarray(pairs, dtype=np.int64)
@@ -132,18 +209,22 @@ def check_scenario(
 ) -> tuple[np.ndarray, np.ndarray]:
     """SpecError (one line) unless ``spec`` is a stencil with work-group parameters, the
     problem's data has a usable shape and some work-group size is legal for it on ``device``:
-    what a prediction needs, checked before any model is loaded or trained. Returns the legal
-    sizes (``legal_sizes``), which ``predict_wg`` can then be given."""
+    what a prediction needs, checked before any model is loaded or trained. Returns the sizes
+    to choose from (``scenario_sizes``), which ``predict_wg`` can then be given."""
     if {p.name for p in spec.params} != {"wc", "wr"}:
         raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
     dataset_features(spec, problem)  # checks the shape
-    legal = legal_sizes(spec, problem, device)
-    if not len(legal[0]):
+    if not len(legal_sizes(spec, problem, device)[0]):
         raise SpecError(
             f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
             + _why_none(spec, problem, device)
         )
-    return legal
+    fitting = scenario_sizes(spec, problem, device)
+    if not len(fitting[0]):  # a kernel rule against small groups, say
+        extent = "x".join(map(str, data_extent(spec, problem)))
+        raise SpecError(f"no work-group size of {spec.name} that {device.id} allows fits data "
+                        f"of {extent}; give larger data")  # fmt: skip
+    return fitting
 
 
 def _why_none(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo) -> str:
@@ -181,10 +262,11 @@ def predict_wg(
     more than the model does)."""
     started = time.perf_counter()
     if not checked:
-        check_scenario(spec, problem, device)
-    x, max_wg, excluded = _prepared(model, spec, problem, device, refused, feature_cache, legal)
-    w = model.predictor.propose(x, max_wg, excluded)
-    return _finished(model, x, w, len(refused), started)
+        legal = check_scenario(spec, problem, device)
+    question = WgQuestion(spec, problem, device, refused, legal)
+    x, max_wg, excluded = _prepared(model, question, feature_cache)
+    w, own = model.predictor.propose_own(x, max_wg, excluded)
+    return _finished(model, x, w, own, question, started)
 
 
 _UNANSWERED = PerfportError("the predictor gave no answer")  # replaced before returning
@@ -216,9 +298,7 @@ def predict_wg_many(
     prepared: list[tuple[int, np.ndarray, int, set[int]]] = []
     for q in questions:
         try:
-            x, max_wg, excluded = _prepared(
-                model, q.spec, q.problem, q.device, q.refused, feature_cache, q.legal
-            )
+            x, max_wg, excluded = _prepared(model, q, feature_cache)
         except Exception as exc:  # this question's own failure, handed back to its asker
             out.append(exc)
         else:
@@ -226,42 +306,63 @@ def predict_wg_many(
             out.append(_UNANSWERED)
     if prepared:
         rows = np.array([x for _, x, _, _ in prepared])
-        chosen = model.predictor.propose_many(
+        chosen = model.predictor.propose_many_own(
             rows, [m for _, _, m, _ in prepared], [e for _, _, _, e in prepared]
         )
-        for (i, x, _, _), w in zip(prepared, chosen, strict=True):
-            out[i] = _finished(model, x, w, len(questions[i].refused), started)
+        for (i, x, _, _), (w, own) in zip(prepared, chosen, strict=True):
+            out[i] = _finished(model, x, w, own, questions[i], started)
     return out
 
 
 def _prepared(
-    model: WgModel,
-    spec: KernelSpec,
-    problem: Mapping[str, Any],
-    device: DeviceInfo,
-    refused: AbstractSet[tuple[int, int]],
-    feature_cache: FeatureCache | None,
-    legal: tuple[np.ndarray, np.ndarray] | None,
+    model: WgModel, q: WgQuestion, feature_cache: FeatureCache | None
 ) -> tuple[np.ndarray, int, set[int]]:
-    """A checked scenario's features, largest legal work-group and the model's columns it may
-    not propose (illegal or refused)."""
+    """A checked scenario's features, largest usable work-group and the model's columns it
+    may not propose (illegal, too large for the data, or refused)."""
     names = check_model_features(model)
-    features = scenario_features(spec, problem, device, feature_cache, names)
-    wc_legal, wr_legal = legal if legal is not None else legal_sizes(spec, problem, device)
+    features = scenario_features(q.spec, q.problem, q.device, feature_cache, names)
+    wc_legal, wr_legal = (
+        q.legal if q.legal is not None else scenario_sizes(q.spec, q.problem, q.device)
+    )
     allowed = _member(model.sizes, np.column_stack([wc_legal, wr_legal]))
-    if refused:
-        allowed &= ~_member(model.sizes, np.array(sorted(refused), dtype=np.int64).reshape(-1, 2))
+    if q.refused:
+        refused = np.array(sorted(q.refused), dtype=np.int64).reshape(-1, 2)
+        allowed &= ~_member(model.sizes, refused)
     if not allowed.any():
-        raise PerfportError(f"none of the model's sizes is legal for {spec.name} on {device.id}")
+        raise PerfportError(
+            f"none of the model's sizes is legal for {q.spec.name} on {q.device.id}"
+        )
     max_wg = int((wc_legal * wr_legal).max())
     return features.as_array(), max_wg, set(np.flatnonzero(~allowed).tolist())
 
 
-def _finished(model: WgModel, x: np.ndarray, w: int, refused: int, started: float) -> WgPrediction:
+def _finished(
+    model: WgModel, x: np.ndarray, w: int, own: int, q: WgQuestion, started: float
+) -> WgPrediction:
     wc, wr = (int(v) for v in np.asarray(model.sizes[w]))
     novelty = getattr(model.predictor, "novelty_", None)  # performance_forest+novel
     why = None if novelty is None else novelty.explain(x)
+    fallback = None if own == w else _fallback(model, own, q)
     return WgPrediction(
-        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, refused,
-        None if why is None else why.novel, why,
+        (wc, wr), model.method, (time.perf_counter() - started) * 1000.0, len(q.refused),
+        None if why is None else why.novel, why, fallback,
     )  # fmt: skip
+
+
+def _fallback(model: WgModel, own: int, q: WgQuestion) -> Fallback:
+    """Why the model's own choice (column ``own``) was not the answer."""
+    wc, wr = (int(v) for v in np.asarray(model.sizes[own]))
+    size = np.array([[wc, wr]], dtype=np.int64)
+    if (wc, wr) in q.refused:
+        return Fallback((wc, wr), FallbackReason.REFUSED,
+                        f"{wc}x{wr} was refused by this device for {q.spec.name} before")  # fmt: skip
+    if not _member(size, np.column_stack(legal_sizes(q.spec, q.problem, q.device)))[0]:
+        return Fallback((wc, wr), FallbackReason.DEVICE,
+                        f"{wc}x{wr} is beyond what {q.spec.name} may use on this device "
+                        f"(max work-group {q.device.max_work_group_size}, its local memory)")  # fmt: skip
+    if not _member(size, np.column_stack(scenario_sizes(q.spec, q.problem, q.device)))[0]:
+        extent = "x".join(map(str, data_extent(q.spec, q.problem)))
+        return Fallback((wc, wr), FallbackReason.SHAPE,
+                        f"{wc}x{wr} is wider or taller than the data ({extent})")  # fmt: skip
+    return Fallback((wc, wr), FallbackReason.OTHER,
+                    f"{wc}x{wr} was usable; the fallback among the usable sizes chose another")  # fmt: skip

@@ -12,6 +12,7 @@ from perfport.wg.dataset import WgDataset
 
 # Named in the missing-extra error of every predictor that needs scikit-learn.
 SKLEARN_PURPOSE = "Work-group-size models"
+ANY_SIZE = 2**62  # a maximum work-group no size reaches: every size allowed
 
 
 def baseline_column(data: WgDataset) -> int:
@@ -56,6 +57,20 @@ class WgPredictor(ABC):
         them), with the same answers; a family overrides it where one call over all rows
         costs less than one per row."""
         return [self.propose(row, m, r) for row, m, r in zip(x, max_wg, refused, strict=True)]
+
+    def propose_own(self, x: np.ndarray, max_wg: int, refused: set[int]) -> tuple[int, int]:
+        """``propose``, and the model's own choice: its proposal with every size allowed
+        (where the two differ, a fallback replaced it). A family overrides it where both
+        come from one prediction."""
+        return self.propose(x, max_wg, refused), self.propose(x, ANY_SIZE, set())
+
+    def propose_many_own(
+        self, x: np.ndarray, max_wg: Sequence[int], refused: Sequence[set[int]]
+    ) -> list[tuple[int, int]]:
+        """``propose_own`` for each row of ``x``, as ``propose_many`` asks them."""
+        chosen = self.propose_many(x, max_wg, refused)
+        own = self.propose_many(x, [ANY_SIZE] * len(chosen), [set() for _ in chosen])
+        return list(zip(chosen, own, strict=True))
 
     def _candidates(self, max_wg: int, refused: set[int]) -> np.ndarray:
         area = self.sizes_[:, 0] * self.sizes_[:, 1]

@@ -25,14 +25,15 @@ on them (tens of microseconds).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from perfport.wg.dataset import WgDataset
-from perfport.wg.predictors.base import WgPredictor
+from perfport.wg.predictors.base import ANY_SIZE, WgPredictor
 from perfport.wg.predictors.novelty import CPU_CLASS, CPU_FEATURE, DeviceNovelty
-from perfport.wg.predictors.vectors import best_fixed, performance_vectors
+from perfport.wg.predictors.vectors import fixed_order, performance_vectors
 
 
 class WgPerformanceKnn(WgPredictor):
@@ -44,6 +45,7 @@ class WgPerformanceKnn(WgPredictor):
     # fixed size over the training CPUs rather than over every device (mostly GPUs).
     cpu_class: bool = False
     cpu_fixed_: int | None = None
+    cpu_order_: np.ndarray | None = None
 
     def __init__(
         self,
@@ -75,17 +77,22 @@ class WgPerformanceKnn(WgPredictor):
         self.vectors_ = performance_vectors(data)
         device = np.array([n.startswith("device_") for n in data.feature_names])
         self.device_columns_ = np.flatnonzero(device)
-        self.fixed_ = best_fixed(self.vectors_, np.ones(len(data), dtype=bool))
-        # The best fixed size of each device the training data has, keyed by its features.
-        self.device_fixed_: dict[bytes, int] = {}
+        # The fixed sizes best first (the first is the best fixed size): over all training
+        # scenarios, per device the training data has (keyed by its features), over its CPUs.
+        self.fixed_order_ = fixed_order(self.vectors_, np.ones(len(data), dtype=bool))
+        self.fixed_ = _first(self.fixed_order_)
+        self.device_order_: dict[bytes, np.ndarray] = {}
         if len(self.device_columns_):
             keys = [x[i, self.device_columns_].tobytes() for i in range(len(data))]
             for key in set(keys):
                 rows = np.array([k == key for k in keys])
-                self.device_fixed_[key] = best_fixed(self.vectors_, rows)
+                self.device_order_[key] = fixed_order(self.vectors_, rows)
+        self.device_fixed_ = {k: _first(v) for k, v in self.device_order_.items()}
+        self.cpu_order_ = None
         if self.cpu_class and CPU_FEATURE in data.feature_names:
             cpu = x[:, data.feature_names.index(CPU_FEATURE)] == 1
-            self.cpu_fixed_ = best_fixed(self.vectors_, cpu) if cpu.any() else None
+            self.cpu_order_ = fixed_order(self.vectors_, cpu) if cpu.any() else None
+            self.cpu_fixed_ = None if self.cpu_order_ is None else _first(self.cpu_order_)
 
     def neighbours(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(training rows, their weights): the k nearest, weighted by inverse distance."""
@@ -141,6 +148,32 @@ class WgPerformanceKnn(WgPredictor):
             out[i] = self._choose(x[i], candidates[i], *vector)
         return out
 
+    def propose_own(self, x: np.ndarray, max_wg: int, refused: set[int]) -> tuple[int, int]:
+        vector = self.predict_vector(x)  # the costly part, shared by both choices
+        return self._answer(x, max_wg, refused, vector), self._answer(x, ANY_SIZE, set(), vector)
+
+    def propose_many_own(
+        self, x: np.ndarray, max_wg: Sequence[int], refused: Sequence[set[int]]
+    ) -> list[tuple[int, int]]:
+        x = np.asarray(x, dtype=np.float64).reshape(len(max_wg), -1)
+        if self.fallback and self.novelty_ is not None:
+            self.novelty_.explain_many(x)  # the fallback's test, row by row, kept
+        vectors = self.predict_vectors(x)
+        return [
+            (self._answer(row, m, r, v), self._answer(row, ANY_SIZE, set(), v))
+            for row, m, r, v in zip(x, max_wg, refused, vectors, strict=True)
+        ]
+
+    def _answer(
+        self,
+        x: np.ndarray,
+        max_wg: int,
+        refused: set[int],
+        vector: tuple[np.ndarray, np.ndarray, np.ndarray],
+    ) -> int:
+        candidates = self._candidates(max_wg, refused)
+        return self._choose(x, candidates, *vector) if len(candidates) else self.baseline_
+
     def _choose(
         self,
         x: np.ndarray,
@@ -154,8 +187,8 @@ class WgPerformanceKnn(WgPredictor):
         best = int(candidates[int(np.argmax(score))])
         if not self.fallback or (self.novelty_ is not None and not self.novelty_.novel(x)):
             return best
-        fixed = self._fixed_for(x)
-        if fixed == best or fixed not in candidates:
+        fixed = self._fixed_for(x, candidates)
+        if fixed is None or fixed == best:
             return best
         # The gain of the choice over the fixed size, per neighbour that has both sizes.
         gain = vectors[:, best] - vectors[:, fixed]
@@ -169,12 +202,31 @@ class WgPerformanceKnn(WgPredictor):
         spread = np.sqrt(np.average((g - mean) ** 2, weights=v) * len(g) / (len(g) - 1))
         return best if mean > self.margin * spread / np.sqrt(n) else fixed
 
-    def _fixed_for(self, x: np.ndarray) -> int:
+    def _fixed_for(self, x: np.ndarray, candidates: np.ndarray | None = None) -> int | None:
+        """The scenario's best fixed size; with ``candidates``, the best of those among them
+        (None: none is), so a fixed size the scenario cannot use (too large for its data or
+        device) gives way to the next one rather than to the unchecked choice."""
+        if "fixed_order_" in self.__dict__:
+            order = self._of_device(x, self.device_order_, self.cpu_order_, self.fixed_order_)
+        else:  # a model fitted before the orders were kept: its one fixed size
+            order = np.array([self._of_device(x, self.device_fixed_, self.cpu_fixed_, self.fixed_)])
+        if candidates is None:
+            return _first(order)
+        usable = order[np.isin(order, candidates)]
+        return int(usable[0]) if len(usable) else None
+
+    def _of_device(self, x: np.ndarray, known: Mapping[bytes, Any], cpu: Any, overall: Any) -> Any:
+        """``known``'s entry for the scenario's device where training had it, else ``cpu``
+        for a CPU (with CPUs one class) where given, else ``overall``."""
         if len(self.device_columns_):
             device = np.asarray(x, dtype=np.float64)[self.device_columns_]
-            if device.tobytes() in self.device_fixed_:
-                return self.device_fixed_[device.tobytes()]
-            cpu = self.novelty_ is not None and self.novelty_.key(device) == CPU_CLASS
-            if cpu and self.cpu_fixed_ is not None:
-                return self.cpu_fixed_
-        return self.fixed_
+            if device.tobytes() in known:
+                return known[device.tobytes()]
+            is_cpu = self.novelty_ is not None and self.novelty_.key(device) == CPU_CLASS
+            if is_cpu and cpu is not None:
+                return cpu
+        return overall
+
+
+def _first(order: np.ndarray) -> int:
+    return int(order[0]) if len(order) else 0

@@ -30,12 +30,21 @@ def performance_vectors(data: WgDataset) -> np.ndarray:
 def best_fixed(vectors: np.ndarray, rows: np.ndarray) -> int:
     """The size with the best mean log relative performance over ``rows`` among those within
     every one of their limits (a size above some scenario's limit is never a fixed choice)."""
+    order = fixed_order(vectors, rows)
+    return int(order[0]) if len(order) else 0
+
+
+def fixed_order(vectors: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The sizes ``best_fixed`` may choose, best first (ties in column order): where the best
+    is not legal for a scenario (too wide for its data, say), the fixed choice is the first
+    one that is."""
     block = vectors[rows]
     everywhere = np.isfinite(block).all(0)
     if not everywhere.any():
         everywhere = np.isfinite(block).any(0)
     score = np.where(everywhere, np.nanmean(np.where(everywhere, block, 0.0), axis=0), -np.inf)
-    return int(np.argmax(score))
+    order = np.argsort(-score, kind="stable")
+    return order[np.isfinite(score[order])]
 
 
 def covering_sizes(vectors: np.ndarray, rows: np.ndarray, count: int) -> list[int]:
