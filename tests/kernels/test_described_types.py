@@ -109,19 +109,3 @@ def test_the_daemon_takes_the_types_too():
     assert "out_dtype" not in given  # absent stays absent: old requests keep their cache keys
     with pytest.raises(ValueError, match="dtype"):
         Stencil(name="s", body="return GET(0, 0);", dtype="half")
-
-
-@pytest.mark.parametrize("problem", [{"dtype": "uchar"}, {"out_dtype": "half"}])
-def test_the_problem_may_not_override_to_a_type_a_description_may_not_name(problem, cpu):
-    """``dtype: uchar`` was refused in a description but taken from the problem (tune ran it,
-    'wg predict' and the daemon answered for it): the problem's types are now held to the
-    same list, as the built-ins' are, so every command refuses them alike."""
-    from perfport.space import kernel_space
-    from perfport.wg import check_scenario
-
-    spec = described_stencil(SOUTH_DIFF)
-    merged = {"width": 64, "height": 64, **problem}
-    assert not len(kernel_space(spec, merged, cpu))
-    with pytest.raises(SpecError, match=r"dtype in \('int', 'float', 'double'"):
-        check_scenario(spec, merged, cpu)
-    assert len(kernel_space(spec, {"width": 64, "height": 64, "dtype": "int"}, cpu))

@@ -18,7 +18,7 @@ import ast
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,6 @@ from perfport.kernels.stencil import (
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _KEYS = ("name", "body", *BORDERS, "dtype", "out_dtype", "reference", "reference_file")
 _DTYPES = ("int", "float", "double")
-TYPE_RESTRICTIONS = (
-    f"dtype in {_DTYPES!r}",
-    f"out_dtype in {(*_DTYPES, 'same')!r}",
-)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _GET = re.compile(r"\bGET\s*\(")
 # A constant offset: integers, the border names, + - * and parentheses (C and Python agree).
@@ -90,9 +86,7 @@ def described_stencil(description: Mapping[str, Any], path: Path | None = None) 
         doc=f"described stencil {name}",
         guard=not constant,
     )
-    # The problem may override the types: only to those a description may name, as the
-    # built-ins restrict theirs, so tune, 'wg predict' and the daemon refuse the same ones.
-    return replace(spec, restrictions=(*spec.restrictions, *TYPE_RESTRICTIONS))
+    return spec
 
 
 def described_stencil_file(path: Path, also: str = "") -> KernelSpec:
