@@ -114,6 +114,19 @@ def test_sizes_never_wider_or_taller_than_the_data(cpu):
         assert all(np.array_equal(a, b) for a, b in zip(legal, fitting, strict=True))
 
 
+def test_where_no_legal_size_fits_the_data_the_legal_sizes_are_chosen_from(cpu):
+    """A kernel whose rule forbids small groups (wc * wr >= 64) was refused at 4x4 data
+    ("give larger data"), where an 8x8 group runs and verifies."""
+    from perfport.wg.predict import check_scenario
+
+    plain = builtin("stencil")
+    spec = dataclasses.replace(plain, restrictions=(*plain.restrictions, "wc * wr >= 64"))
+    problem = {"width": 4, "height": 4}
+    wc, wr = check_scenario(spec, problem, cpu)
+    legal = legal_sizes(spec, problem, cpu)
+    assert len(wc) and np.array_equal(wc, legal[0]) and np.array_equal(wr, legal[1])
+
+
 def test_a_prediction_fits_the_data_and_says_what_it_replaced(daemon_model, cpu):
     from perfport.wg import load_model, predict_wg
 

@@ -19,11 +19,13 @@ def cache_home() -> Path:
 def cache_error(exc: BaseException) -> str | None:
     """The one-line error for ``exc`` if it is an OSError on the cache folder (the folder, a
     folder in it, or one above it that could not be made); None otherwise."""
-    if not isinstance(exc, OSError) or not exc.filename:
-        return None
+    if not isinstance(exc, OSError) or isinstance(exc, IsADirectoryError) or not exc.filename:
+        return None  # "Is a directory" is a path the user gave (--out ~), not a cache's
     home = cache_home()
     path = Path(os.fsdecode(exc.filename)).absolute()
     if path != home and home not in path.parents and path not in home.parents:
+        return None
+    if path in home.parents and path.exists():  # a folder above that exists: the user's path
         return None
     return (
         f"the cache folder {home} cannot be written ({exc.strerror or exc}: {path}); perfport and "

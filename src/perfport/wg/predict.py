@@ -166,7 +166,9 @@ def scenario_sizes(
     spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo
 ) -> tuple[np.ndarray, np.ndarray]:
     """``legal_sizes`` less the sizes wider or taller than the data (rounded up to the next
-    size the parameter has, so 1 for data 1 wide): what a prediction chooses from."""
+    size the parameter has, so 1 for data 1 wide): what a prediction chooses from. Where no
+    legal size fits the data (a kernel rule against small groups), the legal sizes: such a
+    size runs, with idle work-items."""
     _, names = _constraints(spec, device)
     env = spec.env({}, spec.problem.merged(problem))
     values = tuple(sorted((n, env[n]) for n in names if n in env))
@@ -187,6 +189,8 @@ def _fitting(
     keep = np.ones(len(wc), dtype=bool)
     for name, cap in caps:
         keep &= sizes[name] <= cap
+    if not keep.any():
+        return wc, wr
     out = (wc[keep], wr[keep])
     for array in out:
         array.setflags(write=False)  # shared by every caller
@@ -219,12 +223,7 @@ def check_scenario(
             f"no work-group size of {spec.name} is legal for this problem on {device.id}; "
             + _why_none(spec, problem, device)
         )
-    fitting = scenario_sizes(spec, problem, device)
-    if not len(fitting[0]):  # a kernel rule against small groups, say
-        extent = "x".join(map(str, data_extent(spec, problem)))
-        raise SpecError(f"no work-group size of {spec.name} that {device.id} allows fits data "
-                        f"of {extent}; give larger data")  # fmt: skip
-    return fitting
+    return scenario_sizes(spec, problem, device)
 
 
 def _why_none(spec: KernelSpec, problem: Mapping[str, Any], device: DeviceInfo) -> str:
