@@ -23,3 +23,33 @@ def test_the_cache_folder_or_a_missing_one_above_it_is_named(tmp_path, monkeypat
     for path in (home, home / "pytools", tmp_path / "no"):
         exc = PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
         assert f"the cache folder {home} cannot be written" in (cache_error(exc) or "")
+
+
+def test_dropped_lets_go_of_what_the_exceptions_it_arose_from_hold():
+    """A Ctrl-C that stopped a cache half-way: the interrupt raised on (SweepInterrupted)
+    kept the first one's frames, whose half-made cache printed a traceback when collected."""
+    import weakref
+
+    from perfport._core.cache_home import dropped
+
+    class HalfMade:
+        def __del__(self):
+            raise AttributeError("half-made")
+
+    refs = []
+
+    def stopped():
+        half = HalfMade()
+        refs.append(weakref.ref(half))
+        raise KeyboardInterrupt
+
+    try:
+        try:
+            stopped()
+        except KeyboardInterrupt as first:
+            raise RuntimeError("raised on") from first
+    except RuntimeError as exc:
+        caught = exc
+    assert refs[0]() is not None  # held by the first exception's frames
+    dropped(caught)
+    assert refs[0]() is None

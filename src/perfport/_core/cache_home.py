@@ -2,7 +2,8 @@
 statistics and loopy's (pytools') caches live, and the one-line error for a folder there that
 cannot be made or written: read-only homes are common on HPC nodes. pytools meets such a
 folder half-way through making a cache, and that cache's destructor then prints a traceback of
-its own when it is collected: ``dropped`` collects it quietly."""
+its own when it is collected: ``dropped`` collects it quietly (as after a Ctrl-C that stopped
+pyopencl's cache half-way)."""
 
 from __future__ import annotations
 
@@ -35,12 +36,17 @@ def cache_error(exc: BaseException) -> str | None:
 
 
 def dropped(exc: BaseException) -> None:
-    """Let go of ``exc``'s frames (and what they made half-way) with the destructors' errors
-    unprinted."""
+    """Let go of the frames of ``exc`` and of the exceptions it arose from (and what they
+    made half-way) with the destructors' errors unprinted."""
     hook = sys.unraisablehook
     sys.unraisablehook = lambda _: None
     try:
-        exc.__traceback__ = None
+        seen: set[int] = set()
+        link: BaseException | None = exc
+        while link is not None and id(link) not in seen:
+            seen.add(id(link))
+            link.__traceback__ = None
+            link = link.__cause__ or link.__context__
         gc.collect()
     finally:
         sys.unraisablehook = hook

@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PerfportError as exc:
         print(f"perfport: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        dropped(exc)  # a cache it stopped half-way would print a traceback when collected
         print("perfport: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `perfport export | head`: the reader has what it wanted
