@@ -57,6 +57,17 @@ def test_calibrate_and_evaluate_count_with_the_device_s_width(tmp_path, capsys, 
     assert json.loads(capsys.readouterr().out)["subgroup_size"] == 64
     assert main([*argv, "--subgroup-size", "32"]) == 0
     assert json.loads(capsys.readouterr().out)["subgroup_size"] == 32
+    # The calibration keeps the width it was counted with, and predict counts alike by default
+    # (it counted with 32 whatever the calibration's).
+    assert main([*argv[:-1], "--out", str(tmp_path / "wide.json"), "--json"]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "wide.json").read_text())["subgroup_size"] == 64
+    predict = ["model", "predict", str(tmp_path / "wide.json"), "matmul-noprefetch",
+               "--problem", "n=128", "--json"]  # fmt: skip
+    assert main(predict) == 0
+    assert json.loads(capsys.readouterr().out)["subgroup_size"] == 64
+    assert main([*predict, "--subgroup-size", "32"]) == 0
+    assert json.loads(capsys.readouterr().out)["subgroup_size"] == 32
     evaluate = ["model", "evaluate", "--db", str(db), "--model", str(_model_file(tmp_path))]
     assert main([*evaluate, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["subgroup_size"] == 64

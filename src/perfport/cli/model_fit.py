@@ -5,6 +5,7 @@ the paper's evaluation (model_evaluate.py). Handlers import the model capability
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import os
 import sys
@@ -66,7 +67,7 @@ def add_parsers(model_sub: Any) -> None:
     )
     add_problem(p)
     add_config(p)
-    add_subgroup(p, "32; give the size the calibration was counted with")
+    add_subgroup(p, "the width the calibration was counted with, else 32")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_predict)
 
@@ -173,6 +174,7 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
                             f"{skipped[0].line()}")  # fmt: skip
     data = features.measurements(model, runs)
     calibration = calibrate(model, data, device=device.name, nonnegative=args.nonnegative)
+    calibration = dataclasses.replace(calibration, subgroup_size=size)  # predict counts alike
     calibration.save(args.out)
     with Store(args.db) as store:
         record_calibration(store, device, model.output, model.expression, calibration.to_json())
@@ -238,7 +240,8 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # loopy's notes are kept in the stats' approximations
         program = load_kernel(args.kernel, args.config, sizes)
-        stats = StatsCache(_cache_folder()).stats(program, subgroup_size(args.subgroup_size))
+        width = args.subgroup_size or calibration.subgroup_size  # counted as it was
+        stats = StatsCache(_cache_folder()).stats(program, subgroup_size(width))
     sizes = with_defaults(args, stats, sizes)
     evaluated = checked(stats, sizes)
     inputs = input_features(calibration.model, evaluated, device=calibration.device)

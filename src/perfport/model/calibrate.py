@@ -68,6 +68,9 @@ class Calibration:
     bounded: bool = False
     at_bound: tuple[str, ...] = ()
     unbounded_negative: tuple[str, ...] = ()
+    # The sub-group width the measurements were counted with (None: a file that does not
+    # say), so that a prediction counts its kernel alike.
+    subgroup_size: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class Calibration:
             "bounded": self.bounded,
             "at_bound": list(self.at_bound),
             "unbounded_negative": list(self.unbounded_negative),
+            **({} if self.subgroup_size is None else {"subgroup_size": self.subgroup_size}),
         }
 
     @staticmethod
@@ -124,6 +128,7 @@ class Calibration:
                 unbounded_negative=fields.names(
                     data.get("unbounded_negative", []), "unbounded_negative"
                 ),
+                subgroup_size=_width(data.get("subgroup_size")),
             )
         except KeyError as exc:
             raise ModelError(
@@ -369,3 +374,12 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
                          f"{parts.get(bad, value)}); predict smaller sizes, or calibrate a model that grows "
                          "more slowly")  # fmt: skip
     return Prediction(value, {t: v / value if value else 0.0 for t, v in parts.items()})
+
+
+def _width(value: Any) -> int | None:
+    if value is None:
+        return None
+    width = fields.integer(value, "subgroup_size")
+    if width < 1:
+        raise ValueError(f"subgroup_size is {width}, not a width of 1 or more")
+    return width
