@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from perfport.wg import WgQuestion, load_dataset, predict_wg, predict_wg_many
+from perfport.wg.predictors.classifier import WgClassifier
 from perfport.wg.predictors.forest import WgPerformanceForest
 from perfport.wg.predictors.k_nearest_neighbours import WgPerformanceKnn
+from perfport.wg.predictors.regressor import WgRegressor
 
 SHIPPED = Path(__file__).parents[2] / "src" / "perfport" / "datasets" / "wg" / "stencils.npz"
 
@@ -102,3 +104,46 @@ def test_predict_wg_many_answers_as_predict_wg_with_failures_in_place(daemon_mod
         assert not isinstance(answer, Exception)
         _same(answer, predict_wg(model, q.spec, q.problem, q.device, q.refused))
     assert predict_wg_many(model, []) == []
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: WgClassifier("decision_tree", fallback="nearest_neighbour"),
+        lambda: WgClassifier("decision_tree", fallback="baseline"),
+        lambda: WgClassifier("decision_tree", fallback="random"),
+        lambda: WgRegressor("speedup", trees=10),
+        lambda: WgRegressor("performance", trees=10),
+        lambda: WgPerformanceKnn(fallback=True),
+    ],
+    ids=["tree+nearest", "tree+baseline", "tree+random", "speedup", "performance", "knn+fixed"],
+)
+def test_the_answer_and_the_models_own_choice_come_from_one_prediction(shipped, make):
+    """propose_own is (propose with the limits, propose with every size allowed); the
+    classifiers and regressors computed it with two predictions each (the daemon's latency)."""
+    from perfport.wg.predictors.base import ANY_SIZE
+
+    predictor = make().fit(shipped)
+    x, max_wg, refused = random_questions(shipped, np.random.default_rng(3), 24)
+    own = predictor.propose_many_own(x, max_wg, refused)
+    expected = [
+        (predictor.propose(x[i], max_wg[i], refused[i]), predictor.propose(x[i], ANY_SIZE, set()))
+        for i in range(len(x))
+    ]
+    assert own == expected
+
+
+def test_a_classifier_predicts_once_for_the_answer_and_its_own_choice(shipped):
+    predictor = WgClassifier("decision_tree").fit(shipped)
+    calls = []
+    model = predictor.model_
+
+    class Counted:
+        def predict(self, rows):
+            calls.append(len(rows))
+            return model.predict(rows)
+
+    predictor.model_ = Counted()
+    x, max_wg, refused = random_questions(shipped, np.random.default_rng(5), 1)
+    predictor.propose_own(x[0], max_wg[0], refused[0])
+    assert calls == [1]

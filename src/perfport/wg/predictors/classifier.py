@@ -81,7 +81,14 @@ class WgClassifier(WgPredictor):
         return self
 
     def propose(self, x: np.ndarray, max_wg: int, refused: set[int]) -> int:
+        return self.propose_own(x, max_wg, refused)[0]
+
+    def propose_own(self, x: np.ndarray, max_wg: int, refused: set[int]) -> tuple[int, int]:
+        # The class predicted is the model's own choice: one prediction gives both.
         predicted = int(self.model_.predict(x.reshape(1, -1))[0])
+        return self._fallen_back(predicted, max_wg, refused), predicted
+
+    def _fallen_back(self, predicted: int, max_wg: int, refused: set[int]) -> int:
         candidates = self._candidates(max_wg, refused)
         if predicted in candidates or not len(candidates):
             return predicted

@@ -53,12 +53,23 @@ class WgRegressor(WgPredictor):
         candidates = self._candidates(max_wg, refused)
         if not len(candidates):
             return self.baseline_
+        return int(candidates[int(np.argmax(self._score(x, candidates)))])
+
+    def propose_own(self, x: np.ndarray, max_wg: int, refused: set[int]) -> tuple[int, int]:
+        # Every size scored once: the best of them is the model's own choice, the best of the
+        # candidates the answer (each size's score does not depend on the others).
+        score = self._score(x, np.arange(len(self.sizes_)))
+        own = int(np.argmax(score))
+        candidates = self._candidates(max_wg, refused)
+        if not len(candidates):
+            return self.baseline_, own
+        return int(candidates[int(np.argmax(score[candidates]))]), own
+
+    def _score(self, x: np.ndarray, columns: np.ndarray) -> np.ndarray:
         rows = np.column_stack(
-            [np.repeat(x.reshape(1, -1), len(candidates), 0), np.log2(self.sizes_[candidates])]
+            [np.repeat(x.reshape(1, -1), len(columns), 0), np.log2(self.sizes_[columns])]
         )
         if self.target == "performance":
             per_tree = np.stack([tree.predict(rows) for tree in self.model_.estimators_])
-            score = per_tree.mean(0) - 0.5 * per_tree.std(0)
-        else:
-            score = self.model_.predict(rows)
-        return int(candidates[int(np.argmax(score))])
+            return np.asarray(per_tree.mean(0) - 0.5 * per_tree.std(0))
+        return np.asarray(self.model_.predict(rows))
