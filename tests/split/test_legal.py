@@ -118,3 +118,12 @@ def test_a_part_may_break_a_restriction_that_prunes_the_tuning_space(tmp_path, t
     run = run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)
     x = host_arrays(spec, spec.env({}, spec.problem), 0)["x"]
     np.testing.assert_allclose(run.outputs["y"], _numpy(x), rtol=1e-6)
+
+
+def test_the_refusal_brackets_a_compound_global_size(tmp_path, two):
+    # 'n + 2 % wg == 0' (the rule's label) reads as n + (2 % wg) == 0
+    spec = _spec(tmp_path, "n + 2", halo="0")
+    a, b = two
+    parts = [Part(a, Config.of(wg=16), 0, 2000), Part(b, Config.of(wg=16), 2000, 4000)]
+    with pytest.raises(SpecError, match=r"breaks \(n \+ 2\) % wg == 0 \(global divisible"):
+        run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)

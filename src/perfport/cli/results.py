@@ -82,7 +82,8 @@ def run_results(args: argparse.Namespace, console: Console) -> int:
     if unverified:
         print(
             f"warning: {unverified} correct-looking results are not verified (tuned with "
-            "--no-verify, or with nothing to compare their outputs with); 'perfport export' "
+            "--no-verify, with nothing to compare their outputs with, or swept: a sweep "
+            "verifies each configuration at its first problem only); 'perfport export' "
             "shows which",
             file=sys.stderr,
         )

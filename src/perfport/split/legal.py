@@ -127,15 +127,21 @@ def part_refusal(
     if split is not None:
         held = int(sub[split.extent])
         where = f" ({split.extent}={held}{' with its halo' if held != stop - start else ''})"
-    head = (
-        f"on {device.id} with {dict(config)} cannot launch at its problem{where}: global size "
-        f"{list(geometry.global_size)}, local size {list(geometry.local_size)} breaks {broken}"
-    )
-    padded = [f"round_up({g}, {lo})" for g, lo in divisible_sizes(spec.global_size, spec.local_size)
-              if broken.startswith(f"{g} % {lo} == 0")]  # fmt: skip
-    if padded:
-        return (
-            f"{head}; pad the kernel's global size to whole work-groups ({padded[0]}, with a "
-            "bounds check in the kernel: docs/kernel-spec.md) so that any part can launch"
-        )
+    sizes = f"global size {list(geometry.global_size)}, local size {list(geometry.local_size)}"
+    head = f"on {device.id} with {dict(config)} cannot launch at its problem{where}: {sizes}"
+    for g, lo in divisible_sizes(spec.global_size, spec.local_size):
+        if broken.startswith(f"{g} % {lo} == 0"):  # the rule's label, unbracketed (keys)
+            return (
+                f"{head} breaks {_bracketed(g)} % {_bracketed(lo)} == 0 (global divisible by "
+                f"local); pad the kernel's global size to whole work-groups (round_up({g}, "
+                f"{lo}), with a bounds check in the kernel: docs/kernel-spec.md) so that any "
+                "part can launch"
+            )
+    head = f"{head} breaks {broken}"
     return f"{head}; give that device a configuration legal at that size"
+
+
+def _bracketed(text: str) -> str:
+    """``text`` as an operand of %: 'n + 2' reads as n + (2 % wg) without brackets."""
+    plain = text.strip()
+    return plain if plain.isidentifier() or plain.isdigit() else f"({plain})"

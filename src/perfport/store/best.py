@@ -83,7 +83,7 @@ FROM devices d, kernels k, problems p WHERE d.id = ? AND k.id = ? AND p.id = ?
 
 # The best (first-stored on ties) ok result of one configuration of one target.
 _BEST_OF_CONFIG = f"""
-SELECT c.key, r.median_ms, r.verification, r.verified_against
+SELECT c.key, r.median_ms, r.verification, r.verified_against, g.status AS campaign_status
 FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN configs c ON c.id = r.config_id
 WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND {_OK}
 ORDER BY r.median_ms, r.id LIMIT 1
@@ -111,14 +111,13 @@ def best_results(
     groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
     groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
     ceilings = stored_ceilings(store)
-    out = [
-        replace(
-            _best_result(store, t, groups[t], len(campaigns[t]), ceilings),
-            campaign_statuses=dict(sorted(statuses[t].items())),
-            finished=all(s in _FINISHED for s in statuses[t]),
-        )
-        for t in campaigns
-    ]
+    out = []
+    for t in campaigns:
+        r = _best_result(store, t, groups[t], len(campaigns[t]), ceilings)
+        # The best's own campaign decides (a killed one beside a finished one that holds
+        # the best does not make it partial); with no best, every campaign.
+        done = r.finished if r.best is not None else all(s in _FINISHED for s in statuses[t])
+        out.append(replace(r, campaign_statuses=dict(sorted(statuses[t].items())), finished=done))
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 
@@ -206,6 +205,7 @@ def _best_result(
         best_verification=check,
         best_verified_against=None if best is None else best["verified_against"],
         unverified=group["unverified"],
+        finished=best is None or best["campaign_status"] in _FINISHED,
         best_metrics=_metrics(
             _scoring(info, ceilings),
             None if best is None else best["key"],
