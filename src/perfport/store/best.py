@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from perfport._core import Check, Config, Outcome, Problem
@@ -111,13 +110,7 @@ def best_results(
     groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
     groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
     ceilings = stored_ceilings(store)
-    out = []
-    for t in campaigns:
-        r = _best_result(store, t, groups[t], len(campaigns[t]), ceilings)
-        # The best's own campaign decides (a killed one beside a finished one that holds
-        # the best does not make it partial); with no best, every campaign.
-        done = r.finished if r.best is not None else all(s in _FINISHED for s in statuses[t])
-        out.append(replace(r, campaign_statuses=dict(sorted(statuses[t].items())), finished=done))
+    out = [_best_result(store, t, groups[t], statuses[t], ceilings) for t in campaigns]
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 
@@ -172,7 +165,11 @@ def _best_of(store: Store, config_id: int | None, ids: Target) -> Any:
 
 
 def _best_result(
-    store: Store, ids: Target, group: dict[str, Any], n: int, ceilings: dict[str, Ceilings]
+    store: Store,
+    ids: Target,
+    group: dict[str, Any],
+    statuses: Counter[str],
+    ceilings: dict[str, Ceilings],
 ) -> BestResult:
     """One target's record from its aggregated counts: a few indexed look-ups, not a scan."""
     info = store.query(_TARGET_INFO, ids)[0]
@@ -201,11 +198,18 @@ def _best_result(
         default=default,
         default_ms=default_row["median_ms"] if default_row is not None else None,
         outcomes=dict(sorted(counts.items())),
-        campaigns=n,
+        campaigns=sum(statuses.values()),
         best_verification=check,
         best_verified_against=None if best is None else best["verified_against"],
         unverified=group["unverified"],
-        finished=best is None or best["campaign_status"] in _FINISHED,
+        campaign_statuses=dict(sorted(statuses.items())),
+        # The best's own campaign decides (a killed one beside the finished one that holds
+        # the best does not make it partial); with no best, every campaign.
+        finished=(
+            best["campaign_status"] in _FINISHED
+            if best is not None
+            else all(s in _FINISHED for s in statuses)
+        ),
         best_metrics=_metrics(
             _scoring(info, ceilings),
             None if best is None else best["key"],
