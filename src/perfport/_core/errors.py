@@ -52,3 +52,11 @@ class LaunchError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.refused = refused
+
+
+def first_line(exc: BaseException) -> str:
+    """What a driver's error says first, as one printable line (its type's name where it says
+    nothing): a compiler log or a multi-line driver message shown where one line fits."""
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = "".join(c if c.isprintable() else " " for c in text)
+    return text or type(exc).__name__

@@ -31,6 +31,7 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.dtypes import numpy_dtype
+from perfport._core.errors import first_line
 from perfport.devices import (
     CompiledKernel,
     ConstantData,
@@ -237,8 +238,7 @@ class Dispatcher:
         if len(self._refused) >= _MAX_CHOICES:
             self._refused.clear()
             self._warned.clear()
-        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
-        self._refused[key] = Refusal(config, what, first or type(exc).__name__)
+        self._refused[key] = Refusal(config, what, first_line(exc))
         return key
 
     def _warn(self, met: list[RefusalKey], launched: Config) -> None:

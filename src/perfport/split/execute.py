@@ -36,6 +36,7 @@ from perfport._core import (
     SplitArray,
     SplitDim,
 )
+from perfport._core.errors import first_line
 from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session, open_session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.split.legal import check_parts, halo
@@ -65,11 +66,9 @@ def on_device(device: DeviceInfo, spec: KernelSpec, what: str) -> Iterator[None]
     try:
         yield
     except (BuildError, LaunchError) as exc:
-        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
-        first = "".join(c if c.isprintable() else " " for c in first)  # one printable line
         raise PartFailed(
-            f"{spec.name} {what} on {device.id}: {first or type(exc).__name__}; run it on that "
-            f"device alone ('perfport tune') to see the whole log"
+            f"{spec.name} {what} on {device.id}: {first_line(exc)}; run it on that device "
+            "alone ('perfport tune') to see the whole log"
         ) from None
 
 
