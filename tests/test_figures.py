@@ -176,7 +176,9 @@ def _default_bundle() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as out:
         fit_bundle(table, 8, out)
         tree = json.loads((Path(out) / "bundle.json").read_text())["tree"]
-        tests = (Path(out) / "selector.c").read_text().count("if (")
+        # The tree's tests: NAME_select's, not those of NAME_legal after it.
+        select = (Path(out) / "selector.c").read_text().split("_legal(int index")[0]
+        tests = select.count("if (")
     left, right = tree["left"], tree["right"]
 
     def depth(node: int) -> int:

@@ -244,6 +244,7 @@ def test_a_problem_value_that_varies_is_chosen_with_problem(db, tmp_path, capsys
         from_store(db)
     t = from_store(db, problem={"dtype": "double"})
     assert "dtype" not in t.problem_names and t.times.tolist() == [[4.0, 3.0], [5.0, 2.0]]
+    assert t.fixed == {"dtype": "double"}
     assert from_store(db, problem={"dtype": "float", "M": 64.0}).times.tolist() == [[1.0, 2.0]]
     with pytest.raises(SelectError, match="matches no problem; give one of dtype's values"):
         from_store(db, problem={"dtype": "half"})
@@ -253,7 +254,10 @@ def test_a_problem_value_that_varies_is_chosen_with_problem(db, tmp_path, capsys
     fit = ["select", "fit", "--data", str(db), "--kernels", "1", "--out", str(out), "--json"]
     assert main(fit) == 2 and "--problem dtype=" in capsys.readouterr().err
     assert main([*fit, "--problem", "dtype=double"]) == 0
-    assert json.loads(capsys.readouterr().out)["configs"] == [_C2]
+    fitted = json.loads(capsys.readouterr().out)
+    assert fitted["configs"] == [_C2] and fitted["unchecked_rules"] == []
+    # The generated legal() checks matmul's rules at the problem it was measured at.
+    assert fitted["metadata"]["fixed_problem"] == {"dtype": "double"}
     evaluate = ["select", "evaluate", "--data", str(db), "--kernels", "1", "--json",
                 "--classifiers", "decision_tree_a", "--prunings", "greedy"]  # fmt: skip
     assert main([*evaluate, "--problem", "dtype=float"]) == 0, capsys.readouterr().err
@@ -266,7 +270,9 @@ def test_a_table_keeps_one_value_of_a_column_that_is_not_a_number(tmp_path):
                        r"with --problem dtype=float"):  # fmt: skip
         load_csv(path)
     t = load_csv(path, problem={"dtype": "double"})
-    assert t.problem_names == ("M",) and t.times.tolist() == [[4.0]]
+    assert (
+        t.problem_names == ("M",) and t.times.tolist() == [[4.0]] and t.fixed == {"dtype": "double"}
+    )
 
 
 def test_a_parameter_taking_both_1_and_true_has_two_columns():

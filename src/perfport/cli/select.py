@@ -241,7 +241,11 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         "configs": [dict(c) for c in bundle.configs],
         "features": list(bundle.features),
         "metadata": dict(bundle.metadata),
+        "unchecked_rules": list(bundle.unchecked_rules),
     }
+    if bundle.unchecked_rules:  # stderr: in JSON mode stdout holds only the JSON
+        print(f"perfport: the generated legal() does not check: "
+              f"{'; '.join(bundle.unchecked_rules)[:400]}", file=sys.stderr)  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:

@@ -6,8 +6,10 @@ A bundle is a directory:
   names, configurations, the selector tree as plain arrays, and provenance (``metadata``:
   device, performance, data, ...). It is written last and atomically, so a directory whose
   writing was interrupted has no ``bundle.json`` and is refused rather than half read.
-- ``selector.h`` / ``selector.c``: the selector as dependency-free C (``KERNEL_select``).
-- ``selector.py``: the same selector as a standalone Python module.
+- ``selector.h`` / ``selector.c``: the selector as dependency-free C (``KERNEL_select``),
+  and ``KERNEL_legal`` / ``KERNEL_select_legal``, which check the kernel's rules.
+- ``selector.py``: the same selector as a standalone Python module (``legal``,
+  ``select_legal`` too).
 
 ``load_bundle`` answers from ``bundle.json`` alone (walking the stored tree exactly as the
 fitted model would), so serving a bundle needs neither scikit-learn nor the generated files.
@@ -24,10 +26,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from perfport._core import Config, SpecError, Value
+from perfport._core import Config, KernelSpec, SpecError, Value
 from perfport._core.identifiers import is_code_keyword
+from perfport.kernels import BUILTINS, builtin
 from perfport.select.emit_c import generate_c
+from perfport.select.emit_c_rules import Kind, checked
 from perfport.select.emit_python import generate_python
+from perfport.select.emit_rules import LegalRules, legal_rules, preference, unknown_rules
 from perfport.select.errors import SelectError
 from perfport.select.tree import SelectorTree, Transform, check_identifier, label_index
 
@@ -41,6 +46,9 @@ SPEC_FILE = "spec_file"
 # over the training problems, in the order of the configurations: the fallback order where
 # the selector's pick is illegal at a problem (perfport.select.legality).
 TRAIN_PERFORMANCE = "config_train_performance"
+# bundle.json metadata: the problem values the table held at one value that are not features
+# (dtype="float"): the problem the generated legal() checks the rules at, beyond its inputs.
+FIXED_PROBLEM = "fixed_problem"
 C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
 
 
@@ -54,6 +62,8 @@ class Bundle:
     configs: tuple[Config, ...]
     tree: SelectorTree
     metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    # The rules the generated legal() does not check, each "RULE (why)" (emit_rules).
+    unchecked_rules: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -88,6 +98,8 @@ def write_bundle(
     metadata: Mapping[str, Any] | None = None,
     labels: Mapping[Any, int] | None = None,
     real_features: Collection[str] = (),
+    spec: KernelSpec | None = None,
+    fixed: Mapping[str, Any] | None = None,
 ) -> Bundle:
     """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
 
@@ -96,6 +108,8 @@ def write_bundle(
     or fitted on one class), a ``SelectorTree``, or None when one configuration is shipped.
     ``transforms`` says what the tree saw of each feature (default: raw values).
     ``real_features`` take fractional values: the C selector takes them as ``double``.
+    ``spec`` (default: the built-in of ``kernel_name``) gives the rules the generated ``legal``
+    checks, at ``fixed`` problem values (else its defaults) beyond the selector's inputs.
     """
     directory = Path(directory)
     param_names = tuple(param_names)
@@ -117,9 +131,10 @@ def write_bundle(
     rows = [{p: c[p] for p in param_names} for c in plain]
     name = function_name(kernel_name)
     title = f"of kernel {kernel_name}"
+    rules = _rules(spec, kernel_name, rows, tree, fixed or {}, info, real_features)
     c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title,
-                        real=real_features)  # fmt: skip
-    python = generate_python(tree, param_names, rows, title=title)
+                        real=real_features, rules=rules)  # fmt: skip
+    python = generate_python(tree, param_names, rows, title=title, rules=rules)
     manifest = {
         "format": FORMAT,
         # A reader of version 1 ignores "derived" and would answer wrongly: mark such bundles.
@@ -131,6 +146,7 @@ def write_bundle(
         "configurations": rows,
         **_tree_json(tree),
         "metadata": info,
+        "unchecked_rules": list(rules.unchecked),
     }
     theirs = [f for f in (C_HEADER, C_SOURCE, PYTHON) if (directory / f).exists()]
     if theirs and not (directory / MANIFEST).is_file():
@@ -149,7 +165,27 @@ def write_bundle(
     except OSError as exc:
         raise SelectError(f"cannot write the bundle at {directory}: {exc.strerror}; "
                           "choose a writable directory") from None  # fmt: skip
-    return Bundle(directory, kernel_name, param_names, plain, tree, MappingProxyType(info))
+    return Bundle(directory, kernel_name, param_names, plain, tree, MappingProxyType(info),
+                  rules.unchecked)  # fmt: skip
+
+
+def _rules(
+    spec: KernelSpec | None,
+    kernel_name: str,
+    rows: Sequence[Mapping[str, Any]],
+    tree: SelectorTree,
+    fixed: Mapping[str, Any],
+    info: Mapping[str, Any],
+    real: Collection[str],
+) -> LegalRules:
+    """What the generated legal() checks: the spec's rules, as C can state them."""
+    order = preference(info.get(TRAIN_PERFORMANCE), len(rows))
+    if spec is None and kernel_name in BUILTINS:
+        spec = builtin(kernel_name)
+    if spec is None:
+        return unknown_rules(len(rows))
+    kinds = {f: Kind.DOUBLE if f in real else Kind.LONG for f in tree.features}
+    return checked(legal_rules(spec, rows, tree.features, fixed, order), kinds)
 
 
 def _tree(
@@ -245,4 +281,7 @@ def load_bundle(directory: str | Path) -> Bundle:
             f"{path} is malformed: the selector picks configuration {max(tree.choices)} of "
             f"{len(configs)}; {fix}"
         )
-    return Bundle(directory, str(data["kernel"]), params, configs, tree, MappingProxyType(metadata))
+    unchecked = data.get("unchecked_rules", [])
+    unchecked = tuple(str(u) for u in unchecked) if isinstance(unchecked, list) else ()
+    return Bundle(directory, str(data["kernel"]), params, configs, tree, MappingProxyType(metadata),
+                  unchecked)  # fmt: skip

@@ -9,9 +9,15 @@ from typing import TypeVar
 
 import numpy as np
 
-from perfport._core import SpecError
+from perfport._core import KernelSpec, SpecError
 from perfport.kernels import resolve_kernel
-from perfport.select.bundle import SPEC_FILE, TRAIN_PERFORMANCE, Bundle, write_bundle
+from perfport.select.bundle import (
+    FIXED_PROBLEM,
+    SPEC_FILE,
+    TRAIN_PERFORMANCE,
+    Bundle,
+    write_bundle,
+)
 from perfport.select.classify import Classifier, fit_selector
 from perfport.select.errors import SelectError
 from perfport.select.evaluate import geomean_fraction
@@ -34,7 +40,8 @@ def fit_bundle(
     as C and Python, provenance) to ``out``. Only decision-tree classifiers become code. The
     defaults did best at k = 6 and 8 on held-out H100 GEMM shapes over forty splits, through
     NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md). ``spec_file``,
-    the kernel's spec, is recorded (absolute) as a hint for ``Dispatcher``."""
+    the kernel's spec, is recorded (absolute) as a hint for ``Dispatcher``; its rules (else
+    the built-in's of the table's kernel) are what the generated ``legal`` checks."""
     classifier = _member(Classifier, classifier, "classifier")
     normalisation = _member(Normalisation, normalisation, "normalisation")
     pruning = _member(Pruning, pruning, "pruning")
@@ -66,19 +73,22 @@ def fit_bundle(
         # Each shipped configuration alone: the order a Dispatcher falls back in.
         TRAIN_PERFORMANCE: [geomean_fraction(perf[:, j]) for j in chosen],
     }
+    spec = None
     if spec_file is not None:
-        metadata[SPEC_FILE] = _spec_hint(spec_file, table.kernel)
+        metadata[SPEC_FILE], spec = _spec_hint(spec_file, table.kernel)
+    if table.fixed:  # the problem it was measured at, beyond the features (dtype)
+        metadata[FIXED_PROBLEM] = dict(table.fixed)
     values = np.asarray(table.problems, dtype=np.float64)
     real = [f for j, f in enumerate(table.problem_names) if np.any(values[:, j] % 1 != 0)]
     return write_bundle(
         out, table.kernel or "kernel", table.param_names,
         [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
-        metadata=metadata, real_features=real,
+        metadata=metadata, real_features=real, spec=spec, fixed=table.fixed,
     )  # fmt: skip
 
 
-def _spec_hint(spec_file: str | Path, kernel: str) -> str:
-    """The spec file's absolute path, once it is known to load the table's kernel."""
+def _spec_hint(spec_file: str | Path, kernel: str) -> tuple[str, KernelSpec]:
+    """The spec file's absolute path and its kernel, once it is known to be the table's."""
     try:
         spec = resolve_kernel(Path(spec_file))
     except SpecError as exc:
@@ -86,7 +96,7 @@ def _spec_hint(spec_file: str | Path, kernel: str) -> str:
     if spec.name != kernel:
         raise SelectError(f"--spec {spec_file} is kernel {spec.name}, but the data is of "
                           f"{kernel or '(unnamed)'}; give that kernel's spec file")  # fmt: skip
-    return str(Path(spec_file).resolve())
+    return str(Path(spec_file).resolve()), spec
 
 
 _E = TypeVar("_E", bound=Enum)

@@ -18,9 +18,10 @@ from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, SpecError
 from perfport.select.bundle import TRAIN_PERFORMANCE, Bundle
+from perfport.select.emit_rules import divisibility_rules, preference
 from perfport.select.errors import SelectError
 from perfport.space import Constraint
-from perfport.space.kernel_space import divisible_sizes, excluded_by, spec_device_constraints
+from perfport.space.kernel_space import excluded_by, spec_device_constraints
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,8 @@ class LegalChoice:
 def preference_order(bundle: Bundle) -> tuple[int, ...]:
     """The shipped configurations, best first: by their training performance where the bundle
     records it (ties and older bundles: in the bundle's order)."""
-    n = len(bundle.configs)
-    scores = bundle.metadata.get(TRAIN_PERFORMANCE)
-    if not isinstance(scores, list) or len(scores) != n:
-        return tuple(range(n))
-    if not all(isinstance(s, int | float) and not isinstance(s, bool) for s in scores):
-        return tuple(range(n))
-    return tuple(sorted(range(n), key=lambda j: -float(scores[j])))
+    # The generated selectors' select_legal falls back in the same order (emit_rules).
+    return preference(bundle.metadata.get(TRAIN_PERFORMANCE), len(bundle.configs))
 
 
 class Legality:
@@ -74,11 +70,8 @@ def _launch_constraints(spec: KernelSpec, device: DeviceInfo | None) -> list[Con
     if device is not None:
         return spec_device_constraints(spec, device)
     # Without a device only what holds on every device: each global size a multiple of its
-    # local size.
-    return [
-        Constraint.of(f"({g}) % ({lo}) == 0", label=f"{g} % {lo} == 0")
-        for g, lo in divisible_sizes(spec.global_size, spec.local_size)
-    ]
+    # local size (the rules the generated selectors' legal() checks too).
+    return [Constraint.of(text, label=label) for label, text in divisibility_rules(spec)]
 
 
 def legal_choice(

@@ -49,6 +49,9 @@ class PerfTable:
     times: np.ndarray
     device: str = ""
     kernel: str = ""
+    # Problem values one value everywhere and not numbers (dtype): not features, but the
+    # problem the table was measured at (a bundle's legal() reads them).
+    fixed: Mapping[str, Any] = field(default_factory=dict)
     _config_index: dict[tuple[Any, ...], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -125,6 +128,7 @@ class PerfTable:
             self.times[index],
             self.device,
             self.kernel,
+            self.fixed,
         )
 
 
@@ -175,6 +179,8 @@ def from_store(
     problems = [json.loads(k) for k in problem_keys]
     configs = [json.loads(k) for k in config_keys]
     problem_names, features = _problem_features(problems)
+    others = sorted({k for p in problems for k in p} - set(problem_names))
+    fixed = {n: problems[0].get(n) for n in others}  # one value everywhere (else refused)
     param_names = _param_order(configs, declared)
     times = np.full((len(problems), len(configs)), np.nan)
     for (pi, ci), t in best.items():
@@ -192,6 +198,7 @@ def from_store(
         times=times[np.ix_(p_order, np.asarray(c_order, dtype=np.intp))],
         device=rows[0].device,
         kernel=rows[0].kernel,
+        fixed=fixed,
     )
 
 
@@ -390,9 +397,8 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
         param_names=tuple(header[k][len(_CONFIG) :] for k in c_cols),
         configs=tuple(config_index),
         times=times,
-        device=meta["device"],
-        kernel=meta["kernel"],
-    )
+        device=meta["device"], kernel=meta["kernel"], fixed=_fixed(header, p_cols, numbered),
+    )  # fmt: skip
 
 
 def _kept_rows(
@@ -418,6 +424,14 @@ def _kept_rows(
             nr for nr, values in zip(numbered, given, strict=True) if _matches(values, problem)
         ]
     return numbered, [k for k in p_cols if not _one_name([row[k] for _, row in numbered])]
+
+
+def _fixed(
+    header: list[str], p_cols: list[int], numbered: list[tuple[int, list[str]]]
+) -> dict[str, Any]:
+    """The problem columns dropped as one value, not a number, everywhere: name -> value."""
+    dropped = [k for k, h in enumerate(header) if h.startswith(_PROBLEM) and k not in p_cols]
+    return {header[k][len(_PROBLEM) :]: _value(numbered[0][1][k]) for k in dropped if numbered}
 
 
 def _is_number(text: str) -> bool:
