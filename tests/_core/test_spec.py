@@ -47,6 +47,11 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"language": "fortran"}, "language"),
         ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
         ({"defines": {"UNROLL": "n"}}, "defined twice"),
+        # -D a=1 rewrote the argument a: every configuration failed to compile
+        (
+            {"params": (Param("wg", (1, 2)), Param("a", (1, 2))), "default": {"wg": 1, "a": 1}},
+            "macro 'a' would rename the argument a",
+        ),
         # arrays are allocated once per problem: a shape of a parameter failed in the worker
         ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
         ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
@@ -56,6 +61,15 @@ def test_invalid_specs_are_one_line_errors(overrides, message):
     with pytest.raises(SpecError, match=message) as info:
         _spec(**overrides)
     assert "\n" not in str(info.value)
+
+
+def test_a_parameter_named_like_an_argument_needs_another_macro():
+    """Its macro, not its name, reaches the source: a define keeps it off the argument, and a
+    launch parameter is no macro at all."""
+    renamed = (Param("wg", (1, 2), ParamKind.LAUNCH), Param("a", (1, 2), define="A_TILE"))
+    assert _spec(params=renamed, default={"wg": 1, "a": 1}).params[1].macro == "A_TILE"
+    launch = (Param("a", (1, 2), ParamKind.LAUNCH),)
+    assert _spec(params=launch, default={"a": 1}, local_size=("a",), global_size=("n",))
 
 
 def test_param_values_checked():

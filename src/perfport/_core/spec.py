@@ -246,10 +246,16 @@ class KernelSpec:
                 f"{what}: macro(s) {twice} defined twice (by parameters or defines); rename one"
             )
         for p in self.params:  # a kernel's own defines may name problem values on purpose
-            if p.define in arg_names or p.define in self.problem:
+            if p.kind is ParamKind.LAUNCH:  # never a macro
+                continue
+            if p.macro in arg_names or p.macro in self.problem:
+                fix = "rename the parameter or give it a define (the macro the source uses)"
+                if p.define:
+                    fix = "choose another define"
+                named = "argument" if p.macro in arg_names else "problem value"
                 raise SpecError(
-                    f"{what}: parameter {p.name}: define {p.define!r} would rename the argument "
-                    "or problem value of that name in the source; choose another"
+                    f"{what}: parameter {p.name}: its macro {p.macro!r} would rename the "
+                    f"{named} {p.macro} in the source; {fix}"
                 )
         for m in macros:  # a macro would rewrite these wherever the source says them
             if is_kernel_word(m):
