@@ -42,7 +42,10 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"global_size": ("m",)}, "unknown name"),
         ({"default": {"wg": 3, "UNROLL": 1}}, "not one of"),
         ({"default": {"wg": 2}}, "exactly the parameters"),
-        ({"defines": {"X": "wg"}}, "launch parameters cannot be compiled in"),
+        # a declared launch parameter was called an unknown name
+        ({"defines": {"X": "wg"}}, "launch-time parameter.s. wg, which a define cannot use; "),
+        ({"defines": {"X": "wg"}}, "make wg compile-time .* or drop the define$"),
+        ({"derived": {"hw": "wg // 2"}, "defines": {"X": "hw"}}, "hw, derived from launch-time"),
         ({"params": (Param("wg", (1,)), Param("wg", (2,)))}, "repeat"),
         ({"language": "fortran"}, "language"),
         ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
@@ -61,6 +64,8 @@ def test_invalid_specs_are_one_line_errors(overrides, message):
     with pytest.raises(SpecError, match=message) as info:
         _spec(**overrides)
     assert "\n" not in str(info.value)
+    if "unknown name" not in message:  # a name the spec declares is named as what it is
+        assert "unknown" not in str(info.value)
 
 
 def test_a_parameter_named_like_an_argument_needs_another_macro():
