@@ -42,11 +42,19 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"global_size": ("m",)}, "unknown name"),
         ({"default": {"wg": 3, "UNROLL": 1}}, "not one of"),
         ({"default": {"wg": 2}}, "exactly the parameters"),
-        ({"defines": {"X": "wg"}}, "launch parameters cannot be compiled in"),
+        # a declared launch parameter was called an unknown name
+        ({"defines": {"X": "wg"}}, "launch-time parameter.s. wg, which a define cannot use; "),
+        ({"defines": {"X": "wg"}}, "make wg compile-time .* or drop the define$"),
+        ({"derived": {"hw": "wg // 2"}, "defines": {"X": "hw"}}, "hw, derived from launch-time"),
         ({"params": (Param("wg", (1,)), Param("wg", (2,)))}, "repeat"),
         ({"language": "fortran"}, "language"),
         ({"problem": {"wg": 1, "n": 4}}, "both parameters and problem"),
         ({"defines": {"UNROLL": "n"}}, "defined twice"),
+        # -D a=1 rewrote the argument a: every configuration failed to compile
+        (
+            {"params": (Param("wg", (1, 2)), Param("a", (1, 2))), "default": {"wg": 1, "a": 1}},
+            "macro 'a' would rename the argument a",
+        ),
         # arrays are allocated once per problem: a shape of a parameter failed in the worker
         ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
         ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
@@ -56,6 +64,17 @@ def test_invalid_specs_are_one_line_errors(overrides, message):
     with pytest.raises(SpecError, match=message) as info:
         _spec(**overrides)
     assert "\n" not in str(info.value)
+    if "unknown name" not in message:  # a name the spec declares is named as what it is
+        assert "unknown" not in str(info.value)
+
+
+def test_a_parameter_named_like_an_argument_needs_another_macro():
+    """Its macro, not its name, reaches the source: a define keeps it off the argument, and a
+    launch parameter is no macro at all."""
+    renamed = (Param("wg", (1, 2), ParamKind.LAUNCH), Param("a", (1, 2), define="A_TILE"))
+    assert _spec(params=renamed, default={"wg": 1, "a": 1}).params[1].macro == "A_TILE"
+    launch = (Param("a", (1, 2), ParamKind.LAUNCH),)
+    assert _spec(params=launch, default={"a": 1}, local_size=("a",), global_size=("n",))
 
 
 def test_param_values_checked():

@@ -104,5 +104,14 @@ def test_a_reference_of_the_wrong_size_is_a_spec_error():
     assert reference_outputs(spec, spec.problem, 0)["b"].size == 256
 
 
+def test_a_reference_returning_a_bare_array_is_told_the_dict_it_must_return():
+    """A bare array was turned into a dict by dict(): 'cannot convert dictionary update
+    sequence element #0 to a sequence'."""
+    spec = load_kernel(Path(__file__).parents[1] / "data" / "probe.py")
+    bare = dataclasses.replace(spec, reference=lambda problem, inputs: np.zeros(256, np.float32))
+    with pytest.raises(SpecError, match=r"returned ndarray, not a dict; .*\{'b': array\}$"):
+        reference_outputs(bare, bare.problem, 0)
+
+
 def _one_too_many(problem, inputs):
     return {"b": np.zeros(problem["n"] + 1, np.float32)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -20,6 +20,7 @@ from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word, is_printable_name
 from perfport._core.metrics import Metrics
+from perfport._core.name_refusals import refused_names
 from perfport._core.records import Config, Language, Problem, Value, _plain, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.signature import check_args
@@ -30,18 +31,6 @@ def _check_ident(name: Any, what: str) -> str:
     if not is_identifier(name):
         raise SpecError(f"{what} {name!r} must be an identifier (letters, digits, _)")
     return name
-
-
-def _unknown_hint(unknown: Set[str], launch: Set[str], per_config: Set[str]) -> str:
-    """Why a name known elsewhere in the spec is not allowed in this expression."""
-    if unknown & launch:
-        return " (launch parameters cannot be compiled in; make them compile-time)"
-    if unknown & per_config:
-        return (
-            " (arrays are allocated once per problem and shared by every configuration: "
-            "size them from problem values, for the configuration that needs the most)"
-        )
-    return ""
 
 
 class ParamKind(Enum):
@@ -236,27 +225,7 @@ class KernelSpec:
             isinstance(a, ArrayArg) and a.output for a in self.args
         ):
             raise SpecError(f"{what}: a reference needs at least one output array (output=true)")
-        for k, _ in self.defines:
-            _check_ident(k, f"{what}: define")
-        macros = [p.macro for p in self.params if p.kind is ParamKind.COMPILE]
-        macros += [k for k, _ in self.defines]
-        if len(set(macros)) != len(macros):
-            twice = sorted({m for m in macros if macros.count(m) > 1})
-            raise SpecError(
-                f"{what}: macro(s) {twice} defined twice (by parameters or defines); rename one"
-            )
-        for p in self.params:  # a kernel's own defines may name problem values on purpose
-            if p.define in arg_names or p.define in self.problem:
-                raise SpecError(
-                    f"{what}: parameter {p.name}: define {p.define!r} would rename the argument "
-                    "or problem value of that name in the source; choose another"
-                )
-        for m in macros:  # a macro would rewrite these wherever the source says them
-            if is_kernel_word(m):
-                raise SpecError(
-                    f"{what}: macro {m!r} is a word of OpenCL C or CUDA; give the parameter "
-                    "another define, e.g. define = '" + m.strip("_").upper() + "'"
-                )
+        self._check_macros(what, arg_names)
         known = set(names) | set(self.problem) | set(DTYPE_NAMES)
         launch = {p.name for p in self.params if p.kind is ParamKind.LAUNCH}
         for name, expr in self.derived_exprs:  # each may use what comes before it
@@ -274,25 +243,57 @@ class KernelSpec:
             if expr.names & launch:
                 launch.add(name)  # a value of launch parameters is only known at launch
         no_launch = known - launch  # what is compiled in cannot depend on launch-only params
+        array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
         for label, expr, allowed in self._expressions(known, no_launch):
             unknown = expr.names - allowed
             if unknown:
-                hint = _unknown_hint(unknown, launch, known - set(self.problem) - set(DTYPE_NAMES))
-                raise SpecError(
-                    f"{what}: {label} {expr.text!r} uses unknown name(s) "
-                    f"{', '.join(sorted(unknown))}{hint}"
-                )
+                per_config = known - set(self.problem) - set(DTYPE_NAMES)
+                of_array = label.startswith("argument ") and label.split()[1] in array_names
+                refused = refused_names(label, unknown, set(names), per_config, of_array)
+                raise SpecError(f"{what}: {label} {expr.text!r} {refused}")
         self.metric_set.check(known)
         if self.default is not None:
             self.check_config(self.default, f"{what}: default configuration")
-        array_names = [a.name for a in self.args if isinstance(a, ArrayArg)]
         check_splits(what, self.split, len(self.global_size), list(self.problem), array_names)
         checking.check_spec(self)
         check_args(what, self.source, self.entry, self.language, self.args)
 
+    def _check_macros(self, what: str, arg_names: list[str]) -> None:
+        """The -D macros (compile-time parameters' and defines) must each be defined once
+        and rewrite nothing else of the source."""
+        for k, _ in self.defines:
+            _check_ident(k, f"{what}: define")
+        macros = [p.macro for p in self.params if p.kind is ParamKind.COMPILE]
+        macros += [k for k, _ in self.defines]
+        if len(set(macros)) != len(macros):
+            twice = sorted({m for m in macros if macros.count(m) > 1})
+            raise SpecError(
+                f"{what}: macro(s) {twice} defined twice (by parameters or defines); rename one"
+            )
+        for p in self.params:  # a kernel's own defines may name problem values on purpose
+            if p.kind is ParamKind.LAUNCH:  # never a macro
+                continue
+            if p.macro in arg_names or p.macro in self.problem:
+                fix = "rename the parameter or give it a define (the macro the source uses)"
+                if p.define:
+                    fix = "choose another define"
+                named = "argument" if p.macro in arg_names else "problem value"
+                raise SpecError(
+                    f"{what}: parameter {p.name}: its macro {p.macro!r} would rename the "
+                    f"{named} {p.macro} in the source; {fix}"
+                )
+        for m in macros:  # a macro would rewrite these wherever the source says them
+            if is_kernel_word(m):
+                raise SpecError(
+                    f"{what}: macro {m!r} is a word of OpenCL C or CUDA; give the parameter "
+                    "another define, e.g. define = '" + m.strip("_").upper() + "'"
+                )
+
     def _expressions(
         self, known: set[str], no_launch: set[str]
     ) -> list[tuple[str, Expr, set[str]]]:
+        """(label, expression, the names it may use) for every expression of the spec; an
+        array's (label 'argument NAME shape' or 'dtype') may use only the problem's."""
         out: list[tuple[str, Expr, set[str]]] = []
         # Arrays are allocated and seeded once per problem and shared by every configuration
         # (the reference and the default's outputs must compare with each), so their shapes

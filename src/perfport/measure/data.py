@@ -82,12 +82,21 @@ def reference_outputs(
     full = spec.problem.merged(problem)
     inputs = host_arrays(spec, spec.env({}, full), seed)
     try:
-        result = {str(k): np.asarray(v) for k, v in dict(spec.reference(full, inputs)).items()}
+        returned: Any = spec.reference(full, inputs)
+        result = None  # a bare array, even for one output: the dict is the one form
+        if isinstance(returned, Mapping):
+            result = {str(k): np.asarray(v) for k, v in returned.items()}
     except Exception as exc:
         raise SpecError(
             f"kernel {spec.name}: the numpy reference raised {type(exc).__name__}: {exc}"
         ) from None
     outputs = {a.name for a in spec.args if isinstance(a, ArrayArg) and a.output}
+    if result is None:
+        form = ", ".join(f"{name!r}: array" for name in sorted(outputs))
+        raise SpecError(
+            f"kernel {spec.name}: the numpy reference returned {type(returned).__name__}, not "
+            f"a dict; return each output array by its argument name: {{{form}}}"
+        )
     if not result or set(result) - outputs:
         raise SpecError(
             f"kernel {spec.name}: the numpy reference returned {sorted(result)}; "
