@@ -158,10 +158,12 @@ def test_from_store_builds_a_dense_table(db):
         )  # fmt: skip
     t = from_store(db)
     assert t.device == "GPU A" and t.kernel == "matmul"
-    # dtype (a string, the same everywhere) is dropped; booleans become 0/1
-    assert t.problem_names == ("K", "M", "N", "batch", "trans_a", "trans_b")
+    # What never varies (dtype, batch, trans_a) is no feature but the problem measured at;
+    # booleans become 0/1
+    assert t.problem_names == ("K", "M", "N", "trans_b")
+    assert t.fixed == {"batch": 1, "dtype": "float", "trans_a": False}
     assert t.param_names == ("row_tile", "acc_tile", "col_tile", "wg_rows", "wg_cols")
-    assert t.problems.tolist() == [[64, 64, 64, 1, 0, 0], [128, 512, 256, 1, 0, 1]]
+    assert t.problems.tolist() == [[64, 64, 64, 0], [128, 512, 256, 1]]
     assert t.configs == ((1, 1, 1, 8, 8), (4, 4, 4, 16, 16))
     small, large = t.times
     assert small[0] == 0.5 and np.isnan(small[1])  # refused -> NaN
@@ -244,7 +246,7 @@ def test_a_problem_value_that_varies_is_chosen_with_problem(db, tmp_path, capsys
         from_store(db)
     t = from_store(db, problem={"dtype": "double"})
     assert "dtype" not in t.problem_names and t.times.tolist() == [[4.0, 3.0], [5.0, 2.0]]
-    assert t.fixed == {"dtype": "double"}
+    assert t.fixed == {"batch": 1, "dtype": "double", "trans_a": False}
     assert from_store(db, problem={"dtype": "float", "M": 64.0}).times.tolist() == [[1.0, 2.0]]
     with pytest.raises(SelectError, match="matches no problem; give one of dtype's values"):
         from_store(db, problem={"dtype": "half"})
@@ -257,7 +259,7 @@ def test_a_problem_value_that_varies_is_chosen_with_problem(db, tmp_path, capsys
     fitted = json.loads(capsys.readouterr().out)
     assert fitted["configs"] == [_C2] and fitted["unchecked_rules"] == []
     # The generated legal() checks matmul's rules at the problem it was measured at.
-    assert fitted["metadata"]["fixed_problem"] == {"dtype": "double"}
+    assert fitted["metadata"]["fixed_problem"] == {"batch": 1, "dtype": "double", "trans_a": False}
     evaluate = ["select", "evaluate", "--data", str(db), "--kernels", "1", "--json",
                 "--classifiers", "decision_tree_a", "--prunings", "greedy"]  # fmt: skip
     assert main([*evaluate, "--problem", "dtype=float"]) == 0, capsys.readouterr().err
@@ -286,3 +288,14 @@ def test_a_parameter_taking_both_1_and_true_has_two_columns():
         kernel="k",
     )
     assert table.config_index((True,)) == 1 and table.config_index({"p": 1}) == 0
+
+
+def test_a_number_that_never_varies_is_no_feature(tmp_path):
+    # A tree fitted with a constant column splits on values it never saw (a <= 1.76 where
+    # a was always 1.5), so a problem's other value of it would flip the pick.
+    path = tmp_path / "t.csv.gz"
+    _write(path, "problem.a,problem.n,config.wg,time_ms\n1.5,64,2,3\n1.5,128,2,4\n")
+    t = load_csv(path)
+    assert t.problem_names == ("n",) and t.fixed == {"a": 1.5}
+    _write(path, "problem.a,problem.n,config.wg,time_ms\n1.5,64,2,3\n")
+    assert load_csv(path).problem_names == ("a", "n")  # one problem: nothing varies, all kept

@@ -49,8 +49,8 @@ class PerfTable:
     times: np.ndarray
     device: str = ""
     kernel: str = ""
-    # Problem values one value everywhere and not numbers (dtype): not features, but the
-    # problem the table was measured at (a bundle's legal() reads them).
+    # Problem values of one value everywhere (dtype, a size never varied): not features, but
+    # the problem the table was measured at (a bundle's legal() reads them).
     fixed: Mapping[str, Any] = field(default_factory=dict)
     _config_index: dict[tuple[Any, ...], int] = field(init=False, repr=False, compare=False)
 
@@ -221,18 +221,24 @@ def _one_target(
 
 
 def _problem_features(problems: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndarray]:
+    """The problem values that are features: the numbers that vary (one value everywhere tells
+    the selector nothing, and a tree fitted with it would split on values it never saw). Where
+    none varies (one problem), every number is kept."""
     names = sorted({k for p in problems for k in p})
-    kept = []
+    kept, varying = [], []
     for name in names:
         values = [p.get(name) for p in problems]
         if all(isinstance(v, int | float) for v in values):  # bool is an int: 0/1
             kept.append(name)
+            if len(set(values)) > 1:
+                varying.append(name)
         elif len({json.dumps(v) for v in values}) > 1:
             raise SelectError(
                 f"problem value {name!r} varies and is not a number ({sorted(set(map(str, values)))[:4]}); "
                 f"keep one value's campaigns with --problem {name}="
                 f"{next(v for v in values if v is not None)} (problem= in Python)"
             )
+    kept = varying or kept
     features = np.array([[float(p[n]) for n in kept] for p in problems], dtype=np.float64)
     return tuple(kept), features.reshape(len(problems), len(kept))
 
@@ -410,7 +416,7 @@ def _kept_rows(
     problem: Mapping[str, Any] | None,
 ) -> tuple[list[tuple[int, list[str]]], list[int]]:
     """The rows (with their line numbers) whose problem has the ``problem`` values, and the
-    problem columns that are features: not one value everywhere that is not a number."""
+    problem columns that are features: those that vary (or, where none does, the numbers)."""
     numbered = list(enumerate(rows, first_line))
     for n, row in numbered:
         if len(row) != len(header):
@@ -423,13 +429,17 @@ def _kept_rows(
         numbered = [
             nr for nr, values in zip(numbered, given, strict=True) if _matches(values, problem)
         ]
-    return numbered, [k for k in p_cols if not _one_name([row[k] for _, row in numbered])]
+    cells = {k: [row[k] for _, row in numbered] for k in p_cols}
+    numbers = [k for k in p_cols if not _one_name(cells[k])]
+    # As from a store: a number that never varies is no feature, unless none varies.
+    varying = [k for k in numbers if len({_value(c) for c in cells[k]}) > 1]
+    return numbered, varying or numbers
 
 
 def _fixed(
     header: list[str], p_cols: list[int], numbered: list[tuple[int, list[str]]]
 ) -> dict[str, Any]:
-    """The problem columns dropped as one value, not a number, everywhere: name -> value."""
+    """The problem columns dropped as one value everywhere: name -> value."""
     dropped = [k for k, h in enumerate(header) if h.startswith(_PROBLEM) and k not in p_cols]
     return {header[k][len(_PROBLEM) :]: _value(numbered[0][1][k]) for k in dropped if numbered}
 
