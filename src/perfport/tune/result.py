@@ -73,14 +73,7 @@ class TuneResult:
 
     def score(self, m: Measurement) -> float | None:
         """The objective's score of a result (lower is better; None: cannot be ranked)."""
-        if self.objective.is_time:
-            return m.time_ms
-        value = (
-            m.time_ms
-            if self.objective.name == "time_ms"
-            else self.metrics(m).get(self.objective.name)
-        )
-        return self.objective.score(value)
+        return self.objective.score_of(m.config, m.time_ms, self.scoring)
 
     @property
     def best(self) -> Measurement | None:
