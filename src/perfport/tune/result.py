@@ -132,6 +132,18 @@ class TuneResult:
             return default.time_ms / best.time_ms
         return None
 
+    @property
+    def objective_ratio(self) -> float | None:
+        """The best's objective value over the default's: the time's, or the metric's (with
+        a metric the best may be slower than the default, so ``speedup`` alone misleads)."""
+        best, default = self.best, self.default
+        if best is None or default is None or not default.ok:
+            return None
+        b, d = self.score(best), self.score(default)
+        if b is None or d is None or not b or not d:
+            return None
+        return self.objective.value(b) / self.objective.value(d)
+
     def to_json(self) -> dict[str, Any]:
         def entry(m: Measurement | None) -> dict[str, Any] | None:
             if m is None:
@@ -168,6 +180,7 @@ class TuneResult:
             "best": entry(self.best),
             "default": entry(self.default),
             "speedup_over_default": self.speedup,
+            "objective_over_default": self.objective_ratio,
             "space": self.space.to_json(),
             "verification": self.verification,
             "unverified": self.unverified,
