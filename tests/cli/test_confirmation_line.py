@@ -4,6 +4,7 @@ another configuration (re-timed and slower side by side, or not re-timed), and o
 from __future__ import annotations
 
 from perfport._core import Config, Measurement, Outcome
+from perfport._core.metrics import Objective
 from perfport.cli.tune import confirmation_line
 from perfport.tune.confirm import Candidate, Confirmation
 
@@ -27,3 +28,17 @@ def test_a_stored_best_that_was_not_re_timed_is_named():
     """The best line named one configuration and the confirmed winner another, unexplained."""
     line = confirmation_line(RETIMED, Measurement(C, Outcome.OK))
     assert "of those re-timed; {'wg': 128}" in line and "was not re-timed" in line
+
+
+def test_an_objective_is_named_with_its_value_and_worse_not_slower():
+    """Confirmed by a metric, the line said 'faster than the others' of the best by score."""
+    goal = Objective.parse("score")
+    by_score = Confirmation(
+        (Candidate(C, 5.0, (4.9, 5.1), 20, 1 / 25.6, (1 / 26.1, 1 / 25.1)),
+         Candidate(B, 3.8, (3.7, 3.9), 20, 1 / 16.8, (1 / 17.3, 1 / 16.4))),
+        rounds=2, seconds=1.0, objective=goal,
+    )  # fmt: skip
+    line = confirmation_line(by_score, Measurement(B, Outcome.OK, times_ms=(3.5,)))
+    assert line.startswith("confirmed best by score:max {'wg': 128}: score 25.6 at median 5 ms")
+    assert "better by score than the others beyond doubt" in line and "faster" not in line
+    assert "side by side {'wg': 64} was worse" in line

@@ -4,7 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from perfport import Config, Measurement, Outcome, RunSettings, Timing, tune
+from perfport._core.metrics import Objective, ResultMetrics
 from perfport.cli import tune as cli_tune
 from perfport.store import Store
 from perfport.tune import confirm as confirm_module
@@ -116,3 +119,71 @@ def test_cli_confirm_zero_disables_and_json_has_confirmed(tmp_path):
     assert run("--confirm", "0") is None
     got = run("--confirm", "2", "--confirm-seconds", "0.5")
     assert set(got) >= {"winner", "interval_ms", "indistinguishable"}
+
+
+# A metric that rewards the work-group size more than the time costs: the fastest is not the best.
+SCORING = ResultMetrics.of({"name": "k", "metrics": {"score": "wg / time_ms"}}, {})
+
+
+def test_an_objective_chooses_the_candidates_and_the_winner():
+    """With --objective score, confirmation re-timed the fastest and named the fastest the
+    winner, while the run's best (by score) was another configuration."""
+    # scores: A 8, B 10.7, C 16, D 6.4; the fastest are A and B
+    searched = [_ok(A, [1.0]), _ok(B, [1.5]), _ok(C, [2.0]), _ok(D, [10.0])]
+    measure, calls = _fake({A: [1.0] * 9, B: [1.5] * 9, C: [2.0] * 9, D: [10.0] * 9})
+    goal = Objective.parse("score")
+    got = confirm(searched, measure, lambda c, t: None, top=2, max_seconds=60, objective=goal,
+                  scoring=SCORING)  # fmt: skip
+    assert got is not None and set(calls) == {B, C} and got.winner.config == C and got.separated
+    assert got.winner.median_ms == 2.0 and got.value(got.winner) == pytest.approx(16.0)
+    j = got.to_json()
+    assert j["objective"] == "score:max" and j["winner"] == {"wg": 32}
+    assert j["value"] == pytest.approx(16.0)
+    assert j["candidates"][1]["value"] == pytest.approx(32 / 3)
+
+
+def test_an_objective_compares_intervals_of_its_score():
+    """Times that overlap (B 1.5, C 2.0 with wide intervals) may still separate by score."""
+    noisy = {B: [1.2, 1.5, 1.8] * 3, C: [1.7, 2.0, 2.3] * 3}
+    measure, _ = _fake(noisy)
+    goal = Objective.parse("score")
+    got = confirm([_ok(B, [1.5]), _ok(C, [2.0])], measure, lambda c, t: None, top=2,
+                  max_seconds=0.05, objective=goal, scoring=SCORING)  # fmt: skip
+    assert got is not None and got.winner.config == C
+    low, high = got.winner.score_interval or (0.0, 0.0)
+    assert low <= got.winner.rank <= high and got.separated  # 32/2.3 > 16/1.2
+
+
+def test_an_objective_nothing_can_rank_confirms_nothing():
+    """Without the values a metric needs (no scoring), no result can be ranked by it."""
+    searched = [_ok(A, [1.0]), _ok(B, [2.0])]
+    goal = Objective.parse("score")
+    assert confirm(searched, _fake({})[0], lambda c, t: None, objective=goal) is None
+
+
+SCORED_SPEC = (
+    'name = "vscore"\nentry = "vscore"\nglobal_size = ["n"]\nlocal_size = ["block"]\n'
+    'source = "__kernel void vscore(__global const float* a, __global float* c) '
+    '{ int i = get_global_id(0); c[i] = a[i] * 2; }"\nproblem = { n = 4096 }\n'
+    'params = [{ name = "block", values = [4, 16, 64], kind = "launch" }]\n'
+    'args = [{ kind = "array", name = "a", dtype = "float32", shape = ["n"] },\n'
+    '  { kind = "array", name = "c", dtype = "float32", shape = ["n"], output = true }]\n'
+    '[metrics]\nscore = "block * block / time_ms"\n'
+)
+
+
+@pytest.mark.slow  # two tuning runs in subprocesses
+def test_cli_confirms_by_the_objective_in_json_and_text(tmp_path):
+    """tune --objective printed a best by the objective and a confirmed best by time."""
+    kernel = tmp_path / "vscore.toml"
+    kernel.write_text(SCORED_SPEC)
+    run = [sys.executable, "-m", "perfport", "tune", str(kernel), "--repeats", "2", "--no-verify",
+           "--db", str(tmp_path / "s.db"), "--objective", "score", "--confirm", "3",
+           "--confirm-seconds", "0.5"]  # fmt: skip
+    done = subprocess.run([*run, "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["confirmed"]["objective"] == "score:max" == out["objective"]
+    assert out["confirmed"]["winner"] == out["best"]["config"]
+    text = subprocess.run(run, capture_output=True, text=True).stdout
+    assert "confirmed best by score:max {'block': " in text.replace("\n", " ")

@@ -10,8 +10,9 @@ import sys
 import pytest
 from rich.console import Console
 
+from perfport import RunSettings, Timing, tune
 from perfport._core import Config, Measurement, Outcome
-from perfport.tune.progress import Board
+from perfport.tune.progress import Board, Progress
 
 
 def _feed(board: Board) -> None:
@@ -64,3 +65,28 @@ def test_one_device_tune_prints_plain_progress_when_not_a_terminal(tmp_path) -> 
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2/2 best" in done.stderr and "ok=" in done.stderr and "done" in done.stderr
+
+
+class _Totals(Progress):
+    """Records what each session's progress was told it would do."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[int, int]] = []
+
+    def start(self, total: int, done: int, description: str) -> None:
+        self.started.append((total, done))
+
+
+def test_a_list_of_configurations_counts_the_list_not_the_space(db) -> None:
+    """tune --configs (2 of vector_add's 11) showed '1/11 ... ETA', then '2/11 ... done'."""
+    settings = RunSettings(timing=Timing.fixed(2), verify=False)
+    listed = [{"wg": 16}, {"wg": 32}]
+    seen = _Totals()
+    for _ in range(2):  # and resumed: both already stored
+        tune("vector_add", problem={"n": 4096}, configs=listed, db=db, settings=settings,
+             progress=seen)  # fmt: skip
+    assert seen.started == [(2, 0), (2, 2)]
+    budgeted = _Totals()
+    tune("vector_add", problem={"n": 4096}, budget=3, db=db, settings=settings,
+         strategy="brute_force", progress=budgeted)  # fmt: skip
+    assert budgeted.started == [(3, 0)]

@@ -50,7 +50,7 @@ class Objective:
                 f"objective {text!r}: give a metric name, optionally with :max or :min "
                 "(e.g. GFLOPs:max or time)"
             )
-        if name == TIME and way == "max":  # nothing tunes for the slowest; confirm re-times fastest
+        if name == TIME and way == "max":  # nothing tunes for the slowest
             raise SpecError(
                 f"objective {text!r} would find the slowest configuration; give time (minimised) "
                 "or a metric to maximise (e.g. GFLOPs:max)"
@@ -72,6 +72,22 @@ class Objective:
         if value is None or not math.isfinite(value) or value <= 0:
             return None
         return value if self.direction is Direction.MIN else 1.0 / value
+
+    def score_of(
+        self, config: Mapping[str, Any], time_ms: float | None, scoring: ResultMetrics | None
+    ) -> float | None:
+        """The score of a result of ``config`` with median ``time_ms`` (lower is better; None:
+        cannot be ranked): the one function the search, the best and the re-timing rank by."""
+        if self.is_time:
+            return time_ms
+        if self.name == TIME:
+            return self.score(time_ms)
+        values = {} if scoring is None else scoring.values(config, time_ms)
+        return self.score(values.get(self.name))
+
+    def value(self, score: float) -> float:
+        """The objective's own value (the time, or the metric) back from a ``score``."""
+        return score if self.direction is Direction.MIN else 1.0 / score
 
 
 @dataclass(frozen=True)

@@ -144,13 +144,27 @@ def tune_report(console: Console, result: TuneResult, top: int = 10) -> None:
         console.print(f"  ... and {len(failures) - 5} more (perfport export)")
     best = result.best
     if best is not None:
-        line = f"best: {best.config} at {_ms(best.time_ms)} ms"
-        if result.speedup and result.default and result.default.config != best.config:
-            line += f", {result.speedup:.2f}x faster than the default {result.default.config if result.default else ''}"
-        console.print(Text(line, style="bold green"))
+        console.print(Text(best_line(result, best), style="bold green"))
         _roofline_line(console, result)
     elif result.measurements:
         console.print(Text("no configuration ran correctly here", "bold red"), "(outcomes above)")
+
+
+def best_line(result: TuneResult, best: Measurement) -> str:
+    """The best, and how it compares with the default: by time, or by the objective and then
+    by time (the best by a metric may be slower than the default: never 'faster' then)."""
+    goal, default, speedup = result.objective, result.default, result.speedup
+    line = f"best: {best.config} at {_ms(best.time_ms)} ms"
+    if not goal.is_time:
+        score = result.score(best)
+        value = "-" if score is None else f"{goal.value(score):.4g}"
+        line = f"best by {goal}: {best.config} at {_ms(best.time_ms)} ms ({goal.name} {value})"
+    if default is None or default.config == best.config or not speedup:
+        return line
+    than = f"{speedup:.2f}x faster" if speedup >= 1 else f"{1 / speedup:.2f}x slower"
+    ratio = None if goal.is_time else result.objective_ratio
+    by = "" if ratio is None else f"{ratio:.2f}x the default's {goal.name} and "
+    return line + f", {by}{than} than the default {default.config}"
 
 
 def _print_rows(

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from perfport._core import Measurement
     from perfport.measure import RunSettings
     from perfport.tune import Budget, SweepProgress
-    from perfport.tune.confirm import Confirmation
+    from perfport.tune.confirm import Candidate, Confirmation
 
 
 def add_parser(sub: Subcommands) -> None:
@@ -107,8 +107,8 @@ def _add_tune(sub: Subcommands) -> None:
     )  # fmt: skip
     p.add_argument(
         "--confirm", type=natural, default=CONFIRM_TOP, metavar="N",
-        help=f"at the end, re-time the N fastest configurations side by side until their "
-        f"intervals separate (default {CONFIRM_TOP}; 0: do not)",
+        help=f"at the end, re-time the N best configurations (by --objective: the fastest by "
+        f"default) side by side until their intervals separate (default {CONFIRM_TOP}; 0: do not)",
     )  # fmt: skip
     p.add_argument(
         "--confirm-seconds", type=seconds, default=CONFIRM_SECONDS, metavar="SECONDS",
@@ -251,21 +251,25 @@ def _kernel_device_ranker(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:
     """The re-timed winner with its interval, or the candidates it cannot be told from; and,
-    when the winner is not ``best`` (the fastest by stored median), that side by side it is."""
+    when the winner is not ``best`` (the best by stored median), that side by side it is. With
+    an objective other than time, the winner is the best by it, and the line says so."""
     low, high = c.winner.interval_ms
+    timed = c.objective.is_time
+    by = "" if timed else f" by {c.objective}"
     head = (
-        f"confirmed best {dict(c.winner.config)}: median {c.winner.median_ms:.4g} ms "
-        f"(95% interval {low:.4g}-{high:.4g} ms) after {c.rounds} round{'s' * (c.rounds != 1)} of "
-        "re-timing "
-        f"{len(c.candidates)} candidates side by side"
+        f"confirmed best{by} {dict(c.winner.config)}: {_value(c, c.winner)}median "
+        f"{c.winner.median_ms:.4g} ms (95% interval {low:.4g}-{high:.4g} ms) after {c.rounds} "
+        f"round{'s' * (c.rounds != 1)} of re-timing {len(c.candidates)} candidates side by side"
     )
     if c.separated:
-        line = head + "; faster than the others beyond doubt"
-        timed = {x.config for x in c.candidates}
-        if best is not None and best.config != c.winner.config and best.config in timed:
+        better = "faster" if timed else f"better by {c.objective.name}"
+        worse = "slower" if timed else "worse"
+        line = head + f"; {better} than the others beyond doubt"
+        retimed = {x.config for x in c.candidates}
+        if best is not None and best.config != c.winner.config and best.config in retimed:
             line += (
                 f" (the best line above ranks by stored medians, which mix this re-timing with "
-                f"each configuration's first timing; side by side {dict(best.config)} was slower)"
+                f"each configuration's first timing; side by side {dict(best.config)} was {worse})"
             )
         elif best is not None and best.config != c.winner.config:
             line += (
@@ -273,8 +277,18 @@ def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:
                 "median, was not re-timed in the time given (run again, or raise --confirm-seconds)"
             )
         return line
-    tied = "; ".join(f"{dict(t.config)} {t.median_ms:.4g} ms" for t in c.indistinguishable)
+    tied = "; ".join(
+        f"{dict(t.config)} {_value(c, t)}{t.median_ms:.4g} ms" for t in c.indistinguishable
+    )
     return head + f"; cannot be told apart from: {tied}"
+
+
+def _value(c: Confirmation, candidate: Candidate) -> str:
+    """A candidate's objective value before its median, or nothing when that is the time."""
+    if c.objective.is_time:
+        return ""
+    value = c.value(candidate)
+    return f"{c.objective.name} {'-' if value is None else f'{value:.4g}'} at "
 
 
 def _read_configs(path: str) -> list[dict[str, Any]]:

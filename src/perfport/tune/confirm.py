@@ -6,19 +6,24 @@ candidates are timed again in rounds, in a fresh random order each round (interl
 slow spell hits them all alike), their new samples pooled with the old, until the winner's
 95% interval of the median lies below every other candidate's or the time limit is spent.
 Candidates whose interval still overlaps the winner's cannot be told apart, and are named.
+With an objective other than time (``--objective``), candidates and winner are chosen by its
+score at the pooled median (``Objective.score_of``, as the search and the best rank), and the
+intervals compared are the score's at the ends of each time interval.
 The new samples are added to the stored results (``perfport.store.add_samples``): more
 samples of the same configurations, never new configurations.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, Measurement
+from perfport._core.metrics import Objective, ResultMetrics
 from perfport._core.stats import summarize
 from perfport.measure import Runner
 from perfport.store import Campaign, Store, add_samples
@@ -29,12 +34,24 @@ DEFAULT_SECONDS = 5.0  # of re-timing, after a campaign that may have taken minu
 
 @dataclass(frozen=True)
 class Candidate:
-    """One re-timed configuration: the median and its 95% interval over all its samples."""
+    """One re-timed configuration: the median and its 95% interval over all its samples; and
+    the objective's score (lower is better, inf: cannot be ranked) at the median and at the
+    interval's ends (None: the objective is the time, so the median and interval)."""
 
     config: Config
     median_ms: float
     interval_ms: tuple[float, float]
     n: int
+    score: float | None = None
+    score_interval: tuple[float, float] | None = None
+
+    @property
+    def rank(self) -> float:
+        return self.median_ms if self.score is None else self.score
+
+    @property
+    def rank_interval(self) -> tuple[float, float]:
+        return self.interval_ms if self.score_interval is None else self.score_interval
 
     def to_json(self) -> dict[str, Any]:
         return {"config": dict(self.config), "median_ms": self.median_ms,
@@ -43,12 +60,14 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Confirmation:
-    """The outcome of re-timing: the candidates ranked by median, best first."""
+    """The outcome of re-timing: the candidates ranked by the objective's score at their
+    median (by median for time), best first."""
 
     candidates: tuple[Candidate, ...]
     rounds: int
     seconds: float
     dropped: tuple[Config, ...] = ()  # failed when timed again (flaky): no longer candidates
+    objective: Objective = field(default_factory=Objective)
 
     @property
     def winner(self) -> Candidate:
@@ -57,21 +76,30 @@ class Confirmation:
     @property
     def indistinguishable(self) -> tuple[Candidate, ...]:
         """The other candidates whose interval overlaps the winner's."""
-        high = self.winner.interval_ms[1]
-        return tuple(c for c in self.candidates[1:] if c.interval_ms[0] <= high)
+        high = self.winner.rank_interval[1]
+        return tuple(c for c in self.candidates[1:] if c.rank_interval[0] <= high)
 
     @property
     def separated(self) -> bool:
         return not self.indistinguishable
 
+    def value(self, c: Candidate) -> float | None:
+        """A candidate's objective value at its median: its time, or the metric."""
+        return self.objective.value(c.rank) if math.isfinite(c.rank) else None
+
     def to_json(self) -> dict[str, Any]:
+        def candidate(c: Candidate) -> dict[str, Any]:
+            return {**c.to_json(), "value": self.value(c)}
+
         return {
+            "objective": str(self.objective),
+            "value": self.value(self.winner),
             "winner": dict(self.winner.config),
             "median_ms": self.winner.median_ms,
             "interval_ms": list(self.winner.interval_ms),
-            "indistinguishable": [c.to_json() for c in self.indistinguishable],
+            "indistinguishable": [candidate(c) for c in self.indistinguishable],
             "separated": self.separated,
-            "candidates": [c.to_json() for c in self.candidates],
+            "candidates": [candidate(c) for c in self.candidates],
             "rounds": self.rounds,
             "seconds": round(self.seconds, 3),
             "dropped": [dict(c) for c in self.dropped],
@@ -85,11 +113,17 @@ def confirm(
     top: int = DEFAULT_TOP,
     max_seconds: float = DEFAULT_SECONDS,
     seed: int = 0,
+    objective: Objective | None = None,
+    scoring: ResultMetrics | None = None,
 ) -> Confirmation | None:
-    """Re-time the ``top`` fastest correct configurations of ``measurements`` (module
-    docstring): ``measure`` times one again, ``keep`` stores its new samples. At least one
-    round runs; None when fewer than two configurations are correct (nothing to compare)."""
-    ranked = sorted((m for m in measurements if m.ok), key=lambda m: m.time_ms or 0.0)
+    """Re-time the ``top`` best correct configurations of ``measurements`` by ``objective``
+    (the fastest by default; a metric's values come from ``scoring``), as the module docstring
+    says: ``measure`` times one again, ``keep`` stores its new samples. At least one round
+    runs; None when fewer than two configurations can be ranked (nothing to compare)."""
+    goal = objective or Objective()
+    rank = _Ranking(goal, scoring)
+    rankable = [m for m in measurements if m.ok and rank.stored(m) < math.inf]
+    ranked = sorted(rankable, key=rank.stored)
     if len(ranked) < 2:
         return None
     samples = {m.config: list(m.times_ms) for m in ranked[:top]}
@@ -99,12 +133,12 @@ def confirm(
         if rounds:
             if time.monotonic() - started >= max_seconds:
                 break
-            if waiting and (waiting[0].time_ms or 0.0) < _ranked(samples)[0].median_ms:
+            if waiting and rank.stored(waiting[0]) < rank.candidates(samples)[0].rank:
                 # The candidates timed slower than before (a busy spell): the next one by its
                 # stored median now leads, so it is timed too, or the winner would be stale.
                 joining = waiting.pop(0)
                 samples[joining.config] = list(joining.times_ms)
-            elif _separate(samples):
+            elif _separate(rank.candidates(samples)):
                 break
         order = list(samples)
         rng.shuffle(order)
@@ -119,11 +153,19 @@ def confirm(
         rounds += 1
     if not samples:  # every candidate failed when timed again
         return None
-    return Confirmation(_ranked(samples), rounds, time.monotonic() - started, tuple(dropped))
+    elapsed = time.monotonic() - started
+    return Confirmation(rank.candidates(samples), rounds, elapsed, tuple(dropped), goal)
 
 
 def confirm_campaign(
-    store: Store, campaign: Campaign, runner: Runner, top: int, max_seconds: float, seed: int
+    store: Store,
+    campaign: Campaign,
+    runner: Runner,
+    top: int,
+    max_seconds: float,
+    seed: int,
+    objective: Objective | None = None,
+    scoring: ResultMetrics | None = None,
 ) -> Confirmation | None:
     """``confirm`` the campaign's stored results with ``runner``, storing the new samples."""
     return confirm(
@@ -133,17 +175,39 @@ def confirm_campaign(
         top,
         max_seconds,
         seed,
+        objective,
+        scoring,
     )
 
 
-def _ranked(samples: dict[Config, list[float]]) -> tuple[Candidate, ...]:
-    out = []
-    for config, times in samples.items():
-        s = summarize(times)
-        out.append(Candidate(config, s.median, (s.ci_low, s.ci_high), s.n))
-    return tuple(sorted(out, key=lambda c: c.median_ms))
+@dataclass(frozen=True)
+class _Ranking:
+    """Scores by the objective (lower is better; inf: cannot be ranked), from a median."""
+
+    objective: Objective
+    scoring: ResultMetrics | None
+
+    def score(self, config: Config, time_ms: float | None) -> float:
+        s = self.objective.score_of(config, time_ms, self.scoring)
+        return math.inf if s is None else s
+
+    def stored(self, m: Measurement) -> float:
+        return self.score(m.config, m.time_ms)
+
+    def candidates(self, samples: dict[Config, list[float]]) -> tuple[Candidate, ...]:
+        """The candidates, best first; a metric's interval is its score at the time interval's
+        ends (a metric falls or rises with the time: either end may be its low one)."""
+        out = []
+        for config, times in samples.items():
+            s = summarize(times)
+            if self.objective.is_time:
+                out.append(Candidate(config, s.median, (s.ci_low, s.ci_high), s.n))
+                continue
+            ends = sorted((self.score(config, s.ci_low), self.score(config, s.ci_high)))
+            out.append(Candidate(config, s.median, (s.ci_low, s.ci_high), s.n,
+                                 self.score(config, s.median), (ends[0], ends[1])))  # fmt: skip
+        return tuple(sorted(out, key=lambda c: c.rank))
 
 
-def _separate(samples: dict[Config, list[float]]) -> bool:
-    ranked = _ranked(samples)
-    return all(c.interval_ms[0] > ranked[0].interval_ms[1] for c in ranked[1:])
+def _separate(ranked: tuple[Candidate, ...]) -> bool:
+    return all(c.rank_interval[0] > ranked[0].rank_interval[1] for c in ranked[1:])

@@ -72,8 +72,7 @@ class TuningLoop:
         the time budget) before the first trial. Then wait for the configurations other
         writers were measuring, so the campaign's results are final when this returns."""
         status = CampaignStatus.FAILED
-        total = min(len(self.space), self.budget.max_evals or len(self.space))
-        self.progress.start(total, len(self.stored), description)
+        self.progress.start(self._total(default), len(self.stored), description)
         try:
             if compiled_first is not None:
                 compiled_first.wait(self.budget.max_seconds)
@@ -89,6 +88,22 @@ class TuningLoop:
         finally:
             self.progress.stop()
         return status
+
+    def _total(self, default: Config | None) -> int:
+        """How many results the campaign will hold when this session ends, within the budget:
+        those stored and those a fixed plan (a list's only its own configurations) or, for a
+        strategy choosing as it goes, the whole space may still add."""
+        plan = self.strategy.plan()
+        if plan is None:
+            total = len(self.space)
+        else:
+            wanted = set(plan)
+            first = None if default is None else self.space.index(default)
+            if first is not None:
+                wanted.add(first)  # measured first, as the baseline
+            stored = (self.space.index(c) for c in self.stored)
+            total = len(wanted) + sum(i is None or i not in wanted for i in stored)
+        return min(total, self.budget.max_evals or total)
 
     def _out_of_budget(self) -> bool:
         self._refresh()  # other writers' results count

@@ -27,7 +27,8 @@ class Progress:
 
 
 class RichProgress(Progress):
-    """A rich progress bar: configurations done of the budget, elapsed time, ETA, best time."""
+    """A rich progress bar: configurations done of the campaign's total (the space or the list,
+    within the budget), elapsed time, ETA, best time."""
 
     def __init__(self) -> None:
         from rich.console import Console

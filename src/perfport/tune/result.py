@@ -73,14 +73,7 @@ class TuneResult:
 
     def score(self, m: Measurement) -> float | None:
         """The objective's score of a result (lower is better; None: cannot be ranked)."""
-        if self.objective.is_time:
-            return m.time_ms
-        value = (
-            m.time_ms
-            if self.objective.name == "time_ms"
-            else self.metrics(m).get(self.objective.name)
-        )
-        return self.objective.score(value)
+        return self.objective.score_of(m.config, m.time_ms, self.scoring)
 
     @property
     def best(self) -> Measurement | None:
@@ -139,6 +132,18 @@ class TuneResult:
             return default.time_ms / best.time_ms
         return None
 
+    @property
+    def objective_ratio(self) -> float | None:
+        """The best's objective value over the default's: the time's, or the metric's (with
+        a metric the best may be slower than the default, so ``speedup`` alone misleads)."""
+        best, default = self.best, self.default
+        if best is None or default is None or not default.ok:
+            return None
+        b, d = self.score(best), self.score(default)
+        if b is None or d is None or not b or not d:
+            return None
+        return self.objective.value(b) / self.objective.value(d)
+
     def to_json(self) -> dict[str, Any]:
         def entry(m: Measurement | None) -> dict[str, Any] | None:
             if m is None:
@@ -175,6 +180,7 @@ class TuneResult:
             "best": entry(self.best),
             "default": entry(self.default),
             "speedup_over_default": self.speedup,
+            "objective_over_default": self.objective_ratio,
             "space": self.space.to_json(),
             "verification": self.verification,
             "unverified": self.unverified,

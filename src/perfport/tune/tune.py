@@ -325,12 +325,13 @@ class _Session:
             self.measured_here = loop.measured_here
 
     def _confirm(self, runner: Runner) -> None:
-        """Re-time the fastest side by side unless interrupted; then what was verified."""
+        """Re-time the best by the objective side by side unless interrupted; then what was
+        verified."""
         options, settings = self.plan.options, self.plan.settings
         if options.confirm_top >= 2 and self.status is not CampaignStatus.INTERRUPTED:
             self.confirmed = confirm_campaign(
                 self.store, self.record, runner, options.confirm_top, options.confirm_seconds,
-                settings.seed,
+                settings.seed, self.plan.goal, self.scoring,
             )  # fmt: skip
         if runner.starts:
             self.verification = runner.verification
@@ -369,9 +370,7 @@ def _scorer(goal: Objective, scoring: ResultMetrics) -> Callable[[Measurement], 
     """What the strategy is told of a result: its time, or the objective's score."""
 
     def score(m: Measurement) -> float | None:
-        if goal.is_time or goal.name == "time_ms":
-            return goal.score(m.time_ms) if not goal.is_time else m.time_ms
-        return goal.score(scoring.values(m.config, m.time_ms).get(goal.name))
+        return goal.score_of(m.config, m.time_ms, scoring)
 
     return score
 
