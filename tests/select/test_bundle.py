@@ -277,6 +277,30 @@ def test_fit_bundle_ships_the_evaluated_set_in_index_order(tmp_path):
     assert [table.config_index(dict(c)) for c in bundle.configs] == sorted(chosen.tolist())
 
 
+def test_select_fit_never_ships_a_configuration_that_failed_everywhere(tmp_path, capsys):
+    # WG=8 failed at every problem; once WG=16 (the optimum everywhere) was chosen, every gain
+    # tied and the fill shipped WG=8 for its lowest index, which a Dispatcher fell back to.
+    from perfport.cli import main
+    from perfport.select import PerfTable
+    from perfport.select.table import save_csv
+
+    n = np.array([[4096.0], [16384.0], [65536.0]])
+    times = np.array([[np.nan, 1.0, 2.0, np.nan]] * 3) * n / 4096
+    table = PerfTable(("n",), n, ("WG",), ((8,), (16,), (32,), (64,)), times, "dev", "reduce")
+    save_csv(table, tmp_path / "t.csv.gz")
+    argv = ["select", "fit", "--data", str(tmp_path / "t.csv.gz"), "--out", str(tmp_path / "b")]
+    assert main([*argv, "--kernels", "2", "--json"]) == 0
+    done = capsys.readouterr()
+    report = json.loads(done.out)
+    assert report["configs"] == [{"WG": 16}, {"WG": 32}] and report["k"] == 2
+    assert done.err == ""
+    assert main([*argv, "--kernels", "4", "--json"]) == 0  # only two ran: ship those, say so
+    done = capsys.readouterr()
+    assert json.loads(done.out)["k"] == 2 and len(load_bundle(tmp_path / "b").configs) == 2
+    assert "only 2 of the table's configurations ran" in done.err
+    assert len(done.err.strip().splitlines()) == 1
+
+
 def test_files_that_are_not_a_bundle_are_never_replaced(tmp_path):
     # A directory with a selector.c of the user's own, and no bundle.json: it was overwritten.
     mine = tmp_path / "project"

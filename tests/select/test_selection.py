@@ -158,6 +158,52 @@ def test_rows_where_nothing_ran_are_ignored():
         assert sorted(choose(normalise(times), 2, method).tolist()) == [A, B]
 
 
+def _with_failures() -> tuple[np.ndarray, np.ndarray]:
+    """10 problems x 6 configurations of relative performance (0 = failed): 0 and 4 never ran,
+    5 is the optimum everywhere, 1 fails at one problem (0.95 elsewhere: the better geometric
+    mean, 0.48), 2 works everywhere at 0.4, and 3 at 0.2. Features: the problem's index."""
+    perf = np.zeros((10, 6))
+    perf[:, 5] = 1.0
+    perf[1:, 1] = 0.95
+    perf[:, 2] = 0.4
+    perf[:, 3] = 0.2
+    return perf, np.arange(10.0)[:, None]
+
+
+@pytest.mark.parametrize("method", list(Pruning))
+def test_a_configuration_that_never_ran_is_never_chosen(method):
+    # Once 5 reached the optimum everywhere, every gain tied and the fill took the lowest
+    # index: configuration 0, which failed at every problem, and which a Dispatcher then
+    # falls back to and raises.
+    perf, x = _with_failures()
+    chosen = choose(perf, 2, method, features=x).tolist()
+    assert 5 in chosen and not {0, 4} & set(chosen), chosen
+    everything = choose(perf, 6, method, features=x).tolist()
+    assert sorted(everything) == [1, 2, 3, 5]  # fewer than k only when fewer ran
+    cut = normalise(np.where(perf > 0, 1 / np.maximum(perf, 1e-9), np.nan), "raw_cutoff")
+    # Under a cutoff the slow ones are 0 too: perf says which ran.
+    assert sorted(choose(cut, 6, method, features=x, perf=perf).tolist()) == [1, 2, 3, 5]
+
+
+@pytest.mark.parametrize("method", [Pruning.GREEDY, Pruning.TOP_N])
+def test_ties_go_to_fewer_failures_then_own_performance(method):
+    """Once the set holds the optimum everywhere, the rest is what a Dispatcher falls back to:
+    2, which works everywhere, before 1, which failed at a problem, whatever their indices and
+    geometric means; then by geometric mean (2 before 3)."""
+    perf = _with_failures()[0]
+    assert choose(perf, 3, method).tolist() == [5, 2, 3]
+    assert choose(perf, 4, method).tolist() == [5, 2, 3, 1]
+    swapped = perf[:, [0, 3, 2, 1, 4, 5]]  # the partly failing one at 3, the slowest at 1
+    assert choose(swapped, 3, method).tolist() == [5, 2, 1]
+
+
+def test_nothing_that_ran_is_refused_in_one_line():
+    with pytest.raises(SelectError, match="no configuration has a correct result"):
+        choose(np.zeros((3, 4)), 2, Pruning.GREEDY)
+    with pytest.raises(SelectError, match="same cells"):
+        choose(np.ones((3, 4)), 2, Pruning.GREEDY, perf=np.ones((3, 3)))
+
+
 # ---- selectors -------------------------------------------------------------------------------
 
 

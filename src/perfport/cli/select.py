@@ -235,9 +235,14 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         _table(args), args.kernels, args.out, args.normalisation, args.pruning,
         args.classifier, args.seed, args.spec,
     )  # fmt: skip
+    shipped = len(bundle.configs)
+    if shipped < args.kernels:  # "k" in the JSON is what is shipped; say why it is fewer
+        print(f"perfport: only {shipped} of the table's configurations ran correctly at any "
+              f"problem; shipping those, not {args.kernels}", file=sys.stderr)  # fmt: skip
     summary = {
         "out": str(bundle.path),
         "kernel": bundle.kernel,
+        "k": shipped,
         "configs": [dict(c) for c in bundle.configs],
         "features": list(bundle.features),
         "metadata": dict(bundle.metadata),

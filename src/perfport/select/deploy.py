@@ -55,10 +55,10 @@ def fit_bundle(
     norm = normalise(table.times, normalisation)
     # In index order, as evaluate() fits them: the trees' tie-breaks follow the order, so the
     # bundle is then the very pipeline that was evaluated.
-    chosen = np.sort(choose(norm, k, pruning, seed, features=table.problems))
+    perf = relative(table.times)
+    chosen = np.sort(choose(norm, k, pruning, seed, features=table.problems, perf=perf))
     selector = fit_selector(table, chosen, classifier, seed=seed)
     picked = chosen[selector.predict(table.problems)]
-    perf = relative(table.times)
     rows = range(table.n_problems)
     metadata = {
         "device": table.device,

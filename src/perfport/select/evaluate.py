@@ -133,6 +133,7 @@ def evaluate(
     x_train, x_test = table.problems[train], table.problems[test]
     test_perf = relative(table.times[test])  # t_optimal / t per test problem and configuration
     train_times = table.times[train]
+    train_perf = relative(train_times)  # which configurations ran, and ties, for choose
     scored: dict[tuple[tuple[int, ...], Classifier], tuple[float, tuple[float, float], float]] = {}
     out = []
     # One thread per library call: on a few hundred rows, BLAS and OpenMP thread pools cost
@@ -143,7 +144,8 @@ def evaluate(
             train_norm = normalise(train_times, norm)
             for method in methods:
                 for k in ks:
-                    chosen = tuple(sorted(choose(train_norm, k, method, seed, x_train).tolist()))
+                    order = choose(train_norm, k, method, seed, x_train, perf=train_perf)
+                    chosen = tuple(sorted(order.tolist()))
                     reach = np.maximum(test_perf[:, list(chosen)].max(axis=1), GEOMEAN_FLOOR)
                     limit = geomean_fraction(reach)
                     if not models:

@@ -20,7 +20,11 @@ configurations, values in [0, 1], see ``normalise``) and returns k distinct colu
 Votes are taken from the largest cluster down. Where clusters agree (two vote for the same
 configuration) or there are fewer than k clusters, the set is filled greedily with the
 configuration that most raises the geometric mean, over all rows, of the best performance
-within the set, so the result always has exactly min(k, columns) entries.
+within the set. A configuration with no correct result at any row is never chosen, so the
+result has min(k, configurations that ran) entries. Ties (in the fill, in Top-N's counts) go
+to the configuration that failed at the fewest rows, then to the best geometric mean of its
+own performance, then to the lower index: once the set reaches every row's optimum, every
+gain is 0, and the rest of the set is what a Dispatcher falls back to.
 """
 
 from __future__ import annotations
@@ -66,10 +70,14 @@ def choose(
     method: Pruning | str = Pruning.KMEANS,
     seed: int = 0,
     features: np.ndarray | None = None,
+    perf: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``min(k, columns)`` distinct column indices of ``norm`` (rows x configurations, values in
-    [0, 1]) chosen by ``method``, in the order they were chosen. ``features`` (rows x features)
-    is needed by ``decision_tree`` only. Deterministic for a given ``seed``."""
+    """``min(k, configurations that ran)`` distinct column indices of ``norm`` (rows x
+    configurations, values in [0, 1]) chosen by ``method``, in the order they were chosen.
+    ``features`` (rows x features) is needed by ``decision_tree`` only. ``perf``, the same
+    cells as t_best / t with 0 where a configuration failed (``relative``), says which
+    configurations ran and breaks ties; it defaults to ``norm``, which a cutoff zeroes for
+    slow configurations too. Deterministic for a given ``seed``."""
     method = Pruning(method)
     norm = np.asarray(norm, dtype=np.float64)
     if norm.ndim != 2 or norm.shape[0] == 0 or norm.shape[1] == 0:
@@ -79,20 +87,32 @@ def choose(
     if k < 1:
         raise SelectError(f"the number of configurations to choose must be at least 1, got {k}")
     norm = np.nan_to_num(norm, nan=0.0)
-    target = min(k, norm.shape[1])
+    perf = norm if perf is None else np.nan_to_num(np.asarray(perf, dtype=np.float64), nan=0.0)
+    if perf.shape != norm.shape:
+        raise SelectError(f"perf is {perf.shape} but norm is {norm.shape}; give the same cells")
+    ran: np.ndarray = np.asarray((perf > 0).any(axis=0))
+    if not ran.any():
+        raise SelectError(
+            "no configuration has a correct result at any problem, so none can be chosen; "
+            "measure configurations that compile and pass the check first"
+        )
+    # Fewer than k only when fewer ran at all: a configuration that never ran correctly would
+    # make a Dispatcher raise wherever it is the pick or the fallback.
+    target = min(k, int(ran.sum()))
+    rank = _tie_rank(perf)
     if method is Pruning.TOP_N:
-        return _top_n(norm, target)
+        return _top_n(norm, target, perf, rank)
     if method is Pruning.GREEDY:
-        return _fill(norm, [], target)
+        return _fill(norm, [], target, ran, rank)
     if method is Pruning.DECISION_TREE:
         if features is None or len(features) != len(norm):
             raise SelectError("decision_tree pruning needs one row of problem features per row")
         votes = _tree_votes(norm, np.asarray(features, dtype=np.float64), target, seed)
-        return _fill(norm, votes, target)
+        return _fill(norm, votes, target, ran, rank)
     # Rows where nothing ran carry no information and would form a cluster of their own.
     active = norm[norm.max(axis=1) > 0]
     if len(active) == 0:
-        return _fill(norm, [], target)
+        return _fill(norm, [], target, ran, rank)
     clusters = min(target, len(active))
     threadpoolctl = require("threadpoolctl", "models", "Kernel-subset selection")
     # One thread: on a few hundred rows, k-means' OpenMP threads cost more to start than they
@@ -109,7 +129,7 @@ def choose(
             votes = _label_votes(active, _spectral_labels(active, clusters, seed))
         else:
             votes = _label_votes(active, _hdbscan_labels(active, target))
-    return _fill(norm, votes, target)
+    return _fill(norm, votes, target, ran, rank)
 
 
 def set_score(norm: np.ndarray, chosen: np.ndarray | list[int]) -> float:
@@ -119,14 +139,26 @@ def set_score(norm: np.ndarray, chosen: np.ndarray | list[int]) -> float:
     return float(floored_geomean(best, GEOMEAN_FLOOR))
 
 
-def _top_n(norm: np.ndarray, target: int) -> np.ndarray:
+def _tie_rank(perf: np.ndarray) -> np.ndarray:
+    """Each configuration's place (0 first) by fewest failed rows, then best geometric mean of
+    its own performance, then lowest index: how ties between configurations are broken."""
+    failed = (perf <= 0).sum(axis=0)
+    order = np.lexsort(
+        (np.arange(perf.shape[1]), -floored_geomean(perf, GEOMEAN_FLOOR, axis=0), failed)
+    )
+    rank = np.empty(perf.shape[1], dtype=np.intp)
+    rank[order] = np.arange(perf.shape[1])
+    return rank
+
+
+def _top_n(norm: np.ndarray, target: int, perf: np.ndarray, rank: np.ndarray) -> np.ndarray:
     active = norm[norm.max(axis=1) > 0]
     counts = np.bincount(active.argmax(axis=1), minlength=norm.shape[1])
-    # Ties in the count (and configurations never best) go to the better geometric mean, then
-    # to the lower index.
-    order = np.lexsort(
-        (np.arange(norm.shape[1]), -floored_geomean(norm, GEOMEAN_FLOOR, axis=0), -counts)
-    )
+    # Ties in the count (and configurations never best) go to the one that failed at fewer
+    # rows, then to the better geometric mean, then to the tie rank; configurations that
+    # never ran come last, and the caller's target cuts them.
+    failed = (perf <= 0).sum(axis=0)
+    order = np.lexsort((rank, -floored_geomean(norm, GEOMEAN_FLOOR, axis=0), failed, -counts))
     return order[:target].astype(np.intp)
 
 
@@ -239,17 +271,23 @@ def _tree_votes(norm: np.ndarray, features: np.ndarray, target: int, seed: int) 
     ]
 
 
-def _fill(norm: np.ndarray, votes: list[int], target: int) -> np.ndarray:
+def _fill(
+    norm: np.ndarray, votes: list[int], target: int, ran: np.ndarray, rank: np.ndarray
+) -> np.ndarray:
+    """The votes (those that ran, first come first kept), then the largest gains up to
+    ``target``; equal gains go to the lower ``rank``."""
     chosen: list[int] = []
     for v in votes:
-        if v not in chosen and len(chosen) < target:
+        if ran[v] and v not in chosen and len(chosen) < target:
             chosen.append(v)
     logs = np.log(np.maximum(norm, GEOMEAN_FLOOR))
     best = logs[:, chosen].max(axis=1) if chosen else np.full(len(norm), -np.inf)
     while len(chosen) < target:
         gain = np.maximum(best[:, None], logs).mean(axis=0)
         gain[chosen] = -np.inf
-        pick = int(np.argmax(gain))  # ties: the lowest index
+        gain[~ran] = -np.inf
+        tied = np.flatnonzero(gain == gain.max())
+        pick = int(tied[np.argmin(rank[tied])])
         chosen.append(pick)
         best = np.maximum(best, logs[:, pick])
     return np.array(chosen, dtype=np.intp)
