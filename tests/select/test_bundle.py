@@ -297,8 +297,8 @@ def test_select_fit_never_ships_a_configuration_that_failed_everywhere(tmp_path,
     assert main([*argv, "--kernels", "4", "--json"]) == 0  # only two ran: ship those, say so
     done = capsys.readouterr()
     assert json.loads(done.out)["k"] == 2 and len(load_bundle(tmp_path / "b").configs) == 2
-    assert "only 2 of the table's configurations ran" in done.err
-    assert len(done.err.strip().splitlines()) == 1
+    notices = [line for line in done.err.splitlines() if "ran" in line]
+    assert len(notices) == 1 and "only 2 of the table's configurations ran" in notices[0]
 
 
 def test_files_that_are_not_a_bundle_are_never_replaced(tmp_path):
