@@ -19,8 +19,8 @@ from perfport.split.probe import LinesPlan, check_plan, eq4_json, probe_plan
 from perfport.split.rebalance import Iteration, rebalance
 from perfport.split.reserve import Opening, cpu_opening
 from perfport.split.sweep import SweepPoint, check_sweep, sweep
-from perfport.split.times import TimeSource, given_times, problem_args
-from perfport.store import Store, best_results
+from perfport.split.times import TimeSource, given_times, problem_args, spec_results
+from perfport.store import Store
 
 # A split must beat the best single device by this share to be chosen (the launches' noise).
 DECISION_MARGIN = 0.03
@@ -193,7 +193,7 @@ def choose_config(
             f"--problem {problem_args(problem)}'"
         )
     if store is not None:
-        for r in best_results(store, spec.source_hash, device.fingerprint):
+        for r in spec_results(store, spec, device):
             if r.problem == problem and r.best is not None and space.index(r.best) is not None:
                 return r.best, "store"
     if spec.default is not None and space.index(spec.default) is not None:

@@ -20,7 +20,7 @@ from enum import Enum
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError
 from perfport._core.metrics import Ceilings, ResultMetrics
-from perfport.store import Store, best_results, stored_ceilings
+from perfport.store import BestResult, Store, best_results, stored_ceilings
 
 
 class TimeSource(Enum):
@@ -47,6 +47,14 @@ def problem_args(problem: Problem) -> str:
     return " ".join(shlex.quote(f"{k}={v}") for k, v in problem.items())
 
 
+def spec_results(store: Store, spec: KernelSpec, device: DeviceInfo) -> list[BestResult]:
+    """The stored bests of the spec's source on ``device``, those of the spec's own name first:
+    specs over one source (other parameters) are kernels of their own, and a store written
+    before kernels were told apart by name may hold the spec's results under another."""
+    found = best_results(store, spec.source_hash, device.fingerprint)
+    return sorted(found, key=lambda r: r.kernel != spec.name)
+
+
 def stored_ms(
     spec: KernelSpec,
     problem: Problem,
@@ -59,9 +67,7 @@ def stored_ms(
     the best configuration's, or the default's when that is the one chosen. ``kernel_arg``
     names the kernel in the hint's command (the CLI's KERNEL: a spec file's path; default
     the spec's name)."""
-    found = [
-        r for r in best_results(store, spec.source_hash, device.fingerprint) if r.problem == problem
-    ]
+    found = [r for r in spec_results(store, spec, device) if r.problem == problem]
     for r in found:
         if r.best == config and r.best_ms is not None:
             return r.best_ms

@@ -1,8 +1,9 @@
-"""Layer 2: the results database (SQLite by default): devices, kernels by source hash,
+"""Layer 2: the results database (SQLite by default): devices, kernels by source and name,
 problems, campaigns, configurations, outcomes and every sample; resume; export."""
 
 from perfport.store.best import best_results
 from perfport.store.ceilings import save_ceilings, stored_ceilings
+from perfport.store.described import declared_params
 from perfport.store.failures import campaign_settings, earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
@@ -12,7 +13,6 @@ from perfport.store.queries import (
     ResultRow,
     TransferSummary,
     brief_rows,
-    declared_params,
     export_keys,
     export_rows,
     one_group,

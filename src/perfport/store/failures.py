@@ -34,7 +34,10 @@ def earlier_failures(
         "SELECT c.key AS config, r.outcome, r.message, g.key AS campaign, g.settings "
         "FROM results r JOIN campaigns g ON g.id = r.campaign_id "
         "JOIN configs c ON c.id = r.config_id "
-        "WHERE g.kernel_id = ? AND g.device_id = ? AND g.problem_id = ? AND g.id != ? "
+        # Every kernel row of the source (a renamed spec's too): the launch hash decides.
+        "WHERE g.kernel_id IN (SELECT id FROM kernels WHERE source_hash = "
+        "(SELECT source_hash FROM kernels WHERE id = ?)) "
+        "AND g.device_id = ? AND g.problem_id = ? AND g.id != ? "
         "AND r.outcome IN (?, ?) ORDER BY r.id",
         (campaign.kernel_id, campaign.device_id, campaign.problem_id, campaign.id,
          *(o.value for o in REMEMBERED)),

@@ -234,9 +234,10 @@ def export_rows(
     is not read to the end)."""
     where, params = _where(kernel, device)
     ceilings = stored_ceilings(store)
-    scorings: dict[tuple[str, str, str], ResultMetrics | None] = {}
+    scorings: dict[tuple[int, str, str], ResultMetrics | None] = {}
     for row in store.stream(_RESULT_ROWS.format(where=where), params):
-        key = (row["kernel_hash"], row["problem"], row["device_fingerprint"])
+        # By kernel row: specs over one source may state other work and metrics.
+        key = (row["kernel_id"], row["problem"], row["device_fingerprint"])
         if key not in scorings:
             scorings[key] = _scoring(row, ceilings)
         yield _result_row(row, scorings[key])
@@ -299,11 +300,13 @@ def one_group(
     if not rows:
         raise StoreError(no_match(store, kernel, device) or
                          f"no results match; check {options} with 'perfport results'")  # fmt: skip
-    groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key) for r in rows}
+    # A kernel is its source and its name: two specs over one source are two kernels.
+    groups = {(r.device_fingerprint, r.kernel_hash, r.problem.key, r.kernel) for r in rows}
     if len(groups) > 1:
         vary = len({g[2] for g in groups}) > 1  # the problem only where it tells them apart
-        text = {(r.device_fingerprint, r.kernel_hash, r.problem.key): f"{r.kernel} on {r.device}"
-                + (f" ({_problem_text(r.problem)})" if vary else "") for r in rows}  # fmt: skip
+        text = {(r.device_fingerprint, r.kernel_hash, r.problem.key, r.kernel): f"{r.kernel} on "
+                f"{r.device}" + (f" ({_problem_text(r.problem)})" if vary else "")
+                for r in rows}  # fmt: skip
         if len(set(text.values())) < len(text):
             # Two sources under one kernel name, or two devices under one name (an H100's
             # OpenCL and CUDA devices): what tells them apart on the command line.
@@ -346,19 +349,6 @@ def no_match(store: Store, kernel: str | None, device: str | None) -> str:
             shown = "; ".join(r[0] for r in names)[:300] or "none"
             return f"no {flag} {given!r} in {store.path} (it has: {shown}); give one of those"
     return ""
-
-
-def kernel_spec(store: Store, kernel_hash: str) -> dict[str, Any]:
-    """A stored kernel's description (``KernelSpec.describe``, or an imported kernel's)."""
-    rows = store.query("SELECT spec FROM kernels WHERE source_hash = ?", (kernel_hash,))
-    spec = json.loads(rows[0][0]) if rows else {}
-    return spec if isinstance(spec, dict) else {}
-
-
-def declared_params(store: Store, kernel_hash: str) -> dict[str, list[Any]]:
-    """A stored kernel's parameters and the values it declares."""
-    spec = kernel_spec(store, kernel_hash)
-    return {p["name"]: list(p["values"]) for p in spec.get("params", [])}
 
 
 # Per (device, problem) result set: each configuration's best ok time and the set's best,

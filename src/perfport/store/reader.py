@@ -10,7 +10,7 @@ from pathlib import Path
 from perfport._core import StoreError
 from perfport.store.connection import check_path
 from perfport.store.integrity import unusable
-from perfport.store.schema import SCHEMA_VERSION
+from perfport.store.schema import READABLE_FROM, SCHEMA_VERSION
 from perfport.store.store import Store
 
 _REPORTED = (
@@ -20,7 +20,8 @@ _REPORTED = (
 
 class ReadOnlyStore(Store):
     """A ``Store`` opened read-only (``mode=ro``): its query helpers work, writes fail. The
-    file must exist and carry this perfport's schema; it is never migrated from here, since
+    file must exist and carry this perfport's schema, or an older one it reads as it is
+    (``schema.READABLE_FROM``); it is never migrated from here, since
     migrating takes the write lock (``BEGIN IMMEDIATE``) and waits behind any writer."""
 
     def __init__(self, path: str | Path, busy_timeout_s: float = 5.0) -> None:
@@ -39,7 +40,7 @@ class ReadOnlyStore(Store):
             mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
         except sqlite3.DatabaseError as exc:
             raise unusable(self.path, exc) from None
-        if version != SCHEMA_VERSION:
+        if not READABLE_FROM <= version <= SCHEMA_VERSION:  # those it reads as they are
             tables = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             self._conn.close()
             if version == 0:  # not made by perfport: migrating it would write into it

@@ -21,6 +21,37 @@ def _incremental_check(conn: sqlite3.Connection, path: str) -> None:
     mark_all_checked(conn)
 
 
+# The kernels table since version 10: a kernel is its code (source_hash) and its name, so two
+# specs over one source (two spec files exploring other parameters, a renamed spec) each keep
+# their own results, name and description; before, the first spec's row took in them all.
+_KERNELS = """
+CREATE TABLE kernels (
+    id INTEGER PRIMARY KEY,
+    source_hash TEXT NOT NULL,
+    name TEXT NOT NULL,
+    language TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    source TEXT NOT NULL,
+    spec TEXT NOT NULL,              -- KernelSpec.describe() as JSON
+    UNIQUE (source_hash, name)
+)
+"""
+_KERNEL_COLUMNS = "id, source_hash, name, language, entry, source, spec"
+
+
+def _kernel_identity(conn: sqlite3.Connection, path: str) -> None:
+    """9 -> 10: kernels by (source_hash, name). SQLite cannot drop a UNIQUE constraint, so the
+    table is made again with every row and its id, which configs, campaigns and split_plans
+    refer to (a rename would make them refer to the renamed table). A row that took in the
+    results of several names stays one row: which result was whose is not stored."""
+    conn.execute("PRAGMA defer_foreign_keys = ON")  # the references hold again before COMMIT
+    conn.execute(f"CREATE TEMP TABLE kernels_before AS SELECT {_KERNEL_COLUMNS} FROM kernels")
+    conn.execute("DROP TABLE kernels")
+    conn.execute(_KERNELS)
+    conn.execute(f"INSERT INTO kernels ({_KERNEL_COLUMNS}) SELECT * FROM kernels_before")
+    conn.execute("DROP TABLE temp.kernels_before")
+
+
 # MIGRATIONS[i] upgrades a database from version i to i + 1. Append only; never edit one that
 # has shipped, since databases in the wild are at every version.
 MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, str], None], ...] = (
@@ -167,22 +198,28 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, str], None], ...] = (
     """
     ALTER TABLE ceilings ADD COLUMN copy_curve TEXT;  -- [[bytes moved, GB/s], ...] (JSON)
     """,
+    # 9 -> 10: a kernel's identity is its source and its name (a function: the table is rebuilt)
+    _kernel_identity,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+# The oldest version this perfport reads without migrating it (10 changed a constraint only):
+# a write-protected file, which cannot be migrated, at a version from here on is read as it is.
+READABLE_FROM = 9
 
 
-def migrate(conn: sqlite3.Connection, path: str) -> None:
+def migrate(conn: sqlite3.Connection, path: str, *, frozen: bool = False) -> None:
     """Bring the database to SCHEMA_VERSION in one transaction: every step or none, so a step
     that fails leaves the file as it was (each step used to commit on its own, and a file that
     was not what its version said kept the steps before the failing one). The file's tables
     are checked against its version first: another program's database is refused untouched.
     The version is read under the write lock, so processes opening a new database at once do
-    not collide."""
+    not collide. ``frozen``: a file read as immutable, which nothing may write: one at a
+    version from READABLE_FROM on is checked and read as it is."""
     with guarded():  # never an interrupt between BEGIN and the try
         conn.execute("BEGIN IMMEDIATE")
         try:
-            _upgrade(conn, path)
+            _upgrade(conn, path, frozen)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:  # SQLite may have ended it already (a full disk)
@@ -190,7 +227,7 @@ def migrate(conn: sqlite3.Connection, path: str) -> None:
             raise
 
 
-def _upgrade(conn: sqlite3.Connection, path: str) -> None:
+def _upgrade(conn: sqlite3.Connection, path: str, frozen: bool) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     _check_tables(conn, path, version)
     if version > SCHEMA_VERSION:
@@ -198,6 +235,8 @@ def _upgrade(conn: sqlite3.Connection, path: str) -> None:
             f"{path} has schema version {version}, newer than this perfport's "
             f"{SCHEMA_VERSION}; upgrade perfport to use it"
         )
+    if frozen and READABLE_FROM <= version < SCHEMA_VERSION:
+        return
     for step in range(version, SCHEMA_VERSION):
         migration = MIGRATIONS[step]
         try:

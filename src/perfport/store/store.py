@@ -3,7 +3,6 @@ campaign killed at any point keeps everything it measured and resumes from there
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -20,7 +19,6 @@ from perfport._core import (
     Check,
     Config,
     DeviceInfo,
-    KernelSpec,
     Measurement,
     Outcome,
     Problem,
@@ -30,6 +28,7 @@ from perfport._core.interrupts import guarded
 from perfport._core.version import __version__
 from perfport.space import PruningReport
 from perfport.store.connection import check_path, connect, write_ahead_log, write_protected
+from perfport.store.identities import Identities
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.resume import other_settings
 from perfport.store.schema import migrate
@@ -67,13 +66,7 @@ class Campaign:
     created: float
 
 
-def external_kernel_hash(name: str, origin: str, params: dict[str, list[Any]]) -> str:
-    """The source hash standing for a kernel known only from imported data."""
-    identity = json.dumps([origin, name, params], sort_keys=True)
-    return "external:" + hashlib.sha256(identity.encode()).hexdigest()
-
-
-class Store:
+class Store(Identities):
     """A perfport results database (SQLite). Use as a context manager.
 
     >>> import perfport
@@ -99,7 +92,7 @@ class Store:
                 quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the
             # journal mode is written into the file).
-            migrate(self._conn, self.path)
+            migrate(self._conn, self.path, frozen=self.frozen)
             check_values(self._conn, self.path, [s.value for s in CampaignStatus])
             mode = write_ahead_log(self._conn)
         except StoreError:
@@ -158,80 +151,6 @@ class Store:
                 if self._conn.in_transaction:
                     self._conn.execute("ROLLBACK")
                 raise
-
-    # ---- identities -------------------------------------------------------------------
-    def _upsert(
-        self, table: str, unique: dict[str, Any], extra: dict[str, Any] | None = None
-    ) -> int:
-        where = " AND ".join(f"{k} = ?" for k in unique)
-        row = self._conn.execute(
-            f"SELECT id FROM {table} WHERE {where}", tuple(unique.values())
-        ).fetchone()
-        if row:
-            return int(row[0])
-        values = {**unique, **(extra or {})}
-        cols = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        cur = self._conn.execute(
-            f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", tuple(values.values())
-        )
-        if cur.rowcount:
-            return int(cur.lastrowid or 0)
-        return self._upsert(table, unique)  # another process inserted it first
-
-    def device_id(self, device: DeviceInfo) -> int:
-        return self._upsert(
-            "devices",
-            {"fingerprint": device.fingerprint},
-            {
-                "backend": device.backend.value,
-                "name": device.name,
-                "vendor": device.vendor,
-                "type": device.type.value,
-                "driver": device.driver,
-                "info": json.dumps(device.to_json()),
-            },
-        )
-
-    def external_kernel_id(self, name: str, origin: str, params: dict[str, list[Any]]) -> int:
-        """A kernel known only from imported data: identified by its origin, name and
-        parameter values, since there is no source to hash."""
-        digest = external_kernel_hash(name, origin, params)
-        description = {
-            "name": name,
-            "origin": origin,
-            "params": [{"name": k, "values": v} for k, v in params.items()],
-        }
-        return self._upsert(
-            "kernels",
-            {"source_hash": digest},
-            {
-                "name": name,
-                "language": "external",
-                "entry": name,
-                "source": "",
-                "spec": json.dumps(description),
-            },
-        )
-
-    def kernel_id(self, spec: KernelSpec) -> int:
-        return self._upsert(
-            "kernels",
-            {"source_hash": spec.source_hash},
-            {
-                "name": spec.name,
-                "language": spec.language.value,
-                "entry": spec.entry,
-                "source": spec.source,
-                "spec": json.dumps(spec.describe()),
-            },
-        )
-
-    def problem_id(self, problem: Problem) -> int:
-        return self._upsert("problems", {"key": problem.key})
-
-    def config_id(self, kernel_id: int, config: Config) -> int:
-        return self._upsert("configs", {"kernel_id": kernel_id, "key": config.key})
 
     # ---- campaigns --------------------------------------------------------------------
     def check_campaign_key(
@@ -306,7 +225,10 @@ class Store:
                  CampaignStatus.RUNNING.value, __version__, now, now),
             )  # fmt: skip
         else:
-            if tuple(row[2:5]) != ids:
+            # The kernel by its code, as check_campaign_key compares it: a campaign stored
+            # before kernels were told apart by name resumes under its row of another name.
+            same_kernel = self.kernel_source(row[3]) == self.kernel_source(ids[1])
+            if (row[2], row[4]) != (ids[0], ids[2]) or not same_kernel:
                 raise StoreError(
                     f"campaign {key!r} in {self.path} belongs to another device, kernel or "
                     "problem; choose another --campaign key"

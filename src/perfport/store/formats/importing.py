@@ -27,7 +27,8 @@ from perfport.store.formats.kt_cache import (
 )
 from perfport.store.formats.t4 import is_t4_json, t4_from_json
 from perfport.store.formats.untrusted import read_json
-from perfport.store.store import CampaignStatus, Store, external_kernel_hash
+from perfport.store.identities import external_kernel_hash
+from perfport.store.store import CampaignStatus, Store
 
 _IMPORTABLE = (
     "a Kernel Tuner cache or T4 file (.json or .json.gz; perfport's own csv and json exports "

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Measurement, Outcome, Problem, StoreError, distinct_values
+from perfport.store.described import declared_params, kernel_spec
 from perfport.store.formats.imported import Imported, finite_ms, malformed, plain, run_times
 from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.untrusted import clip, kind_of, read_json
-from perfport.store.queries import ResultRow, declared_params, kernel_spec, one_group
+from perfport.store.queries import ResultRow, one_group
 from perfport.store.store import Store
 
 # Kernel Tuner's failure strings <-> perfport's outcomes.
@@ -332,9 +333,9 @@ def to_kt_cache(
     the same tuning: ``kernel_name`` is the entry function, ``problem_size`` the kernel's
     sizes, ``tune_params_keys`` in the spec's order and ``time`` the median (EXPORTED_TIME)."""
     rows = one_group(store, kernel=kernel, device=device, problem=problem)
-    spec = kernel_spec(store, rows[0].kernel_hash)
+    spec = kernel_spec(store, rows[0].kernel_hash, rows[0].kernel)
     written, size = _size_as_imported(store, rows)
-    declared = declared_params(store, rows[0].kernel_hash)
+    declared = declared_params(store, rows[0].kernel_hash, rows[0].kernel)
     keys = [k for k in declared if k in rows[0].config] or list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
     cache = {}
