@@ -31,6 +31,7 @@ from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import LivePrior, Prior, newest_result, transfer_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
+from perfport.tune.resume import check_resumable
 from perfport.tune.tune import (
     _campaign_label,
     _final_status,
@@ -185,6 +186,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     store.check_campaign_key(
         kind.key, dev, run.spec.source_hash, run.problem, run.strategy_type.name, settings
     )
+    check_resumable(store, kind.key, kind.space)
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
         kind.key, ids, run.strategy_type.name, run.settings.seed, settings,

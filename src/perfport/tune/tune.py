@@ -50,6 +50,7 @@ from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
+from perfport.tune.resume import check_resumable
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
 # Builds a strategy's ranker for the legal space (model_guided): from the spec, the problem
@@ -244,6 +245,7 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
     store.check_campaign_key(  # before any write
         key, dev, spec.source_hash, plan.problem, plan.strategy_type.name, stored_settings
     )
+    check_resumable(store, key, plan.space)
     ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
