@@ -24,6 +24,7 @@ from perfport._core.metrics import Objective, ResultMetrics
 from perfport.kernels import is_loopy_spec
 from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.strategies import Listed, Strategy, strategy_class
+from perfport.tune.prebuild import refuse_in_spawned_import
 from perfport.tune.result import Budget
 
 # Compiling processes per core: on the 16-core GPU machine 60 beat 14 (2.5x vs 2.2x less wall
@@ -111,6 +112,7 @@ def _chosen_strategy(
     listed = None if configs is None else _listed(spec, problem, configs)
     strategy_type = Listed if listed is not None else strategy_class(strategy)
     strategy_type.check_available()  # a missing extra: one line, before a campaign is opened
+    refuse_in_spawned_import()
     most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
     if build_jobs > most:
         raise PerfportError(

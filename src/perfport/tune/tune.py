@@ -127,7 +127,8 @@ def tune(
     ``build_jobs`` >= 1 compiles the builds the budget can reach ahead, in that many processes
     (``perfport.tune.prebuild``; at most ``MAX_BUILD_JOBS_PER_CORE`` per core), beside the
     trials on a GPU and before them on a CPU, whose timings the compiles would disturb; it
-    needs a strategy whose order is fixed (or ``configs``).
+    needs a strategy whose order is fixed (or ``configs``). The processes are spawned, importing
+    the calling script again: call ``tune`` under ``if __name__ == "__main__":``.
     Several processes may tune one campaign at once: each claims a configuration in the store
     before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
     process lives), so none is measured twice, the budget holds for all of them together and
