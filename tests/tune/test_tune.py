@@ -1,6 +1,8 @@
+import dataclasses
+
 import pytest
 
-from perfport import Budget, RunSettings, Timing, tune
+from perfport import Budget, RunSettings, SpecError, Timing, builtin, tune
 from perfport.store import Store
 from perfport.strategies import Strategy, StrategyError
 
@@ -174,3 +176,27 @@ def test_a_strategy_asking_a_told_configuration_is_an_error_not_completion(db):
     with pytest.raises(StrategyError, match=r"strategy repeats: ask\(\) returned configuration"):
         tune("vector_add", problem={"n": 4096}, strategy=_Repeats, budget=6, db=db, settings=FAST)
     assert _campaigns(db) == [("failed", 3)]  # what it measured stays
+
+
+class _NoAsk(Strategy):
+    name, summary = "no_ask", ""
+
+
+def test_a_strategy_that_cannot_be_built_is_refused_before_the_store(db):
+    """A raw TypeError came after a failed campaign with no results was stored."""
+    with pytest.raises(StrategyError, match="strategy no_ask cannot be built"):
+        tune("vector_add", strategy=_NoAsk, db=db)
+    assert not db.exists()
+
+
+def test_a_reference_that_raises_leaves_no_campaign(db):
+    """The reference runs once the session starts: the campaign it opened is taken back."""
+    spec = dataclasses.replace(builtin("vector_add"), reference=lambda p, i: {"c": i["nope"]})
+    with pytest.raises(SpecError, match="the numpy reference raised KeyError"):
+        tune(spec, problem={"n": 4096}, strategy="brute_force", db=db, settings=FAST)
+    assert _campaigns(db) == []
+    # A campaign that holds results is kept whatever stops it.
+    key = tune("vector_add", problem={"n": 4096}, budget=2, db=db, settings=FAST).campaign
+    with pytest.raises(SpecError):
+        tune(spec, problem={"n": 4096}, budget=4, db=db, settings=FAST, campaign=key)
+    assert _campaigns(db) == [("failed", 2)]
