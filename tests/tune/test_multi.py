@@ -185,3 +185,18 @@ def test_a_slot_that_measured_nothing_keeps_the_others_verification(db: Path) ->
     )  # fmt: skip
     assert result.measured_here == 3
     assert result.verification == "numpy reference"
+
+
+def test_a_reference_that_raises_leaves_no_campaign(db: Path) -> None:
+    """The sessions stop at the input (the numpy reference): the campaign opened is taken back."""
+    import dataclasses
+
+    import pytest
+
+    from perfport import SpecError
+
+    spec = dataclasses.replace(builtin("vector_add"), reference=lambda p, i: {"c": i["nope"]})
+    with pytest.raises(SpecError, match="the numpy reference raised KeyError"):
+        tune_many(spec, [_sub(0)], problem=PROBLEM, strategy="brute_force", db=db, settings=FAST)
+    with Store(db) as store:
+        assert store.query("SELECT key FROM campaigns") == []

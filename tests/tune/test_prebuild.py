@@ -13,7 +13,8 @@ from typing import ClassVar
 import pytest
 
 from perfport import PerfportError, RunSettings, Timing, load_kernel, tune
-from perfport.tune.prebuild import Prebuild
+from perfport.store import Store
+from perfport.tune.prebuild import Prebuild, PrebuildError
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 TUNE_MODULE = importlib.import_module("perfport.tune.tune")  # the package exports tune()
@@ -162,3 +163,44 @@ def _alive(pid: int) -> bool:
     with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
     return False
+
+
+def test_a_script_without_a_main_guard_gets_one_line_and_no_failed_campaign(tmp_path):
+    """Each compiling process (spawned) imports the script again and ran its tune: the pool
+    broke, a raw BrokenProcessPool came back and a failed campaign with no results stayed."""
+    script = tmp_path / "plain.py"
+    db = tmp_path / "r.db"
+    script.write_text(
+        "import perfport\n"
+        f"perfport.tune('vector_add', problem={{'n': 4096}}, strategy='brute_force', "
+        f"build_jobs=2, db={str(db)!r})\n"
+    )
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    # A compiling process refuses its own tune, before any write, saying why; the run whose
+    # processes died ends in one line naming the fix.
+    assert run.returncode == 1
+    assert "in a spawned process as it imported the main script again" in run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("perfport.tune.prebuild.PrebuildError: the processes compiling ahead")
+    assert 'if __name__ == "__main__":' in last and "build_jobs=0" in last
+    with Store(db) as store:
+        assert store.query("SELECT key FROM campaigns") == []
+
+
+def test_tune_is_refused_in_a_process_importing_the_script(monkeypatch, tmp_path):
+    """multiprocessing's own test: the process is still importing the main script."""
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing.process.current_process(), "_inheriting", True, False)
+    with pytest.raises(PrebuildError, match='under `if __name__ == "__main__":`'):
+        tune("vector_add", db=tmp_path / "r.db")
+    assert not (tmp_path / "r.db").exists()
+
+
+@pytest.mark.parametrize("jobs", [-2, 1.5, "2"])
+def test_a_bad_build_jobs_is_refused_before_the_store(tmp_path, jobs):
+    with pytest.raises(PerfportError, match=f"build_jobs {jobs!r}: give a number"):
+        tune("vector_add", strategy="brute_force", db=tmp_path / "r.db", build_jobs=jobs)
+    assert not (tmp_path / "r.db").exists()

@@ -115,6 +115,24 @@ def test_a_strategy_that_asks_outside_the_space_is_named():
         simulate(data, Wild, budget=3, seed=0)
 
 
+def test_a_strategy_that_asks_a_told_configuration_is_named():
+    """Replay stopped there silently, as tune did: its curve ended early."""
+    from perfport._core import Param
+    from perfport.space import Space
+    from perfport.strategies import Strategy, StrategyError
+    from perfport.tune.replay import ReplayData, simulate
+
+    class Again(Strategy):
+        name, summary = "again", "asks the first one twice"
+
+        def ask(self) -> int | None:
+            return 0
+
+    data = ReplayData("d", Space([Param("a", (1, 2, 3))]), np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(StrategyError, match=r"strategy again: ask\(\) returned configuration 0"):
+        simulate(data, Again, budget=3, seed=0)
+
+
 def test_a_zero_time_in_an_imported_cache_is_not_a_time(tmp_path):
     """A cache's 0.0 ms (a broken timing) was the optimum every fraction was taken against,
     and the strategies took its logarithm. Import now refuses such a cache; a store that took

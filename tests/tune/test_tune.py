@@ -1,5 +1,10 @@
-from perfport import Budget, RunSettings, Timing, tune
+import dataclasses
+
+import pytest
+
+from perfport import Budget, RunSettings, SpecError, Timing, builtin, tune
 from perfport.store import Store
+from perfport.strategies import Strategy, StrategyError
 
 FAST = RunSettings(timing=Timing.fixed(2))
 PROBLEM = {"width": 64, "height": 64}
@@ -142,3 +147,56 @@ def test_arguments_of_the_wrong_type_are_named_to_a_library_caller(db, cpu):
     with pytest.raises(SpecError, match="has no problem value widht"):
         kernel_space(builtin("stencil"), {"widht": 64}, cpu)
     assert len(kernel_space(builtin("stencil"), {"width": 64}, cpu)) > 0
+
+
+def _campaigns(db):
+    with Store(db) as store:
+        return [
+            (r["status"], r["n"])
+            for r in store.query(
+                "SELECT status, (SELECT count(*) FROM results r WHERE r.campaign_id = c.id) AS n "
+                "FROM campaigns c"
+            )
+        ]
+
+
+class _Repeats(Strategy):
+    """Asks two configurations, then one it was told, with untold ones left."""
+
+    name, summary = "repeats", "asks a told configuration"
+
+    def ask(self) -> int | None:
+        if len(self.told) < 3:
+            return next(i for i in range(len(self.space)) if i not in self.told)
+        return next(iter(self.told))
+
+
+def test_a_strategy_asking_a_told_configuration_is_an_error_not_completion(db):
+    """It ended the campaign as complete after 3 of 11 configurations, silently."""
+    with pytest.raises(StrategyError, match=r"strategy repeats: ask\(\) returned configuration"):
+        tune("vector_add", problem={"n": 4096}, strategy=_Repeats, budget=6, db=db, settings=FAST)
+    assert _campaigns(db) == [("failed", 3)]  # what it measured stays
+
+
+class _NoAsk(Strategy):
+    name, summary = "no_ask", ""
+
+
+def test_a_strategy_that_cannot_be_built_is_refused_before_the_store(db):
+    """A raw TypeError came after a failed campaign with no results was stored."""
+    with pytest.raises(StrategyError, match="strategy no_ask cannot be built"):
+        tune("vector_add", strategy=_NoAsk, db=db)
+    assert not db.exists()
+
+
+def test_a_reference_that_raises_leaves_no_campaign(db):
+    """The reference runs once the session starts: the campaign it opened is taken back."""
+    spec = dataclasses.replace(builtin("vector_add"), reference=lambda p, i: {"c": i["nope"]})
+    with pytest.raises(SpecError, match="the numpy reference raised KeyError"):
+        tune(spec, problem={"n": 4096}, strategy="brute_force", db=db, settings=FAST)
+    assert _campaigns(db) == []
+    # A campaign that holds results is kept whatever stops it.
+    key = tune("vector_add", problem={"n": 4096}, budget=2, db=db, settings=FAST).campaign
+    with pytest.raises(SpecError):
+        tune(spec, problem={"n": 4096}, budget=4, db=db, settings=FAST, campaign=key)
+    assert _campaigns(db) == [("failed", 2)]

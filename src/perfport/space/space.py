@@ -334,11 +334,10 @@ class Space:
         out = np.full(len(configs), -1, dtype=np.int64)
         if not self.params or not len(configs):
             return out if self.params else np.zeros(len(configs), dtype=np.int64)
-        lookup = self._positions_of
         positions = np.full((len(configs), len(self.params)), -1, dtype=np.int64)
-        for row, config in enumerate(configs):
-            for d, p in enumerate(self.params):
-                positions[row, d] = lookup[d].get(value_key(config.get(p.name)), -1)
+        for d, (p, lookup) in enumerate(zip(self.params, self._positions_of, strict=True)):
+            # a column at a time: a resumed campaign's check reads up to a million results
+            positions[:, d] = [lookup.get(value_key(c.get(p.name)), -1) for c in configs]
         known = np.flatnonzero((positions >= 0).all(axis=1))
         flat = np.ravel_multi_index(tuple(positions[known].T), self._shape)
         at = np.minimum(np.searchsorted(self._legal, flat), len(self._legal) - 1)

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from perfport._core import PerfportError
+from perfport._core.errors import first_line
 from perfport.space import Space
 from perfport.strategies.alternating import AlternatingBayes
-from perfport.strategies.base import Strategy
+from perfport.strategies.base import Strategy, StrategyError, checked_ask, checked_plan
 from perfport.strategies.basic import BruteForce, Listed, RandomSearch
 from perfport.strategies.bayes import BayesianOptimization, BayesRandomForest, TrustRegionBayes
 from perfport.strategies.crossover import CrossoverBayes
@@ -88,10 +89,14 @@ __all__ = [
     "Ranker",
     "SimulatedAnnealing",
     "Strategy",
+    "StrategyError",
     "SweepBayes",
     "ThompsonBayes",
     "TransferPrior",
     "TrustRegionBayes",
+    "checked_ask",
+    "checked_plan",
+    "is_own_strategy",
     "make_strategy",
     "strategy_class",
 ]
@@ -105,10 +110,31 @@ def make_strategy(
     ranker: Ranker | None = None,
 ) -> Strategy:
     """An instance of ``cls``; prior ``scores`` and a ``ranker`` go to a strategy that takes
-    them."""
-    if cls.takes_ranker:
-        return cls(space, seed, ranker=ranker)  # type: ignore[call-arg]
-    return cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]
+    them. A class of the user's own that cannot be built is a one-line StrategyError."""
+    try:
+        if cls.takes_ranker:
+            built = cls(space, seed, ranker=ranker)  # type: ignore[call-arg]
+        else:
+            built = cls(space, seed, scores=scores) if cls.takes_prior else cls(space, seed)  # type: ignore[call-arg]
+    except Exception as exc:
+        if not is_own_strategy(cls) or isinstance(exc, PerfportError):
+            raise
+        raise StrategyError(
+            f"strategy {cls.name} cannot be built: {type(exc).__name__}: {first_line(exc)}; "
+            "its class must define ask(), and its __init__ take (space, seed) and call "
+            "super().__init__(space, seed) (docs/search.md, 'Your own strategy')"
+        ) from None
+    if not isinstance(getattr(built, "told", None), dict):
+        raise StrategyError(
+            f"strategy {cls.name}: its __init__ does not call super().__init__(space, seed), "
+            "which sets up what it is told (self.told); call it first"
+        )
+    return built
+
+
+def is_own_strategy(cls: type[Strategy]) -> bool:
+    """Whether ``cls`` is a strategy class of the user's own (not one of perfport's)."""
+    return cls is not Listed and cls not in {*STRATEGIES.values(), *GUIDED.values()}
 
 
 def strategy_class(name: str | type[Strategy] | None) -> type[Strategy]:
@@ -116,6 +142,12 @@ def strategy_class(name: str | type[Strategy] | None) -> type[Strategy]:
     Strategy class of the user's own (its ``name`` keys its campaigns, so it must be its own)."""
     if isinstance(name, type):
         return _own_strategy(name)
+    if isinstance(name, Strategy):  # built already, for some space and seed: not this run's
+        cls = type(name).__name__
+        raise StrategyError(
+            f"strategy {getattr(name, 'name', cls)!r} was given as an instance of {cls}; pass the class "
+            f"(strategy={cls}): perfport builds it for each campaign's space and seed"
+        )
     try:
         # Only None is the default: '' (an unset $STRATEGY in a script) is a name, refused.
         return {**STRATEGIES, **GUIDED}[DEFAULT_STRATEGY if name is None else name]

@@ -105,3 +105,60 @@ class FixedOrder(Strategy):
 
     def plan(self) -> Sequence[int]:
         return [int(i) for i in self._order]
+
+
+class StrategyError(PerfportError):
+    """A strategy broke its contract: it cannot be built, or its ask() returned what is not an
+    untold configuration number of its space."""
+
+
+def checked_ask(strategy: Strategy) -> int | None:
+    """``strategy.ask()``, checked: the number of a configuration not told yet, or None when it
+    has nothing more to propose (or asks again once every configuration is told). Anything
+    else is a one-line StrategyError naming the strategy and what ask() returned."""
+    index = strategy.ask()
+    if index is None:
+        return None
+    name, size = strategy.name, len(strategy.space)
+    if isinstance(index, bool) or not isinstance(index, int | np.integer):
+        raise StrategyError(
+            f"strategy {name}: ask() returned {index!r} ({type(index).__name__}); return the "
+            f"int number of a configuration (0-{size - 1}), or None when it has nothing more "
+            "to propose"
+        )
+    if not 0 <= index < size:
+        raise StrategyError(
+            f"strategy {name} asked for configuration {index}, outside the space's "
+            f"0-{size - 1}: ask() must return a number below len(self.space), or None when it "
+            "has nothing more to propose"
+        )
+    index = int(index)
+    if index in strategy.told:
+        if len(strategy.told) >= size:
+            return None  # every configuration is told: the search has ended either way
+        raise StrategyError(
+            f"strategy {name}: ask() returned configuration {index}, which it was already told "
+            f"({len(strategy.told)} of {size} told); ask for one not in self.told, or return "
+            "None to end the search"
+        )
+    return index
+
+
+def checked_plan(strategy: Strategy) -> Sequence[int] | None:
+    """``strategy.plan()``, checked as ``checked_ask`` checks an answer: configuration numbers
+    of its space (a StrategyError naming the first that is not), or None."""
+    plan = strategy.plan()
+    if plan is None:
+        return None
+    order, size = np.asarray(plan), len(strategy.space)
+    bad = (
+        np.arange(len(order)) if order.ndim != 1 or order.dtype.kind not in "iu"
+        else np.flatnonzero((order < 0) | (order >= size))
+    )  # fmt: skip
+    if len(bad):
+        raise StrategyError(
+            f"strategy {strategy.name}: plan() holds {order.ravel()[bad[:1]].tolist()[0]!r}, not a "
+            f"configuration number of its space (0-{size - 1}); return the int numbers ask() "
+            "will return, in order, or None"
+        )
+    return plan

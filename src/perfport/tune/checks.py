@@ -23,7 +23,15 @@ from perfport._core import (
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.kernels import is_loopy_spec
 from perfport.space import Space, empty_space_hint, kernel_space
-from perfport.strategies import Listed, Strategy, strategy_class
+from perfport.strategies import (
+    Listed,
+    Ranker,
+    Strategy,
+    is_own_strategy,
+    make_strategy,
+    strategy_class,
+)
+from perfport.tune.prebuild import refuse_in_spawned_import
 from perfport.tune.result import Budget
 
 # Compiling processes per core: on the 16-core GPU machine 60 beat 14 (2.5x vs 2.2x less wall
@@ -111,6 +119,12 @@ def _chosen_strategy(
     listed = None if configs is None else _listed(spec, problem, configs)
     strategy_type = Listed if listed is not None else strategy_class(strategy)
     strategy_type.check_available()  # a missing extra: one line, before a campaign is opened
+    refuse_in_spawned_import()
+    if isinstance(build_jobs, bool) or not isinstance(build_jobs, int) or build_jobs < 0:
+        raise PerfportError(
+            f"build_jobs {build_jobs!r}: give a number of compiling processes >= 1, or 0 "
+            "(the default) to compile each build as its trial needs it"
+        )
     most = MAX_BUILD_JOBS_PER_CORE * (os.cpu_count() or 1)
     if build_jobs > most:
         raise PerfportError(
@@ -123,6 +137,15 @@ def _chosen_strategy(
             "ahead; use --build-jobs with brute_force, random, grid or --configs"
         )
     return strategy_type, listed
+
+
+def _buildable(
+    strategy_type: type[Strategy], space: Space, seed: int, ranker: Ranker | None = None
+) -> None:
+    """A strategy class of the user's own built once for ``space``, so that one that cannot be
+    built (no ask(), another __init__) is refused before a campaign is opened."""
+    if is_own_strategy(strategy_type):
+        make_strategy(strategy_type, space, seed, None, ranker)
 
 
 def _checked_budget(budget: Budget | int | None) -> Budget:

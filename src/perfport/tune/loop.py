@@ -21,7 +21,7 @@ from perfport.measure import Runner
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, ClaimState, Store
 from perfport.store.writers import writer_id
-from perfport.strategies import Strategy
+from perfport.strategies import Strategy, checked_ask, checked_plan
 from perfport.tune.lease import LEASE_S
 from perfport.tune.prebuild import Prebuild
 from perfport.tune.progress import Progress
@@ -80,7 +80,7 @@ class TuningLoop:
             if i is not None and self._evaluate(i) is _Step.SPENT:  # the baseline first
                 status = CampaignStatus.BUDGET
             else:
-                plan = self.strategy.plan()
+                plan = checked_plan(self.strategy)
                 status = self._ask() if plan is None else self._walk(plan)
             self._settle()
         except KeyboardInterrupt:
@@ -117,8 +117,8 @@ class TuningLoop:
         while not self._out_of_budget():
             if self.before_ask is not None:
                 self.before_ask()
-            index = self.strategy.ask()
-            if index is None or index in self.strategy.told:
+            index = checked_ask(self.strategy)  # a bad answer of a user's strategy: one line
+            if index is None:
                 return CampaignStatus.COMPLETE
             if self._evaluate(index) is _Step.SPENT:
                 return CampaignStatus.BUDGET
@@ -218,7 +218,7 @@ def planned_builds(
     """The define sets of the configurations ``strategy`` (a fixed order) will ask for within
     ``budget``, leaving out the ``stored`` ones, each once, in its order."""
     left = None if budget.max_evals is None else budget.max_evals - len(stored)
-    fresh = [c for c in map(space.config, strategy.plan() or ()) if c not in stored]
+    fresh = [c for c in map(space.config, checked_plan(strategy) or ()) if c not in stored]
     builds: dict[tuple[tuple[str, str], ...], None] = {}
     for config in fresh[: None if left is None else max(0, left)]:
         builds.setdefault(tuple(spec.build_defines(spec.env(config, problem)).items()))

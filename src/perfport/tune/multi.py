@@ -21,17 +21,32 @@ from perfport._core.interrupts import interruptible
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
-from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
+from perfport.store import (
+    Campaign,
+    CampaignStatus,
+    Store,
+    campaign_settings,
+    discard_empty_campaign,
+    has_campaign,
+)
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
-from perfport.tune.checks import _checked_budget, _chosen_strategy, _legal_space, resolve_problem
+from perfport.tune.checks import (
+    _buildable,
+    _checked_budget,
+    _chosen_strategy,
+    _legal_space,
+    resolve_problem,
+)
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop, planned_builds
 from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import LivePrior, Prior, newest_result, transfer_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
+from perfport.tune.resume import check_resumable
 from perfport.tune.tune import (
+    CALLERS_FAULT,
     _campaign_label,
     _final_status,
     _searcher,
@@ -142,8 +157,11 @@ def tune_many(
         threading.Event(), lease_s,
     )  # fmt: skip
     kinds = _kinds(run, slots, min_work_groups)
+    for kind in kinds:
+        _buildable(strategy_type, kind.space, settings.seed)
     board = board or Board()
     with Store(db) as store:
+        new = [not has_campaign(store, kind.key) for kind in kinds]
         for kind in kinds:
             _open(store, run, kind)
         errors: list[BaseException] = []
@@ -154,10 +172,12 @@ def tune_many(
         finally:
             if ahead is not None:
                 ahead.close()
-        for kind in kinds:
+        for kind, fresh in zip(kinds, new, strict=True):
             assert kind.record is not None
             status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
             kind.statuses = [_final_status(store, kind.record, status)]
+            if fresh and errors and isinstance(errors[0], CALLERS_FAULT):
+                discard_empty_campaign(store, kind.record)  # its input stopped it: not failed
         results = [_result(store, run, kind, str(db)) for kind in kinds]
     if errors:
         raise errors[0]
@@ -185,6 +205,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     store.check_campaign_key(
         kind.key, dev, run.spec.source_hash, run.problem, run.strategy_type.name, settings
     )
+    check_resumable(store, kind.key, kind.space)
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
         kind.key, ids, run.strategy_type.name, run.settings.seed, settings,

@@ -22,13 +22,34 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from itertools import zip_longest
 from typing import Any
 
-from perfport._core import BuildError, DeviceInfo, KernelSpec
+from perfport._core import BuildError, DeviceInfo, KernelSpec, PerfportError
 from perfport.devices import open_session
 
 _worker: dict[str, Any] = {}  # this compiling process's spec, devices and their sessions
+# The fix for a script whose compiling processes (spawned: each imports the script again) ran
+# its module-level code, tune and all.
+_GUARD = (
+    'put the calling code under `if __name__ == "__main__":` (a spawned process imports the '
+    "script again, running what is not under it), or pass build_jobs=0"
+)
+
+
+class PrebuildError(PerfportError):
+    """The processes compiling ahead could not run (most often: a script without a main guard)."""
+
+
+def refuse_in_spawned_import() -> None:
+    """Refuse to tune inside a spawned process that is still importing the main script (the
+    test multiprocessing itself makes before starting a process): a script without a main
+    guard would otherwise open its campaign again in every compiling process."""
+    if getattr(multiprocessing.process.current_process(), "_inheriting", False):
+        raise PrebuildError(
+            f"perfport.tune was called in a spawned process as it imported the main script again; {_GUARD}"
+        )
 
 
 def _start(spec: KernelSpec, device: DeviceInfo | Sequence[DeviceInfo], run: int) -> None:
@@ -102,15 +123,29 @@ class Prebuild:
             initializer=_start,
             initargs=(bare, tuple(devices), os.getpid()),
         )
-        self._futures: list[Future[bool]] = [
-            self._pool.submit(_build, d, which) for which, d in builds
-        ]
+        self._jobs = jobs
+        try:
+            self._futures: list[Future[bool]] = [
+                self._pool.submit(_build, d, which) for which, d in builds
+            ]
+        except BrokenProcessPool:
+            raise self._broken() from None
 
     def wait(self, timeout: float | None = None) -> tuple[int, int]:
         """Wait for every build, or ``timeout`` seconds; (built, failed) among those done."""
         wait(self._futures, timeout)
-        results = [f.result() for f in self._futures if f.done() and not f.cancelled()]
+        try:
+            results = [f.result() for f in self._futures if f.done() and not f.cancelled()]
+        except BrokenProcessPool:
+            raise self._broken() from None
         return results.count(True), results.count(False)
+
+    def _broken(self) -> PrebuildError:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        return PrebuildError(
+            f"the processes compiling ahead (build_jobs={self._jobs}) died; most often the "
+            f"calling script has no main guard and ran again in each of them: {_GUARD}"
+        )
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -24,7 +24,7 @@ from perfport._core import Config, Param, PerfportError, value_key
 from perfport._core.identifiers import is_identifier
 from perfport.space import Space
 from perfport.store import ResultRow, Store, declared_params, one_group
-from perfport.strategies import Strategy, make_strategy, strategy_class
+from perfport.strategies import Strategy, checked_ask, make_strategy, strategy_class
 from perfport.tune.prior import Prior, transfer_prior
 
 StrategyFactory = Callable[[Space, int], Strategy]
@@ -154,14 +154,9 @@ def simulate(data: ReplayData, factory: StrategyFactory, budget: int, seed: int)
     best = np.inf
     trace = []
     for _ in range(min(budget, len(data.space))):
-        i = strategy.ask()
-        if i is None or i in strategy.told:
+        i = checked_ask(strategy)  # as tune checks it: a user's strategy named, not numpy
+        if i is None:
             break
-        if not 0 <= i < len(data.times):  # a strategy of the user's own: name it, not numpy
-            raise PerfportError(
-                f"strategy {strategy.name} asked for configuration {i}, outside the space's "
-                f"0-{len(data.times) - 1}"
-            )
         t = data.times[i]
         value = None if np.isnan(t) else float(t)
         strategy.tell(i, value)

@@ -58,6 +58,7 @@ from perfport.store.writers import writer_id
 from perfport.tune.checks import resolve_problem
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import POLL_S
+from perfport.tune.resume import check_resumable
 from perfport.tune.tune import campaign_key
 
 # Launches totalling about 3 ms, at least 3 and at most 20, median: the samples needed to rank
@@ -163,6 +164,7 @@ def sweep(
                 # One round keeps the key of sweeps made before rounds existed, so they resume.
                 protocol = "sweep" if rounds == 1 else f"sweep/rounds={rounds}"
                 key = campaign_key(spec, problem, dev, space, protocol, settings)
+                check_resumable(store, key, space)
                 ids = (device_id, kernel_id, store.problem_id(problem))
                 job = _Problem(store, TrialEngine(session, spec, problem, settings, builds),
                                list(space), rounds, gold, verified)  # fmt: skip

@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from perfport._core import (
-    ArrayArg,
-    Check,
     Config,
     DeviceInfo,
     DeviceType,
@@ -19,7 +17,9 @@ from perfport._core import (
     Measurement,
     PerfportError,
     Problem,
+    SpecError,
 )
+from perfport._core.errors import SettingsError
 from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
@@ -31,11 +31,14 @@ from perfport.store import (
     CampaignStatus,
     Store,
     campaign_settings,
+    discard_empty_campaign,
     earlier_failures,
+    has_campaign,
     stored_ceilings,
 )
-from perfport.strategies import Listed, Ranker, Strategy, make_strategy
+from perfport.strategies import Listed, Ranker, Strategy, StrategyError, make_strategy
 from perfport.tune.checks import (
+    _buildable,
     _checked_budget,
     _checked_objective,
     _chosen_strategy,
@@ -46,12 +49,18 @@ from perfport.tune.checks import (
 from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
-from perfport.tune.prebuild import Prebuild
+from perfport.tune.prebuild import Prebuild, PrebuildError
 from perfport.tune.prior import Prior, transfer_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
+from perfport.tune.resume import check_resumable
+from perfport.tune.verification import _verification_warnings, verification_plan
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
+# What a session may stop at that is its caller's input, found only once it runs (a reference
+# that raises, a strategy's bad answer, compiling processes that cannot start): a campaign it
+# opened and stored nothing in is taken back.
+CALLERS_FAULT = (SpecError, SettingsError, StrategyError, PrebuildError)
 # Builds a strategy's ranker for the legal space (model_guided): from the spec, the problem
 # and the space, before the store is opened, so a ranker that cannot be built stores nothing.
 RankerFactory = Callable[[KernelSpec, Problem, Space], Ranker]
@@ -126,7 +135,8 @@ def tune(
     ``build_jobs`` >= 1 compiles the builds the budget can reach ahead, in that many processes
     (``perfport.tune.prebuild``; at most ``MAX_BUILD_JOBS_PER_CORE`` per core), beside the
     trials on a GPU and before them on a CPU, whose timings the compiles would disturb; it
-    needs a strategy whose order is fixed (or ``configs``).
+    needs a strategy whose order is fixed (or ``configs``). The processes are spawned, importing
+    the calling script again: call ``tune`` under ``if __name__ == "__main__":``.
     Several processes may tune one campaign at once: each claims a configuration in the store
     before measuring it, holding it for ``lease_s`` seconds at a time (renewed while the
     process lives), so none is measured twice, the budget holds for all of them together and
@@ -231,6 +241,7 @@ def _planned(
     if strategy_type.takes_ranker and ranker is None:
         raise PerfportError(f"strategy {strategy_type.name} needs {strategy_type.requires}")
     built = ranker(spec, the_problem, space) if strategy_type.takes_ranker and ranker else None
+    _buildable(strategy_type, space, settings.seed, built)
     return _Plan(
         spec, the_problem, dev, settings, strategy_type, listed, space, resolved, goal,
         build_jobs, options, built,
@@ -244,10 +255,12 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
     store.check_campaign_key(  # before any write
         key, dev, spec.source_hash, plan.problem, plan.strategy_type.name, stored_settings
     )
+    check_resumable(store, key, plan.space)
     ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
     )
+    new = not has_campaign(store, key)
     # Held interrupts from here: the campaign says running only inside the session's try, and
     # its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
     with guarded():
@@ -261,7 +274,12 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
             plan.space.report,
         )
         session = _Session(store, record, plan, scoring)
-        session.run(reporter)
+        try:
+            session.run(reporter)
+        except CALLERS_FAULT:
+            if new:  # stopped by its input before storing anything: not a failed campaign
+                discard_empty_campaign(store, record)
+            raise
     return session
 
 
@@ -373,40 +391,6 @@ def _scorer(goal: Objective, scoring: ResultMetrics) -> Callable[[Measurement], 
         return goal.score_of(m.config, m.time_ms, scoring)
 
     return score
-
-
-def verification_plan(spec: KernelSpec, settings: RunSettings) -> tuple[str, ...]:
-    """What a campaign of ``spec`` will not verify, said before it starts."""
-    outputs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
-    if not settings.verify:
-        return ("outputs will not be verified (verification is off): wrong results are timed",)
-    if not outputs:
-        return (f"kernel {spec.name} has no output arrays: its outputs cannot be verified",)
-    if all(a.ignore for a in outputs) and spec.verify is None:
-        return (f"every output of kernel {spec.name} is ignored: nothing will be verified",)
-    if spec.reference is None and spec.reference_kernel is None and spec.default is None:
-        return (
-            f"kernel {spec.name} has no reference, reference kernel or default configuration: "
-            "outputs are compared with those of the first configuration that runs",
-        )
-    return ()
-
-
-def _verification_warnings(
-    measurements: Sequence[Measurement], verify: bool, verification: str, note: str
-) -> tuple[str, ...]:
-    """What the CLI says loudly: results nothing was compared with, and outputs compared with
-    a configuration other than the default one."""
-    out = []
-    unverified = sum(m.ok and m.check is Check.UNVERIFIED for m in measurements)
-    if unverified:
-        why = "verification is off (--no-verify)" if not verify else verification
-        ok = sum(m.ok for m in measurements)
-        out.append(f"{unverified} of {ok} correct-looking results are not verified: {why}")
-    against = {m.verified_against for m in measurements if m.check is Check.VERIFIED}
-    if note and any(a and a.startswith("reference configuration") for a in against):
-        out.append(f"outputs verified against another configuration's, since {note}")
-    return tuple(out)
 
 
 def _remembered(
