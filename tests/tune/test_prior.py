@@ -1,6 +1,7 @@
 """The prior from other devices' results: built from the store, handed to the strategy by
 tune and replay."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -11,7 +12,9 @@ from perfport import Measurement, Outcome, RunSettings, Timing, builtin, tune
 from perfport.space import kernel_space
 from perfport.store import CampaignStatus, Store
 from perfport.store.formats.imported import external_device
+from perfport.store.formats.importing import import_file
 from perfport.tune.prior import transfer_prior
+from perfport.tune.replay import replay_db
 
 FAST = RunSettings(timing=Timing.fixed(2))
 PROBLEM = {"width": 64, "height": 64}
@@ -122,3 +125,91 @@ def test_a_device_measured_in_two_campaigns_counts_once_at_its_best(db, cpu):
     assert prior is not None and prior.sources == 1
     scores = [prior.scores[space.index(c)] for c in configs[:3]]
     assert scores == [1.0, 0.5, 0.5]
+
+
+def _stencil_cache(path, cpu, device, kernel, extra, best_wc):
+    """A Kernel Tuner cache of the stencil's space on ``device``, its kernel named ``kernel``,
+    with the parameters ``extra`` (name -> values) added, as the benchmark hub's caches add
+    use_cmem and filter_width: times grow with the distance of wc from ``best_wc``."""
+    spec = builtin("stencil")
+    space = kernel_space(spec, spec.problem.merged(PROBLEM), cpu)
+    keys = ["wc", "wr", *extra]
+    entries = {}
+    for config in space:
+        t = 1.0 + abs(np.log2(config["wc"] / best_wc)) + 0.01 * config["wr"]
+        for more in itertools.product(*extra.values()):
+            values = [config["wc"], config["wr"], *more]
+            entries[",".join(map(str, values))] = dict(zip(keys, values, strict=True)) | {
+                "time": t,
+                "times": [t],
+            }
+    declared = {p.name: list(p.values) for p in space.params} | extra
+    cache = {"device_name": device, "kernel_name": kernel, "problem_size": [64, 64],
+             "tune_params_keys": keys, "tune_params": declared, "cache": entries}  # fmt: skip
+    path.write_text(json.dumps(cache))
+    return path
+
+
+def test_a_source_with_parameters_fixed_at_one_value_seeds_the_prior(db, cpu, tmp_path):
+    """The hub's convolution caches add use_cmem, filter_height and filter_width at one value
+    each; the prior required the same parameter names, so they never seeded convolution2d.
+    Those are dropped now; two sources fixing filter_width at other values both count."""
+    spec = builtin("stencil")
+    full = spec.problem.merged(PROBLEM)
+    space = kernel_space(spec, full, cpu)
+    with Store(db) as store:
+        for device, width in (("gpu-a", 15), ("gpu-b", 7)):
+            extra = {"use_cmem": [1], "filter_width": [width]}
+            import_file(store, _stencil_cache(tmp_path / f"{device}.json", cpu, device,
+                                              "stencil", extra, best_wc=16))  # fmt: skip
+        prior = transfer_prior(store, "stencil", space, cpu.fingerprint, dict(full))
+    assert prior is not None and prior.sources == 2
+    best = space.config(int(np.nanargmax(prior.scores)))
+    assert best["wc"] == 16 and np.nanmax(prior.scores) == 1.0  # the best of both, summed
+    result = tune("stencil", problem=PROBLEM, budget=2, db=db, settings=FAST)
+    assert result.prior_sources == 2
+    assert result.measurements[1].config["wc"] == 16  # after the default: the caches' best
+    # Replaying gpu-a: filter_width is its parameter, at 15; gpu-b's 7 is none of its values.
+    replayed = replay_db(db, "stencil", "gpu-a", "prior", budget=2, repeats=1).to_json()
+    assert replayed["prior_sources"] == 0
+    assert {s["devices"][0]: s["why"] for s in replayed["prior_skipped"]} == {
+        "gpu-b": "none of its values of filter_width are this kernel's",
+        cpu.name: "it has no filter_width, use_cmem",
+    }
+
+
+def test_sources_the_prior_leaves_out_are_named(db, cpu, tmp_path):
+    """A source that tunes a parameter the kernel lacks, or one imported under another name,
+    left prior_sources at 0 with nothing said; both are named now, with why, on stderr and in
+    --json."""
+    with Store(db) as store:
+        import_file(store, _stencil_cache(tmp_path / "a.json", cpu, "gpu-a", "stencil",
+                                          {"unroll": [1, 2]}, best_wc=16))  # fmt: skip
+        import_file(store, _stencil_cache(tmp_path / "b.json", cpu, "gpu-b", "stencil_kt",
+                                          {"use_cmem": [1]}, best_wc=16))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "perfport", "tune", "stencil", "--problem", "width=64",
+         "height=64", "--budget", "1", "--db", str(db), "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["prior_sources"] == 0
+    assert out["prior_skipped"] == [
+        {"kernel": "stencil", "devices": ["gpu-a"], "why": "it also tunes unroll over 2 values"},
+        {"kernel": "stencil_kt", "devices": ["gpu-b"],
+         "why": "imported as 'stencil_kt', not 'stencil': import it again with --kernel-name "
+                "stencil"},
+    ]  # fmt: skip
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: the prior")]
+    assert len(notes) == 1 and "stencil on gpu-a" in notes[0] and "stencil_kt on gpu-b" in notes[0]
+    # Imported again under the kernel's name, as told: it seeds the prior, and its hint is gone.
+    from perfport.tune.prior import sourced_prior
+
+    with Store(db) as store:
+        import_file(store, tmp_path / "b.json", kernel="stencil")
+        prior, skipped = sourced_prior(store, "stencil", kernel_space(builtin("stencil"),
+                                       builtin("stencil").problem.merged(PROBLEM), cpu),
+                                       cpu.fingerprint, PROBLEM)  # fmt: skip
+    assert prior is not None and prior.sources == 1
+    assert [s.kernel for s in skipped] == ["stencil"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from perfport.cli import render
@@ -69,6 +70,7 @@ def add_parser(sub: Subcommands) -> None:
 
 def run_replay(args: argparse.Namespace, console: Console) -> int:
     from perfport.devices import stored_device
+    from perfport.tune.prior import skipped_note
     from perfport.tune.replay import Objective, replay_db
 
     objective = Objective(args.objective) if args.objective else None
@@ -76,6 +78,8 @@ def run_replay(args: argparse.Namespace, console: Console) -> int:
         args.db, args.kernel, stored_device(args.device), args.strategy, args.budget, args.repeats, args.seed,
         objective, problem=problem_values(args.problem),
     )  # fmt: skip
+    if note := skipped_note(result.prior_skipped):
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         render.print_json(result.to_json())
     else:

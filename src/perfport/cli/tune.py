@@ -195,6 +195,7 @@ def _tune_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.cli.tune_many import exit_status
+    from perfport.tune.prior import skipped_note
     from perfport.tune.progress import Board
 
     kernel, device, ranker = _kernel_device_ranker(args)
@@ -228,6 +229,8 @@ def _tune_and_report(
             console.print(confirmation_line(result.confirmed, result.best), highlight=False)
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
+    if note := skipped_note(result.prior_skipped):
+        print(f"note: {note}", file=sys.stderr)
     take_held()
     return exit_status([result])
 

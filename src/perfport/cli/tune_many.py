@@ -26,6 +26,7 @@ def tune_many_and_report(
     from perfport._core.interrupts import take_held
     from perfport.cli.arguments import problem_values
     from perfport.tune.multi import tune_many
+    from perfport.tune.prior import skipped_note
     from perfport.tune.progress import Board
 
     for flag, given in (("--configs", args.configs), ("--campaign", args.campaign),
@@ -58,6 +59,8 @@ def tune_many_and_report(
     for r in results:
         for warning in r.warnings:
             print(f"warning: {r.device.id}: {warning}", file=sys.stderr)
+        if note := skipped_note(r.prior_skipped):
+            print(f"note: {r.device.id}: {note}", file=sys.stderr)
     take_held()
     return exit_status(results)
 

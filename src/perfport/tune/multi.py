@@ -41,7 +41,7 @@ from perfport.tune.checks import (
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop, planned_builds
 from perfport.tune.prebuild import Prebuild
-from perfport.tune.prior import LivePrior, Prior, newest_result, transfer_prior
+from perfport.tune.prior import LivePrior, Prior, SkippedSource, newest_result, sourced_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.resume import check_resumable
@@ -102,6 +102,7 @@ class _Kind:
     record: Campaign | None = None
     prior: Prior | None = None
     prior_seen: int = -1  # the newest result's id when ``prior`` was read
+    prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results it left out
     statuses: list[CampaignStatus] = field(default_factory=list)
     verification: str = "(no trial ran this session)"
     note: str = ""
@@ -213,7 +214,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     )  # fmt: skip
     if run.strategy_type.takes_prior:
         kind.prior_seen = newest_result(store)
-        kind.prior = transfer_prior(
+        kind.prior, kind.prior_skipped = sourced_prior(
             store, run.spec.name, kind.space, dev.fingerprint, dict(run.problem)
         )
 
@@ -380,6 +381,7 @@ def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
         verification=verification,
         db=db,
         prior_sources=kind.prior.sources if kind.prior else 0,
+        prior_skipped=kind.prior_skipped,
         measured_here=kind.measured_here,
         warnings=_verification_warnings(
             measurements, run.settings.verify, kind.verification, kind.note

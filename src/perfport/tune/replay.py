@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from perfport._core.identifiers import is_identifier
 from perfport.space import Space
 from perfport.store import ResultRow, Store, declared_params, one_group
 from perfport.strategies import Strategy, checked_ask, make_strategy, strategy_class
-from perfport.tune.prior import Prior, transfer_prior
+from perfport.tune.prior import Prior, SkippedSource, sourced_prior
 
 StrategyFactory = Callable[[Space, int], Strategy]
 
@@ -185,6 +185,7 @@ class ReplayResult:
     configurations: int = 0
     # What was replayed (its kernel, device and problem): not compared, not shown.
     source: ReplayData | None = field(default=None, compare=False, repr=False)
+    prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results the prior left out
 
     @property
     def median_evals_to_95(self) -> int | None:
@@ -205,6 +206,7 @@ class ReplayResult:
             "median_evals_to_95": self.median_evals_to_95,
             "median_evals_to_90": self.evals_to.get(0.9),
             "prior_sources": self.prior_sources,
+            "prior_skipped": [s.to_json() for s in self.prior_skipped],
             "objective": self.objective.value,
             "curve": list(self.curve),
             "configurations": self.configurations,
@@ -283,12 +285,13 @@ def replay_db(
         data = ReplayData.from_store(
             store, kernel=kernel, device=device, objective=objective, problem=problem
         )
-        prior = (
-            transfer_prior(store, data.kernel, data.space, data.device_fingerprint, data.problem)
+        prior, skipped = (
+            sourced_prior(store, data.kernel, data.space, data.device_fingerprint, data.problem)
             if strategy_class(strategy).takes_prior
-            else None
+            else (None, ())
         )
-    return replay(data, strategy, budget, repeats, seed, prior=prior)
+    result = replay(data, strategy, budget, repeats, seed, prior=prior)
+    return replace(result, prior_skipped=skipped)
 
 
 def _needs_ranker(strategy: str | None) -> PerfportError:

@@ -12,6 +12,7 @@ from perfport._core.metrics import ROOFLINE, ROOFLINE_SAME_BYTES, Objective, Res
 from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 from perfport.tune.confirm import Confirmation
+from perfport.tune.prior import SkippedSource
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class TuneResult:
     verification: str
     db: str
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
+    prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results it left out, and why
     measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
     warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
     confirmed: Confirmation | None = None  # the top configurations re-timed side by side
@@ -171,6 +173,7 @@ class TuneResult:
             "problem": dict(self.problem),
             "strategy": self.strategy,
             "prior_sources": self.prior_sources,
+            "prior_skipped": [s.to_json() for s in self.prior_skipped],
             "configs_total": self.configs_total,
             "configs_before_device": self.configs_before_device,
             "pruned": self.pruned,

@@ -50,7 +50,7 @@ from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaig
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
 from perfport.tune.prebuild import Prebuild, PrebuildError
-from perfport.tune.prior import Prior, transfer_prior
+from perfport.tune.prior import Prior, SkippedSource, sourced_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.resume import check_resumable
@@ -292,6 +292,7 @@ class _Session:
         self.store, self.record, self.plan, self.scoring = store, record, plan, scoring
         self.status = CampaignStatus.FAILED
         self.prior: Prior | None = None
+        self.prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results left out
         self.verification = "(no trial ran this session)"
         self.lease = Lease(store, record, lease_s=plan.options.lease_s)
         self.measured_here, self.note = 0, ""
@@ -317,12 +318,12 @@ class _Session:
     def _search(self, runner: Runner, reporter: Progress) -> None:
         """Ask, measure, store and tell until the budget or the space is spent."""
         plan, store, record = self.plan, self.store, self.record
-        self.prior = (
-            transfer_prior(
+        self.prior, self.prior_skipped = (
+            sourced_prior(
                 store, plan.spec.name, plan.space, plan.device.fingerprint, dict(plan.problem)
             )
             if plan.strategy_type.takes_prior
-            else None
+            else (None, ())
         )
         searcher = _searcher(
             plan.strategy_type, plan.listed, plan.space, plan.settings.seed, self.prior,
@@ -376,6 +377,7 @@ class _Session:
             verification=self.verification if settings.verify else "not verified",
             db=str(db),
             prior_sources=self.prior.sources if self.prior else 0,
+            prior_skipped=self.prior_skipped,
             measured_here=self.measured_here,
             warnings=warnings,
             objective=plan.goal,
