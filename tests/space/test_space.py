@@ -225,6 +225,25 @@ def test_a_local_size_parameter_below_one_is_refused(cpu):
         kernel_space(spec, None, cpu)
 
 
+def test_kernel_space_checks_the_problem_as_tune_does(cpu):
+    """A size given as '4096' gave no legal configuration, blamed on 'n % bx == 0', where
+    tune refused it; None a raw TypeError. Both are tune's one-line errors now."""
+    from perfport._core import SpecError
+
+    spec = _one_dim("n", "bx", (16, 32), {"n": 4096})
+    cases = [
+        ({"n": "4096"}, "problem value n must be an integer .default 4096., got '4096'"),
+        ({"n": 4096.5}, "problem value n must be an integer"),
+        ({"n": None}, "problem n: value None must be a number"),
+        ({"m": 4096}, "kernel k has no problem value m; its problem values: n"),
+    ]
+    for problem, message in cases:
+        for device in (None, cpu):
+            with pytest.raises(SpecError, match=message):
+                kernel_space(spec, problem, device)
+    assert len(kernel_space(spec, {"n": 4096}, cpu)) == 2
+
+
 def _one_dim(global_size, local_size, values, problem, **extra):
     from perfport._core import ArrayArg, KernelSpec, ParamKind
 
