@@ -11,6 +11,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Any
 
+from perfport._core.containers import as_mapping
 from perfport._core.errors import SpecError
 from perfport._core.outcome import Check, Outcome
 from perfport._core.stats import Stats, summarize
@@ -48,6 +49,9 @@ def distinct_values(values: Iterable[Any]) -> list[Any]:
     return list(out.values())
 
 
+_EXAMPLES = {"problem": "{'n': 4096}", "config": "{'wg': 64}"}
+
+
 @dataclass(frozen=True)
 class Assignment(Mapping[str, Value]):
     """An immutable, hashable name -> value mapping with a canonical text key."""
@@ -56,8 +60,10 @@ class Assignment(Mapping[str, Value]):
 
     @classmethod
     def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        merged = {**(values or {}), **kwargs}
         what = cls.__name__.lower()
+        if values is not None:  # 'n=4096' was a raw TypeError: 'str' object is not a mapping
+            values = as_mapping(values, what, SpecError, _EXAMPLES.get(what, ""))
+        merged = {**(values or {}), **kwargs}
         return cls(tuple(sorted((str(k), _plain(v, f"{what} {k}")) for k, v in merged.items())))
 
     @cached_property
