@@ -58,6 +58,11 @@ class Assignment(Mapping[str, Value]):
 
     items_: tuple[tuple[str, Value], ...] = ()
 
+    def __post_init__(self) -> None:
+        # Config({"wg": 64}) took the dict's keys for pairs and unpacked "wg" as w="g".
+        if type(self.items_) is not tuple and isinstance(self.items_, Mapping):
+            object.__setattr__(self, "items_", type(self).of(self.items_).items_)
+
     @classmethod
     def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         what = cls.__name__.lower()
