@@ -15,10 +15,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def as_list(value: Any, what: str, error: type[PerfportError] = PerfportError) -> tuple[Any, ...]:
-    """``value`` (any iterable but a string) as a tuple; else ``error`` naming ``what``."""
+def as_list(
+    value: Any, what: str, error: type[PerfportError] = PerfportError, example: str = ""
+) -> tuple[Any, ...]:
+    """``value`` (any iterable but a string) as a tuple; else ``error`` naming ``what`` and
+    the fix: ``example``, or by default the string given, in a list."""
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
-        example = f"[{value!r}]" if isinstance(value, str) and len(value) <= 40 else "[...]"
+        if not example:
+            example = f"[{value!r}]" if isinstance(value, str) and len(value) <= 40 else "[...]"
         raise error(
             f"{what} must be a list, e.g. {example}, not {type(value).__name__} {_shown(value)}"
         )
