@@ -11,7 +11,7 @@ def test_a_bare_string_is_not_a_list():
     assert as_list(range(2), "ks") == (0, 1)
     with pytest.raises(PerfportError, match=r"^methods must be a list, e\.g\. \['knn'\], not str"):
         as_list("knn", "methods")
-    with pytest.raises(SpecError, match=r"^args must be a list, e\.g\. .*, not NoneType None$"):
+    with pytest.raises(SpecError, match=r"^args must be a list, \(\) for none, not None$"):
         as_list(None, "args", SpecError)
 
 

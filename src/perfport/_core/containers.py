@@ -20,6 +20,8 @@ def as_list(
 ) -> tuple[Any, ...]:
     """``value`` (any iterable but a string) as a tuple; else ``error`` naming ``what`` and
     the fix: ``example``, or by default the string given, in a list."""
+    if value is None:
+        raise error(f"{what} must be a list, () for none, not None")
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         if not example:
             example = f"[{value!r}]" if isinstance(value, str) and len(value) <= 40 else "[...]"
