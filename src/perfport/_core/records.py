@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
 from perfport._core.containers import as_mapping
 from perfport._core.errors import SpecError
@@ -64,7 +64,7 @@ class Assignment(Mapping[str, Value]):
             object.__setattr__(self, "items_", type(self).of(self.items_).items_)
 
     @classmethod
-    def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+    def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
         what = cls.__name__.lower()
         if values is not None:  # 'n=4096' was a raw TypeError: 'str' object is not a mapping
             values = as_mapping(values, what, SpecError, _EXAMPLES.get(what, ""))
@@ -108,7 +108,7 @@ class Assignment(Mapping[str, Value]):
         """Canonical JSON text: equal assignments have equal keys."""
         return json.dumps(dict(self.items_), sort_keys=True, separators=(",", ":"))
 
-    def merged(self, other: Mapping[str, Any]) -> Any:
+    def merged(self, other: Mapping[str, Any]) -> Self:
         if (
             isinstance(other, Assignment)
             and type(other) is type(self)
