@@ -23,6 +23,16 @@ def test_assignment_canonical_and_hashable():
         Config.of(a=[1, 2])
 
 
+def test_a_mapping_given_positionally_is_taken_as_one():
+    """Config({"wg": 64}) iterated the dict's keys as pairs and gave the configuration w=g."""
+    given = Config({"wg": 64, "bx": np.int64(8)})  # type: ignore[arg-type]
+    assert given == Config.of(wg=64, bx=8) and hash(given) == hash(Config.of(wg=64, bx=8))
+    assert dict(given) == {"bx": 8, "wg": 64} and given.key == '{"bx":8,"wg":64}'
+    assert Problem({"n": 4096}) == Problem.of(n=4096)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="config wg: value None"):
+        Config({"wg": None})  # type: ignore[arg-type]
+
+
 def test_a_boolean_is_not_the_number_it_equals():
     """Python equates True with 1, so a parameter taking both (Kernel Tuner's own test cache
     declares ['test', 1, True, 2.45]) had its two configurations merged in every set and dict

@@ -58,6 +58,9 @@ def test_valid_spec_derives_defines_and_geometry():
         # arrays are allocated once per problem: a shape of a parameter failed in the worker
         ({"args": (ArrayArg("a", "float", ("n // UNROLL",), output=True),)}, "once per problem"),
         ({"args": (ArrayArg("a", "UNROLL", ("n",), output=True),)}, "per problem"),
+        # both were raw TypeErrors ('NoneType' object is not iterable)
+        ({"args": None}, r"^kernel k: args must be a list, \(\) for none, not None$"),
+        ({"params": None}, r"^kernel k: params must be a list, \(\) for none, not None$"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):

@@ -238,6 +238,17 @@ def test_models_and_calibrations_round_trip_through_files(tmp_path):
     )
     with pytest.raises(ModelError, match='"expression" must be a string'):
         Model.load(tmp_path / "number.json")
+
+
+def test_a_missing_model_or_calibration_file_is_one_line(tmp_path):
+    """Calibration.load("missing.json") was a raw FileNotFoundError."""
+    missing = tmp_path / "missing.json"
+    with pytest.raises(ModelError, match=r"cannot be read \(No such file or directory\); give"):
+        Calibration.load(missing)
+    with pytest.raises(ModelError, match=r"cannot be read \(No such file or directory\); give"):
+        Model.load(missing)
+    with pytest.raises(ModelError, match=r"cannot be read \(Is a directory\)"):
+        Calibration.load(tmp_path)
     (tmp_path / "bad.json").write_text('{"format": "perfport-model/1"}')
     with pytest.raises(ModelError, match="missing or bad field"):
         Model.load(tmp_path / "bad.json")

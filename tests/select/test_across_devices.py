@@ -150,6 +150,17 @@ def test_leave_one_out_rows_and_table(families):
     assert table.count("\n") == 2 + 2 * 7
 
 
+def test_a_bare_string_where_a_list_goes_is_refused_naming_it(families):
+    """A path given alone said '/ is given twice (as /)', and methods='portable' "'p' is not
+    a valid Method": each string was taken apart letter by letter."""
+    with pytest.raises(SelectError, match=r"^files must be a list, e\.g\. .*not str '"):
+        portable(str(families[0]), 1)  # type: ignore[arg-type]
+    with pytest.raises(SelectError, match=r"^files must be a list"):
+        leave_one_out(str(families[0]))  # type: ignore[arg-type]
+    with pytest.raises(SelectError, match=r"^methods must be a list, e\.g\. \['portable'\]"):
+        leave_one_out(families, (1,), "portable")
+
+
 def one_line_error(files, match: str, **kwargs: Any) -> None:
     with pytest.raises(SelectError, match=match) as info:
         portable(files, 1, **kwargs)

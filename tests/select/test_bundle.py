@@ -226,6 +226,27 @@ def test_dispatcher_refuses_a_bundle_of_another_kernel(tmp_path, cpu):
             dispatcher.run({"Q": 1}, {"lhs": np.ones(4), "rhs": np.ones(4)})
 
 
+def test_dispatcher_choose_refuses_what_run_refuses(tmp_path, cpu):
+    """choose and choice answered for a misspelt name (the default M), M=-4 and M=2.5,
+    which run refuses: each is run's one-line SelectError now."""
+    out, _ = write(tmp_path)
+    base = {"N": 2, "K": 2}
+    with Dispatcher(out, device=cpu) as dispatcher:
+        for problem, message in [
+            ({**base, "MM": 2}, "no problem value MM"),
+            ({**base, "M": -4}, "lhs would have -8 elements"),
+            ({**base, "M": "2"}, "M must be an integer"),
+            ({**base, "M": 2.5}, "M must be an integer"),
+        ]:
+            for ask in (dispatcher.choose, dispatcher.choice):
+                with pytest.raises(SelectError, match=message):
+                    ask(problem)
+        assert (
+            dispatcher.choose({**base, "M": 2})
+            == dispatcher.bundle.configs[dispatcher.choice({**base, "M": 2}).index]
+        )
+
+
 def test_a_perfport_selector_can_be_bundled(tmp_path):
     from perfport.select import Classifier, Selector
 

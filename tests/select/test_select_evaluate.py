@@ -33,6 +33,20 @@ def grid():
     return evaluate(two_regimes(60), ks=(2, 4), seed=0)
 
 
+def test_a_bare_string_where_a_list_goes_is_refused_naming_it():
+    """evaluate(t, "relative", ...) said "'r' is not a valid Normalisation"."""
+    table = two_regimes(20)
+    for args, name in [
+        (("relative", ["greedy"], []), "normalisations"),
+        ((["relative"], "greedy", []), "prunings"),
+        ((["relative"], ["greedy"], "decision_tree_a"), "classifiers"),
+    ]:
+        with pytest.raises(SelectError, match=rf"^{name} must be a list, e\.g\. \['"):
+            evaluate(table, *args, ks=[2])  # type: ignore[arg-type]
+    with pytest.raises(SelectError, match=r"^group_by must be a list"):
+        evaluate(table, ["relative"], ["greedy"], [], ks=[2], group_by="M")
+
+
 def test_the_full_grid_reaches_the_optimum_on_two_regimes(grid):
     assert len(grid) == len(Normalisation) * len(Pruning) * len(Classifier) * 2
     combos = {(r.normalisation, r.pruning, r.classifier, r.k) for r in grid}

@@ -225,6 +225,25 @@ def test_a_local_size_parameter_below_one_is_refused(cpu):
         kernel_space(spec, None, cpu)
 
 
+def test_kernel_space_checks_the_problem_as_tune_does(cpu):
+    """A size given as '4096' gave no legal configuration, blamed on 'n % bx == 0', where
+    tune refused it; None a raw TypeError. Both are tune's one-line errors now."""
+    from perfport._core import SpecError
+
+    spec = _one_dim("n", "bx", (16, 32), {"n": 4096})
+    cases = [
+        ({"n": "4096"}, "problem value n must be an integer .default 4096., got '4096'"),
+        ({"n": 4096.5}, "problem value n must be an integer"),
+        ({"n": None}, "problem n: value None must be a number"),
+        ({"m": 4096}, "kernel k has no problem value m; its problem values: n"),
+    ]
+    for problem, message in cases:
+        for device in (None, cpu):
+            with pytest.raises(SpecError, match=message):
+                kernel_space(spec, problem, device)
+    assert len(kernel_space(spec, {"n": 4096}, cpu)) == 2
+
+
 def _one_dim(global_size, local_size, values, problem, **extra):
     from perfport._core import ArrayArg, KernelSpec, ParamKind
 
@@ -293,3 +312,35 @@ def test_values_beyond_int64_are_kept_exact():
     # Beside floats, an integer past float64's range stays exact as well.
     huge = Param("x", (0.5, 10**400))
     assert [c["x"] for c in Space([huge], [Constraint.of("x > 1")])] == [10**400]
+
+
+def test_constraints_may_be_given_as_text_or_functions_and_anything_else_is_named():
+    """Space(params, ["a > 1"]) was an AttributeError ('str' object has no attribute 'expr')."""
+    from perfport._core import SpecError
+
+    params = [Param("a", (1, 2, 3)), Param("b", (9, 10))]
+    assert [dict(c) for c in Space(params, ["a > 2"])] == [{"a": 3, "b": 9}, {"a": 3, "b": 10}]
+    assert len(Space(params, [lambda c: c["b"] == 9, Constraint.of("a < 3")])) == 2
+    with pytest.raises(SpecError, match=r"^constraints must be a list, e\.g\. \['a > 1'\]"):
+        Space(params, "a > 1")  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match=r"^constraint 3 must be a Constraint, an expression"):
+        Space(params, [3])  # type: ignore[list-item]
+    with pytest.raises(SpecError, match=r"^params must be Param records, got \('a', \(1, 2\)\)"):
+        Space([("a", (1, 2))])  # type: ignore[list-item]
+
+
+def test_a_configuration_outside_a_space_from_configurations_is_named():
+    """from_configs said 'a value outside the parameters' values: (False, 9)' for a value not
+    among them, and called a missing parameter a value outside too."""
+    from perfport._core import SpecError
+
+    params = [Param("a", (1, 2)), Param("b", (9, 10))]
+    assert len(Space.from_configs(params, [{"a": 1, "b": 9}, {"a": 2, "b": 10}])) == 2
+    with pytest.raises(
+        SpecError, match=r"^configuration 2: b=11 is not one of the parameter's values \[9, 10\]$"
+    ):
+        Space.from_configs(params, [{"a": 1, "b": 9}, {"a": 2, "b": 11}])
+    with pytest.raises(
+        ValueError, match=r"^configuration 1 \{'a': 1\} has no value for parameter b; give"
+    ):
+        Space.from_configs(params, [{"a": 1}])

@@ -128,6 +128,40 @@ def test_read_only_commands_do_not_create_databases(tmp_path):
     with pytest.raises(StoreError, match="no results database"):
         Store(tmp_path / "missing.db", create=False)
     assert not (tmp_path / "missing.db").exists()
+    import perfport
+
+    with pytest.raises(StoreError, match="no results database"):
+        perfport.results(tmp_path / "missing.db")
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_closed_store_or_one_from_another_thread_is_a_store_error(db, cpu):
+    """Both were raw sqlite3.ProgrammingErrors naming neither the database nor the fix."""
+    import threading
+
+    with Store(db) as store:
+        vector_add_campaign(store, cpu)
+        campaign = store.campaign("c1")
+        caught: list[Exception] = []
+
+        def elsewhere() -> None:
+            try:
+                best_results(store)
+            except Exception as exc:
+                caught.append(exc)
+
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+        assert isinstance(caught[0], StoreError)
+        assert "opened in another thread" in str(caught[0]) and "in each thread" in str(caught[0])
+    for use in (
+        lambda: best_results(store),
+        lambda: store.campaign("c1"),
+        lambda: store.record_many(campaign, []),
+    ):
+        with pytest.raises(StoreError, match=f"^{db}: this Store is closed; open it again"):
+            use()
 
 
 def test_read_only_refuses_a_foreign_or_empty_sqlite_file_as_not_perfport(tmp_path):

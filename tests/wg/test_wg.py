@@ -174,6 +174,19 @@ def test_cli_evaluate_json(tmp_path):
     assert row["partition"] == "device"
 
 
+def test_a_bare_string_where_a_list_goes_is_refused_naming_it():
+    """evaluate(d, "performance_knn", ...) said 'unknown method p', a string taken apart."""
+    from perfport._core import PerfportError
+
+    data = landscape(20)
+    with pytest.raises(
+        PerfportError, match=r"methods must be a list, e\.g\. \['performance_knn'\]"
+    ):
+        evaluate(data, "performance_knn", ["10-fold"])  # type: ignore[arg-type]
+    with pytest.raises(PerfportError, match=r"partitions must be a list, e\.g\. \['kernel'\]"):
+        evaluate(data, ["decision_tree+nearest_neighbour"], "kernel")  # type: ignore[arg-type]
+
+
 def test_method_names():
     assert (
         "random_forest+nearest_neighbour" in METHODS

@@ -75,6 +75,21 @@ def test_no_legal_size_names_the_device_or_the_kernel_as_its_cause(cpu):
     assert len(check_scenario(spec, problem, cpu)[0])
 
 
+def test_predict_wg_checks_the_problem_as_the_cli_does(daemon_model, cpu):
+    """A misspelt name ('widht') was answered for the default width; the CLI refused it."""
+    from perfport import SpecError
+    from perfport.wg import load_model, predict_wg
+
+    model, spec = load_model(daemon_model), builtin("sobel")
+    for problem, message in [
+        ({"widht": 64, "height": 64}, "kernel sobel has no problem value widht"),
+        ({"width": "64", "height": 64}, "problem value width must be an integer"),
+    ]:
+        with pytest.raises(SpecError, match=message):
+            predict_wg(model, spec, problem, cpu)
+    assert predict_wg(model, spec, {"width": 64, "height": 64}, cpu).wg
+
+
 def test_a_model_of_other_features_names_them():
     # "the model expects other features (31, not the 31 perfport computes)": the counts
     # were equal and nothing said which names were wrong.

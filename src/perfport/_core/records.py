@@ -9,8 +9,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
+from perfport._core.containers import as_mapping
 from perfport._core.errors import SpecError
 from perfport._core.outcome import Check, Outcome
 from perfport._core.stats import Stats, summarize
@@ -48,16 +49,26 @@ def distinct_values(values: Iterable[Any]) -> list[Any]:
     return list(out.values())
 
 
+_EXAMPLES = {"problem": "{'n': 4096}", "config": "{'wg': 64}"}
+
+
 @dataclass(frozen=True)
 class Assignment(Mapping[str, Value]):
     """An immutable, hashable name -> value mapping with a canonical text key."""
 
     items_: tuple[tuple[str, Value], ...] = ()
 
+    def __post_init__(self) -> None:
+        # Config({"wg": 64}) took the dict's keys for pairs and unpacked "wg" as w="g".
+        if type(self.items_) is not tuple and isinstance(self.items_, Mapping):
+            object.__setattr__(self, "items_", type(self).of(self.items_).items_)
+
     @classmethod
-    def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        merged = {**(values or {}), **kwargs}
+    def of(cls, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Self:
         what = cls.__name__.lower()
+        if values is not None:  # 'n=4096' was a raw TypeError: 'str' object is not a mapping
+            values = as_mapping(values, what, SpecError, _EXAMPLES.get(what, ""))
+        merged = {**(values or {}), **kwargs}
         return cls(tuple(sorted((str(k), _plain(v, f"{what} {k}")) for k, v in merged.items())))
 
     @cached_property
@@ -97,7 +108,7 @@ class Assignment(Mapping[str, Value]):
         """Canonical JSON text: equal assignments have equal keys."""
         return json.dumps(dict(self.items_), sort_keys=True, separators=(",", ":"))
 
-    def merged(self, other: Mapping[str, Any]) -> Any:
+    def merged(self, other: Mapping[str, Any]) -> Self:
         if (
             isinstance(other, Assignment)
             and type(other) is type(self)

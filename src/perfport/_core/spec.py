@@ -15,6 +15,7 @@ import numpy as np
 
 from perfport._core import checking
 from perfport._core.args import ARG_TYPES, Arg, ArrayArg, LocalArg, ScalarArg, describe_arg
+from perfport._core.containers import as_list
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
@@ -166,10 +167,10 @@ class KernelSpec:
                 f"kernel {self.name}: language {self.language!r} must be one of "
                 f"{', '.join(m.value for m in Language)}"
             ) from None
-        set_(self, "params", tuple(self.params))
+        set_(self, "params", as_list(self.params, f"kernel {self.name}: params", SpecError))
         set_(self, "global_size", _as_exprs(self.global_size))
         set_(self, "local_size", _as_exprs(self.local_size))
-        set_(self, "args", tuple(self.args))
+        set_(self, "args", as_list(self.args, f"kernel {self.name}: args", SpecError))
         set_(self, "restrictions", as_restrictions(self.restrictions))
         defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
         set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))

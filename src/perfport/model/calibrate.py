@@ -149,6 +149,11 @@ class Calibration:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file: not UTF-8
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
             raise ModelError(f"{path}: not JSON ({reason}); give a calibration file") from None
+        except OSError as exc:  # a missing file was a raw FileNotFoundError
+            raise ModelError(
+                f"{path}: cannot be read ({exc.strerror}); give the file 'perfport model "
+                "calibrate --out' wrote"
+            ) from None
 
 
 def _matrix(

@@ -189,6 +189,10 @@ class Model:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # a binary file: not UTF-8
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
             raise ModelError(f"{path}: not JSON ({reason}); give a model file") from None
+        except OSError as exc:  # a missing file was a raw FileNotFoundError
+            raise ModelError(
+                f"{path}: cannot be read ({exc.strerror}); give a model file"
+            ) from None
 
 
 _FEATURES_EXAMPLE = '{"f_flops": "2 * f_op_float32_madd"}'

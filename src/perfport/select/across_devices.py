@@ -63,6 +63,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.containers import as_list
 from perfport._core.stats import floored_geomean
 from perfport.select.device_caches import DeviceTimes, load_caches, same_file
 from perfport.select.errors import SelectError
@@ -128,7 +129,7 @@ def portable(
     if k < 1:
         raise SelectError(f"the number of configurations to ship must be at least 1, got {k}")
     if not isinstance(files, DeviceTimes):
-        paths = list(files)
+        paths = list(as_list(files, "files", SelectError))
         # A holdout file not among ``files`` joins them; otherwise it names one of them (by
         # path or device name).
         if (

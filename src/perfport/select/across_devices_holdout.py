@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from perfport._core.containers import as_list
 from perfport._core.stats import floored_geomean
 from perfport.select.across_devices import Method, choose_for_devices
 from perfport.select.device_caches import DeviceTimes, load_caches
@@ -43,10 +44,10 @@ def leave_one_out(
     data = files if isinstance(files, DeviceTimes) else load_caches(files)
     if len(data.devices) < 2:
         raise SelectError("leave-one-device-out needs caches of at least 2 devices")
-    ks = sorted(set(ks))
+    ks = sorted(set(as_list(ks, "ks", SelectError)))
     perf = relative(data.times)
     rows = []
-    for method in map(Method, methods):
+    for method in map(Method, as_list(methods, "methods", SelectError)):
         for held, device in enumerate(data.devices):
             for k in ks:
                 chosen = choose_for_devices(data, k, held, method, seed)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import StoreError, value_key
+from perfport._core.containers import as_list
 from perfport.select.errors import SelectError
 from perfport.store.formats.kt_cache import KernelTunerCache, read_kt_cache
 from perfport.store.formats.untrusted import clip
@@ -60,6 +61,7 @@ def load_caches(files: Sequence[str | Path]) -> DeviceTimes:
     any order) on the same problem size; a parameter that only some files list is allowed where
     it takes one value in each of them (a constant such as a fixed filter size). Parameters
     with a single value everywhere are left out of the configurations, into ``fixed``."""
+    files = as_list(files, "files", SelectError)  # one path as a str was read letter by letter
     if len(files) < 1:
         raise SelectError("portable selection needs at least one Kernel Tuner cache file")
     paths = [Path(f) for f in files]

@@ -27,6 +27,7 @@ from perfport._core import (
     KernelSpec,
     LaunchError,
     LocalArg,
+    Problem,
     ScalarArg,
     SpecError,
 )
@@ -109,14 +110,17 @@ class Dispatcher:
         legal); a SelectError when no shipped configuration is legal at ``problem``. Only the
         static rules count here: ``run`` may fall back further, in the same order, where the
         device refuses a build or a launch."""
-        full = self.spec.problem.merged(problem)
+        full = self._resolved(problem)
         if full.key not in self._choices:
             if len(self._choices) >= _MAX_CHOICES:
                 self._choices.clear()
             try:
-                self._choices[full.key] = legal_choice(self.bundle, self._legality, full)
+                choice = legal_choice(self.bundle, self._legality, full)
+                # What run would refuse (an array of M=-4096 rows) is refused here too.
+                self._array_sizes(self.spec.env(self.bundle.configs[choice.index], full))
             except SpecError as exc:
                 raise SelectError(str(exc)) from None
+            self._choices[full.key] = choice
         return self._choices[full.key]
 
     @property
@@ -137,10 +141,7 @@ class Dispatcher:
         ``preference_order`` that is legal at ``problem`` and not refused, warns once per
         refusal (RuntimeWarning) and remembers it, so it is not built or launched again; a
         SelectError when every shipped configuration is refused or illegal there."""
-        try:
-            full = resolve_problem(self.spec, problem)  # M=64.5 for an integer size is refused
-        except SpecError as exc:
-            raise SelectError(str(exc)) from None
+        full = self._resolved(problem)
         excluded: dict[int, str] = {}  # configurations the device refused at this problem
         met: list[RefusalKey] = []
         while True:
@@ -172,6 +173,14 @@ class Dispatcher:
         if self._session is None:
             self._session = open_session(self.device)
         return self._session
+
+    def _resolved(self, problem: Mapping[str, Any]) -> Problem:
+        """``problem`` over the kernel's defaults, checked as ``run`` and the CLI check it: a
+        misspelt name (MM) or M=64.5 for an integer size is refused, not answered for."""
+        try:
+            return resolve_problem(self.spec, problem)
+        except SpecError as exc:
+            raise SelectError(str(exc)) from None
 
     def _run_choice(self, full: Mapping[str, Any], excluded: Mapping[int, str]) -> int:
         if not excluded:
@@ -264,6 +273,21 @@ class Dispatcher:
             )
         return self._builds[defines]
 
+    def _array_sizes(self, env: Mapping[str, Any]) -> list[tuple[ArrayArg, np.dtype, int]]:
+        """Each array argument's element type and size at ``env``; a SelectError where one
+        would have no elements."""
+        spec, out = self.spec, []
+        for a in spec.args:
+            if not isinstance(a, ArrayArg):
+                continue
+            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+            size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
+            if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
+                raise SelectError(f"at this problem {a.name} would have {size} elements; give "
+                                  "sizes that leave every array at least one")  # fmt: skip
+            out.append((a, dtype, size))
+        return out
+
     def _host_arrays(
         self, env: Mapping[str, Any], inputs: Mapping[str, np.ndarray]
     ) -> dict[str, np.ndarray]:
@@ -275,14 +299,7 @@ class Dispatcher:
                 "pass inputs by argument name"
             )
         out = {}
-        for a in spec.args:
-            if not isinstance(a, ArrayArg):
-                continue
-            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
-            size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
-            if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
-                raise SelectError(f"at this problem {a.name} would have {size} elements; give "
-                                  "sizes that leave every array at least one")  # fmt: skip
+        for a, dtype, size in self._array_sizes(env):
             if a.name not in inputs:
                 if not a.output:
                     raise SelectError(f"{spec.name} needs input array {a.name!r}; pass it")

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.containers import as_list
 from perfport._core.optional import require
 from perfport._core.stats import bootstrap_geomean_ci, floored_geomean
 from perfport.select.classify import Classifier, Selector, best_in_set
@@ -119,9 +120,13 @@ def evaluate(
     classifier ``oracle`` and performance = max_achievable (the pruning-only figures).
     ``group_by`` keeps problems that share those values on one side of the split
     (``split_problems``)."""
-    norms = [Normalisation(n) for n in normalisations]
-    methods = [Pruning(p) for p in prunings]
-    models = [Classifier(c) for c in classifiers]
+    # A bare string was taken apart: 'relative' as the normalisations r, e, l, ...
+    norms = [Normalisation(n) for n in as_list(normalisations, "normalisations", SelectError)]
+    methods = [Pruning(p) for p in as_list(prunings, "prunings", SelectError)]
+    models = [Classifier(c) for c in as_list(classifiers, "classifiers", SelectError)]
+    ks = as_list(ks, "ks", SelectError)
+    if group_by is not None:
+        group_by = as_list(group_by, "group_by", SelectError)
     if not norms or not methods or not ks:
         raise SelectError("evaluate needs at least one normalisation, pruning method and k")
     if not 1 <= min(ks) <= max(ks) <= table.n_configs:

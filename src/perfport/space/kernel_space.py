@@ -30,6 +30,7 @@ from perfport._core import (
 )
 from perfport._core.expr import parse
 from perfport._core.launch import check_launch
+from perfport._core.problem_check import resolve_problem
 from perfport.space.space import Constraint, ConstraintSource, PruningReport, Space
 
 DEVICE = ConstraintSource.DEVICE
@@ -232,13 +233,10 @@ def kernel_space(
             "perfport.devices.get_device(ID) gives one"
         )
     _check_local_values(spec)
-    unknown = sorted(set(problem or ()) - set(spec.problem))
-    if unknown:  # a misspelt size would silently leave the default in place
-        raise SpecError(
-            f"kernel {spec.name} has no problem value {', '.join(unknown)}; its problem "
-            f"values: {', '.join(spec.problem) or 'none'}"
-        )
-    constants = spec.env({}, problem or Problem())
+    # Checked as tune checks it: a misspelt name would leave the default in place, and a
+    # size given as '4096' empty the space, blamed on a rule it never broke.
+    problem = resolve_problem(spec, problem)
+    constants = spec.env({}, problem)
     _check_local_exprs(spec, constants)
     constraints = [Constraint.of(r) for r in spec.restrictions]
     if device is not None:
@@ -256,7 +254,7 @@ def kernel_space(
         memory = (
             device.global_mem_bytes if device is not None and device.global_mem_bytes > 0 else None
         )
-        check_launch(spec, config, problem or Problem(), memory)
+        check_launch(spec, config, problem, memory)
     return space
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Expr, ExpressionError, Param, PerfportError, SpecError, value_key
+from perfport._core.containers import as_list
 from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
@@ -91,12 +92,14 @@ class Space:
     def __init__(
         self,
         params: Sequence[Param],
-        constraints: Sequence[Constraint] = (),
+        constraints: Sequence[Constraint | str | Callable[[dict[str, Any]], Any]] = (),
         constants: Mapping[str, Any] | None = None,
         derived: Sequence[tuple[str, Expr]] = (),
     ) -> None:
-        self.params = tuple(params)
-        self.constraints = tuple(constraints)
+        self.params = _checked_params(params)
+        # A restriction's text or function is taken as its Constraint ("a > 1" was an
+        # AttributeError from inside), as a kernel's restrictions are.
+        self.constraints = tuple(map(_constraint, as_list(constraints, "constraints", SpecError)))
         self._constants = dict(constants or {})
         self._derived = tuple(derived)  # values computed from the parameters, in order
         self._shape = tuple(len(p.values) for p in self.params)
@@ -127,26 +130,16 @@ class Space:
         """The space whose legal configurations are exactly ``configs`` (e.g. those a stored or
         imported data set holds); anything else counts as removed by ``label``."""
         space = cls.__new__(cls)
-        space.params = tuple(params)
+        space.params = _checked_params(params)
         space.constraints = ()
         space._constants = {}
         space._derived = ()
         space._shape = tuple(len(p.values) for p in space.params)
         _check_size(space._shape, _MAX_INDEX)  # only numbered, never enumerated
         space._values = [_as_array(p.values) for p in space.params]
-        lookup = space._positions_of
-        try:
-            positions = np.array(
-                [
-                    [lk[value_key(c[p.name])] for p, lk in zip(space.params, lookup, strict=True)]
-                    for c in configs
-                ],
-                dtype=np.int64,
-            )
-        except KeyError as exc:
-            raise ValueError(
-                f"a configuration has a value outside the parameters' values: {exc}"
-            ) from None
+        positions = np.array(
+            [space._position_of(n, c) for n, c in enumerate(configs, 1)], dtype=np.int64
+        )
         flat = (
             np.ravel_multi_index(positions.T, space._shape)
             if len(positions)
@@ -160,6 +153,25 @@ class Space:
             ((label, cartesian - len(space._legal), ConstraintSource.KERNEL),),
         )
         return space
+
+    def _position_of(self, n: int, config: Mapping[str, Any]) -> list[int]:
+        """Configuration ``n``'s value positions; a SpecError (a ValueError too, as raised
+        before) naming a parameter it lacks or a value outside the parameter's values."""
+        out = []
+        for p, lookup in zip(self.params, self._positions_of, strict=True):
+            if p.name not in config:
+                raise _ConfigError(
+                    f"configuration {n} {dict(config)} has no value for parameter {p.name}; "
+                    "give every parameter a value"
+                )
+            at = lookup.get(value_key(config[p.name]))
+            if at is None:
+                raise _ConfigError(
+                    f"configuration {n}: {p.name}={config[p.name]!r} is not one of the "
+                    f"parameter's values {list(p.values)}"
+                )
+            out.append(at)
+        return out
 
     # ---- enumeration ------------------------------------------------------------------
     def _enumerate(self) -> tuple[np.ndarray, list[int]]:
@@ -355,6 +367,31 @@ class Space:
         if not self.params:
             return np.zeros((len(self), 0), dtype=np.int64)
         return np.stack(np.unravel_index(self._legal, self._shape), axis=1)
+
+
+class _ConfigError(SpecError, ValueError):
+    """A configuration outside a space built from configurations (ValueError: as before)."""
+
+
+def _constraint(given: Any) -> Constraint:
+    """A Constraint, or a restriction's text or function taken as one; else a SpecError."""
+    if isinstance(given, Constraint):
+        return given
+    if isinstance(given, str) or callable(given):
+        return Constraint.of(given)
+    raise SpecError(
+        f"constraint {given!r} must be a Constraint, an expression such as 'a * b <= 64', or "
+        "a function of the configuration"
+    )
+
+
+def _checked_params(params: Sequence[Param]) -> tuple[Param, ...]:
+    """``params`` as a tuple of Param records, or a one-line SpecError."""
+    out = as_list(params, "params", SpecError, "[Param('wg', (32, 64))]")
+    for p in out:
+        if not isinstance(p, Param):
+            raise SpecError(f"params must be Param records, got {p!r}; e.g. Param('wg', (32, 64))")
+    return out
 
 
 def _check_size(shape: tuple[int, ...], limit: int) -> None:

@@ -39,11 +39,26 @@ class WaitingConnection(sqlite3.Connection):
     path = ""
     notice: Callable[[str], None] = staticmethod(_tell)
 
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().cursor(*args, **kwargs)
+        except sqlite3.ProgrammingError as exc:
+            raise _misused(self.path, exc) from None
+
+    @property
+    def in_transaction(self) -> bool:
+        try:
+            return super().in_transaction
+        except sqlite3.ProgrammingError as exc:
+            raise _misused(self.path, exc) from None
+
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         start, told = time.monotonic(), False
         while True:
             try:
                 return super().execute(sql, parameters)
+            except sqlite3.ProgrammingError as exc:
+                raise _misused(self.path, exc) from None
             except sqlite3.OperationalError as exc:
                 begin = sql.lstrip()[:5].upper() == "BEGIN"
                 if "database is locked" not in str(exc) or (self.in_transaction and not begin):
@@ -57,6 +72,23 @@ class WaitingConnection(sqlite3.Connection):
                 )
             checkpoint()
             time.sleep(RETRY_S)
+
+
+def _misused(path: str, exc: sqlite3.ProgrammingError) -> Exception:
+    """A closed Store, or one opened in another thread, as a StoreError naming the fix (the
+    raw sqlite3 error says neither which database nor what to do); other errors as they are."""
+    where = path or "the results database"
+    if "closed database" in str(exc):
+        return StoreError(
+            f"{where}: this Store is closed; open it again (Store(path)) or use it inside its "
+            "'with' block"
+        )
+    if "same thread" in str(exc):
+        return StoreError(
+            f"{where}: this Store was opened in another thread and is used only there; open a "
+            "Store in each thread (Store(path))"
+        )
+    return exc
 
 
 def check_path(path: str, create: bool) -> None:

@@ -4,7 +4,6 @@ objective. Each error names the problem and the fix."""
 
 from __future__ import annotations
 
-import math
 import numbers
 import os
 import re
@@ -21,6 +20,7 @@ from perfport._core import (
     SpecError,
 )
 from perfport._core.metrics import Objective, ResultMetrics
+from perfport._core.problem_check import resolve_problem as resolve_problem  # its old home
 from perfport.kernels import is_loopy_spec
 from perfport.space import Space, empty_space_hint, kernel_space
 from perfport.strategies import (
@@ -37,39 +37,6 @@ from perfport.tune.result import Budget
 # Compiling processes per core: on the 16-core GPU machine 60 beat 14 (2.5x vs 2.2x less wall
 # time), so builds are not purely CPU-bound; far more only thrash.
 MAX_BUILD_JOBS_PER_CORE = 4
-
-
-def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Problem:
-    """The kernel's default problem updated with ``problem``; unknown names are an error."""
-    given = dict(Problem.of(problem))  # numpy scalars as Python values, as a KernelSpec takes
-    unknown = set(given) - set(spec.problem)
-    if unknown:
-        known = ", ".join(spec.problem) or "none"
-        raise SpecError(
-            f"kernel {spec.name} has no problem value {', '.join(sorted(unknown))}; its problem values: {known}"
-        )
-    for name, value in given.items():
-        _check_problem_value(spec, name, value, spec.problem[name])
-    return spec.problem.merged(given)
-
-
-def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) -> None:
-    """A given problem value has its default's type (an integer size stays an integer): a
-    wrong one would otherwise be stored, or fail deep inside a build."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if isinstance(default, bool):
-        ok, kind = isinstance(value, bool), "true or false"
-    elif isinstance(default, int):
-        ok, kind = number and isinstance(value, int), "an integer"
-    elif isinstance(default, float):
-        ok, kind = number and math.isfinite(value), "a finite number"
-    else:
-        ok, kind = isinstance(value, str), "a name"
-    if not ok:
-        raise SpecError(
-            f"kernel {spec.name}: problem value {name} must be {kind} (default {default!r}), "
-            f"got {value!r}"
-        )
 
 
 def _listed(

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core import PerfportError
+from perfport._core.containers import as_list
 from perfport._core.stats import bootstrap_geomean_ci, geomean
 from perfport.wg.dataset import WgDataset
 from perfport.wg.model import DEFAULT_METHOD
@@ -132,6 +134,9 @@ def evaluate(
 ) -> list[EvalResult]:
     """Every method on every partition (partitions with no folds are skipped); ``progress``
     hears of each fitted fold, and once before the first."""
+    # A bare string was taken apart: 'performance_knn' as the methods p, e, r, ...
+    methods = as_list(methods, "methods", PerfportError)
+    partitions = as_list(partitions, "partitions", PerfportError)
     baseline = reference_baseline(data)
     expert = data.column(32, 4)
     oracle = data.oracle

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import DeviceInfo, KernelSpec, PerfportError, SpecError
+from perfport._core.problem_check import resolve_problem
 from perfport.features import FEATURE_NAMES, FeatureCache, dataset_features, scenario_features
 from perfport.space import Constraint, Space, spec_device_constraints
 from perfport.store import Store, refused_configs
@@ -217,6 +218,8 @@ def check_scenario(
     to choose from (``scenario_sizes``), which ``predict_wg`` can then be given."""
     if {p.name for p in spec.params} != {"wc", "wr"}:
         raise SpecError(f"kernel {spec.name} is not a stencil with work-group parameters wc and wr")
+    # As the CLI checks it: a misspelt name ('widht') was answered for the default width.
+    problem = resolve_problem(spec, problem)
     dataset_features(spec, problem)  # checks the shape
     if not len(legal_sizes(spec, problem, device)[0]):
         raise SpecError(
