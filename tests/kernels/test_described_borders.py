@@ -81,3 +81,13 @@ def test_a_guarded_loop_inside_the_borders_runs_and_verifies(cpu):
         for wc, wr in ((32, 4), (8, 8)):
             m = runner.measure(Config.of(wc=wc, wr=wr))
             assert m.outcome is Outcome.OK and m.verified_against == "numpy reference", m
+
+
+def test_the_guarded_source_stays_as_its_campaigns_were_keyed():
+    """The guard is compiled into every guarded stencil's own source, whose hash is part of
+    its campaign keys. Its flag keeps one violated direction's bit (a loop reading east and
+    west reports 4 or 8, not 12): OR-ing them would move every such campaign to a new key,
+    and stored ones would no longer resume (docs/kernel-spec.md says what the flag holds)."""
+    body = "float s = 0; for (int i = -2; i <= 2; ++i) s += GET(i, 0); return (OUT)s;"
+    spec = described_stencil({"name": "lp", "body": body, "east": 1, "west": 1})
+    assert spec.fault_flag == FLAG and spec.source_hash[:16] == "b997d4925d2068fe"

@@ -60,6 +60,17 @@ def test_malformed_descriptions_are_refused(description, message):
         described_stencil(description)
 
 
+def test_a_json_file_of_another_kind_says_what_perfport_reads(tmp_path):
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2, 3]")
+    with pytest.raises(SpecError, match=r"stencil description object .*T1 or BAT search-space"):
+        resolve_kernel(listed)  # 'perfport space' and 'tune': the three kinds of JSON file
+    t1 = tmp_path / "t1.json"
+    t1.write_text(json.dumps({"General": {}, "KernelSpecification": {}}))
+    with pytest.raises(SpecError, match=r"t1.json: a Kernel Tuner T1 .*'perfport space' reads"):
+        resolve_kernel(t1)
+
+
 @pytest.mark.parametrize(
     ("text", "message"), [("not json", "not JSON"), ("[1, 2]", "not a JSON object")]
 )

@@ -524,6 +524,36 @@ def test_extra_problem_values_must_be_the_other_caches_fixed_parameters(tmp_path
     one_line_error([ours, small], r"small.json was tuned on problem size \[3, 3, 64, 64\]")
 
 
+def perfport_export(path: Path, device: str, filter_size: int, seed: int, size=None) -> Path:
+    """A cache as perfport's export writes it today: the global size's values in problem_size
+    ([64, 64]), the whole problem (the filter too) in "perfport"."""
+    problem = {"fh": filter_size, "fw": filter_size, "h": 64, "w": 64}
+    return write_cache(path, device, family_times(A, B, seed),
+                       problem_size=size or [64, 64], perfport={"problem": problem})  # fmt: skip
+
+
+def test_perfport_exports_compare_their_whole_problem(tmp_path):
+    """Exports of a 15x15 and a 7x7 filter on one image share problem_size [64, 64]: the
+    problem they record tells them apart, from each other and from the hub's fixed filter."""
+    ours = perfport_export(tmp_path / "ours.json", "O", 15, 1)
+    seven = perfport_export(tmp_path / "seven.json", "S", 7, 2)
+    one_line_error(
+        [ours, seven], r"seven.json was tuned on fh=7, fw=7, .*ours.json on fh=15, fw=15;"
+    )
+    assert (
+        len(load_caches([ours, perfport_export(tmp_path / "again.json", "A", 15, 3)]).devices) == 2
+    )
+    hub = fixed_cache(tmp_path / "hub.json", "H", [64, 64], {"fw": 15, "fh": 15})
+    assert load_caches([hub, ours]).fixed == {"fw": 15, "fh": 15}
+    one_line_error([hub, seven], r"seven.json .*fh=7, fw=7, .*hub.json on fh=15, fw=15 \(fixed")
+    # An earlier export listed the filter in its size: the same problem as today's 15x15.
+    earlier = write_cache(
+        tmp_path / "earlier.json", "E", family_times(A, B, 4), problem_size=[15, 15, 64, 64]
+    )
+    assert len(load_caches([earlier, ours]).devices) == 2
+    one_line_error([earlier, seven], r"problem size")
+
+
 def test_problem_sizes_are_compared_pairwise(tmp_path):
     """Each of [15, 64, 64] and [7, 64, 64] fits a cache fixing f = 15 and g = 7, but not each
     other: comparing every file with the first only would pool them."""

@@ -232,3 +232,52 @@ def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path):
     bad = subprocess.run([*cli, "--db", str(again), "--replace", "--out", str(out)],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "--replace needs --merge" in bad.stderr
+
+
+def test_superseded_rows_are_added_to_the_archive_never_emptied(db, cpu, tmp_path):
+    with Store(db) as store:
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
+    base = tmp_path / "base.npz"
+    save_dataset(dataset_from_store(Store(db, create=False)), base)
+    again = tmp_path / "again.db"
+    with Store(again) as store:  # heat measured again, twice as slow
+        fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 2.0)
+    old, out = tmp_path / "old.npz", tmp_path / "out.npz"
+    cli = [sys.executable, "-m", "perfport", "wg", "dataset", "--db", str(again), "--replace",
+           "--superseded", str(old), "--json"]  # fmt: skip
+
+    def replace(merged, written):
+        done = subprocess.run([*cli, "--merge", str(merged), "--out", str(written)],
+                              capture_output=True, text=True)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    # An empty archive (earlier versions wrote one when nothing was replaced) holds nothing.
+    save_dataset(load_dataset(base).subset(np.zeros(0, dtype=np.int64)), old)
+    first = replace(base, out)
+    assert first["replaced"] == 1 and first["superseded_rows"] == 1
+    again_out = replace(out, tmp_path / "out2.npz")  # replaces nothing: the archive stays
+    assert again_out["replaced"] == 0 and again_out["superseded_rows"] == 1
+    assert len(load_dataset(old)) == 1
+    older = load_dataset(base)  # another, older measurement of heat: its rows are added
+    save_dataset(type(older)(**{**older.__dict__, "runtimes": older.runtimes * 3}), base)
+    third = replace(base, tmp_path / "out3.npz")
+    assert third["replaced"] == 1 and third["superseded_rows"] == 2
+    kept = load_dataset(old)
+    assert len(kept) == 2 and not np.array_equal(kept.runtimes[0], kept.runtimes[1])
+    old.unlink()  # nothing replaced and no archive yet: none is written
+    assert replace(out, tmp_path / "out4.npz")["superseded_rows"] == 0 and not old.exists()
+
+
+def test_save_dataset_cut_short_leaves_the_old_file(monkeypatch, tmp_path):
+    data = tiny_wg_dataset(((1, 1),), [[1.0]], [("gpu", "heat", "512")], [[0.0, 0.0]])
+    path = tmp_path / "d.npz"
+    save_dataset(data, path)
+
+    def cut(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", cut)
+    with pytest.raises(KeyboardInterrupt):
+        save_dataset(data, path)
+    assert len(load_dataset(path)) == 1 and [p.name for p in tmp_path.iterdir()] == ["d.npz"]

@@ -113,7 +113,9 @@ def _add_dataset(wg_sub: Subcommands) -> None:
         help="a --db scenario that a --merge dataset has replaces its times (a re-measurement)",
     )
     p.add_argument(
-        "--superseded", metavar="NPZ", help="with --replace: write the replaced rows here"
+        "--superseded",
+        metavar="NPZ",
+        help="with --replace: add the replaced rows to this file (created if missing)",
     )
     p.add_argument("--out", required=True, help="the .npz file to write")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -237,7 +239,12 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
 
 def run_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
-    from perfport.wg.assemble import LEFT_OUT_WHY, UnknownDevicesError, assemble_dataset
+    from perfport.wg.assemble import (
+        LEFT_OUT_WHY,
+        UnknownDevicesError,
+        assemble_dataset,
+        keep_superseded,
+    )
 
     if args.replace and not (args.merge and args.db):
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
@@ -250,9 +257,11 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
                                 f"collect --db {db}' or give an existing --db")  # fmt: skip
     inputs = [*(("--merge", m) for m in args.merge or []), *(("--db", d) for d in stores)]
     _check_written(args.out, "--out", inputs, writes_model=False)
+    archived = None
     if args.superseded:
         _check_written(args.superseded, "--superseded", [*inputs, ("--out", args.out)],
                        writes_model=False)  # fmt: skip
+        archived = wg.load_archive(args.superseded)  # a damaged one refused before any work
     try:
         built = assemble_dataset(args.merge or [], stores, args.drop_device or [], args.replace)
     except UnknownDevicesError as exc:
@@ -260,8 +269,11 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
             f"--drop-device: no --merge scenario is on {', '.join(exc.unknown)}; "
             f"their devices: {', '.join(exc.known)}"
         ) from None
-    if args.superseded and built.superseded is not None:
-        wg.save_dataset(built.superseded, args.superseded)
+    kept = archived
+    if args.superseded and built.superseded is not None and len(built.superseded):
+        # Added to what the file holds, never written empty: a rerun replaces nothing.
+        kept = keep_superseded(archived, built.superseded, args.superseded)
+        wg.save_dataset(kept, args.superseded)
     data = built.data
     wg.save_dataset(data, args.out)
     for db in built.empty_stores:  # another store had campaigns: say which one had none
@@ -271,6 +283,7 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
                "replaced": built.replaced, "duplicates": built.duplicates,
+               "superseded_rows": (len(kept) if kept else 0) if args.superseded else None,
                "skipped_stores": list(built.empty_stores),
                "left_out": {db: list(names) for db, names in built.left_out}}  # fmt: skip
     if args.json:

@@ -46,6 +46,9 @@ NEIGHBOURS = {
     "NE": (1, -1), "NW": (-1, -1), "SE": (1, 1), "SW": (-1, 1),
 }  # fmt: skip
 _PROBLEM_NAMES = frozenset({"width", "height", "pad", *BORDERS})
+# The top-level keys of Kernel Tuner's T1 and BAT's CAFF search-space files: a JSON file with
+# any of them is one of those (perhaps incomplete), never a stencil description.
+SEARCH_SPACE_KEYS = frozenset({"ConfigurationSpace", "KernelSpecification", "General"})
 
 
 def described_stencil(description: Mapping[str, Any], path: Path | None = None) -> KernelSpec:
@@ -104,7 +107,14 @@ def described_stencil_file(path: Path, also: str = "") -> KernelSpec:
         ) from None
     if not isinstance(description, dict):
         raise SpecError(
-            f"{path}: not a JSON object; give a stencil description: name, body, north, ..."
+            f"{path}: not a JSON object but {type(description).__name__}; give a stencil "
+            f"description object (name, body, north, ...){also}"
+        )
+    if keys := sorted(SEARCH_SPACE_KEYS & set(description)):
+        raise SpecError(
+            f"{path}: a Kernel Tuner T1 or BAT search-space file (it has {', '.join(keys)}), "
+            "not a stencil description (name, body, north, ...); 'perfport space' reads "
+            "search-space files"
         )
     return described_stencil(description, path)
 

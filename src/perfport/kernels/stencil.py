@@ -126,7 +126,9 @@ def _plain(c_body: str) -> str:
 
 # A guarded GET: an offset outside the borders sets a bit of the flag (1 north, 2 south, 4 east,
 # 8 west) and reads the cell itself instead, so nothing outside the tile is touched. Racing
-# writes are harmless: any violator's value says the same thing, that the kernel is wrong.
+# writes are harmless: any violator's value says the same thing, that the kernel is wrong (the
+# flag keeps the last read's bit, not every crossed border's: OR-ing them would change this
+# source, part of every guarded stencil's campaign key).
 FLAG = "get_outside_borders"
 _GUARDED_GET = f"""DEVICE_FN ELEM guarded_get(LOCAL_PTR const ELEM* tile, int tile_w, int lx, int ly,
                            int dx, int dy, GLOBAL int* {FLAG}) {{

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,9 @@ def _check_same_problem(
     values: Sequence[dict[str, list[Any]]],
 ) -> None:
     """Caches of different problem sizes rank configurations for different work; every pair
-    that records a ``problem_size`` is compared (containment is not transitive)."""
+    that records a ``problem_size`` is compared (containment is not transitive), and where
+    perfport's export records the whole problem, that too (``_check_whole_problems``)."""
+    _check_whole_problems(paths, caches, values)
     sized = [i for i, c in enumerate(caches) if c.has_problem_size]
     for n, i in enumerate(sized):
         for j in sized[:n]:
@@ -210,6 +213,47 @@ def _check_same_problem(
                     f"{_constants_note(caches[j], values[j], caches[i])}"
                     "; pool caches of the same problem only"
                 )
+
+
+def _check_whole_problems(
+    paths: Sequence[Path],
+    caches: Sequence[KernelTunerCache],
+    values: Sequence[dict[str, list[Any]]],
+) -> None:
+    """perfport's export records the whole problem (``perfport.problem``), while its
+    ``problem_size`` holds only the values the global size is made of, which problems differing
+    elsewhere share (a 7x7 and a 15x15 convolution on one image). Two such caches must record
+    the same problem; a problem value that another cache fixes as a parameter of the same name
+    (Kernel Tuner's convolution keeps the filter as parameters) must be that value."""
+    for j, i in combinations(range(len(caches)), 2):  # i after j, as the size check names them
+        a, b = _whole_problem(caches[i]), _whole_problem(caches[j])
+        if a is None and b is None:
+            continue
+        first = a if a is not None else _fixed_apart(values[i], caches[j])
+        second = b if b is not None else _fixed_apart(values[j], caches[i])
+        keys = (
+            set(first) | set(second)
+            if a is not None and b is not None
+            else set(first) & set(second)
+        )
+        differ = sorted(k for k in keys if value_key(first.get(k)) != value_key(second.get(k)))
+        if differ:
+            raise SelectError(
+                f"{paths[i]} was tuned on {_settings(first, differ, a is None)}, {paths[j]} on "
+                f"{_settings(second, differ, b is None)}; pool caches of the same problem only"
+            )
+
+
+def _whole_problem(cache: KernelTunerCache) -> dict[str, Any] | None:
+    """The problem perfport's export records, or None (Kernel Tuner's own caches)."""
+    return cache.problem if isinstance(cache.problem, dict) else None
+
+
+def _settings(values: dict[str, Any], keys: list[str], fixed: bool) -> str:
+    """ "filter_width=7, height=256" for ``keys`` ("(unset)" for one it lacks)."""
+    shown = [f"{clip(k)[1:-1]}={clip(values[k]) if k in values else '(unset)'}" for k in keys[:4]]
+    shown += ["..."] if len(keys) > 4 else []
+    return ", ".join(shown) + (" (fixed parameters)" if fixed else "")
 
 
 def _same_problem(
@@ -226,7 +270,9 @@ def _same_problem(
     sa, sb = a.problem_size, b.problem_size
     if not isinstance(sa, list) or not isinstance(sb, list):
         return bool(sa == sb)
-    return _covers(sa, sb, _constants(b_values, a)) or _covers(sb, sa, _constants(a_values, b))
+    return _covers(sa, sb, _constants(b_values, b, a)) or _covers(
+        sb, sa, _constants(a_values, a, b)
+    )
 
 
 def _covers(big: list[Any], small: list[Any], constants: list[str]) -> bool:
@@ -235,9 +281,17 @@ def _covers(big: list[Any], small: list[Any], constants: list[str]) -> bool:
     return not (want - have) and not (have - want - Counter(constants))
 
 
-def _constants(values: dict[str, list[Any]], other: KernelTunerCache) -> list[str]:
-    """The values (as text) of a cache's single-valued parameters that ``other`` does not tune."""
-    return [str(v) for v in _fixed_apart(values, other).values()]
+def _constants(
+    values: dict[str, list[Any]], cache: KernelTunerCache, other: KernelTunerCache
+) -> list[str]:
+    """The values (as text) of a cache's single-valued parameters that ``other`` does not tune,
+    and of the whole problem where perfport's export records it: an earlier export listed the
+    filter in its size ([15, 15, 4096, 4096]), today's in its problem alone (the problem's
+    values less those its size lists: those are no extra)."""
+    problem = Counter(map(str, (_whole_problem(cache) or {}).values()))
+    size = cache.problem_size if isinstance(cache.problem_size, list) else [cache.problem_size]
+    extra = problem - Counter(map(str, size))
+    return [*(str(v) for v in _fixed_apart(values, other).values()), *extra.elements()]
 
 
 def _constants_note(

@@ -10,6 +10,7 @@ from perfport.wg.collection import CollectProgress, collect
 from perfport.wg.dataset import (
     WgDataset,
     common_columns,
+    load_archive,
     load_cummins_csv,
     load_dataset,
     match_scenarios,
@@ -94,6 +95,7 @@ __all__ = [
     "evaluate",
     "folds",
     "geomean",
+    "load_archive",
     "load_cummins_csv",
     "load_dataset",
     "load_model",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfport._core import PerfportError
+from perfport._core import PerfportError, SpecError
 from perfport.store import Store
 from perfport.wg.dataset import (
     WgDataset,
@@ -88,3 +88,16 @@ def assemble_dataset(
         data = merge_datasets(parts + stored)
     data, duplicates = drop_duplicates(data)
     return AssembledDataset(data, old, duplicates, tuple(empty), tuple(left_out))
+
+
+def keep_superseded(archived: WgDataset | None, rows: WgDataset, path: str | Path) -> WgDataset:
+    """The archive at ``path`` of rows that replaces superseded (``archived``, None where it
+    is new) with ``rows`` added: each replace adds the re-measurements it displaced. A row it
+    already holds is kept once (a run repeated after one cut short)."""
+    if archived is None:
+        return rows
+    if archived.feature_names != rows.feature_names:
+        raise SpecError(f"{path}: the archive has other features than this dataset (written by "
+                        "another perfport version); give another --superseded path")  # fmt: skip
+    kept, _ = drop_duplicates(merge_datasets([archived, rows]))
+    return kept

@@ -8,6 +8,7 @@ advance) or at or below it (refused by the driver, found only by trying).
 from __future__ import annotations
 
 import csv
+import os
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -281,12 +282,34 @@ def is_dataset_file(path: str | Path) -> bool:
 def save_dataset(data: WgDataset, path: str | Path) -> None:
     """A compressed .npz with every array and the feature names, at exactly ``path`` (numpy
     would add ``.npz`` to a name without it, and the user would not find the file)."""
-    with open(path, "wb") as out:
-        np.savez_compressed(
-            out, sizes=data.sizes, runtimes=data.runtimes, max_wg=data.max_wg, features=data.features,
-            feature_names=np.array(data.feature_names), device=data.device, kernel=data.kernel,
-            dataset=data.dataset, synthetic=data.synthetic,
-        )  # fmt: skip
+    path = Path(path)
+    # Written aside and renamed: an interrupted run leaves the old file whole, never half.
+    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(staging, "wb") as out:
+            np.savez_compressed(
+                out, sizes=data.sizes, runtimes=data.runtimes, max_wg=data.max_wg,
+                features=data.features, feature_names=np.array(data.feature_names),
+                device=data.device, kernel=data.kernel, dataset=data.dataset,
+                synthetic=data.synthetic,
+            )  # fmt: skip
+        os.replace(staging, path)
+    finally:
+        staging.unlink(missing_ok=True)
+
+
+def load_archive(path: str | Path) -> WgDataset | None:
+    """The dataset at ``path`` to add rows to (``save_dataset``'s .npz, checked), or None where
+    there is no file or it holds no scenarios (earlier versions wrote such a file when a
+    replace replaced nothing): then there is nothing in it to keep."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    data = _load_npz(path)
+    if len(data) == 0:
+        return None
+    check_values(data, path)
+    return data
 
 
 def load_dataset(path: str | Path) -> WgDataset:

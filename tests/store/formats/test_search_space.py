@@ -91,3 +91,25 @@ def test_hostile_or_broken_files(tmp_path, content, message):
     with pytest.raises(SpecError) as info:
         load_space_file(_write(tmp_path, content))
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+T1_HEAD = {"General": {"BenchmarkName": "conv", "OutputFormat": "JSON"},
+           "KernelSpecification": {"Language": "CUDA", "KernelName": "conv"}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        # A T1 file without its space: read as one, so the error names what it lacks.
+        (T1_HEAD, "no ConfigurationSpace.TuningParameters list"),
+        ({"General": T1_HEAD["General"]}, "no ConfigurationSpace.TuningParameters list"),
+        ({**T1_HEAD, **_space([("x", "[]", 1)])}, "parameter x: give at least one value"),
+    ],
+)
+def test_a_broken_t1_file_gets_t1_errors_naming_the_file(tmp_path, content, message):
+    path = _write(tmp_path, content, "t1.json")
+    assert is_space_file(path)
+    with pytest.raises(SpecError) as info:
+        load_space_file(path)
+    text = str(info.value)
+    assert text.startswith(f"{path}: ") and message in text and "\n" not in text

@@ -16,6 +16,7 @@ from typing import Any
 
 from perfport._core import DeviceInfo, Expr, Param, SpecError
 from perfport._core.values import evaluate_values
+from perfport.kernels.described import SEARCH_SPACE_KEYS
 from perfport.space import Constraint, Space, device_constraints
 
 _CASTS = {"int": int, "float": float, "string": str, "str": str, "bool": bool}
@@ -43,7 +44,9 @@ class SpaceDefinition:
 
 
 def is_space_file(path: str | Path) -> bool:
-    """True for a JSON file that looks like T1 or CAFF (a ConfigurationSpace at the top)."""
+    """True for a JSON file that looks like T1 or CAFF (a ConfigurationSpace, T1's
+    KernelSpecification or General at the top): one that lacks a part is read as one, so that
+    its error names the part, not a stencil description's keys."""
     p = Path(path)
     if p.suffix.lower() != ".json" or not p.is_file():
         return False
@@ -51,7 +54,7 @@ def is_space_file(path: str | Path) -> bool:
         data = json.loads(p.read_text()[:_MAX_BYTES])
     except (ValueError, UnicodeDecodeError):
         return False
-    return isinstance(data, dict) and "ConfigurationSpace" in data
+    return isinstance(data, dict) and bool(SEARCH_SPACE_KEYS & set(data))
 
 
 def load_space_file(path: str | Path) -> SpaceDefinition:
@@ -69,7 +72,8 @@ def load_space_file(path: str | Path) -> SpaceDefinition:
     space = data.get("ConfigurationSpace") if isinstance(data, dict) else None
     if not isinstance(space, dict) or not isinstance(space.get("TuningParameters"), list):
         raise SpecError(
-            f"{where}: no ConfigurationSpace.TuningParameters list; give a T1 or CAFF file"
+            f"{where}: no ConfigurationSpace.TuningParameters list (the tuning parameters); a "
+            "Kernel Tuner T1 or BAT CAFF file lists them there"
         )
     params = tuple(_param(entry, where) for entry in space["TuningParameters"])
     names = [p.name for p in params]
@@ -124,7 +128,10 @@ def _param(entry: Any, where: str) -> Param:
                 f"{where}: parameter {str(name)[:40]}: value {str(v)[:40]} is not a number, "
                 "string or boolean"
             )
-    return Param(name, tuple(dict.fromkeys(values)))  # the tools accept repeats; a set is meant
+    try:  # the tools accept repeats; a set is meant
+        return Param(name, tuple(dict.fromkeys(values)))
+    except SpecError as exc:  # Param's own message ("give at least one value") lacks the file
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def _condition(entry: Any, index: int, where: str, names: set[str]) -> str:
