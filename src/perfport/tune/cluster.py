@@ -7,6 +7,9 @@ every worker for its perfport version and devices, makes a slot per worker devic
 each trial to a worker of the slot's kind. A worker lost mid-trial: Dask's scheduler gives the
 trial to another worker of that kind; after ``distributed.scheduler.allowed-failures`` losses
 it is recorded as crashed.
+
+A trial carries the spec pickled by value where it must be (``spec_payload``): a Python spec
+file's module has a made-up name that no worker can import.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import pickle
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -30,6 +34,7 @@ from perfport._core import (
 )
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.kernels.loader import user_modules
 from perfport.measure import Runner, RunSettings
 from perfport.tune.multi import Slot
 
@@ -85,10 +90,18 @@ def dask_setup(worker: Any) -> None:
 
 
 def remote_trial(
-    spec: KernelSpec, problem: Problem, fingerprint: str, settings: RunSettings, config: Config
+    payload: bytes, problem: Problem, fingerprint: str, settings: RunSettings, config: Config
 ) -> tuple[Measurement, str, str]:
-    """Measure ``config`` on this worker's device of the given kind; the Runner and its
-    worker process stay for the next trial of the same kernel, problem and settings."""
+    """Measure ``config`` on this worker's device of the given kind, for the spec pickled in
+    ``payload`` (``spec_payload``); the Runner and its worker process stay for the next trial
+    of the same kernel, problem and settings."""
+    try:
+        spec = pickle.loads(payload)
+    except Exception as exc:  # e.g. a module the spec's functions import, missing here
+        raise PerfportError(
+            f"a worker cannot load the kernel spec ({type(exc).__name__}: {exc}); install "
+            "what the spec's functions import on every worker"
+        ) from None
     key = (spec.name, spec.source_hash, problem.key, fingerprint, repr(settings))
     runner = _RUNNER.get(key)
     if runner is None:
@@ -103,6 +116,24 @@ def remote_trial(
 
 
 # ---- on the driver ----------------------------------------------------------------------
+def spec_payload(spec: KernelSpec) -> bytes:
+    """``spec`` pickled for the workers. The functions of files perfport imported (a Python
+    spec, a data spec's reference file) go by value: their modules' names exist only in this
+    process. Dask's own pickling would send them by reference whatever cloudpickle is told, as
+    the spec itself is perfport's; functions of installed modules stay by reference."""
+    cloudpickle = require("cloudpickle", "cluster", "perfport on Dask (--cluster)")
+    for module in user_modules():
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        payload: bytes = cloudpickle.dumps(spec)
+    except Exception as exc:  # e.g. a reference holding an open file or a lock
+        raise PerfportError(
+            f"kernel {spec.name} cannot be sent to Dask workers ({type(exc).__name__}: "
+            f"{exc}); keep what its functions use picklable, or tune it without --cluster"
+        ) from None
+    return payload
+
+
 class DaskMeasurer:
     """A slot's measurer: each trial goes to a Dask worker advertising the slot's kind."""
 
@@ -112,6 +143,7 @@ class DaskMeasurer:
         self.client, self.spec, self.problem = client, spec, problem
         self.slot, self.settings = slot, settings
         self.verification, self.reference_note = "(no trial ran this session)", ""
+        self.payload = spec_payload(spec)
 
     def __enter__(self) -> DaskMeasurer:
         return self
@@ -122,7 +154,7 @@ class DaskMeasurer:
     def measure(self, config: Config) -> Measurement:
         dist = _distributed()
         future = self.client.submit(
-            remote_trial, self.spec, self.problem, self.slot.device.fingerprint,
+            remote_trial, self.payload, self.problem, self.slot.device.fingerprint,
             self.settings, config, resources={resource_name(self.slot.device): 1}, pure=False,
         )  # fmt: skip
         try:
