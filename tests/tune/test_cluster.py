@@ -3,6 +3,7 @@ a worker killed mid-campaign, and the one-line errors of a wrong address or work
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import signal
@@ -23,7 +24,7 @@ from perfport.devices import get_device
 from perfport.store import CampaignStatus, Store
 from perfport.tune import cluster
 from perfport.tune.cluster import DaskMeasurer, cluster_slots, connect
-from perfport.tune.multi import tune_many
+from perfport.tune.multi import Slot, tune_many
 from perfport.tune.progress import Board
 
 pytest.importorskip("distributed")
@@ -279,7 +280,7 @@ def _bounded(fn, seconds: float):
 def test_python_specs_on_worker_processes(tmp_path: Path, db: Path, monkeypatch) -> None:
     """A Python spec file tuned on worker processes (it hung: the workers could not unpickle
     it, and the driver waited for good); one whose functions need a module the workers lack
-    ends in one line, what was stored kept."""
+    ends in one line, what was stored kept; a trial no worker takes is left once stopping."""
 
     def tune(spec: Path):
         return tune_many(
@@ -300,3 +301,58 @@ def test_python_specs_on_worker_processes(tmp_path: Path, db: Path, monkeypatch)
             _bounded(lambda: tune(bad), 60)
         assert "\n" not in str(caught.value) and "driver_only" in str(caught.value)
         assert len(_rows(db)) == 2
+
+        # Ctrl-C with a trial in flight that no worker ever takes: left after the grace.
+        monkeypatch.setattr(cluster, "STOP_GRACE_S", 0.5)
+        nowhere = get_device("opencl:0:0")
+        nowhere = dataclasses.replace(nowhere, name="served by no worker")
+        submitted, returned = threading.Event(), threading.Event()
+
+        class Measurer(DaskMeasurer):
+            def measure(self, config):
+                submitted.set()
+                return super().measure(config)
+
+        def ctrl_c() -> None:
+            if submitted.wait(30):
+                time.sleep(0.3)  # the driver waits on its sessions
+                os.kill(os.getpid(), signal.SIGINT)
+            if not returned.wait(20):  # a second Ctrl-C leaves the trial: a failure, not a hang
+                os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        started = time.monotonic()
+        (stopped,) = tune_many(
+            str(_py_spec(tmp_path / "ok")), [Slot(nowhere, "nowhere")], strategy="brute_force",
+            db=db, settings=FAST, board=Board(io.StringIO(), live=False),
+            make_measurer=partial(Measurer, client),
+        )  # fmt: skip
+        returned.set()
+        assert stopped.status is CampaignStatus.INTERRUPTED
+        assert time.monotonic() - started < 10 and len(_rows(db)) == 2
+
+
+def test_a_trial_the_cluster_cannot_run_is_one_line(monkeypatch) -> None:
+    """The scheduler's error for a task it cannot unpickle was a 60-line traceback."""
+    from perfport.kernels import builtin
+
+    cause = ModuleNotFoundError("No module named 'perfport_user_47ab5cf7205d'")
+    error = RuntimeError("Error during deserialization of the task graph. This frequently\nocc")
+    error.__cause__ = cause
+
+    class Future:
+        def result(self):
+            raise error
+
+    fake = SimpleNamespace(KilledWorker=type("KilledWorker", (Exception,), {}),
+                           wait=lambda future, timeout: None)  # fmt: skip
+    monkeypatch.setattr(cluster, "_distributed", lambda: fake)
+    client = SimpleNamespace(submit=lambda *a, **kw: Future())
+    spec = builtin("vector_add")
+    slot = Slot(get_device("opencl:0:0"), "w")
+    measurer = DaskMeasurer(client, spec, spec.problem, slot, FAST)
+    with pytest.raises(PerfportError) as caught:
+        measurer.measure({"wg": 16})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "deserialization of the task graph" in message and "perfport_user_47ab" in message
