@@ -3,6 +3,7 @@ a worker killed mid-campaign, and the one-line errors of a wrong address or work
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import signal
@@ -23,7 +24,7 @@ from perfport.devices import get_device
 from perfport.store import CampaignStatus, Store
 from perfport.tune import cluster
 from perfport.tune.cluster import DaskMeasurer, cluster_slots, connect
-from perfport.tune.multi import tune_many
+from perfport.tune.multi import Slot, tune_many
 from perfport.tune.progress import Board
 
 pytest.importorskip("distributed")
@@ -203,3 +204,155 @@ def test_a_local_clusters_workers_inherit_quiet_logging_and_the_environment_is_r
     with cluster._inherited(cluster._QUIET):
         assert os.environ["DASK_LOGGING__DISTRIBUTED"] == "debug"
     assert os.environ["DASK_LOGGING__DISTRIBUTED"] == "debug"
+
+
+# A Python spec whose reference calls a helper: of the spec file's module, or of CALLS.
+PY_SPEC = '''
+import numpy as np
+from perfport import ArrayArg, KernelSpec, Param, ParamKind, ScalarArg
+{imports}
+
+def twice(a, y):
+    return np.float32(a) * y
+
+def reference(problem, inputs):
+    return {{"y": {calls}(problem["a"], inputs["y"])}}
+
+kernel = KernelSpec(
+    name="scale",
+    source="""__kernel void scale(__global float* y, float a, int n) {{
+        int i = get_global_id(0); if (i < n) y[i] = a * y[i]; }}""",
+    entry="scale",
+    params=(Param("wg", (16, 32, 64), ParamKind.LAUNCH),),
+    global_size=("round_up(n, wg)",), local_size=("wg",),
+    args=(ArrayArg("y", "float", ("n",), output=True), ScalarArg("a", "float", "a"),
+          ScalarArg("n", "int", "n")),
+    problem={{"n": 1024, "a": 2.0}}, default={{"wg": 16}}, reference=reference,
+    restrictions=(lambda c: c["wg"] <= 32,),
+)
+'''
+
+
+def _py_spec(folder: Path, imports: str = "", calls: str = "twice") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "scale.py"
+    path.write_text(PY_SPEC.format(imports=imports, calls=calls))
+    return path
+
+
+def test_a_python_specs_functions_travel_by_value(tmp_path: Path) -> None:
+    """A Python spec file is a module under a made-up name: its reference went to the workers
+    by reference to that name, which no other process can import."""
+    from perfport.kernels import load_kernel
+
+    payload = cluster.spec_payload(load_kernel(_py_spec(tmp_path)))
+    code = (
+        "import pickle, sys; import numpy as np; spec = pickle.loads(sys.stdin.buffer.read()); "
+        "assert not [m for m in sys.modules if m.startswith('perfport_user_')]; "
+        "print(spec.reference(spec.problem, {'y': np.ones(2, np.float32)})['y'].tolist())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=payload, capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().strip() == "[2.0, 2.0]"
+
+
+def _bounded(fn, seconds: float):
+    """``fn()`` in a thread: its result, or a failure (not a hung suite) after ``seconds``."""
+    out: dict = {}
+
+    def call() -> None:
+        try:
+            out["result"] = fn()
+        except BaseException as exc:  # handed to the test, KeyboardInterrupt too
+            out["error"] = exc
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
+
+
+def test_python_specs_on_worker_processes(tmp_path: Path, db: Path, monkeypatch) -> None:
+    """A Python spec file tuned on worker processes (it hung: the workers could not unpickle
+    it, and the driver waited for good); one whose functions need a module the workers lack
+    ends in one line, what was stored kept; a trial no worker takes is left once stopping."""
+
+    def tune(spec: Path):
+        return tune_many(
+            str(spec), cluster_slots(client), strategy="brute_force", db=db, settings=FAST,
+            budget=2, board=Board(io.StringIO(), live=False),
+            make_measurer=partial(DaskMeasurer, client),
+        )  # fmt: skip
+
+    with connect("local", [get_device("opencl:0:0")]) as client:
+        (result,) = _bounded(lambda: tune(_py_spec(tmp_path / "ok")), 60)
+        assert result.measured_here == 2 and result.verification == "numpy reference"
+        # Added after the workers started: only the driver can import it.
+        (tmp_path / "lib").mkdir()
+        (tmp_path / "lib" / "driver_only.py").write_text("def twice(a, y):\n    return a * y\n")
+        monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+        bad = _py_spec(tmp_path / "bad", "import driver_only", "driver_only.twice")
+        with pytest.raises(PerfportError, match="cannot load the kernel spec") as caught:
+            _bounded(lambda: tune(bad), 60)
+        assert "\n" not in str(caught.value) and "driver_only" in str(caught.value)
+        assert len(_rows(db)) == 2
+
+        # Ctrl-C with a trial in flight that no worker ever takes: left after the grace.
+        monkeypatch.setattr(cluster, "STOP_GRACE_S", 0.5)
+        nowhere = get_device("opencl:0:0")
+        nowhere = dataclasses.replace(nowhere, name="served by no worker")
+        submitted, returned = threading.Event(), threading.Event()
+
+        class Measurer(DaskMeasurer):
+            def measure(self, config):
+                submitted.set()
+                return super().measure(config)
+
+        def ctrl_c() -> None:
+            if submitted.wait(30):
+                time.sleep(0.3)  # the driver waits on its sessions
+                os.kill(os.getpid(), signal.SIGINT)
+            if not returned.wait(20):  # a second Ctrl-C leaves the trial: a failure, not a hang
+                os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=ctrl_c, daemon=True).start()
+        started = time.monotonic()
+        (stopped,) = tune_many(
+            str(_py_spec(tmp_path / "ok")), [Slot(nowhere, "nowhere")], strategy="brute_force",
+            db=db, settings=FAST, board=Board(io.StringIO(), live=False),
+            make_measurer=partial(Measurer, client),
+        )  # fmt: skip
+        returned.set()
+        assert stopped.status is CampaignStatus.INTERRUPTED
+        assert time.monotonic() - started < 10 and len(_rows(db)) == 2
+
+
+def test_a_trial_the_cluster_cannot_run_is_one_line(monkeypatch) -> None:
+    """The scheduler's error for a task it cannot unpickle was a 60-line traceback."""
+    from perfport.kernels import builtin
+
+    cause = ModuleNotFoundError("No module named 'perfport_user_47ab5cf7205d'")
+    error = RuntimeError("Error during deserialization of the task graph. This frequently\nocc")
+    error.__cause__ = cause
+
+    class Future:
+        def result(self):
+            raise error
+
+    fake = SimpleNamespace(KilledWorker=type("KilledWorker", (Exception,), {}),
+                           wait=lambda future, timeout: None)  # fmt: skip
+    monkeypatch.setattr(cluster, "_distributed", lambda: fake)
+    client = SimpleNamespace(submit=lambda *a, **kw: Future())
+    spec = builtin("vector_add")
+    slot = Slot(get_device("opencl:0:0"), "w")
+    measurer = DaskMeasurer(client, spec, spec.problem, slot, FAST)
+    with pytest.raises(PerfportError) as caught:
+        measurer.measure({"wg": 16})
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "deserialization of the task graph" in message and "perfport_user_47ab" in message

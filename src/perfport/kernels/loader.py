@@ -51,10 +51,20 @@ _ARG_KEYS = {
 }
 
 
+# Modules import_file made: their names exist in this process only, so what a Dask worker
+# gets of them (a Python spec's reference) must travel by value (perfport.tune.cluster).
+USER_MODULE_PREFIX = "perfport_user_"
+
+
+def user_modules() -> list[ModuleType]:
+    """The modules ``import_file`` has loaded in this process."""
+    return [m for n, m in list(sys.modules.items()) if n.startswith(USER_MODULE_PREFIX)]
+
+
 def import_file(path: str | Path) -> ModuleType:
     """Import a Python file as a module named after its absolute path (idempotent)."""
     path = Path(path).resolve()
-    name = "perfport_user_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    name = USER_MODULE_PREFIX + hashlib.sha1(str(path).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

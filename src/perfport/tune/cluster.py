@@ -7,6 +7,12 @@ every worker for its perfport version and devices, makes a slot per worker devic
 each trial to a worker of the slot's kind. A worker lost mid-trial: Dask's scheduler gives the
 trial to another worker of that kind; after ``distributed.scheduler.allowed-failures`` losses
 it is recorded as crashed.
+
+A trial carries the spec pickled by value where it must be (``spec_payload``): a Python spec
+file's module has a made-up name that no worker can import. The driver waits on a trial in
+short waits: a trial that raises on the worker or scheduler ends the campaign with a one-line
+error, and once the driver is asked to stop it leaves a trial that has not answered within
+``STOP_GRACE_S``.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ import asyncio
 import hashlib
 import logging
 import os
+import pickle
+import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from perfport._core import (
@@ -30,8 +38,9 @@ from perfport._core import (
 )
 from perfport._core.optional import require
 from perfport._core.version import __version__
+from perfport.kernels.loader import user_modules
 from perfport.measure import Runner, RunSettings
-from perfport.tune.multi import Slot
+from perfport.tune.multi import Slot, stop_requested
 
 ENV_DEVICES = "PERFPORT_WORKER_DEVICES"  # the device ids a worker process measures on
 CONNECT_S = 10.0  # reaching the scheduler; with WORKERS_S, errors come within 30 s
@@ -44,6 +53,8 @@ _QUIET = {"DASK_LOGGING__DISTRIBUTED": "warning"}
 _IGNORE_CTRL_C = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)"
 
 RETRIES = 2  # losses of a worker during one trial before it is recorded as crashed
+POLL_S = 0.2  # the driver's waits on a trial, between which it checks for a stop
+STOP_GRACE_S = 10.0  # how long a trial in flight may still take once the driver must stop
 
 
 def resource_name(device: DeviceInfo) -> str:
@@ -85,10 +96,18 @@ def dask_setup(worker: Any) -> None:
 
 
 def remote_trial(
-    spec: KernelSpec, problem: Problem, fingerprint: str, settings: RunSettings, config: Config
+    payload: bytes, problem: Problem, fingerprint: str, settings: RunSettings, config: Config
 ) -> tuple[Measurement, str, str]:
-    """Measure ``config`` on this worker's device of the given kind; the Runner and its
-    worker process stay for the next trial of the same kernel, problem and settings."""
+    """Measure ``config`` on this worker's device of the given kind, for the spec pickled in
+    ``payload`` (``spec_payload``); the Runner and its worker process stay for the next trial
+    of the same kernel, problem and settings."""
+    try:
+        spec = pickle.loads(payload)
+    except Exception as exc:  # e.g. a module the spec's functions import, missing here
+        raise PerfportError(
+            f"a worker cannot load the kernel spec ({type(exc).__name__}: {exc}); install "
+            "what the spec's functions import on every worker"
+        ) from None
     key = (spec.name, spec.source_hash, problem.key, fingerprint, repr(settings))
     runner = _RUNNER.get(key)
     if runner is None:
@@ -103,6 +122,24 @@ def remote_trial(
 
 
 # ---- on the driver ----------------------------------------------------------------------
+def spec_payload(spec: KernelSpec) -> bytes:
+    """``spec`` pickled for the workers. The functions of files perfport imported (a Python
+    spec, a data spec's reference file) go by value: their modules' names exist only in this
+    process. Dask's own pickling would send them by reference whatever cloudpickle is told, as
+    the spec itself is perfport's; functions of installed modules stay by reference."""
+    cloudpickle = require("cloudpickle", "cluster", "perfport on Dask (--cluster)")
+    for module in user_modules():
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        payload: bytes = cloudpickle.dumps(spec)
+    except Exception as exc:  # e.g. a reference holding an open file or a lock
+        raise PerfportError(
+            f"kernel {spec.name} cannot be sent to Dask workers ({type(exc).__name__}: "
+            f"{exc}); keep what its functions use picklable, or tune it without --cluster"
+        ) from None
+    return payload
+
+
 class DaskMeasurer:
     """A slot's measurer: each trial goes to a Dask worker advertising the slot's kind."""
 
@@ -112,6 +149,7 @@ class DaskMeasurer:
         self.client, self.spec, self.problem = client, spec, problem
         self.slot, self.settings = slot, settings
         self.verification, self.reference_note = "(no trial ran this session)", ""
+        self.payload = spec_payload(spec)
 
     def __enter__(self) -> DaskMeasurer:
         return self
@@ -122,14 +160,55 @@ class DaskMeasurer:
     def measure(self, config: Config) -> Measurement:
         dist = _distributed()
         future = self.client.submit(
-            remote_trial, self.spec, self.problem, self.slot.device.fingerprint,
+            remote_trial, self.payload, self.problem, self.slot.device.fingerprint,
             self.settings, config, resources={resource_name(self.slot.device): 1}, pure=False,
         )  # fmt: skip
+        _wait_for(dist, future)
         try:
             m, self.verification, self.reference_note = future.result()
         except dist.KilledWorker as exc:
             return Measurement(config, Outcome.CRASHED, f"Dask workers died running it ({exc})")
+        except PerfportError:
+            raise
+        except Exception as exc:  # the scheduler's or worker's: e.g. a task it cannot unpickle
+            raise PerfportError(
+                f"the Dask cluster could not run a trial of {self.spec.name} on "
+                f"{self.slot.label} ({_cause(exc)}); install the same perfport, and what the "
+                "spec imports, on the scheduler and every worker"
+            ) from None
         return m
+
+
+def _wait_for(dist: Any, future: Any) -> None:
+    """Until ``future`` is done; once this session is asked to stop, at most ``STOP_GRACE_S``
+    more, then KeyboardInterrupt (the session ends interrupted). A task a worker cannot even
+    receive is never done, and a plain ``result()`` is deaf to the driver's stop."""
+    leave_at = None
+    while True:
+        try:
+            dist.wait(future, timeout=POLL_S)
+            return
+        except TimeoutError:
+            pass
+        if stop_requested():
+            now = time.monotonic()
+            leave_at = leave_at or now + STOP_GRACE_S
+            if now >= leave_at:
+                with suppress(Exception):  # the scheduler may be gone too
+                    future.cancel()
+                raise KeyboardInterrupt
+
+
+def _cause(exc: BaseException) -> str:
+    """``exc`` and the root of its causes, in one line."""
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+    first = " ".join(str(exc).split(". ")[0].split())
+    text = f"{type(exc).__name__}: {first}"
+    if root is not exc:
+        text += f", from {type(root).__name__}: {' '.join(str(root).split())}"
+    return text[:400]
 
 
 def cluster_slots(client: Any, only: Sequence[str] = ()) -> list[Slot]:

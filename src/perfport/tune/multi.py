@@ -81,6 +81,18 @@ class Slot:
     label: str
 
 
+# The stop event of the session running in this thread: a measurer that waits on trials
+# elsewhere (a Dask worker's, which may never answer) asks stop_requested() between waits.
+_this_session = threading.local()
+
+
+def stop_requested() -> bool:
+    """Whether the driver has asked the session running in this thread to stop (Ctrl-C or
+    SIGTERM); false outside a session."""
+    stop = getattr(_this_session, "stop", None)
+    return stop is not None and stop.is_set()
+
+
 # Opens a slot's measurer for a kernel and problem: a context manager (closed at the end).
 MakeMeasurer = Callable[[KernelSpec, Problem, Slot, RunSettings], AbstractContextManager[Measurer]]
 
@@ -295,6 +307,7 @@ def _session(
     assert kind.record is not None
     writer, status = writer_id(), CampaignStatus.FAILED
     loop: TuningLoop | None = None
+    _this_session.stop = run.stop
     with store.twin() as own:
         try:
             with run.make(run.spec, run.problem, slot, run.settings) as measurer:
