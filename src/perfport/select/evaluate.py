@@ -23,7 +23,7 @@ import numpy as np
 from perfport._core.optional import require
 from perfport._core.stats import bootstrap_geomean_ci, floored_geomean
 from perfport.select.classify import Classifier, Selector, best_in_set
-from perfport.select.errors import SelectError
+from perfport.select.errors import SelectError, member
 from perfport.select.normalise import Normalisation, normalise, relative
 from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
 from perfport.select.table import PerfTable
@@ -119,9 +119,9 @@ def evaluate(
     classifier ``oracle`` and performance = max_achievable (the pruning-only figures).
     ``group_by`` keeps problems that share those values on one side of the split
     (``split_problems``)."""
-    norms = [Normalisation(n) for n in normalisations]
-    methods = [Pruning(p) for p in prunings]
-    models = [Classifier(c) for c in classifiers]
+    norms = [member(Normalisation, n, "normalisation") for n in normalisations]
+    methods = [member(Pruning, p, "pruning") for p in prunings]
+    models = [member(Classifier, c, "classifier") for c in classifiers]
     if not norms or not methods or not ks:
         raise SelectError("evaluate needs at least one normalisation, pruning method and k")
     if not 1 <= min(ks) <= max(ks) <= table.n_configs:
@@ -202,7 +202,8 @@ def classifier_table(
 ) -> ResultTable:
     """The paper's Tables 1-2: each classifier's performance per k for one pruning method
     (PCA + k-means in the paper), and a last row ``max achievable`` for the chosen sets."""
-    norm, method = Normalisation(normalisation).value, Pruning(pruning).value
+    norm = member(Normalisation, normalisation, "normalisation").value
+    method = member(Pruning, pruning, "pruning").value
     mine = [r for r in results if r.normalisation == norm and r.pruning == method]
     ks = tuple(sorted({r.k for r in mine}))
     names = list(dict.fromkeys(r.classifier for r in mine))
