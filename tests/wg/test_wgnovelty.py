@@ -131,7 +131,7 @@ def test_novel_scenarios_fall_back_and_covered_ones_do_not():
 
 def test_novelty_needs_the_fallback_and_a_level():
     for bad in ({"novelty": 0.05}, {"fallback": True, "novelty": 1.5}):
-        with pytest.raises(ValueError):
-            WgPerformanceForest(**bad)
+        with pytest.raises(ValueError):  # at fit: the constructor only stores its arguments
+            WgPerformanceForest(**bad).fit(line(2))
     with pytest.raises(ValueError, match="unknown method"):
         make_predictor("performance_knn+novel")

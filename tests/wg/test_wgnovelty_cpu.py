@@ -87,8 +87,10 @@ def test_a_model_saved_before_cpu_class_keeps_the_exact_key():
 def test_the_method_is_registered_and_needs_the_novelty_test():
     assert "performance_forest+novel_cpu" in METHODS
     assert make_predictor("performance_forest+novel_cpu").name == "performance_forest+novel_cpu"
+    # Checked at fit, as scikit-learn's estimators check their settings.
+    unchecked = WgPerformanceForest(fallback=True, cpu_class=True)
     with pytest.raises(ValueError, match="cpu_class"):
-        WgPerformanceForest(fallback=True, cpu_class=True)
+        unchecked.fit(setups(2))
 
 
 def test_the_last_explanation_is_reused_for_the_same_scenario_only():

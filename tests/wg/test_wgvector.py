@@ -175,13 +175,15 @@ def test_fixed_size_is_per_device_where_the_device_is_known():
 
 
 def test_rejects_bad_settings():
-    with pytest.raises(ValueError):
-        WgPerformanceKnn(k=0)
-    with pytest.raises(ValueError):
-        WgPerformanceKnn(device_weight=0.0)
+    # At fit, as scikit-learn's estimators check theirs: the constructor only stores them.
+    data = two_devices(n=4)
+    with pytest.raises(ValueError, match="k >= 1"):
+        WgPerformanceKnn(k=0).fit(data)
+    with pytest.raises(ValueError, match="device_weight > 0"):
+        WgPerformanceKnn(device_weight=0.0).fit(data)
     for bad in ({"trees": 0}, {"min_leaf": 0}, {"max_features": 0.0}, {"margin": -1.0}):
-        with pytest.raises(ValueError):
-            WgPerformanceForest(**bad)
+        with pytest.raises(ValueError, match="trees >= 1"):
+            WgPerformanceForest(**bad).fit(data)
 
 
 def test_forest_walks_its_trees_as_scikit_learn_does():

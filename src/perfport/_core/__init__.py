@@ -23,7 +23,9 @@ if TYPE_CHECKING:
         SpecError,
         StoreError,
     )
+    from perfport._core.estimator import Estimator
     from perfport._core.expr import Expr
+    from perfport._core.not_fitted import NotFittedError
     from perfport._core.outcome import Check, Outcome
     from perfport._core.records import (
         Backend,
@@ -57,7 +59,9 @@ _EXPORTS = {
     "PerfportError": "perfport._core.errors",
     "SpecError": "perfport._core.errors",
     "StoreError": "perfport._core.errors",
+    "Estimator": "perfport._core.estimator",
     "Expr": "perfport._core.expr",
+    "NotFittedError": "perfport._core.not_fitted",  # imports scikit-learn, where installed
     "ReferenceKernel": "perfport._core.checking",
     "Verify": "perfport._core.checking",
     "Outcome": "perfport._core.outcome",
@@ -99,6 +103,7 @@ __all__ = [
     "DeviceError",
     "DeviceInfo",
     "DeviceType",
+    "Estimator",
     "Expr",
     "ExpressionError",
     "Geometry",
@@ -109,6 +114,7 @@ __all__ = [
     "LocalArg",
     "Measurement",
     "MissingExtra",
+    "NotFittedError",
     "Outcome",
     "Param",
     "ParamKind",

@@ -31,7 +31,7 @@ from perfport.select.device_caches import load_caches
 from perfport.select.dispatch import Dispatcher
 from perfport.select.emit_c import generate_c
 from perfport.select.emit_python import generate_python
-from perfport.select.errors import SelectError
+from perfport.select.errors import SelectError, UnknownNameError
 from perfport.select.evaluate import (
     DEFAULT_KS,
     ORACLE,
@@ -67,6 +67,7 @@ __all__ = [
     "Selector",
     "SelectorTree",
     "Transform",
+    "UnknownNameError",
     "best_in_set",
     "choose",
     "classifier_table",

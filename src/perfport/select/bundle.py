@@ -210,15 +210,15 @@ def _tree(
                 "feature names and transforms"
             )
         return given
-    # A perfport Selector (select.classify) holds its scikit-learn model in ``model_`` and
-    # the derived features it computes in ``derived_``.
+    # A perfport Selector (select.classify) holds its scikit-learn model in ``model_``, the
+    # derived features it computes in ``derived_`` and its Classifier in ``classifier_``.
     model = getattr(given, "model_", given)
     derived = tuple(getattr(given, "derived_", ()))
     classes: Sequence[Any] = getattr(model, "classes_", ())
     if not hasattr(model, "tree_") and len(classes) == 1:
         # A one-class fit (e.g. a DummyClassifier): every problem gets that configuration.
         return SelectorTree.constant(feature_names, label_index(classes[0], labels), transforms)
-    regret = bool(getattr(getattr(given, "classifier", None), "regret", False))
+    regret = bool(getattr(getattr(given, "classifier_", None), "regret", False))
     return SelectorTree.from_sklearn(model, feature_names, transforms, labels, derived, regret)
 
 

@@ -1,8 +1,9 @@
 """Runtime selectors: from a problem's features, which of the k shipped configurations to run
 (Lawson, section 5).
 
-``Selector`` follows scikit-learn's conventions (the constructor stores settings, ``fit``
-learns, fitted attributes end in ``_``) and wraps one scikit-learn model by composition:
+``Selector`` follows scikit-learn's conventions (the constructor stores its arguments as given,
+``get_params``/``set_params`` so ``sklearn.base.clone`` works, ``fit`` learns, fitted
+attributes end in ``_``, ``NotFittedError`` before ``fit``) and wraps one scikit-learn model by composition:
 
 - decision trees A (unlimited), B (depth <= 6, >= 3 samples per leaf) and C (depth <= 3,
   >= 4 samples per leaf), as in the paper, and a random forest see the raw features. A tree's
@@ -56,9 +57,10 @@ from typing import Any
 
 import numpy as np
 
+from perfport._core.estimator import Estimator
 from perfport._core.optional import sklearn
 from perfport.select.derive import Derived, default_derived, size_features, with_derived
-from perfport.select.errors import SelectError
+from perfport.select.errors import SelectError, member
 from perfport.select.prune import GEOMEAN_FLOOR
 from perfport.select.table import PerfTable
 
@@ -177,11 +179,17 @@ def problems_recombined(
     return mixed
 
 
-class Selector:
-    """Predicts which chosen configuration (an index into the chosen set) to run."""
+class Selector(Estimator):
+    """Predicts which chosen configuration (an index into the chosen set) to run.
+
+    A scikit-learn-style estimator: ``classifier`` and ``seed`` are stored as given
+    (``get_params``, ``set_params``, ``sklearn.base.clone``); ``fit`` checks the classifier's
+    name (UnknownNameError, a SelectError and a ValueError) and keeps it as ``classifier_``;
+    ``predict`` before ``fit`` raises ``NotFittedError`` (scikit-learn's, and a
+    PerfportError)."""
 
     def __init__(self, classifier: Classifier | str = Classifier.DECISION_TREE_A, seed: int = 0):
-        self.classifier = Classifier(classifier)
+        self.classifier = classifier
         self.seed = seed
 
     def fit(
@@ -195,6 +203,7 @@ class Selector:
         indices, as from ``best_in_set``); rows labelled -1 (nothing ran) are skipped.
         ``times`` (rows x chosen configurations, NaN where one did not run) is what the regret
         and distilled trees learn from; the other classifiers need only the labels."""
+        self.classifier_ = member(Classifier, self.classifier, "classifier")
         x = np.asarray(features, dtype=np.float64)
         y = np.asarray(labels, dtype=np.intp)
         if x.ndim != 2 or len(x) != len(y):
@@ -222,17 +231,17 @@ class Selector:
             raise SelectError(f"{len(self.feature_names_)} feature names for {x.shape[1]} columns")
         self.n_features_in_ = x.shape[1]
         self.derived_: tuple[Derived, ...] = (
-            default_derived(self.feature_names_, x) if self.classifier.derives else ()
+            default_derived(self.feature_names_, x) if self.classifier_.derives else ()
         )
         raw, x = x, with_derived(x, self.feature_names_, self.derived_)
-        self.log_features_ = not (self.classifier.is_tree or self._forest)
-        if self.classifier.learns_costs:
+        self.log_features_ = not (self.classifier_.is_tree or self._forest)
+        if self.classifier_.learns_costs:
             if times is None:  # each problem's target is its label alone
                 target = np.full((len(y), int(y.max()) + 1), np.log(GEOMEAN_FLOOR))
                 target[np.arange(len(y)), y] = 0.0
             else:
                 target = regret_targets(times[keep], GEOMEAN_FLOOR)
-            if self.classifier.regret:
+            if self.classifier_.regret:
                 self.model_ = sklearn("tree", _PURPOSE).DecisionTreeRegressor(
                     random_state=self.seed
                 )
@@ -241,7 +250,7 @@ class Selector:
                 return self
             x, y = self._distil(raw, x, target)
         self.classes_ = np.unique(y)
-        if len(self.classes_) == 1 and self.classifier not in _ONE_CLASS_OK:
+        if len(self.classes_) == 1 and self.classifier_ not in _ONE_CLASS_OK:
             self.model_ = sklearn("dummy", _PURPOSE).DummyClassifier(strategy="most_frequent")
         else:
             self.model_ = self._model(len(y))
@@ -259,7 +268,7 @@ class Selector:
         if x.shape[1] != self.n_features_in_:
             raise SelectError(f"expected {self.n_features_in_} features, got {x.shape[1]}")
         x = with_derived(x, self.feature_names_, self.derived_)
-        if self.classifier.regret:  # the configuration with the best predicted performance
+        if self.classifier_.regret:  # the configuration with the best predicted performance
             out = np.argmax(np.asarray(self.model_.predict(x)).reshape(len(x), -1), axis=1)
         else:
             out = np.asarray(self.model_.predict(x), dtype=np.intp)
@@ -290,10 +299,10 @@ class Selector:
 
     @property
     def _forest(self) -> bool:
-        return self.classifier is Classifier.RANDOM_FOREST
+        return self.classifier_ is Classifier.RANDOM_FOREST
 
     def _model(self, n_train: int) -> Any:
-        c, seed = self.classifier, self.seed
+        c, seed = self.classifier_, self.seed
         if c in TREE_LIMITS:
             depth, leaf = TREE_LIMITS[c]
             return sklearn("tree", _PURPOSE).DecisionTreeClassifier(

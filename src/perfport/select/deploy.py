@@ -3,9 +3,7 @@ problem of a table, train a decision-tree selector among them and write it as co
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import TypeVar
 
 import numpy as np
 
@@ -19,7 +17,7 @@ from perfport.select.bundle import (
     write_bundle,
 )
 from perfport.select.classify import Classifier, fit_selector
-from perfport.select.errors import SelectError
+from perfport.select.errors import SelectError, member
 from perfport.select.evaluate import geomean_fraction
 from perfport.select.normalise import Normalisation, normalise, relative
 from perfport.select.prune import Pruning, choose
@@ -42,9 +40,9 @@ def fit_bundle(
     NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md). ``spec_file``,
     the kernel's spec, is recorded (absolute) as a hint for ``Dispatcher``; its rules (else
     the built-in's of the table's kernel) are what the generated ``legal`` checks."""
-    classifier = _member(Classifier, classifier, "classifier")
-    normalisation = _member(Normalisation, normalisation, "normalisation")
-    pruning = _member(Pruning, pruning, "pruning")
+    classifier = member(Classifier, classifier, "classifier")
+    normalisation = member(Normalisation, normalisation, "normalisation")
+    pruning = member(Pruning, pruning, "pruning")
     if not 1 <= k <= table.n_configs:
         raise SelectError(f"k = {k}: choose 1 to {table.n_configs} of the table's configurations")
     if not classifier.is_tree:
@@ -97,14 +95,3 @@ def _spec_hint(spec_file: str | Path, kernel: str) -> tuple[str, KernelSpec]:
         raise SelectError(f"--spec {spec_file} is kernel {spec.name}, but the data is of "
                           f"{kernel or '(unnamed)'}; give that kernel's spec file")  # fmt: skip
     return str(Path(spec_file).resolve()), spec
-
-
-_E = TypeVar("_E", bound=Enum)
-
-
-def _member(enum: type[_E], value: _E | str, what: str) -> _E:
-    try:
-        return enum(value)
-    except ValueError:
-        known = ", ".join(e.value for e in enum)
-        raise SelectError(f"unknown {what} {value!r}; choose from {known}") from None

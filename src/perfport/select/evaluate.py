@@ -24,7 +24,7 @@ from perfport._core.containers import as_list
 from perfport._core.optional import require
 from perfport._core.stats import bootstrap_geomean_ci, floored_geomean
 from perfport.select.classify import Classifier, Selector, best_in_set
-from perfport.select.errors import SelectError
+from perfport.select.errors import SelectError, member
 from perfport.select.normalise import Normalisation, normalise, relative
 from perfport.select.prune import GEOMEAN_FLOOR, Pruning, choose
 from perfport.select.table import PerfTable
@@ -121,9 +121,11 @@ def evaluate(
     ``group_by`` keeps problems that share those values on one side of the split
     (``split_problems``)."""
     # A bare string was taken apart: 'relative' as the normalisations r, e, l, ...
-    norms = [Normalisation(n) for n in as_list(normalisations, "normalisations", SelectError)]
-    methods = [Pruning(p) for p in as_list(prunings, "prunings", SelectError)]
-    models = [Classifier(c) for c in as_list(classifiers, "classifiers", SelectError)]
+    norms = [member(Normalisation, n, "normalisation")
+             for n in as_list(normalisations, "normalisations", SelectError)]  # fmt: skip
+    methods = [member(Pruning, p, "pruning") for p in as_list(prunings, "prunings", SelectError)]
+    models = [member(Classifier, c, "classifier")
+              for c in as_list(classifiers, "classifiers", SelectError)]  # fmt: skip
     ks = as_list(ks, "ks", SelectError)
     if group_by is not None:
         group_by = as_list(group_by, "group_by", SelectError)
@@ -209,7 +211,8 @@ def classifier_table(
 ) -> ResultTable:
     """The paper's Tables 1-2: each classifier's performance per k for one pruning method
     (PCA + k-means in the paper), and a last row ``max achievable`` for the chosen sets."""
-    norm, method = Normalisation(normalisation).value, Pruning(pruning).value
+    norm = member(Normalisation, normalisation, "normalisation").value
+    method = member(Pruning, pruning, "pruning").value
     mine = [r for r in results if r.normalisation == norm and r.pruning == method]
     ks = tuple(sorted({r.k for r in mine}))
     names = list(dict.fromkeys(r.classifier for r in mine))

@@ -33,7 +33,7 @@ from perfport._core.containers import as_list
 from perfport._core.stats import bootstrap_geomean_ci, geomean
 from perfport.wg.dataset import WgDataset
 from perfport.wg.model import DEFAULT_METHOD
-from perfport.wg.predictors import METHODS, baseline_column, make_predictor
+from perfport.wg.predictors import METHODS, baseline_column, check_method, make_predictor
 
 PARTITIONS = ("10-fold", "synthetic-real", "device", "kernel", "dataset")
 # What 'perfport wg evaluate' runs unless told otherwise: the default model, whose rows carry
@@ -133,10 +133,13 @@ def evaluate(
     progress: Callable[[EvalProgress], None] | None = None,
 ) -> list[EvalResult]:
     """Every method on every partition (partitions with no folds are skipped); ``progress``
-    hears of each fitted fold, and once before the first."""
+    hears of each fitted fold, and once before the first. An unknown method is refused
+    (UnknownMethodError) before any is fitted."""
     # A bare string was taken apart: 'performance_knn' as the methods p, e, r, ...
     methods = as_list(methods, "methods", PerfportError)
     partitions = as_list(partitions, "partitions", PerfportError)
+    for method in methods:
+        check_method(method)
     baseline = reference_baseline(data)
     expert = data.column(32, 4)
     oracle = data.oracle

@@ -1,7 +1,7 @@
 """Work-group-size predictors (cummins2016 and beyond): one module per family, and a registry
 that builds each by its method name."""
 
-from perfport.wg.predictors.base import WgPredictor, baseline_column
+from perfport.wg.predictors.base import UnknownMethodError, WgPredictor, baseline_column
 from perfport.wg.predictors.classifier import (
     CLASSIFIERS,
     FALLBACKS,
@@ -16,6 +16,7 @@ from perfport.wg.predictors.registry import (
     REGISTRY,
     VECTOR_METHODS,
     Method,
+    check_method,
     make_predictor,
 )
 from perfport.wg.predictors.regressor import REGRESSORS, WgRegressor
@@ -29,12 +30,14 @@ __all__ = [
     "VECTOR_METHODS",
     "DeviceNovelty",
     "Method",
+    "UnknownMethodError",
     "WgClassifier",
     "WgPerformanceForest",
     "WgPerformanceKnn",
     "WgPredictor",
     "WgRegressor",
     "baseline_column",
+    "check_method",
     "make_predictor",
     "regret_weights",
 ]

@@ -8,11 +8,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from perfport._core.errors import PerfportError, SettingsError
+from perfport._core.estimator import Estimator
 from perfport.wg.dataset import WgDataset
 
 # Named in the missing-extra error of every predictor that needs scikit-learn.
 SKLEARN_PURPOSE = "Work-group-size models"
 ANY_SIZE = 2**62  # a maximum work-group no size reaches: every size allowed
+
+
+class UnknownMethodError(PerfportError, ValueError):
+    """A work-group-size method (or a predictor's classifier, fallback or target) perfport
+    does not have; a ValueError too, as such names once raised. One line naming the valid
+    names."""
+
+
+def check_settings(ok: bool, message: str) -> None:
+    """SettingsError (a ValueError) with ``message``, saying what the settings must be, unless
+    ``ok``: ``fit`` checks the constructor's settings, which the constructor only stores."""
+    if not ok:
+        raise SettingsError(message)
 
 
 def baseline_column(data: WgDataset) -> int:
@@ -28,20 +43,25 @@ def baseline_column(data: WgDataset) -> int:
     return int(best[int(np.nanargmax(scores))])
 
 
-class WgPredictor(ABC):
+class WgPredictor(Estimator, ABC):
     """Chooses a work-group size (a column of the training data's ``sizes``) for a scenario.
 
-    Contract, as scikit-learn's estimators: the constructor only stores settings; ``fit``
-    learns from a ``WgDataset`` and returns the predictor; fitted attributes end in ``_``
-    (``sizes_`` and ``baseline_`` for every predictor). ``name`` is the method's name in
-    ``perfport.wg.predictors.METHODS``. After ``fit``, ``propose`` answers one scenario given
+    Contract, as scikit-learn's estimators: the constructor only stores its arguments, under
+    their own names (``get_params``, ``set_params``, so ``sklearn.base.clone`` copies one
+    unfitted); ``fit`` checks them, learns from a ``WgDataset`` and returns the predictor;
+    fitted attributes end in ``_`` (``sizes_`` and ``baseline_`` for every predictor), and
+    reading one before ``fit`` (``propose`` does) raises ``NotFittedError``, which is
+    scikit-learn's and a PerfportError. ``name`` is the method's name in
+    ``perfport.wg.predictors.METHODS``, from the settings. After ``fit``, ``propose`` answers one scenario given
     the columns already refused for it; the caller (the evaluation, the daemon) calls it
     again with the refused size added until a size runs. ``propose`` never returns a refused
     column while any other column fits ``max_wg``. A fitted predictor is read-only in
     ``propose``, so threads may share it; fitted predictors are pickled into model files.
     """
 
-    name: str
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
 
     @abstractmethod
     def fit(self, data: WgDataset) -> WgPredictor: ...

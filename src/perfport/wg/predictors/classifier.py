@@ -19,7 +19,7 @@ import numpy as np
 
 from perfport._core.optional import sklearn
 from perfport.wg.dataset import WgDataset
-from perfport.wg.predictors.base import SKLEARN_PURPOSE, WgPredictor
+from perfport.wg.predictors.base import SKLEARN_PURPOSE, UnknownMethodError, WgPredictor
 
 CLASSIFIERS = ("naive_bayes", "logistic", "decision_tree", "random_forest", "svm")
 FALLBACKS = ("baseline", "random", "nearest_neighbour")
@@ -48,11 +48,12 @@ class WgClassifier(WgPredictor):
         seed: int = 0,
         weighted: bool = False,
     ) -> None:
-        if classifier not in CLASSIFIERS or fallback not in FALLBACKS:
-            raise ValueError(f"classifier in {CLASSIFIERS}, fallback in {FALLBACKS}")
         self.classifier, self.fallback = classifier, fallback
         self.seed, self.weighted = seed, weighted
-        self.name = f"{classifier}{'_weighted' if weighted else ''}+{fallback}"
+
+    @property
+    def name(self) -> str:
+        return f"{self.classifier}{'_weighted' if self.weighted else ''}+{self.fallback}"
 
     def _estimator(self) -> Any:
         pipeline = sklearn("pipeline", SKLEARN_PURPOSE)
@@ -72,6 +73,12 @@ class WgClassifier(WgPredictor):
         return pipeline.make_pipeline(preprocessing.StandardScaler(), model)
 
     def fit(self, data: WgDataset) -> WgClassifier:
+        for what, value, known in (("classifier", self.classifier, CLASSIFIERS),
+                                   ("fallback", self.fallback, FALLBACKS)):  # fmt: skip
+            if value not in known:
+                raise UnknownMethodError(
+                    f"unknown {what} {value!r}; choose from {', '.join(known)}"
+                )
         self._store_sizes(data)
         pipeline = self._estimator()
         weight = {}

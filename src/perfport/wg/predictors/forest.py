@@ -19,7 +19,7 @@ import numpy as np
 
 from perfport._core.optional import sklearn
 from perfport.wg.dataset import WgDataset
-from perfport.wg.predictors.base import SKLEARN_PURPOSE
+from perfport.wg.predictors.base import SKLEARN_PURPOSE, check_settings
 from perfport.wg.predictors.k_nearest_neighbours import WgPerformanceKnn
 from perfport.wg.predictors.novelty import DeviceNovelty
 from perfport.wg.predictors.vectors import REFUSED_LOG
@@ -39,25 +39,39 @@ class WgPerformanceForest(WgPerformanceKnn):
         seed: int = 0,
         cpu_class: bool = False,
     ) -> None:
-        if trees < 1 or min_leaf < 1 or not 0 < max_features <= 1 or margin < 0:
-            raise ValueError("trees >= 1, min_leaf >= 1, 0 < max_features <= 1, margin >= 0")
-        if novelty is not None and not (fallback and 0 < novelty < 1):
-            raise ValueError("novelty (a level in (0, 1)) gates the fallback: set fallback=True")
-        if cpu_class and novelty is None:
-            raise ValueError("cpu_class groups CPUs in the novelty test: set novelty")
         self.trees, self.min_leaf, self.max_features = trees, min_leaf, max_features
         self.fallback, self.margin, self.novelty, self.seed = fallback, margin, novelty, seed
         self.cpu_class = cpu_class
-        self.name = (
-            "performance_forest" if not fallback
-            else "performance_forest+fixed" if novelty is None
-            else "performance_forest+novel_cpu" if cpu_class
+
+    @property
+    def name(self) -> str:
+        return (
+            "performance_forest" if not self.fallback
+            else "performance_forest+fixed" if self.novelty is None
+            else "performance_forest+novel_cpu" if self.cpu_class
             else "performance_forest+novel"
         )  # fmt: skip
 
+    def _check_settings(self) -> None:
+        check_settings(
+            self.trees >= 1 and self.min_leaf >= 1 and 0 < self.max_features <= 1
+            and self.margin >= 0,
+            "trees >= 1, min_leaf >= 1, 0 < max_features <= 1, margin >= 0 (given "
+            f"{self.trees}, {self.min_leaf}, {self.max_features}, {self.margin})",
+        )  # fmt: skip
+        check_settings(
+            self.novelty is None or (self.fallback and 0 < self.novelty < 1),
+            "novelty (a level in (0, 1)) gates the fallback: set fallback=True",
+        )
+        check_settings(
+            not self.cpu_class or self.novelty is not None,
+            "cpu_class groups CPUs in the novelty test: set novelty",
+        )
+
     def fit(self, data: WgDataset) -> WgPerformanceForest:
+        self._check_settings()
         self._fit_vectors(data)
-        if self.novelty is not None:  # the constructor saw to the fallback
+        if self.novelty is not None:  # _check_settings saw to the fallback
             self.novelty_ = DeviceNovelty(self.novelty, self.cpu_class).fit(data)
         x = np.asarray(data.features, dtype=np.float64)
         # The trees need a value everywhere: a size above a scenario's limit counts as refused.
@@ -99,7 +113,8 @@ class WgPerformanceForest(WgPerformanceKnn):
     def leaves(self, x: np.ndarray) -> np.ndarray:
         """The leaf each tree puts a scenario with features ``x`` in."""
         x = np.asarray(x, dtype=np.float32).astype(np.float64)  # as scikit-learn's trees compare
-        node = np.zeros(self.trees, dtype=np.int64)
+        # The fitted forest's own count, not the setting: set_params does not refit.
+        node = np.zeros(len(self.offsets_), dtype=np.int64)
         for _ in range(self.depth_):
             at = self.offsets_ + node
             left = x[self.feature_[at]] <= self.threshold_[at]
@@ -110,7 +125,7 @@ class WgPerformanceForest(WgPerformanceKnn):
         """(rows, trees): ``leaves`` of each row of ``x``, all rows walked at once."""
         x = np.asarray(x, dtype=np.float32).astype(np.float64)
         row = np.arange(len(x))[:, None]
-        node = np.zeros((len(x), self.trees), dtype=np.int64)
+        node = np.zeros((len(x), len(self.offsets_)), dtype=np.int64)
         for _ in range(self.depth_):
             at = self.offsets_ + node
             left = x[row, self.feature_[at]] <= self.threshold_[at]
@@ -130,7 +145,7 @@ class WgPerformanceForest(WgPerformanceKnn):
         # Row r's members counted at r * scenarios + member: one bincount for every row.
         owner = np.repeat(np.arange(len(x)), count.reshape(len(x), -1).sum(1))
         counted = np.bincount(owner * scenarios + rows[at], shares[at], len(x) * scenarios)
-        weights = counted.reshape(len(x), scenarios) / self.trees
+        weights = counted.reshape(len(x), scenarios) / len(self.offsets_)
         found = [np.flatnonzero(w > 0) for w in weights]
         return [(f, w[f]) for f, w in zip(found, weights, strict=True)]
 
@@ -142,7 +157,7 @@ class WgPerformanceForest(WgPerformanceKnn):
         first, count = starts[node], starts[node + 1] - starts[node]
         # The members of every tree's leaf, gathered without a loop over the trees.
         at = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
-        weights = np.bincount(rows[at], shares[at], self.counts_.shape[1]) / self.trees
+        weights = np.bincount(rows[at], shares[at], self.counts_.shape[1]) / len(self.offsets_)
         found = np.flatnonzero(weights > 0)
         return found, weights[found]
 

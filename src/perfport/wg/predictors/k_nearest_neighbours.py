@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from perfport.wg.dataset import WgDataset
-from perfport.wg.predictors.base import ANY_SIZE, WgPredictor
+from perfport.wg.predictors.base import ANY_SIZE, WgPredictor, check_settings
 from perfport.wg.predictors.novelty import CPU_CLASS, CPU_FEATURE, DeviceNovelty
 from perfport.wg.predictors.vectors import fixed_order, performance_vectors
 
@@ -54,12 +54,18 @@ class WgPerformanceKnn(WgPredictor):
         fallback: bool = False,
         margin: float = 2.0,
     ) -> None:
-        if k < 1 or device_weight <= 0 or margin < 0:
-            raise ValueError("k >= 1, device_weight > 0, margin >= 0")
         self.k, self.device_weight, self.fallback, self.margin = k, device_weight, fallback, margin
-        self.name = "performance_knn+fixed" if fallback else "performance_knn"
+
+    @property
+    def name(self) -> str:
+        return "performance_knn+fixed" if self.fallback else "performance_knn"
 
     def fit(self, data: WgDataset) -> WgPerformanceKnn:
+        check_settings(
+            self.k >= 1 and self.device_weight > 0 and self.margin >= 0,
+            f"k >= 1, device_weight > 0, margin >= 0 (given {self.k}, {self.device_weight}, "
+            f"{self.margin})",
+        )
         self._fit_vectors(data)
         x = np.asarray(data.features, dtype=np.float64)
         self.mean_ = x.mean(0)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from perfport.wg.predictors.base import WgPredictor
+from perfport.wg.predictors.base import UnknownMethodError, WgPredictor
 from perfport.wg.predictors.classifier import CLASSIFIERS, FALLBACKS, WgClassifier
 from perfport.wg.predictors.forest import WgPerformanceForest
 from perfport.wg.predictors.k_nearest_neighbours import WgPerformanceKnn
@@ -78,9 +78,15 @@ _SHORT_NAMES = {
 }
 
 
+def check_method(name: str) -> str:
+    """``name``'s entry in ``METHODS`` (a classifier named without its fallback gets
+    nearest_neighbour); UnknownMethodError (one line, a ValueError too) for a name that is
+    none."""
+    if isinstance(name, str) and _SHORT_NAMES.get(name, name) in REGISTRY:
+        return _SHORT_NAMES.get(name, name)
+    raise UnknownMethodError(f"unknown method {name!r}; methods: {', '.join(METHODS)}")
+
+
 def make_predictor(name: str, seed: int = 0) -> WgPredictor:
     """An unfitted predictor of the method ``name`` (one of ``METHODS``)."""
-    method = REGISTRY.get(_SHORT_NAMES.get(name, name))
-    if method is None:
-        raise ValueError(f"unknown method {name}; methods: {', '.join(METHODS)}")
-    return method.make(seed)
+    return REGISTRY[check_method(name)].make(seed)

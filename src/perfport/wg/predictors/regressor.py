@@ -13,7 +13,12 @@ import numpy as np
 
 from perfport._core.optional import sklearn
 from perfport.wg.dataset import WgDataset
-from perfport.wg.predictors.base import SKLEARN_PURPOSE, WgPredictor
+from perfport.wg.predictors.base import (
+    SKLEARN_PURPOSE,
+    UnknownMethodError,
+    WgPredictor,
+    check_settings,
+)
 
 REGRESSORS = ("runtime", "speedup", "performance")
 
@@ -22,12 +27,18 @@ class WgRegressor(WgPredictor):
     """Predict every candidate's runtime, speedup or fraction of the optimum; take the best."""
 
     def __init__(self, target: str = "speedup", trees: int = 60, seed: int = 0) -> None:
-        if target not in REGRESSORS:
-            raise ValueError(f"target in {REGRESSORS}")
         self.target, self.trees, self.seed = target, trees, seed
-        self.name = f"{target}_regressor"
+
+    @property
+    def name(self) -> str:
+        return f"{self.target}_regressor"
 
     def fit(self, data: WgDataset) -> WgRegressor:
+        if self.target not in REGRESSORS:
+            raise UnknownMethodError(
+                f"unknown target {self.target!r}; choose from {', '.join(REGRESSORS)}"
+            )
+        check_settings(self.trees >= 1, f"trees must be at least 1, not {self.trees}")
         self._store_sizes(data)
         s, w = np.nonzero(data.legal)
         t = data.runtimes[s, w]
