@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from perfport import Config, Measurement, Outcome, RunSettings, Timing, tune
+from perfport._core import PerfportError
 from perfport._core.metrics import Objective, ResultMetrics
+from perfport.cli import main
 from perfport.cli import tune as cli_tune
 from perfport.store import Store
 from perfport.tune import confirm as confirm_module
@@ -231,3 +233,22 @@ def test_cli_confirms_by_the_objective_in_json_and_text(tmp_path):
     assert out["confirmed"]["winner"] == out["best"]["config"]
     text = subprocess.run(run, capture_output=True, text=True).stdout
     assert "confirmed best by score:max {'block': " in text.replace("\n", " ")
+
+
+@pytest.mark.parametrize("top", [1, -1, True, 2.5])
+def test_confirm_top_of_one_is_refused_before_anything_is_written(tmp_path, top):
+    """confirm_top=1 was accepted and re-timed nothing (one has nothing to be compared with)."""
+    db = tmp_path / "r.db"
+    with pytest.raises(PerfportError, match="give 0 \\(off\\) or at least 2"):
+        tune("vector_add", problem={"n": 1024}, budget=2, db=db, confirm_top=top)
+    assert not db.exists()
+
+
+def test_cli_confirm_one_is_one_line_exit_2(tmp_path, capsys):
+    """`tune --confirm 1` ran and gave confirmed: null, as --confirm 0 does."""
+    db = tmp_path / "r.db"
+    with pytest.raises(SystemExit) as stopped:
+        main(["tune", "vector_add", "--confirm", "1", "--budget", "2", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.count("\n") == 1 and not db.exists()
+    assert "--confirm N re-times the N best side by side: give 0 (off) or at least 2" in err

@@ -16,6 +16,7 @@ from perfport.cli.arguments import (
     add_problem,
     budget,
     cluster_address,
+    confirm_count,
     count,
     database,
     natural,
@@ -106,9 +107,10 @@ def _add_tune(sub: Subcommands) -> None:
         "metric of the spec (GBps, GFLOPs, its own); time minimises, a metric maximises unless told",
     )  # fmt: skip
     p.add_argument(
-        "--confirm", type=natural, default=CONFIRM_TOP, metavar="N",
+        "--confirm", type=confirm_count, default=CONFIRM_TOP, metavar="N",
         help=f"at the end, re-time the N best configurations (by --objective: the fastest by "
-        f"default) side by side until their intervals separate (default {CONFIRM_TOP}; 0: do not)",
+        f"default) side by side until their intervals separate (default {CONFIRM_TOP}; 0: do not; "
+        f"else at least 2)",
     )  # fmt: skip
     p.add_argument(
         "--confirm-seconds", type=seconds, default=CONFIRM_SECONDS, metavar="SECONDS",
