@@ -42,3 +42,29 @@ def test_an_objective_is_named_with_its_value_and_worse_not_slower():
     assert line.startswith("confirmed best by score:max {'wg': 128}: score 25.6 at median 5 ms")
     assert "better by score than the others beyond doubt" in line and "faster" not in line
     assert "side by side {'wg': 64} was worse" in line
+
+
+def test_a_confirmation_the_time_limit_ended_says_it_is_not_conclusive():
+    """With a configuration never re-timed whose stored median beat the winner's, the line
+    still said 'confirmed best ... beyond doubt' and named another winner than the best line."""
+    cut = Confirmation(RETIMED.candidates, 1, 0.0, unconfirmed=(Candidate(C, 3.1, (3.0, 3.2), 5),))
+    line = confirmation_line(cut, Measurement(C, Outcome.OK, times_ms=(3.1,)))
+    assert line.startswith("not conclusive: best of those re-timed {'wg': 64}")
+    assert "confirmed" not in line and "beyond doubt" not in line
+    assert "not re-timed in the time given: {'wg': 128} 3.1 ms" in line
+
+
+def test_a_best_that_failed_when_timed_again_is_explained():
+    flaky = Confirmation(RETIMED.candidates, 2, 1.0, dropped=(C,))
+    line = confirmation_line(flaky, Measurement(C, Outcome.OK, times_ms=(3.0,)))
+    assert "{'wg': 128}, the best line above by its stored median, failed when timed" in line
+
+
+def test_a_best_that_cannot_be_told_apart_is_explained_too():
+    """Only a separated winner explained a best line naming another configuration."""
+    tied = Confirmation(
+        (Candidate(B, 3.8, (3.6, 4.3), 20), Candidate(A, 4.0, (3.7, 4.4), 20)), 4, 1.0
+    )
+    line = confirmation_line(tied, Measurement(A, Outcome.OK, times_ms=(3.5,)))
+    assert "cannot be told apart from: {'wg': 32}" in line
+    assert "side by side {'wg': 32} was slower at the median" in line

@@ -1,13 +1,16 @@
 """Re-timing the top candidates at the end of a campaign (perfport.tune.confirm)."""
 
 import json
+import statistics
 import subprocess
 import sys
 
 import pytest
 
 from perfport import Config, Measurement, Outcome, RunSettings, Timing, tune
+from perfport._core import PerfportError
 from perfport._core.metrics import Objective, ResultMetrics
+from perfport.cli import main
 from perfport.cli import tune as cli_tune
 from perfport.store import Store
 from perfport.tune import confirm as confirm_module
@@ -54,6 +57,49 @@ def test_a_configuration_that_now_leads_by_its_stored_median_is_timed_too():
     measure, calls = _fake({A: [3.0] * 9, B: [3.1] * 9, C: [1.4] * 9})
     got = confirm(searched, measure, lambda c, t: None, top=2, max_seconds=60)
     assert got is not None and C in calls and got.winner.config == C
+
+
+def _busy_spell():
+    """The top three re-time twice as slow as the search timed them; the next two were
+    stored at 1.10 and 1.15 ms, below the winner's pooled median (1.5 ms)."""
+    E, F = Config.of(wg=128), Config.of(wg=256)
+    base = {A: 1.00, B: 1.01, C: 1.02, E: 1.10, F: 1.15}
+    searched = [_ok(c, [t] * 20) for c, t in base.items()]
+    measure, calls = _fake({c: [2 * t] * 20 for c, t in base.items()})
+    stored = {m.config: list(m.times_ms) for m in searched}
+    return searched, measure, calls, stored, (E, F)
+
+
+def _stored_best(stored):
+    return min(stored, key=lambda c: statistics.median(stored[c]))
+
+
+def test_every_configuration_that_beats_the_winner_joins_before_concluding():
+    """Only one waiting configuration joined per round, so the stored best could be one that
+    confirmation never re-timed: the run then named two different winners."""
+    searched, measure, calls, stored, (E, F) = _busy_spell()
+    keep = lambda c, t: stored[c].extend(t)  # noqa: E731
+    got = confirm(searched, measure, keep, top=3, max_seconds=60)
+    assert got is not None and got.conclusive and got.unconfirmed == ()
+    assert {E, F} <= set(calls) and calls.count(E) == calls.count(F)  # joined in one round
+    assert got.winner.config == _stored_best(stored)
+    assert got.to_json()["conclusive"] is True and got.to_json()["unconfirmed"] == []
+
+
+def test_a_time_limit_that_ends_first_is_not_conclusive_and_names_what_beats_the_winner():
+    """Stopped by the time limit, the winner ({'wg': 8} at 1.5 ms) was reported confirmed
+    while the stored best was {'wg': 128} at 1.1 ms, never re-timed."""
+    searched, measure, calls, stored, (E, F) = _busy_spell()
+    got = confirm(searched, measure, lambda c, t: stored[c].extend(t), top=3, max_seconds=0.0)
+    assert got is not None and got.rounds == 1 and E not in calls
+    assert not got.conclusive and [u.config for u in got.unconfirmed] == [E, F]
+    assert got.unconfirmed[0].config == _stored_best(stored) != got.winner.config
+    j = got.to_json()
+    assert j["conclusive"] is False and [u["config"] for u in j["unconfirmed"]] == [
+        {"wg": 128},
+        {"wg": 256},
+    ]
+    assert j["unconfirmed"][0]["median_ms"] == pytest.approx(1.10)
 
 
 def test_overlapping_candidates_are_named_and_time_is_bounded():
@@ -187,3 +233,22 @@ def test_cli_confirms_by_the_objective_in_json_and_text(tmp_path):
     assert out["confirmed"]["winner"] == out["best"]["config"]
     text = subprocess.run(run, capture_output=True, text=True).stdout
     assert "confirmed best by score:max {'block': " in text.replace("\n", " ")
+
+
+@pytest.mark.parametrize("top", [1, -1, True, 2.5])
+def test_confirm_top_of_one_is_refused_before_anything_is_written(tmp_path, top):
+    """confirm_top=1 was accepted and re-timed nothing (one has nothing to be compared with)."""
+    db = tmp_path / "r.db"
+    with pytest.raises(PerfportError, match="give 0 \\(off\\) or at least 2"):
+        tune("vector_add", problem={"n": 1024}, budget=2, db=db, confirm_top=top)
+    assert not db.exists()
+
+
+def test_cli_confirm_one_is_one_line_exit_2(tmp_path, capsys):
+    """`tune --confirm 1` ran and gave confirmed: null, as --confirm 0 does."""
+    db = tmp_path / "r.db"
+    with pytest.raises(SystemExit) as stopped:
+        main(["tune", "vector_add", "--confirm", "1", "--budget", "2", "--db", str(db)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.count("\n") == 1 and not db.exists()
+    assert "--confirm N re-times the N best side by side: give 0 (off) or at least 2" in err

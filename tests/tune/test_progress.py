@@ -12,6 +12,7 @@ from rich.console import Console
 
 from perfport import RunSettings, Timing, tune
 from perfport._core import Config, Measurement, Outcome
+from perfport.store import Store
 from perfport.tune.progress import Board, Progress
 
 
@@ -90,3 +91,45 @@ def test_a_list_of_configurations_counts_the_list_not_the_space(db) -> None:
     tune("vector_add", problem={"n": 4096}, budget=3, db=db, settings=settings,
          strategy="brute_force", progress=budgeted)  # fmt: skip
     assert budgeted.started == [(3, 0)]
+
+
+class _OtherWriter(Progress):
+    """Records what the progress shows, and after this session's second result stores a third
+    configuration in the campaign, as another device sharing it would."""
+
+    def __init__(self, db) -> None:
+        self.db, self.shown, self.best = db, [], None
+
+    def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
+        self.shown.append(done)
+        if done == 2:
+            with Store(self.db) as store:
+                campaign = store.campaign("shared")
+                held = {m.config for m in store.measurements(campaign)}
+                other = next(c for c in (Config.of(wg=2**k) for k in range(11)) if c not in held)
+                store.record(campaign, Measurement(other, Outcome.OK, times_ms=(1e-6,)))
+
+    def recount(self, done: int, best_ms: float | None) -> None:
+        self.shown.append(done)
+        self.best = best_ms
+
+
+def test_the_last_count_includes_what_other_writers_stored_meanwhile(db) -> None:
+    """With two devices on one campaign, the one that finished first showed '5/6 ... done'
+    beside the other's '6/6': its count was its last own result's, never re-read."""
+    seen = _OtherWriter(db)
+    tune("vector_add", problem={"n": 4096}, budget=3, db=db, campaign="shared",
+         settings=RunSettings(timing=Timing.fixed(2), verify=False), strategy="brute_force",
+         progress=seen)  # fmt: skip
+    assert seen.shown == [1, 2, 3] and seen.best == 1e-6
+
+
+def test_a_recounted_row_shows_the_campaigns_count_in_its_last_line() -> None:
+    out = io.StringIO()
+    with Board(out, live=False, interval_s=0) as board:
+        lane = board.lane("gpu-a")
+        lane.start(6, 0, "k")
+        lane.update(5, Measurement(Config.of({"x": 1}), Outcome.OK, times_ms=(1.0,)), 1.0)
+        lane.recount(6, 0.5)
+        lane.stop()
+    assert out.getvalue().splitlines()[-1].startswith("gpu-a: 6/6 best 0.5 ms")

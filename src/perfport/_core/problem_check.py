@@ -23,7 +23,13 @@ def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Prob
         )
     for name, value in given.items():
         _check_problem_value(spec, name, value, spec.problem[name])
-    return spec.problem.merged(given)
+    merged = spec.problem.merged(given)
+    # A reference that knows the problems its kernel is defined for (a stencil's, whose borders
+    # cannot be negative) refuses the others here, not deep inside its first verification.
+    refused = getattr(spec.reference, "refused_problem", None)
+    if refused is not None and (why := refused(merged)):
+        raise SpecError(f"kernel {spec.name}: {why}")
+    return merged
 
 
 def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) -> None:

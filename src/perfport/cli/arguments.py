@@ -77,6 +77,17 @@ def integer_at_least(low: int) -> Callable[[str], int]:
 count, natural = integer_at_least(1), integer_at_least(0)
 
 
+def confirm_count(text: str) -> int:
+    """An argparse type: how many to re-time side by side, 0 (off) or at least 2 (one alone
+    has nothing to be compared with)."""
+    value = natural(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError(
+            "1: --confirm N re-times the N best side by side: give 0 (off) or at least 2"
+        )
+    return value
+
+
 def integer_up_to(high: int, what: str) -> Callable[[str], int]:
     """An argparse type: an integer from 0 to ``high`` (``what``: why no more is useful)."""
 

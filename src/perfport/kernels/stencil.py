@@ -119,6 +119,21 @@ class StencilReference:
         result = self.function(shifted_views(inputs["input"], p, self.borders), p)
         return {"output": result.astype(numpy_dtype(str(Expr(OUT_DTYPE, "out_dtype").value(p))))}
 
+    def refused_problem(self, p: Mapping[str, object]) -> str | None:
+        """Why the stencil cannot run ``p`` (a negative border: a number of cells), or None.
+        ``resolve_problem`` asks before anything runs; a restriction would say the same but,
+        being part of the spec, would change every stencil's campaign key."""
+        for side, text, cells in zip(BORDERS, self.borders, _borders(self.borders, p), strict=True):
+            if cells >= 0:
+                continue
+            if text in p:  # the border is a problem value of its own (or a radius)
+                return (
+                    f"problem value {text}={cells} is a negative border; a border is a number "
+                    f"of cells: give {text}=0 or more"
+                )
+            return f"its {side} border {text} is {cells}; a border is a number of cells, 0 or more"
+        return None
+
 
 def _plain(c_body: str) -> str:
     return _SOURCE.replace("USER_FUNCTION_BODY", c_body.strip("\n"))

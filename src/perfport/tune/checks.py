@@ -1,6 +1,6 @@
 """What ``tune`` checks and refuses before any device work: the problem, the listed
-configurations, the strategy with compiling ahead, the budget, the legal space and the
-objective. Each error names the problem and the fix."""
+configurations, the strategy with compiling ahead, the budget, the legal space, the
+objective and how many to re-time. Each error names the problem and the fix."""
 
 from __future__ import annotations
 
@@ -104,6 +104,20 @@ def _chosen_strategy(
             "ahead; use --build-jobs with brute_force, random, grid or --configs"
         )
     return strategy_type, listed
+
+
+def _checked_confirm_top(confirm_top: int) -> None:
+    """``confirm_top``: 0 (no re-timing) or at least 2; one alone has nothing to be compared
+    with, so it would silently re-time nothing."""
+    if (
+        isinstance(confirm_top, bool)
+        or not isinstance(confirm_top, numbers.Integral)
+        or (confirm_top < 0 or confirm_top == 1)
+    ):
+        raise PerfportError(
+            f"confirm_top {confirm_top!r}: it re-times the N best side by side: give 0 (off) "
+            "or at least 2"
+        )
 
 
 def _buildable(

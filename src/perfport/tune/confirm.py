@@ -6,6 +6,11 @@ candidates are timed again in rounds, in a fresh random order each round (interl
 slow spell hits them all alike), their new samples pooled with the old, until the winner's
 95% interval of the median lies below every other candidate's or the time limit is spent.
 Candidates whose interval still overlaps the winner's cannot be told apart, and are named.
+When the candidates re-time slower than the search timed them (a busy spell), every other
+configuration whose stored score now beats the winner's joins them before anything is
+concluded: otherwise the campaign's best (by stored median) would be one that confirmation
+never looked at. If the time limit ends first, the confirmation is not conclusive and names
+those configurations (``unconfirmed``).
 With an objective other than time (``--objective``), candidates and winner are chosen by its
 score at the pooled median (``Objective.score_of``, as the search and the best rank), and the
 intervals compared are the score's at the ends of each time interval.
@@ -68,6 +73,13 @@ class Confirmation:
     seconds: float
     dropped: tuple[Config, ...] = ()  # failed when timed again (flaky): no longer candidates
     objective: Objective = field(default_factory=Objective)
+    # Not re-timed (the time ran out) though their stored score beats the winner's, best first
+    unconfirmed: tuple[Candidate, ...] = ()
+
+    @property
+    def conclusive(self) -> bool:
+        """Whether every configuration that may beat the winner was re-timed."""
+        return not self.unconfirmed
 
     @property
     def winner(self) -> Candidate:
@@ -103,6 +115,8 @@ class Confirmation:
             "rounds": self.rounds,
             "seconds": round(self.seconds, 3),
             "dropped": [dict(c) for c in self.dropped],
+            "conclusive": self.conclusive,
+            "unconfirmed": [candidate(c) for c in self.unconfirmed],
         }
 
 
@@ -127,19 +141,20 @@ def confirm(
     if len(ranked) < 2:
         return None
     samples = {m.config: list(m.times_ms) for m in ranked[:top]}
-    waiting = ranked[top:]  # by stored median: the next one joins when it leads
+    waiting = ranked[top:]  # by stored score: those that beat the winner join
     rng, started, rounds, dropped = random.Random(seed), time.monotonic(), 0, []
     while len(samples) >= 2:
         if rounds:
+            leading = _leading(waiting, rank, samples)
+            if not leading and _separate(rank.candidates(samples)):
+                break
             if time.monotonic() - started >= max_seconds:
                 break
-            if waiting and rank.stored(waiting[0]) < rank.candidates(samples)[0].rank:
-                # The candidates timed slower than before (a busy spell): the next one by its
-                # stored median now leads, so it is timed too, or the winner would be stale.
-                joining = waiting.pop(0)
+            # The candidates timed slower than before (a busy spell): all that now lead by
+            # their stored score are timed too, or the winner would be stale.
+            for joining in leading:
+                waiting.remove(joining)
                 samples[joining.config] = list(joining.times_ms)
-            elif _separate(rank.candidates(samples)):
-                break
         order = list(samples)
         rng.shuffle(order)
         for config in order:
@@ -154,7 +169,12 @@ def confirm(
     if not samples:  # every candidate failed when timed again
         return None
     elapsed = time.monotonic() - started
-    return Confirmation(rank.candidates(samples), rounds, elapsed, tuple(dropped), goal)
+    unconfirmed = rank.candidates(
+        {m.config: list(m.times_ms) for m in _leading(waiting, rank, samples)}
+    )
+    return Confirmation(
+        rank.candidates(samples), rounds, elapsed, tuple(dropped), goal, unconfirmed
+    )
 
 
 def confirm_campaign(
@@ -207,6 +227,14 @@ class _Ranking:
             out.append(Candidate(config, s.median, (s.ci_low, s.ci_high), s.n,
                                  self.score(config, s.median), (ends[0], ends[1])))  # fmt: skip
         return tuple(sorted(out, key=lambda c: c.rank))
+
+
+def _leading(
+    waiting: Sequence[Measurement], rank: _Ranking, samples: dict[Config, list[float]]
+) -> list[Measurement]:
+    """The waiting configurations whose stored score beats the candidates' current winner."""
+    best = rank.candidates(samples)[0].rank
+    return [m for m in waiting if rank.stored(m) < best]
 
 
 def _separate(ranked: tuple[Candidate, ...]) -> bool:

@@ -86,6 +86,9 @@ class TuningLoop:
         except KeyboardInterrupt:
             status = CampaignStatus.INTERRUPTED
         finally:
+            # Other writers may have stored results since this one's last update: the last
+            # line shows the campaign's count and best as the session ends, not stale ones.
+            self.progress.recount(len(self.stored), self._best_ms())
             self.progress.stop()
         return status
 
@@ -197,8 +200,10 @@ class TuningLoop:
         self.measured_here += reused is None
         self.store.record(self.campaign, m)  # ends the claim
         self._refresh()
-        best = min((s.time_ms for s in self.stored.values() if s.time_ms is not None), default=None)
-        self.progress.update(len(self.stored), m, best)
+        self.progress.update(len(self.stored), m, self._best_ms())
+
+    def _best_ms(self) -> float | None:
+        return min((s.time_ms for s in self.stored.values() if s.time_ms is not None), default=None)
 
     def _refresh(self) -> None:
         """Read the results stored since the last look (this writer's and the others')."""

@@ -371,6 +371,9 @@ class _Stoppable(Progress):
         if self.stop_event.is_set():
             raise KeyboardInterrupt
 
+    def recount(self, done: int, best_ms: float | None) -> None:
+        self.lane.recount(done, best_ms)
+
     def stop(self) -> None:
         self.lane.stop()
 

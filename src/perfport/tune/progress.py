@@ -14,13 +14,17 @@ from perfport._core import Measurement
 
 
 class Progress:
-    """Silent progress; the base for displays. Call order: start, update*, stop."""
+    """Silent progress; the base for displays. Call order: start, update*, recount, stop."""
 
     def start(self, total: int, done: int, description: str) -> None:
         pass
 
     def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
         pass
+
+    def recount(self, done: int, best_ms: float | None) -> None:
+        """The campaign's count and best time re-read at the end: other writers (devices
+        sharing the campaign) may have stored results since this session's last ``update``."""
 
     def stop(self) -> None:
         pass
@@ -60,6 +64,10 @@ class RichProgress(Progress):
         self._task = self._bar.add_task(description, total=total, completed=done, best="")
 
     def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
+        best = f"best {best_ms:.4g} ms" if best_ms is not None else ""
+        self._bar.update(self._task, completed=done, best=best)
+
+    def recount(self, done: int, best_ms: float | None) -> None:
         best = f"best {best_ms:.4g} ms" if best_ms is not None else ""
         self._bar.update(self._task, completed=done, best=best)
 
@@ -178,6 +186,9 @@ class _Lane(Progress):
         self.row.done, self.row.best_ms = done, best_ms
         self.row.outcomes[last.outcome.value] += 1
         self.board._changed(self.row)
+
+    def recount(self, done: int, best_ms: float | None) -> None:
+        self.row.done, self.row.best_ms = done, best_ms
 
     def stop(self) -> None:
         self.row.finished = True

@@ -40,6 +40,7 @@ from perfport.strategies import Listed, Ranker, Strategy, StrategyError, make_st
 from perfport.tune.checks import (
     _buildable,
     _checked_budget,
+    _checked_confirm_top,
     _checked_objective,
     _chosen_strategy,
     _legal_space,
@@ -147,7 +148,7 @@ def tune(
     A configuration that crashed or timed out in an earlier campaign of the same kernel
     source, device and problem is not run again: that outcome is stored, its message naming
     the campaign, unless ``retry_failed``.
-    ``confirm_top`` >= 2 re-times that many of the fastest configurations at the end, side by
+    ``confirm_top`` >= 2 (0: off; 1 is refused, having nothing to compare) re-times that many of the fastest configurations at the end, side by
     side, for at most ``confirm_seconds`` (``perfport.tune.confirm``; the CLI does it by
     default): ``TuneResult.confirmed`` names the winner with its interval, or the candidates
     that cannot be told apart; the new samples are added to the stored results.
@@ -225,6 +226,7 @@ def _planned(
     ranker: RankerFactory | None = None,
 ) -> _Plan:
     """``tune``'s arguments resolved, in the order their errors are raised."""
+    _checked_confirm_top(options.confirm_top)
     spec = resolve_kernel(kernel)
     the_problem = resolve_problem(spec, problem)
     dev = device if isinstance(device, DeviceInfo) else get_device(device, spec.language)
