@@ -4,7 +4,6 @@ problems, campaigns, configurations, outcomes and every sample; resume; export."
 from perfport.store.best import best_results
 from perfport.store.ceilings import save_ceilings, stored_ceilings
 from perfport.store.described import declared_params
-from perfport.store.discard import discard_empty_campaign, has_campaign
 from perfport.store.failures import campaign_settings, earlier_failures
 from perfport.store.formats.tabular import write_csv, write_json
 from perfport.store.queries import (
@@ -45,11 +44,9 @@ __all__ = [
     "complete_results",
     "count_outcomes_of_strategy",
     "declared_params",
-    "discard_empty_campaign",
     "earlier_failures",
     "export_keys",
     "export_rows",
-    "has_campaign",
     "one_group",
     "refused_configs",
     "save_ceilings",

@@ -26,8 +26,6 @@ from perfport.store import (
     CampaignStatus,
     Store,
     campaign_settings,
-    discard_empty_campaign,
-    has_campaign,
 )
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
@@ -46,7 +44,6 @@ from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.resume import check_resumable
 from perfport.tune.tune import (
-    CALLERS_FAULT,
     _campaign_label,
     _final_status,
     _searcher,
@@ -174,7 +171,6 @@ def tune_many(
         _buildable(strategy_type, kind.space, settings.seed)
     board = board or Board()
     with Store(db) as store:
-        new = [not has_campaign(store, kind.key) for kind in kinds]
         for kind in kinds:
             _open(store, run, kind)
         errors: list[BaseException] = []
@@ -185,12 +181,10 @@ def tune_many(
         finally:
             if ahead is not None:
                 ahead.close()
-        for kind, fresh in zip(kinds, new, strict=True):
+        for kind in kinds:
             assert kind.record is not None
             status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
             kind.statuses = [_final_status(store, kind.record, status)]
-            if fresh and errors and isinstance(errors[0], CALLERS_FAULT):
-                discard_empty_campaign(store, kind.record)  # its input stopped it: not failed
         results = [_result(store, run, kind, str(db)) for kind in kinds]
     if errors:
         raise errors[0]

@@ -17,9 +17,7 @@ from perfport._core import (
     Measurement,
     PerfportError,
     Problem,
-    SpecError,
 )
-from perfport._core.errors import SettingsError
 from perfport._core.interrupts import guarded, interruptible, take_held
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
@@ -31,12 +29,10 @@ from perfport.store import (
     CampaignStatus,
     Store,
     campaign_settings,
-    discard_empty_campaign,
     earlier_failures,
-    has_campaign,
     stored_ceilings,
 )
-from perfport.strategies import Listed, Ranker, Strategy, StrategyError, make_strategy
+from perfport.strategies import Listed, Ranker, Strategy, make_strategy
 from perfport.tune.checks import (
     _buildable,
     _checked_budget,
@@ -50,7 +46,7 @@ from perfport.tune.checks import (
 from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, confirm_campaign
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
-from perfport.tune.prebuild import Prebuild, PrebuildError
+from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, SkippedSource, sourced_prior
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
@@ -58,10 +54,6 @@ from perfport.tune.resume import check_resumable
 from perfport.tune.verification import _verification_warnings, verification_plan
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
-# What a session may stop at that is its caller's input, found only once it runs (a reference
-# that raises, a strategy's bad answer, compiling processes that cannot start): a campaign it
-# opened and stored nothing in is taken back.
-CALLERS_FAULT = (SpecError, SettingsError, StrategyError, PrebuildError)
 # Builds a strategy's ranker for the legal space (model_guided): from the spec, the problem
 # and the space, before the store is opened, so a ranker that cannot be built stores nothing.
 RankerFactory = Callable[[KernelSpec, Problem, Space], Ranker]
@@ -262,7 +254,6 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
     )
-    new = not has_campaign(store, key)
     # Held interrupts from here: the campaign says running only inside the session's try, and
     # its final status is stored whatever stops the session (Ctrl-C, SIGTERM, error).
     with guarded():
@@ -276,12 +267,7 @@ def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> 
             plan.space.report,
         )
         session = _Session(store, record, plan, scoring)
-        try:
-            session.run(reporter)
-        except CALLERS_FAULT:
-            if new:  # stopped by its input before storing anything: not a failed campaign
-                discard_empty_campaign(store, record)
-            raise
+        session.run(reporter)
     return session
 
 
