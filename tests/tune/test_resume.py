@@ -65,6 +65,14 @@ def test_a_widened_restriction_resumes(db: Path) -> None:
     assert wider.campaign == first.campaign and len(wider.measurements) == 4
 
 
+def test_a_campaign_the_caller_names_goes_on_under_a_changed_spec(db: Path) -> None:
+    """--campaign K: the caller chose to go on with that campaign (narrowed values, a changed
+    restriction), as before the check existed; only a key perfport derived is checked."""
+    first = tune(_spec(128), strategy="brute_force", db=db, settings=FAST, campaign="K")
+    again = tune(_spec(16), strategy="brute_force", db=db, settings=FAST, campaign="K")
+    assert again.campaign == first.campaign == "K" and len(again.measurements) == 4
+
+
 def test_tune_many_refuses_the_same_resume(db: Path) -> None:
     slot = Slot(get_device("opencl:0:0"), "opencl:0:0")
     tune_many(_spec(128), [slot], strategy="brute_force", db=db, settings=FAST)

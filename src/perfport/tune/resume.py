@@ -3,7 +3,9 @@
 A campaign key names a restriction by its text, so a Python restriction whose closure
 variable, global or ``functools.partial`` argument changed keeps its key (keys cannot change:
 users resume by them). Resumed, such a campaign would report a best the current spec forbids;
-it is refused instead, leaving the stored results as they are.
+it is refused instead, leaving the stored results as they are. Only a key perfport derived is
+checked: every other change to the space (a parameter's values) changes that key, while a
+campaign the caller named (``--campaign``) may go on under a changed spec, as it always could.
 """
 
 from __future__ import annotations
@@ -31,11 +33,7 @@ def check_resumable(store: Store, key: str, space: Space) -> None:
     if not rows:
         return  # a new campaign, or one with nothing measured yet
     configs = [json.loads(row[0]) for row in rows]
-    try:
-        found = space.indices(configs)
-    except TypeError:  # a list value (JSON's tuple): as a Config holds it, slower
-        configs = [dict(Config.of(c)) for c in configs]
-        found = space.indices(configs)
+    found = space.indices(configs)
     outside = np.flatnonzero(found < 0)
     if not len(outside):
         return

@@ -170,7 +170,7 @@ def tune(
         progress if isinstance(progress, Progress) else RichProgress() if progress else Progress()
     )
     with Store(db) as store:
-        session = _stored_session(store, plan, key, reporter)
+        session = _stored_session(store, plan, key, reporter, keyed=campaign is not None)
         measurements = store.measurements(session.record)
     return session.result(key, db, measurements)
 
@@ -242,14 +242,19 @@ def _planned(
     )  # fmt: skip
 
 
-def _stored_session(store: Store, plan: _Plan, key: str, reporter: Progress) -> _Session:
-    """Open campaign ``key`` in ``store`` and run this session of it to its final status."""
+def _stored_session(
+    store: Store, plan: _Plan, key: str, reporter: Progress, keyed: bool = False
+) -> _Session:
+    """Open campaign ``key`` in ``store`` and run this session of it to its final status.
+    ``keyed``: the caller named the campaign, so its spec may differ from the one it was
+    started with (narrowed values), as the caller chose; else it is checked (resume.py)."""
     spec, dev = plan.spec, plan.device
     stored_settings = campaign_settings(asdict(plan.settings), plan.spec)
     store.check_campaign_key(  # before any write
         key, dev, spec.source_hash, plan.problem, plan.strategy_type.name, stored_settings
     )
-    check_resumable(store, key, plan.space)
+    if not keyed:
+        check_resumable(store, key, plan.space)
     ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
