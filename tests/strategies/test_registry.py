@@ -111,6 +111,25 @@ def test_a_plan_outside_the_space_is_named():
         checked_plan(Planned(_space()))
 
 
+@pytest.mark.parametrize(
+    ("plan", "shown"),
+    [([[0], [1]], r"\[0\]"), ([[0], [1, 2]], r"\[0\]"), ([0, "1"], "'1'"), ([0, None], "None")],
+)
+def test_a_plan_of_other_items_names_the_item(plan, shown):
+    """[[0], [1]] was reported as holding 0, a configuration number; items of unequal lengths
+    were numpy's raw ValueError."""
+    from perfport.strategies import StrategyError, checked_plan
+
+    class Planned(Mine):
+        name = "planned"
+
+        def plan(self):
+            return plan
+
+    with pytest.raises(StrategyError, match=rf"strategy planned: plan\(\) holds {shown}, not"):
+        checked_plan(Planned(_space()))
+
+
 class NoAsk(Strategy):
     name, summary = "no_ask", ""
 

@@ -213,3 +213,31 @@ def test_sources_the_prior_leaves_out_are_named(db, cpu, tmp_path):
                                        cpu.fingerprint, PROBLEM)  # fmt: skip
     assert prior is not None and prior.sources == 1
     assert [s.kernel for s in skipped] == ["stencil"]
+
+
+def test_one_device_imported_with_a_parameter_at_two_values_counts_once(db, cpu, tmp_path):
+    """Two caches of one device fixing use_cmem at 0 and at 1 are one (device, problem) set,
+    yet each of its configurations was added once per cache: scores up to 2 with one source.
+    The set counts once now, at the better of the two; a device with one cache is as before."""
+    spec = builtin("stencil")
+    full = spec.problem.merged(PROBLEM)
+    space = kernel_space(spec, full, cpu)
+    with Store(db) as store:
+        for use_cmem, best_wc in ((0, 16), (1, 32)):
+            import_file(store, _stencil_cache(tmp_path / f"a{use_cmem}.json", cpu, "gpu-a",
+                                              "stencil", {"use_cmem": [use_cmem]}, best_wc))  # fmt: skip
+        prior = transfer_prior(store, "stencil", space, cpu.fingerprint, dict(full))
+        assert prior is not None and prior.sources == 1
+        import_file(store, _stencil_cache(tmp_path / "b.json", cpu, "gpu-b", "stencil",
+                                          {"use_cmem": [1]}, best_wc=8))  # fmt: skip
+        both = transfer_prior(store, "stencil", space, cpu.fingerprint, dict(full))
+    assert both is not None and both.sources == 2
+
+    def time(config, best_wc):
+        return 1.0 + abs(np.log2(config["wc"] / best_wc)) + 0.01 * config["wr"]
+
+    optimum = min(time(c, 16) for c in space)
+    a = [optimum / min(time(c, 16), time(c, 32)) for c in space]
+    b = [optimum / time(c, 8) for c in space]  # gpu-b's optimum is the same as gpu-a's
+    assert np.allclose(prior.scores, a) and np.nanmax(prior.scores) == 1.0
+    assert np.allclose(both.scores, (np.array(a) + b) / 2)

@@ -144,20 +144,33 @@ def checked_ask(strategy: Strategy) -> int | None:
     return index
 
 
+def _numbered(item: object, size: int) -> bool:
+    return (
+        isinstance(item, int | np.integer) and not isinstance(item, bool) and 0 <= int(item) < size
+    )
+
+
 def checked_plan(strategy: Strategy) -> Sequence[int] | None:
     """``strategy.plan()``, checked as ``checked_ask`` checks an answer: configuration numbers
     of its space (a StrategyError naming the first that is not), or None."""
     plan = strategy.plan()
     if plan is None:
         return None
-    order, size = np.asarray(plan), len(strategy.space)
-    bad = (
-        np.arange(len(order)) if order.ndim != 1 or order.dtype.kind not in "iu"
-        else np.flatnonzero((order < 0) | (order >= size))
-    )  # fmt: skip
-    if len(bad):
+    size = len(strategy.space)
+    try:
+        order = np.asarray(plan)
+    except ValueError:  # items of unequal lengths: numpy makes no array of them
+        order = np.empty(0, dtype=object)
+    if order.ndim == 1 and order.dtype.kind in "iu":
+        bad = np.flatnonzero((order < 0) | (order >= size))
+        at = int(bad[0]) if len(bad) else None
+    else:  # not numbers throughout: the first item that is not one ([[0], [1]] holds [0])
+        at = next((i for i, x in enumerate(plan) if not _numbered(x, size)), None)
+    if at is not None:
+        item = plan[at]
+        item = item.tolist() if isinstance(item, np.ndarray | np.generic) else item
         raise StrategyError(
-            f"strategy {strategy.name}: plan() holds {order.ravel()[bad[:1]].tolist()[0]!r}, not a "
+            f"strategy {strategy.name}: plan() holds {item!r}, not a "
             f"configuration number of its space (0-{size - 1}); return the int numbers ask() "
             "will return, in order, or None"
         )

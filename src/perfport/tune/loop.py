@@ -72,7 +72,10 @@ class TuningLoop:
         the time budget) before the first trial. Then wait for the configurations other
         writers were measuring, so the campaign's results are final when this returns."""
         status = CampaignStatus.FAILED
-        self.progress.start(self._total(default), len(self.stored), description)
+        # Asked once and checked before anything uses it: a malformed plan of a user's
+        # strategy is one line (StrategyError), not a TypeError from counting it.
+        plan = checked_plan(self.strategy)
+        self.progress.start(self._total(default, plan), len(self.stored), description)
         try:
             if compiled_first is not None:
                 compiled_first.wait(self.budget.max_seconds)
@@ -80,7 +83,6 @@ class TuningLoop:
             if i is not None and self._evaluate(i) is _Step.SPENT:  # the baseline first
                 status = CampaignStatus.BUDGET
             else:
-                plan = checked_plan(self.strategy)
                 status = self._ask() if plan is None else self._walk(plan)
             self._settle()
         except KeyboardInterrupt:
@@ -92,11 +94,10 @@ class TuningLoop:
             self.progress.stop()
         return status
 
-    def _total(self, default: Config | None) -> int:
+    def _total(self, default: Config | None, plan: Sequence[int] | None) -> int:
         """How many results the campaign will hold when this session ends, within the budget:
-        those stored and those a fixed plan (a list's only its own configurations) or, for a
-        strategy choosing as it goes, the whole space may still add."""
-        plan = self.strategy.plan()
+        those stored and those a fixed ``plan`` (a list's only its own configurations) or, for
+        a strategy choosing as it goes (None), the whole space may still add."""
         if plan is None:
             total = len(self.space)
         else:

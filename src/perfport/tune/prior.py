@@ -118,7 +118,7 @@ def _misfit(stored: _Stored, space: Space) -> str:
 
 def _sources(
     store: Store, kernel: str, space: Space, device_fingerprint: str
-) -> tuple[list[int], list[SkippedSource]]:
+) -> tuple[list[_Stored], list[SkippedSource]]:
     """The kernels of that name whose results can seed ``space``'s search, and those left
     out: of that name but another space, or imported under another name with this space
     (unless its devices' results are in under this name too: imported again, as told)."""
@@ -137,7 +137,7 @@ def _sources(
         if s.imported and not _named(kernel, s) and not misfit[s.id]
         and not set(s.devices) <= covered
     ]  # fmt: skip
-    return [s.id for s in used], skipped
+    return used, skipped
 
 
 def transfer_prior(
@@ -157,7 +157,9 @@ def transfer_prior(
     The store sums the fractions per configuration in SQL (``transfer_summary``), so building
     the prior reads one row per distinct configuration, never every result: with 1.15M results
     it took 3.5 s and no added memory on a loaded 2-core machine, where reading every result
-    took 262 s and 3 GB (``benchmarks/prior_scale.py``). A device's
+    took 262 s and 3 GB (``benchmarks/prior_scale.py``); only where one device's results
+    hold several kernels fixing a parameter at other values is a row per configuration and
+    device read (``_fractions``). A device's
     optimum is its best over all its configurations, including any that are illegal here."""
     return sourced_prior(store, kernel, space, device_fingerprint, problem)[0]
 
@@ -171,24 +173,110 @@ def sourced_prior(
 ) -> tuple[Prior | None, tuple[SkippedSource, ...]]:
     """``transfer_prior``, and the other devices' results it left out with why: what to say
     where a search starts from fewer sources than the store seems to hold."""
-    ids, skipped = _sources(store, kernel, space, device_fingerprint)
-    if not ids:
+    used, skipped = _sources(store, kernel, space, device_fingerprint)
+    if not used:
         return None, tuple(skipped)
-    names = [p.name for p in space.params]
     problem_key = Problem.of(dict(problem or {})).key
-    summary = transfer_summary(store, kernel, names, device_fingerprint, problem_key, ids)
-    if not summary.sources:
-        summary = transfer_summary(store, kernel, names, device_fingerprint, kernel_ids=ids)
-    if not summary.sources:
+    total, sources = _fractions(store, kernel, space, device_fingerprint, used, problem_key)
+    if not sources:
+        total, sources = _fractions(store, kernel, space, device_fingerprint, used, None)
+    if not sources:
         return None, tuple(skipped)
+    return Prior(np.where(total > 0, total / sources, np.nan), sources), tuple(skipped)
+
+
+def _fractions(
+    store: Store,
+    kernel: str,
+    space: Space,
+    device_fingerprint: str,
+    used: list[_Stored],
+    problem_key: str | None,
+) -> tuple[np.ndarray, int]:
+    """Per legal configuration, the sum over the (device, problem) result sets of its fraction
+    of the set's optimum, and how many sets there are. The store sums them per stored
+    configuration; a stored configuration's fixed parameters are not the space's (indices
+    ignores them), so kernels fixing them at other values map several onto one of ours.
+    Where those are on different devices, each set still counts once and the sums add up;
+    where one set holds several such kernels (two imports of one device's cache, use_cmem at 0
+    and at 1), the sum would count the set once per kernel (scores past 1): those sets are
+    read per configuration instead, each counting its best (``_best_per_set``)."""
+    ids = [s.id for s in used]
+    if _shared_sets(store, used, space, device_fingerprint):
+        return _best_per_set(store, ids, space, device_fingerprint, problem_key)
+    names = [p.name for p in space.params]
+    summary = transfer_summary(store, kernel, names, device_fingerprint, problem_key, ids)
     total = np.zeros(len(space))
-    # A stored configuration's fixed parameters are not the space's: indices ignores them.
-    # Kernels fixing them at other values give one configuration twice: their fractions add.
     at = space.indices([json.loads(key) for key in summary.fractions])
     fractions = np.fromiter(summary.fractions.values(), dtype=np.float64, count=len(at))
     np.add.at(total, at[at >= 0], fractions[at >= 0])
-    prior = Prior(np.where(total > 0, total / summary.sources, np.nan), summary.sources)
-    return prior, tuple(skipped)
+    return total, summary.sources
+
+
+# Each (device, problem) result set of the kernels given, on devices but the one searched,
+# with the kernels it holds.
+_SETS = """
+SELECT DISTINCT g.device_id, g.problem_id, g.kernel_id FROM campaigns g
+WHERE g.kernel_id IN ({kernels}) AND g.device_id NOT IN
+      (SELECT id FROM devices WHERE fingerprint = ?)
+"""
+
+
+def _shared_sets(store: Store, used: list[_Stored], space: Space, device_fingerprint: str) -> bool:
+    """Whether any result set holds several kernels of which one fixes parameters the space
+    lacks: the sets whose stored configurations can meet on one of ours. (Kernels with
+    exactly the space's parameters share configurations in the store, which takes each at
+    its best time over them already.)"""
+    fixing = {s.id for s in used if any(n not in space.names for n in s.params)}
+    if not fixing:
+        return False
+    query = _SETS.format(kernels=",".join("?" * len(used)))
+    kernels: dict[tuple[int, int], set[int]] = {}
+    for r in store.query(query, (*[s.id for s in used], device_fingerprint)):
+        kernels.setdefault((int(r[0]), int(r[1])), set()).add(int(r[2]))
+    return any(len(k) > 1 and k & fixing for k in kernels.values())
+
+
+# Each configuration's best ok time per (device, problem) result set: a row per configuration
+# and set, so only for sets the store's sums would count twice (_fractions).
+_PER_SET = """
+SELECT g.device_id, g.problem_id, c.key AS config, MIN(r.median_ms) AS t
+FROM campaigns g JOIN problems p ON p.id = g.problem_id
+JOIN results r ON r.campaign_id = g.id JOIN configs c ON c.id = r.config_id
+WHERE g.kernel_id IN ({kernels}) AND g.device_id NOT IN
+      (SELECT id FROM devices WHERE fingerprint = ?) {problem}
+  AND r.outcome = 'ok' AND r.median_ms > 0
+GROUP BY g.device_id, g.problem_id, r.config_id
+"""
+
+
+def _best_per_set(
+    store: Store, ids: list[int], space: Space, device_fingerprint: str, problem_key: str | None
+) -> tuple[np.ndarray, int]:
+    """``_fractions`` with each set counted at most once per configuration of ours: at the
+    best of the stored configurations that map onto it (the set's optimum over all of them,
+    illegal here included, over that one's time)."""
+    where = {"kernels": ",".join("?" * len(ids)), "problem": ""}
+    params: tuple[Any, ...] = (*ids, device_fingerprint)
+    if problem_key is not None:
+        where["problem"], params = "AND p.key = ?", (*params, problem_key)
+    rows = store.query(_PER_SET.format(**where), params)
+    total = np.zeros(len(space))
+    if not rows:
+        return total, 0
+    _, of_set = np.unique([(r[0], r[1]) for r in rows], axis=0, return_inverse=True)
+    of_set = of_set.ravel()
+    times = np.array([r["t"] for r in rows], dtype=np.float64)
+    optimum = np.full(of_set.max() + 1, np.inf)
+    np.minimum.at(optimum, of_set, times)
+    fraction = optimum[of_set] / times
+    at = space.indices([json.loads(r["config"]) for r in rows])
+    for one in range(len(optimum)):
+        mine = (of_set == one) & (at >= 0)
+        best = np.zeros(len(space))
+        np.maximum.at(best, at[mine], fraction[mine])
+        total += best
+    return total, len(optimum)
 
 
 def newest_result(store: Store) -> int:
