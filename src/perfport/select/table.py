@@ -290,21 +290,23 @@ def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
 
 
 def save_csv(table: PerfTable, path: str | Path) -> None:
-    """Write ``table`` as gzip CSV. Byte-identical for equal tables: no gzip timestamp or file
-    name, rows in table order, times to 5 significant digits (steps of
-    0.01%, far finer than run-to-run timing noise)."""
+    """Write ``table`` as gzip CSV: a ``problem.`` column for each feature, then for each fixed
+    value. Byte-identical for equal tables: no gzip timestamp or file name, rows in table
+    order, times to 5 significant digits (steps of 0.01%, far finer than run-to-run noise)."""
     text = io.StringIO()
     text.write(f"{_MAGIC}\n# device: {_one_line(table.device)}\n")
     text.write(f"# kernel: {_one_line(table.kernel)}\n")
     writer = csv.writer(text, lineterminator="\n")
+    # The fixed values too, one value in every row: load_csv finds them fixed again (dtype).
+    fixed = sorted(n for n in table.fixed if n not in table.problem_names)
+    names = [*table.problem_names, *fixed]
     writer.writerow(
-        [_PROBLEM + n for n in table.problem_names]
-        + [_CONFIG + n for n in table.param_names]
-        + [_TIME]
+        [_PROBLEM + n for n in names] + [_CONFIG + n for n in table.param_names] + [_TIME]
     )
     config_cells = [[_cell(v) for v in c] for c in table.configs]
+    fixed_cells = [_cell(table.fixed[n]) for n in fixed]
     for i in range(table.n_problems):
-        problem_cells = [_cell(v) for v in table.problems[i].tolist()]
+        problem_cells = [_cell(v) for v in table.problems[i].tolist()] + fixed_cells
         for j, cells in enumerate(config_cells):
             t = table.times[i, j]
             writer.writerow([*problem_cells, *cells, "" if np.isnan(t) else f"{t:.5g}"])
