@@ -79,6 +79,35 @@ class Bundle:
         config = self.configs[self.choose(problem)]
         return {p: config[p] for p in self.param_names}
 
+    @property
+    def fixed_problem(self) -> Mapping[str, Any]:
+        """The problem values the data held at one value (``dtype``, ``batch``): no inputs of
+        the selector, which was fitted only there."""
+        fixed = self.metadata.get(FIXED_PROBLEM)
+        return fixed if isinstance(fixed, Mapping) else {}
+
+    def off_fitted(self, problem: Mapping[str, Any]) -> tuple[str, ...]:
+        """A note for each value of ``problem`` that differs from the one it was fitted at
+        (``fixed_problem``): the pick there is the one fitted elsewhere, never measured."""
+        fixed = self.fixed_problem
+        return tuple(
+            f"the bundle was fitted only at {n}={_shown(fixed[n])}, not {n}={_shown(v)}: its "
+            "pick there is not from measurements; fit it on data with that value"
+            for n, v in problem.items()
+            if n in fixed and n not in self.features and not _same_value(v, fixed[n])
+        )
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # Numbers by value, a flag as 0/1 (the CLI's trans_a=0 is the data's false).
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return bool(a == b)
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 def function_name(kernel: str) -> str:
     """The C prefix of a kernel's selector: its name made an identifier (``KERNEL_select``)."""
