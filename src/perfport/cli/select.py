@@ -248,6 +248,10 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         "metadata": dict(bundle.metadata),
         "unchecked_rules": list(bundle.unchecked_rules),
     }
+    rules_from = str(bundle.metadata.get("rules_from", ""))
+    if args.spec is None and rules_from.startswith("built-in "):  # a guess by name: say so
+        print(f"perfport: note: checked the rules of the {rules_from} (no --spec given); give "
+              "--spec FILE if this is a kernel of your own", file=sys.stderr)  # fmt: skip
     if bundle.unchecked_rules:  # stderr: in JSON mode stdout holds only the JSON
         print(f"perfport: the generated legal() does not check: "
               f"{'; '.join(bundle.unchecked_rules)[:400]}", file=sys.stderr)  # fmt: skip

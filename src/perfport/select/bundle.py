@@ -49,6 +49,9 @@ TRAIN_PERFORMANCE = "config_train_performance"
 # bundle.json metadata: the problem values the table held at one value that are not features
 # (dtype="float"): the problem the generated legal() checks the rules at, beyond its inputs.
 FIXED_PROBLEM = "fixed_problem"
+# bundle.json metadata (select fit): whose rules the generated legal() checks: "built-in
+# NAME" (no --spec: the built-in of the kernel's name), the spec file's path, or "none (...)".
+RULES_FROM = "rules_from"
 C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
 
 
@@ -129,6 +132,7 @@ def write_bundle(
     real_features: Collection[str] = (),
     spec: KernelSpec | None = None,
     fixed: Mapping[str, Any] | None = None,
+    builtin_rules: bool = True,
 ) -> Bundle:
     """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
 
@@ -137,8 +141,8 @@ def write_bundle(
     or fitted on one class), a ``SelectorTree``, or None when one configuration is shipped.
     ``transforms`` says what the tree saw of each feature (default: raw values).
     ``real_features`` take fractional values: the C selector takes them as ``double``.
-    ``spec`` (default: the built-in of ``kernel_name``) gives the rules the generated ``legal``
-    checks, at ``fixed`` problem values (else its defaults) beyond the selector's inputs.
+    ``spec`` (else, with ``builtin_rules``, the built-in of ``kernel_name``) gives the rules
+    the generated ``legal`` checks, at ``fixed`` problem values (else its defaults) beyond them.
     """
     directory = Path(directory)
     param_names = tuple(param_names)
@@ -158,9 +162,8 @@ def write_bundle(
         raise SelectError(f"bundle metadata is not plain JSON ({exc}); pass numbers, "
                           "strings, lists and dicts") from None  # fmt: skip
     rows = [{p: c[p] for p in param_names} for c in plain]
-    name = function_name(kernel_name)
-    title = f"of kernel {kernel_name}"
-    rules = _rules(spec, kernel_name, rows, tree, fixed or {}, info, real_features)
+    name, title = function_name(kernel_name), f"of kernel {kernel_name}"
+    rules = _rules(spec, kernel_name, builtin_rules, rows, tree, fixed or {}, info, real_features)
     c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title,
                         real=real_features, rules=rules)  # fmt: skip
     python = generate_python(tree, param_names, rows, title=title, rules=rules)
@@ -201,15 +204,17 @@ def write_bundle(
 def _rules(
     spec: KernelSpec | None,
     kernel_name: str,
+    builtin_rules: bool,
     rows: Sequence[Mapping[str, Any]],
     tree: SelectorTree,
     fixed: Mapping[str, Any],
     info: Mapping[str, Any],
     real: Collection[str],
 ) -> LegalRules:
-    """What the generated legal() checks: the spec's rules, as C can state them."""
+    """What the generated legal() checks: the spec's rules, as C can state them (without a
+    spec, the built-in's of ``kernel_name`` where ``builtin_rules``)."""
     order = preference(info.get(TRAIN_PERFORMANCE), len(rows))
-    if spec is None and kernel_name in BUILTINS:
+    if spec is None and builtin_rules and kernel_name in BUILTINS:
         spec = builtin(kernel_name)
     if spec is None:
         return unknown_rules(len(rows))
