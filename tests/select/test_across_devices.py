@@ -554,6 +554,18 @@ def test_perfport_exports_compare_their_whole_problem(tmp_path):
     one_line_error([earlier, seven], r"problem size")
 
 
+def test_an_export_lacking_a_problem_value_added_since_still_pools(tmp_path):
+    """An export made before a problem value existed (the stencil's out_dtype) lacks it: not
+    a difference; a value both record still must agree."""
+    ours = perfport_export(tmp_path / "ours.json", "O", 15, 1)
+    data = json.loads(ours.read_text())
+    data["perfport"]["problem"]["out_dtype"] = "same"
+    ours.write_text(json.dumps(data))
+    older = perfport_export(tmp_path / "older.json", "E", 15, 2)
+    assert len(load_caches([ours, older]).devices) == 2
+    one_line_error([ours, perfport_export(tmp_path / "seven.json", "S", 7, 3)], r"fh=7, fw=7")
+
+
 def test_problem_sizes_are_compared_pairwise(tmp_path):
     """Each of [15, 64, 64] and [7, 64, 64] fits a cache fixing f = 15 and g = 7, but not each
     other: comparing every file with the first only would pool them."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +176,35 @@ def test_select_predict_names_a_value_the_selector_does_not_read(tmp_path):
     assert done.returncode == 0 and json.loads(done.stdout)["config"] == SMALL, done.stderr
     typo = subprocess.run([*cli, "Kk=3"], capture_output=True, text=True)
     assert typo.returncode == 2 and "not Kk" in typo.stderr
+
+
+def test_a_value_the_data_held_at_one_value_is_taken_and_noted_where_it_differs(tmp_path, cpu):
+    # Fitted where batch and the transposes never varied: the selector reads K, M, N only,
+    # and 'select predict' refused the six values it had taken before.
+    fixed = {"batch": 1, "trans_a": False, "trans_b": False}
+    tree = SelectorTree.constant(("K", "M", "N"), 0)
+    write_bundle(tmp_path, "matmul", PARAMS, [SMALL], ("K", "M", "N"), tree,
+                 metadata={"fixed_problem": fixed})  # fmt: skip
+    cli = [sys.executable, "-m", "perfport", "select", "predict", "--bundle", str(tmp_path),
+           "--json", "--problem", "K=64", "M=64", "N=64", "trans_a=0", "trans_b=false"]  # fmt: skip
+    same = subprocess.run([*cli, "batch=1"], capture_output=True, text=True)
+    assert same.returncode == 0 and same.stderr == "", same.stderr
+    assert json.loads(same.stdout)["notes"] == []
+    other = subprocess.run([*cli, "batch=2"], capture_output=True, text=True)
+    assert other.returncode == 0 and json.loads(other.stdout)["config"] == SMALL, other.stderr
+    note = "the bundle was fitted only at batch=1, not batch=2"
+    assert note in json.loads(other.stdout)["notes"][0]
+    assert other.stderr.count("\n") == 1 and note in other.stderr
+    typo = subprocess.run([*cli, "bacth=1"], capture_output=True, text=True)
+    assert typo.returncode == 2 and "not bacth" in typo.stderr
+    # The Dispatcher takes the same values and gives the same note, once.
+    with Dispatcher(tmp_path, device=cpu) as dispatcher:
+        with pytest.warns(RuntimeWarning, match=note):
+            assert dict(dispatcher.choose({"K": 64, "M": 64, "N": 64, "batch": 2})) == SMALL
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            dispatcher.choose({"K": 64, "M": 64, "N": 64, "batch": 1, "trans_a": False})
+            dispatcher.choose({"K": 32, "M": 64, "N": 64, "batch": 2})  # said once
 
 
 # ---- Dispatcher on PoCL --------------------------------------------------------------------

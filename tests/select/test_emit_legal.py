@@ -212,3 +212,62 @@ def test_select_fit_names_the_unchecked_rules(tmp_path, capsys):
     module = python_selector(tmp_path / "b")
     assert [module.legal(j, K=6) for j in (0, 1)] == [True, True]  # K % TS checked: 6 % 2
     assert [module.legal(j, K=7) for j in (0, 1)] == [True, False]
+
+
+def _matmul_store(path: Path, source: str | None) -> None:
+    """A store of two GEMM shapes timed for two configurations of a kernel named matmul: the
+    built-in, or (``source``) a kernel of your own under that name."""
+    import dataclasses
+
+    from perfport import Config, Measurement, Outcome, builtin
+    from perfport._core import Backend, DeviceInfo, DeviceType
+    from perfport.space import PruningReport
+    from perfport.store import Store
+
+    spec = builtin("matmul")
+    spec = dataclasses.replace(spec, source=source) if source else spec
+    device = DeviceInfo(id="opencl:9:0", backend=Backend.OPENCL, name="GPU", vendor="Fake",
+                        type=DeviceType.GPU, driver="1", platform="CL", version="OpenCL 3.0",
+                        compute_units=8, max_work_group_size=256, max_work_item_sizes=(256, 256, 64),
+                        local_mem_bytes=65536, global_mem_bytes=1 << 30)  # fmt: skip
+    configs = [{"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": r, "wg_cols": r}
+               for r in (4, 8)]  # fmt: skip
+    with Store(path) as store:
+        for size, times in ((64, (1.0, 2.0)), (128, (2.0, 1.0))):
+            full = spec.problem.merged({"M": size, "N": size, "K": size})
+            ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(full))
+            campaign = store.open_campaign(f"c{size}", ids, "brute_force", 0, {},
+                                           PruningReport(1, 1, ()))  # fmt: skip
+            for config, ms in zip(configs, times, strict=True):
+                store.record(
+                    campaign, Measurement(Config.of(config), Outcome.OK, times_ms=(ms, ms))
+                )
+
+
+def builtin_source() -> str:
+    from perfport import builtin
+
+    return builtin("matmul").source
+
+
+def test_fit_says_whose_rules_it_checked_and_not_a_built_in_for_other_source(tmp_path, capsys):
+    # A kernel of your own named matmul got the built-in's rules in legal(), silently.
+    pytest.importorskip("sklearn", reason="scikit-learn (the models extra)")
+    from perfport.cli import main
+    from perfport.select import fit_bundle, from_store, load_csv, save_csv
+    from perfport.select.emit_rules import UNKNOWN_SPEC
+
+    _matmul_store(tmp_path / "builtin.db", None)
+    argv = ["select", "fit", "--kernels", "2", "--json", "--out"]
+    assert main([*argv, str(tmp_path / "b"), "--data", str(tmp_path / "builtin.db")]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["metadata"]["rules_from"] == "built-in matmul"
+    assert out.err == ("perfport: note: checked the rules of the built-in matmul (no --spec "
+                       "given); give --spec FILE if this is a kernel of your own\n")  # fmt: skip
+    _matmul_store(tmp_path / "own.db", builtin_source() + "// my own\n")
+    own = from_store(tmp_path / "own.db")
+    save_csv(own, tmp_path / "own.csv.gz")  # the source hash goes with an export
+    for table in (own, load_csv(tmp_path / "own.csv.gz")):
+        bundle = fit_bundle(table, 2, tmp_path / "own")
+        assert bundle.unchecked_rules == (UNKNOWN_SPEC,)
+        assert bundle.metadata["rules_from"].startswith("none (the data's matmul has other source")

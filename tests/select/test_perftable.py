@@ -170,6 +170,25 @@ def test_from_store_builds_a_dense_table(db):
     assert large.tolist() == [4.0, 1.5]  # the faster of two campaigns
 
 
+def test_an_export_keeps_the_fixed_problem_values(db, tmp_path):
+    # 'select export' wrote only the features: a table fitted from the CSV lost fixed_problem
+    # (the problem legal() checks at), and the file lacked columns older exports had.
+    with Store(db) as store:
+        _fill(store, _device("GPU A"), "matmul",
+              [(_LARGE, _C1, 4.0, "a"), (_LARGE, _C2, 2.0, "a"), (_SMALL, _C1, 0.5, "a")])  # fmt: skip
+    t = from_store(db)
+    path = tmp_path / "t.csv.gz"
+    save_csv(t, path)
+    with gzip.open(path, "rt") as f:
+        header = next(line for line in f if not line.startswith("#"))
+    assert header.startswith("problem.K,problem.M,problem.N,problem.trans_b,problem.batch,"
+                             "problem.dtype,problem.trans_a,config.")  # fmt: skip
+    back = load_csv(path)
+    assert back.fixed == t.fixed == {"batch": 1, "dtype": "float", "trans_a": False}
+    assert back.problem_names == t.problem_names and back.problems.tolist() == t.problems.tolist()
+    assert back.configs == t.configs and np.array_equal(back.times, t.times, equal_nan=True)
+
+
 def test_from_store_refuses_to_mix_devices_or_kernels(db):
     with Store(db) as store:
         _fill(store, _device("GPU A"), "matmul", [(_SMALL, _C1, 1.0, "a")])

@@ -248,6 +248,10 @@ def run_fit(args: argparse.Namespace, console: Console) -> int:
         "metadata": dict(bundle.metadata),
         "unchecked_rules": list(bundle.unchecked_rules),
     }
+    rules_from = str(bundle.metadata.get("rules_from", ""))
+    if args.spec is None and rules_from.startswith("built-in "):  # a guess by name: say so
+        print(f"perfport: note: checked the rules of the {rules_from} (no --spec given); give "
+              "--spec FILE if this is a kernel of your own", file=sys.stderr)  # fmt: skip
     if bundle.unchecked_rules:  # stderr: in JSON mode stdout holds only the JSON
         print(f"perfport: the generated legal() does not check: "
               f"{'; '.join(bundle.unchecked_rules)[:400]}", file=sys.stderr)  # fmt: skip
@@ -268,18 +272,23 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
 
     bundle = load_bundle(args.bundle)
     problem = problem_values(args.problem)
-    unknown = sorted(set(problem) - set(bundle.features))
+    fixed = bundle.fixed_problem  # taken, though no input: the data held them at one value
+    unknown = sorted(set(problem) - set(bundle.features) - set(fixed))
     if unknown:  # a typo here would otherwise be ignored silently (the library allows extras)
-        raise PerfportError(
-            f"the bundle's selector reads {', '.join(bundle.features)}; not {', '.join(unknown)}"
-        )
+        also = f" (and takes {', '.join(sorted(fixed))}, fitted at one value)" if fixed else ""
+        raise PerfportError(f"the bundle's selector reads {', '.join(bundle.features)}{also}; "
+                            f"not {', '.join(unknown)}")  # fmt: skip
+    notes = bundle.off_fitted(problem)
+    for note in notes:  # stderr: in JSON mode stdout holds only the JSON
+        print(f"perfport: note: {note}", file=sys.stderr)
     started = time.perf_counter()
     index = bundle.choose(problem)
     predict_ms = (time.perf_counter() - started) * 1000.0
     config = dict(bundle.configs[index])
     legality = _legality(bundle, problem, args.spec)
     if args.json:
-        render.print_json({"config": config, "index": index, "predict_ms": predict_ms, **legality})
+        render.print_json({"config": config, "index": index, "predict_ms": predict_ms, **legality,
+                           "notes": list(notes)})  # fmt: skip
         return 0
     console.print(" ".join(f"{k}={v}" for k, v in config.items()), markup=False)
     fallback = legality["fallback"]

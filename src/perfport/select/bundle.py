@@ -49,6 +49,9 @@ TRAIN_PERFORMANCE = "config_train_performance"
 # bundle.json metadata: the problem values the table held at one value that are not features
 # (dtype="float"): the problem the generated legal() checks the rules at, beyond its inputs.
 FIXED_PROBLEM = "fixed_problem"
+# bundle.json metadata (select fit): whose rules the generated legal() checks: "built-in
+# NAME" (no --spec: the built-in of the kernel's name), the spec file's path, or "none (...)".
+RULES_FROM = "rules_from"
 C_HEADER, C_SOURCE, PYTHON = "selector.h", "selector.c", "selector.py"
 
 
@@ -79,6 +82,35 @@ class Bundle:
         config = self.configs[self.choose(problem)]
         return {p: config[p] for p in self.param_names}
 
+    @property
+    def fixed_problem(self) -> Mapping[str, Any]:
+        """The problem values the data held at one value (``dtype``, ``batch``): no inputs of
+        the selector, which was fitted only there."""
+        fixed = self.metadata.get(FIXED_PROBLEM)
+        return fixed if isinstance(fixed, Mapping) else {}
+
+    def off_fitted(self, problem: Mapping[str, Any]) -> tuple[str, ...]:
+        """A note for each value of ``problem`` that differs from the one it was fitted at
+        (``fixed_problem``): the pick there is the one fitted elsewhere, never measured."""
+        fixed = self.fixed_problem
+        return tuple(
+            f"the bundle was fitted only at {n}={_shown(fixed[n])}, not {n}={_shown(v)}: its "
+            "pick there is not from measurements; fit it on data with that value"
+            for n, v in problem.items()
+            if n in fixed and n not in self.features and not _same_value(v, fixed[n])
+        )
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    # Numbers by value, a flag as 0/1 (the CLI's trans_a=0 is the data's false).
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return bool(a == b)
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
 
 def function_name(kernel: str) -> str:
     """The C prefix of a kernel's selector: its name made an identifier (``KERNEL_select``)."""
@@ -100,6 +132,7 @@ def write_bundle(
     real_features: Collection[str] = (),
     spec: KernelSpec | None = None,
     fixed: Mapping[str, Any] | None = None,
+    builtin_rules: bool = True,
 ) -> Bundle:
     """Write a bundle into ``directory`` (created if needed; its bundle files are replaced).
 
@@ -108,8 +141,8 @@ def write_bundle(
     or fitted on one class), a ``SelectorTree``, or None when one configuration is shipped.
     ``transforms`` says what the tree saw of each feature (default: raw values).
     ``real_features`` take fractional values: the C selector takes them as ``double``.
-    ``spec`` (default: the built-in of ``kernel_name``) gives the rules the generated ``legal``
-    checks, at ``fixed`` problem values (else its defaults) beyond the selector's inputs.
+    ``spec`` (else, with ``builtin_rules``, the built-in of ``kernel_name``) gives the rules
+    the generated ``legal`` checks, at ``fixed`` problem values (else its defaults) beyond them.
     """
     directory = Path(directory)
     param_names = tuple(param_names)
@@ -129,9 +162,8 @@ def write_bundle(
         raise SelectError(f"bundle metadata is not plain JSON ({exc}); pass numbers, "
                           "strings, lists and dicts") from None  # fmt: skip
     rows = [{p: c[p] for p in param_names} for c in plain]
-    name = function_name(kernel_name)
-    title = f"of kernel {kernel_name}"
-    rules = _rules(spec, kernel_name, rows, tree, fixed or {}, info, real_features)
+    name, title = function_name(kernel_name), f"of kernel {kernel_name}"
+    rules = _rules(spec, kernel_name, builtin_rules, rows, tree, fixed or {}, info, real_features)
     c_code = generate_c(tree, name, param_names, rows, header_name=C_HEADER, title=title,
                         real=real_features, rules=rules)  # fmt: skip
     python = generate_python(tree, param_names, rows, title=title, rules=rules)
@@ -172,15 +204,17 @@ def write_bundle(
 def _rules(
     spec: KernelSpec | None,
     kernel_name: str,
+    builtin_rules: bool,
     rows: Sequence[Mapping[str, Any]],
     tree: SelectorTree,
     fixed: Mapping[str, Any],
     info: Mapping[str, Any],
     real: Collection[str],
 ) -> LegalRules:
-    """What the generated legal() checks: the spec's rules, as C can state them."""
+    """What the generated legal() checks: the spec's rules, as C can state them (without a
+    spec, the built-in's of ``kernel_name`` where ``builtin_rules``)."""
     order = preference(info.get(TRAIN_PERFORMANCE), len(rows))
-    if spec is None and kernel_name in BUILTINS:
+    if spec is None and builtin_rules and kernel_name in BUILTINS:
         spec = builtin(kernel_name)
     if spec is None:
         return unknown_rules(len(rows))

@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from perfport._core import KernelSpec, SpecError
-from perfport.kernels import resolve_kernel
+from perfport.kernels import BUILTINS, builtin, resolve_kernel
 from perfport.select.bundle import (
     FIXED_PROBLEM,
+    RULES_FROM,
     SPEC_FILE,
     TRAIN_PERFORMANCE,
     Bundle,
@@ -39,7 +40,8 @@ def fit_bundle(
     defaults did best at k = 6 and 8 on held-out H100 GEMM shapes over forty splits, through
     NVIDIA OpenCL and CUDA (docs/results/2026-11-23-select-recombined.md). ``spec_file``,
     the kernel's spec, is recorded (absolute) as a hint for ``Dispatcher``; its rules (else
-    the built-in's of the table's kernel) are what the generated ``legal`` checks."""
+    the built-in's of the table's kernel name, where the store does not say its source
+    differs) are what the generated ``legal`` checks, recorded as ``metadata.rules_from``."""
     classifier = member(Classifier, classifier, "classifier")
     normalisation = member(Normalisation, normalisation, "normalisation")
     pruning = member(Pruning, pruning, "pruning")
@@ -71,9 +73,12 @@ def fit_bundle(
         # Each shipped configuration alone: the order a Dispatcher falls back in.
         TRAIN_PERFORMANCE: [geomean_fraction(perf[:, j]) for j in chosen],
     }
-    spec = None
+    spec: KernelSpec | None
     if spec_file is not None:
         metadata[SPEC_FILE], spec = _spec_hint(spec_file, table.kernel)
+        metadata[RULES_FROM] = metadata[SPEC_FILE]
+    else:
+        spec, metadata[RULES_FROM] = _builtin_rules(table)
     if table.fixed:  # the problem it was measured at, beyond the features (dtype)
         metadata[FIXED_PROBLEM] = dict(table.fixed)
     values = np.asarray(table.problems, dtype=np.float64)
@@ -81,8 +86,19 @@ def fit_bundle(
     return write_bundle(
         out, table.kernel or "kernel", table.param_names,
         [table.config_dict(int(j)) for j in chosen], table.problem_names, selector,
-        metadata=metadata, real_features=real, spec=spec, fixed=table.fixed,
+        metadata=metadata, real_features=real, spec=spec, fixed=table.fixed, builtin_rules=False,
     )  # fmt: skip
+
+
+def _builtin_rules(table: PerfTable) -> tuple[KernelSpec | None, str]:
+    """Without --spec, the built-in of the table's kernel name gives the rules, unless the
+    store says the data's kernel has other source (a kernel of your own named like it)."""
+    if table.kernel not in BUILTINS:
+        return None, "none"
+    spec = builtin(table.kernel)
+    if table.kernel_hash and table.kernel_hash != spec.source_hash:
+        return None, f"none (the data's {table.kernel} has other source than the built-in)"
+    return spec, f"built-in {table.kernel}"
 
 
 def _spec_hint(spec_file: str | Path, kernel: str) -> tuple[str, KernelSpec]:

@@ -223,19 +223,17 @@ def _check_whole_problems(
     """perfport's export records the whole problem (``perfport.problem``), while its
     ``problem_size`` holds only the values the global size is made of, which problems differing
     elsewhere share (a 7x7 and a 15x15 convolution on one image). Two such caches must record
-    the same problem; a problem value that another cache fixes as a parameter of the same name
-    (Kernel Tuner's convolution keeps the filter as parameters) must be that value."""
+    the same problem where both record a value (one may lack a value added since); a problem
+    value that another cache fixes as a parameter of the same name (Kernel Tuner's
+    convolution keeps the filter as parameters) must be that value."""
     for j, i in combinations(range(len(caches)), 2):  # i after j, as the size check names them
         a, b = _whole_problem(caches[i]), _whole_problem(caches[j])
         if a is None and b is None:
             continue
         first = a if a is not None else _fixed_apart(values[i], caches[j])
         second = b if b is not None else _fixed_apart(values[j], caches[i])
-        keys = (
-            set(first) | set(second)
-            if a is not None and b is not None
-            else set(first) & set(second)
-        )
+        # Only what both record: an export made before a problem value existed lacks it.
+        keys = set(first) & set(second)
         differ = sorted(k for k in keys if value_key(first.get(k)) != value_key(second.get(k)))
         if differ:
             raise SelectError(
@@ -250,8 +248,8 @@ def _whole_problem(cache: KernelTunerCache) -> dict[str, Any] | None:
 
 
 def _settings(values: dict[str, Any], keys: list[str], fixed: bool) -> str:
-    """ "filter_width=7, height=256" for ``keys`` ("(unset)" for one it lacks)."""
-    shown = [f"{clip(k)[1:-1]}={clip(values[k]) if k in values else '(unset)'}" for k in keys[:4]]
+    """ "filter_width=7, height=256" for ``keys``."""
+    shown = [f"{clip(k)[1:-1]}={clip(values[k])}" for k in keys[:4]]
     shown += ["..."] if len(keys) > 4 else []
     return ", ".join(shown) + (" (fixed parameters)" if fixed else "")
 

@@ -114,6 +114,10 @@ class Dispatcher:
         if full.key not in self._choices:
             if len(self._choices) >= _MAX_CHOICES:
                 self._choices.clear()
+            for note in self.bundle.off_fitted(problem):  # as 'select predict' notes it
+                if ("fitted", note) not in self._warned:
+                    self._warned.add(("fitted", note))
+                    warnings.warn(note, RuntimeWarning, stacklevel=2)
             try:
                 choice = legal_choice(self.bundle, self._legality, full)
                 # What run would refuse (an array of M=-4096 rows) is refused here too.

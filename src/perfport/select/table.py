@@ -5,7 +5,7 @@ Loaded from a perfport store (``from_store``) or from a compact gzip CSV (``save
 ``load_csv``) that can ship with the repository. The CSV has one row per (problem,
 configuration): ``problem.<name>`` columns, ``config.<name>`` columns and ``time_ms`` (empty
 where the configuration failed or was not measured), after ``# device:`` and ``# kernel:``
-comment lines.
+comment lines (and ``# kernel_hash:``, the store's source hash, where known).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class PerfTable:
     # Problem values of one value everywhere (dtype, a size never varied): not features, but
     # the problem the table was measured at (a bundle's legal() reads them).
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    kernel_hash: str = ""  # the store's source hash of the kernel; "" where not known
     _config_index: dict[tuple[Any, ...], int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -129,6 +130,7 @@ class PerfTable:
             self.device,
             self.kernel,
             self.fixed,
+            self.kernel_hash,
         )
 
 
@@ -199,6 +201,7 @@ def from_store(
         device=rows[0].device,
         kernel=rows[0].kernel,
         fixed=fixed,
+        kernel_hash=rows[0].kernel_hash,
     )
 
 
@@ -290,21 +293,24 @@ def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
 
 
 def save_csv(table: PerfTable, path: str | Path) -> None:
-    """Write ``table`` as gzip CSV. Byte-identical for equal tables: no gzip timestamp or file
-    name, rows in table order, times to 5 significant digits (steps of
-    0.01%, far finer than run-to-run timing noise)."""
+    """Write ``table`` as gzip CSV: a ``problem.`` column for each feature, then for each fixed
+    value. Byte-identical for equal tables: no gzip timestamp or file name, rows in table
+    order, times to 5 significant digits (steps of 0.01%, far finer than run-to-run noise)."""
     text = io.StringIO()
     text.write(f"{_MAGIC}\n# device: {_one_line(table.device)}\n")
     text.write(f"# kernel: {_one_line(table.kernel)}\n")
+    text.write(f"# kernel_hash: {_one_line(table.kernel_hash)}\n" if table.kernel_hash else "")
     writer = csv.writer(text, lineterminator="\n")
+    # The fixed values too, one value in every row: load_csv finds them fixed again (dtype).
+    fixed = sorted(n for n in table.fixed if n not in table.problem_names)
+    names = [*table.problem_names, *fixed]
     writer.writerow(
-        [_PROBLEM + n for n in table.problem_names]
-        + [_CONFIG + n for n in table.param_names]
-        + [_TIME]
+        [_PROBLEM + n for n in names] + [_CONFIG + n for n in table.param_names] + [_TIME]
     )
     config_cells = [[_cell(v) for v in c] for c in table.configs]
+    fixed_cells = [_cell(table.fixed[n]) for n in fixed]
     for i in range(table.n_problems):
-        problem_cells = [_cell(v) for v in table.problems[i].tolist()]
+        problem_cells = [_cell(v) for v in table.problems[i].tolist()] + fixed_cells
         for j, cells in enumerate(config_cells):
             t = table.times[i, j]
             writer.writerow([*problem_cells, *cells, "" if np.isnan(t) else f"{t:.5g}"])
@@ -340,7 +346,7 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
         raise SelectError(f"{where} is not a gzip CSV table ({exc})") from None
     lines = text.splitlines()
     body_start = next((n for n, line in enumerate(lines) if not line.startswith("#")), len(lines))
-    meta = {"device": "", "kernel": ""}
+    meta = {"device": "", "kernel": "", "kernel_hash": ""}
     for line in lines[:body_start]:
         name, _, value = line[1:].partition(":")
         if name.strip() in meta:
@@ -404,6 +410,7 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
         configs=tuple(config_index),
         times=times,
         device=meta["device"], kernel=meta["kernel"], fixed=_fixed(header, p_cols, numbered),
+        kernel_hash=meta["kernel_hash"],
     )  # fmt: skip
 
 
