@@ -407,17 +407,14 @@ class TransferSummary:
 
 def transfer_summary(
     store: Store,
-    kernel: str,
-    names: list[str],
+    kernel_ids: Sequence[int],
     exclude_fingerprint: str,
     problem_key: str | None = None,
-    kernel_ids: Sequence[int] | None = None,
 ) -> TransferSummary:
-    """The summary over every device but ``exclude_fingerprint``, of the kernels named (or
-    source-hash-prefixed) ``kernel`` whose parameters are exactly ``names``, or of the kernel
-    rows ``kernel_ids`` where given (the caller chose them); only results for ``problem_key``
-    when it is given."""
-    ids = list(kernel_ids) if kernel_ids is not None else _same_params(store, kernel, names)
+    """The summary over every device but ``exclude_fingerprint`` of the kernel rows
+    ``kernel_ids`` (the caller chose them); only results for ``problem_key`` when it is
+    given."""
+    ids = list(kernel_ids)
     if not ids:
         return TransferSummary({}, 0)
     params: tuple[Any, ...] = (*ids, exclude_fingerprint)
@@ -436,16 +433,6 @@ def transfer_summary(
     return TransferSummary(
         {r["config"]: float(r["fraction"]) for r in found}, int(found[0]["sources"]) if found else 0
     )
-
-
-def _same_params(store: Store, kernel: str, names: list[str]) -> list[int]:
-    rows = store.query("SELECT id, spec FROM kernels k WHERE " + _KERNEL, (kernel, _prefix(kernel)))
-    wanted = sorted(names)
-    return [
-        int(r["id"])
-        for r in rows
-        if sorted(p["name"] for p in json.loads(r["spec"]).get("params", [])) == wanted
-    ]
 
 
 _BRIEF_ROWS = """

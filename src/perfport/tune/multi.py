@@ -21,12 +21,7 @@ from perfport._core.interrupts import interruptible
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
-from perfport.store import (
-    Campaign,
-    CampaignStatus,
-    Store,
-    campaign_settings,
-)
+from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
 from perfport.store.writers import writer_id
 from perfport.strategies import PriorGuided, Strategy
 from perfport.tune.checks import (

@@ -177,9 +177,9 @@ def sourced_prior(
     if not used:
         return None, tuple(skipped)
     problem_key = Problem.of(dict(problem or {})).key
-    total, sources = _fractions(store, kernel, space, device_fingerprint, used, problem_key)
+    total, sources = _fractions(store, space, device_fingerprint, used, problem_key)
     if not sources:
-        total, sources = _fractions(store, kernel, space, device_fingerprint, used, None)
+        total, sources = _fractions(store, space, device_fingerprint, used, None)
     if not sources:
         return None, tuple(skipped)
     return Prior(np.where(total > 0, total / sources, np.nan), sources), tuple(skipped)
@@ -187,7 +187,6 @@ def sourced_prior(
 
 def _fractions(
     store: Store,
-    kernel: str,
     space: Space,
     device_fingerprint: str,
     used: list[_Stored],
@@ -204,8 +203,7 @@ def _fractions(
     ids = [s.id for s in used]
     if _shared_sets(store, used, space, device_fingerprint):
         return _best_per_set(store, ids, space, device_fingerprint, problem_key)
-    names = [p.name for p in space.params]
-    summary = transfer_summary(store, kernel, names, device_fingerprint, problem_key, ids)
+    summary = transfer_summary(store, ids, device_fingerprint, problem_key)
     total = np.zeros(len(space))
     at = space.indices([json.loads(key) for key in summary.fractions])
     fractions = np.fromiter(summary.fractions.values(), dtype=np.float64, count=len(at))

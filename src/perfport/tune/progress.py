@@ -64,8 +64,7 @@ class RichProgress(Progress):
         self._task = self._bar.add_task(description, total=total, completed=done, best="")
 
     def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
-        best = f"best {best_ms:.4g} ms" if best_ms is not None else ""
-        self._bar.update(self._task, completed=done, best=best)
+        self.recount(done, best_ms)
 
     def recount(self, done: int, best_ms: float | None) -> None:
         best = f"best {best_ms:.4g} ms" if best_ms is not None else ""

@@ -140,10 +140,10 @@ def tune(
     A configuration that crashed or timed out in an earlier campaign of the same kernel
     source, device and problem is not run again: that outcome is stored, its message naming
     the campaign, unless ``retry_failed``.
-    ``confirm_top`` >= 2 (0: off; 1 is refused, having nothing to compare) re-times that many of the fastest configurations at the end, side by
-    side, for at most ``confirm_seconds`` (``perfport.tune.confirm``; the CLI does it by
-    default): ``TuneResult.confirmed`` names the winner with its interval, or the candidates
-    that cannot be told apart; the new samples are added to the stored results.
+    ``confirm_top`` >= 2 (0: off; 1 is refused) re-times that many of the best by
+    ``objective`` at the end, side by side, for at most ``confirm_seconds`` (the CLI does it
+    by default): ``TuneResult.confirmed`` names the winner with its interval, or the
+    candidates that cannot be told apart; the new samples are added to the stored results.
     ``ranker`` builds the ranker a strategy such as ``model_guided`` needs (the CLI's
     ``--calibration``: ``perfport.model.tunable.guided_ranker``); the campaign key does not
     include it, so the same command with another calibration resumes the campaign.
