@@ -65,7 +65,9 @@ def test_a_timeout_is_reused_only_under_a_limit_no_longer(db, cpu):
         store.record(before, Measurement(hang, Outcome.TIMEOUT, "a launch did not finish"))
         now = store.open_campaign("now", ids, "listed", 0, {"timeout_s": 1.0}, report)
         launch = spec.launch_hash
-        assert set(earlier_failures(store, now, 3.0, launch)) == {hang}
+        reused = earlier_failures(store, now, 3.0, launch)
+        assert set(reused) == {hang}
+        assert reused[hang].message.startswith("not measured again: it timed out in campaign")
         assert earlier_failures(store, now, 10.0, launch) == {}  # a longer limit may let it end
         assert earlier_failures(store, before, 1.0, launch) == {}  # never its own results
         assert earlier_failures(store, now, 3.0, "another") == {}  # launched otherwise

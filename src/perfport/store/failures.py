@@ -12,6 +12,7 @@ from perfport.store.store import Campaign, Store
 
 REMEMBERED = (Outcome.CRASHED, Outcome.TIMEOUT)
 REUSED_PREFIX = "not measured again: "
+_PAST = {Outcome.CRASHED: "crashed", Outcome.TIMEOUT: "timed out"}
 
 
 def campaign_settings(settings: dict[str, Any], spec: KernelSpec) -> dict[str, Any]:
@@ -57,7 +58,7 @@ def earlier_failures(
         out[config] = Measurement(
             config,
             outcome,
-            f"{REUSED_PREFIX}it {outcome.value.replace('_', ' ')} in campaign {row['campaign']} "
+            f"{REUSED_PREFIX}it {_PAST[outcome]} in campaign {row['campaign']} "
             f"({message}); tune with --retry-failed to measure it",
         )
     return out
