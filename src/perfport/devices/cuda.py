@@ -31,6 +31,12 @@ _STICKY = (
 _DEFAULT_DYNAMIC_SHARED = 48 * 1024
 
 
+def needs_shared_optin(static_bytes: int, dynamic_bytes: int) -> bool:
+    """Whether a launch must raise the kernel's dynamic shared-memory limit first: CUDA
+    allows 48 KiB per block, static and dynamic together, unless the kernel opts in."""
+    return static_bytes + dynamic_bytes > _DEFAULT_DYNAMIC_SHARED
+
+
 def _cupy() -> Any:
     return require("cupy", "cuda", "CUDA devices")
 
@@ -269,7 +275,7 @@ class CudaSession(Session):
         for a in args:
             if isinstance(a, ConstantData):
                 self._fill_constant(kernel, a)
-        if shared > _DEFAULT_DYNAMIC_SHARED:
+        if needs_shared_optin(kernel.static_local_mem_bytes, shared):
             kernel.kernel.max_dynamic_shared_size_bytes = shared
         for _ in range(repeats):
             start, end = cupy.cuda.Event(), cupy.cuda.Event()
