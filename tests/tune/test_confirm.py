@@ -10,11 +10,14 @@ import pytest
 from perfport import Config, Measurement, Outcome, RunSettings, Timing, tune
 from perfport._core import PerfportError
 from perfport._core.metrics import Objective, ResultMetrics
+from perfport._core.stats import MIN_CI_SAMPLES, summarize
 from perfport.cli import main
 from perfport.cli import tune as cli_tune
 from perfport.store import Store
 from perfport.tune import confirm as confirm_module
 from perfport.tune.confirm import confirm
+
+confirmation_line = cli_tune.confirmation_line
 
 A, B, C, D = (Config.of(wg=w) for w in (8, 16, 32, 64))
 
@@ -252,3 +255,24 @@ def test_cli_confirm_one_is_one_line_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and err.count("\n") == 1 and not db.exists()
     assert "--confirm N re-times the N best side by side: give 0 (off) or at least 2" in err
+
+
+def test_two_samples_each_are_never_beyond_doubt():
+    """With --repeats 1 a round adds one sample a candidate: the range of two samples holds
+    the median only half the time, so re-timing goes on to MIN_CI_SAMPLES before it
+    separates, and a time limit that ends first leaves the winner not separated."""
+    searched = [_ok(A, [1.0]), _ok(B, [5.0])]
+    measure, _ = _fake({A: [1.0], B: [5.0]})
+    got = confirm(searched, measure, lambda c, t: None, top=2, max_seconds=60)
+    assert got is not None and got.separated
+    assert min(c.n for c in got.candidates) == MIN_CI_SAMPLES
+    measure, _ = _fake({A: [1.0], B: [5.0]})
+    cut = confirm(searched, measure, lambda c, t: None, top=2, max_seconds=0)
+    assert cut is not None and cut.rounds == 1 and not cut.separated and cut.too_few
+    assert "give no 95% interval" in confirmation_line(cut)
+
+
+def test_fewer_than_six_samples_give_no_confident_interval():
+    assert MIN_CI_SAMPLES == 6
+    assert not summarize([1.0, 2.0, 3.0, 4.0, 5.0]).ci_confident
+    assert summarize([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).ci_confident

@@ -15,7 +15,10 @@ import numpy as np
 class Stats:
     """Summary of n timing samples in milliseconds. ``ci_low``/``ci_high`` bound the median
     with at least 95% confidence (distribution-free: order statistics of a binomial), because
-    kernel times are skewed and a mean-based interval would be misleading."""
+    kernel times are skewed and a mean-based interval would be misleading. No interval of
+    fewer than ``MIN_CI_SAMPLES`` samples reaches 95%: theirs is the samples' range, which
+    holds the median with probability 1 - 2^(1-n) (94% at five), so ``ci_confident`` is
+    False."""
 
     n: int
     min: float
@@ -25,20 +28,29 @@ class Stats:
     ci_low: float
     ci_high: float
 
+    @property
+    def ci_confident(self) -> bool:
+        """Whether ``ci_low``/``ci_high`` hold the median with 95% confidence."""
+        return self.n >= MIN_CI_SAMPLES
+
 
 @lru_cache(maxsize=1024)
 def _median_ci_rank(n: int, confidence: float = 0.95) -> int:
-    """Largest 1-based rank j with P(j <= median rank <= n-j+1) >= confidence."""
+    """Largest 1-based rank j with P(j <= median rank <= n-j+1) >= confidence; 0 where even
+    the samples' range falls short (n < ``MIN_CI_SAMPLES`` at 95%)."""
     alpha = (1.0 - confidence) / 2.0
     if n > 1000:
-        return max(1, math.floor(n / 2 - 1.959964 * math.sqrt(n) / 2))
+        return math.floor(n / 2 - 1.959964 * math.sqrt(n) / 2)
     cdf, j = 0.0, 0
     for k in range(n + 1):
         cdf += math.comb(n, k) * 0.5**n
         if cdf > alpha:
             break
         j = k + 1
-    return max(1, j)
+    return j
+
+
+MIN_CI_SAMPLES = next(n for n in range(1, 64) if _median_ci_rank(n) >= 1)
 
 
 # Up to this many samples plain Python is several times faster than numpy's per-call overhead;
@@ -51,7 +63,7 @@ def summarize(times_ms: Sequence[float]) -> Stats:
     n = len(times_ms)
     if n == 0:
         raise ValueError("no samples to summarise")
-    j = _median_ci_rank(n)
+    j = max(1, _median_ci_rank(n))  # below MIN_CI_SAMPLES: the range
     small = sorted(map(float, times_ms)) if n <= _SMALL else None
     if small is not None and all(map(math.isfinite, small)):  # sorted() misorders NaN
         mean = math.fsum(small) / n

@@ -29,7 +29,7 @@ from typing import Any
 
 from perfport._core import Config, Measurement
 from perfport._core.metrics import Objective, ResultMetrics
-from perfport._core.stats import summarize
+from perfport._core.stats import MIN_CI_SAMPLES, summarize
 from perfport.measure import Runner
 from perfport.store import Campaign, Store, add_samples
 
@@ -92,8 +92,13 @@ class Confirmation:
         return tuple(c for c in self.candidates[1:] if c.rank_interval[0] <= high)
 
     @property
+    def too_few(self) -> bool:
+        """Whether a candidate has too few samples for a 95% interval of its median."""
+        return any(c.n < MIN_CI_SAMPLES for c in self.candidates)
+
+    @property
     def separated(self) -> bool:
-        return not self.indistinguishable
+        return not self.indistinguishable and not self.too_few
 
     def value(self, c: Candidate) -> float | None:
         """A candidate's objective value at its median: its time, or the metric."""
@@ -238,4 +243,7 @@ def _leading(
 
 
 def _separate(ranked: tuple[Candidate, ...]) -> bool:
-    return all(c.rank_interval[0] > ranked[0].rank_interval[1] for c in ranked[1:])
+    # Fewer samples than MIN_CI_SAMPLES give no 95% interval: time them again first.
+    return all(c.n >= MIN_CI_SAMPLES for c in ranked) and all(
+        c.rank_interval[0] > ranked[0].rank_interval[1] for c in ranked[1:]
+    )
