@@ -41,7 +41,7 @@ class RunSettings:
     seed: int = 0
     verify: bool = True
     timing: Timing = field(default_factory=Timing)
-    timeout_s: float = 30.0  # longest silence while running: one launch, or one batch of ~1 s
+    timeout_s: float = 30.0  # longest silence while running: one launch, or one batch (<= 1 s)
     build_timeout_s: float = 300.0  # per build, and for the worker's start-up
 
     def __post_init__(self) -> None:

@@ -225,11 +225,19 @@ class TrialEngine:
             launch(1)
         times = launch(1)
         remaining = timing.repeats(times[0]) - 1
-        per_batch = max(1, int(_BATCH_S * 1000.0 / max(times[0], 1e-6)))
+        per_batch = launches_per_batch(times[0], self.settings.timeout_s)
         while remaining > 0:
             times += launch(min(per_batch, remaining))
             remaining -= per_batch
         return times
+
+
+def launches_per_batch(launch_ms: float, timeout_s: float) -> int:
+    """How many launches of ``launch_ms`` to enqueue back to back between two signs of life:
+    about ``_BATCH_S`` of kernel time, and at most a quarter of the time limit, which the
+    worker's watchdog applies to each batch (the limit is meant for one launch)."""
+    batch_s = min(_BATCH_S, timeout_s / 4.0)
+    return max(1, int(batch_s * 1000.0 / max(launch_ms, 1e-6)))
 
 
 def _flagged(flag: str, outputs: Mapping[str, np.ndarray]) -> str:
