@@ -269,6 +269,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     import time
 
     from perfport.select.bundle import load_bundle
+    from perfport.select.problem_values import typed_values
 
     bundle = load_bundle(args.bundle)
     problem = problem_values(args.problem)
@@ -278,6 +279,9 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
         also = f" (and takes {', '.join(sorted(fixed))}, fitted at one value)" if fixed else ""
         raise PerfportError(f"the bundle's selector reads {', '.join(bundle.features)}{also}; "
                             f"not {', '.join(unknown)}")  # fmt: skip
+    spec = _known_spec(bundle, args.spec)
+    if spec is not None:  # a Dispatcher's rule: trans_a=0 is the flag, M=512.0 the size
+        problem = typed_values(spec, problem)
     notes = bundle.off_fitted(problem)
     for note in notes:  # stderr: in JSON mode stdout holds only the JSON
         print(f"perfport: note: {note}", file=sys.stderr)
@@ -285,7 +289,7 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     index = bundle.choose(problem)
     predict_ms = (time.perf_counter() - started) * 1000.0
     config = dict(bundle.configs[index])
-    legality = _legality(bundle, problem, args.spec)
+    legality = _legality(bundle, problem, spec)
     if args.json:
         render.print_json({"config": config, "index": index, "predict_ms": predict_ms, **legality,
                            "notes": list(notes)})  # fmt: skip
@@ -300,31 +304,34 @@ def run_predict(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _legality(bundle: Any, problem: dict[str, Any], spec_file: str | None) -> dict[str, Any]:
-    """Whether the pick may launch at ``problem`` under the kernel's restrictions (no device:
-    its limits are not known here), and the shipped configuration launched instead where not.
-    ``legal`` is None where the kernel's spec is unknown."""
+def _known_spec(bundle: Any, spec_file: str | None) -> Any:
+    """The bundle's kernel spec (``--spec``, else as a Dispatcher finds it); None, said on
+    stderr, where it is unknown."""
     from perfport.select.dispatch import bundle_spec
     from perfport.select.errors import SelectError
-    from perfport.select.legality import Legality, legal_choice
-    from perfport.tune.checks import resolve_problem
 
-    unknown: dict[str, Any] = {"legal": None, "illegal": None, "fallback": None}
     try:
-        spec = bundle_spec(bundle, spec_file)
+        return bundle_spec(bundle, spec_file)
     except SelectError:
         if spec_file is not None:
             raise
         print("perfport: not checked against the kernel's restrictions; give --spec FILE",
               file=sys.stderr)  # fmt: skip
+        return None
+
+
+def _legality(bundle: Any, problem: dict[str, Any], spec: Any) -> dict[str, Any]:
+    """Whether the pick may launch at ``problem`` (in ``spec``'s types) under the kernel's
+    restrictions (no device: its limits are not known here), and the shipped configuration
+    launched instead where not. ``legal`` is None where the kernel's spec is unknown."""
+    from perfport.select.legality import Legality, legal_choice
+    from perfport.tune.checks import resolve_problem
+
+    unknown: dict[str, Any] = {"legal": None, "illegal": None, "fallback": None}
+    if spec is None:
         return unknown
-    # The selector reads numbers (a flag as 0/1); the kernel wants its own types back.
-    typed = {
-        k: (bool(v) if isinstance(spec.problem.get(k), bool) and v in (0, 1) else v)
-        for k, v in problem.items()
-    }
     try:
-        full = resolve_problem(spec, typed)
+        full = resolve_problem(spec, problem)
     except PerfportError as exc:  # not a problem the kernel runs: nothing to check
         print(f"perfport: not checked against the kernel's restrictions: {exc}", file=sys.stderr)
         return unknown

@@ -46,6 +46,7 @@ from perfport.measure.data import scalar_value
 from perfport.select.bundle import SPEC_FILE, Bundle, load_bundle
 from perfport.select.errors import SelectError
 from perfport.select.legality import LegalChoice, Legality, legal_choice
+from perfport.select.problem_values import typed_values
 from perfport.tune.checks import resolve_problem
 
 Defines = tuple[tuple[str, str], ...]
@@ -114,7 +115,8 @@ class Dispatcher:
         if full.key not in self._choices:
             if len(self._choices) >= _MAX_CHOICES:
                 self._choices.clear()
-            for note in self.bundle.off_fitted(problem):  # as 'select predict' notes it
+            given = {name: full[name] for name in problem}  # typed: as 'select predict' notes it
+            for note in self.bundle.off_fitted(given):
                 if ("fitted", note) not in self._warned:
                     self._warned.add(("fitted", note))
                     warnings.warn(note, RuntimeWarning, stacklevel=2)
@@ -180,9 +182,10 @@ class Dispatcher:
 
     def _resolved(self, problem: Mapping[str, Any]) -> Problem:
         """``problem`` over the kernel's defaults, checked as ``run`` and the CLI check it: a
-        misspelt name (MM) or M=64.5 for an integer size is refused, not answered for."""
+        misspelt name (MM) or M=64.5 for an integer size is refused, not answered for; 0/1 for
+        a flag and 512.0 for a size are taken, as ``select predict`` takes them."""
         try:
-            return resolve_problem(self.spec, problem)
+            return resolve_problem(self.spec, typed_values(self.spec, problem))
         except SpecError as exc:
             raise SelectError(str(exc)) from None
 
