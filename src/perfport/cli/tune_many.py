@@ -68,7 +68,8 @@ def tune_many_and_report(
 def exit_status(results: list[TuneResult]) -> int:
     """130 if any campaign was interrupted; 1 if on any device configurations ran and none of
     them correctly (every one a compile error, a crash, a wrong result...), so that a script
-    can tell; else 0. Bad input never gets here: it exits 2 before anything is measured."""
+    can tell; else 0. Bad input never gets here: it exits 2 before anything is measured, or,
+    found once the sessions run, once every device's session has stopped (``tune_many``)."""
     from perfport.store import CampaignStatus
 
     if any(r.status is CampaignStatus.INTERRUPTED for r in results):

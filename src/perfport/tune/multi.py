@@ -4,7 +4,9 @@ Each slot (a local device with its own worker process, or a Dask worker's device
 session of its kind's campaign in a thread of this process: the driver. Slots of one kind
 (equal fingerprints) share the campaign and spread its configurations through the store's
 claims, so none is measured twice and the budget holds for them together. Only the driver
-writes the store; workers only measure.
+writes the store; workers only measure. Bad input that a session meets only once it runs (the
+spec's reference, a strategy of the user's own) stops every session, as it is every session's
+input; a device's own failure stops only that device's session.
 """
 
 from __future__ import annotations
@@ -16,14 +18,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from perfport._core import DeviceInfo, DeviceType, KernelSpec, Measurement, PerfportError, Problem
+from perfport._core import (
+    Config,
+    DeviceInfo,
+    DeviceType,
+    KernelSpec,
+    Measurement,
+    PerfportError,
+    Problem,
+    SpecError,
+)
+from perfport._core.errors import SettingsError
 from perfport._core.interrupts import interruptible
 from perfport.kernels import resolve_kernel
 from perfport.measure import Runner, RunSettings
 from perfport.space import Space
 from perfport.store import Campaign, CampaignStatus, Store, campaign_settings
 from perfport.store.writers import writer_id
-from perfport.strategies import PriorGuided, Strategy
+from perfport.strategies import PriorGuided, Strategy, StrategyError
 from perfport.tune.checks import (
     _buildable,
     _checked_budget,
@@ -33,7 +45,7 @@ from perfport.tune.checks import (
 )
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop, planned_builds
-from perfport.tune.prebuild import Prebuild
+from perfport.tune.prebuild import Prebuild, PrebuildError
 from perfport.tune.prior import LivePrior, Prior, SkippedSource, newest_result, sourced_prior
 from perfport.tune.progress import Board, Progress
 from perfport.tune.result import Budget, TuneResult
@@ -53,6 +65,12 @@ _RANK = (
     CampaignStatus.BUDGET,
     CampaignStatus.COMPLETE,
 )
+
+# Errors of the user's input, which every session shares (the spec's reference or reference
+# kernel, a strategy of their own, the settings, compiling processes that cannot start): one
+# session's stops them all. Anything else (a worker that cannot start on its device, a lost
+# Dask worker) is that device's own and stops only its session.
+INPUT_ERRORS = (SpecError, StrategyError, SettingsError, PrebuildError)
 
 
 class Measurer(Protocol):
@@ -79,8 +97,8 @@ _this_session = threading.local()
 
 
 def stop_requested() -> bool:
-    """Whether the driver has asked the session running in this thread to stop (Ctrl-C or
-    SIGTERM); false outside a session."""
+    """Whether the driver has asked the session running in this thread to stop (Ctrl-C,
+    SIGTERM, or another session's input error); false outside a session."""
     stop = getattr(_this_session, "stop", None)
     return stop is not None and stop.is_set()
 
@@ -123,8 +141,10 @@ class _Run:
     strategy_type: type[Strategy]
     budget: Budget
     make: MakeMeasurer
-    stop: threading.Event
+    stop: threading.Event  # every session stops after its trial in flight
     lease_s: float
+    # set with ``stop`` when a session met an input error: the stopped sessions end failed
+    failed: threading.Event = field(default_factory=threading.Event)
 
 
 def tune_many(
@@ -181,8 +201,8 @@ def tune_many(
             status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
             kind.statuses = [_final_status(store, kind.record, status)]
         results = [_result(store, run, kind, str(db)) for kind in kinds]
-    if errors:
-        raise errors[0]
+    if errors:  # an input error first: it is why the others stopped
+        raise next((e for e in errors if isinstance(e, INPUT_ERRORS)), errors[0])
     return results
 
 
@@ -304,8 +324,9 @@ def _session(
                     searcher = _searcher(
                         run.strategy_type, None, kind.space, run.settings.seed, kind.prior
                     )
+                    heeding = _Heeding(measurer, run.stop)
                     loop = TuningLoop(
-                        kind.space, searcher, measurer, own, kind.record, run.budget,  # type: ignore[arg-type]
+                        kind.space, searcher, heeding, own, kind.record, run.budget,  # type: ignore[arg-type]
                         _Stoppable(lane, run.stop), writer, run.lease_s,
                         before_ask=_live_prior(own, run, kind, searcher),
                     )  # fmt: skip
@@ -314,9 +335,17 @@ def _session(
                 if loop.measured_here:  # a slot that ran nothing must not blank another's
                     kind.verification = measurer.verification
                     kind.note = measurer.reference_note if run.settings.verify else ""
+        except INPUT_ERRORS as exc:  # every session would meet it: stop them all
+            errors.append(exc)
+            run.failed.set()
+            run.stop.set()
+            if ahead is not None:
+                ahead.close()  # a CPU session waiting for builds goes on to its stop
         except Exception as exc:  # reported by the driver once every session has ended
             errors.append(exc)
         finally:
+            if status is CampaignStatus.INTERRUPTED and run.failed.is_set():
+                status = CampaignStatus.FAILED  # stopped by another session's input error
             own.release_claims(kind.record, writer)
             kind.measured_here += loop.measured_here if loop else 0
             kind.statuses.append(status)
@@ -343,6 +372,19 @@ def _live_prior(
             searcher.rescore(prior.scores)
 
     return refresh
+
+
+class _Heeding:
+    """A session's measurer that starts no trial once the driver has asked every session to
+    stop: a session that was waiting (for builds, for another writer's claim) stops there."""
+
+    def __init__(self, measurer: Measurer, stop: threading.Event) -> None:
+        self.measurer, self.stop = measurer, stop
+
+    def measure(self, config: Config) -> Measurement:
+        if self.stop.is_set():
+            raise KeyboardInterrupt  # the loop ends the session as interrupted
+        return self.measurer.measure(config)
 
 
 class _Stoppable(Progress):
