@@ -4,6 +4,7 @@ file a command reads or another command wrote is lost."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import replace
 
 import numpy as np
@@ -280,29 +281,30 @@ def _described_campaign(store, cpu):
 
 
 def test_a_store_without_stencil_campaigns_is_skipped_with_a_note(tmp_path, capsys, cpu):
-    # One store without a built-in stencil campaign failed the whole dataset; a described
-    # stencil's campaigns were dropped without a word.
+    # One store without a stencil campaign failed the whole dataset. A described stencil's
+    # campaigns were dropped without a word; now they are read (tests/wg/test_wg_described.py).
     from conftest import fill_wg_campaign
     from perfport.store import Store
 
-    full, tuned = tmp_path / "col.db", tmp_path / "tune.db"
+    full, tuned, empty = tmp_path / "col.db", tmp_path / "tune.db", tmp_path / "empty.db"
     with Store(full) as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
     with Store(tuned) as store:
         _described_campaign(store, cpu)
+    Store(empty).close()
     out = tmp_path / "col2.npz"
-    assert main(["wg", "dataset", "--db", str(full), "--db", str(tuned), "--out", str(out),
-                 "--json"]) == 0  # fmt: skip
+    assert main(["wg", "dataset", "--db", str(full), "--db", str(tuned), "--db", str(empty),
+                 "--out", str(out), "--json"]) == 0  # fmt: skip
     captured = capsys.readouterr()
     summary = json.loads(captured.out)
-    assert summary["scenarios"] == 1 and summary["skipped_stores"] == [str(tuned)]
-    assert summary["left_out"] == {str(tuned): ["box"]}
-    notes = captured.err.splitlines()
-    assert len(notes) == 2 and all(str(tuned) in n for n in notes) and "box" in notes[1]
-    assert len(load_dataset(out)) == 1
-    empty = tmp_path / "empty.db"
-    Store(empty).close()
+    assert summary["scenarios"] == 2 and summary["skipped_stores"] == [str(empty)]
+    assert summary["left_out"] == {} and summary["described_stencils"] == ["box"]
+    assert captured.err == f"perfport: note: {empty} holds no complete stencil campaign; skipped\n"
+    assert load_dataset(out).kernel.tolist() == ["heat", "box"]
+    with sqlite3.connect(tuned) as conn:  # its description lost: nothing left to read
+        conn.execute("UPDATE kernels SET spec = '{}' WHERE name = 'box'")
+    conn.close()
     err = _refused(["wg", "dataset", "--db", tuned, "--db", empty, "--out", tmp_path / "no.npz"],
                    capsys)  # fmt: skip
-    assert f"no stored campaign of a built-in stencil in {tuned}, {empty}" in err
-    assert "box" in err  # every store empty: one error naming them
+    assert f"no stored stencil campaign in {tuned}, {empty}" in err
+    assert "box: cannot rebuild it" in err  # every store empty: one error naming them

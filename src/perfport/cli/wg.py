@@ -239,12 +239,7 @@ def run_collect(args: argparse.Namespace, console: Console) -> int:
 
 def run_dataset(args: argparse.Namespace, console: Console) -> int:
     from perfport import wg
-    from perfport.wg.assemble import (
-        LEFT_OUT_WHY,
-        UnknownDevicesError,
-        assemble_dataset,
-        keep_superseded,
-    )
+    from perfport.wg.assemble import UnknownDevicesError, assemble_dataset, keep_superseded
 
     if args.replace and not (args.merge and args.db):
         raise PerfportError("--replace needs --merge (the dataset) and --db (the re-measurement)")
@@ -277,24 +272,36 @@ def run_dataset(args: argparse.Namespace, console: Console) -> int:
     data = built.data
     wg.save_dataset(data, args.out)
     for db in built.empty_stores:  # another store had campaigns: say which one had none
-        _say(f"note: {db} holds no complete campaign of a built-in stencil; skipped")
-    for db, names in built.left_out:
-        _say(f"note: {db}: left out the campaigns of {', '.join(names)} ({LEFT_OUT_WHY})")
+        _say(f"note: {db} holds no complete stencil campaign; skipped")
+    for db, left in built.left_out:
+        for out in left:
+            _say(f"note: {db}: left out the campaigns of {out.kernel} ({out.why})")
     summary = {"out": args.out, "scenarios": len(data), "sizes": int(data.runtimes.shape[1]),
                "devices": sorted(set(data.device.tolist())), "measured": int(data.legal.sum()),
                "replaced": built.replaced, "duplicates": built.duplicates,
                "superseded_rows": (len(kept) if kept else 0) if args.superseded else None,
                "skipped_stores": list(built.empty_stores),
-               "left_out": {db: list(names) for db, names in built.left_out}}  # fmt: skip
+               "left_out": {db: sorted({o.kernel for o in left}) for db, left in built.left_out},
+               "left_out_why": {db: {o.kernel: o.why for o in left} for db, left in built.left_out},
+               "described_stencils": list(built.described),
+               "described_scenarios": built.described_scenarios}  # fmt: skip
     if args.json:
         render.print_json(summary)
     else:
         dropped = (
             f"; {built.duplicates} duplicate scenario(s) kept once" if built.duplicates else ""
         )
+        own = (
+            f"; {built.described_scenarios} of described stencils ({', '.join(built.described)})"
+            if built.described_scenarios
+            else ""
+        )
         console.print(
             f"wrote {summary['scenarios']} scenarios on {len(summary['devices'])} device(s) to "
-            f"{args.out}" + (f" ({built.replaced} replaced)" if args.replace else "") + dropped
+            f"{args.out}"
+            + (f" ({built.replaced} replaced)" if args.replace else "")
+            + dropped
+            + own
         )
     return 0
 

@@ -18,10 +18,7 @@ from perfport.wg.dataset import (
     merge_datasets,
     replace_scenarios,
 )
-from perfport.wg.from_store import NoCampaignsError, dataset_from_store, other_stencils
-
-# Why a store's campaigns of other stencils (described ones) are not in a dataset.
-LEFT_OUT_WHY = "a dataset holds the built-in stencils, whose features 'wg dataset' computes"
+from perfport.wg.from_store import LeftOut, NoCampaignsError, dataset_from_store, own_stencils
 
 
 class UnknownDevicesError(PerfportError):
@@ -37,9 +34,11 @@ class AssembledDataset:
     data: WgDataset
     superseded: WgDataset | None  # the replaced rows as they were (with replace only)
     duplicates: int = 0  # scenarios read twice (identical rows), kept once
-    empty_stores: tuple[str, ...] = ()  # stores without a built-in stencil campaign, skipped
-    # Per store, the stencils (not built in) whose complete campaigns were left out.
-    left_out: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    empty_stores: tuple[str, ...] = ()  # stores without a stencil campaign, skipped
+    # Per store, the stencils (not built in) whose complete campaigns were left out, and why.
+    left_out: tuple[tuple[str, tuple[LeftOut, ...]], ...] = ()
+    described: tuple[str, ...] = ()  # the described stencils whose campaigns were read
+    described_scenarios: int = 0  # the dataset's scenarios of those stencils
 
     @property
     def replaced(self) -> int:
@@ -53,9 +52,9 @@ def assemble_dataset(
     replace: bool = False,
 ) -> AssembledDataset:
     """The scenarios of ``datasets`` without those on ``drop_devices`` (device labels), and
-    those of the stores' complete stencil campaigns: appended, or with ``replace``, taking
-    the place of the scenarios they measured again. A scenario read twice (identical rows) is
-    kept once."""
+    those of the stores' complete stencil campaigns (built in and described): appended, or
+    with ``replace``, taking the place of the scenarios they measured again. A scenario read
+    twice (identical rows) is kept once."""
     parts = [load_dataset(path) for path in datasets]
     if drop_devices:
         labels = {str(d) for part in parts for d in part.device}
@@ -63,31 +62,31 @@ def assemble_dataset(
         if unknown:
             raise UnknownDevicesError(unknown, sorted(labels))
         parts = [p.subset(np.flatnonzero(~np.isin(p.device, drop_devices))) for p in parts]
-    stored, empty, left_out = [], [], []
+    stored, empty, left_out, described = [], [], [], set[str]()
     for db in stores:
         with Store(db, create=False) as store:
-            if others := other_stencils(store):
-                left_out.append((str(db), tuple(others)))
+            own = own_stencils(store)
+            if own.left_out:
+                left_out.append((str(db), own.left_out))
+            described.update(name for name, _ in own.rebuilt)
             try:
-                stored.append(dataset_from_store(store))
+                stored.append(dataset_from_store(store, own))
             except NoCampaignsError:
                 empty.append(str(db))  # another store may hold them
     if not stored and stores and (replace or not parts):
-        others = sorted({name for _, names in left_out for name in names})
-        also = (
-            f" (their stencils {', '.join(others)} are not built in: {LEFT_OUT_WHY})"
-            if others
-            else ""
-        )
-        raise PerfportError(f"no stored campaign of a built-in stencil in {', '.join(empty)}"
-                            f"{also}; run 'perfport wg collect' first")  # fmt: skip
+        why = "; ".join(sorted({f"{o.kernel}: {o.why}" for _, out in left_out for o in out}))
+        also = f" (left out {why})" if why else ""
+        raise PerfportError(f"no stored stencil campaign in {', '.join(empty)}{also}; run "
+                            "'perfport wg collect' or 'perfport tune' first")  # fmt: skip
     old = None
     if replace:
         data, old = replace_scenarios(merge_datasets(parts), merge_datasets(stored))
     else:
         data = merge_datasets(parts + stored)
     data, duplicates = drop_duplicates(data)
-    return AssembledDataset(data, old, duplicates, tuple(empty), tuple(left_out))
+    names = tuple(sorted(described))
+    in_own = int(np.isin(data.kernel, names).sum()) if names else 0
+    return AssembledDataset(data, old, duplicates, tuple(empty), tuple(left_out), names, in_own)
 
 
 def keep_superseded(archived: WgDataset | None, rows: WgDataset, path: str | Path) -> WgDataset:
