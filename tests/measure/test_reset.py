@@ -23,3 +23,12 @@ def test_without_verification_each_configuration_is_timed_from_the_seeded_data(d
         assert m.outcome is Outcome.OK and m.check is Check.UNVERIFIED
         assert _first_launch_slow(m.times_ms), (m.config, m.times_ms)
 
+
+def test_an_input_used_as_scratch_is_reset_for_every_configuration(db):
+    """An input the kernel overwrites (not declared an output) reached the configurations
+    after the first as the earlier ones had left it: each was a wrong_result."""
+    settings = RunSettings(timing=Timing.fixed(2), timeout_s=30.0)
+    result = tune(load_kernel(DATA / "scratch_input.py"), db=db, settings=settings,
+                  strategy="brute_force")  # fmt: skip
+    assert [m.outcome for m in result.measurements] == [Outcome.OK] * 3
+    assert {m.check for m in result.measurements} == {Check.VERIFIED}

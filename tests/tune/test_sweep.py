@@ -260,3 +260,8 @@ def test_every_problem_and_round_starts_from_the_seeded_data(cpu, db):
                 firsts = m.times_ms[2:3] if step.problem["n"] == 64 else m.times_ms[0:3:2]
                 assert all(t > 10.0 * light for t in firsts), (step.problem, m.times_ms)
 
+
+def test_a_sweep_resets_an_input_used_as_scratch(cpu, db):
+    """An input the kernel overwrites reached later configurations as earlier ones left it."""
+    (step,) = sweep(load_kernel(DATA / "scratch_input.py"), [{"n": 4096}], device=cpu, db=db)
+    assert step.outcomes[Outcome.OK.value] == 3

@@ -58,7 +58,11 @@ class TrialEngine:
             if isinstance(a, ArrayArg) and a.output
         }
         self.buffers = {name: session.upload(arr) for name, arr in self.initial.items()}
-        self.writable = tuple(self.outputs)  # reset before each configuration (_reset)
+        # What a kernel may write: every array but the constant ones, inputs included (a
+        # kernel may use an input as scratch). Reset before each configuration (_reset).
+        self.writable = tuple(
+            a.name for a in spec.args if isinstance(a, ArrayArg) and not a.constant
+        )
         self._pristine = True  # no launch since the buffers were uploaded
         # Without a stated tolerance, the least precise floating type among the arrays sets it
         # (a float computation written to a double output is only float-accurate).
@@ -197,11 +201,11 @@ class TrialEngine:
         return LocalSpace(dynamic[arg.name])
 
     def _reset(self) -> None:
-        """Give the outputs their seeded contents again, before the first launch of a
-        configuration, verified or not: each configuration then starts from the same data (a
-        kernel that writes nothing fails verification, in-place kernels see their inputs,
-        data-dependent work is the same for all). Its repetitions run on what the previous one
-        left. One upload per array and configuration, none before the first."""
+        """Give every array the kernel may write its seeded contents again, before the first
+        launch of a configuration, verified or not: each configuration then starts from the
+        same data (a kernel that writes nothing fails verification, in-place kernels see their
+        inputs, data-dependent work is the same for all). Its repetitions run on what the
+        previous one left. One upload per array and configuration, none before the first."""
         if not self._pristine:
             for name in self.writable:
                 self.session.write(self.buffers[name], self.initial[name])
