@@ -241,3 +241,27 @@ def test_an_interrupted_sweep_raises_with_the_problem_it_stopped_in(cpu, db, mon
     assert isinstance(stop.value, KeyboardInterrupt)
     assert stop.value.progress.status is CampaignStatus.INTERRUPTED
     assert stop.value.progress.measured == stop.value.progress.outcomes["ok"] == 2
+
+
+def test_every_problem_and_round_starts_from_the_seeded_data(cpu, db):
+    """A sweep verifies a configuration at the first problem only, and in its later rounds not
+    at all: those launches ran on what the previous configuration left (heavy_once is slow
+    only on its seeded data, so only the first configuration timed paid for it)."""
+    settings = RunSettings(timing=Timing.fixed(2, warmup=0))
+    problems = [{"n": 64}, {"n": 128}]
+    steps = list(sweep(load_kernel(DATA / "heavy_once.py"), problems, device=cpu, db=db,
+                       settings=settings, rounds=2))  # fmt: skip
+    with Store(db, create=False) as store:
+        for step in steps:
+            assert step.outcomes[Outcome.OK.value] == 3
+            for m in store.measurements(store.campaign(step.campaign)):
+                light = min(m.times_ms[1], m.times_ms[3])  # repetitions: on the data left
+                # At the first problem the untimed verification launch ran on the seeded data.
+                firsts = m.times_ms[2:3] if step.problem["n"] == 64 else m.times_ms[0:3:2]
+                assert all(t > 10.0 * light for t in firsts), (step.problem, m.times_ms)
+
+
+def test_a_sweep_resets_an_input_used_as_scratch(cpu, db):
+    """An input the kernel overwrites reached later configurations as earlier ones left it."""
+    (step,) = sweep(load_kernel(DATA / "scratch_input.py"), [{"n": 4096}], device=cpu, db=db)
+    assert step.outcomes[Outcome.OK.value] == 3

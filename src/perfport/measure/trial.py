@@ -58,6 +58,12 @@ class TrialEngine:
             if isinstance(a, ArrayArg) and a.output
         }
         self.buffers = {name: session.upload(arr) for name, arr in self.initial.items()}
+        # What a kernel may write: every array but the constant ones, inputs included (a
+        # kernel may use an input as scratch). Reset before each configuration (_reset).
+        self.writable = tuple(
+            a.name for a in spec.args if isinstance(a, ArrayArg) and not a.constant
+        )
+        self._pristine = True  # no launch since the buffers were uploaded
         # Without a stated tolerance, the least precise floating type among the arrays sets it
         # (a float computation written to a double output is only float-accurate).
         floats = [
@@ -140,9 +146,9 @@ class TrialEngine:
 
         expected = self.expected if self.settings.verify and verify else None
         try:
+            self._reset()
             # A kernel with a fault flag is always checked once: the flag is its own verdict.
             if expected is not None or capture or spec.fault_flag:
-                self._reset_outputs()
                 self.session.launch(built, geometry.global_size, geometry.local_size, args)
                 alive()
                 outputs = self._read_outputs()
@@ -194,11 +200,16 @@ class TrialEngine:
             return scalar_value(self.spec, arg, env)  # per trial: it may use parameters
         return LocalSpace(dynamic[arg.name])
 
-    def _reset_outputs(self) -> None:
-        # Outputs start from their initial (seeded random) contents, so a kernel that writes
-        # nothing fails verification, and in-place kernels see their inputs.
-        for name in self.outputs:
-            self.session.write(self.buffers[name], self.initial[name])
+    def _reset(self) -> None:
+        """Give every array the kernel may write its seeded contents again, before the first
+        launch of a configuration, verified or not: each configuration then starts from the
+        same data (a kernel that writes nothing fails verification, in-place kernels see their
+        inputs, data-dependent work is the same for all). Its repetitions run on what the
+        previous one left. One upload per array and configuration, none before the first."""
+        if not self._pristine:
+            for name in self.writable:
+                self.session.write(self.buffers[name], self.initial[name])
+        self._pristine = False  # the launches follow
 
     def _read_outputs(self) -> dict[str, np.ndarray]:
         """The outputs, downloaded into reused host arrays (copy them to keep them)."""
