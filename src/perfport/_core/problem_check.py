@@ -23,6 +23,8 @@ def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Prob
         )
     for name, value in given.items():
         _check_problem_value(spec, name, value, spec.problem[name])
+        if isinstance(spec.problem[name], float) and not isinstance(value, float):
+            given[name] = float(value)  # a=2 for a float a is a=2.0: one problem, one campaign
     merged = spec.problem.merged(given)
     # A reference that knows the problems its kernel is defined for (a stencil's, whose borders
     # cannot be negative) refuses the others here, not deep inside its first verification.

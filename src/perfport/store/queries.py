@@ -287,7 +287,8 @@ def one_group(
 ) -> list[ResultRow]:
     """The export rows of exactly one device/kernel/problem, one per configuration (a wrong
     result, else its best ok result, else its latest). ``problem`` keeps the rows whose problem
-    has these values (compared as text, as they are typed on a command line); callers that pass
+    has these values (compared as text, as they are typed on a command line, numbers by value:
+    a=2 is a stored a=2.0); callers that pass
     it offer ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
     naming them."""
     options = "--kernel, --device and --problem" if problem is not None else "--kernel and --device"
@@ -295,7 +296,7 @@ def one_group(
     rows = [
         r
         for r in export_rows(store, kernel=kernel, device=device)
-        if all(k in r.problem and str(r.problem[k]) == v for k, v in wanted.items())
+        if all(k in r.problem and _typed_as(r.problem[k], v) for k, v in wanted.items())
     ]
     if not rows:
         raise StoreError(no_match(store, kernel, device) or
@@ -322,6 +323,18 @@ def one_group(
         if old is None or _shown_before(r, old):
             chosen[r.config.key] = r
     return list(chosen.values())
+
+
+def _typed_as(stored: Any, text: str) -> bool:
+    """Whether a stored problem value is the one typed as ``text``."""
+    if str(stored) == text:
+        return True
+    if isinstance(stored, bool) or not isinstance(stored, int | float):
+        return False
+    try:
+        return float(text) == stored
+    except ValueError:
+        return False
 
 
 def _problem_text(problem: Mapping[str, Any]) -> str:
