@@ -4,7 +4,7 @@ import pytest
 from perfport import ArrayArg, KernelSpec, Param, ParamKind
 from perfport._core import SpecError
 from perfport.measure.data import reference_outputs
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import mismatch, nonfinite_output
 
 
 def test_float_tolerance_is_relative_to_the_largest_value():
@@ -72,3 +72,12 @@ def test_a_float_reference_of_an_integer_output_must_be_whole_numbers():
     assert reference_outputs(rounded, {}, 0)["y"].dtype == np.float64
     loose = _int_spec(lambda p, i: {"y": i["x"] * 100.0}, atol=1.0)  # a tolerance is asked for
     assert reference_outputs(loose, {}, 0)["y"].size == 64
+
+
+def test_an_output_of_only_nan_or_infinity_is_named():
+    nan = np.full(8, np.nan, np.float32)
+    nan[2] = np.inf
+    some = nan.copy()
+    some[5] = 1.0
+    assert nonfinite_output({"a": some, "b": np.zeros(8, np.int32), "c": nan}) == "c"
+    assert nonfinite_output({"a": some}) is None

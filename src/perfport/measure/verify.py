@@ -107,6 +107,15 @@ def _bounded_mismatch(
     )
 
 
+def nonfinite_output(outputs: Mapping[str, np.ndarray]) -> str | None:
+    """The first float output without a single finite value, or None. Such outputs cannot be
+    the expected ones: every configuration that computes finite values would fail them."""
+    for name, out in outputs.items():
+        if np.issubdtype(out.dtype, np.floating) and out.size and not np.isfinite(out).any():
+            return name
+    return None
+
+
 def compared(outputs: Mapping[str, np.ndarray], ignored: frozenset[str]) -> dict[str, Any]:
     """The outputs that are compared: all but the ignored ones."""
     return {k: v for k, v in outputs.items() if k not in ignored}
