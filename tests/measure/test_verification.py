@@ -7,7 +7,16 @@ import subprocess
 import sys
 
 from conftest import DATA
-from perfport import RunSettings, Timing, load_kernel, tune
+from perfport import (
+    ArrayArg,
+    KernelSpec,
+    Param,
+    ParamKind,
+    RunSettings,
+    Timing,
+    load_kernel,
+    tune,
+)
 from perfport._core import Check, Outcome
 from perfport.store import SCHEMA_VERSION, Store, export_rows
 from perfport.store.schema import MIGRATIONS, _statements
@@ -142,3 +151,29 @@ def test_a_default_outside_the_restrictions_is_not_the_reference(db):
     assert result.outcomes["ok"] == 2 and result.outcomes["wrong_result"] == 0
     assert "breaks the kernel's restriction MODE == 0" in result.verification
     assert {m.config["MODE"] for m in result.measurements} == {0}
+
+
+def test_a_default_of_only_nan_is_not_the_reference(db):
+    """Without a numpy reference, a default configuration whose output is NaN everywhere is
+    not the reference (it judged every correct configuration wrong: 'expected nan'): its
+    result is unverified, and the first configuration that runs with finite outputs serves."""
+    src = """__kernel void k(__global float* y, __global const float* x) {
+        int i = get_global_id(0);
+        y[i] = (get_local_size(0) == 64) ? NAN : x[i];
+    }"""
+    spec = KernelSpec(
+        name="gold_nan", source=src, entry="k",
+        params=(Param("wg", (16, 32, 64), ParamKind.LAUNCH),), global_size=("n",),
+        local_size=("wg",), problem={"n": 1024}, default={"wg": 64},
+        args=(ArrayArg("y", "float", ("n",), output=True), ArrayArg("x", "float", ("n",))),
+    )  # fmt: skip
+    result = tune(spec, configs=[{"wg": 64}, {"wg": 16}, {"wg": 32}], db=db, settings=SETTINGS)
+    default, first, second = result.measurements
+    assert [m.outcome for m in result.measurements] == [Outcome.OK] * 3
+    assert default.check is Check.UNVERIFIED
+    assert "wrote no finite value to output 'y'" in default.message
+    assert first.check is Check.REFERENCE and second.check is Check.VERIFIED
+    assert second.verified_against.startswith("reference configuration wg=16 (the default ")
+    assert "wg=64 wrote no finite value to output 'y'" in second.verified_against
+    assert result.unverified == 1
+    assert any("another configuration" in w for w in result.warnings)

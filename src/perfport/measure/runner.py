@@ -43,7 +43,7 @@ from perfport._core import (
 )
 from perfport.measure.data import reference_outputs, reference_spec
 from perfport.measure.settings import RunSettings, Timing
-from perfport.measure.verify import compared, verify_failure
+from perfport.measure.verify import compared, nonfinite_output, verify_failure
 from perfport.space import excluded_by
 
 KILLED = "worker killed by SIGKILL"  # _death's reason for a kill -9 from outside
@@ -56,8 +56,9 @@ class Runner:
 
     Verification uses the spec's numpy reference, or else the output of its default
     configuration (the reference configuration), which is then measured first. When the
-    default configuration fails (or the kernel has none), the first configuration that runs
-    becomes the reference, and ``verification`` says so. The parent keeps the reference
+    default configuration fails, writes only NaN or infinity to a float output, or the kernel
+    has none, the first configuration that runs (with finite outputs) becomes the reference,
+    and ``verification`` says so. The parent keeps the reference
     outputs, so a restarted worker verifies against the same ones.
     """
 
@@ -223,6 +224,17 @@ class Runner:
         if self._proc is not None:  # else the next worker gets them at its start
             self._send(("expect", outputs, self._label))
 
+    def _passed_over(self, m: Measurement, output: str) -> Measurement:
+        """``m`` ran, but its ``output`` holds only NaN or infinity: it is not made the
+        reference (the next configuration that runs is tried), and its result is unverified."""
+        why = f"wrote no finite value to output {output!r} (NaN or infinity everywhere)"
+        if m.config == self.spec.default and not self.reference_note:
+            self.reference_note = f"the default configuration {m.config} {why}"
+            self.verification = f"not verified yet ({self.reference_note})"
+        note = f"not verified: it {why}, so it is not the reference"
+        message = "; ".join(filter(None, [note, m.message]))
+        return dataclasses.replace(m, check=Check.UNVERIFIED, message=message)
+
     def _send(self, message: Any) -> bool:
         assert self._outbox is not None
         try:
@@ -315,7 +327,12 @@ class Runner:
                     self._kill()
                 self._last_outputs = captured
                 if capture and captured is not None and m.ok:
-                    self._adopt(config, captured)
+                    if self._capturing and (
+                        bad := nonfinite_output(compared(captured, self._ignored))
+                    ):
+                        m = self._passed_over(m, bad)
+                    else:
+                        self._adopt(config, captured)
                 elif self._hand_back and captured is not None and m.ok:
                     m = self._checked(m, captured)
                 return m

@@ -29,6 +29,7 @@ def mismatch(
 
     Floats match when max|out - expected| <= tolerance * max|expected| (relative to the
     largest value, so that sums in a different order pass and wrong elements do not). An
+    integer output matches only exactly, even where the expected values are floats. An
     output with ``bounds`` matches elementwise when |out - expected| <= atol + rtol*|expected|
     (numpy's ``allclose``, NaN matching NaN), integers included.
     """
@@ -42,7 +43,8 @@ def mismatch(
         got, want = got.reshape(-1), want.reshape(-1)
         if bounds and name in bounds:
             problem = _bounded_mismatch(name, got, want, *bounds[name])
-        elif np.issubdtype(got.dtype, np.floating) or np.issubdtype(want.dtype, np.floating):
+        # The output's type decides: a float reference must not loosen an integer output.
+        elif np.issubdtype(got.dtype, np.floating):
             tol = default_tolerance(got.dtype) if tolerance is None else tolerance
             problem = _float_mismatch(name, got, want, tol)
         else:
@@ -103,6 +105,15 @@ def _bounded_mismatch(
         f"{abs(g[i] - w[i]):.3g} > atol {atol:g} + rtol {rtol:g} * |expected|; "
         f"{int((~close).sum())} elements differ)"
     )
+
+
+def nonfinite_output(outputs: Mapping[str, np.ndarray]) -> str | None:
+    """The first float output without a single finite value, or None. Such outputs cannot be
+    the expected ones: every configuration that computes finite values would fail them."""
+    for name, out in outputs.items():
+        if np.issubdtype(out.dtype, np.floating) and out.size and not np.isfinite(out).any():
+            return name
+    return None
 
 
 def compared(outputs: Mapping[str, np.ndarray], ignored: frozenset[str]) -> dict[str, Any]:
