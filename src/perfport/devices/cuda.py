@@ -31,6 +31,35 @@ _STICKY = (
 _DEFAULT_DYNAMIC_SHARED = 48 * 1024
 
 
+_MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks per grid dimension, every CUDA GPU since 3.0
+_SHARED_ALIGN = 16  # each dynamic local buffer starts here: float4/double2 loads stay aligned
+
+
+def grid_over_limits(grid: Sequence[int]) -> str:
+    """Why a grid of ``grid`` blocks cannot launch, or ''. Past its limit CuPy truncates a
+    grid's x to 32 bits (2^32 + 1024 blocks ran as 1024, on an H200), so it is refused here."""
+    if all(g <= m for g, m in zip(grid, _MAX_GRID, strict=True)):
+        return ""
+    return (f"a grid of {tuple(grid)} blocks passes CUDA's limits {_MAX_GRID}: use larger "
+            "blocks or a smaller problem")  # fmt: skip
+
+
+def launch_arguments(args: Sequence[Any], portable: bool) -> tuple[int, tuple[Any, ...]]:
+    """The dynamic shared memory a launch needs and the kernel's arguments. A portable
+    kernel's LOCAL_PARAMs each get their own part of it (their byte offsets passed in their
+    places); a CUDA kernel of the user's shares it as one block it lays out itself."""
+    shared, plain = 0, []
+    for a in args:
+        if isinstance(a, LocalSpace):
+            start = -(-shared // _SHARED_ALIGN) * _SHARED_ALIGN if portable else shared
+            if portable:
+                plain.append(np.uint32(start))
+            shared = start + a.nbytes
+        elif not isinstance(a, ConstantData):
+            plain.append(a)
+    return shared, tuple(plain)
+
+
 def needs_shared_optin(static_bytes: int, dynamic_bytes: int) -> bool:
     """Whether a launch must raise the kernel's dynamic shared-memory limit first: CUDA
     allows 48 KiB per block, static and dynamic together, unless the kernel opts in."""
@@ -77,9 +106,10 @@ def list_cuda() -> list[DeviceInfo]:
 
 
 class _CudaKernel(CompiledKernel):
-    def __init__(self, module: Any, kernel: Any) -> None:
+    def __init__(self, module: Any, kernel: Any, portable: bool = False) -> None:
         self.module = module  # keeps the module alive
         self.kernel = kernel
+        self.portable = portable  # its LOCAL_PARAMs take byte offsets (the dialect's prelude)
         self.constants: dict[str, tuple[int, int] | None] = {}  # __constant__ address, bytes
         self.max_work_group_size = int(kernel.max_threads_per_block)
         self.static_local_mem_bytes = int(kernel.shared_size_bytes)
@@ -131,11 +161,14 @@ class CudaSession(Session):
             with self._device:  # the module loads on the current device
                 module = cupy.RawModule(code=text, options=options)
                 kernel = module.get_function(entry)
-            compiled = _CudaKernel(module, kernel)
+            compiled = _CudaKernel(module, kernel, language is Language.PORTABLE)
         except Exception as exc:  # CompileException, or a missing entry point
             message = str(exc)
             first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
-            raise BuildError(first.strip()[:300], message) from None
+            if "NOT_FOUND" in first and language is Language.CUDA:
+                first += (f"; is {entry} declared extern \"C\"? C++ mangles other names (for "
+                          "a template, tune an extern \"C\" wrapper that calls it)")  # fmt: skip
+            raise BuildError(first.strip()[:400], message) from None
         return compiled
 
     # Every call enters the session's device: CuPy's current device is per thread, and a
@@ -270,8 +303,9 @@ class CudaSession(Session):
         block = tuple(local_size) + (1,) * (3 - len(local_size))
         grid = tuple(g // b for g, b in zip(global_size, local_size, strict=True))
         grid += (1,) * (3 - len(grid))
-        shared = sum(a.nbytes for a in args if isinstance(a, LocalSpace))
-        plain = tuple(a for a in args if not isinstance(a, LocalSpace | ConstantData))
+        if over := grid_over_limits(grid):
+            raise LaunchError("GRID_TOO_LARGE", over, refused=True)
+        shared, plain = launch_arguments(args, kernel.portable)
         for a in args:
             if isinstance(a, ConstantData):
                 self._fill_constant(kernel, a)

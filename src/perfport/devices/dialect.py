@@ -10,7 +10,9 @@ the matching prelude before compiling.
   LOCAL_PTR T* p              pointer to local memory in a helper's parameter list
   LOCAL_PARAM(T, name)        a dynamically sized local buffer; write it right after the
                               previous parameter, with no comma (it supplies its own)
-  LOCAL_DECL(T, name)         first statement of a kernel that has LOCAL_PARAM
+  LOCAL_DECL(T, name)         first statement of a kernel that has LOCAL_PARAM, one per
+                              buffer (CUDA: each its own part of dynamic shared memory, at the
+                              byte offset the launch passes for its LOCAL_PARAM)
   BARRIER()                   work-group barrier with a local-memory fence
   GID(d) LID(d) GROUP(d) LSIZE(d) NGROUPS(d)   ids and sizes as int, d in 0..2
   RESTRICT                    restrict qualifier
@@ -53,8 +55,8 @@ CUDA_PRELUDE = r"""
 #define GLOBAL
 #define LOCAL __shared__
 #define LOCAL_PTR
-#define LOCAL_PARAM(T, name)
-#define LOCAL_DECL(T, name) extern __shared__ unsigned char perfport_smem_[]; T* name = (T*)perfport_smem_;
+#define LOCAL_PARAM(T, name) , unsigned int name##_perfport_at
+#define LOCAL_DECL(T, name) extern __shared__ __align__(16) unsigned char perfport_smem_[]; T* name = (T*)(perfport_smem_ + name##_perfport_at);
 #define BARRIER() __syncthreads()
 __device__ static inline int perfport_dim_(unsigned x, unsigned y, unsigned z, int d) {
     return d == 0 ? (int)x : (d == 1 ? (int)y : (int)z);
