@@ -201,3 +201,18 @@ def test_a_reference_that_raises_leaves_its_campaign_failed(db: Path) -> None:
         tune_many(spec, [_sub(0)], problem=PROBLEM, strategy="brute_force", db=db, settings=FAST)
     with Store(db) as store:
         assert [r[0] for r in store.query("SELECT status FROM campaigns")] == ["failed"]
+
+
+def test_a_budget_share_holds_for_several_slots(db: Path) -> None:
+    """``--budget 25%`` on two slots is a quarter of the kind's space, as on one slot (it was
+    never made a count there, so the whole space was measured)."""
+    from perfport.tune.result import Budget
+
+    (result,) = tune_many(
+        "vector_add", [_sub(0), _sub(1)], problem=PROBLEM, strategy="random",
+        budget=Budget(fraction=0.25), db=db, settings=FAST,
+        board=Board(io.StringIO(), live=False),
+    )  # fmt: skip
+    assert result.status is CampaignStatus.BUDGET
+    assert len(result.measurements) == 3  # 25% of 11, rounded up
+    assert len(_rows(db)) == 3

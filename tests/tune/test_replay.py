@@ -182,3 +182,18 @@ def test_a_parameter_name_replay_cannot_take_is_named_with_the_fix(tmp_path):
     with pytest.raises(PerfportError, match=r"'tile-size' is not an identifier .* rename it "
                        r"\(say to 'tile_size'\) in the file's tune_params_keys"):  # fmt: skip
         replay_db(db, "k", None, "brute_force", budget=1, repeats=1)
+
+
+def test_a_median_between_two_runs_is_not_rounded_down():
+    """Two runs reaching the optimum after 2 and 3 evaluations: the median is 2.5 (reported
+    as 2 once), and a whole median stays an int."""
+    from types import SimpleNamespace
+
+    from perfport.tune.replay import score
+
+    data = SimpleNamespace(optimum=1.0)
+    slow, fast = np.array([4.0, 2.0, 1.0, 1.0]), np.array([4.0, 1.0, 1.0, 1.0])
+    _, reached = score(data, [slow, fast], 4)  # type: ignore[arg-type]
+    assert reached[0.95] == 2.5
+    _, reached = score(data, [slow, fast, fast], 4)  # type: ignore[arg-type]
+    assert reached[0.95] == 2 and isinstance(reached[0.95], int)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from itertools import islice
 
 from perfport._core import Config, KernelSpec, Measurement, Problem
 from perfport.measure import Runner
@@ -63,6 +64,7 @@ class TuningLoop:
     def __post_init__(self) -> None:
         self.stored: dict[Config, Measurement] = {}
         self._seen = 0  # id of the last stored result read
+        self._told_upto = 0  # how many of ``stored`` (in order) _tell_stored has looked at
         self._refresh()
 
     def run(
@@ -124,9 +126,25 @@ class TuningLoop:
             index = checked_ask(self.strategy)  # a bad answer of a user's strategy: one line
             if index is None:
                 return CampaignStatus.COMPLETE
+            if self.space.config(index) not in self.stored:
+                self._tell_stored(but=index)
             if self._evaluate(index) is _Step.SPENT:
                 return CampaignStatus.BUDGET
         return CampaignStatus.BUDGET
+
+    def _tell_stored(self, but: int) -> None:
+        """Tell the strategy every stored result it was not told (earlier sessions' it did not
+        ask for again, as after its prior or objective changed; other writers'), in the order
+        stored, before it learns from a new measurement. Called once an ask names a
+        configuration not stored: while the asks replay the stored results in order (a resume
+        where nothing changed) nothing is left to tell here, so the strategy reaches the state
+        one uninterrupted run would. ``but``: the asked one, told by ``_evaluate``."""
+        self._refresh()
+        for config, m in islice(self.stored.items(), self._told_upto, None):
+            i = self.space.index(config)  # None: outside the space (a listed configuration)
+            if i is not None and i != but and i not in self.strategy.told:
+                self._tell(i, m)
+        self._told_upto = len(self.stored)
 
     def _walk(self, plan: Sequence[int]) -> CampaignStatus:
         """A fixed order: the next planned configuration nobody holds; those another writer
@@ -187,9 +205,11 @@ class TuningLoop:
             elif state is not ClaimState.STORED:  # held, or the budget booked by claims
                 time.sleep(POLL_S)
             self._refresh()
-        m = self.stored[config]
-        self.strategy.tell(index, m.time_ms if self.score is None else self.score(m))
+        self._tell(index, self.stored[config])
         return _Step.DONE
+
+    def _tell(self, index: int, m: Measurement) -> None:
+        self.strategy.tell(index, m.time_ms if self.score is None else self.score(m))
 
     def _measure(self, config: Config) -> None:
         reused = self.reuse.get(config)

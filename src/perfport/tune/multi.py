@@ -121,6 +121,7 @@ class _Kind:
     slots: list[Slot]
     space: Space
     key: str
+    budget: Budget  # the call's, a share of the space made a count of this kind's space
     record: Campaign | None = None
     prior: Prior | None = None
     prior_seen: int = -1  # the newest result's id when ``prior`` was read
@@ -139,7 +140,7 @@ class _Run:
     problem: Problem
     settings: RunSettings
     strategy_type: type[Strategy]
-    budget: Budget
+    budget: Budget  # as given: a share of the space is resolved per kind (``_Kind.budget``)
     make: MakeMeasurer
     stop: threading.Event  # every session stops after its trial in flight
     lease_s: float
@@ -217,7 +218,7 @@ def _kinds(run: _Run, slots: Sequence[Slot], min_work_groups: bool) -> list[_Kin
         dev = members[0].device
         space = _legal_space(run.spec, run.problem, dev, min_work_groups)
         key = campaign_key(run.spec, run.problem, dev, space, label, run.settings)
-        kinds.append(_Kind(members, space, key))
+        kinds.append(_Kind(members, space, key, run.budget.resolved(len(space))))
     return kinds
 
 
@@ -248,7 +249,7 @@ def _prebuild(store: Store, run: _Run, kinds: list[_Kind], jobs: int) -> Prebuil
         assert kind.record is not None
         searcher = _searcher(run.strategy_type, None, kind.space, run.settings.seed, kind.prior)
         stored = {m.config for m in store.measurements(kind.record)}
-        builds = planned_builds(run.spec, run.problem, kind.space, searcher, stored, run.budget)
+        builds = planned_builds(run.spec, run.problem, kind.space, searcher, stored, kind.budget)
         plans.append((kind.slots[0].device, builds))
     return Prebuild.for_devices(run.spec, plans, jobs)
 
@@ -326,7 +327,7 @@ def _session(
                     )
                     heeding = _Heeding(measurer, run.stop)
                     loop = TuningLoop(
-                        kind.space, searcher, heeding, own, kind.record, run.budget,  # type: ignore[arg-type]
+                        kind.space, searcher, heeding, own, kind.record, kind.budget,  # type: ignore[arg-type]
                         _Stoppable(lane, run.stop), writer, run.lease_s,
                         before_ask=_live_prior(own, run, kind, searcher),
                     )  # fmt: skip

@@ -175,9 +175,9 @@ class ReplayResult:
     optimum_ms: float
     curve: tuple[float, ...]  # mean fraction of the optimum after each evaluation
     mean_best_fraction: float
-    evals_to: dict[
-        float, int | None
-    ]  # fraction -> median evaluations to reach it (None: not in most runs)
+    # fraction -> median evaluations to reach it (None: not in most runs); an int where the
+    # median is whole, else the exact half (an even number of runs: 62 and 65 give 63.5)
+    evals_to: dict[float, int | float | None]
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     objective: Objective = Objective.MEDIAN  # the time the configurations were ranked by
     # The stored configurations replayed: the optimum is the best of these, which is the
@@ -188,7 +188,7 @@ class ReplayResult:
     prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results the prior left out
 
     @property
-    def median_evals_to_95(self) -> int | None:
+    def median_evals_to_95(self) -> int | float | None:
         return self.evals_to.get(0.95)
 
     def to_json(self) -> dict[str, Any]:
@@ -221,7 +221,7 @@ def evals_to(fractions: np.ndarray, target: float) -> float:
 
 def score(
     data: ReplayData, traces: list[np.ndarray], budget: int
-) -> tuple[np.ndarray, dict[float, int | None]]:
+) -> tuple[np.ndarray, dict[float, int | float | None]]:
     """Mean fraction-of-optimum curve over runs, and median evaluations to 90% and 95%."""
     runs = np.zeros((len(traces), budget))
     for k, trace in enumerate(traces):
@@ -230,10 +230,13 @@ def score(
             [fraction, np.full(budget - len(fraction), fraction[-1] if len(fraction) else 0.0)]
         )
         runs[k] = padded[:budget]
-    reached = {}
+    reached: dict[float, int | float | None] = {}
     for target in (0.9, 0.95):
         median = float(np.median([evals_to(r, target) for r in runs]))
-        reached[target] = int(median) if np.isfinite(median) else None
+        if not np.isfinite(median):
+            reached[target] = None
+        else:
+            reached[target] = int(median) if median.is_integer() else median
     return runs.mean(0), reached
 
 
