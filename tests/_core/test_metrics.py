@@ -86,6 +86,21 @@ def test_described_spec_gives_the_same_metrics_and_a_roofline_fraction() -> None
     assert "metrics" not in spec().describe() and "bytes" not in spec().describe()
 
 
+def test_work_or_derived_values_that_fail_leave_out_only_what_uses_them() -> None:
+    """Without n (another device's results, whose problem lacks it), bytes and the derived
+    groups cannot be computed, and every metric was None, a metric of the configuration and
+    time alone too: the prior by such a metric fell back to time. Only their users are now."""
+    s = spec(
+        bytes="8 * n",
+        metrics={"per_wg": "wg / time_ms", "per_group": "GBps / groups", "g": "groups * 1.0"},
+    )
+    values = ResultMetrics.of({**s.describe(), "problem": {}}, {}).values({"wg": 64}, 2.0)
+    assert values == {"GBps": None, "per_wg": 32.0, "per_group": None, "g": None,
+                      "roofline": None, "roofline_same_bytes": None}  # fmt: skip
+    complete = ResultMetrics.of(s.describe(), {}).values({"wg": 64}, 2.0)
+    assert complete["g"] == 16.0 and complete["per_group"] == pytest.approx(8 * 1024 / 2e6 / 16)
+
+
 def test_roofline_fraction_is_the_bound_side() -> None:
     assert roofline_fraction(50.0, 1.0, 100.0, 1000.0) == 0.5
     assert roofline_fraction(None, 900.0, 100.0, 1000.0) == 0.9

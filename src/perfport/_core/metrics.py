@@ -169,19 +169,22 @@ class Metrics:
 
     def values(self, env: Mapping[str, Any], time_ms: float | None) -> dict[str, float | None]:
         """Every metric of one result; None for all where there is no time, and for one whose
-        expression fails on these values (a division by zero is not worth stopping a table)."""
+        expression fails on these values (a division by zero is not worth stopping a table).
+        Work that fails leaves out only what uses it: another device's results whose problem
+        lacks a value of ``bytes`` still have the metrics of the configuration alone."""
         if time_ms is None or time_ms <= 0:
             return dict.fromkeys(self.names)
         scope: dict[str, Any] = {**env, TIME: time_ms}
-        try:
-            scope.update(self.work(env))
-        except ExpressionError:
-            return dict.fromkeys(self.names)
         out: dict[str, float | None] = {}
-        if self.bytes is not None:
-            out[GBPS] = scope[GBPS] = scope["bytes"] / time_ms / 1e6  # bytes per ms -> GB/s
-        if self.flops is not None:
-            out[GFLOPS] = scope[GFLOPS] = scope["flops"] / time_ms / 1e6
+        for label, expr, rate in (("bytes", self.bytes, GBPS), ("flops", self.flops, GFLOPS)):
+            if expr is None:
+                continue
+            try:
+                scope[label] = float(expr.value(env))
+            except ExpressionError:
+                out[rate] = None
+                continue
+            out[rate] = scope[rate] = scope[label] / time_ms / 1e6  # per ms -> G per s
         for name, expr in self.named:
             try:
                 out[name] = scope[name] = float(expr.value(scope))
@@ -328,10 +331,16 @@ class ResultMetrics:
         moved = self.metrics.bytes is not None
         return self.metrics.names + (ROOFLINE,) * work + (ROOFLINE_SAME_BYTES,) * moved
 
-    def env(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def env(self, config: Mapping[str, Any], partial: bool = False) -> dict[str, Any]:
+        """The names a configuration's expressions see; ``partial``: without the derived
+        values that cannot be computed (their users then fail alone) instead of raising."""
         env = {**self.base, **config}
         for name, expr in self.derived:
-            env[name] = expr.value(env)
+            try:
+                env[name] = expr.value(env)
+            except ExpressionError:
+                if not partial:
+                    raise
         return env
 
     def precision(self, env: Mapping[str, Any]) -> str:
@@ -344,10 +353,7 @@ class ResultMetrics:
 
     def values(self, config: Mapping[str, Any], time_ms: float | None) -> dict[str, float | None]:
         """The metrics of one result, and its roofline fraction (None without ceilings)."""
-        try:
-            env = self.env(config)
-        except ExpressionError:
-            return dict.fromkeys(self.names)
+        env = self.env(config, partial=True)
         out = self.metrics.values(env, time_ms)
         names, c = self.names, self.ceilings
         precision = "fp32" if c is None else self.precision(env)

@@ -199,6 +199,7 @@ def _tune_and_report(
     from perfport._core.interrupts import take_held
     from perfport.cli.tune_many import exit_status
     from perfport.tune.prior import skipped_note
+    from perfport.tune.prior_objective import time_ranked_note
     from perfport.tune.progress import Board
 
     kernel, device, ranker = _kernel_device_ranker(args)
@@ -233,6 +234,8 @@ def _tune_and_report(
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     if note := skipped_note(result.prior_skipped):
+        print(f"note: {note}", file=sys.stderr)
+    if note := time_ranked_note(result.objective, result.prior_by_time):
         print(f"note: {note}", file=sys.stderr)
     take_held()
     return exit_status([result])

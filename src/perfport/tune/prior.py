@@ -15,6 +15,7 @@ import numpy as np
 from perfport._core import Problem, value_key
 from perfport.space import Space
 from perfport.store import Store, transfer_summary
+from perfport.tune.prior_objective import PriorObjective, TimeRanked, objective_fractions
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class Prior:
 
     scores: np.ndarray
     sources: int
+    by_time: tuple[TimeRanked, ...] = ()  # sources a metric objective could not rank
 
 
 @dataclass(frozen=True)
@@ -170,19 +172,45 @@ def sourced_prior(
     space: Space,
     device_fingerprint: str,
     problem: Mapping[str, Any] | None = None,
+    by: PriorObjective | None = None,
 ) -> tuple[Prior | None, tuple[SkippedSource, ...]]:
     """``transfer_prior``, and the other devices' results it left out with why: what to say
-    where a search starts from fewer sources than the store seems to hold."""
+    where a search starts from fewer sources than the store seems to hold. ``by`` a metric
+    objective: the fractions are of each set's best by it (``prior_objective``)."""
     used, skipped = _sources(store, kernel, space, device_fingerprint)
     if not used:
         return None, tuple(skipped)
     problem_key = Problem.of(dict(problem or {})).key
+    if by is not None and not by.goal.is_time:
+        prior = _by_objective(store, space, device_fingerprint, used, problem_key, by)
+        return prior, tuple(skipped)
     total, sources = _fractions(store, space, device_fingerprint, used, problem_key)
     if not sources:
         total, sources = _fractions(store, space, device_fingerprint, used, None)
     if not sources:
         return None, tuple(skipped)
     return Prior(np.where(total > 0, total / sources, np.nan), sources), tuple(skipped)
+
+
+def _by_objective(
+    store: Store,
+    space: Space,
+    device_fingerprint: str,
+    used: list[_Stored],
+    problem_key: str,
+    by: PriorObjective,
+) -> Prior | None:
+    """``sourced_prior``'s prior by a metric objective: the same sets (the problem's where
+    any other device has it, else every problem's), each read per configuration."""
+    ids = [s.id for s in used]
+    total, sources, timed = objective_fractions(
+        store, space, device_fingerprint, ids, problem_key, by
+    )
+    if not sources:
+        total, sources, timed = objective_fractions(store, space, device_fingerprint, ids, None, by)
+    if not sources:
+        return None
+    return Prior(np.where(total > 0, total / sources, np.nan), sources, timed)
 
 
 def _fractions(

@@ -13,6 +13,7 @@ from perfport.space import ConstraintSource, PruningReport
 from perfport.store import CampaignStatus
 from perfport.tune.confirm import Confirmation
 from perfport.tune.prior import SkippedSource
+from perfport.tune.prior_objective import TimeRanked
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class TuneResult:
     db: str
     prior_sources: int = 0  # other devices' result sets the strategy's prior came from
     prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results it left out, and why
+    # other devices' results it ranked by time, as the objective cannot be computed from them
+    prior_by_time: tuple[TimeRanked, ...] = ()
     measured_here: int = 0  # trials this session ran (other writers of the campaign ran the rest)
     warnings: tuple[str, ...] = ()  # e.g. results nothing was compared with (on stderr in the CLI)
     confirmed: Confirmation | None = None  # the top configurations re-timed side by side
@@ -174,6 +177,7 @@ class TuneResult:
             "strategy": self.strategy,
             "prior_sources": self.prior_sources,
             "prior_skipped": [s.to_json() for s in self.prior_skipped],
+            "prior_by_time": [r.to_json() for r in self.prior_by_time],
             "configs_total": self.configs_total,
             "configs_before_device": self.configs_before_device,
             "pruned": self.pruned,

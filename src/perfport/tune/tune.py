@@ -48,6 +48,7 @@ from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop
 from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, SkippedSource, sourced_prior
+from perfport.tune.prior_objective import PriorObjective
 from perfport.tune.progress import Progress, RichProgress
 from perfport.tune.result import Budget, TuneResult
 from perfport.tune.resume import check_resumable
@@ -311,9 +312,10 @@ class _Session:
     def _search(self, runner: Runner, reporter: Progress) -> None:
         """Ask, measure, store and tell until the budget or the space is spent."""
         plan, store, record = self.plan, self.store, self.record
+        by = PriorObjective(plan.goal, plan.spec.describe())
         self.prior, self.prior_skipped = (
             sourced_prior(
-                store, plan.spec.name, plan.space, plan.device.fingerprint, dict(plan.problem)
+                store, plan.spec.name, plan.space, plan.device.fingerprint, dict(plan.problem), by
             )
             if plan.strategy_type.takes_prior
             else (None, ())
@@ -371,6 +373,7 @@ class _Session:
             db=str(db),
             prior_sources=self.prior.sources if self.prior else 0,
             prior_skipped=self.prior_skipped,
+            prior_by_time=self.prior.by_time if self.prior else (),
             measured_here=self.measured_here,
             warnings=warnings,
             objective=plan.goal,
