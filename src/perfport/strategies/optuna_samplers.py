@@ -27,6 +27,8 @@ built. How perfport's search maps onto Optuna's:
   Optuna 5 for ``set_constraint``) reach neither CMA-ES nor Optuna 4.0's GP.
 - Configurations told without being asked (the default configuration, a resumed campaign's
   results) enter the study as completed trials of their own.
+- Seeds of 2**32 or more (which perfport accepts, Optuna's samplers refuse) are hashed to one
+  below 2**32; smaller seeds go to the sampler as they are.
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ if TYPE_CHECKING:
     from optuna.trial import Trial
 
 _PENALTY = math.log(2.0)  # how much worse than the worst time a failure is told
+_SEEDS = 2**32  # Optuna's samplers take seeds below this (numpy's RandomState)
+
+
+def _sampler_seed(seed: int) -> int:
+    """A seed Optuna's samplers take, for any seed perfport takes: small ones as they are (so
+    runs stay as they were), larger ones hashed (not reduced modulo, which would make 2**32
+    replay seed 0)."""
+    return seed if seed < _SEEDS else int(np.random.SeedSequence(seed).generate_state(1)[0])
 
 
 def _optuna(purpose: str) -> Any:
@@ -98,7 +108,7 @@ class OptunaSampler(Strategy):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # experimental-feature notices
             self._study = optuna.create_study(
-                direction="minimize", sampler=self.sampler(optuna, seed)
+                direction="minimize", sampler=self.sampler(optuna, _sampler_seed(self.seed))
             )
         self._open: dict[int, Trial] = {}  # asked index -> the suggestion's trial
         self._worst: float | None = None  # the worst log time told
