@@ -86,6 +86,41 @@ def test_failures_are_told_as_worse_than_the_worst():
     assert values == pytest.approx([math.log(4.0), math.log(4.0) + math.log(2.0)])
 
 
+def test_a_failure_before_any_success_waits_for_one():
+    # Told at once, it was "log 2 ms" (nothing worse to be worse than), and TPE took it for its
+    # best trial wherever kernels run for more than 2 ms.
+    strategy = OptunaTPE(SPACE, 0)
+    first = strategy.ask()
+    strategy.tell(first, None)
+    assert [t.state for t in strategy._study.trials] == [optuna.trial.TrialState.RUNNING]
+    strategy.tell(7, None)  # a failure it did not ask for waits too
+    second = strategy.ask()
+    strategy.tell(second, 50.0)
+    values = {t.number: t.value for t in strategy._study.trials}
+    assert strategy._study.best_trial.value == pytest.approx(math.log(50.0))
+    assert sorted(values.values()) == pytest.approx([math.log(50.0)] + 2 * [math.log(100.0)])
+
+
+@pytest.mark.parametrize("cls", [OptunaTPE, OptunaCmaEs])
+def test_a_failure_stays_worse_than_every_success(cls):
+    strategy = cls(SPACE, 2)
+    rng = np.random.default_rng(2)
+    told: dict[int, float | None] = {}
+    number = {}  # measured index -> its trial (a repaired suggestion's params are not its own)
+    for _ in range(len(SPACE)):  # times spanning 10**6, failures among them, from the start
+        i = strategy.ask()
+        number[i] = strategy._open[i].number
+        told[i] = None if rng.random() < 0.3 else float(10 ** rng.uniform(-3, 3))
+        strategy.tell(i, told[i])
+    trials = strategy._study.trials
+    by_index = {i: trials[n].value for i, n in number.items()}
+    times = {i: v for i, v in by_index.items() if told.get(i) is not None}
+    failures = [v for i, v in by_index.items() if told.get(i) is None]
+    assert failures and max(times.values()) < min(failures)
+    ranked = sorted(times, key=lambda i: told[i])  # the study ranks successes as their times
+    assert [times[i] for i in ranked] == sorted(times.values())
+
+
 def test_results_it_did_not_ask_for_join_the_study():
     strategy = OptunaTPE(SPACE, 0)
     strategy.tell(5, 2.0)  # the default configuration, or a resumed campaign's result

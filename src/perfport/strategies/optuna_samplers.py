@@ -16,11 +16,19 @@ built. How perfport's search maps onto Optuna's:
   region; telling Optuna "failed" instead would teach TPE nothing and leave CMA-ES resampling
   the same generation, since it only updates on its own generation's completed trials.
 - A configuration that failed (compile error, refused launch, time-out, wrong result) is told
-  as completed with a penalty: the worst log time so far plus log 2. All four samplers learn
-  only from completed trials, so a failing region must carry a value to be avoided; a bounded
-  penalty keeps the GP's standardised targets from being flattened by one huge number.
+  as completed with a penalty: the worst log time when the first failure is told, plus log 2.
+  All four samplers learn only from completed trials, so a failing region must carry a value
+  to be avoided; a bounded penalty keeps the GP's standardised targets from being flattened by
+  one huge number. Failures before the first success wait (their trials stay open) until it
+  comes, as there is no time yet to be worse than; successes slower than that worst time are
+  then squeezed below the penalty (same order, at most log 2 / 2 above it), so a failure stays
+  worse than every success, including later ones. Optuna's own ways were not taken: a FAIL
+  state teaches TPE and the GP nothing, and constraints (``constraints_func``, deprecated in
+  Optuna 5 for ``set_constraint``) reach neither CMA-ES nor Optuna 4.0's GP.
 - Configurations told without being asked (the default configuration, a resumed campaign's
   results) enter the study as completed trials of their own.
+- Seeds of 2**32 or more (which perfport accepts, Optuna's samplers refuse) are hashed to one
+  below 2**32; smaller seeds go to the sampler as they are.
 """
 
 from __future__ import annotations
@@ -43,6 +51,14 @@ if TYPE_CHECKING:
     from optuna.trial import Trial
 
 _PENALTY = math.log(2.0)  # how much worse than the worst time a failure is told
+_SEEDS = 2**32  # Optuna's samplers take seeds below this (numpy's RandomState)
+
+
+def _sampler_seed(seed: int) -> int:
+    """A seed Optuna's samplers take, for any seed perfport takes: small ones as they are (so
+    runs stay as they were), larger ones hashed (not reduced modulo, which would make 2**32
+    replay seed 0)."""
+    return seed if seed < _SEEDS else int(np.random.SeedSequence(seed).generate_state(1)[0])
 
 
 def _optuna(purpose: str) -> Any:
@@ -92,10 +108,12 @@ class OptunaSampler(Strategy):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # experimental-feature notices
             self._study = optuna.create_study(
-                direction="minimize", sampler=self.sampler(optuna, seed)
+                direction="minimize", sampler=self.sampler(optuna, _sampler_seed(self.seed))
             )
         self._open: dict[int, Trial] = {}  # asked index -> the suggestion's trial
-        self._worst: float | None = None
+        self._worst: float | None = None  # the worst log time told
+        self._level: float | None = None  # the worst log time when the first failure was told
+        self._held: list[tuple[int, Trial | None]] = []  # failures told before any success
 
     def sampler(self, optuna: Any, seed: int) -> BaseSampler:
         """The Optuna sampler this strategy drives."""
@@ -128,8 +146,17 @@ class OptunaSampler(Strategy):
 
     def tell(self, index: int, value: float | None) -> None:
         super().tell(index, value)
-        objective = self._objective(value)
         trial = self._open.pop(index, None)
+        if value is None and self._worst is None:
+            self._held.append((index, trial))  # no time yet for its penalty to be worse than
+            return
+        self._record(index, trial, self._objective(value))
+        held, self._held = self._held, []
+        for i, waiting in held:  # the first success has come: the held failures now
+            self._record(i, waiting, self._objective(None))
+
+    def _record(self, index: int, trial: Trial | None, objective: float) -> None:
+        """Tell the study: the suggestion's trial, or a trial of its own if it was not asked."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if trial is not None:
@@ -144,12 +171,21 @@ class OptunaSampler(Strategy):
             )
 
     def _objective(self, value: float | None) -> float:
-        if value is not None and value > 0 and math.isfinite(value):
-            logged = math.log(value)
-            self._worst = logged if self._worst is None else max(self._worst, logged)
+        """Log time; a failure the level plus log 2, once there is a level (see the module doc)."""
+        if value is None:
+            assert self._worst is not None  # failures wait for the first success
+            if self._level is None:
+                self._level = self._worst
+            return self._level + _PENALTY
+        logged = math.log(value)
+        self._worst = logged if self._worst is None else max(self._worst, logged)
+        if self._level is None or logged <= self._level:
             return logged
-        # A failure (or a time that cannot be a time): worse than anything seen so far.
-        return (self._worst if self._worst is not None else 0.0) + _PENALTY
+        # Told values cannot be revised, so a success slower than the failures' level is
+        # squeezed below their penalty: monotone (TPE and CMA-ES keep its rank), and at most
+        # half the penalty above the level, so no rounding lets it reach a failure's value.
+        squeeze = _PENALTY / 2
+        return self._level + squeeze * -math.expm1(-(logged - self._level) / squeeze)
 
 
 class OptunaTPE(OptunaSampler):

@@ -37,10 +37,13 @@ class _Population(Strategy):
     def _breed(self) -> list[int]:
         """The next generation's untold configurations (empty when none can be made)."""
 
-    def _initial(self) -> list[int]:
+    def _fresh(self, count: int) -> list[int]:
+        """``count`` random untold configurations (fewer only when fewer remain)."""
         n = len(self.space)
-        chosen = self.rng.choice(n, size=min(self.size, n), replace=False)
-        return [int(i) for i in chosen if int(i) not in self.told]
+        # Drawing as many more as are told leaves ``count`` untold ones; with nothing told the
+        # draw is the same as a plain one of ``count``.
+        chosen = self.rng.choice(n, size=min(n, count + len(self.told)), replace=False)
+        return [int(i) for i in chosen if int(i) not in self.told][:count]
 
     def ask(self) -> int | None:
         while True:
@@ -77,7 +80,7 @@ class GeneticAlgorithm(_Population):
     def _breed(self) -> list[int]:
         if self.generation == 0 or len(self.told) < 2:
             self.generation += 1
-            return self._initial()
+            return self._fresh(self.size)
         self.generation += 1
         parents = self._population()
         children: list[int] = []
@@ -117,10 +120,15 @@ class DifferentialEvolution(_Population):
         self.targets: dict[int, int] = {}  # trial -> the member it challenges
 
     def _breed(self) -> list[int]:
-        if len(self.members) < self.size:
-            start = self._initial()
-            self.members = start
-            return list(start)
+        if not self.members:
+            # Configurations told before the first ask (the default, say) join the population,
+            # the best first, and random untold ones fill it; drawing again whenever it is short
+            # would restart the search each generation, and end it when a draw is all told.
+            kept = sorted(self.told, key=lambda i: (_score(self.told[i]), i))[: self.size]
+            fresh = self._fresh(self.size - len(kept))
+            self.members = kept + fresh
+            if fresh:
+                return fresh
         unit = self.geometry.unit
         trials: list[int] = []
         for slot, target in enumerate(self.members):
