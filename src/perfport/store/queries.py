@@ -48,7 +48,7 @@ class BestResult:
     best_ms: float | None
     default: Config | None
     default_ms: float | None
-    outcomes: dict[str, int]  # per distinct configuration, plus those pruned before building
+    outcomes: dict[str, int]  # per distinct configuration, plus the space's pruned (as tune)
     campaigns: int
     best_verification: Check | None = None  # the best result's check (None: unknown)
     best_verified_against: str | None = None
