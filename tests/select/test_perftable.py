@@ -231,6 +231,21 @@ def test_from_store_refuses_to_mix_devices_or_kernels(db):
         from_store(db.parent / "absent.db")
 
 
+def test_a_device_is_chosen_by_its_id_as_results_chooses_it(db, cpu, tmp_path, capsys):
+    # 'select export --device opencl:0:0' said the store had no results: the id was matched
+    # as a name, where results, export, report and replay look up its fingerprint.
+    from perfport.cli import main
+
+    with Store(db) as store:
+        _fill(store, cpu, "matmul", [(_SMALL, _C1, 1.0, "a")])
+        _fill(store, _device("GPU B"), "matmul", [(_SMALL, _C1, 2.0, "a")])
+    assert from_store(db, device=cpu.id).times.tolist() == [[1.0]]
+    out = tmp_path / "t.csv.gz"
+    assert main(["select", "export", "--db", str(db), "--device", cpu.id, "--out", str(out),
+                 "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["device"] == cpu.name
+
+
 def test_from_a_real_sweep(db, cpu, tmp_path):
     problems = [{"n": 4096}, {"n": 256}]
     done = list(sweep("vector_add", problems, device=cpu, db=db))

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Outcome, value_key
+from perfport.devices import stored_device
 from perfport.select.errors import SelectError
 from perfport.store import Store, declared_params, export_rows
 
@@ -145,10 +146,10 @@ def from_store(
 ) -> PerfTable:
     """Every ok median time of one kernel on one device in a perfport store.
 
-    ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name or
-    fingerprint; either may be left out where the store holds only one. ``problem`` keeps
-    only the campaigns whose problem has these values (``{"dtype": "float"}``). Where several
-    campaigns timed the same configuration at the same problem, the fastest median counts,
+    ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name, fingerprint
+    or id of this machine (``opencl:0:0``, as ``results`` takes); either may be left out where
+    the store holds only one. ``problem`` keeps only the campaigns whose problem has these
+    values (``{"dtype": "float"}``). Where several campaigns timed the same configuration at the same problem, the fastest median counts,
     unless any found it a wrong result: then NaN, as ``results`` ranks it. Problem values
     that are the same everywhere and not numbers (``dtype``) are dropped; the rest become
     the problem features.
@@ -157,7 +158,7 @@ def from_store(
     if not path.is_file():
         raise SelectError(f"no store at {path}; give the --db of a sweep or tuning run")
     with Store(path, create=False) as store:
-        rows = list(export_rows(store, kernel=kernel, device=device))
+        rows = list(export_rows(store, kernel=kernel, device=stored_device(device)))
         if not rows:
             raise SelectError(
                 f"{path} has no results for kernel {kernel or '(any)'} on device "
