@@ -313,7 +313,7 @@ def one_group(
             text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
-            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:600]}); "
+            f"{len(groups)} device/kernel/problem combinations match ({_first(names)}); "
             f"narrow it with {options}"
         )
     chosen: dict[str, ResultRow] = {}
@@ -322,6 +322,16 @@ def one_group(
         if old is None or _shown_before(r, old):
             chosen[r.config.key] = r
     return list(chosen.values())
+
+
+_SHOWN = 5  # combinations named whole in the error; a store may hold hundreds
+
+
+def _first(names: Sequence[str]) -> str:
+    """The first few names, each whole (cutting the text could end inside a hint's --kernel
+    or --device), then how many more there are."""
+    more = len(names) - _SHOWN
+    return "; ".join(names[:_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _problem_text(problem: Mapping[str, Any]) -> str:
