@@ -297,6 +297,7 @@ def test_a_cache_home_under_a_file_is_refused_before_any_command_runs(
     [
         (["export", "--kernel", "zzz"], "no --kernel 'zzz'"),  # a bare CSV header, exit 0
         (["export", "--format", "kt-cache", "--json"], "give one"),  # --json won silently
+        (["export", "--format", "csv", "--json"], "--format csv another file"),  # JSON came
     ],
 )
 def test_export_refuses_what_it_silently_misread(store, capsys, args, message):

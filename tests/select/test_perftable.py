@@ -189,6 +189,30 @@ def test_an_export_keeps_the_fixed_problem_values(db, tmp_path):
     assert back.configs == t.configs and np.array_equal(back.times, t.times, equal_nan=True)
 
 
+def test_a_wrong_result_in_any_campaign_is_a_failure_not_a_time(db, tmp_path, capsys):
+    # A verified campaign found _C1 wrong; an unverified one timed it fast. The table took the
+    # fastest ok median, so 'select fit' shipped the configuration 'results' ranks as wrong.
+    from perfport.cli import main
+
+    device, spec = _device("GPU A"), builtin("matmul")
+    full = spec.problem.merged(_SMALL)
+    with Store(db) as store:
+        ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(full))
+        for key, wrong_ms in (("checked", None), ("unchecked", 0.1)):
+            campaign = store.open_campaign(key, ids, "brute_force", 0, {}, PruningReport(1, 1, ()))
+            store.record(campaign, Measurement(Config.of(_C2), Outcome.OK, times_ms=(2.0, 2.0)))
+            store.record(campaign, Measurement(Config.of(_C1), Outcome.WRONG_RESULT, "differs")
+                         if wrong_ms is None
+                         else Measurement(Config.of(_C1), Outcome.OK, times_ms=(0.1, 0.1)))  # fmt: skip
+    t = from_store(db)
+    assert t.configs == ((1, 1, 1, 8, 8), (4, 4, 4, 16, 16))
+    assert np.isnan(t.times[0, 0]) and t.times[0, 1] == 2.0
+    out = tmp_path / "bundle"
+    assert main(["select", "fit", "--data", str(db), "--kernels", "1", "--out", str(out),
+                 "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["configs"] == [_C2]
+
+
 def test_from_store_refuses_to_mix_devices_or_kernels(db):
     with Store(db) as store:
         _fill(store, _device("GPU A"), "matmul", [(_SMALL, _C1, 1.0, "a")])
@@ -205,6 +229,21 @@ def test_from_store_refuses_to_mix_devices_or_kernels(db):
         from_store(db, kernel="convolution")
     with pytest.raises(SelectError, match="no store"):
         from_store(db.parent / "absent.db")
+
+
+def test_a_device_is_chosen_by_its_id_as_results_chooses_it(db, cpu, tmp_path, capsys):
+    # 'select export --device opencl:0:0' said the store had no results: the id was matched
+    # as a name, where results, export, report and replay look up its fingerprint.
+    from perfport.cli import main
+
+    with Store(db) as store:
+        _fill(store, cpu, "matmul", [(_SMALL, _C1, 1.0, "a")])
+        _fill(store, _device("GPU B"), "matmul", [(_SMALL, _C1, 2.0, "a")])
+    assert from_store(db, device=cpu.id).times.tolist() == [[1.0]]
+    out = tmp_path / "t.csv.gz"
+    assert main(["select", "export", "--db", str(db), "--device", cpu.id, "--out", str(out),
+                 "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["device"] == cpu.name
 
 
 def test_from_a_real_sweep(db, cpu, tmp_path):

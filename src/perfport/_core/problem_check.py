@@ -51,3 +51,16 @@ def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) 
             f"kernel {spec.name}: problem value {name} must be {kind} (default {default!r}), "
             f"got {value!r}"
         )
+
+
+def typed_as(stored: Any, text: str) -> bool:
+    """Whether a stored problem value is the one typed as ``text`` on a command line: the
+    same text, or numbers of the same value (a=2 is a stored a=2.0)."""
+    if str(stored) == text:
+        return True
+    if isinstance(stored, bool) or not isinstance(stored, int | float):
+        return False
+    try:
+        return float(text) == stored
+    except ValueError:
+        return False

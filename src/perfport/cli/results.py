@@ -51,15 +51,16 @@ def add_parser(sub: Subcommands) -> None:
     p.add_argument(
         "--format",
         choices=("csv", "json", "kt-cache", "t4"),
-        default="csv",
-        help="kt-cache and t4 hold one device/kernel/problem: narrow with --kernel/--device",
+        help="default csv; kt-cache and t4 hold one device/kernel/problem: narrow with "
+        "--kernel/--device",
     )
     p.add_argument(
         "--problem", nargs="+", action="extend", default=[], metavar="NAME=VALUE",
         help="kt-cache and t4: only the results at these problem values (a kernel tuned at "
         "several sizes), e.g. --problem n=4096",
     )  # fmt: skip
-    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("--json", action="store_true",
+                   help="same as --format json (refused with another --format)")  # fmt: skip
     p.add_argument("--output", "-o", help="file to write (default: standard output)")
     p.set_defaults(run=run_export)
 
@@ -125,11 +126,13 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
     from perfport.store.formats.t4 import t4_text, to_t4
     from perfport.store.queries import no_match
 
-    if args.json and args.format not in ("csv", "json"):  # csv: the default, not a choice
+    # --json is --format json, for every format alike: with another --format (csv too, which
+    # it used to override silently) the two ask for different files.
+    if args.json and args.format not in (None, "json"):
         raise PerfportError(
             f"--json writes perfport's JSON rows, --format {args.format} another file: give one"
         )
-    fmt = "json" if args.json else args.format
+    fmt = "json" if args.json else args.format or "csv"
     args.device = stored_device(args.device)
     check_output(args.output, "--output")
     if args.problem and fmt not in ("kt-cache", "t4"):  # csv and json were silently unfiltered

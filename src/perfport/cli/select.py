@@ -116,7 +116,9 @@ def _add_export(sel_sub: Subcommands) -> None:
     )
     p.add_argument("--out", required=True, help="the .csv.gz to write")
     p.add_argument("--kernel", help="the kernel, when the store holds several")
-    p.add_argument("--device", help="the device, when the store holds several")
+    p.add_argument(
+        "--device", help="the device (name, fingerprint or id), when the store holds several"
+    )
     _add_problem_filter(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_export)

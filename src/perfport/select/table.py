@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import value_key
+from perfport._core import Outcome, value_key
+from perfport.devices import stored_device
 from perfport.select.errors import SelectError
 from perfport.store import Store, declared_params, export_rows
 
@@ -145,18 +146,19 @@ def from_store(
 ) -> PerfTable:
     """Every ok median time of one kernel on one device in a perfport store.
 
-    ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name or
-    fingerprint; either may be left out where the store holds only one. ``problem`` keeps
-    only the campaigns whose problem has these values (``{"dtype": "float"}``). Where several
-    campaigns timed the same configuration at the same problem, the fastest median counts.
-    Problem values that are the same everywhere and not numbers (``dtype``) are dropped; the
-    rest become the problem features.
+    ``kernel`` is a kernel name or source-hash prefix, ``device`` a device name, fingerprint
+    or id of this machine (``opencl:0:0``, as ``results`` takes); either may be left out where
+    the store holds only one. ``problem`` keeps only the campaigns whose problem has these
+    values (``{"dtype": "float"}``). Where several campaigns timed the same configuration at the same problem, the fastest median counts,
+    unless any found it a wrong result: then NaN, as ``results`` ranks it. Problem values
+    that are the same everywhere and not numbers (``dtype``) are dropped; the rest become
+    the problem features.
     """
     path = Path(db_path)
     if not path.is_file():
         raise SelectError(f"no store at {path}; give the --db of a sweep or tuning run")
     with Store(path, create=False) as store:
-        rows = list(export_rows(store, kernel=kernel, device=device))
+        rows = list(export_rows(store, kernel=kernel, device=stored_device(device)))
         if not rows:
             raise SelectError(
                 f"{path} has no results for kernel {kernel or '(any)'} on device "
@@ -172,10 +174,13 @@ def from_store(
     problem_keys: dict[str, int] = {}
     config_keys: dict[str, int] = {}
     best: dict[tuple[int, int], float] = {}
+    wrong: set[tuple[int, int]] = set()
     for r in rows:
         pi = problem_keys.setdefault(json.dumps(dict(r.problem), sort_keys=True), len(problem_keys))
         ci = config_keys.setdefault(json.dumps(dict(r.config), sort_keys=True), len(config_keys))
-        if r.ok and r.median_ms is not None and r.median_ms > 0:
+        if r.outcome is Outcome.WRONG_RESULT:  # outweighs an ok of any campaign (an
+            wrong.add((pi, ci))  # unverified one's proves nothing), as 'results' ranks it
+        elif r.ok and r.median_ms is not None and r.median_ms > 0:
             best[pi, ci] = min(r.median_ms, best.get((pi, ci), math.inf))
 
     problems = [json.loads(k) for k in problem_keys]
@@ -186,7 +191,7 @@ def from_store(
     param_names = _param_order(configs, declared)
     times = np.full((len(problems), len(configs)), np.nan)
     for (pi, ci), t in best.items():
-        times[pi, ci] = t
+        times[pi, ci] = np.nan if (pi, ci) in wrong else t
     # A canonical order (problems by their values, configurations by theirs) so that the same
     # measurements give the same table whatever order the store holds them in.
     config_values = [tuple(c[p] for p in param_names) for c in configs]

@@ -150,13 +150,38 @@ def _many_campaigns(store: Store, ids: list[int]) -> dict[Target, dict[str, Any]
     return groups
 
 
-def _spaces(store: Store, ids: Target) -> list[dict[str, Any]]:
+# A campaign of a list of configurations (tune --configs): the strategy it is stored with.
+_LISTED = "listed"
+
+# The configurations a list's campaign stored as pruned that no other campaign of the target
+# stored: those outside the device's space, which a search never measures (one pruned once
+# built that a partial search did not reach is taken for one too: off by one at worst).
+_LISTED_PRUNED = f"""
+SELECT COUNT(DISTINCT r.config_id) FROM results r JOIN campaigns g ON g.id = r.campaign_id
+WHERE g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND g.strategy = '{_LISTED}'
+  AND r.outcome = 'pruned' AND r.config_id NOT IN (
+    SELECT r2.config_id FROM results r2 JOIN campaigns g2 ON g2.id = r2.campaign_id
+    WHERE g2.device_id = ? AND g2.kernel_id = ? AND g2.problem_id = ?
+      AND g2.strategy <> '{_LISTED}')
+"""
+
+
+def _pruned_before_building(store: Store, ids: Target) -> int:
+    """Configurations the device's limits ruled out of the space, not stored as results: the
+    space's count, of a campaign that searched it. A list's campaign stores its listed ones
+    the device cannot run as pruned results (counted already), and the rest of its space was
+    never asked about; where both kinds of campaign exist, those stored ones are among the
+    space's count, so they are not counted twice."""
     rows = store.query(
-        "SELECT g.space FROM campaigns g WHERE g.device_id = ? AND g.kernel_id = ? AND "
-        "g.problem_id = ? AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)",
+        "SELECT g.space, g.strategy FROM campaigns g WHERE g.device_id = ? AND g.kernel_id = ? "
+        "AND g.problem_id = ? AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)",
         ids,
     )
-    return [json.loads(r[0]) for r in rows]
+    searched = [json.loads(r[0]).get("pruned", 0) for r in rows if r[1] != _LISTED]
+    pruned = max(searched, default=0)
+    if pruned and len(searched) < len(rows):
+        pruned -= min(pruned, store.query(_LISTED_PRUNED, (*ids, *ids))[0][0])
+    return int(pruned)
 
 
 def _best_of(store: Store, config_id: int | None, ids: Target) -> Any:
@@ -175,7 +200,7 @@ def _best_result(
     info = store.query(_TARGET_INFO, ids)[0]
     spec = json.loads(info["spec"])
     counts: Counter[str] = group["counts"]
-    pre_pruned = max((s.get("pruned", 0) for s in _spaces(store, ids)), default=0)
+    pre_pruned = _pruned_before_building(store, ids)
     if pre_pruned:
         counts[Outcome.PRUNED.value] += pre_pruned
     default = Config.of(spec["default"]) if spec.get("default") is not None else None

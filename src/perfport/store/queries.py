@@ -13,6 +13,7 @@ import numpy as np
 
 from perfport._core import Check, Config, ExpressionError, Outcome, Problem, StoreError
 from perfport._core.metrics import Ceilings, ResultMetrics
+from perfport._core.problem_check import typed_as
 from perfport.store.ceilings import stored_ceilings
 from perfport.store.store import Store
 
@@ -48,7 +49,7 @@ class BestResult:
     best_ms: float | None
     default: Config | None
     default_ms: float | None
-    outcomes: dict[str, int]  # per distinct configuration, plus those pruned before building
+    outcomes: dict[str, int]  # per distinct configuration, plus the space's pruned (as tune)
     campaigns: int
     best_verification: Check | None = None  # the best result's check (None: unknown)
     best_verified_against: str | None = None
@@ -296,7 +297,7 @@ def one_group(
     rows = [
         r
         for r in export_rows(store, kernel=kernel, device=device)
-        if all(k in r.problem and _typed_as(r.problem[k], v) for k, v in wanted.items())
+        if all(k in r.problem and typed_as(r.problem[k], v) for k, v in wanted.items())
     ]
     if not rows:
         raise StoreError(no_match(store, kernel, device) or
@@ -314,7 +315,7 @@ def one_group(
             text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
-            f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:600]}); "
+            f"{len(groups)} device/kernel/problem combinations match ({_first(names)}); "
             f"narrow it with {options}"
         )
     chosen: dict[str, ResultRow] = {}
@@ -325,16 +326,14 @@ def one_group(
     return list(chosen.values())
 
 
-def _typed_as(stored: Any, text: str) -> bool:
-    """Whether a stored problem value is the one typed as ``text``."""
-    if str(stored) == text:
-        return True
-    if isinstance(stored, bool) or not isinstance(stored, int | float):
-        return False
-    try:
-        return float(text) == stored
-    except ValueError:
-        return False
+_SHOWN = 5  # combinations named whole in the error; a store may hold hundreds
+
+
+def _first(names: Sequence[str]) -> str:
+    """The first few names, each whole (cutting the text could end inside a hint's --kernel
+    or --device), then how many more there are."""
+    more = len(names) - _SHOWN
+    return "; ".join(names[:_SHOWN]) + (f"; and {more} more" if more > 0 else "")
 
 
 def _problem_text(problem: Mapping[str, Any]) -> str:

@@ -88,3 +88,26 @@ def test_a_parameter_may_take_both_1_and_true(tmp_path, db):
     assert imported.params == {"p": [1, True]} and stored == ['{"p":1}', '{"p":true}']
     again = _refused(tmp_path, tmp_path / "other.db", _t4([{"p": True}, {"p": True}]))
     assert "a configuration appears twice" in again
+
+
+def test_the_exported_time_is_the_median_perfport_ranks_by(tmp_path, db):
+    """The export wrote the mean of the runtimes, a warm-up outlier included, so its lowest
+    time named another best than 'results' and the kt-cache export (both the median)."""
+    from perfport.store import best_results
+    from perfport.store.formats.importing import parse
+    from perfport.store.formats.t4 import to_t4
+
+    data = _t4([{"wg": 64}, {"wg": 512}])
+    data["results"][0]["times"]["runtimes"] = [30.0, 2.0, 2.0, 2.0]  # a slow first launch
+    data["results"][1]["times"]["runtimes"] = [3.0, 3.0, 3.0]
+    path = tmp_path / "t4.json"
+    path.write_text(json.dumps(data))
+    with Store(db) as store:
+        import_file(store, path, device="GPU", kernel="k")
+        (best,) = best_results(store)
+        exported = to_t4(store)
+    value = {r["configuration"]["wg"]: r["measurements"][0]["value"] for r in exported["results"]}
+    assert value == {64: 2.0, 512: 3.0} and dict(best.best) == {"wg": 64}
+    again = parse(tmp_path / "t4.json", device="GPU", kernel="k")
+    path.write_text(json.dumps(exported))  # perfport's own export imports back as it was
+    assert parse(path, device="GPU", kernel="k").measurements == again.measurements

@@ -14,7 +14,7 @@ from perfport.store.formats.imported import Imported, finite_ms, malformed, plai
 from perfport.store.formats.json_text import strict_json
 from perfport.store.formats.kt_cache import stamp
 from perfport.store.formats.untrusted import clip
-from perfport.store.queries import one_group
+from perfport.store.queries import ResultRow, one_group
 from perfport.store.store import Store
 
 T4_INVALIDITY = {
@@ -124,7 +124,8 @@ def to_t4(
     device: str | None = None,
     problem: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One device/kernel/problem's results in the T4 format."""
+    """One device/kernel/problem's results in the T4 format; a correct result's ``time``
+    measurement is its median, ``runtimes`` every sample."""
     invalidity = {o: s for s, o in T4_INVALIDITY.items()}
     results = []
     for r in one_group(store, kernel=kernel, device=device, problem=problem):
@@ -144,7 +145,7 @@ def to_t4(
                 "measurements": [
                     {
                         "name": "time",
-                        "value": float(np.mean(r.times_ms)) if r.ok else None,
+                        "value": _median(r) if r.ok else None,
                         "unit": "ms",
                     }
                 ],
@@ -152,6 +153,12 @@ def to_t4(
             }
         )
     return {"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"}, "results": results}
+
+
+def _median(r: ResultRow) -> float:
+    """The time perfport ranks by (as the kt-cache export's ``time``): the stored median, not
+    the mean, which a slow first launch or a re-timing's samples would move."""
+    return float(r.median_ms if r.median_ms is not None else np.median(r.times_ms))
 
 
 def t4_text(document: Mapping[str, Any]) -> str:
