@@ -1,0 +1,1 @@
+#define TWICE(v) (2.0f * (v))
