@@ -240,7 +240,13 @@ class OpenCLSession(Session):
         if language is Language.CUDA:
             raise BuildError("a CUDA kernel cannot run on an OpenCL device")
         text = OPENCL_PRELUDE + source if language is Language.PORTABLE else source
-        options = [f"-D{k}={v}" for k, v in defines.items()]
+        # The build options are one string split at spaces: a value with a space
+        # (ETYPE=unsigned int) goes in as a #define line, as CUDA takes it as an option.
+        spaced = {k: v for k, v in defines.items() if " " in v or "\t" in v}
+        if spaced:
+            lines = "".join(f"#define {k} {v}\n" for k, v in spaced.items())
+            text = f"{lines}#line 1\n{text}"
+        options = [f"-D{k}={v}" for k, v in defines.items() if k not in spaced]
         try:
             with captured_output() as captured:  # kept with the result, off the terminal
                 # only for this device: a shared context may hold other devices
