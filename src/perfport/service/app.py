@@ -335,8 +335,15 @@ def serve(
 
     uvicorn = require("uvicorn", _EXTRA, _PURPOSE)
     model = model if isinstance(model, WgModel) else load_model(model)
-    if compiles_kernels(model) and (missing := probe_features()) is not None:
-        raise MissingExtra(missing)  # one line now, not a 503 for every question
+    if compiles_kernels(model):
+        # One line now, not a 503 for every question: what the daemon lacks, or a memory
+        # limit under which not even a built-in stencil compiles on this machine (checked by
+        # compiling one, seconds, only below the default, which leaves PoCL twice its need).
+        limits = compile_limits or CompileLimits()
+        lowered = limits.memory_bytes < CompileLimits().memory_bytes
+        problem = probe_features(limits if lowered else None)
+        if problem is not None:
+            raise PerfportError(problem)
     if not is_loopback(host):
         print(f"perfport serve: warning: binding {host}, not loopback: anyone who reaches it "
               "can ask it to compile kernels; bind 127.0.0.1 unless you need the network",
