@@ -151,6 +151,7 @@ class WgService:
         # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
         self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
         self._watch: ReadOnlyStore | None = None
+        self._watched: tuple[int, int] | None = None  # the file it opened (``_identity``)
         self._watching = threading.Lock()
         # One write connection, used under self._write: opening one checks the whole file
         # (quick check, schema, values), which a refusal should not pay each time.
@@ -222,9 +223,17 @@ class WgService:
         self.compiler.counts(found.spec, dict(found.defines))
 
     def _reader(self) -> Store | None:
+        # A connection reads the file it opened, even after that file is replaced (a backup
+        # restored): reopened when the path names another file, as the writer is.
+        now = _identity(self.db)
         store = getattr(self._local, "store", None)
-        if store is None and Path(self.db).is_file():
+        if store is not None and self._local.identity != now:
+            self._local.store = None
+            store.close()
+            store = None
+        if store is None and now is not None:
             store = self._local.store = ReadOnlyStore(self.db)
+            self._local.identity = now
         return store
 
     def refused(self, found: Scenario) -> frozenset[tuple[int, int]]:
@@ -255,9 +264,18 @@ class WgService:
         return known[1] if self._data_version(None) == known[0] else None
 
     def _data_version(self, store: Store | None) -> int | None:
-        # One connection reports the version, so values compare; opened by a worker thread.
+        # One connection reports the version, so values compare; opened by a worker thread
+        # (``store`` given), and again when the path names another file than it opened: on
+        # the event loop (no ``store``), that is None, so the refusals are read again.
         with self._watching:
+            if self._watch is not None and _identity(self.db) != self._watched:
+                if store is None:
+                    return None
+                self._watch.close()
+                self._watch = None
+                self._known.clear()  # versions of another connection, which do not compare
             if self._watch is None and store is not None and getattr(store, "wal", False):
+                self._watched = _identity(self.db)
                 self._watch = ReadOnlyStore(self.db)
             if self._watch is None:
                 return None
@@ -444,6 +462,15 @@ def compiles_kernels(model: WgModel) -> bool:
     """Whether ``model`` needs kernels' instruction counts: one trained on the compile-free
     features ('wg train --compile-free') compiles nothing (no PoCL, no llvmlite)."""
     return not set(model.feature_names) <= set(COMPILE_FREE_FEATURES)
+
+
+def _identity(db: str | Path) -> tuple[int, int] | None:
+    """Which file ``db`` names now (device, inode), or None where it names none."""
+    try:
+        st = Path(db).stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _file_state(db: str | Path) -> tuple[int, ...]:
