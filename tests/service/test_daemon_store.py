@@ -43,3 +43,44 @@ def test_refusals_count_after_the_database_is_replaced(daemon_model, tmp_path):
     _replace(db, garbage)
     answer = client.post("/v1/wg/predict", json=REQUEST)
     assert answer.status_code == 503 and "daemon.db" in answer.json()["detail"], answer.text
+
+
+def test_a_clients_refusals_never_steer_a_local_device_alike(daemon_model, tmp_path, cpu):
+    # A client describing a device with this machine's properties shared its row: its
+    # refusals steered 'perfport wg predict --db' for the local device.
+    from dataclasses import replace
+
+    from perfport import builtin
+    from perfport.wg import refused_sizes
+
+    db = tmp_path / "daemon.db"
+    alike = {k: v for k, v in cpu.to_json().items() if k not in ("id", "fingerprint")}
+    request = {"kernel": "sobel", "problem": {"width": 256, "height": 256}, "device": alike}
+    client = TestClient(create_app(daemon_model, db))
+    wg = client.post("/v1/wg/predict", json=request).json()["wg"]
+    assert client.post("/v1/wg/refused", json={**request, "wg": wg}).json()["stored"] is True
+    assert client.post("/v1/wg/predict", json=request).json()["refused_known"] == 1
+    spec = builtin("sobel")
+    assert refused_sizes(db, spec, cpu) == set()
+    described = replace(cpu, id=f"client:{cpu.name}")
+    assert described.fingerprint != cpu.fingerprint
+    assert refused_sizes(db, spec, described) == {tuple(wg)}
+
+
+def test_refusals_an_older_daemon_stored_under_a_local_device_do_not_steer_it(tmp_path, cpu):
+    # Older daemons stored them under the local fingerprint: local predictions skip them, and
+    # still count the local device's own refused launches.
+    from perfport import Measurement, Outcome, builtin
+    from perfport._core import Config
+    from perfport.space import PruningReport
+    from perfport.store import Store
+    from perfport.wg import refused_sizes
+
+    db, spec = tmp_path / "old.db", builtin("sobel")
+    with Store(db) as store:
+        ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(spec.problem))
+        for strategy, wg in (("reported", (32, 8)), ("random", (16, 16))):
+            campaign = store.open_campaign(strategy, ids, strategy, 0, {}, PruningReport(0, 0, ()))
+            config = Config.of(wc=wg[0], wr=wg[1])
+            store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, "x"))
+    assert refused_sizes(db, spec, cpu) == {(16, 16)}

@@ -43,7 +43,7 @@ from perfport.kernels.client_source import check_client_source
 from perfport.service.compiler import CompileLimits, CompilePool, features_missing
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.space import PruningReport
-from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
+from perfport.store import REPORTED, ReadOnlyStore, Store, count_outcomes_of_strategy
 from perfport.store.integrity import recovery_hint
 from perfport.tune import resolve_problem
 from perfport.wg import (
@@ -59,7 +59,6 @@ from perfport.wg.predict import check_model_features, legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
 MESSAGE_KEPT = 300  # characters of a client's refusal message that are stored
-REPORTED = "reported"  # the strategy of the campaigns holding client-reported refusals
 _FILES = (".py", ".toml", ".yaml", ".yml", ".json")
 
 
