@@ -84,3 +84,33 @@ def test_refusals_an_older_daemon_stored_under_a_local_device_do_not_steer_it(tm
             config = Config.of(wc=wg[0], wr=wg[1])
             store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, "x"))
     assert refused_sizes(db, spec, cpu) == {(16, 16)}
+
+
+def test_a_refusal_meeting_a_held_write_lock_is_a_503_after_a_bounded_wait(
+    daemon_model, tmp_path, monkeypatch, capfd
+):
+    # It waited for as long as another process held the lock, printing the CLI's
+    # "waiting for it (Ctrl-C to stop)" into the server's log.
+    import time
+
+    import perfport.service.service as service_module
+    from perfport.store import Store
+
+    monkeypatch.setattr(service_module, "LOCK_WAIT_S", 0.5)
+    db = tmp_path / "daemon.db"
+    Store(db).close()
+    client = TestClient(create_app(daemon_model, db))
+    wg = client.post("/v1/wg/predict", json=REQUEST).json()["wg"]
+    for fresh in (True, False):  # the daemon's write connection opened under the lock, or before
+        holder = sqlite3.connect(db, timeout=1, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        started = time.monotonic()
+        told = client.post("/v1/wg/refused", json={**REQUEST, "wg": wg})
+        holder.execute("ROLLBACK")
+        holder.close()
+        assert told.status_code == 503 and told.headers["retry-after"], (fresh, told.text)
+        assert "locked by another process" in told.json()["detail"]
+        assert time.monotonic() - started < 10
+        assert client.post("/v1/wg/refused", json={**REQUEST, "wg": wg}).status_code == 200
+        wg = client.post("/v1/wg/predict", json=REQUEST).json()["wg"]
+    assert "Ctrl-C" not in capfd.readouterr().err

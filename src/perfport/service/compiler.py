@@ -47,8 +47,9 @@ _RESOURCE_ERRORS = ("OUT_OF_HOST_MEMORY", "OUT_OF_RESOURCES", "MEM_OBJECT_ALLOCA
 
 
 class ServiceBusy(PerfportError):
-    """The daemon cannot compile the kernel now (every compile slot stayed busy for the whole
-    time limit): its problem, not the client's, who should retry (503 with Retry-After)."""
+    """The daemon cannot do the work now (every compile slot stayed busy for the whole time
+    limit; another process holds its database's write lock): its problem, not the client's,
+    who should retry (503 with Retry-After)."""
 
 
 class CompileUnfinished(ServiceBusy):

@@ -40,11 +40,16 @@ from perfport.features import COMPILE_FREE_FEATURES
 from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
 from perfport.kernels.client_source import check_client_source
-from perfport.service.compiler import CompileLimits, CompilePool, features_missing
+from perfport.service.compiler import (
+    CompileLimits,
+    CompilePool,
+    ServiceBusy,
+    features_missing,
+)
 from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
 from perfport.space import PruningReport
 from perfport.store import REPORTED, ReadOnlyStore, Store, count_outcomes_of_strategy
-from perfport.store.integrity import recovery_hint
+from perfport.store.integrity import DatabaseLocked, recovery_hint
 from perfport.tune import resolve_problem
 from perfport.wg import (
     WgModel,
@@ -59,6 +64,7 @@ from perfport.wg.predict import check_model_features, legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
 MESSAGE_KEPT = 300  # characters of a client's refusal message that are stored
+LOCK_WAIT_S = 5.0  # how long a refusal waits for another process's write lock (then a 503)
 _FILES = (".py", ".toml", ".yaml", ".yml", ".json")
 
 
@@ -376,7 +382,16 @@ class WgService:
             if (wc, wr) in known:
                 return RefusalStored(False, (wc, wr))
             self._check_room(found, len(known))
-            added = self._store_refusal(found, config, message)
+            try:
+                added = self._store_refusal(found, config, message)
+            except (sqlite3.OperationalError, DatabaseLocked) as exc:
+                if "locked" not in str(exc):
+                    raise
+                raise ServiceBusy(
+                    f"the daemon's database {self.db} is locked by another process (a perfport "
+                    f"import or tune, or an SQLite session) for over {LOCK_WAIT_S:g} s; the "
+                    "refusal was not stored: retry in a while"
+                ) from None
         return RefusalStored(added, (wc, wr))
 
     def _check_plausible(self, found: Scenario, wg: tuple[int, int]) -> None:
@@ -422,7 +437,7 @@ class WgService:
             self._writer.close()
             self._writer = None
         if self._writer is None:
-            self._writer = Store(self.db, shared=True)
+            self._writer = Store(self.db, shared=True, lock_timeout_s=LOCK_WAIT_S)
         return self._writer
 
     def _store_refusal(self, found: Scenario, config: Config, message: str) -> bool:
