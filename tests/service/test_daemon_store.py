@@ -1,6 +1,7 @@
 """The daemon's database as the daemon meets it over its life: replaced, locked, full."""
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +115,32 @@ def test_a_refusal_meeting_a_held_write_lock_is_a_503_after_a_bounded_wait(
         assert client.post("/v1/wg/refused", json={**REQUEST, "wg": wg}).status_code == 200
         wg = client.post("/v1/wg/predict", json=REQUEST).json()["wg"]
     assert "Ctrl-C" not in capfd.readouterr().err
+
+
+# What docs/wg.md gives the operator to remove client refusals older than 30 days.
+REMOVE_OLD = (
+    "DELETE FROM results WHERE campaign_id IN (SELECT id FROM campaigns WHERE strategy = "
+    "'reported') AND created < strftime('%s', 'now') - 30 * 86400"
+)
+
+
+def test_a_full_database_says_what_the_operator_does_and_removing_old_refusals_works(
+    daemon_model, tmp_path
+):
+    # It was a 429 'remove old ones' with Retry-After 60: retrying never helped, and no
+    # command removed them.
+    from perfport.service.limits import RefusalLimits
+
+    db = tmp_path / "daemon.db"
+    limits = RefusalLimits(per_minute=10_000, burst=100, total=1)
+    client = TestClient(create_app(daemon_model, db, refusal_limits=limits))
+    wg = client.post("/v1/wg/predict", json=REQUEST).json()["wg"]
+    assert client.post("/v1/wg/refused", json={**REQUEST, "wg": wg}).status_code == 200
+    wg = client.post("/v1/wg/predict", json=REQUEST).json()["wg"]
+    full = client.post("/v1/wg/refused", json={**REQUEST, "wg": wg})
+    assert full.status_code == 507 and "retry-after" not in full.headers
+    assert "operator must remove old ones" in full.json()["detail"]
+    assert REMOVE_OLD in (Path(__file__).parents[2] / "docs" / "wg.md").read_text()
+    with sqlite3.connect(db) as conn:
+        conn.execute(REMOVE_OLD.replace("- 30 * 86400", "+ 1"))  # every one: they are new
+    assert client.post("/v1/wg/refused", json={**REQUEST, "wg": wg}).status_code == 200

@@ -31,6 +31,7 @@ from perfport.service.limits import (
     RateLimited,
     RefusalGate,
     RefusalLimits,
+    RefusalsFull,
 )
 from perfport.service.service import WgService, compiles_kernels
 from perfport.wg import WgModel, load_model
@@ -114,7 +115,7 @@ def create_app(
 
     @app.post(
         "/v1/wg/refused",
-        responses=_errors(400, 401, 413, 422, 429, 503),
+        responses=_errors(400, 401, 413, 422, 429, 503, 507),
         dependencies=[] if token is None else [fastapi.Depends(_bearer(fastapi, token))],
     )
     async def refused(request: RefusedRequest) -> dict[str, Any]:
@@ -171,6 +172,8 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
     """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
     if isinstance(exc, RateLimited):
         return 429, str(exc), exc.retry_after_s or 60.0
+    if isinstance(exc, RefusalsFull):  # Insufficient Storage: the operator's, not a retry's
+        return 507, str(exc), None
     if isinstance(exc, ServiceBusy | GateUnavailable):
         return 503, str(exc), 5.0
     if isinstance(exc, StoreError | MissingExtra):  # the daemon's database or installation

@@ -46,7 +46,13 @@ from perfport.service.compiler import (
     ServiceBusy,
     features_missing,
 )
-from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
+from perfport.service.limits import (
+    Implausible,
+    RateLimited,
+    RefusalGate,
+    RefusalLimits,
+    RefusalsFull,
+)
 from perfport.space import PruningReport
 from perfport.store import REPORTED, ReadOnlyStore, Store, count_outcomes_of_strategy
 from perfport.store.integrity import DatabaseLocked, recovery_hint
@@ -423,9 +429,11 @@ class WgService:
             reader = self._reader()
             reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
         if reported >= limits.total:
-            raise RateLimited(
-                f"the database holds {reported} client-reported refusals, the most the "
-                "daemon stores; remove old ones or start it with a larger --max-refusals"
+            raise RefusalsFull(
+                f"the daemon's database holds {reported} client-reported refusals, the most it "
+                "stores (--max-refusals); this one was not stored, and retrying will not store "
+                "it: the daemon's operator must remove old ones (docs/wg.md says how) or "
+                "restart it with a larger --max-refusals"
             )
 
     def _store(self) -> Store:
