@@ -336,7 +336,10 @@ def serve(
     import secrets
     import sys
 
+    from perfport.service.workers import bind, resolve, run_workers
+
     uvicorn = require("uvicorn", _EXTRA, _PURPOSE)
+    resolve(host, port)  # a --host that names nothing is one line, before any token is printed
     model = model if isinstance(model, WgModel) else load_model(model)
     if compiles_kernels(model):
         # One line now, not a 503 for every question: what the daemon lacks, or a memory
@@ -361,21 +364,19 @@ def serve(
     # by the collector's full passes, which paused one first-time answer in a few hundred for
     # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results). Frozen before
     # the workers fork, the pages stay shared.
-    from perfport.service.workers import bind, run_workers
-
     if workers <= 1:
         app = build()
         # Bound here, not by uvicorn: a port in use is one line before the URL is printed,
         # not the URL and then uvicorn's own error.
         sock = bind(host, port)
-        print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
+        print(f"perfport serve: {_url(host, sock)}", file=sys.stderr, flush=True)
         gc.collect()
         gc.freeze()
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
         return
     WgService(model, db)  # a bad --db is refused here, once, not by every worker
     sock = bind(host, port)
-    print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",
+    print(f"perfport serve: {_url(host, sock)} ({workers} worker processes)",
           file=sys.stderr, flush=True)  # fmt: skip
     gc.collect()
     gc.freeze()
@@ -385,3 +386,8 @@ def serve(
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
     run_workers(workers, sock, serve_one, refusal_limits or RefusalLimits())
+
+
+def _url(host: str, sock: Any) -> str:
+    """The health URL of the bound socket: its port, which --port 0 leaves to the system."""
+    return f"http://{host}:{sock.getsockname()[1]}/v1/health"
