@@ -46,3 +46,12 @@ def test_port_0_prints_the_port_the_system_chose(
     bound[0].close()
     printed = re.search(r"http://127\.0\.0\.1:(\d+)/v1/health", capsys.readouterr().err)
     assert printed and int(printed.group(1)) == port != 0
+
+
+def test_health_answers_head(daemon_model, tmp_path):
+    # A HEAD probe got 405 Method Not Allowed.
+    from fastapi.testclient import TestClient
+
+    client = TestClient(app_module.create_app(daemon_model, tmp_path / "d.db"))
+    answer = client.head("/v1/health")
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"

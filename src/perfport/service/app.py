@@ -79,7 +79,8 @@ def create_app(
     # Questions prepared while others wait are answered by one call of the model.
     answers = Coalescer(service.answer_many)
 
-    @app.get("/v1/health", responses=_errors(503))
+    # HEAD too: load balancers and uptime probes often ask that way.
+    @app.api_route("/v1/health", methods=["GET", "HEAD"], responses=_errors(503))
     async def health() -> Any:
         return _health(service, answers)
 
