@@ -55,3 +55,17 @@ def test_health_answers_head(daemon_model, tmp_path):
     client = TestClient(app_module.create_app(daemon_model, tmp_path / "d.db"))
     answer = client.head("/v1/health")
     assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("path", ["/v1/wg/predict", "/v1/wg/refused"])
+def test_a_body_that_is_not_utf8_is_named(daemon_model, tmp_path, path):
+    # It was 400 "There was an error parsing the body".
+    from fastapi.testclient import TestClient
+
+    client = TestClient(app_module.create_app(daemon_model, tmp_path / "d.db"))
+    body = b'{"kernel": "sob\xffel", "device": {}}'
+    answer = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"] == (
+        "body: not valid UTF-8 (at byte offset 15); send JSON encoded as UTF-8"
+    )

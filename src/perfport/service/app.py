@@ -224,8 +224,13 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
     @app.exception_handler(require("starlette.exceptions", _EXTRA, _PURPOSE).HTTPException)
     async def unparsed(request: Any, exc: Any) -> Any:
         # FastAPI answers a body its JSON parser gave up on (nesting past Python's recursion
-        # limit) with "There was an error parsing the body": say what is wrong with it.
-        if exc.status_code != 400 or not isinstance(exc.__cause__, RecursionError):
+        # limit, bytes that are not UTF-8) with "There was an error parsing the body": say
+        # what is wrong with it.
+        cause = exc.__cause__
+        if exc.status_code == 400 and isinstance(cause, UnicodeDecodeError):
+            return answer(400, f"body: not valid UTF-8 (at byte offset {cause.start}); send JSON "
+                               "encoded as UTF-8")  # fmt: skip
+        if exc.status_code != 400 or not isinstance(cause, RecursionError):
             return await default(request, exc)
         return answer(400, "body: nested too deeply to parse as JSON; send one JSON object of "
                            "the request's fields")  # fmt: skip
