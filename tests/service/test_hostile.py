@@ -64,10 +64,17 @@ def test_serving_off_loopback_warns_and_generates_a_token(model, tmp_path, monke
         def run(self, sockets):
             served["sockets"] = sockets
 
+    class Bound:  # the fake bind's socket: the address it was asked for
+        def __init__(self, host, port):
+            self.address = (host, port)
+
+        def getsockname(self):
+            return self.address
+
     monkeypatch.setattr(uvicorn, "Server", Server)
-    monkeypatch.setattr(workers, "bind", lambda host, port: (host, port))
+    monkeypatch.setattr(workers, "bind", Bound)
     app_module.serve(model, tmp_path / "d.db", host="192.0.2.1", port=9)
-    assert served["sockets"] == [("192.0.2.1", 9)]
+    assert [s.address for s in served["sockets"]] == [("192.0.2.1", 9)]
     err = capsys.readouterr().err
     assert "warning: binding 192.0.2.1, not loopback" in err
     token = err.split("Authorization: Bearer ")[1].split("'")[0]

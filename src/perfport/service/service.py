@@ -46,6 +46,7 @@ from perfport.service.compiler import (
     ServiceBusy,
     features_missing,
 )
+from perfport.service.db_file import file_identity, file_state
 from perfport.service.limits import (
     Implausible,
     RateLimited,
@@ -162,7 +163,7 @@ class WgService:
         # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
         self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
         self._watch: ReadOnlyStore | None = None
-        self._watched: tuple[int, int] | None = None  # the file it opened (``_identity``)
+        self._watched: tuple[int, int] | None = None  # the file it opened (``file_identity``)
         self._watching = threading.Lock()
         # One write connection, used under self._write: opening one checks the whole file
         # (quick check, schema, values), which a refusal should not pay each time.
@@ -236,7 +237,7 @@ class WgService:
     def _reader(self) -> Store | None:
         # A connection reads the file it opened, even after that file is replaced (a backup
         # restored): reopened when the path names another file, as the writer is.
-        now = _identity(self.db)
+        now = file_identity(self.db)
         store = getattr(self._local, "store", None)
         if store is not None and self._local.identity != now:
             self._local.store = None
@@ -279,14 +280,14 @@ class WgService:
         # (``store`` given), and again when the path names another file than it opened: on
         # the event loop (no ``store``), that is None, so the refusals are read again.
         with self._watching:
-            if self._watch is not None and _identity(self.db) != self._watched:
+            if self._watch is not None and file_identity(self.db) != self._watched:
                 if store is None:
                     return None
                 self._watch.close()
                 self._watch = None
                 self._known.clear()  # versions of another connection, which do not compare
             if self._watch is None and store is not None and getattr(store, "wal", False):
-                self._watched = _identity(self.db)
+                self._watched = file_identity(self.db)
                 self._watch = ReadOnlyStore(self.db)
             if self._watch is None:
                 return None
@@ -441,7 +442,7 @@ class WgService:
         since the daemon's last write (another process wrote, replaced or damaged it), it is
         opened afresh, which checks it again: a damaged database is still refused, while the
         daemon's own refusals pay a stat, not a check of the whole file."""
-        if self._writer is not None and _file_state(self.db) != self._written:
+        if self._writer is not None and file_state(self.db) != self._written:
             self._writer.close()
             self._writer = None
         if self._writer is None:
@@ -469,7 +470,7 @@ class WgService:
             store.close()  # the next write opens (and checks) the file again
             self._writer = None
             raise
-        self._written = _file_state(self.db)
+        self._written = file_state(self.db)
         return added
 
     def close(self) -> None:
@@ -484,26 +485,3 @@ def compiles_kernels(model: WgModel) -> bool:
     """Whether ``model`` needs kernels' instruction counts: one trained on the compile-free
     features ('wg train --compile-free') compiles nothing (no PoCL, no llvmlite)."""
     return not set(model.feature_names) <= set(COMPILE_FREE_FEATURES)
-
-
-def _identity(db: str | Path) -> tuple[int, int] | None:
-    """Which file ``db`` names now (device, inode), or None where it names none."""
-    try:
-        st = Path(db).stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _file_state(db: str | Path) -> tuple[int, ...]:
-    """What changes when anyone writes the database: its file's and its WAL's identity, size
-    and modification time (the WAL's alone, between checkpoints)."""
-    state: list[int] = []
-    for path in (Path(db), Path(f"{db}-wal")):
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            state += [-1, -1, -1]
-        else:
-            state += [st.st_ino, st.st_size, st.st_mtime_ns]
-    return tuple(state)
