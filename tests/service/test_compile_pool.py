@@ -3,6 +3,9 @@ the daemon goes on answering while it runs."""
 
 import http.client
 import json
+import multiprocessing
+import os
+import signal
 import socket
 import statistics
 import threading
@@ -14,7 +17,8 @@ from conftest import BOX_STENCIL
 from perfport._core import SpecError
 from perfport.kernels import builtin
 from perfport.kernels.stencil import make_stencil
-from perfport.service.compiler import CompileLimits, CompilePool
+from perfport.service import compiler
+from perfport.service.compiler import CompileLimits, CompilePool, CompileUnfinished
 
 # Nested macros: 8^4 = 4096 copies of the statement per level of D, 16 M in all.
 BOMB = (
@@ -32,14 +36,76 @@ def test_a_compile_bomb_is_stopped_and_the_pool_goes_on():
     pool = CompilePool(LIMITS)
     bomb = make_stencil("bomb", BOMB, None)  # trusted source: the client checks are not in play
     started = time.monotonic()
-    with pytest.raises(SpecError, match="bomb"):
+    with pytest.raises(CompileUnfinished, match="bomb"):  # the limits stopped it: a 503
         pool.counts(bomb, defines(bomb))
     assert time.monotonic() - started < 20  # the limits, not the bomb, decide
-    with pytest.raises(SpecError, match="bomb"):  # remembered: not compiled again
-        pool.counts(bomb, defines(bomb))
     sobel = builtin("sobel")
     counts = pool.counts(sobel, defines(sobel))
     assert counts["memory"] > 0 and sum(counts.values()) > 10
+
+
+def _forked(monkeypatch, child):
+    """A pool whose builds run ``child`` in a forked process (which keeps the replacement)."""
+    monkeypatch.setattr(compiler, "_child", child)
+    pool = CompilePool(CompileLimits(time_s=2.0))
+    pool._ctx = multiprocessing.get_context("fork")
+    return pool
+
+
+def _counted(conn, *_):
+    conn.send(("ok", {"memory": 1}))
+
+
+def _stalled(*_):
+    time.sleep(30)  # as a loaded machine stalls a build past --compile-timeout
+
+
+def _killed(*_):
+    os.kill(os.getpid(), signal.SIGKILL)  # as the memory limit kills a compiler
+
+
+@pytest.mark.parametrize("child", [_stalled, _killed])
+def test_a_build_the_limits_stopped_is_the_daemons_503_and_not_remembered(monkeypatch, child):
+    # It was a 400 "simplify its body", remembered for that body (under any name) until restart.
+    from perfport.service.app import _error
+
+    spec = make_stencil("stalled", f"return GET(0, 0) * (OUT){len(child.__name__)}.5f;", None)
+    pool = _forked(monkeypatch, child)
+    with pytest.raises(CompileUnfinished, match=r"kernel stalled: .*retry") as raised:
+        pool.counts(spec, defines(spec))
+    assert "body" not in str(raised.value)
+    status, _, retry_after = _error(raised.value)
+    assert status == 503 and retry_after
+    monkeypatch.setattr(compiler, "_child", _counted)
+    assert pool.counts(spec, defines(spec)) == {"memory": 1}  # compiled again: not remembered
+
+
+def test_a_compile_error_is_remembered_and_named_as_each_client_names_the_kernel(monkeypatch):
+    def wrong(conn, *_):
+        conn.send(("spec", "error: expected expression"))
+
+    pool = _forked(monkeypatch, wrong)
+    mine = make_stencil("mine", "return GET(0, 0) +;", None)
+    theirs = make_stencil("theirs", "return GET(0, 0) +;", None)  # the same body
+    with pytest.raises(SpecError, match="kernel mine does not compile: error: expected"):
+        pool.counts(mine, defines(mine))
+    monkeypatch.setattr(compiler, "_child", _counted)  # not asked again: remembered
+    with pytest.raises(SpecError, match="kernel theirs does not compile") as raised:
+        pool.counts(theirs, defines(theirs))
+    assert "mine" not in str(raised.value)
+
+
+def test_a_memory_limit_too_low_for_any_build_is_refused_at_start(daemon_model, tmp_path, capsys):
+    # Every described stencil got a remembered 400 while /v1/health said ok.
+    pytest.importorskip("fastapi")
+    from perfport.cli import main
+
+    argv = ["serve", "--model", str(daemon_model), "--db", str(tmp_path / "d.db"),
+            "--port", "1", "--compile-memory-mb", "256"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--compile-memory-mb 256" in err and "give more" in err
+    assert "http://" not in err
 
 
 def _serve(app):
@@ -99,7 +165,8 @@ def health_during_bomb(model, tmp_path, monkeypatch):
 
 def test_health_answers_while_a_compile_bomb_runs(daemon_model, tmp_path, monkeypatch):
     times, result = health_during_bomb(daemon_model, tmp_path, monkeypatch)
-    assert result["status"] == 400 and "kernel box5x3" in result["text"], result
+    # Stopped by the limits: the daemon's 503, not the client's 400.
+    assert result["status"] == 503 and "kernel box5x3" in result["text"], result
     # The bomb takes its limits' seconds; the loop answered many times meanwhile (when it ran
     # on the loop, no health answer came until the bomb was done).
     assert len(times) >= 20, times

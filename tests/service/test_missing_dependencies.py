@@ -82,7 +82,9 @@ def test_a_missing_dependency_is_a_503(monkeypatch):
 def test_serve_refuses_to_start_without_what_compiling_needs(
     daemon_model, tmp_path, capsys, monkeypatch
 ):
-    monkeypatch.setattr(app_module, "probe_features", lambda: compiler.features_missing("why"))
+    monkeypatch.setattr(
+        app_module, "probe_features", lambda limits=None: compiler.features_missing("why")
+    )
     argv = ["serve", "--model", str(daemon_model), "--db", str(tmp_path / "d.db"), "--port", "1"]
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -156,6 +156,9 @@ class DeviceType(Enum):
     OTHER = "other"
 
 
+CLIENT_PREFIX = "client:"  # the id of a device a daemon's client described: client:NAME
+
+
 @dataclass(frozen=True)
 class DeviceInfo:
     """What perfport knows about one device. ``id`` is how users name it on this machine;
@@ -188,7 +191,16 @@ class DeviceInfo:
             self.version, self.compute_units, self.max_work_group_size,
             list(self.max_work_item_sizes), self.local_mem_bytes, self.subgroup_size,
         ]  # fmt: skip
+        # A device a daemon's client described is never this machine's, however alike: its
+        # row, and the refusals it reported, stay apart. Local fingerprints are unchanged.
+        if self.described_by_client:
+            stable.append("client")
         return hashlib.sha256(json.dumps(stable).encode()).hexdigest()[:16]
+
+    @property
+    def described_by_client(self) -> bool:
+        """Whether a client of 'perfport serve' described this device (not found here)."""
+        return self.id.startswith(CLIENT_PREFIX)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -31,6 +31,7 @@ from perfport.service.limits import (
     RateLimited,
     RefusalGate,
     RefusalLimits,
+    RefusalsFull,
 )
 from perfport.service.service import WgService, compiles_kernels
 from perfport.wg import WgModel, load_model
@@ -78,7 +79,8 @@ def create_app(
     # Questions prepared while others wait are answered by one call of the model.
     answers = Coalescer(service.answer_many)
 
-    @app.get("/v1/health", responses=_errors(503))
+    # HEAD too: load balancers and uptime probes often ask that way.
+    @app.api_route("/v1/health", methods=["GET", "HEAD"], responses=_errors(503))
     async def health() -> Any:
         return _health(service, answers)
 
@@ -114,7 +116,7 @@ def create_app(
 
     @app.post(
         "/v1/wg/refused",
-        responses=_errors(400, 401, 413, 422, 429, 503),
+        responses=_errors(400, 401, 413, 422, 429, 503, 507),
         dependencies=[] if token is None else [fastapi.Depends(_bearer(fastapi, token))],
     )
     async def refused(request: RefusedRequest) -> dict[str, Any]:
@@ -171,6 +173,8 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
     """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
     if isinstance(exc, RateLimited):
         return 429, str(exc), exc.retry_after_s or 60.0
+    if isinstance(exc, RefusalsFull):  # Insufficient Storage: the operator's, not a retry's
+        return 507, str(exc), None
     if isinstance(exc, ServiceBusy | GateUnavailable):
         return 503, str(exc), 5.0
     if isinstance(exc, StoreError | MissingExtra):  # the daemon's database or installation
@@ -220,8 +224,13 @@ def _add_error_handlers(app: Any, fastapi: Any) -> None:
     @app.exception_handler(require("starlette.exceptions", _EXTRA, _PURPOSE).HTTPException)
     async def unparsed(request: Any, exc: Any) -> Any:
         # FastAPI answers a body its JSON parser gave up on (nesting past Python's recursion
-        # limit) with "There was an error parsing the body": say what is wrong with it.
-        if exc.status_code != 400 or not isinstance(exc.__cause__, RecursionError):
+        # limit, bytes that are not UTF-8) with "There was an error parsing the body": say
+        # what is wrong with it.
+        cause = exc.__cause__
+        if exc.status_code == 400 and isinstance(cause, UnicodeDecodeError):
+            return answer(400, f"body: not valid UTF-8 (at byte offset {cause.start}); send JSON "
+                               "encoded as UTF-8")  # fmt: skip
+        if exc.status_code != 400 or not isinstance(cause, RecursionError):
             return await default(request, exc)
         return answer(400, "body: nested too deeply to parse as JSON; send one JSON object of "
                            "the request's fields")  # fmt: skip
@@ -333,10 +342,20 @@ def serve(
     import secrets
     import sys
 
+    from perfport.service.workers import bind, resolve, run_workers
+
     uvicorn = require("uvicorn", _EXTRA, _PURPOSE)
+    resolve(host, port)  # a --host that names nothing is one line, before any token is printed
     model = model if isinstance(model, WgModel) else load_model(model)
-    if compiles_kernels(model) and (missing := probe_features()) is not None:
-        raise MissingExtra(missing)  # one line now, not a 503 for every question
+    if compiles_kernels(model):
+        # One line now, not a 503 for every question: what the daemon lacks, or a memory
+        # limit under which not even a built-in stencil compiles on this machine (checked by
+        # compiling one, seconds, only below the default, which leaves PoCL twice its need).
+        limits = compile_limits or CompileLimits()
+        lowered = limits.memory_bytes < CompileLimits().memory_bytes
+        problem = probe_features(limits if lowered else None)
+        if problem is not None:
+            raise PerfportError(problem)
     if not is_loopback(host):
         print(f"perfport serve: warning: binding {host}, not loopback: anyone who reaches it "
               "can ask it to compile kernels; bind 127.0.0.1 unless you need the network",
@@ -351,21 +370,19 @@ def serve(
     # by the collector's full passes, which paused one first-time answer in a few hundred for
     # 70-100 ms (under 5 ms since; benchmarks/daemon_latency.py, docs/results). Frozen before
     # the workers fork, the pages stay shared.
-    from perfport.service.workers import bind, run_workers
-
     if workers <= 1:
         app = build()
         # Bound here, not by uvicorn: a port in use is one line before the URL is printed,
         # not the URL and then uvicorn's own error.
         sock = bind(host, port)
-        print(f"perfport serve: http://{host}:{port}/v1/health", file=sys.stderr, flush=True)
+        print(f"perfport serve: {_url(host, sock)}", file=sys.stderr, flush=True)
         gc.collect()
         gc.freeze()
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
         return
     WgService(model, db)  # a bad --db is refused here, once, not by every worker
     sock = bind(host, port)
-    print(f"perfport serve: http://{host}:{port}/v1/health ({workers} worker processes)",
+    print(f"perfport serve: {_url(host, sock)} ({workers} worker processes)",
           file=sys.stderr, flush=True)  # fmt: skip
     gc.collect()
     gc.freeze()
@@ -375,3 +392,8 @@ def serve(
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
     run_workers(workers, sock, serve_one, refusal_limits or RefusalLimits())
+
+
+def _url(host: str, sock: Any) -> str:
+    """The health URL of the bound socket: its port, which --port 0 leaves to the system."""
+    return f"http://{host}:{sock.getsockname()[1]}/v1/health"

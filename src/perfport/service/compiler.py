@@ -1,7 +1,9 @@
 """Compiling client kernels for their features away from the daemon's event loop: each build
 runs in a fresh process with a time limit and an address-space limit (``setrlimit`` in the
 child), at most ``workers`` at once, so a compile bomb costs one process its limits and the
-daemon keeps answering. Counts (and failures) are remembered per kernel and defines."""
+daemon keeps answering. Counts, and the compiler's own errors, are remembered per kernel
+source and defines; a build the daemon's limits stopped (its time on a loaded machine, its
+memory) is the daemon's passing problem (``CompileUnfinished``, a 503), never remembered."""
 
 from __future__ import annotations
 
@@ -40,8 +42,37 @@ PROBE_S = 60.0  # for the start-up probe: finding OpenCL's platforms can take a 
 SERVE_FIX = "pip install 'perfport[serve]'"
 
 
+# OpenCL errors that say the compiler ran out of something, not that the source is wrong.
+_RESOURCE_ERRORS = ("OUT_OF_HOST_MEMORY", "OUT_OF_RESOURCES", "MEM_OBJECT_ALLOCATION_FAILURE")
+
+
 class ServiceBusy(PerfportError):
-    """Every compile slot stayed busy for the whole time limit: the client should retry."""
+    """The daemon cannot do the work now (every compile slot stayed busy for the whole time
+    limit; another process holds its database's write lock): its problem, not the client's,
+    who should retry (503 with Retry-After)."""
+
+
+class CompileUnfinished(ServiceBusy):
+    """A build was stopped by the daemon's limits (its wall-clock time, which a loaded machine
+    can overrun: ``timed_out``; or its memory) before the compiler said anything of the
+    source. Not remembered: a retry compiles again."""
+
+    def __init__(self, message: str, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+class _Uncompilable(Exception):
+    """The compiler's own diagnostic (``reason``, one line); raised as a SpecError under the
+    asking client's kernel name, since the same body may come under several."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _does_not_compile(spec: KernelSpec, reason: str) -> SpecError:
+    return SpecError(f"kernel {spec.name} does not compile: {reason}; fix its body")
 
 
 @dataclass(frozen=True)
@@ -96,10 +127,40 @@ def features_missing(why: str) -> str:
     )
 
 
-def probe_features(timeout_s: float = PROBE_S) -> str | None:
+def limits_problem(limits: CompileLimits) -> str | None:
+    """Why no kernel can compile under ``limits`` on this machine (a memory limit below what
+    its compiler needs to build even a built-in stencil), or None. Compiles one: call it in a
+    probing process (``probe_features``), never in the daemon's."""
+    from perfport.kernels import builtin
+
+    spec = builtin("sobel")
+    try:
+        CompilePool(limits).counts(spec, spec.build_defines(spec.env({}, spec.problem)))
+    except CompileUnfinished as exc:
+        if exc.timed_out:  # a busy machine, not the limit: the first question will tell
+            return None
+        given, default = limits.memory_bytes >> 20, CompileLimits().memory_bytes >> 20
+        return (
+            f"--compile-memory-mb {given}: this machine's compiler cannot build even the "
+            f"built-in stencil sobel within {given} MiB, so every kernel the daemon must "
+            f"compile would fail; give more (the default is {default})"
+        )
+    except PerfportError:
+        return None  # the kernel's or the installation's: not the limits'
+    return None
+
+
+def probe_features(limits: CompileLimits | None = None, timeout_s: float = PROBE_S) -> str | None:
     """``features_problem`` asked of a fresh interpreter (the daemon's process keeps no OpenCL
-    state); None also when the probe cannot tell in time (the first build will)."""
+    state), and with ``limits``, then ``limits_problem``; None also when the probe cannot tell
+    in time (the first build will)."""
     code = "from perfport.service.compiler import features_problem as f; print(f() or '')"
+    if limits is not None:
+        code = (
+            "from perfport.service.compiler import CompileLimits, features_problem as f, "
+            f"limits_problem as g; print(f() or g(CompileLimits({limits.time_s!r}, "
+            f"{limits.memory_bytes!r}, 1)) or '')"
+        )
     try:
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s
@@ -125,11 +186,14 @@ def _child(
         binary = compiled.program.binaries[0]  # type: ignore[attr-defined]
         conn.send(("ok", class_counts(opcode_counts(bitcode_of(binary)))))
     except BuildError as exc:
+        log = exc.log or str(exc)
+        if any(error in log for error in _RESOURCE_ERRORS):  # the limits', not the source's
+            conn.send(("unfinished", "the compiler ran out of memory"))
+            return
         # Only the first error line, without paths: a log can quote whatever the build read.
-        line = first_error_line(exc.log or str(exc))
-        conn.send(("spec", f"kernel {spec.name} does not compile: {line}; fix its body"))
+        conn.send(("spec", first_error_line(log)))
     except MemoryError:
-        conn.send(("spec", f"kernel {spec.name}: compiling it needs more memory than allowed"))
+        conn.send(("unfinished", "the compiler ran out of memory"))
     except (MissingExtra, DeviceError) as exc:
         # The daemon's installation only when it lacks llvmlite or PoCL: a one-off device
         # failure (a context refused under this child's memory limit) must not mark every
@@ -150,7 +214,7 @@ class CompilePool:
         self._slots = threading.BoundedSemaphore(self.limits.workers)
         self._lock = threading.Lock()
         self._inflight: dict[bytes, Future[dict[str, int]]] = {}
-        self._failures: dict[bytes, str] = {}  # digest -> the one-line reason
+        self._failures: dict[bytes, str] = {}  # digest -> the compiler's one-line reason
         # What this daemon lacks to compile any kernel, once a build found it (health says so).
         self.missing: str | None = None
 
@@ -172,26 +236,29 @@ class CompilePool:
         ).digest()
         with self._lock:
             if key in self._failures:
-                raise SpecError(self._failures[key])
+                raise _does_not_compile(spec, self._failures[key])
             future = self._inflight.get(key)
             owner = future is None
             if future is None:  # one build per kernel, however many ask at once
                 future = self._inflight[key] = Future()
-        if not owner:
-            return future.result()
         try:
-            counts = self._build(spec, dict(defines))
-        except BaseException as exc:
-            if isinstance(exc, SpecError):
+            if not owner:
+                return future.result()
+            try:
+                counts = self._build(spec, dict(defines))
+            except BaseException as exc:
+                if isinstance(exc, _Uncompilable):
+                    with self._lock:
+                        if len(self._failures) >= FAILURES_KEPT:
+                            self._failures.clear()
+                        self._failures[key] = exc.reason
+                future.set_exception(exc)
+                raise
+            finally:
                 with self._lock:
-                    if len(self._failures) >= FAILURES_KEPT:
-                        self._failures.clear()
-                    self._failures[key] = str(exc)
-            future.set_exception(exc)
-            raise
-        finally:
-            with self._lock:
-                del self._inflight[key]
+                    del self._inflight[key]
+        except _Uncompilable as exc:
+            raise _does_not_compile(spec, exc.reason) from None
         remember_classes(spec, defines, counts)
         future.set_result(counts)
         return counts
@@ -211,16 +278,15 @@ class CompilePool:
             sender.close()  # so the child's death reads as end of file here
             try:
                 if not receiver.poll(limit):
-                    raise SpecError(
-                        f"kernel {spec.name} did not compile within {limit:g} s; simplify its body"
+                    raise CompileUnfinished(
+                        f"kernel {spec.name}: compiling it did not finish within the daemon's "
+                        f"limit of {limit:g} s (the machine may be busy); retry in a while",
+                        timed_out=True,
                     )
                 try:
                     status, value = receiver.recv()
-                except EOFError:
-                    raise SpecError(
-                        f"kernel {spec.name}: the compiler stopped (over its memory limit of "
-                        f"{self.limits.memory_bytes >> 20} MiB or its time); simplify its body"
-                    ) from None
+                except EOFError:  # killed by a limit: over its memory, or its CPU time
+                    status, value = "unfinished", "the compiler process was stopped"
             finally:
                 if process.is_alive():
                     process.kill()
@@ -233,4 +299,12 @@ class CompilePool:
         if status == "missing":
             self.missing = value
             raise MissingExtra(value)
-        raise (SpecError if status == "spec" else PerfportError)(value)
+        if status == "unfinished":
+            raise CompileUnfinished(
+                f"kernel {spec.name}: {value} under the daemon's limits ("
+                f"{self.limits.memory_bytes >> 20} MiB, {limit:g} s); retry in a while, or ask "
+                "its operator for a larger --compile-memory-mb"
+            )
+        if status == "spec":
+            raise _Uncompilable(value)
+        raise PerfportError(value)

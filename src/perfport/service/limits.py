@@ -31,6 +31,11 @@ class RateLimited(PerfportError):
         return (RateLimited, (str(self), self.retry_after_s))
 
 
+class RefusalsFull(PerfportError):
+    """The database holds as many client-reported refusals as the daemon stores
+    (--max-refusals): its operator's to fix, and retrying does not help."""
+
+
 class Implausible(PerfportError):
     """A refusal that no launcher asking this daemon could have met."""
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 import pydantic
 
 from perfport._core import Backend, DeviceInfo, DeviceType
+from perfport._core.records import CLIENT_PREFIX
 from perfport.kernels.stencil import MAX_BODY, MAX_BORDER
 from perfport.kernels.stencils import STENCILS
 
@@ -101,7 +102,7 @@ class Device(pydantic.BaseModel):
 
     def info(self) -> DeviceInfo:
         backend, kind = Backend(self.backend), DeviceType(self.type)  # checked by the schema
-        return DeviceInfo(f"client:{self.name}", backend, self.name, self.vendor, kind, self.driver,
+        return DeviceInfo(f"{CLIENT_PREFIX}{self.name}", backend, self.name, self.vendor, kind, self.driver,
                           self.platform, self.version, self.compute_units, self.max_work_group_size,
                           tuple(self.max_work_item_sizes), self.local_mem_bytes, self.global_mem_bytes,
                           self.subgroup_size, vector_width=self.vector_width,

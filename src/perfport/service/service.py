@@ -40,11 +40,23 @@ from perfport.features import COMPILE_FREE_FEATURES
 from perfport.features.ir import cached_classes
 from perfport.kernels import builtin, described_stencil
 from perfport.kernels.client_source import check_client_source
-from perfport.service.compiler import CompileLimits, CompilePool, features_missing
-from perfport.service.limits import Implausible, RateLimited, RefusalGate, RefusalLimits
+from perfport.service.compiler import (
+    CompileLimits,
+    CompilePool,
+    ServiceBusy,
+    features_missing,
+)
+from perfport.service.db_file import file_identity, file_state
+from perfport.service.limits import (
+    Implausible,
+    RateLimited,
+    RefusalGate,
+    RefusalLimits,
+    RefusalsFull,
+)
 from perfport.space import PruningReport
-from perfport.store import ReadOnlyStore, Store, count_outcomes_of_strategy
-from perfport.store.integrity import recovery_hint
+from perfport.store import REPORTED, ReadOnlyStore, Store, count_outcomes_of_strategy
+from perfport.store.integrity import DatabaseLocked, recovery_hint
 from perfport.tune import resolve_problem
 from perfport.wg import (
     WgModel,
@@ -59,7 +71,7 @@ from perfport.wg.predict import check_model_features, legal_sizes
 
 CACHED = 4096  # scenarios, answers and kernels remembered (then forgotten all at once)
 MESSAGE_KEPT = 300  # characters of a client's refusal message that are stored
-REPORTED = "reported"  # the strategy of the campaigns holding client-reported refusals
+LOCK_WAIT_S = 5.0  # how long a refusal waits for another process's write lock (then a 503)
 _FILES = (".py", ".toml", ".yaml", ".yml", ".json")
 
 
@@ -151,6 +163,7 @@ class WgService:
         # event loop through ``_watch``: in WAL mode it never waits) has not moved since.
         self._known: dict[tuple[str, str], tuple[int, frozenset[tuple[int, int]]]] = {}
         self._watch: ReadOnlyStore | None = None
+        self._watched: tuple[int, int] | None = None  # the file it opened (``file_identity``)
         self._watching = threading.Lock()
         # One write connection, used under self._write: opening one checks the whole file
         # (quick check, schema, values), which a refusal should not pay each time.
@@ -222,9 +235,17 @@ class WgService:
         self.compiler.counts(found.spec, dict(found.defines))
 
     def _reader(self) -> Store | None:
+        # A connection reads the file it opened, even after that file is replaced (a backup
+        # restored): reopened when the path names another file, as the writer is.
+        now = file_identity(self.db)
         store = getattr(self._local, "store", None)
-        if store is None and Path(self.db).is_file():
+        if store is not None and self._local.identity != now:
+            self._local.store = None
+            store.close()
+            store = None
+        if store is None and now is not None:
             store = self._local.store = ReadOnlyStore(self.db)
+            self._local.identity = now
         return store
 
     def refused(self, found: Scenario) -> frozenset[tuple[int, int]]:
@@ -255,9 +276,18 @@ class WgService:
         return known[1] if self._data_version(None) == known[0] else None
 
     def _data_version(self, store: Store | None) -> int | None:
-        # One connection reports the version, so values compare; opened by a worker thread.
+        # One connection reports the version, so values compare; opened by a worker thread
+        # (``store`` given), and again when the path names another file than it opened: on
+        # the event loop (no ``store``), that is None, so the refusals are read again.
         with self._watching:
+            if self._watch is not None and file_identity(self.db) != self._watched:
+                if store is None:
+                    return None
+                self._watch.close()
+                self._watch = None
+                self._known.clear()  # versions of another connection, which do not compare
             if self._watch is None and store is not None and getattr(store, "wal", False):
+                self._watched = file_identity(self.db)
                 self._watch = ReadOnlyStore(self.db)
             if self._watch is None:
                 return None
@@ -359,7 +389,16 @@ class WgService:
             if (wc, wr) in known:
                 return RefusalStored(False, (wc, wr))
             self._check_room(found, len(known))
-            added = self._store_refusal(found, config, message)
+            try:
+                added = self._store_refusal(found, config, message)
+            except (sqlite3.OperationalError, DatabaseLocked) as exc:
+                if "locked" not in str(exc):
+                    raise
+                raise ServiceBusy(
+                    f"the daemon's database {self.db} is locked by another process (a perfport "
+                    f"import or tune, or an SQLite session) for over {LOCK_WAIT_S:g} s; the "
+                    "refusal was not stored: retry in a while"
+                ) from None
         return RefusalStored(added, (wc, wr))
 
     def _check_plausible(self, found: Scenario, wg: tuple[int, int]) -> None:
@@ -391,9 +430,11 @@ class WgService:
             reader = self._reader()
             reported = 0 if reader is None else count_outcomes_of_strategy(reader, REPORTED)
         if reported >= limits.total:
-            raise RateLimited(
-                f"the database holds {reported} client-reported refusals, the most the "
-                "daemon stores; remove old ones or start it with a larger --max-refusals"
+            raise RefusalsFull(
+                f"the daemon's database holds {reported} client-reported refusals, the most it "
+                "stores (--max-refusals); this one was not stored, and retrying will not store "
+                "it: the daemon's operator must remove old ones (docs/wg.md says how) or "
+                "restart it with a larger --max-refusals"
             )
 
     def _store(self) -> Store:
@@ -401,11 +442,11 @@ class WgService:
         since the daemon's last write (another process wrote, replaced or damaged it), it is
         opened afresh, which checks it again: a damaged database is still refused, while the
         daemon's own refusals pay a stat, not a check of the whole file."""
-        if self._writer is not None and _file_state(self.db) != self._written:
+        if self._writer is not None and file_state(self.db) != self._written:
             self._writer.close()
             self._writer = None
         if self._writer is None:
-            self._writer = Store(self.db, shared=True)
+            self._writer = Store(self.db, shared=True, lock_timeout_s=LOCK_WAIT_S)
         return self._writer
 
     def _store_refusal(self, found: Scenario, config: Config, message: str) -> bool:
@@ -429,7 +470,7 @@ class WgService:
             store.close()  # the next write opens (and checks) the file again
             self._writer = None
             raise
-        self._written = _file_state(self.db)
+        self._written = file_state(self.db)
         return added
 
     def close(self) -> None:
@@ -444,17 +485,3 @@ def compiles_kernels(model: WgModel) -> bool:
     """Whether ``model`` needs kernels' instruction counts: one trained on the compile-free
     features ('wg train --compile-free') compiles nothing (no PoCL, no llvmlite)."""
     return not set(model.feature_names) <= set(COMPILE_FREE_FEATURES)
-
-
-def _file_state(db: str | Path) -> tuple[int, ...]:
-    """What changes when anyone writes the database: its file's and its WAL's identity, size
-    and modification time (the WAL's alone, between checkpoints)."""
-    state: list[int] = []
-    for path in (Path(db), Path(f"{db}-wal")):
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            state += [-1, -1, -1]
-        else:
-            state += [st.st_ino, st.st_size, st.st_mtime_ns]
-    return tuple(state)

@@ -37,13 +37,26 @@ def default_workers() -> int:
     return max(1, min(cores or 1, 8))
 
 
+def resolve(host: str, port: int) -> tuple[Any, ...]:
+    """The address ``bind`` listens on for ``host``: (family, type, proto, _, address); a
+    host that does not resolve is a PerfportError naming it."""
+    try:
+        return socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, socket.gaierror) else "not a valid host name"
+        raise PerfportError(
+            f"--host {host!r}: no address to listen on ({why}); give an address of this "
+            "machine, e.g. 127.0.0.1 or 0.0.0.0"
+        ) from None
+
+
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket the workers share. Made with its protocol named (IPPROTO_TCP):
     asyncio sets TCP_NODELAY only on such sockets, and without it every small answer waited
     for the client's delayed acknowledgement (~40 ms a round trip)."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP, flags=socket.AI_PASSIVE
-    )[0]
+    family, kind, proto, _, address = resolve(host, port)
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

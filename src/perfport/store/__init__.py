@@ -20,12 +20,18 @@ from perfport.store.queries import (
 )
 from perfport.store.reader import ReadOnlyStore, count_outcomes_of_strategy
 from perfport.store.retime import add_samples
-from perfport.store.scenarios import ScenarioResult, complete_results, refused_configs
+from perfport.store.scenarios import (
+    REPORTED,
+    ScenarioResult,
+    complete_results,
+    refused_configs,
+)
 from perfport.store.schema import SCHEMA_VERSION
 from perfport.store.store import Campaign, CampaignStatus, ClaimState, Store
 
 __all__ = [
     "EXPORT_COLUMNS",
+    "REPORTED",
     "SCHEMA_VERSION",
     "BestResult",
     "BriefRow",

@@ -29,6 +29,10 @@ _OPTIONAL_NUMBER = "typeof({}) IN ('integer', 'real', 'null')"
 _JSON_OBJECT = "json_valid({0}) AND json_type({0}) = 'object'"
 
 
+class DatabaseLocked(StoreError):
+    """Another process held the database's write lock past the connection's busy timeout."""
+
+
 def recovery_hint(path: str) -> str:
     return (
         f"recover what it holds with 'sqlite3 {path} .recover | sqlite3 recovered.db' and give "
@@ -39,7 +43,7 @@ def recovery_hint(path: str) -> str:
 def unusable(path: str, exc: sqlite3.DatabaseError) -> StoreError:
     """The one-line error for a file SQLite would not open as a results database."""
     if "locked" in str(exc):  # another writer held it past the busy timeout
-        return StoreError(
+        return DatabaseLocked(
             f"{path} is locked by another process (a perfport run, or an SQLite session with "
             "an open transaction); retry when it finishes"
         )

@@ -21,8 +21,10 @@ _REFUSED = (
     "SELECT c.key FROM results r JOIN campaigns g ON g.id = r.campaign_id "
     "JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id "
     "JOIN configs c ON c.id = r.config_id WHERE d.fingerprint = ? AND k.source_hash = ? "
-    "AND r.outcome = ?"
+    "AND r.outcome = ? AND g.strategy != ?"
 )
+# The strategy of the campaigns in which 'perfport serve' stores the refusals its clients report.
+REPORTED = "reported"
 
 
 @dataclass(frozen=True)
@@ -59,8 +61,15 @@ def complete_results(store: Store, kernels: Sequence[str]) -> list[ScenarioResul
     return out
 
 
-def refused_configs(store: Store, device_fingerprint: str, source_hash: str) -> list[Config]:
+def refused_configs(
+    store: Store, device_fingerprint: str, source_hash: str, *, reported: bool = True
+) -> list[Config]:
     """The configurations that the device with ``device_fingerprint`` refused to launch for
-    the kernel with ``source_hash``, in any campaign (a client's reports included)."""
-    rows = store.query(_REFUSED, (device_fingerprint, source_hash, Outcome.LAUNCH_REFUSED.value))
+    the kernel with ``source_hash``, in any campaign; without ``reported``, not those a
+    daemon's clients reported (which older daemons stored under a local device's
+    fingerprint when the client described a device alike)."""
+    skipped = "" if reported else REPORTED
+    rows = store.query(
+        _REFUSED, (device_fingerprint, source_hash, Outcome.LAUNCH_REFUSED.value, skipped)
+    )
     return [Config.of(json.loads(key)) for (key,) in rows]

@@ -79,15 +79,25 @@ class Store(Identities):
     frozen = False  # read as an immutable file (connection.write_protected)
 
     def __init__(
-        self, path: str | Path = "perfport.db", create: bool = True, *, shared: bool = False
+        self,
+        path: str | Path = "perfport.db",
+        create: bool = True,
+        *,
+        shared: bool = False,
+        lock_timeout_s: float | None = None,
     ) -> None:
+        """``lock_timeout_s``: a write that finds the database locked by another process fails
+        (sqlite3.OperationalError, "database is locked") after this long, instead of waiting
+        for it however long (a server, which must answer, and must not print a CLI notice)."""
         self.path = str(path)
         check_path(self.path, create)
         # To read a write-protected file: immutable, so it leaves no -wal or -shm behind.
         self.frozen = not create and write_protected(self.path)
         try:
             # shared: one connection used by several threads in turn (the caller serialises)
-            self._conn = connect(self.path, shared=shared, frozen=self.frozen)
+            self._conn = connect(
+                self.path, shared=shared, timeout=lock_timeout_s, frozen=self.frozen
+            )
             if create:  # opened to write: a damaged file is refused before anything is written
                 quick_check(self._conn, self.path)
             # The schema first: a file that is not a perfport store is refused unchanged (the

@@ -84,7 +84,10 @@ def refused_sizes(
 
 
 def _refused(store: Store, spec: KernelSpec, device: DeviceInfo) -> set[tuple[int, int]]:
-    configs = refused_configs(store, device.fingerprint, spec.source_hash)
+    # A local device counts only its own launches, never refusals a daemon's client reported.
+    configs = refused_configs(
+        store, device.fingerprint, spec.source_hash, reported=device.described_by_client
+    )
     return {(int(c["wc"]), int(c["wr"])) for c in configs}
 
 
