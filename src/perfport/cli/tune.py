@@ -197,7 +197,7 @@ def _tune_and_report(
     args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
 ) -> int:
     from perfport._core.interrupts import take_held
-    from perfport.cli.tune_many import exit_status
+    from perfport.cli.tune_many import exit_status, interrupted_note
     from perfport.tune.prior import skipped_note
     from perfport.tune.progress import Board
 
@@ -233,6 +233,8 @@ def _tune_and_report(
     for warning in result.warnings:  # on stderr, so --json output stays one document
         print(f"warning: {warning}", file=sys.stderr)
     if note := skipped_note(result.prior_skipped):
+        print(f"note: {note}", file=sys.stderr)
+    if note := interrupted_note(result):
         print(f"note: {note}", file=sys.stderr)
     take_held()
     return exit_status([result])

@@ -42,6 +42,11 @@ class CampaignStatus(Enum):
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
     FAILED = "failed"  # could not go on (e.g. the worker could not start)
 
+    @property
+    def finished(self) -> bool:
+        """Whether the search ended on its own: out of configurations or budget."""
+        return self in (CampaignStatus.COMPLETE, CampaignStatus.BUDGET)
+
 
 class ClaimState(Enum):
     """The answer to a writer asking to measure one configuration of a campaign."""
