@@ -9,10 +9,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from statistics import median
+from typing import Any
 
 from perfport._core import Config, Problem
-from perfport.store import BestResult, BriefRow, Store, best_results, brief_rows
+from perfport.store import BriefRow, Store, brief_rows
 from perfport.store.calibrations import StoredCalibration, stored_calibrations
+from perfport.store.described import campaign_specs
 from perfport.store.plans import StoredPlan, stored_plans
 
 TOP = 10  # configurations listed per campaign
@@ -103,10 +105,10 @@ class _Builder:
             self.steps.append((self.n, row.created - self.start, row.median_ms))
 
     def view(
-        self, target: BestResult | None, imported: bool = False, status: str = "complete"
+        self, default: Config | None, imported: bool = False, status: str = "complete"
     ) -> CampaignView:
+        """``default``: the default configuration of the description the campaign ran with."""
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
-        default = target.default if target else None
         default_ms = None
         if default is not None:
             key = default.key
@@ -124,6 +126,12 @@ class _Builder:
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
             imported=imported, status=status,
         )  # fmt: skip
+
+
+def _default(specs: list[dict[str, Any]]) -> Config | None:
+    """The default configuration a campaign's description names (None: it names none)."""
+    default = specs[0].get("default") if specs else None
+    return Config.of(default) if isinstance(default, dict) else None
 
 
 def _problem_text(key: str) -> str:
@@ -169,8 +177,6 @@ def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
 
 def gather(store: Store, kernel: str | None = None, device: str | None = None) -> ReportData:
     """Read everything the report draws in one pass over the matching results."""
-    targets = {(b.device_fingerprint, b.kernel, b.problem.key): b
-               for b in best_results(store, kernel=kernel, device=device)}  # fmt: skip
     builders: dict[str, _Builder] = {}
     times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     failures: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
@@ -193,7 +199,7 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
     campaigns = {key: store.campaign(key) for key in builders}
     views = [
         b.view(
-            targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)),
+            _default(campaign_specs(store, [key])),
             imported=campaigns[key].strategy == IMPORTED,
             status=campaigns[key].status.value,
         )

@@ -14,11 +14,12 @@ import numpy as np
 from perfport._core import Check, Config, ExpressionError, Outcome, Problem, StoreError
 from perfport._core.metrics import Ceilings, ResultMetrics
 from perfport.store.ceilings import stored_ceilings
+from perfport.store.described import CAMPAIGN_SPEC
 from perfport.store.store import Store
 
-_RESULT_ROWS = """
+_RESULT_ROWS = f"""
 SELECT d.fingerprint AS device_fingerprint, d.name AS device, d.backend, k.name AS kernel,
-       k.source_hash AS kernel_hash, k.spec AS spec, p.key AS problem, c.key AS config,
+       k.source_hash AS kernel_hash, {CAMPAIGN_SPEC} AS spec, p.key AS problem, c.key AS config,
        r.outcome, r.message, r.n, r.min_ms, r.median_ms, r.mean_ms, r.std_ms, r.ci_low_ms,
        r.ci_high_ms, r.compile_ms, r.tool_version, r.created, r.verification,
        r.verified_against, s.times, g.key AS campaign,
@@ -30,7 +31,7 @@ JOIN kernels k ON k.id = g.kernel_id
 JOIN problems p ON p.id = g.problem_id
 JOIN configs c ON c.id = r.config_id
 LEFT JOIN samples s ON s.result_id = r.id
-{where}
+{{where}}
 ORDER BY r.id
 """
 
@@ -236,8 +237,8 @@ def export_rows(
     ceilings = stored_ceilings(store)
     scorings: dict[tuple[int, str, str], ResultMetrics | None] = {}
     for row in store.stream(_RESULT_ROWS.format(where=where), params):
-        # By kernel row: specs over one source may state other work and metrics.
-        key = (row["kernel_id"], row["problem"], row["device_fingerprint"])
+        # By campaign: specs over one source, and edits of one spec, may state other work.
+        key = (row["campaign_id"], row["problem"], row["device_fingerprint"])
         if key not in scorings:
             scorings[key] = _scoring(row, ceilings)
         yield _result_row(row, scorings[key])
@@ -268,8 +269,8 @@ def export_keys(
         params,
     )
     specs = store.query(
-        "SELECT k.spec FROM kernels k WHERE k.id IN "
-        f"(SELECT g.kernel_id FROM campaigns g WHERE g.id IN ({campaigns})) ORDER BY k.id",
+        f"SELECT {CAMPAIGN_SPEC} AS spec, MIN(g.id) AS first FROM campaigns g JOIN kernels k "
+        f"ON k.id = g.kernel_id WHERE g.id IN ({campaigns}) GROUP BY spec ORDER BY first",
         params,
     )
     metrics: dict[str, None] = {}

@@ -234,7 +234,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
         kind.key, ids, run.strategy_type.name, run.settings.seed, settings,
-        kind.space.report,
+        kind.space.report, run.spec.describe(),
     )  # fmt: skip
     if run.strategy_type.takes_prior:
         kind.prior_seen = newest_result(store)

@@ -272,6 +272,7 @@ def _stored_session(
             settings.seed,
             stored_settings,
             plan.space.report,
+            spec.describe(),
         )
         session = _Session(store, record, plan, scoring, before)
         session.run(reporter)
