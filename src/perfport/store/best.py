@@ -80,7 +80,7 @@ GROUP BY per.dev, per.ker, per.prob, outcome
 # keep each their own description (described.py).
 _TARGET_INFO = f"""
 SELECT d.name AS device, d.backend, d.fingerprint AS device_fingerprint, k.name AS kernel,
-       (SELECT {CAMPAIGN_SPEC} FROM campaigns g WHERE g.device_id = d.id AND g.kernel_id = k.id
+       k.source_hash AS kernel_hash, (SELECT {CAMPAIGN_SPEC} FROM campaigns g WHERE g.device_id = d.id AND g.kernel_id = k.id
         AND g.problem_id = p.id AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
         ORDER BY g.id DESC LIMIT 1) AS spec,
        p.key AS problem
@@ -199,6 +199,7 @@ def _best_result(
         backend=info["backend"],
         device_fingerprint=info["device_fingerprint"],
         kernel=info["kernel"],
+        kernel_hash=info["kernel_hash"],
         problem=Problem.of(json.loads(info["problem"])),
         best=Config.of(json.loads(best["key"])) if best is not None else None,
         best_ms=best["median_ms"] if best is not None else None,

@@ -36,6 +36,14 @@ ORDER BY r.id
 """
 
 
+# A kernel's source hash as shown to tell kernels of one name apart: the prefix --kernel takes
+SHORT_HASH = 12
+
+
+def short_hash(kernel_hash: str) -> str:
+    return kernel_hash[:SHORT_HASH]
+
+
 @dataclass(frozen=True)
 class BestResult:
     """The best configuration found for one (device, kernel, problem), over all campaigns."""
@@ -57,6 +65,7 @@ class BestResult:
     best_metrics: dict[str, float | None] = field(default_factory=dict)  # with "roofline"
     campaign_statuses: dict[str, int] = field(default_factory=dict)  # status -> campaigns
     finished: bool = True  # False: the best of a campaign running, killed, interrupted, failed
+    kernel_hash: str = ""  # the kernel's source hash (kernels of one name differ by it)
 
     @property
     def speedup(self) -> float | None:
@@ -71,6 +80,7 @@ class BestResult:
             "backend": self.backend,
             "device_fingerprint": self.device_fingerprint,
             "kernel": self.kernel,
+            "kernel_hash": short_hash(self.kernel_hash),
             "problem": dict(self.problem),
             "best": None
             if self.best is None
@@ -311,7 +321,7 @@ def one_group(
         if len(set(text.values())) < len(text):
             # Two sources under one kernel name, or two devices under one name (an H100's
             # OpenCL and CUDA devices): what tells them apart on the command line.
-            text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
+            text = {g: f"{t}: --kernel {short_hash(g[1])} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({'; '.join(names)[:600]}); "
@@ -438,7 +448,7 @@ def transfer_summary(
 
 _BRIEF_ROWS = """
 SELECT g.key, d.name, d.fingerprint, k.name, p.key, c.key, r.outcome, r.median_ms, r.ci_low_ms,
-       r.ci_high_ms, r.n, r.created
+       r.ci_high_ms, r.n, r.created, k.source_hash
 FROM results r
 JOIN campaigns g ON g.id = r.campaign_id
 JOIN devices d ON d.id = g.device_id
@@ -467,6 +477,7 @@ class BriefRow:
     ci_high_ms: float | None
     n: int
     created: float
+    kernel_hash: str = ""
 
     @property
     def ok(self) -> bool:
