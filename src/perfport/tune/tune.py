@@ -32,6 +32,7 @@ from perfport.store import (
     earlier_failures,
     stored_ceilings,
 )
+from perfport.store.failures import REMEMBERED, kept_failures
 from perfport.strategies import Listed, Ranker, Strategy, make_strategy
 from perfport.tune.checks import (
     _buildable,
@@ -302,6 +303,7 @@ class _Session:
         self.lease = Lease(store, record, lease_s=plan.options.lease_s)
         self.measured_here, self.note = 0, ""
         self.confirmed: Confirmation | None = None
+        self.kept_failures = 0  # with retry_failed: this campaign's own, stored before
 
     def run(self, reporter: Progress) -> None:
         """Search, then confirm; the final status is stored whatever stops it (tune.stopping:
@@ -350,6 +352,8 @@ class _Session:
             plan.space, searcher, runner, store, record, plan.budget, reporter, self.lease.writer,
             plan.options.lease_s, score=_scorer(plan.goal, self.scoring), reuse=reuse,
         )  # fmt: skip
+        if plan.options.retry_failed:
+            self.kept_failures = sum(m.outcome in REMEMBERED for m in loop.stored.values())
         try:
             self.status = _run(
                 loop, plan.spec, plan.problem, plan.device, plan.listed, plan.build_jobs
@@ -377,7 +381,7 @@ class _Session:
         by_config = {m.config: m for m in measurements}
         warnings = _verification_warnings(
             measurements, settings.verify, self.verification, self.note
-        )
+        ) + kept_failures(self.kept_failures)
         return TuneResult(
             campaign=key,
             status=self.status,
