@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from perfport import Config, Problem
+from perfport import Config, Measurement, Outcome, Problem
 from perfport._core import Check
 from perfport.cli.render import results_columns, results_table
 from perfport.store import BestResult
@@ -104,3 +104,33 @@ def test_a_best_of_an_unfinished_campaign_is_marked():
     out = io.StringIO()
     results_table(Console(file=out, width=200, color_system=None), [_result("a", 1.0)])
     assert "did not finish" not in out.getvalue()
+
+
+def test_kernels_sharing_a_name_show_their_hash_and_json_has_it(db, cpu, capsys):
+    """After a source edit two kernels share a name: two identical-looking rows, and --json
+    had no field telling them apart."""
+    import dataclasses
+    import json
+
+    from perfport import builtin
+    from perfport.cli import main
+    from perfport.space import PruningReport
+    from perfport.store import Store
+
+    first = builtin("vector_add")
+    edited = dataclasses.replace(first, source=first.source + "\n// edited\n")
+    with Store(db) as store:
+        for key, spec in (("a", first), ("b", edited)):
+            ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(first.problem))
+            campaign = store.open_campaign(key, ids, "brute_force", 0, {}, PruningReport(0, 0, ()))
+            store.record(campaign, Measurement(spec.default, Outcome.OK, times_ms=(1.0,)))
+    assert main(["results", "--db", str(db), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    hashes = {first.source_hash[:12], edited.source_hash[:12]}
+    assert {r["kernel_hash"] for r in rows} == hashes and len(hashes) == 2
+    assert main(["results", "--db", str(db)]) == 0
+    text = capsys.readouterr().out
+    assert all(h in text for h in hashes)
+    # one kernel of the name: no hash in the table
+    assert main(["results", "--db", str(db), "--kernel", first.source_hash[:12]]) == 0
+    assert first.source_hash[:12] not in capsys.readouterr().out

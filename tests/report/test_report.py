@@ -98,3 +98,32 @@ def test_a_campaign_that_did_not_finish_says_so(small_store: Path, tmp_path: Pat
     page = Path(write_report(small_store, tmp_path / "out").files[0]).read_text()
     assert page.count("<b>campaign running</b>") == 1
     assert "its best is of what it measured so far" in page
+
+
+def test_kernels_sharing_a_name_have_titles_that_tell_them_apart(tmp_path: Path):
+    """After a source edit two kernels share a name: their sections had one title, and the
+    cross-device matrix mixed both kernels' results."""
+    import dataclasses
+
+    from perfport import Measurement, Outcome, builtin
+    from perfport.space import PruningReport
+    from perfport.store import Store
+    from perfport.store.formats.imported import external_device
+
+    first = builtin("vector_add")
+    edited = dataclasses.replace(first, source=first.source + "\n// edited\n")
+    db = tmp_path / "r.db"
+    runs = ((first, "GPU A"), (edited, "GPU B"), (first, "GPU B"))
+    with Store(db) as store:
+        for n, (spec, name) in enumerate(runs):
+            device, problem, report = external_device(name), spec.problem, PruningReport(0, 0, ())
+            ids = (store.device_id(device), store.kernel_id(spec), store.problem_id(problem))
+            campaign = store.open_campaign(f"c{n}", ids, "brute_force", 0, {}, report)
+            store.record(campaign, Measurement(spec.default, Outcome.OK, times_ms=(1.0 + n,)))
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    one, two = first.source_hash[:12], edited.source_hash[:12]
+    assert f"<h2>vector_add ({one}) on GPU A</h2>" in page
+    assert f"<h2>vector_add ({two}) on GPU B</h2>" in page
+    assert f"<h2>vector_add ({one}) on GPU B</h2>" in page
+    # only the first kernel ran on both devices: its matrix alone, titled with its hash
+    assert page.count("<h3>vector_add (") == 1 and f"<h3>vector_add ({one})," in page

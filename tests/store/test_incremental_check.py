@@ -108,7 +108,7 @@ def test_the_migration_checks_every_row_once_and_refuses_a_bad_one(tmp_path, cpu
     # Back to version 7: drop what migration 8 and those after it made, then damage an old row.
     _sql(db, "DROP TABLE unchecked", *(f"DROP TRIGGER {t}_{w}" for t in ("results", "samples",
          "configs") for w in ("changed", "below_mark")), "DELETE FROM meta",
-         "ALTER TABLE ceilings DROP COLUMN copy_curve",
+         "ALTER TABLE ceilings DROP COLUMN copy_curve", "DROP TABLE campaign_specs",
          f"PRAGMA user_version = {MIGRATIONS.index(_incremental_check)}")  # fmt: skip
     _sql(db, "UPDATE results SET median_ms = 'abc' WHERE id = 3")
     before = db.read_bytes()

@@ -241,3 +241,32 @@ def test_one_device_imported_with_a_parameter_at_two_values_counts_once(db, cpu,
     b = [optimum / time(c, 8) for c in space]  # gpu-b's optimum is the same as gpu-a's
     assert np.allclose(prior.scores, a) and np.nanmax(prior.scores) == 1.0
     assert np.allclose(both.scores, (np.array(a) + b) / 2)
+
+
+def test_the_hint_to_import_again_is_only_for_results_that_may_be_this_kernels(db, cpu, tmp_path):
+    """vector_add's own results, exported and imported back, were said to be convolution's
+    ('import it again with --kernel-name convolution') because both tune wg over the same
+    values. An import named after a kernel perfport measured is that kernel's; one with values
+    this kernel does not declare is another's too: neither gets the hint (nor a note)."""
+    import dataclasses
+
+    from perfport.tune.prior import sourced_prior
+
+    spec = builtin("stencil")
+    space = kernel_space(spec, spec.problem.merged(PROBLEM), cpu)
+    with Store(db) as store:
+        import_file(store, _stencil_cache(tmp_path / "a.json", cpu, "gpu-a", "stencil_kt", {},
+                                          best_wc=16))  # fmt: skip
+        _, skipped = sourced_prior(store, "stencil", space, cpu.fingerprint, PROBLEM)
+        assert [s.why for s in skipped] == [
+            "imported as 'stencil_kt', not 'stencil': import it again with --kernel-name stencil"
+        ]
+        store.kernel_id(dataclasses.replace(spec, name="stencil_kt"))  # perfport measured one
+        assert sourced_prior(store, "stencil", space, cpu.fingerprint, PROBLEM)[1] == ()
+    other = tmp_path / "b.json"
+    cache = json.loads(_stencil_cache(other, cpu, "gpu-b", "box", {}, best_wc=16).read_text())
+    cache["tune_params"]["wc"].append(3)  # a value the stencil does not declare
+    other.write_text(json.dumps(cache))
+    with Store(db) as store:
+        import_file(store, other)
+        assert sourced_prior(store, "stencil", space, cpu.fingerprint, PROBLEM)[1] == ()

@@ -95,3 +95,21 @@ def test_the_command_line_has_retry_failed():
     args = _parser().parse_args(["tune", "probe.py", "--retry-failed"])
     assert args.retry_failed is True
     assert _parser().parse_args(["tune", "probe.py"]).retry_failed is False
+
+
+def test_retry_failed_on_a_campaign_holding_its_own_failures_says_what_it_keeps(db):
+    """--retry-failed on a campaign whose own results crashed measured nothing and said
+    nothing: those stay (a campaign measures a configuration once), and now a warning says so
+    and how to measure them again."""
+    spec = load_kernel(DATA / "probe.py")
+    first = tune(spec, configs=[OK, CRASH], db=db, settings=SETTINGS, campaign="own",
+                 retry_failed=True)  # fmt: skip
+    assert first.measured_here == 2 and not any("--retry-failed" in w for w in first.warnings)
+    again = tune(spec, configs=[OK, CRASH], db=db, settings=SETTINGS, campaign="own",
+                 retry_failed=True)  # fmt: skip
+    assert again.measured_here == 0
+    (kept,) = [w for w in again.warnings if "--retry-failed" in w]
+    assert "this campaign's own 1 crashed or timed-out result stays as stored" in kept
+    assert "--retry-failed --campaign NEW_NAME" in kept
+    plain = tune(spec, configs=[OK, CRASH], db=db, settings=SETTINGS, campaign="own")
+    assert not any("--retry-failed" in w for w in plain.warnings)  # not asked: nothing said

@@ -280,9 +280,19 @@ _OPTIONAL = ("speedup", "problem", "default ms", "verified", "outcomes", "best m
 _NUMERIC = ("best ms", "default ms", "speedup")
 
 
-def _result_cells(r: BestResult) -> dict[str, str]:
+def _clashing(results: Sequence[BestResult]) -> frozenset[str]:
+    """Kernel names that several kernels (sources) share here: their rows show the hash."""
+    hashes: dict[str, set[str]] = {}
+    for r in results:
+        hashes.setdefault(r.kernel, set()).add(r.kernel_hash)
+    return frozenset(name for name, found in hashes.items() if len(found) > 1)
+
+
+def _result_cells(r: BestResult, clashing: frozenset[str] = frozenset()) -> dict[str, str]:
+    from perfport.store.queries import short_hash
+
     return {
-        "kernel": r.kernel,
+        "kernel": f"{r.kernel} {short_hash(r.kernel_hash)}" if r.kernel in clashing else r.kernel,
         "device": r.device,
         "best ms": _ms(r.best_ms) + ("" if r.finished else "*"),  # explained below the table
         "best configuration": "-" if r.best is None else str(r.best),
@@ -317,7 +327,8 @@ def results_columns(results: Sequence[BestResult], width: int) -> dict[str, int]
     """Which columns of ``results_table`` fit ``width`` characters, in display order, each
     with its width: every column gets its narrowest, then the room left widens the columns
     that wrap, up to their longest cell."""
-    cells = [_result_cells(r) for r in results]
+    clashing = _clashing(results)
+    cells = [_result_cells(r, clashing) for r in results]
     need = {c: _min_width(c, [row[c] for row in cells]) for c in (*_ALWAYS, *_OPTIONAL)}
     chosen = list(_ALWAYS)
     used = sum(need[c] + 3 for c in chosen) + 1  # 3: a border and a space each side
@@ -352,8 +363,9 @@ def results_table(console: Console, results: Sequence[BestResult]) -> None:
             overflow="fold",  # a word too long for the column folds onto the next line
             no_wrap=numeric,
         )
+    clashing = _clashing(results)
     for r in results:
-        cells = _result_cells(r)
+        cells = _result_cells(r, clashing)
         table.add_row(*(cells[c] for c in columns))
     console.print(table)
     if not all(r.finished for r in results):  # a best of 3 results of 40 looked finished

@@ -197,7 +197,7 @@ def _tune_and_report(
     args: argparse.Namespace, console: Console, settings: RunSettings, budget: Budget
 ) -> int:
     from perfport._core.interrupts import take_held
-    from perfport.cli.tune_many import exit_status
+    from perfport.cli.tune_many import exit_status, interrupted_note
     from perfport.tune.prior import skipped_note
     from perfport.tune.prior_objective import time_ranked_note
     from perfport.tune.progress import Board
@@ -236,6 +236,8 @@ def _tune_and_report(
     if note := skipped_note(result.prior_skipped):
         print(f"note: {note}", file=sys.stderr)
     if note := time_ranked_note(result.objective, result.prior_by_time):
+        print(f"note: {note}", file=sys.stderr)
+    if note := interrupted_note(result):
         print(f"note: {note}", file=sys.stderr)
     take_held()
     return exit_status([result])

@@ -61,20 +61,38 @@ def tune_many_and_report(
             print(f"warning: {r.device.id}: {warning}", file=sys.stderr)
         if note := skipped_note(r.prior_skipped):
             print(f"note: {r.device.id}: {note}", file=sys.stderr)
+        if note := interrupted_note(r):
+            print(f"note: {r.device.id}: {note}", file=sys.stderr)
     take_held()
     return exit_status(results)
 
 
 def exit_status(results: list[TuneResult]) -> int:
-    """130 if any campaign was interrupted; 1 if on any device configurations ran and none of
+    """130 if any campaign or session was interrupted (also after its search ended, when the
+    campaign keeps its status); 1 if on any device configurations ran and none of
     them correctly (every one a compile error, a crash, a wrong result...), so that a script
     can tell; else 0. Bad input never gets here: it exits 2 before anything is measured, or,
     found once the sessions run, once every device's session has stopped (``tune_many``)."""
     from perfport.store import CampaignStatus
 
-    if any(r.status is CampaignStatus.INTERRUPTED for r in results):
+    if any(r.status is CampaignStatus.INTERRUPTED or r.interrupted for r in results):
         return 130
     return 1 if any(r.measurements and r.best is None for r in results) else 0
+
+
+def interrupted_note(result: TuneResult) -> str:
+    """Why a session that Ctrl-C stopped left its campaign's status as it was: the interrupt
+    came after the search ended, or before it began; "" otherwise."""
+    from perfport.tune.result import Stage
+
+    stage, status = result.interrupted, result.status.value
+    if stage is None or stage is Stage.SEARCH or not result.status.finished:
+        return ""
+    if stage is Stage.START:
+        return (f"interrupted before the search began (nothing measured): the campaign keeps "
+                f"its status {status}")  # fmt: skip
+    during = ", during the re-timing (its samples so far are stored)" * (stage is Stage.CONFIRM)
+    return f"interrupted after the search ended{during}: the campaign keeps its status {status}"
 
 
 def _on_cluster(args: argparse.Namespace, run: partial[list[TuneResult]]) -> list[TuneResult]:

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from statistics import median
+from typing import Any
 
 from perfport._core import Config, Problem
-from perfport.store import BestResult, BriefRow, Store, best_results, brief_rows
+from perfport.store import BriefRow, Store, brief_rows
 from perfport.store.calibrations import StoredCalibration, stored_calibrations
+from perfport.store.described import campaign_specs
 from perfport.store.plans import StoredPlan, stored_plans
+from perfport.store.queries import short_hash
 
 TOP = 10  # configurations listed per campaign
 IMPORTED = "imported"  # the strategy 'perfport import' stores its campaigns under
@@ -50,6 +53,9 @@ class CampaignView:
     # store a cache's timestamps): their "seconds since the first result" is the import's.
     imported: bool = False
     status: str = "complete"  # the campaign's CampaignStatus value
+    # The kernel's short source hash where another kernel in the report has its name (a
+    # source edited under one name): the title shows it; "" otherwise.
+    shown_hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,10 +109,14 @@ class _Builder:
             self.steps.append((self.n, row.created - self.start, row.median_ms))
 
     def view(
-        self, target: BestResult | None, imported: bool = False, status: str = "complete"
+        self,
+        default: Config | None,
+        imported: bool = False,
+        status: str = "complete",
+        shown_hash: str = "",
     ) -> CampaignView:
+        """``default``: the default configuration of the description the campaign ran with."""
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
-        default = target.default if target else None
         default_ms = None
         if default is not None:
             key = default.key
@@ -122,23 +132,39 @@ class _Builder:
                              r.ci_high_ms, r.n) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
-            imported=imported, status=status,
+            imported=imported, status=status, shown_hash=shown_hash,
         )  # fmt: skip
+
+
+def _default(specs: list[dict[str, Any]]) -> Config | None:
+    """The default configuration a campaign's description names (None: it names none)."""
+    default = specs[0].get("default") if specs else None
+    return Config.of(default) if isinstance(default, dict) else None
 
 
 def _problem_text(key: str) -> str:
     return str(Problem.of(json.loads(key)))
 
 
+def _kernel_text(target: str, clashing: Collection[str]) -> str:
+    """A kernel's name (``target`` is name NUL source hash), with its short hash where another
+    kernel here has its name."""
+    name, _, kernel_hash = target.partition("\0")
+    return f"{name} ({short_hash(kernel_hash)})" if name in clashing else name
+
+
 def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
             names: dict[str, str],
-            failures: dict[tuple[str, str], dict[str, dict[str, str]]]) -> list[CrossDevice]:  # fmt: skip
-    """rows_by_target: (kernel, problem) -> device fingerprint -> config key -> best ms;
-    failures: the same keys -> the outcome of a configuration stored there with no ok result."""
+            failures: dict[tuple[str, str], dict[str, dict[str, str]]],
+            clashing: Collection[str] = ()) -> list[CrossDevice]:  # fmt: skip
+    """rows_by_target: (kernel name NUL source hash, problem) -> device fingerprint -> config
+    key -> best ms; failures: the same keys -> the outcome of a configuration stored there
+    with no ok result."""
     out = []
-    for (kernel, problem), per_device in sorted(rows_by_target.items()):
+    for (target, problem), per_device in sorted(rows_by_target.items()):
         if len(per_device) < 2:
             continue
+        kernel = _kernel_text(target, clashing)
         devices = sorted(per_device, key=lambda d: names.get(d, d))
         bests = []
         for d in devices:
@@ -153,7 +179,7 @@ def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
             )
             for key, _ in bests
         )  # fmt: skip
-        failed = failures.get((kernel, problem), {})
+        failed = failures.get((target, problem), {})
         outcomes = tuple(
             tuple(None if key is None or key in per_device[on] else failed.get(on, {}).get(key)
                   for on in devices)
@@ -169,12 +195,11 @@ def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
 
 def gather(store: Store, kernel: str | None = None, device: str | None = None) -> ReportData:
     """Read everything the report draws in one pass over the matching results."""
-    targets = {(b.device_fingerprint, b.kernel, b.problem.key): b
-               for b in best_results(store, kernel=kernel, device=device)}  # fmt: skip
     builders: dict[str, _Builder] = {}
     times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
     failures: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
     names: dict[str, str] = {}
+    hashes: dict[str, set[str]] = defaultdict(set)  # kernel name -> the sources named so
     n = 0
     for row in brief_rows(store, kernel=kernel, device=device):
         n += 1
@@ -183,27 +208,30 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
             builder = builders[row.campaign] = _Builder(row)
         builder.add(row)
         names[row.device_fingerprint] = row.device
+        hashes[row.kernel].add(row.kernel_hash)
+        # By kernel name and source: two kernels of one name are not one across devices.
+        target = (f"{row.kernel}\0{row.kernel_hash}", row.problem_key)
         if row.ok and row.median_ms is not None:
-            per = times[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})
+            per = times[target].setdefault(row.device_fingerprint, {})
             per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
         else:  # tried and failed: the matrix says so rather than "never measured"
-            failures[(row.kernel, row.problem_key)].setdefault(row.device_fingerprint, {})[
-                row.config_key
-            ] = row.outcome
+            failures[target].setdefault(row.device_fingerprint, {})[row.config_key] = row.outcome
+    clashing = {name for name, found in hashes.items() if len(found) > 1}
     campaigns = {key: store.campaign(key) for key in builders}
     views = [
         b.view(
-            targets.get((b.first.device_fingerprint, b.first.kernel, b.first.problem_key)),
+            _default(campaign_specs(store, [key])),
             imported=campaigns[key].strategy == IMPORTED,
             status=campaigns[key].status.value,
+            shown_hash=short_hash(b.first.kernel_hash) if b.first.kernel in clashing else "",
         )
         for key, b in builders.items()
     ]
     plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
     # Calibrations belong to a device, not a kernel: a --kernel report leaves them out.
     calibrations = () if kernel else tuple(stored_calibrations(store, device))
-    return ReportData(tuple(views), tuple(_across(times, names, failures)), tuple(plans), n, names,
-                      calibrations)  # fmt: skip
+    across = _across(times, names, failures, clashing)
+    return ReportData(tuple(views), tuple(across), tuple(plans), n, names, calibrations)
 
 
 def _plan_matches(plan: StoredPlan, device: str | None, names: dict[str, str]) -> bool:

@@ -89,7 +89,8 @@ def campaign_section(c: CampaignView) -> str:
         if len(values) > 1
     ]
     return (
-        f"<h2>{escape(c.kernel)} on {escape(c.device)}</h2>"
+        f"<h2>{escape(c.kernel)}{f' ({c.shown_hash})' if c.shown_hash else ''} on "
+        f"{escape(c.device)}</h2>"
         f'<p class="muted">campaign {escape(c.key)}; problem {escape(c.problem)}; '
         f"{c.evaluations} results</p>{_unfinished(c.status)}{speedup}"
         f'<div class="figs">{"".join(figures)}</div>'

@@ -166,7 +166,9 @@ def from_store(
             )
         _one_target({(r.device_fingerprint, r.device) for r in rows}, "device", kernel, device)
         _one_target({(r.kernel_hash, r.kernel) for r in rows}, "kernel", kernel, device)
-        declared = declared_params(store, rows[0].kernel_hash, rows[0].kernel)
+        declared = declared_params(
+            store, rows[0].kernel_hash, rows[0].kernel, {r.campaign for r in rows}
+        )
     if problem:
         _check_wanted(problem, [dict(r.problem) for r in rows])
         rows = [r for r in rows if _matches(r.problem, problem)]

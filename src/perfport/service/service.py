@@ -463,7 +463,7 @@ class WgService:
                     f"reported-refusals-{device_info.fingerprint}-{spec.source_hash[:16]}-{ids[2]}"
                 )
                 report = PruningReport(0, 0, ())
-                campaign = store.open_campaign(name, ids, REPORTED, 0, {}, report)
+                campaign = store.open_campaign(name, ids, REPORTED, 0, {}, report, spec.describe())
                 note = f"reported by a client: {message[:MESSAGE_KEPT]}".strip()
                 added = store.record(campaign, Measurement(config, Outcome.LAUNCH_REFUSED, note))
         except BaseException:

@@ -17,6 +17,7 @@ from typing import Any
 from perfport._core import Check, Config, Outcome, Problem
 from perfport._core.metrics import Ceilings
 from perfport.store.ceilings import stored_ceilings
+from perfport.store.described import CAMPAIGN_SPEC
 from perfport.store.queries import BestResult, _metrics, _scoring, _where
 from perfport.store.store import CampaignStatus, Store
 
@@ -74,8 +75,14 @@ FROM per LEFT JOIN winner w ON w.dev = per.dev AND w.ker = per.ker AND w.prob = 
 GROUP BY per.dev, per.ker, per.prob, outcome
 """
 
-_TARGET_INFO = """
-SELECT d.name AS device, d.backend, d.fingerprint AS device_fingerprint, k.name AS kernel, k.spec,
+# The target's description is its newest campaign's (with results): a spec edited under the
+# same source and name (another default, other values) is the same kernel, and its campaigns
+# keep each their own description (described.py).
+_TARGET_INFO = f"""
+SELECT d.name AS device, d.backend, d.fingerprint AS device_fingerprint, k.name AS kernel,
+       k.source_hash AS kernel_hash, (SELECT {CAMPAIGN_SPEC} FROM campaigns g WHERE g.device_id = d.id AND g.kernel_id = k.id
+        AND g.problem_id = p.id AND EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
+        ORDER BY g.id DESC LIMIT 1) AS spec,
        p.key AS problem
 FROM devices d, kernels k, problems p WHERE d.id = ? AND k.id = ? AND p.id = ?
 """
@@ -217,6 +224,7 @@ def _best_result(
         backend=info["backend"],
         device_fingerprint=info["device_fingerprint"],
         kernel=info["kernel"],
+        kernel_hash=info["kernel_hash"],
         problem=Problem.of(json.loads(info["problem"])),
         best=Config.of(json.loads(best["key"])) if best is not None else None,
         best_ms=best["median_ms"] if best is not None else None,

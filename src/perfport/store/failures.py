@@ -76,3 +76,18 @@ def _limit(settings: dict[str, Any]) -> float:
     """The time limit a campaign ran under (0 when unknown: its timeouts are not reused)."""
     value = settings.get("timeout_s", 0.0)
     return float(value) if isinstance(value, int | float) else 0.0
+
+
+def kept_failures(n: int) -> tuple[str, ...]:
+    """The warning for a campaign resumed with --retry-failed that holds ``n`` crashed or
+    timed-out results of its own: those stay (a campaign holds one result per configuration,
+    kept as stored); only other campaigns' are measured again."""
+    if not n:
+        return ()
+    return (
+        f"--retry-failed measures again what crashed or timed out in other campaigns; this "
+        f"campaign's own {n} crashed or timed-out "
+        f"{'results stay' if n != 1 else 'result stays'} as stored (a "
+        "campaign measures each configuration once): to measure them again, tune a new "
+        "campaign with --retry-failed --campaign NEW_NAME",
+    )

@@ -134,6 +134,7 @@ def _rules(statuses: Iterable[str]) -> list[tuple[str, str, str]]:
     return [
         ("devices", "info is not a JSON object", _JSON_OBJECT.format("info")),
         ("kernels", "spec is not a JSON object", _JSON_OBJECT.format("spec")),
+        ("campaign_specs", "spec is not a JSON object", _JSON_OBJECT.format("spec")),
         ("problems", "key is not a JSON object", _JSON_OBJECT.format("key")),
         ("configs", "key is not a JSON object", _JSON_OBJECT.format("key")),
         (

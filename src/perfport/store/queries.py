@@ -15,11 +15,12 @@ from perfport._core import Check, Config, ExpressionError, Outcome, Problem, Sto
 from perfport._core.metrics import Ceilings, ResultMetrics
 from perfport._core.problem_check import typed_as
 from perfport.store.ceilings import stored_ceilings
+from perfport.store.described import CAMPAIGN_SPEC
 from perfport.store.store import Store
 
-_RESULT_ROWS = """
+_RESULT_ROWS = f"""
 SELECT d.fingerprint AS device_fingerprint, d.name AS device, d.backend, k.name AS kernel,
-       k.source_hash AS kernel_hash, k.spec AS spec, p.key AS problem, c.key AS config,
+       k.source_hash AS kernel_hash, {CAMPAIGN_SPEC} AS spec, p.key AS problem, c.key AS config,
        r.outcome, r.message, r.n, r.min_ms, r.median_ms, r.mean_ms, r.std_ms, r.ci_low_ms,
        r.ci_high_ms, r.compile_ms, r.tool_version, r.created, r.verification,
        r.verified_against, s.times, g.key AS campaign,
@@ -31,9 +32,17 @@ JOIN kernels k ON k.id = g.kernel_id
 JOIN problems p ON p.id = g.problem_id
 JOIN configs c ON c.id = r.config_id
 LEFT JOIN samples s ON s.result_id = r.id
-{where}
+{{where}}
 ORDER BY r.id
 """
+
+
+# A kernel's source hash as shown to tell kernels of one name apart: the prefix --kernel takes
+SHORT_HASH = 12
+
+
+def short_hash(kernel_hash: str) -> str:
+    return kernel_hash[:SHORT_HASH]
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class BestResult:
     best_metrics: dict[str, float | None] = field(default_factory=dict)  # with "roofline"
     campaign_statuses: dict[str, int] = field(default_factory=dict)  # status -> campaigns
     finished: bool = True  # False: the best of a campaign running, killed, interrupted, failed
+    kernel_hash: str = ""  # the kernel's source hash (kernels of one name differ by it)
 
     @property
     def speedup(self) -> float | None:
@@ -71,6 +81,7 @@ class BestResult:
             "backend": self.backend,
             "device_fingerprint": self.device_fingerprint,
             "kernel": self.kernel,
+            "kernel_hash": short_hash(self.kernel_hash),
             "problem": dict(self.problem),
             "best": None
             if self.best is None
@@ -237,8 +248,8 @@ def export_rows(
     ceilings = stored_ceilings(store)
     scorings: dict[tuple[int, str, str], ResultMetrics | None] = {}
     for row in store.stream(_RESULT_ROWS.format(where=where), params):
-        # By kernel row: specs over one source may state other work and metrics.
-        key = (row["kernel_id"], row["problem"], row["device_fingerprint"])
+        # By campaign: specs over one source, and edits of one spec, may state other work.
+        key = (row["campaign_id"], row["problem"], row["device_fingerprint"])
         if key not in scorings:
             scorings[key] = _scoring(row, ceilings)
         yield _result_row(row, scorings[key])
@@ -269,8 +280,8 @@ def export_keys(
         params,
     )
     specs = store.query(
-        "SELECT k.spec FROM kernels k WHERE k.id IN "
-        f"(SELECT g.kernel_id FROM campaigns g WHERE g.id IN ({campaigns})) ORDER BY k.id",
+        f"SELECT {CAMPAIGN_SPEC} AS spec, MIN(g.id) AS first FROM campaigns g JOIN kernels k "
+        f"ON k.id = g.kernel_id WHERE g.id IN ({campaigns}) GROUP BY spec ORDER BY first",
         params,
     )
     metrics: dict[str, None] = {}
@@ -312,7 +323,7 @@ def one_group(
         if len(set(text.values())) < len(text):
             # Two sources under one kernel name, or two devices under one name (an H100's
             # OpenCL and CUDA devices): what tells them apart on the command line.
-            text = {g: f"{t}: --kernel {g[1][:12]} --device {g[0]}" for g, t in text.items()}
+            text = {g: f"{t}: --kernel {short_hash(g[1])} --device {g[0]}" for g, t in text.items()}
         names = sorted(set(text.values()))
         raise StoreError(
             f"{len(groups)} device/kernel/problem combinations match ({_first(names)}); "
@@ -449,7 +460,7 @@ def transfer_summary(
 
 _BRIEF_ROWS = """
 SELECT g.key, d.name, d.fingerprint, k.name, p.key, c.key, r.outcome, r.median_ms, r.ci_low_ms,
-       r.ci_high_ms, r.n, r.created
+       r.ci_high_ms, r.n, r.created, k.source_hash
 FROM results r
 JOIN campaigns g ON g.id = r.campaign_id
 JOIN devices d ON d.id = g.device_id
@@ -478,6 +489,7 @@ class BriefRow:
     ci_high_ms: float | None
     n: int
     created: float
+    kernel_hash: str = ""
 
     @property
     def ok(self) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 from perfport._core import StoreError
 from perfport.store.connection import check_path
 from perfport.store.integrity import unusable
-from perfport.store.schema import READABLE_FROM, SCHEMA_VERSION
+from perfport.store.schema import READABLE_FROM, SCHEMA_VERSION, read_as_current
 from perfport.store.store import Store
 
 _REPORTED = (
@@ -50,6 +50,7 @@ class ReadOnlyStore(Store):
                 f"{self.path} has schema version {version}, not {SCHEMA_VERSION}; open it once "
                 "with this perfport (e.g. 'perfport results --db PATH') to migrate it"
             )
+        read_as_current(self._conn)
         self.wal = mode == "wal"
 
 

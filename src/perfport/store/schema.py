@@ -200,12 +200,33 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, str], None], ...] = (
     """,
     # 9 -> 10: a kernel's identity is its source and its name (a function: the table is rebuilt)
     _kernel_identity,
+    # 10 -> 11: the description each campaign ran with: a spec edited under the same source and
+    # name (another default, other values) is the same kernel row, whose description is the
+    # first stored; a campaign stored before has no row here, and its kernel's stands for it
+    """
+    CREATE TABLE campaign_specs (
+        campaign_id INTEGER PRIMARY KEY REFERENCES campaigns(id),
+        spec TEXT NOT NULL               -- KernelSpec.describe() as JSON
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-# The oldest version this perfport reads without migrating it (10 changed a constraint only):
-# a write-protected file, which cannot be migrated, at a version from here on is read as it is.
+# The oldest version this perfport reads without migrating it (10 changed a constraint only;
+# 11 added a table that read_as_current stands in for): a write-protected file, which cannot
+# be migrated, at a version from here on is read as it is.
 READABLE_FROM = 9
+
+
+def read_as_current(conn: sqlite3.Connection) -> None:
+    """Let a file read as it is at an older version (READABLE_FROM on) be queried as this
+    version's: the tables later versions added, empty as they were when the migration made
+    them, as temporary tables of this connection alone (nothing is written to the file).
+    Nothing to do at SCHEMA_VERSION."""
+    present = {name for (name,) in conn.execute("SELECT name FROM main.sqlite_master")}
+    if "campaign_specs" not in present:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS campaign_specs "
+                     "(campaign_id INTEGER PRIMARY KEY, spec TEXT NOT NULL)")  # fmt: skip
 
 
 def migrate(conn: sqlite3.Connection, path: str, *, frozen: bool = False) -> None:

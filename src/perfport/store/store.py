@@ -31,7 +31,7 @@ from perfport.store.connection import check_path, connect, write_ahead_log, writ
 from perfport.store.identities import Identities
 from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
 from perfport.store.resume import other_settings
-from perfport.store.schema import migrate
+from perfport.store.schema import migrate, read_as_current
 from perfport.store.writers import gone as _gone
 
 
@@ -41,6 +41,11 @@ class CampaignStatus(Enum):
     BUDGET = "budget"  # stopped by the evaluation or time budget
     INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
     FAILED = "failed"  # could not go on (e.g. the worker could not start)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the search ended on its own: out of configurations or budget."""
+        return self in (CampaignStatus.COMPLETE, CampaignStatus.BUDGET)
 
 
 class ClaimState(Enum):
@@ -103,6 +108,7 @@ class Store(Identities):
             # The schema first: a file that is not a perfport store is refused unchanged (the
             # journal mode is written into the file).
             migrate(self._conn, self.path, frozen=self.frozen)
+            read_as_current(self._conn)  # a frozen file of an older version it reads as it is
             check_values(self._conn, self.path, [s.value for s in CampaignStatus])
             mode = write_ahead_log(self._conn)
         except StoreError:
@@ -132,6 +138,7 @@ class Store(Identities):
         twin = object.__new__(type(self))
         twin.path, twin.wal, twin.frozen = self.path, self.wal, self.frozen
         twin._conn = connect(self.path, timeout=lock_timeout_s, frozen=self.frozen)
+        read_as_current(twin._conn)
         return twin
 
     def __enter__(self) -> Store:
@@ -207,12 +214,21 @@ class Store(Identities):
         seed: int,
         settings: dict[str, Any],
         report: PruningReport,
+        spec: Mapping[str, Any] | None = None,
     ) -> Campaign:
         """The campaign with this key for (device_id, kernel_id, problem_id): created, or found
         again to resume it. A key that names a campaign of another device, kernel or problem is
-        an error."""
+        an error. ``spec``: the description it runs with (``KernelSpec.describe``), kept with
+        the campaign, since the kernel's row keeps the one stored first (an edited default or
+        values under the same source and name is the same kernel); None keeps what it has."""
         with self.atomic():
             self._open_campaign(key, ids, strategy, seed, settings, report)
+            if spec is not None:  # a resumed campaign's is the latest it ran with
+                self._conn.execute(
+                    "INSERT INTO campaign_specs (campaign_id, spec) SELECT id, ? FROM campaigns "
+                    "WHERE key = ? ON CONFLICT (campaign_id) DO UPDATE SET spec = excluded.spec",
+                    (json.dumps(spec), key),
+                )
         return self.campaign(key)
 
     def _open_campaign(

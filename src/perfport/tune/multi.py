@@ -48,11 +48,11 @@ from perfport.tune.loop import TuningLoop, planned_builds
 from perfport.tune.prebuild import Prebuild, PrebuildError
 from perfport.tune.prior import LivePrior, Prior, SkippedSource, newest_result, sourced_prior
 from perfport.tune.progress import Board, Progress
-from perfport.tune.result import Budget, TuneResult
+from perfport.tune.result import Budget, Stage, TuneResult
 from perfport.tune.resume import check_resumable
+from perfport.tune.stopping import final_status
 from perfport.tune.tune import (
     _campaign_label,
-    _final_status,
     _searcher,
     _verification_warnings,
     campaign_key,
@@ -130,6 +130,7 @@ class _Kind:
     verification: str = "(no trial ran this session)"
     note: str = ""
     measured_here: int = 0
+    interrupted: bool = False  # Ctrl-C (or SIGTERM) reached this call while the campaign ran
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,8 @@ def tune_many(
     """Tune ``kernel`` on every slot at once: one campaign per kind of device (slots with one
     fingerprint share it), in the order the kinds first appear. Results are stored as they
     arrive; the same call again resumes. Ctrl-C stops every session after its trial in flight
-    (status ``interrupted``). A fixed-order strategy (brute force, random, grid) spreads best:
+    (status ``interrupted``; a campaign whose search had ended, or ends with nothing left to
+    measure, keeps its status). A fixed-order strategy (brute force, random, grid) spreads best:
     an adaptive one asks for one configuration at a time, so its slots take turns.
     ``build_jobs`` >= 1 compiles every campaign's builds its budget reaches ahead, in that many
     processes shared by all of them (``perfport.tune.prebuild``), into each backend's compile
@@ -200,7 +202,8 @@ def tune_many(
         for kind in kinds:
             assert kind.record is not None
             status = next((s for s in _RANK if s in kind.statuses), CampaignStatus.FAILED)
-            kind.statuses = [_final_status(store, kind.record, status)]
+            final, held = final_status(store, kind.record, status)
+            kind.statuses, kind.interrupted = [final], kind.interrupted or held
         results = [_result(store, run, kind, str(db)) for kind in kinds]
     if errors:  # an input error first: it is why the others stopped
         raise next((e for e in errors if isinstance(e, INPUT_ERRORS)), errors[0])
@@ -232,7 +235,7 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))
     kind.record = store.open_campaign(
         kind.key, ids, run.strategy_type.name, run.settings.seed, settings,
-        kind.space.report,
+        kind.space.report, run.spec.describe(),
     )  # fmt: skip
     if run.strategy_type.takes_prior:
         kind.prior_seen = newest_result(store)
@@ -262,28 +265,34 @@ def _run_sessions(
     errors: list[BaseException],
     ahead: Prebuild | None = None,
 ) -> None:
-    """A thread per slot; Ctrl-C (here, in the main thread) asks each to stop."""
-    ended: list[threading.Event] = []
+    """A thread per slot; Ctrl-C (here, in the main thread) asks each to stop. A session
+    that stops reports its own status (interrupted, or what its search ended with: a campaign
+    that had nothing left to measure is not interrupted); one left running is interrupted."""
+    ended: list[tuple[_Kind, threading.Event]] = []
     for kind in kinds:
         for slot in kind.slots:
-            ended.append(threading.Event())
+            ended.append((kind, threading.Event()))
             args = (store, run, kind, slot, board.lane(slot.label), errors, ahead)
-            threading.Thread(target=_ending, args=(ended[-1], *args), daemon=True,
+            threading.Thread(target=_ending, args=(ended[-1][1], *args), daemon=True,
                              name=f"perfport-{slot.label}").start()  # fmt: skip
+    events = [event for _, event in ended]
     try:
-        _wait(ended)
+        _wait(events)
     except KeyboardInterrupt:
         run.stop.set()
         if ahead is not None:
             ahead.close()  # a CPU session waiting for builds goes on once those compiling end
         for kind in kinds:
-            kind.statuses.append(CampaignStatus.INTERRUPTED)
+            kind.interrupted = True
         print("perfport: stopping after the trials in flight (Ctrl-C again leaves them)",
               file=board.stream, flush=True)  # fmt: skip
         # A second Ctrl-C leaves them (daemon threads): a trial on a Dask worker that was lost
         # may never end. What the sessions stored stays; their claims lapse with their leases.
         with suppress(KeyboardInterrupt):
-            _wait(ended)
+            _wait(events)
+        for kind, event in ended:
+            if not event.is_set():
+                kind.statuses.append(CampaignStatus.INTERRUPTED)
 
 
 def _ending(ended: threading.Event, *session: Any) -> None:
@@ -416,9 +425,11 @@ def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
     by_config = {m.config: m for m in measurements}
     verification = kind.verification if run.settings.verify else "not verified"
     default = run.spec.default
+    status = kind.statuses[0]
+    stopped = status is CampaignStatus.INTERRUPTED
     return TuneResult(
         campaign=kind.key,
-        status=kind.statuses[0],
+        status=status,
         device=kind.slots[0].device,
         kernel=run.spec.name,
         problem=run.problem,
@@ -434,4 +445,5 @@ def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
         warnings=_verification_warnings(
             measurements, run.settings.verify, kind.verification, kind.note
         ),
+        interrupted=Stage.SEARCH if stopped else Stage.END if kind.interrupted else None,
     )

@@ -118,13 +118,36 @@ def _misfit(stored: _Stored, space: Space) -> str:
     return "; ".join(why)
 
 
+def _could_be(stored: _Stored, space: Space, measured: set[str]) -> bool:
+    """Whether an import under another name may be this kernel's results, worth the hint to
+    import it again under this name: every value it tunes is one of this kernel's (_misfit
+    asked for one in common only), and its name is not that of a kernel perfport measured
+    (``measured``): an import named after one, an export of it brought back, is its results,
+    though two kernels tuning the same work-group sizes look alike."""
+    ours = {p.name: {value_key(v) for v in p.values} for p in space.params}
+    values_ours = all(
+        v is None or {value_key(_frozen(x)) for x in v} <= ours[n]
+        for n, v in stored.params.items()
+        if n in ours
+    )
+    return values_ours and stored.name not in measured
+
+
+def _measured_names(store: Store) -> set[str]:
+    """The names of the kernels perfport measured in this store (not imported)."""
+    rows = store.query("SELECT DISTINCT name FROM kernels WHERE language != 'external'")
+    return {str(r[0]) for r in rows}
+
+
 def _sources(
     store: Store, kernel: str, space: Space, device_fingerprint: str
 ) -> tuple[list[_Stored], list[SkippedSource]]:
     """The kernels of that name whose results can seed ``space``'s search, and those left
-    out: of that name but another space, or imported under another name with this space
-    (unless its devices' results are in under this name too: imported again, as told)."""
+    out: of that name but another space, or imported under another name that may be this
+    kernel's (``_could_be``; unless its devices' results are in under this name too: imported
+    again, as told)."""
     stored = _stored(store, device_fingerprint)
+    measured = _measured_names(store)
     misfit = {s.id: _misfit(s, space) for s in stored}
     used = [s for s in stored if _named(kernel, s) and not misfit[s.id]]
     covered = {d for s in used for d in s.devices}
@@ -137,7 +160,7 @@ def _sources(
         )
         for s in stored
         if s.imported and not _named(kernel, s) and not misfit[s.id]
-        and not set(s.devices) <= covered
+        and _could_be(s, space, measured) and not set(s.devices) <= covered
     ]  # fmt: skip
     return used, skipped
 

@@ -98,7 +98,10 @@ class ReplayData:
                 "--objective time is the 'time' of an imported Kernel Tuner cache or T4 file; "
                 "these are perfport's own measurements: use --objective median or mean"
             )
-        params = _params(rows, declared_params(store, rows[0].kernel_hash, rows[0].kernel))
+        declared = declared_params(
+            store, rows[0].kernel_hash, rows[0].kernel, {r.campaign for r in rows}
+        )
+        params = _params(rows, declared)
         space = Space.from_configs(params, [r.config for r in rows])
         times = np.full(len(space), np.nan)
         for r in rows:

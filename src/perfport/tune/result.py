@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from perfport._core import Check, DeviceInfo, Measurement, Outcome, PerfportError, Problem
@@ -44,6 +45,17 @@ class Budget:
         return Budget(count, self.max_seconds)
 
 
+class Stage(Enum):
+    """Where a session was when Ctrl-C (or SIGTERM) stopped it. Only an interrupt before or
+    during the search leaves the campaign ``interrupted``: once the search has ended, the
+    campaign's results are what it finished with, and it keeps its status."""
+
+    START = "start-up"  # the worker starting, before the search
+    SEARCH = "search"
+    CONFIRM = "re-timing"  # re-timing the best (--confirm), after the search
+    END = "end"  # after it all: the worker stopping, the status being stored, other devices
+
+
 @dataclass(frozen=True)
 class TuneResult:
     """A campaign's state after ``tune``: every measurement (earlier sessions' too), the best
@@ -69,6 +81,7 @@ class TuneResult:
     confirmed: Confirmation | None = None  # the top configurations re-timed side by side
     objective: Objective = field(default_factory=Objective)
     scoring: ResultMetrics | None = None  # metrics and roofline fraction of each result
+    interrupted: Stage | None = None  # where Ctrl-C stopped this session (None: it was not)
 
     def metrics(self, m: Measurement | None) -> dict[str, float | None]:
         """A result's metrics (and roofline fraction, when work is declared); {} without."""
@@ -199,5 +212,6 @@ class TuneResult:
             if self.scoring is None or self.scoring.ceilings is None
             else self.scoring.ceilings.to_json(),
             "confirmed": None if self.confirmed is None else self.confirmed.to_json(),
+            "interrupted": None if self.interrupted is None else self.interrupted.value,
             "db": self.db,
         }

@@ -176,6 +176,7 @@ def sweep(
                         settings.seed,
                         campaign_settings(asdict(settings), spec),
                         space.report,
+                        spec.describe(),
                     )
                     status = job.run_campaign(campaign)
                     done = _progress(store, campaign, problem, space, job.added, status)

@@ -18,7 +18,7 @@ from perfport._core import (
     PerfportError,
     Problem,
 )
-from perfport._core.interrupts import guarded, interruptible, take_held
+from perfport._core.interrupts import guarded, interruptible
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport.devices import get_device
 from perfport.kernels import resolve_kernel
@@ -32,6 +32,7 @@ from perfport.store import (
     earlier_failures,
     stored_ceilings,
 )
+from perfport.store.failures import REMEMBERED, kept_failures
 from perfport.strategies import Listed, Ranker, Strategy, make_strategy
 from perfport.tune.checks import (
     _buildable,
@@ -50,8 +51,9 @@ from perfport.tune.prebuild import Prebuild
 from perfport.tune.prior import Prior, SkippedSource, sourced_prior
 from perfport.tune.prior_objective import PriorObjective
 from perfport.tune.progress import Progress, RichProgress
-from perfport.tune.result import Budget, TuneResult
+from perfport.tune.result import Budget, Stage, TuneResult
 from perfport.tune.resume import check_resumable
+from perfport.tune.stopping import final_status, status_before, stopped_status
 from perfport.tune.verification import _verification_warnings, verification_plan
 
 REPORTING_ONLY = frozenset({"bytes", "flops", "metrics"})
@@ -122,7 +124,7 @@ def tune(
     (by default derived from kernel, problem, device, strategy and settings) resumes: stored
     configurations are not measured again, and a larger budget extends the campaign. The
     kernel's default configuration is measured first (it is the baseline for speedups).
-    Ctrl-C stops cleanly and returns what was measured, with status ``interrupted``.
+    Ctrl-C stops cleanly and returns what was measured, status ``interrupted`` (tune.stopping).
     ``min_work_groups`` adds the soft rule that every compute unit gets a work-group.
     ``configs`` measures exactly these configurations instead of searching (a shipped set on
     a new device: ``perfport select portable``); one the device cannot run is stored as pruned.
@@ -256,6 +258,7 @@ def _stored_session(
     )
     if not keyed:
         check_resumable(store, key, plan.space)
+    before = status_before(store, key)
     ids = (store.device_id(dev), store.kernel_id(spec), store.problem_id(plan.problem))
     scoring = ResultMetrics.of(
         spec.describe(), plan.problem, stored_ceilings(store).get(dev.fingerprint)
@@ -271,8 +274,9 @@ def _stored_session(
             settings.seed,
             stored_settings,
             plan.space.report,
+            spec.describe(),
         )
-        session = _Session(store, record, plan, scoring)
+        session = _Session(store, record, plan, scoring, before)
         session.run(reporter)
     return session
 
@@ -282,32 +286,51 @@ class _Session:
     (the prior, the trials run here, the verification), so an interrupt anywhere still
     reports everything it got to."""
 
-    def __init__(self, store: Store, record: Campaign, plan: _Plan, scoring: ResultMetrics):
+    def __init__(
+        self,
+        store: Store,
+        record: Campaign,
+        plan: _Plan,
+        scoring: ResultMetrics,
+        before: CampaignStatus | None = None,
+    ):
         self.store, self.record, self.plan, self.scoring = store, record, plan, scoring
         self.status = CampaignStatus.FAILED
+        self.before = before  # the campaign's status before this session opened it
+        self.interrupted: Stage | None = None
         self.prior: Prior | None = None
         self.prior_skipped: tuple[SkippedSource, ...] = ()  # other devices' results left out
         self.verification = "(no trial ran this session)"
         self.lease = Lease(store, record, lease_s=plan.options.lease_s)
         self.measured_here, self.note = 0, ""
         self.confirmed: Confirmation | None = None
+        self.kept_failures = 0  # with retry_failed: this campaign's own, stored before
 
     def run(self, reporter: Progress) -> None:
-        """Search, then confirm; the final status is stored whatever stops it."""
-        plan = self.plan
+        """Search, then confirm; the final status is stored whatever stops it (tune.stopping:
+        an interrupt after the search keeps the search's status)."""
+        plan, stage = self.plan, Stage.START
         try:
             with (
                 Runner(plan.spec, plan.problem, plan.device, plan.settings) as runner,
                 self.lease,
                 interruptible(),
             ):
+                stage = Stage.SEARCH
                 self._search(runner, reporter)
+                if self.status is CampaignStatus.INTERRUPTED:  # the loop took the Ctrl-C
+                    self.interrupted = Stage.SEARCH
+                stage = Stage.CONFIRM
                 self._confirm(runner)
+                stage = Stage.END
         except KeyboardInterrupt:
-            self.status = CampaignStatus.INTERRUPTED
+            self.interrupted = stage
+            self.status = stopped_status(stage, self.status, self.before)
         finally:
             self.store.release_claims(self.record, self.lease.writer)  # none left on a clean stop
-            self.status = _final_status(self.store, self.record, self.status)
+            self.status, held = final_status(self.store, self.record, self.status)
+            if held and self.interrupted is None:
+                self.interrupted = Stage.END
 
     def _search(self, runner: Runner, reporter: Progress) -> None:
         """Ask, measure, store and tell until the budget or the space is spent."""
@@ -331,6 +354,8 @@ class _Session:
             plan.space, searcher, runner, store, record, plan.budget, reporter, self.lease.writer,
             plan.options.lease_s, score=_scorer(plan.goal, self.scoring), reuse=reuse,
         )  # fmt: skip
+        if plan.options.retry_failed:
+            self.kept_failures = sum(m.outcome in REMEMBERED for m in loop.stored.values())
         try:
             self.status = _run(
                 loop, plan.spec, plan.problem, plan.device, plan.listed, plan.build_jobs
@@ -358,7 +383,7 @@ class _Session:
         by_config = {m.config: m for m in measurements}
         warnings = _verification_warnings(
             measurements, settings.verify, self.verification, self.note
-        )
+        ) + kept_failures(self.kept_failures)
         return TuneResult(
             campaign=key,
             status=self.status,
@@ -379,6 +404,7 @@ class _Session:
             objective=plan.goal,
             scoring=self.scoring,
             confirmed=self.confirmed,
+            interrupted=self.interrupted,
         )
 
 
@@ -408,18 +434,6 @@ def _remembered(
         outcome = reuse[spec.default].outcome.value
         runner.forgo(spec.default, f"gave {outcome} in an earlier campaign")
     return reuse
-
-
-def _final_status(store: Store, record: Campaign, status: CampaignStatus) -> CampaignStatus:
-    """Store the session's final status: interrupted when a signal is held (it arrived while
-    the worker was being stopped or the status written)."""
-    if take_held():
-        status = CampaignStatus.INTERRUPTED
-    store.set_status(record, status)
-    if take_held() and status is not CampaignStatus.INTERRUPTED:
-        status = CampaignStatus.INTERRUPTED
-        store.set_status(record, status)
-    return status
 
 
 def _campaign_label(strategy_type: type[Strategy], listed: tuple[Config, ...] | None) -> str:

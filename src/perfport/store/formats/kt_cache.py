@@ -333,9 +333,11 @@ def to_kt_cache(
     the same tuning: ``kernel_name`` is the entry function, ``problem_size`` the kernel's
     sizes, ``tune_params_keys`` in the spec's order and ``time`` the median (EXPORTED_TIME)."""
     rows = one_group(store, kernel=kernel, device=device, problem=problem)
-    spec = kernel_spec(store, rows[0].kernel_hash, rows[0].kernel)
+    # What the campaigns of these results ran with (an edited spec's values, not the first's)
+    campaigns = {r.campaign for r in rows}
+    spec = kernel_spec(store, rows[0].kernel_hash, rows[0].kernel, campaigns)
     written, size = _size_as_imported(store, rows)
-    declared = declared_params(store, rows[0].kernel_hash, rows[0].kernel)
+    declared = declared_params(store, rows[0].kernel_hash, rows[0].kernel, campaigns)
     keys = [k for k in declared if k in rows[0].config] or list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
     cache = {}
