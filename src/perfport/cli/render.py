@@ -289,7 +289,7 @@ def _clashing(results: Sequence[BestResult]) -> frozenset[str]:
 
 
 def _result_cells(r: BestResult, clashing: frozenset[str] = frozenset()) -> dict[str, str]:
-    from perfport.store.queries import short_hash
+    from perfport.store.identities import short_hash
 
     return {
         "kernel": f"{r.kernel} {short_hash(r.kernel_hash)}" if r.kernel in clashing else r.kernel,

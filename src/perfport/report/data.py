@@ -15,8 +15,8 @@ from perfport._core import Config, Problem
 from perfport.store import BriefRow, Store, brief_rows
 from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.described import campaign_specs
+from perfport.store.identities import short_hash
 from perfport.store.plans import StoredPlan, stored_plans
-from perfport.store.queries import short_hash
 
 TOP = 10  # configurations listed per campaign
 IMPORTED = "imported"  # the strategy 'perfport import' stores its campaigns under

@@ -3,10 +3,9 @@ many problems, as a dense (problems x configurations) matrix.
 
 Loaded from a perfport store (``from_store``) or from a compact gzip CSV (``save_csv`` /
 ``load_csv``) that can ship with the repository. The CSV has one row per (problem,
-configuration): ``problem.<name>`` columns, ``config.<name>`` columns and ``time_ms`` (empty
-where the configuration failed or was not measured), after ``# device:`` and ``# kernel:``
-comment lines (and ``# kernel_hash:``, the store's source hash, where known).
-"""
+configuration): ``problem.<name>``, ``config.<name>`` and ``time_ms`` (empty where it failed
+or was not measured) columns, after ``# device:``, ``# kernel:`` (and ``# kernel_hash:``, the
+store's source hash, where known) comment lines."""
 
 from __future__ import annotations
 
@@ -166,9 +165,8 @@ def from_store(
             )
         _one_target({(r.device_fingerprint, r.device) for r in rows}, "device", kernel, device)
         _one_target({(r.kernel_hash, r.kernel) for r in rows}, "kernel", kernel, device)
-        declared = declared_params(
-            store, rows[0].kernel_hash, rows[0].kernel, {r.campaign for r in rows}
-        )
+        first, campaigns = rows[0], {r.campaign for r in rows}
+        declared = declared_params(store, first.kernel_hash, first.kernel, campaigns)
     if problem:
         _check_wanted(problem, [dict(r.problem) for r in rows])
         rows = [r for r in rows if _matches(r.problem, problem)]

@@ -98,3 +98,9 @@ class Identities:
 
     def config_id(self, kernel_id: int, config: Config) -> int:
         return self._upsert("configs", {"kernel_id": kernel_id, "key": config.key})
+
+
+def short_hash(kernel_hash: str) -> str:
+    """A kernel's source hash as shown to tell kernels of one name apart: the prefix that
+    ``--kernel`` takes."""
+    return kernel_hash[:12]

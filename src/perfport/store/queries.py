@@ -16,6 +16,7 @@ from perfport._core.metrics import Ceilings, ResultMetrics
 from perfport._core.problem_check import typed_as
 from perfport.store.ceilings import stored_ceilings
 from perfport.store.described import CAMPAIGN_SPEC
+from perfport.store.identities import short_hash
 from perfport.store.store import Store
 
 _RESULT_ROWS = f"""
@@ -35,14 +36,6 @@ LEFT JOIN samples s ON s.result_id = r.id
 {{where}}
 ORDER BY r.id
 """
-
-
-# A kernel's source hash as shown to tell kernels of one name apart: the prefix --kernel takes
-SHORT_HASH = 12
-
-
-def short_hash(kernel_hash: str) -> str:
-    return kernel_hash[:SHORT_HASH]
 
 
 @dataclass(frozen=True)
