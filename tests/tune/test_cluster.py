@@ -258,6 +258,17 @@ def test_a_python_specs_functions_travel_by_value(tmp_path: Path) -> None:
     assert done.stdout.decode().strip() == "[2.0, 2.0]"
 
 
+def test_a_workers_spec_searches_the_spec_folder_for_includes(tmp_path: Path) -> None:
+    """A worker compiles with the folder the spec was loaded from (docs/cluster.md: it must
+    exist there too), as the run's own processes do."""
+    import pickle
+
+    from perfport.kernels import load_kernel
+
+    spec = pickle.loads(cluster.spec_payload(load_kernel(_py_spec(tmp_path))))
+    assert spec.include_dirs == (str(tmp_path.resolve()),)
+
+
 def _bounded(fn, seconds: float):
     """``fn()`` in a thread: its result, or a failure (not a hung suite) after ``seconds``."""
     out: dict = {}

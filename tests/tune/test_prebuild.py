@@ -4,6 +4,7 @@ import contextlib
 import dataclasses
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -33,6 +34,24 @@ def test_builds_compile_in_the_background_and_failures_are_counted(cpu, tmp_path
     ahead = Prebuild(broken, cpu, builds, 2)
     try:
         assert ahead.wait() == (3, 1)
+    finally:
+        ahead.close()
+
+
+def test_builds_ahead_find_a_header_beside_the_spec(cpu, tmp_path, monkeypatch):
+    """The processes compiling ahead search the spec's folder for includes as the run does:
+    from another working directory, each of their builds failed."""
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    for name in ("saxpy.toml", "saxpy.py"):
+        shutil.copy(EXAMPLES / name, folder)
+    shutil.copy(EXAMPLES / "saxpy.cl", folder / "saxpy.h")
+    (folder / "saxpy.cl").write_text('#include "saxpy.h"\n')
+    spec = load_kernel(folder / "saxpy.toml")
+    monkeypatch.chdir(tmp_path)
+    ahead = Prebuild(spec, cpu, [{"ITEMS": "1"}, {"ITEMS": "2"}], 1)
+    try:
+        assert ahead.wait() == (2, 0)
     finally:
         ahead.close()
 

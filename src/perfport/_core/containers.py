@@ -4,10 +4,11 @@ string where a mapping goes fails deep inside with a TypeError."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from perfport._core.errors import PerfportError
+from perfport._core.errors import PerfportError, SpecError
 
 
 def _shown(value: Any) -> str:
@@ -45,3 +46,12 @@ def as_mapping(
             f"{type(value).__name__} {_shown(value)}"
         )
     return value
+
+
+def as_paths(value: Any, what: str) -> tuple[str, ...]:
+    """``value`` (a list of folders: strings or paths) as a tuple of strings; else SpecError."""
+    items = as_list(value, what, SpecError, "['include']")
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise SpecError(f"{what} must name folders (strings or paths), not {_shown(item)}")
+    return tuple(str(os.fspath(item)) for item in items)

@@ -11,6 +11,8 @@ from enum import Enum
 from functools import cached_property
 from typing import Any, Self
 
+import numpy as np
+
 from perfport._core.containers import as_mapping
 from perfport._core.errors import SpecError
 from perfport._core.outcome import Check, Outcome
@@ -39,6 +41,18 @@ def value_key(value: Any) -> tuple[bool, Any]:
     if isinstance(value, tuple):
         return (False, tuple(value_key(v) for v in value))
     return (isinstance(value, bool), value)
+
+
+def same_value(given: Any, value: Any) -> bool:
+    """Equal and of the same kind: True == 1 and 16.0 == 16 in Python, but a configuration
+    saying ``true`` or ``16.0`` for an integer parameter is a mistake, not a spelling."""
+    kinds = (bool, np.bool_), (int, np.integer), (float, np.floating), (str,)
+    kind = next((k for k in kinds if isinstance(value, k)), None)
+    return (
+        given == value
+        and (kind is None or isinstance(given, kind))
+        and (isinstance(given, (bool, np.bool_)) == isinstance(value, (bool, np.bool_)))
+    )
 
 
 def distinct_values(values: Iterable[Any]) -> list[Any]:

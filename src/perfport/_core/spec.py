@@ -15,14 +15,14 @@ import numpy as np
 
 from perfport._core import checking
 from perfport._core.args import ARG_TYPES, Arg, ArrayArg, LocalArg, ScalarArg, describe_arg
-from perfport._core.containers import as_list
+from perfport._core.containers import as_list, as_paths
 from perfport._core.dtypes import DTYPE_NAMES, numpy_dtype
 from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word, is_printable_name
 from perfport._core.metrics import Metrics
 from perfport._core.name_refusals import refused_names
-from perfport._core.records import Config, Language, Problem, Value, _plain, value_key
+from perfport._core.records import Config, Language, Problem, Value, _plain, same_value, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.signature import check_args
 from perfport._core.splitting import SplitDim, check_splits
@@ -134,6 +134,9 @@ class KernelSpec:
     # ---- verification beyond the numpy reference (issue 26; _core/checking.py) ----
     verify: checking.Verify | None = None  # verify(expected, actual) -> bool
     reference_kernel: checking.ReferenceKernel | None = None  # its outputs are the expected ones
+    # Folders searched for ``#include "x.h"``, absolute: a spec file's own (kernels/loader.py).
+    # Machine-specific, so describe() and the campaign keys leave them out.
+    include_dirs: tuple[str, ...] = ()
 
     if TYPE_CHECKING:  # what __post_init__ takes and converts (the fields are the results)
 
@@ -151,6 +154,7 @@ class KernelSpec:
             metrics: Mapping[str, str] | Sequence[tuple[str, str]] = (), fault_flag: str = "",
             verify: checking.Verify | None = None,
             reference_kernel: checking.ReferenceKernel | None = None,
+            include_dirs: Sequence[str] = (),
         ) -> None: ...  # fmt: skip
 
     def __post_init__(self) -> None:
@@ -178,6 +182,7 @@ class KernelSpec:
         set_(self, "derived", tuple((str(k), str(v)) for k, v in derived))
         set_(self, "local_mem", str(self.local_mem))
         set_(self, "split", tuple(self.split))
+        set_(self, "include_dirs", as_paths(self.include_dirs, f"kernel {self.name}: include_dirs"))
         metrics = self.metrics.items() if isinstance(self.metrics, Mapping) else self.metrics
         set_(self, "metrics", tuple((str(k), str(v)) for k, v in metrics))
         if not isinstance(self.problem, Problem):
@@ -329,7 +334,7 @@ class KernelSpec:
                 f"{what} {dict(config)} must set exactly the parameters {sorted(names)}"
             )
         for p in self.params:
-            if not any(_same_value(config[p.name], v) for v in p.values):
+            if not any(same_value(config[p.name], v) for v in p.values):
                 raise SpecError(
                     f"{what}: {p.name}={config[p.name]!r} is not one of {list(p.values)}"
                 )
@@ -486,15 +491,3 @@ def _define_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
-
-
-def _same_value(given: Any, value: Any) -> bool:
-    """Equal and of the same kind: True == 1 and 16.0 == 16 in Python, but a configuration
-    saying ``true`` or ``16.0`` for an integer parameter is a mistake, not a spelling."""
-    kinds = (bool, np.bool_), (int, np.integer), (float, np.floating), (str,)
-    kind = next((k for k in kinds if isinstance(value, k)), None)
-    return (
-        given == value
-        and (kind is None or isinstance(given, kind))
-        and (isinstance(given, (bool, np.bool_)) == isinstance(value, (bool, np.bool_)))
-    )

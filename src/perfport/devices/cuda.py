@@ -150,13 +150,18 @@ class CudaSession(Session):
             self._stream = cupy.cuda.Stream(non_blocking=True)
 
     def compile(
-        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
+        self,
+        source: str,
+        language: Language,
+        entry: str,
+        defines: Mapping[str, str],
+        include_dirs: Sequence[str] = (),
     ) -> CompiledKernel:
         cupy = self._cupy
         if language is Language.OPENCL:
             raise BuildError("an OpenCL kernel cannot run on a CUDA device")
         text = CUDA_PRELUDE + source if language is Language.PORTABLE else source
-        options = tuple(f"-D{k}={v}" for k, v in defines.items())
+        options = (*(f"-D{k}={v}" for k, v in defines.items()), *(f"-I{d}" for d in include_dirs))
         try:
             with self._device:  # the module loads on the current device
                 module = cupy.RawModule(code=text, options=options)

@@ -209,6 +209,12 @@ def _resolve(cl: Any, device: DeviceInfo, compute_units: int | None) -> Any:
     return found if compute_units is None else reserved_device(cl, found, device.id, compute_units)
 
 
+_UNSEARCHED = (
+    " (include folder {!r} has a space, which OpenCL build options cannot hold: move the "
+    "spec and its headers to a folder without one)"
+)
+
+
 class OpenCLSession(Session):
     """A queue on one OpenCL device, in its own context or (``bound``: a context and the
     device in it) in one shared with other sessions, whose buffers it can then copy from.
@@ -234,7 +240,12 @@ class OpenCLSession(Session):
         self._boxes: dict[tuple[int, int], Any] = {}  # halo boxes by (source id, bytes)
 
     def compile(
-        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
+        self,
+        source: str,
+        language: Language,
+        entry: str,
+        defines: Mapping[str, str],
+        include_dirs: Sequence[str] = (),
     ) -> CompiledKernel:
         cl = self._cl
         if language is Language.CUDA:
@@ -247,6 +258,10 @@ class OpenCLSession(Session):
             lines = "".join(f"#define {k} {v}\n" for k, v in spaced.items())
             text = f"{lines}#line 1\n{text}"
         options = [f"-D{k}={v}" for k, v in defines.items() if k not in spaced]
+        # A folder with a space cannot be an option either (PoCL refuses every quoting):
+        # left out, it fails only a build that includes from it, which then says why.
+        unusable = [d for d in include_dirs if re.search(r"\s", d)]
+        options += [f"-I{d}" for d in include_dirs if d not in unusable]
         try:
             with captured_output() as captured:  # kept with the result, off the terminal
                 # only for this device: a shared context may hold other devices
@@ -255,7 +270,8 @@ class OpenCLSession(Session):
         except cl.Error as exc:
             message = str(exc)
             first = next((ln for ln in message.splitlines() if "error" in ln.lower()), message)
-            raise BuildError(first.strip()[:300], message) from None
+            note = _UNSEARCHED.format(unusable[0]) if unusable and "not found" in message else ""
+            raise BuildError(first.strip()[:300] + note, message) from None
         built = _OpenCLKernel(program, kernel, self._device, cl)
         built.build_log = build_messages(_log(cl, program, self._device), captured)
         return built

@@ -52,8 +52,15 @@ class Session(ABC):
 
     @abstractmethod
     def compile(
-        self, source: str, language: Language, entry: str, defines: Mapping[str, str]
-    ) -> CompiledKernel: ...
+        self,
+        source: str,
+        language: Language,
+        entry: str,
+        defines: Mapping[str, str],
+        include_dirs: Sequence[str] = (),
+    ) -> CompiledKernel:
+        """Build ``entry`` with ``-D`` ``defines``; ``#include "x.h"`` also searches the
+        (absolute) folders ``include_dirs``, not only the working directory."""
 
     @abstractmethod
     def upload(self, array: np.ndarray) -> Any:

@@ -133,7 +133,9 @@ def instruction_classes(
         device = next(d for d in list_devices() if d.id == pocl_device_id())
         session = open_session(device)
         try:
-            compiled = session.compile(spec.source, spec.language, spec.entry, defines)
+            compiled = session.compile(
+                spec.source, spec.language, spec.entry, defines, spec.include_dirs
+            )
         except BuildError as exc:
             raise SpecError(
                 f"kernel {spec.name} does not compile for its features: {exc}; fix its source"

@@ -10,6 +10,7 @@ never any importable function.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib
 import importlib.util
@@ -179,7 +180,16 @@ def _from_python(path: Path) -> KernelSpec:
         raise SpecError(
             f"{path}: define 'kernel' as a perfport.KernelSpec (or a function returning one)"
         )
-    return kernel
+    folder = _folder(path)
+    if folder in kernel.include_dirs:
+        return kernel
+    return dataclasses.replace(kernel, include_dirs=(*kernel.include_dirs, folder))
+
+
+def _folder(path: Path) -> str:
+    """The spec's folder, for its kernels' ``#include "x.h"``: absolute, as every other path
+    of the spec is relative to it, not to where perfport runs (nor where it compiles)."""
+    return str(path.parent.resolve())
 
 
 # Kernel Tuner's names for a spec's fields: a spec written from a tune_kernel call.
@@ -223,6 +233,7 @@ def _from_data(data: Any, path: Path) -> KernelSpec:
     fields = dict(data)
     fields["source"] = _source(fields, path)
     fields.pop("source_file", None)
+    fields["include_dirs"] = (_folder(path),)
     fields["params"] = tuple(
         _param(p, where) for p in _list(fields.get("params", []), "params", where)
     )

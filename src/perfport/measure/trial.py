@@ -185,8 +185,9 @@ class TrialEngine:
     def _build(self, defines: tuple[tuple[str, str], ...]) -> CompiledKernel | BuildError:
         if defines not in self._builds:
             try:
+                spec = self.spec
                 self._builds[defines] = self.session.compile(
-                    self.spec.source, self.spec.language, self.spec.entry, dict(defines)
+                    spec.source, spec.language, spec.entry, dict(defines), spec.include_dirs
                 )
             except BuildError as exc:
                 self._builds[defines] = exc

@@ -275,8 +275,9 @@ class Dispatcher:
         # Keyed by the -D defines, as TrialEngine does: launch-time parameters (work-group
         # sizes) share one build. A BuildError is the caller's to record.
         if defines not in self._builds:
+            spec = self.spec
             self._builds[defines] = self._open().compile(
-                self.spec.source, self.spec.language, self.spec.entry, dict(defines)
+                spec.source, spec.language, spec.entry, dict(defines), spec.include_dirs
             )
         return self._builds[defines]
 

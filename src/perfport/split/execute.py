@@ -132,7 +132,9 @@ class PartRun:
             self.kernel = built[key]
         else:
             with on_device(part.device, spec, "did not build"):
-                self.kernel = session.compile(spec.source, spec.language, spec.entry, defines)
+                self.kernel = session.compile(
+                    spec.source, spec.language, spec.entry, defines, spec.include_dirs
+                )
             if built is not None:
                 built[key] = self.kernel
         self.host: dict[str, np.ndarray] = {}

@@ -77,7 +77,7 @@ def _build(defines: dict[str, str], which: int = 0) -> bool:
     if which not in sessions:
         sessions[which] = open_session(_worker["devices"][which])
     try:
-        sessions[which].compile(spec.source, spec.language, spec.entry, defines)
+        sessions[which].compile(spec.source, spec.language, spec.entry, defines, spec.include_dirs)
     except BuildError:
         return False  # the run records it as a compile error when it gets there
     return True
