@@ -34,3 +34,13 @@ def test_a_grid_past_cudas_limits_is_refused_saying_so():
     assert grid_over_limits((2**31 - 1, 65535, 65535)) == ""
     assert "CUDA's limits" in grid_over_limits((2**32 + 1024, 1, 1))
     assert "use larger blocks" in grid_over_limits((32, 70000, 1))
+
+
+def test_the_local_memory_check_counts_the_padding():
+    from types import SimpleNamespace
+
+    from perfport.devices.cuda import _CudaKernel
+
+    fn = SimpleNamespace(max_threads_per_block=1024, shared_size_bytes=0)
+    assert _CudaKernel(None, fn, portable=True).dynamic_local_bytes([4, 4, 4]) == 36
+    assert _CudaKernel(None, fn, portable=False).dynamic_local_bytes([4, 4, 4]) == 12

@@ -272,7 +272,7 @@ def test_two_samples_each_are_never_beyond_doubt():
     assert "give no 95% interval" in confirmation_line(cut)
 
 
-def test_fewer_than_six_samples_give_no_confident_interval():
-    assert MIN_CI_SAMPLES == 6
-    assert not summarize([1.0, 2.0, 3.0, 4.0, 5.0]).ci_confident
-    assert summarize([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).ci_confident
+def test_six_samples_are_the_fewest_with_a_95_percent_interval():
+    assert MIN_CI_SAMPLES == 6  # the range of n samples: 1 - 2^(1-n) >= 0.95 from n = 6
+    five, six = summarize([1.0, 2.0, 3.0, 4.0, 5.0]), summarize([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert (five.ci_low, five.ci_high, six.ci_low, six.ci_high) == (1.0, 5.0, 1.0, 6.0)

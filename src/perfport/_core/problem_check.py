@@ -23,8 +23,6 @@ def resolve_problem(spec: KernelSpec, problem: Mapping[str, Any] | None) -> Prob
         )
     for name, value in given.items():
         _check_problem_value(spec, name, value, spec.problem[name])
-        if isinstance(spec.problem[name], float) and not isinstance(value, float):
-            given[name] = float(value)  # a=2 for a float a is a=2.0: one problem, one campaign
     merged = spec.problem.merged(given)
     # A reference that knows the problems its kernel is defined for (a stencil's, whose borders
     # cannot be negative) refuses the others here, not deep inside its first verification.
@@ -43,7 +41,7 @@ def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) 
     elif isinstance(default, int):
         ok, kind = number and isinstance(value, int), "an integer"
     elif isinstance(default, float):
-        ok, kind = number and math.isfinite(value), "a finite number"
+        ok, kind = number and _finite(value), "a finite number"
     else:
         ok, kind = isinstance(value, str), "a name"
     if not ok:
@@ -53,14 +51,19 @@ def _check_problem_value(spec: KernelSpec, name: str, value: Any, default: Any) 
         )
 
 
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int past any double
+        return False
+
+
 def typed_as(stored: Any, text: str) -> bool:
-    """Whether a stored problem value is the one typed as ``text`` on a command line: the
-    same text, or numbers of the same value (a=2 is a stored a=2.0)."""
-    if str(stored) == text:
-        return True
+    """Whether a stored problem value equals the number typed as ``text`` on a command line
+    (a stored a=2.0 for a=2); compare the text first, where a store may hold both."""
     if isinstance(stored, bool) or not isinstance(stored, int | float):
         return False
     try:
         return float(text) == stored
-    except ValueError:
+    except (ValueError, OverflowError):
         return False

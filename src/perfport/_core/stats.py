@@ -17,8 +17,7 @@ class Stats:
     with at least 95% confidence (distribution-free: order statistics of a binomial), because
     kernel times are skewed and a mean-based interval would be misleading. No interval of
     fewer than ``MIN_CI_SAMPLES`` samples reaches 95%: theirs is the samples' range, which
-    holds the median with probability 1 - 2^(1-n) (94% at five), so ``ci_confident`` is
-    False."""
+    holds the median with probability 1 - 2^(1-n) (94% at five)."""
 
     n: int
     min: float
@@ -27,11 +26,6 @@ class Stats:
     std: float
     ci_low: float
     ci_high: float
-
-    @property
-    def ci_confident(self) -> bool:
-        """Whether ``ci_low``/``ci_high`` hold the median with 95% confidence."""
-        return self.n >= MIN_CI_SAMPLES
 
 
 @lru_cache(maxsize=1024)

@@ -114,6 +114,9 @@ class _CudaKernel(CompiledKernel):
         self.max_work_group_size = int(kernel.max_threads_per_block)
         self.static_local_mem_bytes = int(kernel.shared_size_bytes)
 
+    def dynamic_local_bytes(self, sizes: Sequence[int]) -> int:
+        return launch_arguments([LocalSpace(n) for n in sizes], self.portable)[0]
+
 
 def _module_global(module: int, name: str) -> tuple[int, int] | None:
     """Address and size of a module's global variable, or None. CuPy's get_global does not

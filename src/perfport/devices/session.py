@@ -36,6 +36,11 @@ class CompiledKernel(ABC):
     static_local_mem_bytes: int  # local memory the compiled code declares itself
     build_log: str = ""  # the compiler's warnings and notes, kept with the results
 
+    def dynamic_local_bytes(self, sizes: Sequence[int]) -> int:
+        """The local memory a launch with local buffers of ``sizes`` bytes takes, laid out
+        as this kernel's back end lays them out (packed here)."""
+        return sum(sizes)
+
 
 class Session(ABC):
     """One context and queue on one device.

@@ -135,12 +135,12 @@ class TrialEngine:
         if isinstance(built, BuildError):
             log = f"{built}\n{built.log}"[:_LOG_LIMIT]
             return result(Outcome.COMPILE_ERROR, log, compile_ms=compile_ms)
-        needed = built.static_local_mem_bytes + sum(dynamic.values())
-        if needed > device.local_mem_bytes:
+        laid_out = built.dynamic_local_bytes(list(dynamic.values()))
+        if (needed := built.static_local_mem_bytes + laid_out) > device.local_mem_bytes:
             return result(
                 Outcome.PRUNED,
                 f"needs {needed} bytes of local memory ({built.static_local_mem_bytes} static + "
-                f"{sum(dynamic.values())} dynamic); the device has {device.local_mem_bytes}",
+                f"{laid_out} dynamic); the device has {device.local_mem_bytes}",
                 compile_ms=compile_ms,
             )
 

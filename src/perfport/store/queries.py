@@ -292,17 +292,19 @@ def one_group(
 ) -> list[ResultRow]:
     """The export rows of exactly one device/kernel/problem, one per configuration (a wrong
     result, else its best ok result, else its latest). ``problem`` keeps the rows whose problem
-    has these values (compared as text, as they are typed on a command line, numbers by value:
-    a=2 is a stored a=2.0); callers that pass
+    has these values (compared as text, as they are typed on a command line; else numbers by
+    value: a=2 finds a stored a=2.0); callers that pass
     it offer ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
     naming them."""
     options = "--kernel, --device and --problem" if problem is not None else "--kernel and --device"
     wanted = {str(k): str(v) for k, v in (problem or {}).items()}
-    rows = [
-        r
-        for r in export_rows(store, kernel=kernel, device=device)
-        if all(k in r.problem and typed_as(r.problem[k], v) for k, v in wanted.items())
-    ]
+    rows, by_value = [], []  # by_value: a=2 for a stored a=2.0, where no a=2 was stored
+    for r in export_rows(store, kernel=kernel, device=device):
+        if all(k in r.problem and str(r.problem[k]) == v for k, v in wanted.items()):
+            rows.append(r)
+        elif not rows and all(typed_as(r.problem.get(k), v) for k, v in wanted.items()):
+            by_value.append(r)
+    rows = rows or by_value
     if not rows:
         raise StoreError(no_match(store, kernel, device) or
                          f"no results match; check {options} with 'perfport results'")  # fmt: skip
