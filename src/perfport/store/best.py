@@ -5,7 +5,8 @@ A target measured by one campaign (the usual case) has one result per configurat
 outcome counts and its best come from the index on (campaign, outcome, time) alone. Only
 targets of several campaigns group by configuration first (a configuration's outcome is
 ``wrong_result`` if any of its results is: an unverified ``ok`` beside it proves nothing; else
-``ok`` if any of its results is, else that of its latest result)."""
+``ok`` if any of its results is, else that of its latest result). The best's check is its
+configuration's strongest, over every campaign of the target, as ``unverified`` counts it."""
 
 from __future__ import annotations
 
@@ -93,6 +94,19 @@ SELECT c.key, r.median_ms, r.verification, r.verified_against, g.status AS campa
 FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN configs c ON c.id = r.config_id
 WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND {_OK}
 ORDER BY r.median_ms, r.id LIMIT 1
+"""
+
+# What one configuration of one target was checked against: the strongest check of its ok
+# results, so that a configuration verified by one campaign is verified where a --no-verify
+# campaign timed it fastest (as ``unverified`` counts it); unknown (before schema 3) beats
+# unverified, as ``unverified`` does not count it either.
+_CHECK_OF_CONFIG = f"""
+SELECT r.verification, r.verified_against
+FROM results r JOIN campaigns g ON g.id = r.campaign_id
+WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND {_OK}
+ORDER BY CASE r.verification WHEN 'verified' THEN 0 WHEN 'reference' THEN 1
+         WHEN 'unverified' THEN 3 ELSE 2 END, r.median_ms, r.id
+LIMIT 1
 """
 
 Target = tuple[int, int, int]  # device_id, kernel_id, problem_id
@@ -218,7 +232,8 @@ def _best_result(
         )
         default_row = _best_of(store, found[0][0], ids) if found else None
     best = _best_of(store, group["best_cfg"], ids)
-    check = None if best is None or best["verification"] is None else Check(best["verification"])
+    checked = store.query(_CHECK_OF_CONFIG, (group["best_cfg"], *ids)) if best else []
+    check = Check(checked[0][0]) if checked and checked[0][0] is not None else None
     return BestResult(
         device=info["device"],
         backend=info["backend"],
@@ -233,7 +248,7 @@ def _best_result(
         outcomes=dict(sorted(counts.items())),
         campaigns=sum(statuses.values()),
         best_verification=check,
-        best_verified_against=None if best is None else best["verified_against"],
+        best_verified_against=checked[0][1] if checked else None,
         unverified=group["unverified"],
         campaign_statuses=dict(sorted(statuses.items())),
         # The best's own campaign decides (a killed one beside the finished one that holds
