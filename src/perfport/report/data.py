@@ -12,7 +12,7 @@ from statistics import median
 from typing import Any
 
 from perfport._core import Check, Config, Outcome, Problem
-from perfport.store import BriefRow, Store, brief_rows
+from perfport.store import REPORTED, BriefRow, Store, brief_rows
 from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.described import campaign_specs
 from perfport.store.identities import short_hash
@@ -60,6 +60,9 @@ class CampaignView:
     # The kernel's short source hash where another kernel in the report has its name (a
     # source edited under one name): the title shows it; "" otherwise.
     shown_hash: str = ""
+    # A daemon's record of the refusals its clients report (perfport serve): never a search,
+    # so its status stays running for good and says nothing of whether it finished.
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ class _Builder:
         status: str = "complete",
         shown_hash: str = "",
         wrong: Collection[str] = (),
+        reported: bool = False,
     ) -> CampaignView:
         """``default``: the default configuration of the description the campaign ran with;
         ``wrong``: the configuration keys any campaign of its target found wrong."""
@@ -141,7 +145,7 @@ class _Builder:
                              r.config_key in wrong) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
-            imported=imported, status=status, shown_hash=shown_hash,
+            imported=imported, status=status, shown_hash=shown_hash, reported=reported,
         )  # fmt: skip
 
 
@@ -273,6 +277,7 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
             status=campaigns[key].status.value,
             shown_hash=short_hash(b.first.kernel_hash) if b.first.kernel in clashing else "",
             wrong=targets.wrong_of(b.first),
+            reported=campaigns[key].strategy == REPORTED,
         )
         for key, b in builders.items()
     ]

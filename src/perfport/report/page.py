@@ -126,7 +126,7 @@ def campaign_section(c: CampaignView) -> str:
         f"<h2>{escape(c.kernel)}{f' ({c.shown_hash})' if c.shown_hash else ''} on "
         f"{escape(c.device)}</h2>"
         f'<p class="muted">campaign {escape(c.key)}; problem {escape(c.problem)}; '
-        f"{c.evaluations} results</p>{_unfinished(c.status)}{speedup}"
+        f"{c.evaluations} results</p>{_unfinished(c)}{speedup}"
         f'<div class="figs">{"".join(figures)}</div>'
         "<h3>Top configurations (95% confidence interval of the median)</h3>"
         + _table(_TOP_HEADERS, top_rows)
@@ -139,11 +139,14 @@ def campaign_section(c: CampaignView) -> str:
     )
 
 
-def _unfinished(status: str) -> str:
+def _unfinished(c: CampaignView) -> str:
     """A campaign that did not run to its budget or through its space: its best is partial."""
-    if status in (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value):
+    if c.reported:  # stays running for good, and was never a search
+        return ('<p class="muted">launches that clients of perfport serve reported the device '
+                "refused: a record, not a search</p>")  # fmt: skip
+    if c.status in (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value):
         return ""
-    return (f"<p><b>campaign {escape(status)}</b> (still running, or killed, interrupted or "
+    return (f"<p><b>campaign {escape(c.status)}</b> (still running, or killed, interrupted or "
             "failed): its best is of what it measured so far</p>")  # fmt: skip
 
 

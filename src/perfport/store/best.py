@@ -20,6 +20,7 @@ from perfport._core.metrics import Ceilings
 from perfport.store.ceilings import stored_ceilings
 from perfport.store.described import CAMPAIGN_SPEC
 from perfport.store.queries import BestResult, _metrics, _scoring, _where
+from perfport.store.scenarios import REPORTED
 from perfport.store.store import CampaignStatus, Store
 
 _OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
@@ -27,8 +28,11 @@ _OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
 # a best of only what it measured before it stopped: results says so.
 _FINISHED = (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value)
 
+# Each campaign with results, and whether it is a daemon's record of the refusals its clients
+# report (strategy REPORTED): that one stays running for good, being a record and never a
+# search, so it never makes a target's best partial.
 _TARGETS = """
-SELECT g.id, g.device_id, g.kernel_id, g.problem_id, g.status
+SELECT g.id, g.device_id, g.kernel_id, g.problem_id, g.status, g.strategy = '{reported}'
 FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
 {where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
 """
@@ -125,13 +129,20 @@ def best_results(
     where, params = _where(kernel, device)
     campaigns: dict[Target, list[int]] = {}
     statuses: dict[Target, Counter[str]] = {}
-    for row in store.query(_TARGETS.format(where=where, conj="AND" if where else "WHERE"), params):
+    searches: dict[Target, list[str]] = {}  # the statuses of those that are not REPORTED
+    conj = "AND" if where else "WHERE"
+    for row in store.query(_TARGETS.format(where=where, conj=conj, reported=REPORTED), params):
         campaigns.setdefault((row[1], row[2], row[3]), []).append(row[0])
         statuses.setdefault((row[1], row[2], row[3]), Counter())[row[4]] += 1
+        if not row[5]:
+            searches.setdefault((row[1], row[2], row[3]), []).append(row[4])
     groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
     groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
     ceilings = stored_ceilings(store)
-    out = [_best_result(store, t, groups[t], statuses[t], ceilings) for t in campaigns]
+    out = [
+        _best_result(store, t, groups[t], statuses[t], ceilings, searches.get(t, []))
+        for t in campaigns
+    ]
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 
@@ -216,6 +227,7 @@ def _best_result(
     group: dict[str, Any],
     statuses: Counter[str],
     ceilings: dict[str, Ceilings],
+    searched: list[str],
 ) -> BestResult:
     """One target's record from its aggregated counts: a few indexed look-ups, not a scan."""
     info = store.query(_TARGET_INFO, ids)[0]
@@ -252,11 +264,11 @@ def _best_result(
         unverified=group["unverified"],
         campaign_statuses=dict(sorted(statuses.items())),
         # The best's own campaign decides (a killed one beside the finished one that holds
-        # the best does not make it partial); with no best, every campaign.
+        # the best does not make it partial); with no best, every campaign but REPORTED ones.
         finished=(
             best["campaign_status"] in _FINISHED
             if best is not None
-            else all(s in _FINISHED for s in statuses)
+            else all(s in _FINISHED for s in searched)
         ),
         best_metrics=_metrics(
             _scoring(info, ceilings),
