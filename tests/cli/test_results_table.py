@@ -134,3 +134,26 @@ def test_kernels_sharing_a_name_show_their_hash_and_json_has_it(db, cpu, capsys)
     # one kernel of the name: no hash in the table
     assert main(["results", "--db", str(db), "--kernel", first.source_hash[:12]]) == 0
     assert first.source_hash[:12] not in capsys.readouterr().out
+
+
+def test_a_daemons_reported_refusals_are_not_an_unfinished_campaign(db, cpu, capsys):
+    """perfport serve's campaign of its clients' refusals stays running for good: results
+    marked its target '* from a campaign that did not finish'."""
+    import json
+
+    from perfport import builtin
+    from perfport.cli import main
+    from perfport.space import PruningReport
+    from perfport.store import REPORTED, Store
+
+    spec = builtin("sobel")
+    with Store(db) as store:
+        ids = (store.device_id(cpu), store.kernel_id(spec), store.problem_id(spec.problem))
+        campaign = store.open_campaign("r", ids, REPORTED, 0, {}, PruningReport(0, 0, ()))
+        store.record(campaign, Measurement(Config.of(wc=32, wr=32), Outcome.LAUNCH_REFUSED, "x"))
+    assert main(["results", "--db", str(db)]) == 0
+    shown = capsys.readouterr()
+    assert "did not finish" not in shown.out + shown.err and "sobel" in shown.out
+    assert main(["results", "--db", str(db), "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["results"]
+    assert row["finished"] is True and row["campaign_statuses"] == {"running": 1}

@@ -127,3 +127,25 @@ def test_kernels_sharing_a_name_have_titles_that_tell_them_apart(tmp_path: Path)
     assert f"<h2>vector_add ({one}) on GPU B</h2>" in page
     # only the first kernel ran on both devices: its matrix alone, titled with its hash
     assert page.count("<h3>vector_add (") == 1 and f"<h3>vector_add ({one})," in page
+
+
+def test_a_daemons_reported_refusals_are_not_called_unfinished(tmp_path: Path):
+    """perfport serve's campaign of its clients' refusals stays running for good: its section
+    said 'campaign running (still running, or killed, ...)'."""
+    from perfport import Config, Measurement, Outcome, builtin
+    from perfport.space import PruningReport
+    from perfport.store import REPORTED, Store
+    from perfport.store.formats.imported import external_device
+
+    db, spec = tmp_path / "r.db", builtin("vector_add")
+    with Store(db) as store:
+        ids = (store.device_id(external_device("GPU A")), store.kernel_id(spec),
+               store.problem_id(spec.problem))  # fmt: skip
+        reported = store.open_campaign("r", ids, REPORTED, 0, {}, PruningReport(0, 0, ()))
+        store.record(reported, Measurement(Config.of(wg=1024), Outcome.LAUNCH_REFUSED, "x"))
+        running = store.open_campaign("s", ids, "random", 0, {}, PruningReport(0, 0, ()))
+        store.record(running, Measurement(Config.of(wg=64), Outcome.OK, "", (1.0,)))
+    page = Path(write_report(db, tmp_path / "out").files[0]).read_text()
+    first, second = page.split("campaign r;")[1].split("campaign s;")
+    assert "campaign running" not in first and "a record, not a search" in first
+    assert "<b>campaign running</b>" in second  # a search still running says so

@@ -30,12 +30,14 @@ def _reference(rows: list[Any]) -> dict[str, Any]:
     best: dict[str, tuple[float, Any]] = {}
     final: dict[str, str] = {}
     wrong, verified, unverified = set(), set(), set()
+    checks: dict[str, list[Check | None]] = {}
     for r in rows:
         key = r.config.key
         if r.outcome is Outcome.WRONG_RESULT:
             wrong.add(key)
         if r.ok and r.median_ms is not None:
             (unverified if r.verification is Check.UNVERIFIED else verified).add(key)
+            checks.setdefault(key, []).append(r.verification)
             if key not in best or r.median_ms < best[key][0]:
                 best[key] = (r.median_ms, r)
             final[key] = "ok"
@@ -45,8 +47,11 @@ def _reference(rows: list[Any]) -> dict[str, Any]:
         final[key] = "wrong_result"
         best.pop(key, None)
     winner = min(best, key=lambda k: best[k][0])  # first-inserted on ties
+    # The configuration's strongest check over its ok results, not the fastest one's alone.
+    strength = [Check.VERIFIED, Check.REFERENCE, None, Check.UNVERIFIED]
+    check = min(checks[winner], key=strength.index)
     return {
-        "best": winner, "best_ms": best[winner][0], "check": best[winner][1].verification,
+        "best": winner, "best_ms": best[winner][0], "check": check,
         "default_ms": best.get(SPEC.default.key if SPEC.default else "", (None,))[0],
         "outcomes": dict(sorted(Counter(final.values()).items())),
         "unverified": len(unverified - verified - wrong),
@@ -125,6 +130,28 @@ def test_a_wrong_result_outweighs_an_unverified_ok_in_every_reader(db, cpu):
     assert best.best == Config.of(wg=16) and best.outcomes["wrong_result"] == 1
     assert best.unverified == 0  # wg=16 has a verified result too
     assert rows == {8: Outcome.WRONG_RESULT, 16: Outcome.OK}
+
+
+def test_a_best_verified_by_another_campaign_is_verified(db, cpu):
+    """The best's fastest time came from a --no-verify campaign and another campaign verified
+    it: results --json said verified false, verification unverified, and unverified 0."""
+    with Store(db) as store:
+        verified, unverified = _campaign(store, cpu, "v"), _campaign(store, cpu, "u")
+        for campaign, ms, check in (
+            (verified, 2.0, Check.VERIFIED),
+            (unverified, 1.0, Check.UNVERIFIED),
+        ):
+            store.record(campaign, Measurement(Config.of(wg=16), Outcome.OK, "", (ms,), check=check,
+                                               verified_against="numpy reference"
+                                               if check is Check.VERIFIED else None))  # fmt: skip
+        store.record(unverified, Measurement(Config.of(wg=8), Outcome.OK, "", (3.0,),
+                                             check=Check.UNVERIFIED))  # fmt: skip
+        (best,) = best_results(store)
+    shown = best.to_json()
+    assert best.best == Config.of(wg=16) and best.best_ms == 1.0  # the fastest time still
+    assert (shown["verified"], shown["verification"]) == (True, "verified")
+    assert shown["verified_against"] == "numpy reference"
+    assert shown["unverified"] == 1  # wg=8 alone: never verified anywhere
 
 
 def test_two_sources_under_one_name_are_told_apart_by_their_hash(db, cpu):

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
-from perfport._core import Config, Problem
-from perfport.store import BriefRow, Store, brief_rows
+from perfport._core import Check, Config, Outcome, Problem
+from perfport.store import REPORTED, BriefRow, Store, brief_rows
 from perfport.store.calibrations import StoredCalibration, stored_calibrations
 from perfport.store.described import campaign_specs
 from perfport.store.identities import short_hash
@@ -31,6 +31,10 @@ class Ranked:
     ci_low_ms: float | None
     ci_high_ms: float | None
     n: int
+    unverified: bool = False  # nothing compared this result's outputs
+    # Another campaign of its kernel, device and problem found this configuration's outputs
+    # wrong: perfport results never ranks it (store/best.py).
+    wrong_elsewhere: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class CampaignView:
     # The kernel's short source hash where another kernel in the report has its name (a
     # source edited under one name): the title shows it; "" otherwise.
     shown_hash: str = ""
+    # A daemon's record of the refusals its clients report (perfport serve): never a search,
+    # so its status stays running for good and says nothing of whether it finished.
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,8 @@ class CrossDevice:
     # [from device][on device]: the outcome where that best was stored there but failed (so
     # its slowdown is None though it was tried), else None: never tried there.
     failed: tuple[tuple[str | None, ...], ...] = ()
+    # Per device: no campaign there compared its best's outputs with anything.
+    unverified: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,8 +123,11 @@ class _Builder:
         imported: bool = False,
         status: str = "complete",
         shown_hash: str = "",
+        wrong: Collection[str] = (),
+        reported: bool = False,
     ) -> CampaignView:
-        """``default``: the default configuration of the description the campaign ran with."""
+        """``default``: the default configuration of the description the campaign ran with;
+        ``wrong``: the configuration keys any campaign of its target found wrong."""
         top = sorted(self.ok, key=lambda r: r.median_ms or 0.0)[:TOP]
         default_ms = None
         if default is not None:
@@ -129,10 +141,11 @@ class _Builder:
             evaluations=self.n, best_so_far=tuple(self.steps),
             outcomes=dict(sorted(self.outcomes.items())),
             top=tuple(Ranked(Config.of(json.loads(r.config_key)), r.median_ms or 0.0, r.ci_low_ms,
-                             r.ci_high_ms, r.n) for r in top),
+                             r.ci_high_ms, r.n, r.verification == Check.UNVERIFIED.value,
+                             r.config_key in wrong) for r in top),
             default=default, default_ms=default_ms,
             effects={p: {v: median(ts) for v, ts in vals.items()} for p, vals in self.values.items()},
-            imported=imported, status=status, shown_hash=shown_hash,
+            imported=imported, status=status, shown_hash=shown_hash, reported=reported,
         )  # fmt: skip
 
 
@@ -156,10 +169,13 @@ def _kernel_text(target: str, clashing: Collection[str]) -> str:
 def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
             names: dict[str, str],
             failures: dict[tuple[str, str], dict[str, dict[str, str]]],
-            clashing: Collection[str] = ()) -> list[CrossDevice]:  # fmt: skip
+            clashing: Collection[str] = (),
+            checked: dict[tuple[str, str], dict[str, set[str]]] | None = None,
+            ) -> list[CrossDevice]:  # fmt: skip
     """rows_by_target: (kernel name NUL source hash, problem) -> device fingerprint -> config
     key -> best ms; failures: the same keys -> the outcome of a configuration stored there
-    with no ok result."""
+    with no ok result (or found wrong by any campaign there); checked: the same keys -> the
+    configurations with an ok result whose outputs were compared with something."""
     out = []
     for (target, problem), per_device in sorted(rows_by_target.items()):
         if len(per_device) < 2:
@@ -189,15 +205,57 @@ def _across(rows_by_target: dict[tuple[str, str], dict[str, dict[str, float]]],
             kernel, _problem_text(problem), tuple(names.get(d, d) for d in devices),
             tuple((Config.of(json.loads(k)) if k else None, ms) for k, ms in bests), slowdown,
             outcomes,
+            tuple(key is not None and key not in (checked or {}).get((target, problem), {}).get(d, ())
+                  for d, (key, _) in zip(devices, bests, strict=True)),
         ))  # fmt: skip
     return out
+
+
+class _Targets:
+    """Each (kernel, problem)'s results on each device over all its campaigns, as perfport
+    results ranks them: a configuration any campaign there found wrong is a failure there,
+    whatever ok time a campaign that did not verify it stored."""
+
+    def __init__(self) -> None:
+        # (kernel name NUL source hash, problem) -> device fingerprint -> config key -> ...
+        self.times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+        self.failures: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
+        self.wrong: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(dict)
+        self.checked: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(dict)
+
+    def add(self, row: BriefRow) -> None:
+        # By kernel name and source: two kernels of one name are not one across devices.
+        target = (f"{row.kernel}\0{row.kernel_hash}", row.problem_key)
+        device = row.device_fingerprint
+        if row.ok and row.median_ms is not None:
+            per = self.times[target].setdefault(device, {})
+            per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
+            if row.verification != Check.UNVERIFIED.value:
+                self.checked[target].setdefault(device, set()).add(row.config_key)
+        else:  # tried and failed: the matrix says so rather than "never measured"
+            self.failures[target].setdefault(device, {})[row.config_key] = row.outcome
+            if row.outcome == Outcome.WRONG_RESULT.value:
+                self.wrong[target].setdefault(device, set()).add(row.config_key)
+
+    def wrong_of(self, first: BriefRow) -> set[str]:
+        """The configurations any campaign of ``first``'s kernel, problem and device found wrong."""
+        target = (f"{first.kernel}\0{first.kernel_hash}", first.problem_key)
+        return self.wrong.get(target, {}).get(first.device_fingerprint, set())
+
+    def ranked(self) -> dict[tuple[str, str], dict[str, dict[str, float]]]:
+        """The ok times, less those of configurations found wrong (failures from now on)."""
+        for target, per_device in self.wrong.items():
+            for device, keys in per_device.items():
+                for key in keys:
+                    self.times[target].get(device, {}).pop(key, None)
+                    self.failures[target].setdefault(device, {})[key] = Outcome.WRONG_RESULT.value
+        return self.times
 
 
 def gather(store: Store, kernel: str | None = None, device: str | None = None) -> ReportData:
     """Read everything the report draws in one pass over the matching results."""
     builders: dict[str, _Builder] = {}
-    times: dict[tuple[str, str], dict[str, dict[str, float]]] = defaultdict(dict)
-    failures: dict[tuple[str, str], dict[str, dict[str, str]]] = defaultdict(dict)
+    targets = _Targets()
     names: dict[str, str] = {}
     hashes: dict[str, set[str]] = defaultdict(set)  # kernel name -> the sources named so
     n = 0
@@ -209,13 +267,7 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
         builder.add(row)
         names[row.device_fingerprint] = row.device
         hashes[row.kernel].add(row.kernel_hash)
-        # By kernel name and source: two kernels of one name are not one across devices.
-        target = (f"{row.kernel}\0{row.kernel_hash}", row.problem_key)
-        if row.ok and row.median_ms is not None:
-            per = times[target].setdefault(row.device_fingerprint, {})
-            per[row.config_key] = min(per.get(row.config_key, math.inf), row.median_ms)
-        else:  # tried and failed: the matrix says so rather than "never measured"
-            failures[target].setdefault(row.device_fingerprint, {})[row.config_key] = row.outcome
+        targets.add(row)
     clashing = {name for name, found in hashes.items() if len(found) > 1}
     campaigns = {key: store.campaign(key) for key in builders}
     views = [
@@ -224,13 +276,15 @@ def gather(store: Store, kernel: str | None = None, device: str | None = None) -
             imported=campaigns[key].strategy == IMPORTED,
             status=campaigns[key].status.value,
             shown_hash=short_hash(b.first.kernel_hash) if b.first.kernel in clashing else "",
+            wrong=targets.wrong_of(b.first),
+            reported=campaigns[key].strategy == REPORTED,
         )
         for key, b in builders.items()
     ]
     plans = [p for p in stored_plans(store, kernel) if _plan_matches(p, device, names)]
     # Calibrations belong to a device, not a kernel: a --kernel report leaves them out.
     calibrations = () if kernel else tuple(stored_calibrations(store, device))
-    across = _across(times, names, failures, clashing)
+    across = _across(targets.ranked(), names, targets.failures, clashing, targets.checked)
     return ReportData(tuple(views), tuple(across), tuple(plans), n, names, calibrations)
 
 

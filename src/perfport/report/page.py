@@ -10,7 +10,14 @@ from perfport._core.version import __version__
 from perfport.report import svg
 from perfport.report.attached import Attached
 from perfport.report.capabilities import SECTIONS, calibrations_section, sweep_figure, sweep_table
-from perfport.report.data import CampaignView, CrossDevice, ReportData, config_text, shares
+from perfport.report.data import (
+    CampaignView,
+    CrossDevice,
+    Ranked,
+    ReportData,
+    config_text,
+    shares,
+)
 from perfport.report.html import num as _num
 from perfport.report.html import table as _table
 from perfport.report.html import td as _td
@@ -57,6 +64,31 @@ document.body.setAttribute('data-sorted', document.querySelectorAll('th.sortable
 _TOP_HEADERS = ("#", "configuration", "median ms", "CI low", "CI high", "samples",
                 "speedup over default")  # fmt: skip
 
+# A result nothing compared with expected outputs, and a configuration another campaign of its
+# kernel, device and problem found wrong: marked where shown, each mark explained below once.
+UNVERIFIED, WRONG = "\u2020", "\u2717"
+_LEGEND = {
+    UNVERIFIED: "not verified: nothing compared its outputs (--no-verify, or a sweep's later "
+    "problems)",
+    WRONG: "another campaign of this kernel, device and problem found its outputs wrong: "
+    "perfport results never ranks it",
+}
+
+
+def _marks(unverified: bool, wrong: bool = False) -> str:
+    marks = (WRONG if wrong else "") + (UNVERIFIED if unverified else "")
+    return f" {marks}" if marks else ""
+
+
+def _legend(marks: str, where: str = "") -> str:
+    """One line explaining the marks shown (nothing where none is)."""
+    shown = [f"{m} {text}" for m, text in _LEGEND.items() if m in marks]
+    return f'<p class="muted">{escape("; ".join(shown))}{where}</p>' if shown else ""
+
+
+def _ranked_marks(r: Ranked) -> str:
+    return _marks(r.unverified, r.wrong_elsewhere)
+
 
 def campaign_section(c: CampaignView) -> str:
     steps = c.best_so_far
@@ -74,11 +106,13 @@ def campaign_section(c: CampaignView) -> str:
     speedup = ""
     if c.default_ms and c.top:
         speedup = (f"<p>speedup over the default ({escape(config_text(c.default))}): "
-                   f"<b>{c.default_ms / c.top[0].median_ms:.2f}x</b></p>")  # fmt: skip
+                   f"<b>{c.default_ms / c.top[0].median_ms:.2f}x</b>"
+                   f"{escape(_ranked_marks(c.top[0]))}</p>")  # fmt: skip
     elif c.default is not None:
         speedup = '<p class="muted">the default configuration has no ok result here</p>'
     top_rows = [
-        [f'<td class="num" data-v="{i}">{i}</td>', _td(config_text(r.config)), _num(r.median_ms),
+        [f'<td class="num" data-v="{i}">{i}</td>', _td(config_text(r.config) + _ranked_marks(r)),
+         _num(r.median_ms),
          _num(r.ci_low_ms), _num(r.ci_high_ms), _num(float(r.n), ".0f"),
          _num(c.default_ms / r.median_ms if c.default_ms else None, ".2f")]
         for i, r in enumerate(c.top, 1)
@@ -92,27 +126,35 @@ def campaign_section(c: CampaignView) -> str:
         f"<h2>{escape(c.kernel)}{f' ({c.shown_hash})' if c.shown_hash else ''} on "
         f"{escape(c.device)}</h2>"
         f'<p class="muted">campaign {escape(c.key)}; problem {escape(c.problem)}; '
-        f"{c.evaluations} results</p>{_unfinished(c.status)}{speedup}"
+        f"{c.evaluations} results</p>{_unfinished(c)}{speedup}"
         f'<div class="figs">{"".join(figures)}</div>'
         "<h3>Top configurations (95% confidence interval of the median)</h3>"
         + _table(_TOP_HEADERS, top_rows)
+        + _legend(
+            "".join(_ranked_marks(r) for r in c.top),
+            " (the speedup line's marks are those of #1)" if speedup else "",
+        )
         + "<h3>Each parameter's effect</h3>"
         + f'<div class="figs small">{"".join(effects) or "<p>one value per parameter</p>"}</div>'
     )
 
 
-def _unfinished(status: str) -> str:
+def _unfinished(c: CampaignView) -> str:
     """A campaign that did not run to its budget or through its space: its best is partial."""
-    if status in (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value):
+    if c.reported:  # stays running for good, and was never a search
+        return ('<p class="muted">launches that clients of perfport serve reported the device '
+                "refused: a record, not a search</p>")  # fmt: skip
+    if c.status in (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value):
         return ""
-    return (f"<p><b>campaign {escape(status)}</b> (still running, or killed, interrupted or "
+    return (f"<p><b>campaign {escape(c.status)}</b> (still running, or killed, interrupted or "
             "failed): its best is of what it measured so far</p>")  # fmt: skip
 
 
 def across_section(x: CrossDevice) -> str:
+    unverified = x.unverified or (False,) * len(x.devices)
     best_rows = [
-        [_td(d), _td(config_text(cfg)), _num(ms)]
-        for d, (cfg, ms) in zip(x.devices, x.best, strict=True)
+        [_td(d), _td(config_text(cfg) + _marks(u)), _num(ms)]
+        for d, (cfg, ms), u in zip(x.devices, x.best, unverified, strict=True)
     ]
     failed = x.failed or tuple((None,) * len(x.devices) for _ in x.devices)
     matrix_rows = [
@@ -123,6 +165,7 @@ def across_section(x: CrossDevice) -> str:
     return (
         f"<h3>{escape(x.kernel)}, {escape(x.problem)}</h3>"
         + _table(["device", "best configuration", "best ms"], best_rows)
+        + _legend(_marks(any(unverified)))
         + "<p>Each device's best run on the others: time there over that device's own best "
         "(1.00 is as good as its own best; - where it was never measured there; failed and "
         "its outcome, such as launch_refused, where it ran there and gave no time).</p>"

@@ -5,7 +5,8 @@ A target measured by one campaign (the usual case) has one result per configurat
 outcome counts and its best come from the index on (campaign, outcome, time) alone. Only
 targets of several campaigns group by configuration first (a configuration's outcome is
 ``wrong_result`` if any of its results is: an unverified ``ok`` beside it proves nothing; else
-``ok`` if any of its results is, else that of its latest result)."""
+``ok`` if any of its results is, else that of its latest result). The best's check is its
+configuration's strongest, over every campaign of the target, as ``unverified`` counts it."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from perfport._core.metrics import Ceilings
 from perfport.store.ceilings import stored_ceilings
 from perfport.store.described import CAMPAIGN_SPEC
 from perfport.store.queries import BestResult, _metrics, _scoring, _where
+from perfport.store.scenarios import REPORTED
 from perfport.store.store import CampaignStatus, Store
 
 _OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
@@ -26,8 +28,11 @@ _OK = "r.outcome = 'ok' AND r.median_ms IS NOT NULL"
 # a best of only what it measured before it stopped: results says so.
 _FINISHED = (CampaignStatus.COMPLETE.value, CampaignStatus.BUDGET.value)
 
+# Each campaign with results, and whether it is a daemon's record of the refusals its clients
+# report (strategy REPORTED): that one stays running for good, being a record and never a
+# search, so it never makes a target's best partial.
 _TARGETS = """
-SELECT g.id, g.device_id, g.kernel_id, g.problem_id, g.status
+SELECT g.id, g.device_id, g.kernel_id, g.problem_id, g.status, g.strategy = '{reported}'
 FROM campaigns g JOIN devices d ON d.id = g.device_id JOIN kernels k ON k.id = g.kernel_id
 {where} {conj} EXISTS (SELECT 1 FROM results r WHERE r.campaign_id = g.id)
 """
@@ -95,6 +100,19 @@ WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id =
 ORDER BY r.median_ms, r.id LIMIT 1
 """
 
+# What one configuration of one target was checked against: the strongest check of its ok
+# results, so that a configuration verified by one campaign is verified where a --no-verify
+# campaign timed it fastest (as ``unverified`` counts it); unknown (before schema 3) beats
+# unverified, as ``unverified`` does not count it either.
+_CHECK_OF_CONFIG = f"""
+SELECT r.verification, r.verified_against
+FROM results r JOIN campaigns g ON g.id = r.campaign_id
+WHERE r.config_id = ? AND g.device_id = ? AND g.kernel_id = ? AND g.problem_id = ? AND {_OK}
+ORDER BY CASE r.verification WHEN 'verified' THEN 0 WHEN 'reference' THEN 1
+         WHEN 'unverified' THEN 3 ELSE 2 END, r.median_ms, r.id
+LIMIT 1
+"""
+
 Target = tuple[int, int, int]  # device_id, kernel_id, problem_id
 
 
@@ -111,13 +129,20 @@ def best_results(
     where, params = _where(kernel, device)
     campaigns: dict[Target, list[int]] = {}
     statuses: dict[Target, Counter[str]] = {}
-    for row in store.query(_TARGETS.format(where=where, conj="AND" if where else "WHERE"), params):
+    searches: dict[Target, list[str]] = {}  # the statuses of those that are not REPORTED
+    conj = "AND" if where else "WHERE"
+    for row in store.query(_TARGETS.format(where=where, conj=conj, reported=REPORTED), params):
         campaigns.setdefault((row[1], row[2], row[3]), []).append(row[0])
         statuses.setdefault((row[1], row[2], row[3]), Counter())[row[4]] += 1
+        if not row[5]:
+            searches.setdefault((row[1], row[2], row[3]), []).append(row[4])
     groups = _one_campaign(store, {t: c[0] for t, c in campaigns.items() if len(c) == 1})
     groups.update(_many_campaigns(store, [i for c in campaigns.values() if len(c) > 1 for i in c]))
     ceilings = stored_ceilings(store)
-    out = [_best_result(store, t, groups[t], statuses[t], ceilings) for t in campaigns]
+    out = [
+        _best_result(store, t, groups[t], statuses[t], ceilings, searches.get(t, []))
+        for t in campaigns
+    ]
     return sorted(out, key=lambda r: (r.kernel, r.device, r.problem.key))
 
 
@@ -202,6 +227,7 @@ def _best_result(
     group: dict[str, Any],
     statuses: Counter[str],
     ceilings: dict[str, Ceilings],
+    searched: list[str],
 ) -> BestResult:
     """One target's record from its aggregated counts: a few indexed look-ups, not a scan."""
     info = store.query(_TARGET_INFO, ids)[0]
@@ -218,7 +244,8 @@ def _best_result(
         )
         default_row = _best_of(store, found[0][0], ids) if found else None
     best = _best_of(store, group["best_cfg"], ids)
-    check = None if best is None or best["verification"] is None else Check(best["verification"])
+    checked = store.query(_CHECK_OF_CONFIG, (group["best_cfg"], *ids)) if best else []
+    check = Check(checked[0][0]) if checked and checked[0][0] is not None else None
     return BestResult(
         device=info["device"],
         backend=info["backend"],
@@ -233,15 +260,15 @@ def _best_result(
         outcomes=dict(sorted(counts.items())),
         campaigns=sum(statuses.values()),
         best_verification=check,
-        best_verified_against=None if best is None else best["verified_against"],
+        best_verified_against=checked[0][1] if checked else None,
         unverified=group["unverified"],
         campaign_statuses=dict(sorted(statuses.items())),
         # The best's own campaign decides (a killed one beside the finished one that holds
-        # the best does not make it partial); with no best, every campaign.
+        # the best does not make it partial); with no best, every campaign but REPORTED ones.
         finished=(
             best["campaign_status"] in _FINISHED
             if best is not None
-            else all(s in _FINISHED for s in statuses)
+            else all(s in _FINISHED for s in searched)
         ),
         best_metrics=_metrics(
             _scoring(info, ceilings),

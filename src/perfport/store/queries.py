@@ -455,7 +455,7 @@ def transfer_summary(
 
 _BRIEF_ROWS = """
 SELECT g.key, d.name, d.fingerprint, k.name, p.key, c.key, r.outcome, r.median_ms, r.ci_low_ms,
-       r.ci_high_ms, r.n, r.created, k.source_hash
+       r.ci_high_ms, r.n, r.created, k.source_hash, r.verification
 FROM results r
 JOIN campaigns g ON g.id = r.campaign_id
 JOIN devices d ON d.id = g.device_id
@@ -485,6 +485,7 @@ class BriefRow:
     n: int
     created: float
     kernel_hash: str = ""
+    verification: str | None = None  # a Check value; None: no outputs, or before schema 3
 
     @property
     def ok(self) -> bool:
