@@ -292,10 +292,9 @@ def one_group(
 ) -> list[ResultRow]:
     """The export rows of exactly one device/kernel/problem, one per configuration (a wrong
     result, else its best ok result, else its latest). ``problem`` keeps the rows whose problem
-    has these values (compared as text, as they are typed on a command line; else numbers by
-    value: a=2 finds a stored a=2.0); callers that pass
-    it offer ``--problem``, so only their errors name it. More than one match, or none, is a StoreError
-    naming them."""
+    has these values (as text, as typed on a command line; else by value: a=2 finds a stored
+    a=2.0); its callers offer ``--problem``, so only their errors name it. More than one
+    match, or none, is a StoreError naming them."""
     options = "--kernel, --device and --problem" if problem is not None else "--kernel and --device"
     wanted = {str(k): str(v) for k, v in (problem or {}).items()}
     rows, by_value = [], []  # by_value: a=2 for a stored a=2.0, where no a=2 was stored
