@@ -140,6 +140,7 @@ def test_ceilings_stored_before_the_curve_migrate_and_still_give_the_large_fract
         save_ceilings(store, cpu, ceilings, {})
     conn = sqlite3.connect(db)  # the database as the version before the curve left it
     conn.execute("ALTER TABLE ceilings DROP COLUMN copy_curve")
+    conn.execute("DROP TABLE campaign_specs")  # schema 11's, which version 8 lacked
     conn.execute("PRAGMA user_version = 8")  # migration 8 -> 9 added the curve
     conn.commit()
     conn.close()

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import perfport
 from perfport._core import PerfportError
-from perfport._core.stats import MIN_CI_SAMPLES
 from perfport.cli import render
 from perfport.cli.arguments import (
     Subcommands,
@@ -291,6 +290,8 @@ def confirmation_line(c: Confirmation, best: Measurement | None = None) -> str:
         f"{dict(t.config)} {_value(c, t)}{t.median_ms:.4g} ms" for t in c.indistinguishable
     )
     if not tied:  # apart, but on too few samples for 95% intervals
+        from perfport._core.stats import MIN_CI_SAMPLES  # numpy: not at start-up
+
         few = f"under {MIN_CI_SAMPLES} samples of a candidate give no 95% interval"
         return head + f"; {few} (raise --confirm-seconds)" + _best_remark(c, best)
     return head + f"; cannot be told apart from: {tied}" + _best_remark(c, best)
