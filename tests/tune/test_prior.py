@@ -1,6 +1,7 @@
 """The prior from other devices' results: built from the store, handed to the strategy by
 tune and replay."""
 
+import dataclasses
 import itertools
 import json
 import subprocess
@@ -8,12 +9,24 @@ import sys
 
 import numpy as np
 
-from perfport import Measurement, Outcome, RunSettings, Timing, builtin, tune
+from perfport import (
+    ArrayArg,
+    KernelSpec,
+    Measurement,
+    Outcome,
+    Param,
+    ParamKind,
+    RunSettings,
+    ScalarArg,
+    Timing,
+    builtin,
+    tune,
+)
 from perfport.space import kernel_space
 from perfport.store import CampaignStatus, Store
 from perfport.store.formats.imported import external_device
 from perfport.store.formats.importing import import_file
-from perfport.tune.prior import transfer_prior
+from perfport.tune.prior import sourced_prior, transfer_prior
 from perfport.tune.replay import replay_db
 
 FAST = RunSettings(timing=Timing.fixed(2))
@@ -270,3 +283,34 @@ def test_the_hint_to_import_again_is_only_for_results_that_may_be_this_kernels(d
     with Store(db) as store:
         import_file(store, other)
         assert sourced_prior(store, "stencil", space, cpu.fingerprint, PROBLEM)[1] == ()
+
+
+SCALE = KernelSpec(
+    name="scale", entry="scale", source="__kernel void scale(__global float* x, int n) "
+    "{ int i = get_global_id(0); if (i < n) x[i] = 2.0f * x[i]; }",
+    params=(Param("wg", (16, 32, 64), ParamKind.LAUNCH),), default={"wg": 64},
+    global_size=("round_up(n, wg)",), local_size=("wg",), problem={"n": 4096},
+    args=(ArrayArg("x", "float", ("n",), output=True), ScalarArg("n", "int", "n")),
+)  # fmt: skip
+
+
+def test_a_spec_edited_to_other_values_seeds_the_prior_with_them(db):
+    # The same source and name with other values is the same kernel row, whose description is
+    # the first stored: the prior judged the edited spec's results by the first spec's values
+    # and left them out ("none of its values of wg are this kernel's").
+    edited = dataclasses.replace(SCALE, params=(Param("wg", (128, 256), ParamKind.LAUNCH),),
+                                 default={"wg": 128})  # fmt: skip
+    gpu = external_device("gpu-a")
+    with Store(db) as store:
+        for spec in (SCALE, edited):
+            space = kernel_space(spec, spec.problem)
+            ids = (store.device_id(gpu), store.kernel_id(spec), store.problem_id(spec.problem))
+            campaign = store.open_campaign(
+                f"{spec.default}", ids, "brute_force", 0, {}, space.report, spec.describe()
+            )
+            store.record_many(campaign, [Measurement(c, Outcome.OK, times_ms=(c["wg"] / 64,))
+                                         for c in space])  # fmt: skip
+        space = kernel_space(edited, edited.problem)
+        prior, skipped = sourced_prior(store, "scale", space, "here", dict(edited.problem))
+    assert skipped == () and prior is not None and prior.sources == 1
+    assert prior.scores.tolist() == [16 / 128, 16 / 256]  # of the device's best, wg 16

@@ -95,8 +95,10 @@ def test_a_described_stencil_that_cannot_be_rebuilt_is_left_out_saying_why(store
     tmp, _, mixed, _ = stores
     damaged = tmp / "damaged.db"
     damaged.write_bytes(mixed.read_bytes())
-    with sqlite3.connect(damaged) as conn:
+    with sqlite3.connect(damaged) as conn:  # the descriptions its campaigns ran with
         conn.execute("UPDATE kernels SET spec = '{}' WHERE name = 'ring'")
+        conn.execute("UPDATE campaign_specs SET spec = '{}' WHERE campaign_id IN (SELECT g.id "
+                     "FROM campaigns g JOIN kernels k ON k.id = g.kernel_id WHERE k.name = 'ring')")  # fmt: skip
     conn.close()
     summary, notes = _dataset(["--db", damaged, "--out", tmp / "damaged.npz"], capsys)
     assert summary["scenarios"] == 1 + len(PROBLEMS) and summary["described_stencils"] == ["cross"]
@@ -105,3 +107,42 @@ def test_a_described_stencil_that_cannot_be_rebuilt_is_left_out_saying_why(store
     assert "description is missing or damaged" in why
     assert notes == f"perfport: note: {damaged}: left out the campaigns of ring ({why})\n"
     assert "ring" not in load_dataset(tmp / "damaged.npz").kernel.tolist()
+
+
+def test_each_description_of_one_kernel_is_a_scenario_with_its_features(stores, capsys):
+    # Borders are defines, not in the source: a spec edited to other borders under its name is
+    # the same kernel row (its first description). Both campaigns were one scenario, each
+    # size's time the faster of the two, with the first description's features.
+    tmp, _, _, cpu = stores
+    db, configs = tmp / "edited.db", tmp / "configs.json"
+    wide = {**OWN["cross"], "north": 8, "south": 8, "west": 8, "east": 8}
+    (tmp / "cross_wide.json").write_text(json.dumps(wide))
+    problem = ("width=32", "height=32")
+    for name in ("cross", "cross_wide"):
+        argv = ["tune", str(tmp / f"{name}.json"), "--problem", *problem, "--configs",
+                str(configs), "--repeats", "1", "--confirm", "0", "--db", str(db)]  # fmt: skip
+        assert main(argv) == 0
+    capsys.readouterr()
+    summary, _ = _dataset(["--db", db, "--out", tmp / "edited.npz"], capsys)
+    assert summary["scenarios"] == 2 and summary["described_stencils"] == ["cross"]
+    data = load_dataset(tmp / "edited.npz")
+    assert data.kernel.tolist() == ["cross", "cross"]
+    with Store(db, create=False) as store:  # one kernel row, two campaigns
+        (counts,) = store.query("SELECT count(DISTINCT kernel_id), count(*) FROM campaigns")
+        assert tuple(counts) == (1, 2)
+    for row, name in enumerate(("cross", "cross_wide")):
+        spec = described_stencil_file(tmp / f"{name}.json")
+        expected = scenario_features(spec, {"width": 32, "height": 32}, cpu).as_array()
+        assert np.allclose(data.features[row], expected, rtol=1e-12, atol=0)
+    names = list(data.feature_names)
+    assert data.features[:, names.index("kernel_north")].tolist() == [2, 8]
+    assert np.isfinite(data.runtimes).sum(axis=1).tolist() == [len(CONFIGS)] * 2
+    # Campaigns stored before schema 11 (no description of their own) read their kernel's.
+    older = tmp / "older.db"
+    older.write_bytes(db.read_bytes())
+    with sqlite3.connect(older) as conn:
+        conn.execute("DELETE FROM campaign_specs")
+    conn.close()
+    summary, _ = _dataset(["--db", older, "--out", tmp / "older.npz"], capsys)
+    assert summary["scenarios"] == 1
+    assert load_dataset(tmp / "older.npz").features[0, names.index("kernel_north")] == 2

@@ -175,12 +175,16 @@ def check_values(
 
 
 # Rows left without a row they depend on (a hand DELETE of that row alone): counted in a
-# campaign's budget, yet missing from export, or a result with n samples and none stored.
+# campaign's budget, yet missing from export, or a result with n samples and none stored; a
+# campaign's description or claims, which a later campaign given the freed id took for its own.
 _ORPHANS = (
     ("results", "config_id NOT IN (SELECT id FROM configs) OR "
                 "campaign_id NOT IN (SELECT id FROM campaigns)"),
     ("samples", "result_id NOT IN (SELECT id FROM results)"),
     ("results", "n > 0 AND outcome = 'ok' AND id NOT IN (SELECT result_id FROM samples)"),
+    ("campaign_specs", "campaign_id NOT IN (SELECT id FROM campaigns)"),
+    ("claims", "config_id NOT IN (SELECT id FROM configs) OR "
+               "campaign_id NOT IN (SELECT id FROM campaigns)"),
 )  # fmt: skip
 
 
@@ -198,7 +202,7 @@ def check_orphans(conn: sqlite3.Connection, path: str) -> None:
 
 
 _ORPHAN_FIX = " ".join(
-    f"DELETE FROM {t} WHERE {w};" for t, w in (_ORPHANS[0], _ORPHANS[2], _ORPHANS[1])
+    f"DELETE FROM {t} WHERE {w};" for t, w in (_ORPHANS[i] for i in (0, 2, 1, 3, 4))
 )  # results first: the samples of the results it deletes are orphans after it
 
 
@@ -241,12 +245,18 @@ def delete_row(table: str, rowid: int) -> str:
     return " ".join(f"{s};" for s in _cascade(table, f"rowid = {rowid}"))
 
 
+# The tables keyed by a campaign's id besides its results: deleted with the campaign, and
+# never inherited by a new campaign that is given the id of one deleted by hand.
+CAMPAIGN_SIDE_TABLES = ("claims", "campaign_specs")
+
+
 def _cascade(table: str, where: str) -> list[str]:
     """DELETE statements for the rows of ``table`` matching ``where`` and their dependents."""
     rows = f"(SELECT rowid FROM {table} WHERE {where})"
     children = {
         "results": [("samples", f"result_id IN {rows}")],
-        "campaigns": [("results", f"campaign_id IN {rows}"), ("claims", f"campaign_id IN {rows}")],
+        "campaigns": [("results", f"campaign_id IN {rows}"),
+                      *((t, f"campaign_id IN {rows}") for t in CAMPAIGN_SIDE_TABLES)],
         "configs": [("results", f"config_id IN {rows}"), ("claims", f"config_id IN {rows}")],
         "devices": [("campaigns", f"device_id IN {rows}"), ("calibrations", f"device_id IN {rows}")],
         "kernels": [("configs", f"kernel_id IN {rows}"), ("campaigns", f"kernel_id IN {rows}"),

@@ -12,7 +12,7 @@ from perfport._core import Config, DeviceInfo, Outcome, Problem
 from perfport.store.store import Store
 
 _COMPLETE_RESULTS = """
-SELECT d.info, k.name, k.source_hash, p.key, c.key, r.outcome, r.median_ms
+SELECT d.info, k.name, k.source_hash, p.key, c.key, r.outcome, r.median_ms, g.id
 FROM results r JOIN campaigns g ON g.id = r.campaign_id JOIN devices d ON d.id = g.device_id
 JOIN kernels k ON k.id = g.kernel_id JOIN problems p ON p.id = g.problem_id JOIN configs c ON c.id = r.config_id
 WHERE k.name IN ({names}) AND g.status = 'complete'
@@ -38,6 +38,7 @@ class ScenarioResult:
     config: Config
     outcome: Outcome
     median_ms: float | None
+    campaign_id: int = 0  # its campaign's, whose description may be its own (schema 11)
 
 
 def complete_results(store: Store, kernels: Sequence[str]) -> list[ScenarioResult]:
@@ -49,7 +50,7 @@ def complete_results(store: Store, kernels: Sequence[str]) -> list[ScenarioResul
     devices: dict[str, DeviceInfo] = {}  # parsed once per device: thousands of rows share one
     problems: dict[str, Problem] = {}
     out = []
-    for info, kernel, source_hash, problem, config, outcome, median in store.query(
+    for info, kernel, source_hash, problem, config, outcome, median, campaign in store.query(
         sql, tuple(kernels)
     ):
         if info not in devices:
@@ -57,7 +58,8 @@ def complete_results(store: Store, kernels: Sequence[str]) -> list[ScenarioResul
         if problem not in problems:
             problems[problem] = Problem.of(json.loads(problem))
         out.append(ScenarioResult(devices[info], kernel, source_hash, problems[problem],
-                                  Config.of(json.loads(config)), Outcome(outcome), median))  # fmt: skip
+                                  Config.of(json.loads(config)), Outcome(outcome), median,
+                                  campaign))  # fmt: skip
     return out
 
 

@@ -29,7 +29,14 @@ from perfport._core.version import __version__
 from perfport.space import PruningReport
 from perfport.store.connection import check_path, connect, write_ahead_log, write_protected
 from perfport.store.identities import Identities
-from perfport.store.integrity import check_values, quick_check, recovery_hint, unusable, vouched
+from perfport.store.integrity import (
+    CAMPAIGN_SIDE_TABLES,
+    check_values,
+    quick_check,
+    recovery_hint,
+    unusable,
+    vouched,
+)
 from perfport.store.resume import other_settings
 from perfport.store.schema import migrate, read_as_current
 from perfport.store.writers import gone as _gone
@@ -243,13 +250,17 @@ class Store(Identities):
         row = self._conn.execute("SELECT * FROM campaigns WHERE key = ?", (key,)).fetchone()
         if row is None:
             now = time.time()
-            self._conn.execute(
+            new = self._conn.execute(
                 "INSERT INTO campaigns (key, device_id, kernel_id, problem_id, strategy, seed, "
                 "settings, space, status, tool_version, created, updated) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, *ids, strategy, seed, json.dumps(settings), json.dumps(report.to_json()),
                  CampaignStatus.RUNNING.value, __version__, now, now),
-            )  # fmt: skip
+            ).lastrowid  # fmt: skip
+            # A campaign deleted by hand frees its id, which this one may take: a description
+            # or claims left under it (deleted without them) are another campaign's.
+            for table in CAMPAIGN_SIDE_TABLES:
+                self._conn.execute(f"DELETE FROM {table} WHERE campaign_id = ?", (new,))
         else:
             # The kernel by its code, as check_campaign_key compares it: a campaign stored
             # before kernels were told apart by name resumes under its row of another name.

@@ -15,6 +15,7 @@ import numpy as np
 from perfport._core import Problem, value_key
 from perfport.space import Space
 from perfport.store import Store, transfer_summary
+from perfport.store.described import CAMPAIGN_SPEC
 from perfport.tune.prior_objective import PriorObjective, TimeRanked, objective_fractions
 
 
@@ -56,26 +57,37 @@ class _Stored:
     devices: tuple[str, ...]
 
 
-# Every kernel with results on a device but the one searched (a store holds few kernels).
-_OTHERS = """
-SELECT DISTINCT k.id, k.name, k.source_hash, k.language, k.spec, d.name AS device
+# Every kernel with results on a device but the one searched (a store holds few kernels), with
+# the descriptions its campaigns there ran with (a spec edited under its source and name is
+# the same kernel row, whose own description is the first stored).
+_OTHERS = f"""
+SELECT DISTINCT k.id, k.name, k.source_hash, k.language, {CAMPAIGN_SPEC} AS spec, d.name AS device
 FROM kernels k JOIN campaigns g ON g.kernel_id = k.id JOIN devices d ON d.id = g.device_id
 WHERE d.fingerprint != ? ORDER BY k.id, d.name
 """
 
 
 def _stored(store: Store, device_fingerprint: str) -> list[_Stored]:
+    """The kernels of ``_OTHERS``, each with the parameters its campaigns declared: the
+    values of any of them (None where one did not record them)."""
     rows = store.query(_OTHERS, (device_fingerprint,))
-    devices: dict[int, list[str]] = {}
+    devices: dict[int, dict[str, None]] = {}
+    params: dict[int, dict[str, list[Any] | None]] = {}
     for r in rows:
-        devices.setdefault(int(r["id"]), []).append(str(r["device"]))
+        devices.setdefault(int(r["id"]), {})[str(r["device"])] = None
+        declared = params.setdefault(int(r["id"]), {})
+        for p in json.loads(r["spec"]).get("params", []):
+            name, values = str(p["name"]), p.get("values")
+            known = declared.get(name, [])
+            if known is None or values is None:
+                declared[name] = None
+            else:
+                declared[name] = [*known, *(v for v in values if v not in known)]
     out: dict[int, _Stored] = {}
     for r in rows:
-        spec = json.loads(r["spec"])
-        params = {str(p["name"]): p.get("values") for p in spec.get("params", [])}
         out[int(r["id"])] = _Stored(
             int(r["id"]), str(r["name"]), str(r["source_hash"]), r["language"] == "external",
-            params, tuple(devices[int(r["id"])]),
+            params[int(r["id"])], tuple(devices[int(r["id"])]),
         )  # fmt: skip
     return list(out.values())
 

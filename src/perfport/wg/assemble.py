@@ -68,7 +68,7 @@ def assemble_dataset(
             own = own_stencils(store)
             if own.left_out:
                 left_out.append((str(db), own.left_out))
-            described.update(name for name, _ in own.rebuilt)
+            described.update(own.names)
             try:
                 stored.append(dataset_from_store(store, own))
             except NoCampaignsError:

@@ -16,6 +16,7 @@ from perfport.features import FEATURE_NAMES, scenario_features
 from perfport.kernels import BUILTINS, builtin
 from perfport.kernels.stored_stencil import rebuilt_stencil, stored_body
 from perfport.store import ScenarioResult, Store, complete_results
+from perfport.store.described import CAMPAIGN_SPEC
 from perfport.wg.dataset import WgDataset
 from perfport.wg.scenarios import STENCIL_KERNELS, SYNTHETIC
 
@@ -24,10 +25,11 @@ class NoCampaignsError(PerfportError):
     """A store without a complete campaign of a stencil (built in or described)."""
 
 
-# The kernels of a store's complete campaigns, with their code and declared parameters.
+# The complete campaigns, with their kernel's code and the description each ran with (its own,
+# else, stored before schema 11, its kernel's).
 _CAMPAIGN_KERNELS = (
-    "SELECT DISTINCT k.id, k.name, k.source_hash, k.source, k.spec FROM campaigns g "
-    "JOIN kernels k ON k.id = g.kernel_id WHERE g.status = 'complete' ORDER BY k.id"
+    f"SELECT g.id, k.name, k.source_hash, k.source, {CAMPAIGN_SPEC} FROM campaigns g "
+    "JOIN kernels k ON k.id = g.kernel_id WHERE g.status = 'complete' ORDER BY k.id, g.id"
 )
 
 
@@ -42,34 +44,52 @@ class LeftOut:
 @dataclass(frozen=True)
 class OwnStencils:
     """The stencils of a store's complete campaigns that are not built in (described ones):
-    those rebuilt from their stored code and description, by (name, source hash), and those
-    that could not be."""
+    those rebuilt from their stored code and the description each campaign ran with, by
+    campaign id (a spec edited under its name, other borders say, is the same kernel row and
+    source, yet another stencil), and those that could not be."""
 
-    rebuilt: Mapping[tuple[str, str], KernelSpec] = field(default_factory=dict)
+    rebuilt: Mapping[int, KernelSpec] = field(default_factory=dict)
     left_out: tuple[LeftOut, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        """The names of the stencils rebuilt."""
+        return sorted({spec.name for spec in self.rebuilt.values()})
 
 
 def own_stencils(store: Store) -> OwnStencils:
     """The stencils in ``store`` that are not built in: kernels tuning a work-group wc x wr,
-    or whose code is the stencil template. Each is rebuilt (``rebuilt_stencil``) to compute
-    its features as a built-in's; one whose stored code or description is missing, damaged or
-    another version's is left out, with why."""
+    or whose code is the stencil template. Each campaign's is rebuilt (``rebuilt_stencil``)
+    from its own description to compute its features as a built-in's; one whose stored code
+    or description is missing, damaged or another version's is left out, with why."""
     built_in = set(STENCIL_KERNELS) & set(BUILTINS)
-    rebuilt: dict[tuple[str, str], KernelSpec] = {}
-    left_out: list[LeftOut] = []
-    for _, name, source_hash, source, spec in store.query(_CAMPAIGN_KERNELS):
-        description = json.loads(spec)  # the store refuses a spec that is not a JSON object
-        if name in built_in or (
-            _params(description) != {"wc", "wr"} and stored_body(source) is None
-        ):
+    rebuilt: dict[int, KernelSpec] = {}
+    left_out: dict[LeftOut, None] = {}
+    made: dict[tuple[str, str, str], KernelSpec | LeftOut | None] = {}  # once per description
+    for campaign, name, source_hash, source, spec in store.query(_CAMPAIGN_KERNELS):
+        if name in built_in:
             continue
-        try:
-            rebuilt[(str(name), str(source_hash))] = rebuilt_stencil(
-                name, source, source_hash, description
-            )
-        except SpecError as exc:
-            left_out.append(LeftOut(str(name), f"cannot rebuild it from the store: {exc}"))
+        key = (str(name), str(source_hash), str(spec))
+        if key not in made:
+            made[key] = _rebuilt(*key, str(source))
+        stencil = made[key]
+        if isinstance(stencil, KernelSpec):
+            rebuilt[int(campaign)] = stencil
+        elif stencil is not None:
+            left_out[stencil] = None
     return OwnStencils(rebuilt, tuple(left_out))
+
+
+def _rebuilt(name: str, source_hash: str, spec: str, source: str) -> KernelSpec | LeftOut | None:
+    """The stencil stored with ``source`` and the description ``spec``, or why it could not be
+    rebuilt; None where it is not a stencil."""
+    description = json.loads(spec)  # the store refuses a spec that is not a JSON object
+    if _params(description) != {"wc", "wr"} and stored_body(source) is None:
+        return None
+    try:
+        return rebuilt_stencil(name, source, source_hash, description)
+    except SpecError as exc:
+        return LeftOut(name, f"cannot rebuild it from the store: {exc}")
 
 
 @dataclass(frozen=True)
@@ -97,7 +117,8 @@ def dataset_from_store(store: Store, own: OwnStencils | None = None) -> WgDatase
     """One scenario per (device, stencil kernel, problem) of a complete campaign (a partial one
     would make unmeasured sizes look refused); a size's time is its best ok median, NaN where it
     was pruned, refused or failed. The built-in stencils come first, then ``own`` (by default
-    ``own_stencils(store)``): a described stencil's scenarios, labelled with its name."""
+    ``own_stencils(store)``): a described stencil's scenarios, labelled with its name, one per
+    stencil its campaigns' descriptions give (borders are defines, not in the source)."""
     own = own_stencils(store) if own is None else own
     names = sorted(set(STENCIL_KERNELS) & set(BUILTINS))
     groups: dict[tuple[DeviceInfo, str, Problem, str], dict[tuple[int, int], float]] = {}
@@ -110,9 +131,13 @@ def dataset_from_store(store: Store, own: OwnStencils | None = None) -> WgDatase
         raise PerfportError(
             f"stored results of {', '.join(stale)} come from other versions of their code"
         )
-    for row in complete_results(store, sorted({name for name, _ in own.rebuilt})):
-        if (row.kernel, row.source_hash) in own.rebuilt:  # not a version left out
-            _add(groups, (row.device, row.kernel, row.problem, row.source_hash), row)
+    # A described stencil by what it is (its description as rebuilt), not by its kernel row.
+    identity = {id(s): json.dumps(s.describe(), sort_keys=True) for s in own.rebuilt.values()}
+    stencils = {identity[id(s)]: s for s in own.rebuilt.values()}
+    for row in complete_results(store, own.names):
+        spec = own.rebuilt.get(row.campaign_id)
+        if spec is not None:  # not a description left out
+            _add(groups, (row.device, row.kernel, row.problem, identity[id(spec)]), row)
     if not groups:
         raise NoCampaignsError("no stored stencil campaigns; run 'perfport wg collect' first")
     sizes = sorted({s for times in groups.values() for s in times})
@@ -120,10 +145,10 @@ def dataset_from_store(store: Store, own: OwnStencils | None = None) -> WgDatase
     runtimes = np.full((len(groups), len(sizes)), np.nan)
     labels: list[_Labels] = []
     features = []
-    for i, ((device, kernel, problem, source_hash), times) in enumerate(groups.items()):
+    for i, ((device, kernel, problem, stencil), times) in enumerate(groups.items()):
         for size, t in times.items():
             runtimes[i, column[size]] = t
-        spec = own.rebuilt[(kernel, source_hash)] if source_hash else builtin(kernel)
+        spec = stencils[stencil] if stencil else builtin(kernel)
         features.append(scenario_features(spec, problem, device).as_array())
         labels.append(_labels(device, kernel, problem))
     return WgDataset(
@@ -144,7 +169,7 @@ def _add(
     key: tuple[DeviceInfo, str, Problem, str],
     row: ScenarioResult,
 ) -> None:
-    """One stored result into its scenario's times (a built-in's key has no source hash)."""
+    """One stored result into its scenario's times (a built-in's key has no stencil)."""
     times = groups.setdefault(key, {})
     size = (int(row.config["wc"]), int(row.config["wr"]))
     if row.outcome is Outcome.OK and row.median_ms is not None:
