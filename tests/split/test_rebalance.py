@@ -76,10 +76,10 @@ def test_given_factors_plan_whole_work_groups_and_a_dropped_device_takes_no_resi
         plan_split(["a", "b"], 1000, [64, 8], [1.0, 1.0], factors=(0.5, 0.4))
 
 
-def test_two_parts_snap_to_the_first_devices_blocks():
-    assert two_parts(1000, 64, 0.5) == ((0, 512), (512, 1000))
-    assert two_parts(1000, 64, 0.0) == ((0, 0), (0, 1000))
-    assert two_parts(1000, 64, 1.0) == ((0, 1000), (1000, 1000))
+def test_two_parts_snap_to_both_devices_blocks():
+    assert two_parts(1000, (64, 8), 0.5) == ((0, 448), (448, 1000))
+    assert two_parts(1000, (64, 8), 0.0) == ((0, 0), (0, 1000))
+    assert two_parts(1000, (64, 8), 1.0) == ((0, 1000), (1000, 1000))
 
 
 def test_a_split_planned_from_wrong_times_is_rebalanced(two, monkeypatch):
@@ -115,7 +115,7 @@ def test_a_sweep_runs_every_share_and_verifies_it(two):
     full = spec.problem.merged(CONV)
     expected = reference_outputs(spec, full, 0)
     configs = [Config.of(wg=64), Config.of(wg=32)]
-    points = sweep(spec, full, two, configs, spec.split[0], 64, 3, expected, target_s=0.0)
+    points = sweep(spec, full, two, configs, spec.split[0], (64, 32), 3, expected, target_s=0.0)
     assert [p.share for p in points] == [0.0, 0.5, 1.0]
     assert points[0].parts == ((0, 0), (0, 40000)) and len(points[0].run.kernel_ms) == 1
     assert all(p.verified for p in points)

@@ -329,7 +329,7 @@ def split_run(
     stand_in = source is TimeSource.STORE
     blocks = [block(spec, split, c, full) for c in picked]
     if sweep_points:  # refused before anything runs, not after the split
-        check_sweep(spec, full, devices, picked, split, blocks[0], sweep_points)
+        check_sweep(spec, full, devices, picked, split, blocks, sweep_points)
     alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one, stand_in)
     plan = plan_split(ids, extent, blocks, alone.times_ms, split.dimension)
     lines = None
@@ -346,7 +346,7 @@ def split_run(
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
-            spec, full, devices, picked, split, blocks[0], sweep_points, expected,
+            spec, full, devices, picked, split, blocks, sweep_points, expected,
             target_s, opening.one, opening.group,
         )  # fmt: skip
     launches: tuple[Iteration, ...] = ()
