@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.space import kernel_space
 from perfport.split.execute import Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
@@ -342,7 +342,7 @@ def split_run(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
     expected = alone.best.outputs
-    problem_text = mismatch(run.outputs, expected, spec.tolerance)
+    problem_text = Comparison.of(spec, full).mismatch(run.outputs, expected)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(

@@ -9,7 +9,7 @@ from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
 from perfport.split.legal import refusal
 from perfport.split.plan import adjust
@@ -116,10 +116,11 @@ def sweep(
     parts are checked before the first runs (``check_sweep``)."""
     check_sweep(spec, problem, devices, configs, split, blocks, points)
     extent = int(problem[split.extent])
+    comparison = Comparison.of(spec, problem)  # tune's: ignored outputs, atol/rtol, verify=
     out = []
     for share, parts in sweep_parts(devices, configs, extent, blocks, points):
         run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
-        wrong = mismatch(run.outputs, expected, spec.tolerance)
+        wrong = comparison.mismatch(run.outputs, expected)
         bounds = tuple((p.start, p.stop) for p in parts)
         out.append(SweepPoint(share, bounds, run, wrong is None))
     return tuple(out)
