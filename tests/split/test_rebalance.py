@@ -19,6 +19,7 @@ from perfport.measure.data import reference_outputs
 from perfport.split.execute import RunResult
 from perfport.split.plan import plan_split
 from perfport.split.rebalance import (
+    Iteration,
     balanced_shares,
     device_line,
     imbalance,
@@ -29,6 +30,9 @@ from perfport.split.sweep import sweep, two_parts
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 CONV = Problem.of(n=40000, mask=65)
+
+# Every output passes (the fakes return none): the specs here are stand-ins.
+ANY_OUTPUT = types.SimpleNamespace(of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None))
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,14 @@ def test_lines_update_only_for_devices_that_ran():
     assert lines[0] == pytest.approx((2.0, 0.008)) and lines[2] == pytest.approx((2.0, 0.038))
     assert imbalance(_run((1.0, 1.5))) == pytest.approx(0.5)
     assert imbalance(_run((2.0,))) == 0.0
+
+
+def test_a_launch_on_one_device_says_so_in_its_json():
+    """--iterations could end on [0.0, 1.0] (a balanced split slower than one device alone)
+    with nothing in the entry saying it ran on one device."""
+    assert Iteration(((0, 0), (0, 10)), _run((2.0,)), 0.0, True).to_json()["single_device"]
+    two_parts = Iteration(((0, 5), (5, 10)), _run((1.0, 1.0)), 0.0, True).to_json()
+    assert two_parts["single_device"] is False
 
 
 def test_given_factors_plan_whole_work_groups_and_a_dropped_device_takes_no_residue():
@@ -153,7 +165,7 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
     monkeypatch.setattr(module, "run_parts", fake)
     monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
-    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    monkeypatch.setattr(module, "Comparison", ANY_OUTPUT)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [1.0, 50.0])
     done, last = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {})
     assert len(done) == 2 and done[0].imbalance == 0.0
@@ -176,7 +188,7 @@ def test_a_balanced_split_is_held_to_the_measured_time_alone_not_a_predicted_one
     monkeypatch.setattr(module, "run_parts", fake)
     monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
-    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    monkeypatch.setattr(module, "Comparison", ANY_OUTPUT)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [0.1, 0.5])  # predicted, 30x fast
     done, _ = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {},
                         best_alone_ms=3.0)  # fmt: skip

@@ -38,6 +38,8 @@ class Iteration:
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
             "imbalance": self.imbalance,
+            # one device given the whole extent (a balanced split slower than it alone)
+            "single_device": len(self.run.kernel_ms) == 1,
             "verified": self.verified,
             "buffers": self.run.buffers.to_json(),
         }
