@@ -113,7 +113,9 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         return 1
 
 
-def _split(args: argparse.Namespace, console: Console) -> int:
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse options that do not go together, or values none of the split's paths take,
+    naming what was given (before any spec is read or database opened)."""
     from perfport._core import SpecError
 
     if args.iterations < 0:
@@ -148,6 +150,12 @@ def _split(args: argparse.Namespace, console: Console) -> int:
     if args.times != "measured" and args.steps:
         raise SpecError(f"--times {args.times} plans one launch; time-stepping measures each "
                         "device alone (drop --times)")  # fmt: skip
+
+
+def _split(args: argparse.Namespace, console: Console) -> int:
+    from perfport._core import SpecError
+
+    _check_options(args)
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
     from perfport.split.reserve import cpu_opening
