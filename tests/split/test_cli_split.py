@@ -62,7 +62,10 @@ def test_split_json_and_stored_plan(tmp_path):
          "no configuration of stencil is legal"),
         (["convolution", *TWO, "--iterations", "-1"], "--iterations: -1"),
         (["convolution", *TWO, "--sweep", "1001"], "at most 1000"),
-        (["convolution", *TWO, "--sweep", "1"], "--sweep"),
+        (["convolution", *TWO, "--sweep", "1"], "--sweep: 1: give at least 2 points"),
+        # 0 was refused as '--sweep takes 2 or more points' and -1 as 'at least 0'
+        (["convolution", *TWO, "--sweep", "0"], "--sweep: 0: give at least 2 points"),
+        (["convolution", *TWO, "--sweep", "-1"], "--sweep: -1: give at least 2 points"),
         (["convolution", *TWO, "--device", "opencl:0:0", "--sweep", "3"], "exactly two"),
     ],
 )  # fmt: skip
@@ -107,7 +110,11 @@ def test_split_steps_text_says_how_buffers_were_made(tmp_path):
         (["convolution", *TWO, "--steps", "3"], "declares no feeds"),
         (["stencil", *TWO, "--dimension", "0", "--steps", "3"], "outermost axis"),
         (["stencil", *TWO, "--steps", "-2"], "--steps -2"),
-        (["stencil", *TWO, "--steps", "2", "--sweep", "3"], "without --sweep"),
+        # each said '--steps 2: give 1 or more, without --sweep or --iterations', as if 2
+        # were wrong, and --steps 0 named a --sweep never given
+        (["stencil", *TWO, "--steps", "2", "--sweep", "3"], "--steps does not combine with --sweep ("),
+        (["stencil", *TWO, "--steps", "2", "--iterations", "3"], "not combine with --iterations ("),
+        (["stencil", *TWO, "--steps", "0"], "--steps 0: give 1 or more time steps\n"),
         (["stencil", *TWO, "--rebalance"], "give --steps"),
     ],
 )  # fmt: skip

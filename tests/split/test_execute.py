@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from perfport import ArrayArg, KernelSpec, Param, ParamKind, ScalarArg, SplitArray, SplitDim
 from perfport._core import Config, Problem
 from perfport.devices import get_device
 from perfport.kernels import builtin
@@ -104,3 +105,40 @@ def test_split_run_plans_runs_verifies_and_decides(two):
     j = out.to_json()
     assert j["best_single"]["time_ms"] == best
     assert j["speedup_over_best_single"] == pytest.approx(best / out.run.wall_ms)
+
+
+# acc[i] += x[i] + 1: an in-place kernel, whose every launch changes what the next one reads
+ACCUM = KernelSpec(
+    name="accum",
+    source="__kernel void accum(__global const int* x, __global int* acc, int n) {\n"
+    "  const int i = get_global_id(0); if (i < n) acc[i] += x[i] + 1;\n}\n",
+    entry="accum",
+    params=(Param("wg", (16, 32, 64), ParamKind.LAUNCH),),
+    global_size=("round_up(n, wg)",),
+    local_size=("wg",),
+    args=(
+        ArrayArg("x", "int", ("n",)),
+        ArrayArg("acc", "int", ("n",), output=True),
+        ScalarArg("n", "int", "n"),
+    ),
+    problem={"n": 1000},
+    default={"wg": 32},
+    reference=lambda p, i: {"acc": i["acc"] + i["x"] + 1},
+    split=(SplitDim(0, "n", (SplitArray("x"), SplitArray("acc"))),),
+)
+
+
+def test_an_in_place_kernel_gathers_one_launch_from_the_seeded_data(two):
+    """The timing rounds ran on the same buffers and the outputs were gathered after the
+    last, so acc held the sum of 4 to 51 launches (alone and split alike): 'output acc[0] is
+    618, expected 450', and the expected value was itself wrong."""
+    want = reference_outputs(ACCUM, ACCUM.problem, 0)
+    alone = run_parts(
+        ACCUM, ACCUM.problem, [Part(two[0], Config.of(wg=32), 0, 1000)], None, target_s=0.0
+    )
+    assert mismatch(alone.outputs, want, None) is None and alone.rounds >= 3
+    parts = [Part(two[0], Config.of(wg=32), 0, 480), Part(two[1], Config.of(wg=16), 480, 1000)]
+    run = run_parts(ACCUM, ACCUM.problem, parts, ACCUM.split[0], target_s=0.0)
+    assert mismatch(run.outputs, want, None) is None
+    out = split_run(ACCUM, {}, two, target_s=0.0, plan_from="eq4")
+    assert out.verified, out.mismatch

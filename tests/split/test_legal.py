@@ -107,17 +107,28 @@ def test_cover_accepts_overlaps_and_refuses_gaps_and_ranges_outside():
             check_cover(bad, 40)
 
 
-def test_a_part_may_break_a_restriction_that_prunes_the_tuning_space(tmp_path, two):
-    """wg <= n prunes the space at the whole problem; a part of 4 elements with groups of 40
-    launches and is right, and was refused as breaking it."""
+def test_a_part_that_breaks_the_kernels_restriction_at_its_problem_is_refused(tmp_path, two):
+    """A kernel may rely on its restriction instead of a bounds check (n % wg == 0): a part of
+    1984 elements in groups of 40 launched and wrote past its buffers (heap corruption). The
+    restriction holds at the whole problem (4000), so it is checked at each part's."""
     import dataclasses
 
-    spec = dataclasses.replace(_spec(tmp_path, "round_up(n, wg)"), restrictions=("wg <= n",))
+    spec = dataclasses.replace(
+        _spec(tmp_path, "round_up(n, wg)", halo="0"), restrictions=("n % wg == 0",)
+    )
     a, b = two
+    parts = [Part(a, Config.of(wg=16), 0, 2016), Part(b, Config.of(wg=40), 2016, 4000)]
+    with pytest.raises(SpecError) as caught:
+        run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert "part 1 [2016, 4000) on opencl:0:0.1" in text and "restriction n % wg == 0" in text
+    assert "(n=1984)" in text
+    # A part smaller than one work-group breaks wg <= n at its problem alike.
+    spec = dataclasses.replace(spec, restrictions=("wg <= n",))
     parts = [Part(a, Config.of(wg=16), 0, 3996), Part(b, Config.of(wg=40), 3996, 4000)]
-    run = run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)
-    x = host_arrays(spec, spec.env({}, spec.problem), 0)["x"]
-    np.testing.assert_allclose(run.outputs["y"], _numpy(x), rtol=1e-6)
+    with pytest.raises(SpecError, match=r"part 1 .*restriction wg <= n at its problem \(n=4\)"):
+        run_parts(spec, spec.problem, parts, spec.split[0], target_s=0.0)
 
 
 def test_the_refusal_brackets_a_compound_global_size(tmp_path, two):

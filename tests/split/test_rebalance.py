@@ -19,6 +19,7 @@ from perfport.measure.data import reference_outputs
 from perfport.split.execute import RunResult
 from perfport.split.plan import plan_split
 from perfport.split.rebalance import (
+    Iteration,
     balanced_shares,
     device_line,
     imbalance,
@@ -29,6 +30,9 @@ from perfport.split.sweep import sweep, two_parts
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 CONV = Problem.of(n=40000, mask=65)
+
+# Every output passes (the fakes return none): the specs here are stand-ins.
+ANY_OUTPUT = types.SimpleNamespace(of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None))
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +73,14 @@ def test_lines_update_only_for_devices_that_ran():
     assert imbalance(_run((2.0,))) == 0.0
 
 
+def test_a_launch_on_one_device_says_so_in_its_json():
+    """--iterations could end on [0.0, 1.0] (a balanced split slower than one device alone)
+    with nothing in the entry saying it ran on one device."""
+    assert Iteration(((0, 0), (0, 10)), _run((2.0,)), 0.0, True).to_json()["single_device"]
+    two_parts = Iteration(((0, 5), (5, 10)), _run((1.0, 1.0)), 0.0, True).to_json()
+    assert two_parts["single_device"] is False
+
+
 def test_given_factors_plan_whole_work_groups_and_a_dropped_device_takes_no_residue():
     plan = plan_split(["a", "b"], 1000, [64, 8], [1.0, 1.0], factors=(1.0, 0.0))
     assert plan.parts == ((0, 1000), (1000, 1000)) and plan.residue_device == 0
@@ -76,10 +88,10 @@ def test_given_factors_plan_whole_work_groups_and_a_dropped_device_takes_no_resi
         plan_split(["a", "b"], 1000, [64, 8], [1.0, 1.0], factors=(0.5, 0.4))
 
 
-def test_two_parts_snap_to_the_first_devices_blocks():
-    assert two_parts(1000, 64, 0.5) == ((0, 512), (512, 1000))
-    assert two_parts(1000, 64, 0.0) == ((0, 0), (0, 1000))
-    assert two_parts(1000, 64, 1.0) == ((0, 1000), (1000, 1000))
+def test_two_parts_snap_to_both_devices_blocks():
+    assert two_parts(1000, (64, 8), 0.5) == ((0, 448), (448, 1000))
+    assert two_parts(1000, (64, 8), 0.0) == ((0, 0), (0, 1000))
+    assert two_parts(1000, (64, 8), 1.0) == ((0, 1000), (1000, 1000))
 
 
 def test_a_split_planned_from_wrong_times_is_rebalanced(two, monkeypatch):
@@ -115,7 +127,7 @@ def test_a_sweep_runs_every_share_and_verifies_it(two):
     full = spec.problem.merged(CONV)
     expected = reference_outputs(spec, full, 0)
     configs = [Config.of(wg=64), Config.of(wg=32)]
-    points = sweep(spec, full, two, configs, spec.split[0], 64, 3, expected, target_s=0.0)
+    points = sweep(spec, full, two, configs, spec.split[0], (64, 32), 3, expected, target_s=0.0)
     assert [p.share for p in points] == [0.0, 0.5, 1.0]
     assert points[0].parts == ((0, 0), (0, 40000)) and len(points[0].run.kernel_ms) == 1
     assert all(p.verified for p in points)
@@ -153,7 +165,7 @@ def test_a_balanced_split_slower_than_the_fastest_device_alone_falls_back_to_it(
     monkeypatch.setattr(module, "run_parts", fake)
     monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
-    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    monkeypatch.setattr(module, "Comparison", ANY_OUTPUT)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [1.0, 50.0])
     done, last = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {})
     assert len(done) == 2 and done[0].imbalance == 0.0
@@ -176,7 +188,7 @@ def test_a_balanced_split_is_held_to_the_measured_time_alone_not_a_predicted_one
     monkeypatch.setattr(module, "run_parts", fake)
     monkeypatch.setattr(module, "refusal", lambda *a: "")  # no spec to check parts against
     spec = types.SimpleNamespace(tolerance=None)
-    monkeypatch.setattr(module, "mismatch", lambda *a: None)
+    monkeypatch.setattr(module, "Comparison", ANY_OUTPUT)
     plan = plan_split(["gpu", "cpu"], 1000, [10, 10], [0.1, 0.5])  # predicted, 30x fast
     done, _ = rebalance(spec, None, [None, None], [None, None], None, plan, 5, {},
                         best_alone_ms=3.0)  # fmt: skip

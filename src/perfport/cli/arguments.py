@@ -88,11 +88,14 @@ def confirm_count(text: str) -> int:
     return value
 
 
-def integer_up_to(high: int, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer from 0 to ``high`` (``what``: why no more is useful)."""
+def integer_up_to(high: int, what: str, low: int = 0, fewer: str = "") -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high`` (``what``: why no more is
+    useful; ``fewer``: what the count counts and why no fewer, for a value below ``low``)."""
 
     def parse(text: str) -> int:
-        value = natural(text)
+        value = natural(text) if low <= 0 else integer_at_least(-MAX_INTEGER)(text)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value}: give at least {low} {fewer}".rstrip())
         if value > high:
             raise argparse.ArgumentTypeError(f"{value}: at most {high} ({what})")
         return value

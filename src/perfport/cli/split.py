@@ -54,7 +54,11 @@ def add_parser(sub: Subcommands) -> None:
         "is the first); stops once the parts finish within 3%% of each other",
     )  # fmt: skip
     p.add_argument(
-        "--sweep", type=integer_up_to(MAX_ROUNDS, "each point runs the whole split"),
+        "--sweep",
+        type=integer_up_to(
+            MAX_ROUNDS, "each point runs the whole split", 2,
+            "points (the shares 0 and 1 are the first two)",
+        ),
         default=None, metavar="POINTS",
         help="also run the split at POINTS evenly spaced shares of the first device (two "
         "devices), to set the computed split against the best one",
@@ -109,20 +113,32 @@ def run_split(args: argparse.Namespace, console: Console) -> int:
         return 1
 
 
-def _split(args: argparse.Namespace, console: Console) -> int:
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse options that do not go together, or values none of the split's paths take,
+    naming what was given (before any spec is read or database opened)."""
     from perfport._core import SpecError
 
     if args.iterations < 0:
         raise SpecError(f"--iterations {args.iterations}: give 1 or more (0: no rebalancing)")
-    # 0 is refused, not read as "not given": --steps 0 ran a one-launch split instead.
-    if args.sweep is not None and (args.sweep < 2 or len(args.device) != 2):
-        raise SpecError("--sweep takes 2 or more points and exactly two devices")
+    if args.sweep is not None and len(args.device) != 2:
+        raise SpecError(
+            f"--sweep shares the split between exactly two devices, and {len(args.device)} "
+            "were given; give --device twice"
+        )
     if len(args.device) < 2:
         raise SpecError("a split needs two or more devices; give --device twice")
-    if args.steps is not None and (args.steps < 1 or args.sweep or args.iterations):
+    # 0 is refused, not read as "not given": --steps 0 ran a one-launch split instead.
+    if args.steps is not None and args.steps < 1:
+        raise SpecError(f"--steps {args.steps}: give 1 or more time steps")
+    clash = [
+        f
+        for f, on in (("--sweep", args.sweep is not None), ("--iterations", args.iterations))
+        if on
+    ]
+    if args.steps is not None and clash:
         raise SpecError(
-            f"--steps {args.steps}: give 1 or more, without --sweep or --iterations (time-"
-            "stepping rebalances with --rebalance)"
+            f"--steps does not combine with {' or '.join(clash)} (time-stepping rebalances "
+            f"with --rebalance); drop {' and '.join(clash)}, or --steps"
         )
     if args.rebalance and not args.steps:
         raise SpecError("--rebalance re-splits between time steps; give --steps N with it")
@@ -134,6 +150,12 @@ def _split(args: argparse.Namespace, console: Console) -> int:
     if args.times != "measured" and args.steps:
         raise SpecError(f"--times {args.times} plans one launch; time-stepping measures each "
                         "device alone (drop --times)")  # fmt: skip
+
+
+def _split(args: argparse.Namespace, console: Console) -> int:
+    from perfport._core import SpecError
+
+    _check_options(args)
     from perfport.devices import get_device
     from perfport.kernels import resolve_kernel
     from perfport.split.reserve import cpu_opening

@@ -43,7 +43,7 @@ from perfport._core import (
 )
 from perfport.measure.data import reference_outputs, reference_spec
 from perfport.measure.settings import RunSettings, Timing
-from perfport.measure.verify import compared, nonfinite_output, verify_failure
+from perfport.measure.verify import Comparison, compared, nonfinite_output
 from perfport.space import excluded_by
 
 KILLED = "worker killed by SIGKILL"  # _death's reason for a kill -9 from outside
@@ -202,8 +202,9 @@ class Runner:
     def _checked(self, m: Measurement, outputs: dict[str, np.ndarray]) -> Measurement:
         """A trial's outcome after the spec's verify function has judged its outputs."""
         assert self.spec.verify is not None and self._expected is not None
-        expected = compared(self._expected, self._ignored)
-        problem = verify_failure(self.spec.verify, expected, compared(outputs, self._ignored))
+        # The comparison split uses too; with a verify function it needs no tolerance.
+        judge = Comparison(None, {}, self._ignored, self.spec.verify)
+        problem = judge.mismatch(outputs, self._expected)
         against = f"{self._label} (verify function {getattr(self.spec.verify, '__name__', '?')})"
         if problem is None:
             return dataclasses.replace(m, check=Check.VERIFIED, verified_against=against)

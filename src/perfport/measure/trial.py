@@ -28,7 +28,7 @@ from perfport._core import (
 from perfport.devices import CompiledKernel, ConstantData, LocalSpace, Session
 from perfport.measure.data import host_arrays, scalar_value
 from perfport.measure.settings import RunSettings
-from perfport.measure.verify import compared, default_tolerance, mismatch
+from perfport.measure.verify import Comparison, compared
 
 _LOG_LIMIT = 4000
 _BATCH_S = 1.0  # launches are enqueued back to back in batches of about this much kernel time
@@ -64,23 +64,12 @@ class TrialEngine:
             a.name for a in spec.args if isinstance(a, ArrayArg) and not a.constant
         )
         self._pristine = True  # no launch since the buffers were uploaded
-        # Without a stated tolerance, the least precise floating type among the arrays sets it
-        # (a float computation written to a double output is only float-accurate).
-        floats = [
-            default_tolerance(a.dtype)
-            for a in self.initial.values()
-            if np.issubdtype(a.dtype, np.floating)
-        ]
-        self.tolerance = (
-            spec.tolerance if spec.tolerance is not None else (max(floats) if floats else None)
-        )
-        outs = [a for a in spec.args if isinstance(a, ArrayArg) and a.output]
-        self.bounds = {
-            a.name: (a.atol or 0.0, a.rtol or 0.0)
-            for a in outs
-            if a.atol is not None or a.rtol is not None
-        }
-        self.ignored = frozenset(a.name for a in outs if a.ignore)
+        # The comparison tune and split share: tolerance (default: the least precise float
+        # among the arrays), each output's atol/rtol, the ignored outputs.
+        self.comparison = Comparison.of(spec, self.problem)
+        self.tolerance = self.comparison.tolerance
+        self.bounds = self.comparison.bounds
+        self.ignored = self.comparison.ignored
         self.expected: dict[str, np.ndarray] | None = None
         self.verification = "not verified"
         self.captured: dict[str, np.ndarray] | None = None
@@ -155,7 +144,7 @@ class TrialEngine:
                 if fault := _flagged(spec.fault_flag, outputs):
                     return result(Outcome.WRONG_RESULT, fault, compile_ms=compile_ms)
                 if expected is not None and (
-                    problem := mismatch(outputs, expected, self.tolerance, self.bounds)
+                    problem := self.comparison.mismatch(outputs, expected)
                 ):
                     return result(
                         Outcome.WRONG_RESULT, _noted(built, problem), compile_ms=compile_ms,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from perfport._core import ArrayArg, KernelSpec, Problem
+from perfport.measure.data import array_layout
 
 # Per output: (atol, rtol) where the spec gives either (the other is then 0).
 Bounds = Mapping[str, tuple[float, float]]
@@ -136,3 +140,47 @@ def verify_failure(
     if isinstance(answer, bool | np.bool_):
         return None if answer else "the verify function returned False"
     return f"the verify function returned {type(answer).__name__}, not True or False"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a kernel's outputs are judged against the expected ones, for ``perfport tune``
+    (``TrialEngine``, ``Runner``) and ``perfport split`` alike: the ignored outputs left
+    out, then the spec's verify function where it has one, else ``mismatch`` with the
+    spec's tolerance (default: the least precise floating type among all the arrays, as a
+    float computation written to a double output is only float-accurate) and each output's
+    atol/rtol."""
+
+    tolerance: float | None
+    bounds: Bounds
+    ignored: frozenset[str]
+    verify: Callable[..., Any] | None = None
+
+    @classmethod
+    def of(cls, spec: KernelSpec, problem: Problem) -> Comparison:
+        """The comparison ``spec`` declares, at ``problem`` (where the arrays' types are)."""
+        env = spec.env({}, spec.problem.merged(problem))
+        arrays = [a for a in spec.args if isinstance(a, ArrayArg)]
+        floats = [
+            default_tolerance(dtype)
+            for dtype in (array_layout(spec, a, env)[1] for a in arrays)
+            if np.issubdtype(dtype, np.floating)
+        ]
+        tolerance = spec.tolerance if spec.tolerance is not None else max(floats, default=None)
+        outputs = [a for a in arrays if a.output]
+        bounds = {
+            a.name: (a.atol or 0.0, a.rtol or 0.0)
+            for a in outputs
+            if a.atol is not None or a.rtol is not None
+        }
+        ignored = frozenset(a.name for a in outputs if a.ignore)
+        return cls(tolerance, bounds, ignored, spec.verify)
+
+    def mismatch(
+        self, outputs: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray]
+    ) -> str | None:
+        """None when ``outputs`` pass against ``expected``; else why not, in one line."""
+        want = compared(expected, self.ignored)
+        if self.verify is not None:
+            return verify_failure(self.verify, want, compared(outputs, self.ignored))
+        return mismatch(outputs, want, self.tolerance, self.bounds)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from math import prod
@@ -77,8 +77,8 @@ class RunResult:
     """What one split (or single-device) run measured. ``wall_ms`` is the median, over rounds,
     of the time from handing every part its launch to the last part's queue finishing;
     ``kernel_ms`` each part's median device-event time; ``split_ms`` the host's cutting,
-    uploading and building, ``gather_ms`` downloading and assembling the outputs;
-    ``buffers`` whether the parts shared sub-buffers of one parent per array or copied."""
+    uploading and building, ``gather_ms`` downloading and assembling the outputs (those of
+    the first launch, from the seeded data); ``buffers`` whether the parts shared sub-buffers of one parent per array or copied."""
 
     wall_ms: float
     kernel_ms: tuple[float, ...]
@@ -303,7 +303,8 @@ def run_parts(
 ) -> RunResult:
     """Run ``parts`` (one per device; a single part with ``split`` None is a whole run)
     concurrently, round after round for about ``target_s`` (3 to 50 rounds after one
-    warm-up), and return the times and the gathered outputs. ``opener`` opens each part's
+    warm-up), and return the times and the outputs gathered after the warm-up: the one launch
+    from the seeded data, whatever the later rounds leave in the buffers. ``opener`` opens each part's
     session (default: OpenCL or CUDA by the device's backend, so runs may mix them);
     ``group`` opens the sessions of parts that may share buffers (CPU devices of one OpenCL
     platform) together, in one context, so they share sub-buffers (``RunResult.buffers``);
@@ -330,14 +331,17 @@ def run_parts(
             for r in runs:
                 r.load(inputs)
         split_ms = (time.perf_counter() - started) * 1e3
-        walls, kernels = _rounds(runs, target_s)
-        started = time.perf_counter()
-        if shared is not None:  # one download of each output's parent
-            shared.gather(outputs)
-        else:
-            for r in runs:
-                r.gather(outputs)
-        gather_ms = (time.perf_counter() - started) * 1e3
+
+        def gather() -> float:
+            started = time.perf_counter()
+            if shared is not None:  # one download of each output's parent
+                shared.gather(outputs)
+            else:
+                for r in runs:
+                    r.gather(outputs)
+            return (time.perf_counter() - started) * 1e3
+
+        walls, kernels, gather_ms = _rounds(runs, target_s, gather)
     finally:
         for s in sessions:
             s.close()
@@ -352,16 +356,23 @@ def run_parts(
     )
 
 
-def _rounds(runs: Sequence[PartRun], target_s: float) -> tuple[list[float], list[list[float]]]:
+def _rounds(
+    runs: Sequence[PartRun], target_s: float, gather: Callable[[], float]
+) -> tuple[list[float], list[list[float]], float]:
+    """The timed rounds' wall and kernel times, and ``gather``'s time (ms). The outputs are
+    gathered after round 0, the one launch from the seeded data: later rounds run on what the
+    one before left, so an in-place kernel (acc[i] += ...) would show several launches' sum."""
     walls: list[float] = []
     kernels: list[list[float]] = [[] for _ in runs]
+    gather_ms = 0.0
     for r in range(51):  # round 0 warms up (first launches, caches) and is not counted
         wall, times = launch_all(runs)
         if r == 0:
+            gather_ms = gather()
             continue
         walls.append(wall)
         for k, t in zip(kernels, times, strict=True):
             k.append(t)
         if len(walls) >= 3 and sum(walls) >= target_s * 1e3:
             break
-    return walls, kernels
+    return walls, kernels, gather_ms

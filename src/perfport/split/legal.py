@@ -6,10 +6,12 @@ legal at the whole problem may not be at the part's: a global size of exactly ``
 by a work-group of 16 at n = 4096 but not at a part's 2049 (2048 elements and a halo of 1),
 and the driver refuses the launch. Each part is checked against the device's launch rules as
 perfport's space checks them (``perfport.space.kernel_space``), so the refusal names the
-part and the rule, not the driver's INVALID_WORK_GROUP_SIZE. The kernel's restrictions are
-not: they prune the tuning space at the whole problem (``wg <= n`` refused a part of 4
-elements that launched and verified), and a part's output is verified against the whole
-run's.
+part and the rule, not the driver's INVALID_WORK_GROUP_SIZE. So are the kernel's
+restrictions, as ``perfport tune`` checks them, at the part's problem: a kernel may rely on
+one instead of a bounds check (``n % wg == 0``), and a part of 2720 elements in work-groups of
+256 wrote past its buffers (heap corruption, nothing stored). Plans keep parts whole in their
+device's work-groups (``perfport.split.plan``, ``perfport.split.sweep``), so a part breaks a
+restriction such as ``wg <= n`` only where it is smaller than one work-group.
 """
 
 from __future__ import annotations
@@ -117,16 +119,24 @@ def part_refusal(
     stop: int,
 ) -> str:
     """Why ``config`` may not launch on ``device`` as the part [start, stop) ("" when it
-    may): the rule it breaks at the part's problem, its sizes and the fix."""
+    may): the kernel's restriction or launch rule it breaks at the part's problem, its sizes
+    and the fix."""
     sub = part_problem(spec, problem, split, config, start, stop)
-    broken = excluded_by(spec, config, sub, spec_device_constraints(spec, device))
-    if not broken:
-        return ""
-    geometry = spec.geometry(spec.env(config, sub))
     where = ""
     if split is not None:
         held = int(sub[split.extent])
         where = f" ({split.extent}={held}{' with its halo' if held != stop - start else ''})"
+    restriction = excluded_by(spec, config, sub)
+    if restriction:
+        return (
+            f"on {device.id} with {dict(config)} breaks the kernel's restriction {restriction} "
+            f"at its problem{where}; give that device a part whole in its work-groups, or a "
+            "configuration that keeps the restriction there"
+        )
+    broken = excluded_by(spec, config, sub, spec_device_constraints(spec, device))
+    if not broken:
+        return ""
+    geometry = spec.geometry(spec.env(config, sub))
     sizes = f"global size {list(geometry.global_size)}, local size {list(geometry.local_size)}"
     head = f"on {device.id} with {dict(config)} cannot launch at its problem{where}: {sizes}"
     for g, lo in divisible_sizes(spec.global_size, spec.local_size):

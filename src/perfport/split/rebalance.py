@@ -17,7 +17,7 @@ from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
 from perfport.split.legal import refusal
 from perfport.split.plan import SplitPlan, plan_split
@@ -38,6 +38,8 @@ class Iteration:
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
             "imbalance": self.imbalance,
+            # one device given the whole extent (a balanced split slower than it alone)
+            "single_device": len(self.run.kernel_ms) == 1,
             "verified": self.verified,
             "buffers": self.run.buffers.to_json(),
         }
@@ -150,6 +152,7 @@ def rebalance(
         ]
     )
     done: list[Iteration] = []
+    comparison = Comparison.of(spec, problem)  # tune's: ignored outputs, atol/rtol, verify=
     fastest = min(range(len(alone_ms)), key=lambda i: alone_ms[i])
     slowest_ok = (alone_ms[fastest] if best_alone_ms is None else best_alone_ms) * (1 + tolerance)
     for k in range(iterations):
@@ -179,7 +182,7 @@ def rebalance(
                 spec, problem, parts, split, target_s=target_s, opener=opener, group=group
             )
         )
-        wrong = mismatch(run.outputs, expected, spec.tolerance)
+        wrong = comparison.mismatch(run.outputs, expected)
         done.append(Iteration(plan.parts, run, imbalance(run), wrong is None))
         alone = len(run.kernel_ms) == 1
         if alone or (done[-1].imbalance <= tolerance and run.wall_ms <= slowest_ok):

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.space import kernel_space
 from perfport.split.execute import Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
@@ -329,7 +329,7 @@ def split_run(
     stand_in = source is TimeSource.STORE
     blocks = [block(spec, split, c, full) for c in picked]
     if sweep_points:  # refused before anything runs, not after the split
-        check_sweep(spec, full, devices, picked, split, blocks[0], sweep_points)
+        check_sweep(spec, full, devices, picked, split, blocks, sweep_points)
     alone = run_alone(spec, full, devices, picked, extent, given, target_s, opening.one, stand_in)
     plan = plan_split(ids, extent, blocks, alone.times_ms, split.dimension)
     lines = None
@@ -342,11 +342,11 @@ def split_run(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
     expected = alone.best.outputs
-    problem_text = mismatch(run.outputs, expected, spec.tolerance)
+    problem_text = Comparison.of(spec, full).mismatch(run.outputs, expected)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
-            spec, full, devices, picked, split, blocks[0], sweep_points, expected,
+            spec, full, devices, picked, split, blocks, sweep_points, expected,
             target_s, opening.one, opening.group,
         )  # fmt: skip
     launches: tuple[Iteration, ...] = ()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
 from perfport.split.legal import refusal
@@ -248,7 +248,7 @@ def split_steps(
     run = run_steps(spec, full, parts, split, steps, replan, opener, group=group,
                     device_halos=opening.share_context)  # fmt: skip
     expected = min(single, key=lambda r: r.total_ms).outputs
-    wrong = mismatch(run.outputs, expected, spec.tolerance)
+    wrong = Comparison.of(spec, full).mismatch(run.outputs, expected)
     return StepsOutcome(
         plan=plan,
         devices=tuple(devices),

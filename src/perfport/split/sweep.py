@@ -9,15 +9,16 @@ from typing import Any
 
 from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
-from perfport.measure.verify import mismatch
+from perfport.measure.verify import Comparison
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
 from perfport.split.legal import refusal
+from perfport.split.plan import adjust
 
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """One share tried: the first device's ``share`` of the extent (snapped to its whole
-    work-groups), the parts that gave, and what the run measured. ``ran_share`` is the
+    """One share tried: the first device's ``share`` of the extent (snapped to both devices'
+    whole work-groups, ``two_parts``), the parts that gave, and what the run measured. ``ran_share`` is the
     first device's share of the parts that ran."""
 
     share: float
@@ -42,14 +43,19 @@ class SweepPoint:
         }
 
 
-def two_parts(extent: int, block: int, share: float) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The first device takes ``share`` of ``extent`` in whole blocks of its own (nearest), the
-    second the rest; at share 0 and 1 exactly one device takes everything (the nearest whole
-    blocks could leave the other a few elements, or take them all from the first)."""
+def two_parts(
+    extent: int, blocks: Sequence[int], share: float
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The first device takes ``share`` of ``extent``, the second the rest, each in whole
+    blocks of its own as the planner gives them (Eqs. 5-9, ``perfport.split.plan.adjust``):
+    the elements the floors leave go to the device that covers them with the least work, so
+    each part is whole in its device's work-groups wherever the extent allows. (Snapping the
+    first device's part alone gave the second 2720 elements in work-groups of 256.) At share 0
+    and 1 exactly one device takes everything."""
     if share <= 0 or share >= 1:
         first = extent if share >= 1 else 0
     else:
-        first = min(extent, max(0, round(extent * share / block) * block))
+        first = adjust(extent, blocks, (share, 1 - share), (1.0, 1.0))[1][0]
     return (0, first), (first, extent)
 
 
@@ -57,7 +63,7 @@ def sweep_parts(
     devices: Sequence[DeviceInfo],
     configs: Sequence[Config],
     extent: int,
-    first_block: int,
+    blocks: Sequence[int],
     points: int,
 ) -> list[tuple[float, list[Part]]]:
     """Each of ``points`` evenly spaced shares of the first device, 0 to 1, and its parts."""
@@ -68,7 +74,7 @@ def sweep_parts(
     out = []
     for k in range(points):
         share = k / (points - 1)
-        bounds = two_parts(extent, first_block, share)
+        bounds = two_parts(extent, blocks, share)
         parts = [Part(d, c, a, b) for d, c, (a, b) in zip(devices, configs, bounds, strict=True)]
         out.append((share, parts))
     return out
@@ -80,12 +86,13 @@ def check_sweep(
     devices: Sequence[DeviceInfo],
     configs: Sequence[Config],
     split: SplitDim,
-    first_block: int,
+    blocks: Sequence[int],
     points: int,
 ) -> None:
-    """Raise SpecError, before anything runs, where a sweep point's part could not launch."""
+    """Raise SpecError, before anything runs, where a sweep point's part could not launch or
+    breaks the kernel's restrictions at its problem."""
     extent = int(problem[split.extent])
-    for share, parts in sweep_parts(devices, configs, extent, first_block, points):
+    for share, parts in sweep_parts(devices, configs, extent, blocks, points):
         why = refusal(spec, problem, split, parts)
         if why:
             raise SpecError(f"--sweep {points}: at share {share:g}, {why}")
@@ -97,7 +104,7 @@ def sweep(
     devices: Sequence[DeviceInfo],
     configs: Sequence[Config],
     split: SplitDim,
-    first_block: int,
+    blocks: Sequence[int],
     points: int,
     expected: dict[str, Any],
     target_s: float = 0.2,
@@ -107,12 +114,13 @@ def sweep(
     """Run the split at ``points`` evenly spaced shares of the first device, from 0 (all on
     the second) to 1 (all on the first), each verified against ``expected``; every point's
     parts are checked before the first runs (``check_sweep``)."""
-    check_sweep(spec, problem, devices, configs, split, first_block, points)
+    check_sweep(spec, problem, devices, configs, split, blocks, points)
     extent = int(problem[split.extent])
+    comparison = Comparison.of(spec, problem)  # tune's: ignored outputs, atol/rtol, verify=
     out = []
-    for share, parts in sweep_parts(devices, configs, extent, first_block, points):
+    for share, parts in sweep_parts(devices, configs, extent, blocks, points):
         run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
-        wrong = mismatch(run.outputs, expected, spec.tolerance)
+        wrong = comparison.mismatch(run.outputs, expected)
         bounds = tuple((p.start, p.stop) for p in parts)
         out.append(SweepPoint(share, bounds, run, wrong is None))
     return tuple(out)
