@@ -207,7 +207,7 @@ def test_replay_narrows_to_one_problem_with_problem(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("zero", "says"), [("--steps", "--steps 0: give 1 or more"),
-                                            ("--sweep", "--sweep takes 2 or more points")])  # fmt: skip
+                                            ("--sweep", "--sweep: 0: give at least 2 points")])  # fmt: skip
 def test_split_refuses_zero_steps_or_sweep_points(tmp_path, capsys, zero, says):
     """0 read as "not given": --steps 0 ran (and stored) a one-launch split instead."""
     db = tmp_path / "r.db"
