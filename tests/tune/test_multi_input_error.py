@@ -149,18 +149,41 @@ class _NoWorker:
 
     verification, reference_note = "(no trial ran this session)", ""
 
+    def __init__(self, failed: threading.Event) -> None:
+        self.failed = failed
+
     def measure(self, config: object) -> object:
+        self.failed.set()
         raise PerfportError("cannot start a measurement worker on opencl:0:0.1: timed out")
 
 
+class _AfterFailure:
+    """The working slot, held after its first trial until the other slot has failed: else it
+    could measure the whole space before the other asks for anything (a flaky test)."""
+
+    def __init__(self, inner: Any, failed: threading.Event) -> None:
+        self.inner, self.failed, self.trials = inner, failed, 0
+        self.verification, self.reference_note = inner.verification, inner.reference_note
+
+    def measure(self, config: object) -> object:
+        self.trials += 1
+        if self.trials > 1:
+            self.failed.wait(10.0)
+        m = self.inner.measure(config)
+        self.verification, self.reference_note = self.inner.verification, self.inner.reference_note
+        return m
+
+
 def test_a_device_failure_stops_only_its_own_session(db: Path) -> None:
+    failed = threading.Event()
+
     @contextmanager
     def make(spec, problem, slot, settings) -> Iterator[object]:
         if slot.label.endswith("1"):
-            yield _NoWorker()
+            yield _NoWorker(failed)
         else:
             with local_measurer(spec, problem, slot, settings) as inner:
-                yield inner
+                yield _AfterFailure(inner, failed)
 
     with pytest.raises(PerfportError, match="cannot start a measurement worker"):
         tune_many(
