@@ -97,7 +97,21 @@ def test_an_allowed_reference_module(tmp_path, monkeypatch):
 def test_a_campaign_key_of_another_kernel(stored, tmp_path, capsys):
     db, key = stored
     argv = ["tune", "vector_add", "--problem", "n=4096", "--campaign", key, *TUNE]
-    _refused_unchanged(db, tmp_path, capsys, argv, "another device, kernel or problem")
+    _refused_unchanged(db, tmp_path, capsys, argv, "another kernel", "another problem")
+
+
+def test_a_campaign_key_after_the_source_was_edited(tmp_path, capsys):
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    for name in ("saxpy.toml", "saxpy.cl", "saxpy.py"):
+        shutil.copy(EXAMPLES / name, folder / name)
+    db = tmp_path / "stored.db"
+    argv = ["tune", str(folder / "saxpy.toml"), "--campaign", "mine", *TUNE]
+    assert main([*argv, "--db", str(db)]) == 0
+    capsys.readouterr()
+    (folder / "saxpy.cl").write_text((folder / "saxpy.cl").read_text() + "\n// edited\n")
+    words = ("kernel 'saxpy' whose source changed", "--campaign", "restore the kernel's source")
+    _refused_unchanged(db, tmp_path, capsys, argv, *words)
 
 
 def test_a_refused_import_leaves_no_database_behind(stored, tmp_path, capsys):

@@ -1,3 +1,4 @@
+import dataclasses
 import io
 import json
 import sqlite3
@@ -43,9 +44,32 @@ def test_reopen_resumes_same_campaign(db, cpu):
         assert again.id == c.id and again.status is CampaignStatus.RUNNING
         assert len(store.measurements(again)) == 1
         other = builtin("stencil")
-        with pytest.raises(StoreError, match="another device, kernel or problem"):
+        with pytest.raises(StoreError, match=r"another kernel \(stored 'vector_add'"):
             ids = (store.device_id(cpu), store.kernel_id(other), store.problem_id(other.problem))
             store.open_campaign("c1", ids, "random", 0, {}, kernel_space(other, None, cpu).report)
+
+
+def test_a_campaign_key_refused_says_what_differs(db, cpu):
+    """A spec whose source was edited is a new kernel: the refusal says so, with both hashes
+    and the way out, rather than 'another device, kernel or problem'."""
+    with Store(db) as store:
+        spec, c = vector_add_campaign(store, cpu)
+        problem = spec.problem.merged({"n": 100})
+        edited = dataclasses.replace(spec, source=spec.source + "\n// edited\n")
+        was, now = spec.source_hash[:12], edited.source_hash[:12]
+        refused = rf"kernel 'vector_add' whose source changed \({was}, now {now}\); .*restore"
+        with pytest.raises(StoreError, match=refused):
+            store.check_campaign_key(
+                "c1", cpu, edited.source_hash, problem, kernel_name="vector_add"
+            )
+        ids = (store.device_id(cpu), store.kernel_id(edited), store.problem_id(problem))
+        with pytest.raises(StoreError, match=refused):
+            store.open_campaign("c1", ids, "random", 0, {}, kernel_space(spec, problem, cpu).report)
+        other = spec.problem.merged({"n": 200})
+        with pytest.raises(StoreError, match=r"another problem .*n.:200") as refusal:
+            store.check_campaign_key("c1", cpu, spec.source_hash, other, kernel_name="vector_add")
+        assert "kernel" not in str(refusal.value) and "restore" not in str(refusal.value)
+        assert store.campaign("c1").id == c.id
 
 
 def test_best_results_and_export(db, cpu):

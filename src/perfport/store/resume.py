@@ -37,3 +37,25 @@ def other_settings(was: Mapping[str, Any], now: Mapping[str, Any]) -> str:
         return ""
     then = ", ".join(_setting(n, was[n]) for n in differ)
     return f"{then}, this run has {', '.join(_setting(n, now[n]) for n in differ)}"
+
+
+def other_identity(was: tuple[str, ...], now: tuple[str, ...]) -> str:
+    """What differs between a stored campaign (``was``) and this run (``now``), each given as
+    (device fingerprint, kernel name, kernel source hash, problem key), and the fix: "belongs
+    to kernel 'saxpy' whose source changed (...); choose another --campaign key, ...". The
+    kernel is compared by its source, as a campaign key is (not by its name)."""
+    differ = []
+    if was[0] != now[0]:
+        differ.append(f"another device (stored {was[0][:12]}, this run {now[0][:12]})")
+    edited = was[2] != now[2] and was[1] == now[1]  # a spec's edited source: a new kernel
+    if edited:
+        differ.append(f"kernel {was[1]!r} whose source changed ({was[2][:12]}, now {now[2][:12]})")
+    elif was[2] != now[2]:
+        this = f"{now[1]!r} {now[2][:12]}" if now[1] else now[2][:12]
+        differ.append(f"another kernel (stored {was[1]!r} {was[2][:12]}, this run {this})")
+    if was[3] != now[3]:
+        differ.append(f"another problem (stored {was[3]}, this run {now[3]})")
+    fix = "choose another --campaign key"
+    if edited and len(differ) == 1:
+        fix += ", or restore the kernel's source to resume it"
+    return f"belongs to {' and '.join(differ)}; {fix}"

@@ -37,7 +37,7 @@ from perfport.store.integrity import (
     unusable,
     vouched,
 )
-from perfport.store.resume import other_settings
+from perfport.store.resume import other_identity, other_settings
 from perfport.store.schema import migrate, read_as_current
 from perfport.store.writers import gone as _gone
 
@@ -185,27 +185,29 @@ class Store(Identities):
         problem: Problem,
         strategy: str | None = None,
         settings: Mapping[str, Any] | None = None,
+        *,
+        kernel_name: str = "",
     ) -> None:
         """Refuse, before anything is written, a key naming a campaign of another device,
-        kernel (by source hash) or problem: open_campaign would refuse it too, but only after
+        kernel (by source hash) or problem, saying which (``kernel_name`` tells an edited
+        source from another kernel): open_campaign would refuse it too, but only after
         the device, kernel and problem rows were stored. Given ``strategy`` and ``settings``
         (what open_campaign stores), refuse also a campaign run with another strategy, seed,
         verification, timing or launch: resuming it would mix those results in one campaign.
         Limits (budget, time, timeouts) may change from one session to the next."""
         row = self._conn.execute(
-            "SELECT d.fingerprint, k.source_hash, p.key, c.strategy, c.settings FROM campaigns c "
-            "JOIN devices d ON d.id = c.device_id JOIN kernels k ON k.id = c.kernel_id "
-            "JOIN problems p ON p.id = c.problem_id WHERE c.key = ?",
+            "SELECT d.fingerprint, k.name, k.source_hash, p.key, c.strategy, c.settings "
+            "FROM campaigns c JOIN devices d ON d.id = c.device_id "
+            "JOIN kernels k ON k.id = c.kernel_id JOIN problems p ON p.id = c.problem_id "
+            "WHERE c.key = ?",
             (key,),
         ).fetchone()
         if row is None:
             return
-        if tuple(row[:3]) != (device.fingerprint, kernel_hash, problem.key):
-            raise StoreError(
-                f"campaign {key!r} in {self.path} belongs to another device, kernel or "
-                "problem; choose another --campaign key"
-            )
-        was = {"strategy": row[3], **json.loads(row[4])}
+        if (row[0], row[2], row[3]) != (device.fingerprint, kernel_hash, problem.key):
+            now = (device.fingerprint, kernel_name, kernel_hash, problem.key)
+            raise StoreError(f"campaign {key!r} in {self.path} {other_identity(row[:4], now)}")
+        was = {"strategy": row[4], **json.loads(row[5])}
         differ = other_settings(was, {"strategy": strategy, **(settings or {})})
         if differ:
             raise StoreError(
@@ -266,14 +268,21 @@ class Store(Identities):
             # before kernels were told apart by name resumes under its row of another name.
             same_kernel = self.kernel_source(row[3]) == self.kernel_source(ids[1])
             if (row[2], row[4]) != (ids[0], ids[2]) or not same_kernel:
-                raise StoreError(
-                    f"campaign {key!r} in {self.path} belongs to another device, kernel or "
-                    "problem; choose another --campaign key"
-                )
+                why = other_identity(self._identity(row[2:5]), self._identity(ids))
+                raise StoreError(f"campaign {key!r} in {self.path} {why}")
             self._conn.execute(
                 "UPDATE campaigns SET status = ?, updated = ? WHERE id = ?",
                 (CampaignStatus.RUNNING.value, time.time(), row[0]),
             )
+
+    def _identity(self, ids: tuple[int, int, int]) -> tuple[str, ...]:
+        """(device fingerprint, kernel name, source hash, problem key) of rows' ids."""
+        row = self._conn.execute(
+            "SELECT d.fingerprint, k.name, k.source_hash, p.key FROM devices d, kernels k, "
+            "problems p WHERE d.id = ? AND k.id = ? AND p.id = ?",
+            ids,
+        ).fetchone()
+        return tuple(str(v) for v in row) if row else ("", "", "", "")
 
     def campaign(self, key: str) -> Campaign:
         row = self._conn.execute(

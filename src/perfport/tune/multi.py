@@ -229,7 +229,13 @@ def _open(store: Store, run: _Run, kind: _Kind) -> None:
     dev = kind.slots[0].device
     settings = campaign_settings(asdict(run.settings), run.spec)
     store.check_campaign_key(
-        kind.key, dev, run.spec.source_hash, run.problem, run.strategy_type.name, settings
+        kind.key,
+        dev,
+        run.spec.source_hash,
+        run.problem,
+        run.strategy_type.name,
+        settings,
+        kernel_name=run.spec.name,
     )
     check_resumable(store, kind.key, kind.space)
     ids = (store.device_id(dev), store.kernel_id(run.spec), store.problem_id(run.problem))

@@ -254,7 +254,13 @@ def _stored_session(
     spec, dev = plan.spec, plan.device
     stored_settings = campaign_settings(asdict(plan.settings), plan.spec)
     store.check_campaign_key(  # before any write
-        key, dev, spec.source_hash, plan.problem, plan.strategy_type.name, stored_settings
+        key,
+        dev,
+        spec.source_hash,
+        plan.problem,
+        plan.strategy_type.name,
+        stored_settings,
+        kernel_name=spec.name,
     )
     if not keyed:
         check_resumable(store, key, plan.space)

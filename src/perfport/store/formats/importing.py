@@ -139,7 +139,9 @@ def store_imported(store: Store, imported: Imported, path: str | Path) -> int:
                 store.campaign(_campaign_key(store, prefix, content, info, kernel_hash, earlier))
                 return 0
         key = _campaign_key(store, prefix, content, info, kernel_hash, imported)
-        store.check_campaign_key(key, info, kernel_hash, imported.problem)  # before any write
+        store.check_campaign_key(  # before any write
+            key, info, kernel_hash, imported.problem, kernel_name=imported.kernel
+        )
         ids = (
             store.device_id(info),
             store.external_kernel_id(imported.kernel, imported.format, imported.params),
@@ -181,7 +183,9 @@ def _campaign_key(
     legacy = prefix + content
     try:
         store.campaign(legacy)
-        store.check_campaign_key(legacy, info, kernel_hash, imported.problem)
+        store.check_campaign_key(
+            legacy, info, kernel_hash, imported.problem, kernel_name=imported.kernel
+        )
     except StoreError:
         identity = "\0".join((content, info.fingerprint, kernel_hash, imported.problem.key))
         return prefix + hashlib.sha256(identity.encode()).hexdigest()[:16]
