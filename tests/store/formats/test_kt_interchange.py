@@ -374,3 +374,23 @@ def test_an_import_stored_before_its_size_was_kept_is_found_again(db, tmp_path):
     for stored, back in [("1.5x2", [1.5, 2]), ("-1x8", [-1, 8]), ("4096", [4096]),
                          (4096, 4096), ("matrix", "matrix"), ("1e+20", [1e20])]:  # fmt: skip
         assert problem_size({}, Problem.of(problem_size=stored)) == back
+
+
+@pytest.mark.parametrize("kernel", [None, "convolution2d"])
+def test_an_imported_caches_kernel_name_exports_as_written(db, tmp_path, kernel):
+    """A cache imported under another name (``--kernel-name convolution2d``, to pool it with
+    the built-in) exported that name as its kernel_name, which Kernel Tuner then refused to
+    load for its convolution_kernel: the export writes back the file's own kernel_name."""
+    cache = {**_sized(4096), "kernel_name": "convolution_kernel"}
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(cache))
+    with Store(db) as store:
+        assert import_file(store, path, kernel=kernel).kernel == (kernel or "convolution_kernel")
+        exported = to_kt_cache(store)
+    assert exported["kernel_name"] == "convolution_kernel"
+    assert exported["perfport"]["spec_name"] == (kernel or "convolution_kernel")
+    again = tmp_path / "again.json"  # the export's own import keeps both names
+    again.write_text(kt_cache_text(exported))
+    with Store(tmp_path / "again.db") as store:
+        assert import_file(store, again).kernel == (kernel or "convolution_kernel")
+        assert to_kt_cache(store)["kernel_name"] == "convolution_kernel"

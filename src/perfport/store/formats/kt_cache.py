@@ -76,6 +76,7 @@ class KernelTunerCache:
     problem: Any
     entries: tuple[CacheEntry, ...]
     objective: str = "time"  # what the tuning ranked by, as the file names it ("GFLOP/s")
+    entry: str = ""  # the file's own kernel_name (the kernel function); "" where it has none
 
     def values_of(self, name: str) -> list[Any]:
         """The distinct values parameter ``name`` takes in the entries, first seen first. Told
@@ -148,6 +149,7 @@ def kt_cache_from_json(data: Any, path: str) -> KernelTunerCache:
         problem=problem,
         entries=tuple(_entry(path, key, raw, params) for key, raw in data["cache"].items()),
         objective=objective if isinstance(objective, str) else "time",
+        entry=str(data.get("kernel_name") or ""),
     )
 
 
@@ -244,8 +246,12 @@ def to_imported(cache: KernelTunerCache, device: str | None, kernel: str | None)
         params=values,
         measurements=tuple(_measurement(path, keys, e) for e in cache.entries),
         earlier_problem=None if cache.problem is None else _size_problem(cache),
-        # The problem keys [1024] and "1024" alike, so the size as written goes apart.
-        settings={"problem_size": cache.problem_size} if cache.has_problem_size else {},
+        # The problem keys [1024] and "1024" alike, so the size as written goes apart; the
+        # kernel is filed under its spec's name or --kernel-name, so the function's goes too.
+        settings={
+            **({"problem_size": cache.problem_size} if cache.has_problem_size else {}),
+            **({"kernel_name": cache.entry} if cache.entry else {}),
+        },
         objective=cache.objective,
     )
 
@@ -330,13 +336,15 @@ def to_kt_cache(
     problem: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One device/kernel/problem's results as the cache Kernel Tuner would have written for
-    the same tuning: ``kernel_name`` is the entry function, ``problem_size`` the kernel's
-    sizes, ``tune_params_keys`` in the spec's order and ``time`` the median (EXPORTED_TIME)."""
+    the same tuning: ``kernel_name`` is the entry function (an imported cache's own),
+    ``problem_size`` the kernel's sizes, ``tune_params_keys`` in the spec's order and
+    ``time`` the median (EXPORTED_TIME)."""
     rows = one_group(store, kernel=kernel, device=device, problem=problem)
     # What the campaigns of these results ran with (an edited spec's values, not the first's)
     campaigns = {r.campaign for r in rows}
     spec = kernel_spec(store, rows[0].kernel_hash, rows[0].kernel, campaigns)
-    written, size = _size_as_imported(store, rows)
+    written, size = _as_imported(store, rows, "problem_size")
+    _, function = _as_imported(store, rows, "kernel_name")
     declared = declared_params(store, rows[0].kernel_hash, rows[0].kernel, campaigns)
     keys = [k for k in declared if k in rows[0].config] or list(rows[0].config)
     failure = {o: s for s, o in KT_FAILURES.items()}
@@ -355,7 +363,7 @@ def to_kt_cache(
         cache[",".join(str(r.config[k]) for k in keys)] = entry
     return {
         "device_name": rows[0].device,
-        "kernel_name": str(spec.get("entry") or rows[0].kernel),
+        "kernel_name": str(function or spec.get("entry") or rows[0].kernel),
         "problem_size": size if written else problem_size(spec, rows[0].problem),
         "tune_params_keys": keys,
         "tune_params": {k: declared.get(k) or _seen(rows, k) for k in keys},
@@ -377,10 +385,10 @@ def kt_cache_text(document: Mapping[str, Any]) -> str:
     return text
 
 
-def _size_as_imported(store: Store, rows: list[ResultRow]) -> tuple[bool, Any]:
-    """(True, the problem_size) as the newest import of ``rows`` that kept it wrote it (see
-    ``to_imported``); (False, None) where none did: perfport's own results, and imports
-    made before the settings kept it."""
+def _as_imported(store: Store, rows: list[ResultRow], name: str) -> tuple[bool, Any]:
+    """(True, the value) of ``name`` (problem_size, kernel_name) as the newest import of
+    ``rows`` that kept it wrote it (see ``to_imported``); (False, None) where none did:
+    perfport's own results, and imports made before the settings kept it."""
     keys = tuple(sorted({r.campaign for r in rows if r.campaign.startswith("import-")}))
     if not keys:
         return False, None
@@ -391,8 +399,8 @@ def _size_as_imported(store: Store, rows: list[ResultRow]) -> tuple[bool, Any]:
     )
     for (text,) in found:
         settings = json.loads(text)
-        if isinstance(settings, dict) and "problem_size" in settings:
-            return True, settings["problem_size"]
+        if isinstance(settings, dict) and name in settings:
+            return True, settings[name]
     return False, None
 
 
@@ -400,7 +408,7 @@ def problem_size(spec: Mapping[str, Any], problem: Problem) -> Any:
     """Kernel Tuner's ``problem_size``: the problem values the kernel's global size is made
     of, dimension by dimension (one number for one dimension, as Kernel Tuner writes an int
     problem size). An imported size that the campaign does not keep as written (see
-    ``_size_as_imported``) is read back from its problem value (``_stored_size``); a kernel
+    ``_as_imported``) is read back from its problem value (``_stored_size``); a kernel
     whose global size names no problem value gives its numeric problem values in declared
     order."""
     size = problem.get("problem_size")
