@@ -108,10 +108,25 @@ def test_refusals_are_rate_and_size_limited(model, tmp_path):
     assert client.post("/v1/wg/predict", json=ASK).status_code == 200
     codes = [client.post("/v1/wg/refused", json={**ASK, "wg": wg}).status_code
              for wg in ([32, 8], [16, 16], [8, 8], [8, 4])]  # fmt: skip
-    assert codes == [200, 200, 429, 429]  # two kept for this kernel and device, then the rate
+    assert codes == [200, 200, 409, 429]  # two kept for this kernel and device, then the rate
     answer = client.post("/v1/wg/refused", json={**ASK, "wg": [4, 4]})
     assert answer.status_code == 429 and int(answer.headers["Retry-After"]) >= 1
     assert client.post("/v1/wg/predict", json=ASK).json()["refused_known"] == 2
+
+
+def test_a_kernels_full_refusals_answer_409_without_retry_after(model, tmp_path):
+    # It was a 429 with Retry-After 60, though retrying never stores it: nothing ages the
+    # stored refusals out.
+    limits = RefusalLimits(per_kernel_and_device=1)
+    client = client_of(model, tmp_path / "d.db", refusal_limits=limits)
+    assert client.post("/v1/wg/predict", json=ASK).status_code == 200
+    assert client.post("/v1/wg/refused", json={**ASK, "wg": [32, 8]}).status_code == 200
+    full = client.post("/v1/wg/refused", json={**ASK, "wg": [16, 16]})
+    assert full.status_code == 409 and "retry-after" not in full.headers, full.text
+    detail = full.json()["detail"]
+    assert "retrying will not store it" in detail and "stop reporting" in detail
+    assert "\n" not in detail
+    assert client.post("/v1/wg/predict", json=ASK).json()["refused_known"] == 1
 
 
 def test_junk_refusals_cannot_grow_the_database_without_bound(model, tmp_path):

@@ -12,7 +12,7 @@ import types
 import numpy as np
 import pytest
 
-from perfport._core import Config, Problem, SpecError
+from perfport._core import Check, Config, Problem, SpecError
 from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.measure.data import reference_outputs
@@ -32,7 +32,9 @@ TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 CONV = Problem.of(n=40000, mask=65)
 
 # Every output passes (the fakes return none): the specs here are stand-ins.
-ANY_OUTPUT = types.SimpleNamespace(of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None))
+ANY_OUTPUT = types.SimpleNamespace(
+    of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None, check=lambda *a: Check.VERIFIED)
+)
 
 
 @pytest.fixture(scope="module")

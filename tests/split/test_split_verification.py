@@ -88,3 +88,21 @@ def test_the_default_tolerance_is_the_least_precise_float_among_the_arrays():
     assert comparison.tolerance == pytest.approx(1e-3)  # float's, not double's 1e-9
     want = {"y": np.ones(64)}
     assert comparison.mismatch({"y": np.ones(64) + 1e-5}, want) is None
+
+
+def test_a_split_whose_every_output_is_ignored_is_not_verified(two):
+    """Nothing compared (every output ignored, no verify function): tune calls such results
+    "not verified"; split's JSON says so (``verified`` false, ``verification`` unverified),
+    for the run, its sweep points and rebalanced launches, yet it may still be chosen."""
+    args = tuple(dataclasses.replace(a, ignore=True) if a.name == "q" else a for a in APPROX.args)
+    spec = dataclasses.replace(APPROX, args=args)
+    out = split_run(spec, {}, two, target_s=0.0, plan_from="eq4", sweep_points=2, iterations=1,
+                    times={two[0].id: 2.0, two[1].id: 1.0})  # fmt: skip
+    data = out.to_json()
+    assert data["verified"] is False and data["verification"] == "unverified"
+    assert data["mismatch"] is None
+    for row in data["sweep"] + data["iterations"]:
+        assert row["verified"] is False and row["verification"] == "unverified"
+    assert out.chosen is not None  # not wrong: the split stays in the running
+    compared = _split(APPROX, two).to_json()  # an output compared: verified, as before
+    assert compared["verified"] is True and compared["verification"] == "verified"

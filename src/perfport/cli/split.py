@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 MAX_ROUNDS = 1000  # --sweep points and --iterations: more only takes longer, never says more
 
 
+def _verified(out: dict[str, Any]) -> str:
+    """The run's ``verified``, and why it is false when nothing was compared (tune's words)."""
+    if out["verification"] == "unverified":
+        return "False (not verified: every output is ignored)"
+    return str(out["verified"])
+
+
 def add_parser(sub: Subcommands) -> None:
     p = sub.add_parser(
         "split",
@@ -195,13 +202,13 @@ def _split(args: argparse.Namespace, console: Console) -> int:
     console.print(
         f"theoretical {out['theoretical_ms']:.3f} ms, measured {out['measured_ms']:.3f} ms, "
         f"best single {out['best_single']['device']} {out['best_single']['time_ms']:.3f} ms "
-        f"(x{out['speedup_over_best_single']:.2f}); verified: {out['verified']}"
+        f"(x{out['speedup_over_best_single']:.2f}); verified: {_verified(out)}"
     )
     _print_buffers(console, out["buffers"])
     for p in out["sweep"]:
         console.print(
             f"sweep: first device {p['share']:.2f} -> {p['measured_ms']:.3f} ms"
-            + ("" if p["verified"] else " (wrong output)")
+            + ("" if p["verified"] or p["verification"] == "unverified" else " (wrong output)")
         )
     for k, i in enumerate(out["iterations"], 1):
         console.print(
@@ -324,7 +331,7 @@ def _run_steps(
         f"({out['step_ms']:.3f} ms a step, halo exchange {out['exchange_ms']:.3f} ms, "
         f"moves {out['moved_ms']:.3f} ms, halo path {out['halo_path']}); best single {out['best_single']['device']} "
         f"{out['best_single']['time_ms']:.3f} ms (x{out['speedup_over_best_single']:.2f}); "
-        f"verified: {out['verified']}"
+        f"verified: {_verified(out)}"
     )
     _print_buffers(console, out["buffers"])
     _print_cpu_parts(console, out)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from perfport._core import ArrayArg, KernelSpec, Problem
+from perfport._core import ArrayArg, Check, KernelSpec, Problem
 from perfport.measure.data import array_layout
 
 # Per output: (atol, rtol) where the spec gives either (the other is then 0).
@@ -184,3 +184,10 @@ class Comparison:
         if self.verify is not None:
             return verify_failure(self.verify, want, compared(outputs, self.ignored))
         return mismatch(outputs, want, self.tolerance, self.bounds)
+
+    def check(self, expected: Mapping[str, np.ndarray]) -> Check:
+        """``VERIFIED`` when ``mismatch`` compares something with ``expected`` (a verify
+        function, or an output not ignored); else ``UNVERIFIED``: every output is ignored, so
+        nothing is compared and ``mismatch`` passes anything (tune says "not verified")."""
+        compares = self.verify is not None or bool(compared(expected, self.ignored))
+        return Check.VERIFIED if compares else Check.UNVERIFIED

@@ -28,6 +28,7 @@ from perfport.service.fast_path import FastPredict
 from perfport.service.limits import (
     GateUnavailable,
     Implausible,
+    KernelRefusalsFull,
     RateLimited,
     RefusalGate,
     RefusalLimits,
@@ -116,7 +117,7 @@ def create_app(
 
     @app.post(
         "/v1/wg/refused",
-        responses=_errors(400, 401, 413, 422, 429, 503, 507),
+        responses=_errors(400, 401, 409, 413, 422, 429, 503, 507),
         dependencies=[] if token is None else [fastapi.Depends(_bearer(fastapi, token))],
     )
     async def refused(request: RefusedRequest) -> dict[str, Any]:
@@ -173,6 +174,8 @@ def _error(exc: PerfportError) -> tuple[int, str, float | None]:
     """A PerfportError's answer: (status, text, Retry-After seconds or None)."""
     if isinstance(exc, RateLimited):
         return 429, str(exc), exc.retry_after_s or 60.0
+    if isinstance(exc, KernelRefusalsFull):  # Conflict: this pair's stored refusals are full
+        return 409, str(exc), None
     if isinstance(exc, RefusalsFull):  # Insufficient Storage: the operator's, not a retry's
         return 507, str(exc), None
     if isinstance(exc, ServiceBusy | GateUnavailable):

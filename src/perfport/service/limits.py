@@ -36,6 +36,11 @@ class RefusalsFull(PerfportError):
     (--max-refusals): its operator's to fix, and retrying does not help."""
 
 
+class KernelRefusalsFull(PerfportError):
+    """A kernel on a device already has as many refused sizes stored as the daemon keeps for
+    one pair: retrying does not help (nothing ages them out), so no Retry-After."""
+
+
 class Implausible(PerfportError):
     """A refusal that no launcher asking this daemon could have met."""
 

@@ -49,7 +49,7 @@ from perfport.service.compiler import (
 from perfport.service.db_file import file_identity, file_state
 from perfport.service.limits import (
     Implausible,
-    RateLimited,
+    KernelRefusalsFull,
     RefusalGate,
     RefusalLimits,
     RefusalsFull,
@@ -377,7 +377,8 @@ class WgService:
     ) -> RefusalStored:
         """Store that the client's driver refused to launch ``wg`` in this scenario, so that
         no later answer proposes it for this kernel and device. Only a plausible refusal
-        counts (Implausible), within the rate and size limits (RateLimited)."""
+        counts (Implausible), within the rate (RateLimited) and size limits (KernelRefusalsFull,
+        RefusalsFull)."""
         found = self.scenario(key, kernel, problem, device)
         wc, wr = wg
         config = Config.of(wc=wc, wr=wr)
@@ -421,9 +422,12 @@ class WgService:
     def _check_room(self, found: Scenario, known: int) -> None:
         limits = self.gate.limits
         if known >= limits.per_kernel_and_device:
-            raise RateLimited(
+            raise KernelRefusalsFull(
                 f"this device already has {known} refused sizes of {found.spec.name} stored, "
-                f"the most the daemon keeps for one kernel and device"
+                "the most the daemon keeps for one kernel and device; this one was not stored, "
+                "and retrying will not store it: the launcher should stop reporting refusals "
+                "of this kernel on this device (the daemon's operator can remove old ones: "
+                "docs/wg.md says how)"
             )
         # Counted at every refusal (under the write lock): other processes store them too.
         with self._reading():

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import Check, Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
 from perfport.measure.verify import Comparison
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
@@ -30,7 +30,8 @@ class Iteration:
     parts: tuple[tuple[int, int], ...]
     run: RunResult
     imbalance: float  # slowest part's kernel time over the fastest's, less 1
-    verified: bool
+    verified: bool  # the comparison found no mismatch
+    check: Check = Check.VERIFIED  # UNVERIFIED: nothing compared (every output ignored)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,7 +41,8 @@ class Iteration:
             "imbalance": self.imbalance,
             # one device given the whole extent (a balanced split slower than it alone)
             "single_device": len(self.run.kernel_ms) == 1,
-            "verified": self.verified,
+            "verified": self.verified and self.check is Check.VERIFIED,
+            "verification": self.check.value,
             "buffers": self.run.buffers.to_json(),
         }
 
@@ -182,8 +184,8 @@ def rebalance(
                 spec, problem, parts, split, target_s=target_s, opener=opener, group=group
             )
         )
-        wrong = comparison.mismatch(run.outputs, expected)
-        done.append(Iteration(plan.parts, run, imbalance(run), wrong is None))
+        ok = comparison.mismatch(run.outputs, expected) is None
+        done.append(Iteration(plan.parts, run, imbalance(run), ok, comparison.check(expected)))
         alone = len(run.kernel_ms) == 1
         if alone or (done[-1].imbalance <= tolerance and run.wall_ms <= slowest_ok):
             break

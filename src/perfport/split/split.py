@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import Check, Config, DeviceInfo, Expr, KernelSpec, Problem, SpecError, SplitDim
 from perfport.measure.verify import Comparison
 from perfport.space import kernel_space
 from perfport.split.execute import Opener, Part, RunResult, run_parts
@@ -44,6 +44,7 @@ class SplitOutcome:
     run: RunResult
     verified: bool
     mismatch: str | None
+    check: Check = Check.VERIFIED  # UNVERIFIED: nothing compared (every output ignored)
     sweep: tuple[SweepPoint, ...] = ()
     iterations: tuple[Iteration, ...] = ()
     rebalanced: SplitPlan | None = None
@@ -140,7 +141,10 @@ class SplitOutcome:
             "buffers": self.run.buffers.to_json(),
             "best_single": {"device": self.devices[self.best_single].id, "time_ms": best.wall_ms},
             "speedup_over_best_single": best.wall_ms / self.run.wall_ms,
-            "verified": self.verified,
+            # false when nothing was compared, though such a split may be chosen (as tune
+            # ranks unverified results): "verification" says which
+            "verified": self.verified and self.check is Check.VERIFIED,
+            "verification": self.check.value,
             "mismatch": self.mismatch,
             "decision": self.decision,
             "decision_margin": DECISION_MARGIN,
@@ -341,8 +345,8 @@ def split_run(
     run = run_parts(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
-    expected = alone.best.outputs
-    problem_text = Comparison.of(spec, full).mismatch(run.outputs, expected)
+    expected, comparison = alone.best.outputs, Comparison.of(spec, full)
+    problem_text = comparison.mismatch(run.outputs, expected)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
         points = sweep(
@@ -360,8 +364,8 @@ def split_run(
     return SplitOutcome(
         plan=plan, devices=tuple(devices), configs=tuple(picked),
         config_sources=tuple(s for _, s in chosen), single=alone.single, run=run,
-        verified=problem_text is None, mismatch=problem_text, sweep=points,
-        iterations=launches, rebalanced=last, opening=opening, lines=lines,
+        verified=problem_text is None, mismatch=problem_text, check=comparison.check(expected),
+        sweep=points, iterations=launches, rebalanced=last, opening=opening, lines=lines,
         time_source=source,
     )  # fmt: skip
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import Check, Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.measure.verify import Comparison
 from perfport.split.execute import Opener, Part
 from perfport.split.halo import Range, check_feeds
@@ -44,6 +44,7 @@ class StepsOutcome:
     run: StepsResult
     verified: bool
     mismatch: str | None
+    check: Check = Check.VERIFIED  # UNVERIFIED: nothing compared (every output ignored)
     opening: Opening = field(default_factory=Opening)
 
     @property
@@ -107,7 +108,10 @@ class StepsOutcome:
                 "step_ms": best.step_ms,
             },
             "speedup_over_best_single": best.total_ms / self.run.total_ms,
-            "verified": self.verified,
+            # false when nothing was compared, though such a split may be chosen (as tune
+            # ranks unverified results): "verification" says which
+            "verified": self.verified and self.check is Check.VERIFIED,
+            "verification": self.check.value,
             "mismatch": self.mismatch,
             "decision": self.decision,
             "halo_path": self.run.halo_path.value,
@@ -248,7 +252,8 @@ def split_steps(
     run = run_steps(spec, full, parts, split, steps, replan, opener, group=group,
                     device_halos=opening.share_context)  # fmt: skip
     expected = min(single, key=lambda r: r.total_ms).outputs
-    wrong = Comparison.of(spec, full).mismatch(run.outputs, expected)
+    comparison = Comparison.of(spec, full)
+    wrong = comparison.mismatch(run.outputs, expected)
     return StepsOutcome(
         plan=plan,
         devices=tuple(devices),
@@ -258,5 +263,6 @@ def split_steps(
         run=run,
         verified=wrong is None,
         mismatch=wrong,
+        check=comparison.check(expected),
         opening=opening,
     )

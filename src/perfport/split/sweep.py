@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfport._core import Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
+from perfport._core import Check, Config, DeviceInfo, KernelSpec, Problem, SpecError, SplitDim
 from perfport.devices import open_session
 from perfport.measure.verify import Comparison
 from perfport.split.execute import GroupOpener, Opener, Part, RunResult, run_parts
@@ -24,7 +24,8 @@ class SweepPoint:
     share: float
     parts: tuple[tuple[int, int], ...]
     run: RunResult
-    verified: bool
+    verified: bool  # the comparison found no mismatch
+    check: Check = Check.VERIFIED  # UNVERIFIED: nothing compared (every output ignored)
 
     @property
     def ran_share(self) -> float:
@@ -38,7 +39,8 @@ class SweepPoint:
             "parts": [list(p) for p in self.parts],
             "measured_ms": self.run.wall_ms,
             "part_kernel_ms": list(self.run.kernel_ms),
-            "verified": self.verified,
+            "verified": self.verified and self.check is Check.VERIFIED,
+            "verification": self.check.value,
             "buffers": self.run.buffers.to_json(),
         }
 
@@ -122,5 +124,5 @@ def sweep(
         run = run_parts(spec, problem, parts, split, target_s=target_s, opener=opener, group=group)
         wrong = comparison.mismatch(run.outputs, expected)
         bounds = tuple((p.start, p.stop) for p in parts)
-        out.append(SweepPoint(share, bounds, run, wrong is None))
+        out.append(SweepPoint(share, bounds, run, wrong is None, comparison.check(expected)))
     return tuple(out)
