@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from perfport._core import Config, Problem, SpecError
+from perfport._core import Check, Config, Problem, SpecError
 from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.split import probe as probe_module
@@ -32,7 +32,9 @@ EXTENT = 40000
 MODEL = {"opencl:0:0.0": (0.0, 1e-4), "opencl:0:0.1": (1.5, 4e-4)}
 
 # Every output passes (the fakes return none): the specs here are stand-ins.
-ANY_OUTPUT = types.SimpleNamespace(of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None))
+ANY_OUTPUT = types.SimpleNamespace(
+    of=lambda *a: types.SimpleNamespace(mismatch=lambda *a: None, check=lambda *a: Check.VERIFIED)
+)
 
 
 def modelled_ms(line: tuple[float, float], elements: int) -> float:
