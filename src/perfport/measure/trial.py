@@ -67,9 +67,6 @@ class TrialEngine:
         # The comparison tune and split share: tolerance (default: the least precise float
         # among the arrays), each output's atol/rtol, the ignored outputs.
         self.comparison = Comparison.of(spec, self.problem)
-        self.tolerance = self.comparison.tolerance
-        self.bounds = self.comparison.bounds
-        self.ignored = self.comparison.ignored
         self.expected: dict[str, np.ndarray] | None = None
         self.verification = "not verified"
         self.captured: dict[str, np.ndarray] | None = None
@@ -79,7 +76,7 @@ class TrialEngine:
     def use_expected(self, expected: Mapping[str, np.ndarray], label: str) -> None:
         """Verify later trials against these outputs (from a numpy reference, or captured from
         the reference configuration); ``label`` says which."""
-        kept = compared({k: np.asarray(v) for k, v in expected.items()}, self.ignored)
+        kept = compared({k: np.asarray(v) for k, v in expected.items()}, self.comparison.ignored)
         # Every output ignored: nothing is compared, and results say they are unverified.
         self.expected = kept or None
         self.verification = label if kept else "not verified (every output is ignored)"
