@@ -106,3 +106,32 @@ def test_a_split_whose_every_output_is_ignored_is_not_verified(two):
     assert out.chosen is not None  # not wrong: the split stays in the running
     compared = _split(APPROX, two).to_json()  # an output compared: verified, as before
     assert compared["verified"] is True and compared["verification"] == "verified"
+
+
+def test_a_spec_with_a_numpy_reference_verifies_the_split_against_it(two):
+    """A kernel wrong on every device gave a split equal to the single device's output, and
+    that verified it. With a numpy reference, the split is compared with the reference."""
+    source = """
+    __kernel void off(__global const int* x, __global int* y, int n) {
+        const int i = get_global_id(0);
+        if (i < n) y[i] = x[i] + 1;
+    }"""
+    spec = KernelSpec(
+        name="off", source=source, entry="off",
+        params=(Param("wg", (16, 32), ParamKind.LAUNCH),),
+        global_size=("round_up(n, wg)",), local_size=("wg",),
+        args=(ArrayArg("x", "int", ("n",)), ArrayArg("y", "int", ("n",), output=True),
+              ScalarArg("n", "int", "n")),
+        problem={"n": 1024}, default={"wg": 32},
+        split=(SplitDim(0, "n", (SplitArray("x"), SplitArray("y"))),),
+    )  # fmt: skip
+    times = {two[0].id: 1.0, two[1].id: 1.0}
+    plain = split_run(spec, {}, two, target_s=0.0, plan_from="eq4", times=times)
+    assert plain.verified and plain.to_json()["verified_against"] == "best single device"
+    spec = dataclasses.replace(spec, reference=lambda p, i: {"y": i["x"] * 1})
+    out = split_run(spec, {}, two, target_s=0.0, plan_from="eq4", times=times)
+    data = out.to_json()
+    assert data["verified"] is False and data["verified_against"] == "numpy reference"
+    assert "y" in data["mismatch"]
+    right = dataclasses.replace(spec, reference=lambda p, i: {"y": i["x"] + 1})
+    assert split_run(right, {}, two, target_s=0.0, plan_from="eq4", times=times).verified
