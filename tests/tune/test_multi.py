@@ -91,6 +91,7 @@ def test_cli_repeated_device_json_and_plain_progress(db: Path) -> None:
     (campaign,) = json.loads(done.stdout)["campaigns"]
     assert campaign["measured"] == 4 and campaign["measured_this_session"] == 4
     assert "opencl:0:0." in done.stderr and "4/4" in done.stderr  # plain lines, not a terminal
+    assert len(campaign["confirmed"]["candidates"]) == 3  # --confirm's default, as on one device
 
 
 def test_cli_refuses_a_campaign_key_for_several_devices(db: Path) -> None:
@@ -216,3 +217,23 @@ def test_a_budget_share_holds_for_several_slots(db: Path) -> None:
     assert result.status is CampaignStatus.BUDGET
     assert len(result.measurements) == 3  # 25% of 11, rounded up
     assert len(_rows(db)) == 3
+
+
+def test_each_kind_re_times_its_best_once_after_its_last_session(db: Path) -> None:
+    """--confirm on several devices: --confirm was not used there (every confirmed null). The
+    last session of each kind to end its search re-times that campaign's best on its device."""
+    whole = get_device("opencl:0:0")
+    results = tune_many(
+        "vector_add", [_sub(0), _sub(1), Slot(whole, whole.id)], problem=PROBLEM,
+        strategy="brute_force", budget=4, db=db, settings=FAST,
+        board=Board(io.StringIO(), live=False), confirm_top=2, confirm_seconds=0.5,
+    )  # fmt: skip
+    assert len(results) == 2
+    for r in results:
+        assert r.confirmed is not None and len(r.confirmed.candidates) == 2
+        re_timed = {c.config for c in r.confirmed.candidates}
+        samples = {m.config: len(m.times_ms) for m in r.measurements}
+        # the search took two samples each (Timing.fixed(2)); one re-timing added rounds
+        assert all(samples[c] > 2 for c in re_timed)
+        assert all(n == 2 for c, n in samples.items() if c not in re_timed)
+    assert len(set(_rows(db))) == len(_rows(db)) == 8  # still one result per configuration

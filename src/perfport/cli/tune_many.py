@@ -25,6 +25,7 @@ def tune_many_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.cli.arguments import problem_values
+    from perfport.cli.tune import confirmation_line
     from perfport.tune.multi import tune_many
     from perfport.tune.prior import skipped_note
     from perfport.tune.progress import Board
@@ -46,6 +47,7 @@ def tune_many_and_report(
         tune_many, args.kernel, problem=problem_values(args.problem),
         strategy=args.strategy, budget=budget, db=args.db, settings=settings, board=Board(),
         min_work_groups=args.min_work_groups, build_jobs=args.build_jobs,
+        confirm_top=args.confirm, confirm_seconds=args.confirm_seconds,
     )  # fmt: skip
     if args.cluster:
         results = _on_cluster(args, run)
@@ -56,6 +58,8 @@ def tune_many_and_report(
     else:
         for r in results:
             render.tune_report(console, r)
+            if r.confirmed is not None:
+                console.print(confirmation_line(r.confirmed, r.best), highlight=False)
     for r in results:
         for warning in r.warnings:
             print(f"warning: {r.device.id}: {warning}", file=sys.stderr)

@@ -25,12 +25,11 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from perfport._core import Config, Measurement
 from perfport._core.metrics import Objective, ResultMetrics
 from perfport._core.stats import MIN_CI_SAMPLES, summarize
-from perfport.measure import Runner
 from perfport.store import Campaign, Store, add_samples
 
 DEFAULT_TOP = 3
@@ -182,10 +181,16 @@ def confirm(
     )
 
 
+class Measures(Protocol):
+    """What re-times: a local ``Runner``, or a session's measurer on another device or host."""
+
+    def measure(self, config: Config) -> Measurement: ...
+
+
 def confirm_campaign(
     store: Store,
     campaign: Campaign,
-    runner: Runner,
+    runner: Measures,
     top: int,
     max_seconds: float,
     seed: int,

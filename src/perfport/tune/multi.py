@@ -6,7 +6,9 @@ session of its kind's campaign in a thread of this process: the driver. Slots of
 claims, so none is measured twice and the budget holds for them together. Only the driver
 writes the store; workers only measure. Bad input that a session meets only once it runs (the
 spec's reference, a strategy of the user's own) stops every session, as it is every session's
-input; a device's own failure stops only that device's session.
+input; a device's own failure stops only that device's session. With ``confirm_top``, the last
+session of a kind to end its search re-times the campaign's best side by side on its device,
+as a one-device ``tune`` does (``perfport.tune.confirm``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perfport._core import (
-    Config,
     DeviceInfo,
     DeviceType,
     KernelSpec,
@@ -39,10 +40,13 @@ from perfport.strategies import PriorGuided, Strategy, StrategyError
 from perfport.tune.checks import (
     _buildable,
     _checked_budget,
+    _checked_confirm_top,
     _chosen_strategy,
     _legal_space,
     resolve_problem,
 )
+from perfport.tune.confirm import DEFAULT_SECONDS, Confirmation, Measures, confirm_campaign
+from perfport.tune.heeding import Heeding, Stoppable
 from perfport.tune.lease import LEASE_S, Lease
 from perfport.tune.loop import TuningLoop, planned_builds
 from perfport.tune.prebuild import Prebuild, PrebuildError
@@ -131,6 +135,16 @@ class _Kind:
     note: str = ""
     measured_here: int = 0
     interrupted: bool = False  # Ctrl-C (or SIGTERM) reached this call while the campaign ran
+    searched: int = 0  # sessions whose search has ended (or that failed)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    confirmed: Confirmation | None = None
+    confirm_stopped: bool = False  # Ctrl-C stopped the re-timing
+
+    def search_ended(self) -> bool:
+        """Count one session's search as ended; whether it was the kind's last."""
+        with self.lock:
+            self.searched += 1
+            return self.searched == len(self.slots)
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,8 @@ class _Run:
     lease_s: float
     # set with ``stop`` when a session met an input error: the stopped sessions end failed
     failed: threading.Event = field(default_factory=threading.Event)
+    confirm_top: int = 0
+    confirm_seconds: float = DEFAULT_SECONDS
 
 
 def tune_many(
@@ -163,6 +179,8 @@ def tune_many(
     make_measurer: MakeMeasurer = local_measurer,
     lease_s: float = LEASE_S,
     build_jobs: int = 0,
+    confirm_top: int = 0,
+    confirm_seconds: float = DEFAULT_SECONDS,
 ) -> list[TuneResult]:
     """Tune ``kernel`` on every slot at once: one campaign per kind of device (slots with one
     fingerprint share it), in the order the kinds first appear. Results are stored as they
@@ -173,16 +191,20 @@ def tune_many(
     ``build_jobs`` >= 1 compiles every campaign's builds its budget reaches ahead, in that many
     processes shared by all of them (``perfport.tune.prebuild``), into each backend's compile
     cache, where the slots' workers find them; sessions on a CPU wait for them first (the
-    compiles would disturb their timings). It needs a fixed-order strategy, as ``tune``'s."""
+    compiles would disturb their timings). It needs a fixed-order strategy, as ``tune``'s.
+    ``confirm_top`` >= 2 (0: off) re-times that many of each campaign's best side by side for
+    at most ``confirm_seconds``, on the device of the kind's last session to end its search
+    (``TuneResult.confirmed``)."""
     if not slots:
         raise PerfportError("no device to tune on; give at least one --device")
     spec = resolve_kernel(kernel)
     the_problem = resolve_problem(spec, problem)
     settings = settings or RunSettings()
     strategy_type, _ = _chosen_strategy(spec, the_problem, strategy, None, build_jobs)
+    _checked_confirm_top(confirm_top)
     run = _Run(
         spec, the_problem, settings, strategy_type, _checked_budget(budget), make_measurer,
-        threading.Event(), lease_s,
+        threading.Event(), lease_s, confirm_top=confirm_top, confirm_seconds=confirm_seconds,
     )  # fmt: skip
     kinds = _kinds(run, slots, min_work_groups)
     for kind in kinds:
@@ -332,6 +354,7 @@ def _session(
     assert kind.record is not None
     writer, status = writer_id(), CampaignStatus.FAILED
     loop: TuningLoop | None = None
+    counted = False  # this session's end of search counted (kind.search_ended)
     _this_session.stop = run.stop
     with store.twin() as own:
         try:
@@ -340,14 +363,17 @@ def _session(
                     searcher = _searcher(
                         run.strategy_type, None, kind.space, run.settings.seed, kind.prior
                     )
-                    heeding = _Heeding(measurer, run.stop)
+                    heeding = Heeding(measurer, run.stop)
                     loop = TuningLoop(
                         kind.space, searcher, heeding, own, kind.record, kind.budget,  # type: ignore[arg-type]
-                        _Stoppable(lane, run.stop), writer, run.lease_s,
+                        Stoppable(lane, run.stop), writer, run.lease_s,
                         before_ask=_live_prior(own, run, kind, searcher),
                     )  # fmt: skip
                     first = ahead if slot.device.type is DeviceType.CPU else None
                     status = loop.run(run.spec.default, f"{run.spec.name} on {slot.label}", first)
+                    counted = True
+                    if kind.search_ended() and status is not CampaignStatus.INTERRUPTED:
+                        _confirm(own, run, kind, heeding)
                 if loop.measured_here:  # a slot that ran nothing must not blank another's
                     kind.verification = measurer.verification
                     kind.note = measurer.reference_note if run.settings.verify else ""
@@ -360,11 +386,28 @@ def _session(
         except Exception as exc:  # reported by the driver once every session has ended
             errors.append(exc)
         finally:
+            if not counted:  # so that another session of the kind can be its last
+                kind.search_ended()
             if status is CampaignStatus.INTERRUPTED and run.failed.is_set():
                 status = CampaignStatus.FAILED  # stopped by another session's input error
             own.release_claims(kind.record, writer)
             kind.measured_here += loop.measured_here if loop else 0
             kind.statuses.append(status)
+
+
+def _confirm(store: Store, run: _Run, kind: _Kind, measurer: Measures) -> None:
+    """Re-time the kind's best side by side (``run.confirm_top`` of them, 0: off); a Ctrl-C
+    keeps the samples taken so far and the campaign's status (``tune.stopping``)."""
+    if run.confirm_top < 2:
+        return
+    assert kind.record is not None
+    try:
+        kind.confirmed = confirm_campaign(
+            store, kind.record, measurer, run.confirm_top, run.confirm_seconds,
+            run.settings.seed,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        kind.confirm_stopped = True
 
 
 def _live_prior(
@@ -388,41 +431,6 @@ def _live_prior(
             searcher.rescore(prior.scores)
 
     return refresh
-
-
-class _Heeding:
-    """A session's measurer that starts no trial once the driver has asked every session to
-    stop: a session that was waiting (for builds, for another writer's claim) stops there."""
-
-    def __init__(self, measurer: Measurer, stop: threading.Event) -> None:
-        self.measurer, self.stop = measurer, stop
-
-    def measure(self, config: Config) -> Measurement:
-        if self.stop.is_set():
-            raise KeyboardInterrupt  # the loop ends the session as interrupted
-        return self.measurer.measure(config)
-
-
-class _Stoppable(Progress):
-    """A lane that ends its session (as Ctrl-C would) after the trial in flight once the
-    driver asks every session to stop: a signal reaches only the main thread."""
-
-    def __init__(self, lane: Progress, stop: threading.Event) -> None:
-        self.lane, self.stop_event = lane, stop
-
-    def start(self, total: int, done: int, description: str) -> None:
-        self.lane.start(total, done, description)
-
-    def update(self, done: int, last: Measurement, best_ms: float | None) -> None:
-        self.lane.update(done, last, best_ms)
-        if self.stop_event.is_set():
-            raise KeyboardInterrupt
-
-    def recount(self, done: int, best_ms: float | None) -> None:
-        self.lane.recount(done, best_ms)
-
-    def stop(self) -> None:
-        self.lane.stop()
 
 
 def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
@@ -451,5 +459,11 @@ def _result(store: Store, run: _Run, kind: _Kind, db: str) -> TuneResult:
         warnings=_verification_warnings(
             measurements, run.settings.verify, kind.verification, kind.note
         ),
-        interrupted=Stage.SEARCH if stopped else Stage.END if kind.interrupted else None,
-    )
+        interrupted=(
+            Stage.SEARCH if stopped
+            else Stage.CONFIRM if kind.confirm_stopped
+            else Stage.END if kind.interrupted
+            else None
+        ),
+        confirmed=kind.confirmed,
+    )  # fmt: skip
