@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from perfport._core import Config, Measurement, Outcome
 from perfport._core.metrics import Objective
-from perfport.cli.tune import confirmation_line
+from perfport.cli.confirmation import confirmation_line
 from perfport.tune.confirm import Candidate, Confirmation
 
 A, B, C = Config.of(wg=32), Config.of(wg=64), Config.of(wg=128)

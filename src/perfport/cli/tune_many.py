@@ -25,7 +25,7 @@ def tune_many_and_report(
 ) -> int:
     from perfport._core.interrupts import take_held
     from perfport.cli.arguments import problem_values
-    from perfport.cli.tune import confirmation_line
+    from perfport.cli.confirmation import confirmation_line
     from perfport.tune.multi import tune_many
     from perfport.tune.prior import skipped_note
     from perfport.tune.progress import Board

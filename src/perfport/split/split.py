@@ -350,8 +350,7 @@ def split_run(
     run = run_parts(
         spec, full, parts, split, target_s=target_s, opener=opening.one, group=opening.group
     )
-    expected, against = _expected(spec, full, alone.best)
-    comparison = Comparison.of(spec, full)
+    (expected, against), comparison = _expected(spec, full, alone.best), Comparison.of(spec, full)
     problem_text = comparison.mismatch(run.outputs, expected)
     points: tuple[SweepPoint, ...] = ()
     if sweep_points:
