@@ -54,7 +54,8 @@ def add_evaluate(model_sub: Any) -> None:
                    help="with --kernel: a calibration file ('model calibrate --out')")  # fmt: skip
     p.add_argument("--kernel", metavar="FILE.py",
                    help="with --calibration: your loopy space or kernel file")  # fmt: skip
-    fit.add_subgroup(p, "the sub-group size the devices in --db report, else 32")
+    fit.add_subgroup(p, "the sub-group size the devices in --db report (with --kernel: the "
+                     "calibration's), else 32")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
 
@@ -163,7 +164,10 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     calibration = fit.load_calibration(args.calibration)
     kernel = load_user_kernel(args.kernel)
     db = args.db or "perfport.db"
-    size = args.subgroup_size or _stored_width(db, {calibration.device}, quiet=True)
+    # The width the calibration was counted with, as predict takes it: one calibration, one
+    # kernel and one size give one prediction. A file that records none: its device's.
+    size = (args.subgroup_size or calibration.subgroup_size
+            or _stored_width(db, {calibration.device}, quiet=True))  # fmt: skip
     cache = StatsCache(fit._cache_folder(), subgroup_size=fit.subgroup_size(size))
     found: dict[str, None] = {}  # each kind of warning once, however many points show it
     model = calibration.model
