@@ -289,3 +289,36 @@ def test_relative_error_calibration_recovers_a_product_of_features():
     assert c.residual < 1e-9
     for name, value in true.items():
         assert c.parameters[name] == pytest.approx(value, rel=1e-6)
+
+
+def _calibration(expression: str, parameters: dict[str, float]) -> Calibration:
+    return Calibration(model=Model("f_t", expression), device="dev", parameters=parameters,
+                       residual=0.0, residuals=(), n_measurements=0, nonnegative=True,
+                       negative=(), scaled=True, iterations=0)  # fmt: skip
+
+
+def test_a_term_written_twice_keeps_its_whole_share():
+    # The shares were keyed by the term's text, so the second p_g * f_thread_groups replaced
+    # the first: the shares summed to 2/3, not 1.
+    cal = _calibration("p_g * f_thread_groups + p_l * f_sync_kernel_launch + p_g*f_thread_groups",
+                       {"p_g": 1.0, "p_l": 1.0})  # fmt: skip
+    p = predict(cal, {"f_thread_groups": 1.0, "f_sync_kernel_launch": 1.0})
+    assert p.value == 3.0
+    assert p.terms == {"p_g * f_thread_groups": pytest.approx(2 / 3),
+                       "p_l * f_sync_kernel_launch": pytest.approx(1 / 3)}  # fmt: skip
+
+
+def test_a_subtracted_term_is_a_term_of_its_own_with_a_negative_share():
+    # a + b - c was one term, at 100%.
+    m = Model("f_t", "p_a * f_thread_groups + p_b * f_sync_kernel_launch - p_c * f_op_float32_add")
+    assert m.terms() == ("p_a * f_thread_groups", "p_b * f_sync_kernel_launch",
+                         "-(p_c * f_op_float32_add)")  # fmt: skip
+    assert Model("f_t", "p_a * f_thread_groups - (p_b - p_c) * f_sync_kernel_launch").terms() == (
+        "p_a * f_thread_groups", "-((p_b - p_c) * f_sync_kernel_launch)")  # fmt: skip
+    assert Model("f_t", "-p_a * f_thread_groups - -p_b").terms() == ("-p_a * f_thread_groups",
+                                                                      "p_b")  # fmt: skip
+    cal = _calibration(m.expression, {"p_a": 2.0, "p_b": 1.0, "p_c": 1.0})
+    p = predict(cal, {"f_thread_groups": 1.0, "f_sync_kernel_launch": 1.0, "f_op_float32_add": 1.0})
+    assert p.value == 2.0
+    assert list(p.terms.values()) == pytest.approx([1.0, 0.5, -0.5])
+    assert sum(p.terms.values()) == pytest.approx(1.0)

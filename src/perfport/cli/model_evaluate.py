@@ -55,7 +55,7 @@ def add_evaluate(model_sub: Any) -> None:
     p.add_argument("--kernel", metavar="FILE.py",
                    help="with --calibration: your loopy space or kernel file")  # fmt: skip
     fit.add_subgroup(p, "the sub-group size the devices in --db report (with --kernel: the "
-                     "calibration's), else 32")
+                     "calibration's), else 32")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
 

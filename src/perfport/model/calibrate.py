@@ -372,7 +372,10 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
             value = float(model.evaluate(calibration.parameters, features))
     except DomainError as exc:
         raise ModelError(f"cannot predict: {exc}") from None
-    parts = {t: float(Formula.parse(t, "model term").evaluate(env)) for t in model.terms()}
+    parts: dict[str, float] = {}
+    for term in model.terms():  # a term written twice is one, with both shares
+        value_of = float(Formula.parse(term, "model term").evaluate(env))
+        parts[term] = parts.get(term, 0.0) + value_of
     if not np.isfinite(value):  # e.g. an exp() term past float range at a large size
         bad = next((t for t, v in parts.items() if not np.isfinite(v)), model.expression)
         raise ModelError(f"cannot predict: the model overflows at this kernel's sizes ({bad} is "

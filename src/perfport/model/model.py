@@ -119,22 +119,27 @@ class Model:
         return cached
 
     def terms(self) -> tuple[str, ...]:
-        """The expression's top-level summands, as text (their shares explain a prediction)."""
+        """The expression's top-level summands, as text (their shares explain a prediction).
+        A subtracted summand is a term of its own, written with its minus sign (``-(p_c *
+        f_x)``): its share is negative."""
         import ast
-
-        from perfport.model.expression import FEATURE_TOKEN
 
         found = FEATURE_TOKEN.findall(self.expression)
         text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
         tree = ast.parse(text.strip(), mode="eval").body
         summands: list[ast.AST] = []
-        stack = [tree]
+        stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, subtracted)
         while stack:
-            node = stack.pop()
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-                stack += [node.right, node.left]
+            node, negative = stack.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+                stack += [
+                    (node.right, negative != isinstance(node.op, ast.Sub)),
+                    (node.left, negative),
+                ]
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+                stack.append((node.operand, negative != isinstance(node.op, ast.USub)))
             else:
-                summands.append(node)
+                summands.append(ast.UnaryOp(ast.USub(), node) if negative else node)
         unparsed = [ast.unparse(s) for s in summands]
         for i, name in enumerate(found):
             unparsed = [u.replace(f"_feature_{i}_", name) for u in unparsed]
