@@ -22,6 +22,10 @@ from perfport.model.errors import ModelError
 
 # A feature name inside a model expression: f_ then name characters and {...} groups.
 FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
+# A feature whose last field is an afr condition outside braces: an operator right after it
+# could be the condition's (afr:>n/64) or the formula's (the feature / 64).
+_OPEN_AFR = re.compile(r"_afr:(?!\{)[^_{}]*\Z")
+_OPERATORS = "+-*/%"
 _MAX_NODES = 2_000
 _MAX_EXPONENT = 256  # as feature conditions (_core.expr): a constant power past it overflows
 _PLACEHOLDER = "_feature_{}_"
@@ -265,6 +269,13 @@ class Formula:
         features: list[str] = []
 
         def swap(match: Any) -> str:
+            after = match.string[match.end() : match.end() + 1]
+            if after and after in _OPERATORS and _OPEN_AFR.search(match.group(0)):
+                raise ModelError(
+                    f"{what}: {match.group(0)}{after}... is ambiguous: write an afr condition "
+                    "with arithmetic in braces, afr:{>n/64}, or put a space before "
+                    f"{after!r} where it is the formula's"
+                )
             if match.group(0) not in features:
                 features.append(match.group(0))
             return _PLACEHOLDER.format(features.index(match.group(0)))
