@@ -115,6 +115,9 @@ def _sizes(assignments: list[str]) -> dict[str, int]:
             raise PerfportError(
                 f"--problem {name}={value}: loopy sizes are integers; give {name}=INTEGER"
             )
+        if value < 1:  # without lp.assume, every count would be 0 (as measure --sizes refuses)
+            raise PerfportError(f"--problem {name}={value}: sizes are 1 or more; give "
+                                f"{name}=1 or more")  # fmt: skip
         sizes[name] = value
     return sizes
 
