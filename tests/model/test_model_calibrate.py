@@ -322,3 +322,23 @@ def test_a_subtracted_term_is_a_term_of_its_own_with_a_negative_share():
     assert p.value == 2.0
     assert list(p.terms.values()) == pytest.approx([1.0, 0.5, -0.5])
     assert sum(p.terms.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("start", [1e300, 1e200])
+def test_a_fit_from_huge_starting_values_warns_nothing(start):
+    # scipy's 'overflow encountered in dot' (six lines of RuntimeWarning) came before the
+    # one-line error, and leaked from a fit that succeeded.
+    import warnings
+
+    m = Model("f_x", "p_a * f_thread_groups + p_b * f_sync_kernel_launch",
+              initial={"p_a": start, "p_b": -start})  # fmt: skip
+    rows = [Measurement(f"k{i}", {}, {"f_thread_groups": g, "f_sync_kernel_launch": 1.0},
+                        1e-5 + 1e-7 * g) for i, g in enumerate((16, 64, 256, 1024))]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        try:
+            calibration = calibrate(m, rows)
+        except ModelError as exc:
+            assert "\n" not in str(exc) and "did not converge" in str(exc)
+        else:
+            assert calibration.parameters["p_a"] == pytest.approx(1e-7, rel=1e-3)

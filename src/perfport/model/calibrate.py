@@ -15,6 +15,7 @@ parameter bounded below by 0 (shape parameters, a step's steepness, stay unbound
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,7 +204,10 @@ def _fit(
     def residuals(x: np.ndarray) -> np.ndarray:
         # A trial step may land outside the formula's domain: inf or NaN, for the fit to judge.
         values = model.evaluate(params(x), columns, strict=False)
-        return (np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target) * weight
+        with np.errstate(all="ignore"):  # inf past float range: the fit and checks judge it
+            return (
+                np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
+            ) * weight
 
     def jacobian(x: np.ndarray) -> np.ndarray:
         return model.jacobian(params(x), columns)[:, index] * weight[:, None]
@@ -220,15 +224,19 @@ def _fit(
         raise ModelError(
             "the model is not finite at its starting values; give other initial values"
         )
-    fit = optimize.least_squares(
-        lambda u: residuals(u * unit),
-        x0 / unit,
-        jac=lambda u: jacobian(u * unit) * unit,
-        method="trf" if bounded else "lm",
-        bounds=(lower, np.inf) if bounded else (-np.inf, np.inf),
-        x_scale="jac",
-        max_nfev=max_evaluations or 2000 * (len(free) + 1),
-    )
+    # Steps past float range overflow inside scipy (RuntimeWarnings): the checks below judge
+    # the result, in one line, so the warnings would only bury it.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = optimize.least_squares(
+            lambda u: residuals(u * unit),
+            x0 / unit,
+            jac=lambda u: jacobian(u * unit) * unit,
+            method="trf" if bounded else "lm",
+            bounds=(lower, np.inf) if bounded else (-np.inf, np.inf),
+            x_scale="jac",
+            max_nfev=max_evaluations or 2000 * (len(free) + 1),
+        )
     fit.x = fit.x * unit
     if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
         raise ModelError(
