@@ -183,7 +183,9 @@ def test_a_size_below_one_is_refused_for_a_kernel_without_assumptions(tmp_path, 
     from model_support import calibration_file
 
     path = tmp_path / "open.py"
-    path.write_text(KERNEL_FILE.replace('    knl = lp.assume(knl, "n mod 64 = 0 and n >= 64")\n', ""))
+    path.write_text(
+        KERNEL_FILE.replace('    knl = lp.assume(knl, "n mod 64 = 0 and n >= 64")\n', "")
+    )
     cal = calibration_file(tmp_path / "cal.json", "dev")
     for argv in (["stats", str(path)], ["predict", cal, str(path)]):
         assert main(["model", *argv, "--problem", f"n={size}"]) == 2

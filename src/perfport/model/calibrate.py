@@ -253,14 +253,19 @@ def _fit(
             "vary together over every measurement); measure kernels that separate them, or "
             "drop all but one of those terms"
         )
-    zero = float(np.linalg.norm(target * weight))  # the residual of predicting 0 everywhere
-    if np.linalg.norm(fit.fun) > zero * (1 + 1e-9):
+    _refuse_worse_than_zero(fit.fun, target * weight)
+    return params(fit.x), fit
+
+
+def _refuse_worse_than_zero(residuals: np.ndarray, scaled_target: np.ndarray) -> None:
+    """A fit whose residual is worse than predicting 0 everywhere has not converged."""
+    zero = float(np.linalg.norm(scaled_target))
+    if np.linalg.norm(residuals) > zero * (1 + 1e-9):
         raise ModelError(
-            f"calibration did not converge (its residual {np.linalg.norm(fit.fun):.3g} is worse "
-            f"than predicting 0, {zero:.3g}); give initial values near the answer, or "
+            f"calibration did not converge (its residual {np.linalg.norm(residuals):.3g} is "
+            f"worse than predicting 0, {zero:.3g}); give initial values near the answer, or "
             "measurements that vary each feature independently"
         )
-    return params(fit.x), fit
 
 
 # A normalised Jacobian's singular value below this is a dependence among its columns (exact
