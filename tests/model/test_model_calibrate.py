@@ -342,3 +342,15 @@ def test_a_fit_from_huge_starting_values_warns_nothing(start):
             assert "\n" not in str(exc) and "did not converge" in str(exc)
         else:
             assert calibration.parameters["p_a"] == pytest.approx(1e-7, rel=1e-3)
+
+
+@pytest.mark.parametrize("allow_uninformed", [False, True])  # calibrate's, evaluate's
+def test_a_model_without_parameters_says_so(allow_uninformed):
+    # It said 'no parameter of the model is informed by the measurements; measure kernels
+    # with its features': the measurements were not the problem.
+    m = Model("f_t", "1e-6 * f_thread_groups")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_thread_groups": g}, 1e-6 * g) for i, g in enumerate((1, 2))
+    ]
+    with pytest.raises(ModelError, match=r"no p_ parameter to fit; write each cost as a p_ "):
+        calibrate(m, rows, allow_uninformed=allow_uninformed)

@@ -308,6 +308,9 @@ def calibrate(
     A parameter no measurement informs is refused with a one-line error naming it and the
     collection that would inform it; with ``allow_uninformed`` it is pinned at 0 instead,
     listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
+    if not model.parameters:  # nothing to fit, whatever was measured
+        raise ModelError("the model has no p_ parameter to fit; write each cost as a p_ "
+                         "parameter times its feature, e.g. p_group * f_thread_groups")  # fmt: skip
     columns, target, weight = _matrix(model, data, scale)
     start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
     try:
