@@ -354,3 +354,29 @@ def test_a_model_without_parameters_says_so(allow_uninformed):
     ]
     with pytest.raises(ModelError, match=r"no p_ parameter to fit; write each cost as a p_ "):
         calibrate(m, rows, allow_uninformed=allow_uninformed)
+
+
+@pytest.mark.parametrize("terms", [99, 400, 1000])
+def test_a_flat_sum_of_hundreds_of_terms_is_a_model(terms):
+    # 99 terms were refused as 'nested more than 100 levels deep': the parser counted each
+    # '+' of a flat sum as a level.
+    expression = " + ".join(
+        f"p_{i} * f_op_float32_add" if i % 3 else f"- p_{i} * f_thread_groups" for i in range(terms)
+    )
+    m = Model("f_t", expression)
+    assert len(m.parameters) == terms and len(m.terms()) == terms
+    params = {p: 1.0 for p in m.parameters}
+    features = {"f_op_float32_add": 2.0, "f_thread_groups": 1.0}
+    negative = len(range(0, terms, 3))
+    assert float(m.evaluate(params, features)) == 2.0 * (terms - negative) - negative
+    jac = m.jacobian(params, features)
+    assert sorted(set(jac[0])) == [-1.0, 2.0]  # each parameter's own feature, its own sign
+    p = predict(_calibration(expression, params), features)
+    assert sum(p.terms.values()) == pytest.approx(1.0)
+
+
+def test_a_sum_too_large_names_the_limit_and_deep_nesting_is_still_refused():
+    with pytest.raises(ModelError, match=r"too large \(over 10000 syntax nodes"):
+        Model("f_t", " + ".join(f"p_{i} * f_thread_groups" for i in range(2000)))
+    with pytest.raises(ModelError, match="nested more than 100 levels deep"):
+        Model("f_t", "tanh(" * 120 + "p_a * f_thread_groups" + ")" * 120)

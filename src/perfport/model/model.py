@@ -18,7 +18,14 @@ import numpy as np
 
 from perfport.model import fields
 from perfport.model.errors import ModelError
-from perfport.model.expression import FEATURE_TOKEN, DomainError, Formula, derivative, evaluate
+from perfport.model.expression import (
+    FEATURE_TOKEN,
+    DomainError,
+    Formula,
+    derivative,
+    evaluate,
+    symbol_sets,
+)
 from perfport.model.features import FeatureSet, parse_feature
 
 FORMAT = "perfport-model/1"
@@ -114,7 +121,9 @@ class Model:
     def _derivatives(self) -> tuple[Any, ...]:
         cached = self.__dict__.get("_derivative_cache")
         if cached is None:
-            cached = tuple(derivative(self.formula.tree, p) for p in self.parameters)
+            tree = self.formula.tree
+            symbols = symbol_sets(tree)
+            cached = tuple(derivative(tree, p, symbols) for p in self.parameters)
             self.__dict__["_derivative_cache"] = cached
         return cached
 
@@ -124,7 +133,7 @@ class Model:
         f_x)``): its share is negative."""
         import ast
 
-        found = FEATURE_TOKEN.findall(self.expression)
+        found = list(dict.fromkeys(FEATURE_TOKEN.findall(self.expression)))
         text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
         tree = ast.parse(text.strip(), mode="eval").body
         summands: list[ast.AST] = []
