@@ -19,8 +19,8 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     add_problem,
     check_output,
-    count,
     database,
+    integer_up_to,
     problem_values,
 )
 
@@ -91,8 +91,13 @@ def add_config(p: argparse.ArgumentParser) -> None:
                    help="one configuration of a loopy space file (a value for each parameter)")  # fmt: skip
 
 
+# As a calibration file's subgroup_size (model.calibrate.MAX_SUBGROUP): a wider width would
+# be written to a file that no command could read back.
+_WIDTH = integer_up_to(1024, "no device's sub-groups are wider than its work-groups", low=1)
+
+
 def add_subgroup(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--subgroup-size", type=count, metavar="N",
+    p.add_argument("--subgroup-size", type=_WIDTH, metavar="N",
                    help=f"work-items per sub-group loopy counts with (default: {default})")  # fmt: skip
 
 

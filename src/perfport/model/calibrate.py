@@ -119,12 +119,12 @@ class Calibration:
                 residual=fields.number(data["residual"], "residual"),
                 residuals=fields.numbers_list(data["residuals"], "residuals"),
                 n_measurements=fields.integer(data["n_measurements"], "n_measurements"),
-                nonnegative=bool(data["nonnegative"]),
+                nonnegative=fields.boolean(data["nonnegative"], "nonnegative"),
                 negative=fields.names(data["negative"], "negative"),
-                scaled=bool(data["scaled"]),
+                scaled=fields.boolean(data["scaled"], "scaled"),
                 iterations=fields.integer(data["iterations"], "iterations"),
                 uninformed={str(k): str(v) for k, v in uninformed.items()},
-                bounded=bool(data.get("bounded", False)),
+                bounded=fields.boolean(data.get("bounded", False), "bounded"),
                 at_bound=fields.names(data.get("at_bound", []), "at_bound"),
                 unbounded_negative=fields.names(
                     data.get("unbounded_negative", []), "unbounded_negative"
@@ -400,10 +400,14 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
     return Prediction(value, {t: v / value if value else 0.0 for t, v in parts.items()})
 
 
+# No device's sub-groups are wider than its work-groups (1024 work-items at most).
+MAX_SUBGROUP = 1024
+
+
 def _width(value: Any) -> int | None:
     if value is None:
         return None
-    width = fields.integer(value, "subgroup_size")
-    if width < 1:
-        raise ValueError(f"subgroup_size is {width}, not a width of 1 or more")
-    return width
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SUBGROUP:
+        raise ValueError(f"subgroup_size is {fields.shown(value)}, not a whole number from 1 to "
+                         f"{MAX_SUBGROUP}")  # fmt: skip
+    return value
