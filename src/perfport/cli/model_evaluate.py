@@ -113,6 +113,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
         extra = {} if figures is None else {"figures": figures}
         render.print_json({"model": model.to_json(), **evaluation.to_json(), **extra,
                            "subgroup_size": features.subgroup_size})  # fmt: skip
+        _warn_negative_on_stderr(evaluation)
         return 0
     for path in figures or ():
         console.print(f"wrote {path}", highlight=False, markup=False)
@@ -184,9 +185,17 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
         render.print_json({"model": model.to_json(), "kernel": kernel.stored, "db": str(db),
                            **evaluation.to_json(), "warnings": list(found),
                            "subgroup_size": cache.subgroup_size})  # fmt: skip
+        _warn_negative_on_stderr(evaluation)
     else:
         _print_evaluation(console, evaluation)
     return 0
+
+
+def _warn_negative_on_stderr(evaluation: Any) -> None:
+    """With --json, each negative-cost WARNING line the text report prints, on stderr."""
+    for c in evaluation.calibrations:
+        if line := fit.negative_warning(c):
+            print(line, file=sys.stderr)
 
 
 def _print_evaluation(console: Console, evaluation: Any) -> None:

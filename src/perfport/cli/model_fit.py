@@ -204,6 +204,8 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     }
     if args.json:
         render.print_json(report)
+        if line := negative_warning(calibration):
+            print(line, file=sys.stderr)
         return 0
     console.print(f"{device.name}: {calibration.n_measurements} measurements, residual "
                   f"{calibration.residual:.3g} (sub-group {size})", highlight=False,
@@ -230,12 +232,19 @@ def _warn_negative(console: Console, calibration: Any) -> None:
                       f"{', '.join(calibration.unbounded_negative)} < 0); at 0: "
                       f"{', '.join(calibration.at_bound) or 'none'}", highlight=False,
                       markup=False)  # fmt: skip
-    if calibration.negative:
-        costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
-        console.print(f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the "
-                      "measurements do not separate these costs; predictions that use them "
-                      "are unreliable", style="bold red", highlight=False,
-                      markup=False)  # fmt: skip
+    line = negative_warning(calibration)
+    if line:
+        console.print(line, style="bold red", highlight=False, markup=False)
+
+
+def negative_warning(calibration: Any) -> str | None:
+    """The WARNING line of a calibration with a negative cost (on stderr with --json, so the
+    output stays one JSON document); None where every cost is >= 0."""
+    if not calibration.negative:
+        return None
+    costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
+    return (f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the measurements "
+            "do not separate these costs; predictions that use them are unreliable")  # fmt: skip
 
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:
