@@ -136,8 +136,8 @@ class Model:
         found = list(dict.fromkeys(FEATURE_TOKEN.findall(self.expression)))
         text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
         tree = ast.parse(text.strip(), mode="eval").body
-        summands: list[ast.AST] = []
-        stack: list[tuple[ast.AST, bool]] = [(tree, False)]  # (node, subtracted)
+        summands: list[ast.expr] = []
+        stack: list[tuple[ast.expr, bool]] = [(tree, False)]  # (node, subtracted)
         while stack:
             node, negative = stack.pop()
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
