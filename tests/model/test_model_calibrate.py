@@ -289,3 +289,94 @@ def test_relative_error_calibration_recovers_a_product_of_features():
     assert c.residual < 1e-9
     for name, value in true.items():
         assert c.parameters[name] == pytest.approx(value, rel=1e-6)
+
+
+def _calibration(expression: str, parameters: dict[str, float]) -> Calibration:
+    return Calibration(model=Model("f_t", expression), device="dev", parameters=parameters,
+                       residual=0.0, residuals=(), n_measurements=0, nonnegative=True,
+                       negative=(), scaled=True, iterations=0)  # fmt: skip
+
+
+def test_a_term_written_twice_keeps_its_whole_share():
+    # The shares were keyed by the term's text, so the second p_g * f_thread_groups replaced
+    # the first: the shares summed to 2/3, not 1.
+    cal = _calibration("p_g * f_thread_groups + p_l * f_sync_kernel_launch + p_g*f_thread_groups",
+                       {"p_g": 1.0, "p_l": 1.0})  # fmt: skip
+    p = predict(cal, {"f_thread_groups": 1.0, "f_sync_kernel_launch": 1.0})
+    assert p.value == 3.0
+    assert p.terms == {"p_g * f_thread_groups": pytest.approx(2 / 3),
+                       "p_l * f_sync_kernel_launch": pytest.approx(1 / 3)}  # fmt: skip
+
+
+def test_a_subtracted_term_is_a_term_of_its_own_with_a_negative_share():
+    # a + b - c was one term, at 100%.
+    m = Model("f_t", "p_a * f_thread_groups + p_b * f_sync_kernel_launch - p_c * f_op_float32_add")
+    assert m.terms() == ("p_a * f_thread_groups", "p_b * f_sync_kernel_launch",
+                         "-(p_c * f_op_float32_add)")  # fmt: skip
+    assert Model("f_t", "p_a * f_thread_groups - (p_b - p_c) * f_sync_kernel_launch").terms() == (
+        "p_a * f_thread_groups", "-((p_b - p_c) * f_sync_kernel_launch)")  # fmt: skip
+    assert Model("f_t", "-p_a * f_thread_groups - -p_b").terms() == ("-p_a * f_thread_groups",
+                                                                      "p_b")  # fmt: skip
+    cal = _calibration(m.expression, {"p_a": 2.0, "p_b": 1.0, "p_c": 1.0})
+    p = predict(cal, {"f_thread_groups": 1.0, "f_sync_kernel_launch": 1.0, "f_op_float32_add": 1.0})
+    assert p.value == 2.0
+    assert list(p.terms.values()) == pytest.approx([1.0, 0.5, -0.5])
+    assert sum(p.terms.values()) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("start", [1e300, 1e200])
+def test_a_fit_from_huge_starting_values_warns_nothing(start):
+    # scipy's 'overflow encountered in dot' (six lines of RuntimeWarning) came before the
+    # one-line error, and leaked from a fit that succeeded.
+    import warnings
+
+    m = Model("f_x", "p_a * f_thread_groups + p_b * f_sync_kernel_launch",
+              initial={"p_a": start, "p_b": -start})  # fmt: skip
+    rows = [Measurement(f"k{i}", {}, {"f_thread_groups": g, "f_sync_kernel_launch": 1.0},
+                        1e-5 + 1e-7 * g) for i, g in enumerate((16, 64, 256, 1024))]  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        try:
+            calibration = calibrate(m, rows)
+        except ModelError as exc:
+            assert "\n" not in str(exc) and "did not converge" in str(exc)
+        else:
+            assert calibration.parameters["p_a"] == pytest.approx(1e-7, rel=1e-3)
+
+
+@pytest.mark.parametrize("allow_uninformed", [False, True])  # calibrate's, evaluate's
+def test_a_model_without_parameters_says_so(allow_uninformed):
+    # It said 'no parameter of the model is informed by the measurements; measure kernels
+    # with its features': the measurements were not the problem.
+    m = Model("f_t", "1e-6 * f_thread_groups")
+    rows = [
+        Measurement(f"k{i}", {}, {"f_thread_groups": g}, 1e-6 * g) for i, g in enumerate((1, 2))
+    ]
+    with pytest.raises(ModelError, match=r"no p_ parameter to fit; write each cost as a p_ "):
+        calibrate(m, rows, allow_uninformed=allow_uninformed)
+
+
+@pytest.mark.parametrize("terms", [99, 400, 1000])
+def test_a_flat_sum_of_hundreds_of_terms_is_a_model(terms):
+    # 99 terms were refused as 'nested more than 100 levels deep': the parser counted each
+    # '+' of a flat sum as a level.
+    expression = " + ".join(
+        f"p_{i} * f_op_float32_add" if i % 3 else f"- p_{i} * f_thread_groups" for i in range(terms)
+    )
+    m = Model("f_t", expression)
+    assert len(m.parameters) == terms and len(m.terms()) == terms
+    params = {p: 1.0 for p in m.parameters}
+    features = {"f_op_float32_add": 2.0, "f_thread_groups": 1.0}
+    negative = len(range(0, terms, 3))
+    assert float(m.evaluate(params, features)) == 2.0 * (terms - negative) - negative
+    jac = m.jacobian(params, features)
+    assert sorted(set(jac[0])) == [-1.0, 2.0]  # each parameter's own feature, its own sign
+    p = predict(_calibration(expression, params), features)
+    assert sum(p.terms.values()) == pytest.approx(1.0)
+
+
+def test_a_sum_too_large_names_the_limit_and_deep_nesting_is_still_refused():
+    with pytest.raises(ModelError, match=r"too large \(over 10000 syntax nodes"):
+        Model("f_t", " + ".join(f"p_{i} * f_thread_groups" for i in range(2000)))
+    with pytest.raises(ModelError, match="nested more than 100 levels deep"):
+        Model("f_t", "tanh(" * 120 + "p_a * f_thread_groups" + ")" * 120)

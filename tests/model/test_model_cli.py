@@ -174,3 +174,20 @@ def test_a_cache_folder_that_cannot_be_made_is_named_with_the_fix(tmp_path, kern
     assert err.count("\n") == 1 and "Traceback" not in err and "Exception ignored" not in err
     assert "the cache folder /proc/perfport-nope cannot be written" in err
     assert "set XDG_CACHE_HOME to a writable folder" in err and "fix the file" not in err
+
+
+@pytest.mark.parametrize("size", ["0", "-5"])
+def test_a_size_below_one_is_refused_for_a_kernel_without_assumptions(tmp_path, capsys, size):
+    # Without lp.assume, n=0 and n=-5 gave every count 0 (and predict a launch-only time),
+    # with no word; 'model measure --sizes' refused them.
+    from model_support import calibration_file
+
+    path = tmp_path / "open.py"
+    path.write_text(
+        KERNEL_FILE.replace('    knl = lp.assume(knl, "n mod 64 = 0 and n >= 64")\n', "")
+    )
+    cal = calibration_file(tmp_path / "cal.json", "dev")
+    for argv in (["stats", str(path)], ["predict", cal, str(path)]):
+        assert main(["model", *argv, "--problem", f"n={size}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--problem n={size}: sizes are 1 or more" in err

@@ -133,3 +133,22 @@ def test_a_damaged_cache_entry_is_counted_again(tmp_path):
     entry.write_text("{not json")
     assert StatsCache(tmp_path).stats(program).kernel == "matmul"
     assert json.loads(entry.read_text())["kernel"] == "matmul"
+
+
+def test_the_afr_is_each_access_pattern_s_over_the_variable_s_footprint():
+    # docs/model.md's definition read as the variable's ratio (4 here); it is each pattern's.
+    import loopy as lp
+    import numpy as np
+
+    knl = lp.make_kernel(
+        "{[i,j]: 0 <= i,j < n}",
+        "b[i,j] = a[j,i] {id=s1}\nc[i,j] = 2*a[i,j] {id=s2}\nd[j,i] = a[i,j] + a[j,i] {id=s3}",
+        [lp.GlobalArg("a,b,c,d", np.float32, shape=("n", "n")), lp.ValueArg("n", np.int32)],
+        assumptions="n mod 16 = 0 and n >= 16", lang_version=(2018, 2),
+    )  # fmt: skip
+    knl = lp.split_iname(knl, "i", 16, outer_tag="g.0", inner_tag="l.0")
+    e = gather(lp.split_iname(knl, "j", 16, outer_tag="g.1", inner_tag="l.1"), 32)
+    e = e.evaluate({"n": 64})
+    loads = [m for m in e.mem if m.pattern.variable == "a" and m.pattern.direction == "load"]
+    assert len(loads) == 2 and {m.count for m in loads} == {2 * 64 * 64}
+    assert [m.afr for m in loads] == [2.0, 2.0]

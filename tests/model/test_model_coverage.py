@@ -118,3 +118,19 @@ def test_model_guided_tune_warns_its_ranking_leaves_them_out(tmp_path, capsys, c
     assert "model_guided: WARNING for space64, the model has no term for the kernel's " in err
     assert "float64 madd, float64 mul operations: the ranking leaves them out" in err
     assert "global float64 load, global float64 store accesses" in err
+
+
+def test_barriers_no_term_counts_are_a_warning_too(tmp_path, capsys):
+    # matmul-prefetch's local barriers were left out of the prediction with no word (its
+    # memory accesses had one).
+    cal = calibration_file(tmp_path / "cal.json", "dev")
+    argv = ["model", "predict", cal, "matmul-prefetch", "--problem", "n=128", "--json"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    barrier = [w for w in json.loads(captured.out)["warnings"] if "barrier" in w]
+    assert barrier == ["the model has no term for the kernel's local barriers: the prediction "
+                       "leaves them out; add a term for them (e.g. f_sync_barrier_local) to the "
+                       "model"]  # fmt: skip
+    assert "WARNING: " + barrier[0] in captured.err
+    assert main(["model", "predict", cal, "matmul-noprefetch", "--problem", "n=128"]) == 0
+    assert "barrier" not in capsys.readouterr().err  # none to leave out

@@ -5,6 +5,8 @@ whose sizes are not integers said 'loopy cannot build' with no line."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from perfport.cli import main
@@ -68,3 +70,27 @@ def test_an_application_row_without_the_kernels_size_is_named(tmp_path):
     features = KernelFeatures(StatsCache(tmp_path / "cache"))
     with pytest.raises(ModelError, match=r"line 3: app-matmul-prefetch .*no size m; its sizes"):
         features.usable(read_data(path))
+
+
+@pytest.mark.parametrize(
+    ("row", "says"),
+    [
+        ('X,ff,app-matmul-prefetch,"{""n"": 100}",2.5',
+         r'line 3: app-matmul-prefetch {"n": 100}: n=100 is outside the assumptions'),
+        ('X,ff,app-matmul-prefetch,"{""n"": 0}",2.5', r"line 3: problem n=0 is not 1 or more"),
+        ('X,ff,app-matmul-prefetch,"{""n"": -128}",2.5',
+         r"line 3: problem n=-128 is not 1 or more"),
+        ('X,ff,mk-empty_kernel,"{""lsize_0"": 256, ""ngroups"": 0}",0.01',
+         r'line 3: mk-empty_kernel {"lsize_0": 256, "ngroups": 0}: ngroups=0 is outside'),
+    ],
+)  # fmt: skip
+def test_a_row_outside_its_kernel_s_assumptions_is_named_by_its_line(tmp_path, capsys, row, says):
+    # It was refused in loopy's words, naming loopy's kernel (matmul, perfport_mk_empty) and
+    # neither the file, the line nor the row's kernel.
+    pytest.importorskip("loopy")
+    path = tmp_path / "d.csv"
+    path.write_text(HEADER + GOOD + row + "\n")
+    assert main(["model", "evaluate", "--data", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(re.escape(str(path)) + ", " + says.replace("{", r"\{"), err), err
+    assert err.count("\n") == 1

@@ -6,6 +6,7 @@ what it cannot evaluate is one line, exit 2."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from model_support import LOOPY, calibration_file
@@ -91,6 +92,24 @@ def test_a_kernel_file_s_measurements_are_evaluated(measured, capsys):
     (result,) = out["results"]
     assert result["variant"] == "scale_knl" and result["n_sizes"] == len(SIZES)
     assert out["kernel"] == "app-scale_knl"
+
+
+def test_the_calibration_s_sub_group_width_counts_as_predict_counts(measured, capsys, tmp_path):
+    # evaluate --kernel counted with the store device's width (32 on PoCL, which reports none)
+    # and ignored the width the calibration was made with: predict gave another time.
+    data = json.loads(Path(measured["cal"]).read_text())
+    cal = tmp_path / "wide.json"
+    cal.write_text(json.dumps({**data, "subgroup_size": 64}))
+    out = _evaluate(capsys, "--calibration", str(cal), "--kernel", measured["kernel"],
+                    "--db", measured["db"])  # fmt: skip
+    assert out["subgroup_size"] == 64
+    for point in out["results"][0]["points"]:
+        n = point["sizes"]["n"]
+        assert main(["model", "predict", str(cal), measured["kernel"], "--problem", f"n={n}",
+                     "--json"]) == 0  # fmt: skip
+        predicted = json.loads(capsys.readouterr().out)
+        assert predicted["subgroup_size"] == 64
+        assert predicted["predicted_ms"] == pytest.approx(point["predicted_ms"])
 
 
 def test_the_text_report_names_each_configuration(measured, capsys):

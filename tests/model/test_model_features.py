@@ -147,3 +147,37 @@ def test_a_feature_that_uses_a_parameter_is_refused_when_defined():
     with pytest.raises(ModelError, match="features may not use parameters") as exc:
         FeatureSet().define("f_x", "p_a * 2")
     assert "use p_a in the model expression" in str(exc.value)
+
+
+@pytest.mark.parametrize("condition", [">n/64", ">n-1", ">2*n", "n//2", ">=n%3"])
+def test_an_afr_condition_with_arithmetic_outside_braces_is_refused_in_a_formula(condition):
+    # 'afr:>n/64' was cut at the '/': the feature divided by 64, not afr > n/64 as
+    # 'model stats --feature' reads it.
+    from perfport.model import Model
+
+    feature = f"f_mem_access_global_float32_load_afr:{condition}"
+    for model in (
+        lambda: Model("f_t", f"p_a*{feature}"),
+        lambda: Model("f_t", "p_a * f_x", definitions={"f_x": f"2*{feature}"}),
+    ):
+        with pytest.raises(ModelError, match=r"in braces, afr:\{>n/64\}") as exc:
+            model()
+        assert "\n" not in str(exc.value)
+
+
+def test_an_afr_condition_in_braces_takes_arithmetic():
+    from perfport.model import Model
+
+    braced = "f_mem_access_global_float32_load_afr:{>n/64}"
+    assert Model("f_t", f"p_a*{braced}/64").features == (braced,)
+    assert parse_feature(braced).pattern.afr.bound == "n/64"
+    assert parse_feature("f_mem_access_afr:{>=n_x}").pattern.afr.bound == "n_x"
+    # The formula's own operators stay the formula's: after a space, or after braces.
+    unbraced = "f_mem_access_global_float32_load_afr:>1"
+    assert Model("f_t", f"p_a * {unbraced} / 64 + p_b*f_thread_groups").features == (
+        unbraced, "f_thread_groups")  # fmt: skip
+    pytest.importorskip("loopy", reason=LOOPY)
+    e = _matmul_stats()["matmul-prefetch"].evaluate({"n": 64})  # b's AFR is n/16 = 4
+    features = FeatureSet()
+    assert features.value(B_PATTERN.replace("afr:>1", "afr:{>n/32}"), e) == 64 * 64 * 4
+    assert features.value(B_PATTERN.replace("afr:>1", "afr:{>n/16}"), e) == 0

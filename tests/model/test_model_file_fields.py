@@ -22,6 +22,7 @@ CALIBRATION = {
 
 def test_the_files_here_are_good():
     assert Calibration.from_json(CALIBRATION).parameters == {"p_a": 1e-9}
+    assert Calibration.from_json({**CALIBRATION, "subgroup_size": 64}).subgroup_size == 64
     assert Model.from_json({**MODEL, "features": {"f_x": "2 * f_thread_groups"}})
 
 
@@ -36,8 +37,21 @@ def test_the_files_here_are_good():
         ("residuals", [0.1, None], r"residuals\[1\] is null, not a number"),
         ("n_measurements", "x", "n_measurements is 'x', not a number"),
         ("iterations", 2.5, "iterations is 2.5, not a whole number"),
+        # Each accepted before: a cost as a string, a width as a string or past any device's,
+        # and "false" read as true.
+        ("parameters", {"p_a": "1e-7"}, "parameters.p_a is '1e-7', not a number; write it "
+         "without quotes"),
+        ("residual", "0.1", "residual is '0.1', not a number; write it without quotes"),
+        ("subgroup_size", "32", "subgroup_size is '32', not a whole number from 1 to 1024"),
+        ("subgroup_size", 1e30, "subgroup_size is 1e\\+30, not a whole number from 1 to 1024"),
+        ("subgroup_size", 32.0, "subgroup_size is 32.0, not a whole number from 1 to 1024"),
+        ("subgroup_size", 2048, "subgroup_size is 2048, not a whole number from 1 to 1024"),
+        ("subgroup_size", 0, "subgroup_size is 0, not a whole number from 1 to 1024"),
+        ("nonnegative", "false", "nonnegative must be true or false, not a string"),
+        ("scaled", 1, "scaled must be true or false, not a number"),
+        ("bounded", None, "bounded must be true or false, not null"),
     ],
-)
+)  # fmt: skip
 def test_a_calibration_field_of_the_wrong_kind_is_named(field, value, message):
     with pytest.raises(ModelError, match=rf"calibration file: missing or bad field \({message}"):
         Calibration.from_json({**CALIBRATION, field: value})

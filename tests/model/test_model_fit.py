@@ -411,3 +411,24 @@ def test_a_kernel_whose_accesses_no_memory_term_matches_is_flagged(tmp_path, cap
     assert "no term for the kernel's global float64 load, global float64 store accesses" in err
     assert main(["model", "predict", cal, "matmul-noprefetch", "--problem", "n=128"]) == 0
     assert "float64" not in capsys.readouterr().err
+
+
+def test_a_negative_cost_is_a_warning_on_stderr_with_json_too(tmp_path, capsys, cpu, train_times):
+    # With --json, calibrate and evaluate printed no WARNING line (docs: both commands do).
+    times = list(train_times)
+    times[3] = min(times) * 0.3  # as above: the madd cost comes out negative
+    db = tmp_path / "c.db"
+    _fill(db, cpu, TRAIN, times)
+    capsys.readouterr()
+    argv = ["model", "calibrate", str(_model_file(tmp_path)), "--db", str(db), "--out",
+            str(tmp_path / "cal.json"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert not json.loads(captured.out)["nonnegative"]
+    assert f"WARNING {cpu.name}: nonnegative: false (p_madd = " in captured.err
+    data = _data_file(tmp_path, times, 1.0)
+    argv = ["model", "evaluate", "--data", str(data), "--model", str(_model_file(tmp_path))]
+    assert main([*argv, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "WARNING Some CPU: nonnegative: false (p_madd = " in captured.err
+    assert json.loads(captured.out)["calibrations"][0]["negative"] == ["p_madd"]

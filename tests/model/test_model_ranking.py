@@ -30,3 +30,17 @@ def test_a_tie_in_the_predictions_is_misranked_in_either_order():
     slow = VariantResult("B", "dev", "fp", (Point({"n": 32}, 0.1328, 0.0305),))
     assert ranking([fast, slow]) == (1, ("A vs B on dev at n=32",))
     assert ranking([slow, fast]) == (1, ("B vs A on dev at n=32",))
+
+
+def test_ranking_correct_is_null_where_no_pair_was_ranked():
+    # --json said true where the text said 'not tested' (no two variants 10% apart).
+    from perfport.model.evaluate import Evaluation
+
+    def evaluation(results: list[VariantResult]) -> Evaluation:
+        pairs, wrong = ranking(results)
+        return Evaluation(tuple(results), (), ("dev",), pairs, wrong)
+
+    close = evaluation([_result("A", "dev", 1.0, 1.0), _result("B", "dev", 1.05, 2.0)])
+    assert close.to_json()["ranking_correct"] is None and close.to_json()["ranked_pairs"] == 0
+    apart = evaluation([_result("A", "dev", 1.0, 1.0), _result("B", "dev", 2.0, 2.0)])
+    assert apart.to_json()["ranking_correct"] is True

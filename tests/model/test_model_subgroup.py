@@ -87,3 +87,12 @@ def test_model_guided_counts_with_the_tuned_device_s_width(tmp_path, wide, monke
     monkeypatch.setattr("perfport.cli.guided._uncovered", lambda *a: [])
     build(None, {}, None)
     assert seen[0].subgroup_size == 64
+
+
+def test_a_width_no_calibration_file_could_keep_is_refused(tmp_path, capsys):
+    # calibrate --subgroup-size 2048 would write a subgroup_size the file loader refuses.
+    cal = calibration_file(tmp_path / "cal.json", "dev")
+    with pytest.raises(SystemExit):
+        main(["model", "predict", cal, "matmul-noprefetch", "--problem", "n=128",
+              "--subgroup-size", "2048"])  # fmt: skip
+    assert "at most 1024" in capsys.readouterr().err

@@ -26,15 +26,23 @@ class CostError(ValueError):
         super().__init__(f"{what}; no kernel input is that large, simplify it")
 
 
-def check_depth(tree: ast.AST) -> None:
+def check_depth(tree: ast.AST, flat: tuple[type[ast.operator], ...] = ()) -> None:
     """Refuse an expression nested deeper than MAX_DEPTH (walked without recursion, so a
-    thousand unary minus signs cannot raise RecursionError here)."""
+    thousand unary minus signs cannot raise RecursionError here). A chain of the ``flat``
+    operators (``a + b - c``: each the left operand of the next) counts as one level, for an
+    evaluator that does not recurse along it."""
     stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > MAX_DEPTH:
             raise CostError(f"nested more than {MAX_DEPTH} levels deep")
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        for child in ast.iter_child_nodes(node):
+            chained = child is getattr(node, "left", None) and _in_chain(node, flat)
+            stack.append((child, depth + (not (chained and _in_chain(child, flat)))))
+
+
+def _in_chain(node: ast.AST, flat: tuple[type[ast.operator], ...]) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, flat)
 
 
 def _is_int(value: Any) -> bool:

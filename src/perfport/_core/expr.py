@@ -158,12 +158,13 @@ class _Unbounded(ExpressionError):
 _FAILURES = (ArithmeticError, TypeError, ValueError, MemoryError, KeyError, IndexError)
 
 
-def parse(text: str, what: str) -> ast.Expression:
+def parse(text: str, what: str, flat: tuple[type[ast.operator], ...] = ()) -> ast.Expression:
     """The syntax tree of one expression, or a one-line ExpressionError: not Python, or
-    nested too deep to evaluate (the parser itself may give up with RecursionError)."""
+    nested too deep to evaluate (the parser itself may give up with RecursionError). A chain
+    of ``flat`` operators counts as one level (``check_depth``)."""
     try:
         tree = ast.parse(text, mode="eval")
-        check_depth(tree)
+        check_depth(tree, flat)
     except SyntaxError as exc:
         raise ExpressionError(f"{what}: {_short(text)} is not valid syntax ({exc.msg})") from None
     except (CostError, RecursionError, MemoryError, ValueError) as exc:

@@ -54,7 +54,8 @@ def add_evaluate(model_sub: Any) -> None:
                    help="with --kernel: a calibration file ('model calibrate --out')")  # fmt: skip
     p.add_argument("--kernel", metavar="FILE.py",
                    help="with --calibration: your loopy space or kernel file")  # fmt: skip
-    fit.add_subgroup(p, "the sub-group size the devices in --db report, else 32")
+    fit.add_subgroup(p, "the sub-group size the devices in --db report (with --kernel: the "
+                     "calibration's), else 32")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=run_evaluate)
 
@@ -112,6 +113,7 @@ def run_evaluate(args: argparse.Namespace, console: Console) -> int:
         extra = {} if figures is None else {"figures": figures}
         render.print_json({"model": model.to_json(), **evaluation.to_json(), **extra,
                            "subgroup_size": features.subgroup_size})  # fmt: skip
+        _warn_negative_on_stderr(evaluation)
         return 0
     for path in figures or ():
         console.print(f"wrote {path}", highlight=False, markup=False)
@@ -163,7 +165,10 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
     calibration = fit.load_calibration(args.calibration)
     kernel = load_user_kernel(args.kernel)
     db = args.db or "perfport.db"
-    size = args.subgroup_size or _stored_width(db, {calibration.device}, quiet=True)
+    # The width the calibration was counted with, as predict takes it: one calibration, one
+    # kernel and one size give one prediction. A file that records none: its device's.
+    size = (args.subgroup_size or calibration.subgroup_size
+            or _stored_width(db, {calibration.device}, quiet=True))  # fmt: skip
     cache = StatsCache(fit._cache_folder(), subgroup_size=fit.subgroup_size(size))
     found: dict[str, None] = {}  # each kind of warning once, however many points show it
     model = calibration.model
@@ -180,9 +185,17 @@ def _evaluate_kernel(args: argparse.Namespace, console: Console) -> int:
         render.print_json({"model": model.to_json(), "kernel": kernel.stored, "db": str(db),
                            **evaluation.to_json(), "warnings": list(found),
                            "subgroup_size": cache.subgroup_size})  # fmt: skip
+        _warn_negative_on_stderr(evaluation)
     else:
         _print_evaluation(console, evaluation)
     return 0
+
+
+def _warn_negative_on_stderr(evaluation: Any) -> None:
+    """With --json, each negative-cost WARNING line the text report prints, on stderr."""
+    for c in evaluation.calibrations:
+        if line := fit.negative_warning(c):
+            print(line, file=sys.stderr)
 
 
 def _print_evaluation(console: Console, evaluation: Any) -> None:

@@ -19,8 +19,8 @@ from perfport.cli import render
 from perfport.cli.arguments import (
     add_problem,
     check_output,
-    count,
     database,
+    integer_up_to,
     problem_values,
 )
 
@@ -91,8 +91,13 @@ def add_config(p: argparse.ArgumentParser) -> None:
                    help="one configuration of a loopy space file (a value for each parameter)")  # fmt: skip
 
 
+# As a calibration file's subgroup_size (model.calibrate.MAX_SUBGROUP): a wider width would
+# be written to a file that no command could read back.
+_WIDTH = integer_up_to(1024, "no device's sub-groups are wider than its work-groups", low=1)
+
+
 def add_subgroup(p: argparse.ArgumentParser, default: str) -> None:
-    p.add_argument("--subgroup-size", type=count, metavar="N",
+    p.add_argument("--subgroup-size", type=_WIDTH, metavar="N",
                    help=f"work-items per sub-group loopy counts with (default: {default})")  # fmt: skip
 
 
@@ -115,6 +120,9 @@ def _sizes(assignments: list[str]) -> dict[str, int]:
             raise PerfportError(
                 f"--problem {name}={value}: loopy sizes are integers; give {name}=INTEGER"
             )
+        if value < 1:  # without lp.assume, every count would be 0 (as measure --sizes refuses)
+            raise PerfportError(f"--problem {name}={value}: sizes are 1 or more; give "
+                                f"{name}=1 or more")  # fmt: skip
         sizes[name] = value
     return sizes
 
@@ -196,6 +204,8 @@ def run_calibrate(args: argparse.Namespace, console: Console) -> int:
     }
     if args.json:
         render.print_json(report)
+        if line := negative_warning(calibration):
+            print(line, file=sys.stderr)
         return 0
     console.print(f"{device.name}: {calibration.n_measurements} measurements, residual "
                   f"{calibration.residual:.3g} (sub-group {size})", highlight=False,
@@ -222,12 +232,19 @@ def _warn_negative(console: Console, calibration: Any) -> None:
                       f"{', '.join(calibration.unbounded_negative)} < 0); at 0: "
                       f"{', '.join(calibration.at_bound) or 'none'}", highlight=False,
                       markup=False)  # fmt: skip
-    if calibration.negative:
-        costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
-        console.print(f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the "
-                      "measurements do not separate these costs; predictions that use them "
-                      "are unreliable", style="bold red", highlight=False,
-                      markup=False)  # fmt: skip
+    line = negative_warning(calibration)
+    if line:
+        console.print(line, style="bold red", highlight=False, markup=False)
+
+
+def negative_warning(calibration: Any) -> str | None:
+    """The WARNING line of a calibration with a negative cost (on stderr with --json, so the
+    output stays one JSON document); None where every cost is >= 0."""
+    if not calibration.negative:
+        return None
+    costs = ", ".join(f"{p} = {calibration.parameters[p]:.3g}" for p in calibration.negative)
+    return (f"WARNING {calibration.device}: nonnegative: false ({costs} < 0): the measurements "
+            "do not separate these costs; predictions that use them are unreliable")  # fmt: skip
 
 
 def run_predict(args: argparse.Namespace, console: Console) -> int:

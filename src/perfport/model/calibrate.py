@@ -15,6 +15,7 @@ parameter bounded below by 0 (shape parameters, a step's steepness, stay unbound
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,12 +119,12 @@ class Calibration:
                 residual=fields.number(data["residual"], "residual"),
                 residuals=fields.numbers_list(data["residuals"], "residuals"),
                 n_measurements=fields.integer(data["n_measurements"], "n_measurements"),
-                nonnegative=bool(data["nonnegative"]),
+                nonnegative=fields.boolean(data["nonnegative"], "nonnegative"),
                 negative=fields.names(data["negative"], "negative"),
-                scaled=bool(data["scaled"]),
+                scaled=fields.boolean(data["scaled"], "scaled"),
                 iterations=fields.integer(data["iterations"], "iterations"),
                 uninformed={str(k): str(v) for k, v in uninformed.items()},
-                bounded=bool(data.get("bounded", False)),
+                bounded=fields.boolean(data.get("bounded", False), "bounded"),
                 at_bound=fields.names(data.get("at_bound", []), "at_bound"),
                 unbounded_negative=fields.names(
                     data.get("unbounded_negative", []), "unbounded_negative"
@@ -203,7 +204,10 @@ def _fit(
     def residuals(x: np.ndarray) -> np.ndarray:
         # A trial step may land outside the formula's domain: inf or NaN, for the fit to judge.
         values = model.evaluate(params(x), columns, strict=False)
-        return (np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target) * weight
+        with np.errstate(all="ignore"):  # inf past float range: the fit and checks judge it
+            return (
+                np.broadcast_to(np.asarray(values, dtype=float), target.shape) - target
+            ) * weight
 
     def jacobian(x: np.ndarray) -> np.ndarray:
         return model.jacobian(params(x), columns)[:, index] * weight[:, None]
@@ -220,15 +224,19 @@ def _fit(
         raise ModelError(
             "the model is not finite at its starting values; give other initial values"
         )
-    fit = optimize.least_squares(
-        lambda u: residuals(u * unit),
-        x0 / unit,
-        jac=lambda u: jacobian(u * unit) * unit,
-        method="trf" if bounded else "lm",
-        bounds=(lower, np.inf) if bounded else (-np.inf, np.inf),
-        x_scale="jac",
-        max_nfev=max_evaluations or 2000 * (len(free) + 1),
-    )
+    # Steps past float range overflow inside scipy (RuntimeWarnings): the checks below judge
+    # the result, in one line, so the warnings would only bury it.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        fit = optimize.least_squares(
+            lambda u: residuals(u * unit),
+            x0 / unit,
+            jac=lambda u: jacobian(u * unit) * unit,
+            method="trf" if bounded else "lm",
+            bounds=(lower, np.inf) if bounded else (-np.inf, np.inf),
+            x_scale="jac",
+            max_nfev=max_evaluations or 2000 * (len(free) + 1),
+        )
     fit.x = fit.x * unit
     if fit.status <= 0 or not np.all(np.isfinite(fit.x)):
         raise ModelError(
@@ -245,14 +253,19 @@ def _fit(
             "vary together over every measurement); measure kernels that separate them, or "
             "drop all but one of those terms"
         )
-    zero = float(np.linalg.norm(target * weight))  # the residual of predicting 0 everywhere
-    if np.linalg.norm(fit.fun) > zero * (1 + 1e-9):
+    _refuse_worse_than_zero(fit.fun, target * weight)
+    return params(fit.x), fit
+
+
+def _refuse_worse_than_zero(residuals: np.ndarray, scaled_target: np.ndarray) -> None:
+    """A fit whose residual is worse than predicting 0 everywhere has not converged."""
+    zero = float(np.linalg.norm(scaled_target))
+    if np.linalg.norm(residuals) > zero * (1 + 1e-9):
         raise ModelError(
-            f"calibration did not converge (its residual {np.linalg.norm(fit.fun):.3g} is worse "
-            f"than predicting 0, {zero:.3g}); give initial values near the answer, or "
+            f"calibration did not converge (its residual {np.linalg.norm(residuals):.3g} is "
+            f"worse than predicting 0, {zero:.3g}); give initial values near the answer, or "
             "measurements that vary each feature independently"
         )
-    return params(fit.x), fit
 
 
 # A normalised Jacobian's singular value below this is a dependence among its columns (exact
@@ -295,6 +308,9 @@ def calibrate(
     A parameter no measurement informs is refused with a one-line error naming it and the
     collection that would inform it; with ``allow_uninformed`` it is pinned at 0 instead,
     listed in ``uninformed``, and ``predict`` refuses the kernels it would matter for."""
+    if not model.parameters:  # nothing to fit, whatever was measured
+        raise ModelError("the model has no p_ parameter to fit; write each cost as a p_ "
+                         "parameter times its feature, e.g. p_group * f_thread_groups")  # fmt: skip
     columns, target, weight = _matrix(model, data, scale)
     start = {**{p: 1.0 for p in model.parameters}, **model.initial, **(initial or {})}
     try:
@@ -372,7 +388,10 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
             value = float(model.evaluate(calibration.parameters, features))
     except DomainError as exc:
         raise ModelError(f"cannot predict: {exc}") from None
-    parts = {t: float(Formula.parse(t, "model term").evaluate(env)) for t in model.terms()}
+    parts: dict[str, float] = {}
+    for term in model.terms():  # a term written twice is one, with both shares
+        value_of = float(Formula.parse(term, "model term").evaluate(env))
+        parts[term] = parts.get(term, 0.0) + value_of
     if not np.isfinite(value):  # e.g. an exp() term past float range at a large size
         bad = next((t for t, v in parts.items() if not np.isfinite(v)), model.expression)
         raise ModelError(f"cannot predict: the model overflows at this kernel's sizes ({bad} is "
@@ -381,10 +400,14 @@ def predict(calibration: Calibration, features: Mapping[str, float]) -> Predicti
     return Prediction(value, {t: v / value if value else 0.0 for t, v in parts.items()})
 
 
+# No device's sub-groups are wider than its work-groups (1024 work-items at most).
+MAX_SUBGROUP = 1024
+
+
 def _width(value: Any) -> int | None:
     if value is None:
         return None
-    width = fields.integer(value, "subgroup_size")
-    if width < 1:
-        raise ValueError(f"subgroup_size is {width}, not a width of 1 or more")
-    return width
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SUBGROUP:
+        raise ValueError(f"subgroup_size is {fields.shown(value)}, not a whole number from 1 to "
+                         f"{MAX_SUBGROUP}")  # fmt: skip
+    return value

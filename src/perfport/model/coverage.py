@@ -2,7 +2,7 @@
 
 A float32 calibration asked about a float64 kernel predicts from its launches and work-groups
 alone, each float64 term silently 0; ``uncovered`` says so, one line per family (operations,
-memory accesses), for ``model predict``, ``model evaluate --kernel`` and model-guided ``tune``
+memory accesses, local barriers), for ``model predict``, ``model evaluate --kernel`` and model-guided ``tune``
 to print. A count is covered where some feature of the model (through its own definitions)
 could count it: an operation of the same dtype and kind, a memory access of a compatible tag,
 space, dtype and direction (stride and AFR conditions split a kind, so they are not asked).
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from perfport.model.counts import EvaluatedStats, MemCount
+from perfport.model.counts import EvaluatedStats, MemCount, SyncKind
 from perfport.model.expression import FEATURE_TOKEN
 from perfport.model.features import Feature, FeatureKind, FeatureSet, MemPattern, parse_feature
 
@@ -55,6 +55,10 @@ def uncovered(features: FeatureSet, names: Sequence[str], stats: EvaluatedStats)
         {f"{m.pattern.mtype} {m.pattern.dtype} {m.pattern.direction}" for m in stats.mem
          if m.count > 0 and not any(_compatible(p, m.pattern) for p in patterns)}
     )  # fmt: skip
+    barriers = sum(v for k, v in stats.sync if k is SyncKind.BARRIER_LOCAL)
+    # f_barrier_exposed counts them too (times work-items, over resident groups).
+    counted = any((f.kind is FeatureKind.SYNC and f.sync is SyncKind.BARRIER_LOCAL)
+                  or f.kind is FeatureKind.BARRIER_EXPOSED for f in used)  # fmt: skip
     lines = []
     if ops:
         lines.append(f"the model has no term for the kernel's {', '.join(ops)} operations: "
@@ -64,6 +68,10 @@ def uncovered(features: FeatureSet, names: Sequence[str], stats: EvaluatedStats)
         lines.append(f"the model has no term for the kernel's {', '.join(mem)} accesses: the "
                      "prediction leaves them out; add terms for them (e.g. "
                      f"f_mem_access_{mem[0].replace(' ', '_')}) to the model")  # fmt: skip
+    if barriers > 0 and not counted:
+        lines.append("the model has no term for the kernel's local barriers: the prediction "
+                     "leaves them out; add a term for them (e.g. f_sync_barrier_local) to the "
+                     "model")  # fmt: skip
     return lines
 
 

@@ -6,8 +6,9 @@ A data file is ``perfport export``'s JSON or CSV (columns ``device``, ``device_f
 ``kernel``, ``problem``, ``median_ms``, ``outcome``; others ignored) or the slim form
 ``write_data`` writes (``time_ms`` for ``median_ms``). Rows with another kernel name or an
 outcome other than ok (a failed measurement, which has no time) are skipped; any other row's
-time must be a finite number of ms > 0, and an application kernel's problem its integer
-sizes: a bad one is refused, naming its line, never dropped (it would change the errors).
+time must be a finite number of ms > 0, an application kernel's problem its integer sizes
+(1 or more), and a problem inside its kernel's assumptions: a bad one is refused, naming its
+line, never dropped (it would change the errors).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from perfport._core.errors import ExpressionError
 from perfport._core.records import Problem
 from perfport.model.cache import StatsCache
 from perfport.model.calibrate import Measurement
@@ -157,6 +159,9 @@ def _check_sizes(problem: Mapping[str, Any], where: str) -> None:
                 f"{where}: problem {name}={json.dumps(value)} is not an integer; an application "
                 'kernel\'s problem gives its sizes as integers, e.g. {"n": 1024}'
             )
+        if value < 1:  # as --problem: no kernel runs there (one without lp.assume counts 0)
+            raise ModelError(f"{where}: problem {name}={value} is not 1 or more; an application "
+                             "kernel's sizes are 1 or more (drop the row)")  # fmt: skip
 
 
 def _time(record: Mapping[str, Any], where: str) -> float:
@@ -329,7 +334,10 @@ class KernelFeatures:
                 what = f"no size {unknown[0]}" if unknown else f"no value for size {missing[0]}"
                 raise BadProblem(f"{kernel} {json.dumps(dict(problem))}: {what}; its sizes are "
                                  f"{', '.join(counted.params) or 'none'}")  # fmt: skip
-            return counted.evaluate(sizes)
+            try:
+                return counted.evaluate(sizes)
+            except ExpressionError as exc:  # sizes outside its assumptions: the row is wrong
+                raise BadProblem(f"{kernel} {json.dumps(dict(problem))}: {exc}") from None
 
     def _check_code(self, run: TimedKernel) -> None:
         """Refuse (skip) an application run whose code is not the built-in of its name: a

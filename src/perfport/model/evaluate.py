@@ -98,8 +98,9 @@ class Evaluation:
     skipped: tuple[Skipped, ...] = ()
 
     @property
-    def ranking_correct(self) -> bool:
-        return not self.misranked
+    def ranking_correct(self) -> bool | None:
+        """None where no pair was more than RANK_MARGIN apart: nothing was ranked."""
+        return not self.misranked if self.ranked_pairs else None
 
     @property
     def geomean_rel_error(self) -> float:

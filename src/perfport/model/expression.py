@@ -22,7 +22,14 @@ from perfport.model.errors import ModelError
 
 # A feature name inside a model expression: f_ then name characters and {...} groups.
 FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
-_MAX_NODES = 2_000
+# A feature whose last field is an afr condition outside braces: an operator right after it
+# could be the condition's (afr:>n/64) or the formula's (the feature / 64).
+_OPEN_AFR = re.compile(r"_afr:(?!\{)[^_{}]*\Z")
+_OPERATORS = "+-*/%"
+# Syntax nodes (a term p_a * f_x is 8 of them, its + included): a sum of a thousand terms.
+_MAX_NODES = 10_000
+_SUMS = (ast.Add, ast.Sub)  # a flat sum nests one level deeper per term, as Python parses it
+_CHAIN = 32  # a sum of more terms is evaluated as a balanced tree: recursion stays shallow
 _MAX_EXPONENT = 256  # as feature conditions (_core.expr): a constant power past it overflows
 _PLACEHOLDER = "_feature_{}_"
 
@@ -185,17 +192,33 @@ def text(node: Node, within: int = 0) -> str:
     return f"({out})" if precedence < within else out
 
 
-def derivative(node: Node, name: str) -> Node:
-    """d node / d name, simplified where a factor is 0 or 1."""
+def symbol_sets(tree: Node) -> dict[int, frozenset[str]]:
+    """Each node's symbols by its id, so that ``derivative`` skips the subtrees without the
+    parameter (a sum of n terms: n log n steps for all n parameters, not n squared)."""
+    sets: dict[int, frozenset[str]] = {}
+    stack: list[tuple[Node, bool]] = [(tree, False)]
+    while stack:  # post-order, without recursion
+        node, done = stack.pop()
+        if done:
+            own = {node.name} if node.op == "sym" else set()
+            sets[id(node)] = frozenset(own.union(*(sets[id(a)] for a in node.args)))
+        elif id(node) not in sets:
+            stack += [(node, True), *((a, False) for a in node.args)]
+    return sets
+
+
+def derivative(node: Node, name: str, symbols: Mapping[int, frozenset[str]] | None = None) -> Node:
+    """d node / d name, simplified where a factor is 0 or 1; ``symbols`` (``symbol_sets``)
+    prunes the subtrees without ``name``."""
     op, a = node.op, node.args
-    if op == "num":
+    if op == "num" or (symbols is not None and name not in symbols[id(node)]):
         return ZERO
     if op == "sym":
         return ONE if node.name == name else ZERO
     if op == "neg":
-        return _neg(derivative(a[0], name))
+        return _neg(derivative(a[0], name, symbols))
     if op in _FUNCTIONS:
-        inner = derivative(a[0], name)
+        inner = derivative(a[0], name, symbols)
         outer = {
             "exp": node,
             "log": _div(ONE, a[0]),
@@ -203,7 +226,7 @@ def derivative(node: Node, name: str) -> Node:
             "tanh": _sub(ONE, _mul(node, node)),
         }[op]
         return _mul(outer, inner)
-    da, db = derivative(a[0], name), derivative(a[1], name)
+    da, db = derivative(a[0], name, symbols), derivative(a[1], name, symbols)
     if op == "add":
         return _add(da, db)
     if op == "sub":
@@ -265,12 +288,19 @@ class Formula:
         features: list[str] = []
 
         def swap(match: Any) -> str:
+            after = match.string[match.end() : match.end() + 1]
+            if after and after in _OPERATORS and _OPEN_AFR.search(match.group(0)):
+                raise ModelError(
+                    f"{what}: {match.group(0)}{after}... is ambiguous: write an afr condition "
+                    "with arithmetic in braces, afr:{>n/64}, or put a space before "
+                    f"{after!r} where it is the formula's"
+                )
             if match.group(0) not in features:
                 features.append(match.group(0))
             return _PLACEHOLDER.format(features.index(match.group(0)))
 
         try:
-            tree = parse(FEATURE_TOKEN.sub(swap, text), what)
+            tree = parse(FEATURE_TOKEN.sub(swap, text), what, flat=_SUMS)
         except ExpressionError as exc:
             message = str(exc)  # name the user's features, not the placeholders parsed
             for i, feature in enumerate(features):
@@ -279,7 +309,8 @@ class Formula:
                 f"{message}; write + - * / ** over p_ parameters and f_ features"
             ) from None
         if sum(1 for _ in ast.walk(tree)) > _MAX_NODES:
-            raise ModelError(f"{what}: the expression is too large (over {_MAX_NODES} nodes)")
+            raise ModelError(f"{what}: the expression is too large (over {_MAX_NODES} syntax "
+                             "nodes, about 1,200 terms p_ * f_); model fewer terms")  # fmt: skip
         node = _Builder(what, features).build(tree.body)
         params = sorted(_symbols(node) - set(features))
         return Formula(text.strip(), node, tuple(params), tuple(features))
@@ -317,6 +348,8 @@ class _Builder:
             return num(node.value)
         if isinstance(node, ast.Name):
             return Node("sym", name=self._name(node.id))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _SUMS):
+            return self._sum(node)
         if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
             left, right = self.build(node.left), self.build(node.right)
             if isinstance(node.op, ast.Pow) and not _symbols(right):
@@ -335,6 +368,26 @@ class _Builder:
             return Node(node.func.id, (self.build(node.args[0]),))
         raise self.fail(f"{type(node).__name__} is not allowed in a model expression")
 
+    def _sum(self, node: ast.BinOp) -> Node:
+        """``a + b - c ...``, its chain walked without recursion (it may be a thousand terms
+        long); as written up to _CHAIN terms, else joined as a balanced tree."""
+        signs: list[str] = []
+        operands: list[ast.AST] = []
+        left: ast.AST = node
+        while isinstance(left, ast.BinOp) and isinstance(left.op, _SUMS):
+            signs.append(_BINARY[type(left.op)])
+            operands.append(left.right)
+            left = left.left
+        items = [("add", self.build(left))]
+        items += [(sign, self.build(o)) for sign, o in zip(reversed(signs), reversed(operands),
+                                                           strict=True)]  # fmt: skip
+        if len(items) <= _CHAIN:  # as written: evaluated in the order it always was
+            out = items[0][1]
+            for sign, term in items[1:]:
+                out = Node(sign, (out, term))
+            return out
+        return _joined(items)
+
     def _name(self, name: str) -> str:
         for i, feature in enumerate(self.features):
             if name == _PLACEHOLDER.format(i):
@@ -342,3 +395,16 @@ class _Builder:
         if not name.startswith("p_") or len(name) < 3:
             raise self.fail(f"unknown name {name!r}: parameters start with p_, features with f_")
         return name
+
+
+def _joined(items: list[tuple[str, Node]]) -> Node:
+    """The sum of signed terms (``add`` or ``sub`` each; the first's applies to it alone) as a
+    balanced tree: a - b - c is a - (b + c)."""
+    if len(items) == 1:
+        sign, term = items[0]
+        return term if sign == "add" else Node("neg", (term,))
+    mid = len(items) // 2
+    sign, rest = items[mid][0], items[mid:]
+    if sign == "sub":  # subtracting the rest flips the signs within it
+        rest = [("sub" if s == "add" else "add", t) for s, t in rest]
+    return Node(sign, (_joined(items[:mid]), _joined([("add", rest[0][1]), *rest[1:]])))

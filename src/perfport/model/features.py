@@ -22,8 +22,11 @@ refused (it would read as a second spelling, or match nothing without a word).
 A stride condition is ``{axis:cond;axis:cond}``, a condition a comparison (``>``, ``<``,
 ``>=``, ``<=``, ``!=``, or none for equality) and an expression in the problem sizes
 (``>15``, ``<n``, ``16``); an axis a kernel does not index has stride 0. ``afr`` is the
-access-to-footprint ratio of the accessed variable, accesses per distinct element; a pattern
-whose footprint loopy cannot bound matches no ``afr`` condition.
+access-to-footprint ratio of the access pattern: its element accesses per distinct element
+its variable is accessed at in that direction (by all of the variable's patterns); a pattern
+whose footprint loopy cannot bound matches no ``afr`` condition. An ``afr`` condition may be
+written in braces, ``afr:{>n/64}``: in a model formula an operator after an unbraced one
+would be the formula's (``expression.py`` refuses that reading as ambiguous).
 
 ``f_mem_transactions`` counts local accesses as the hardware serves them: each sub-group
 access (loopy counts local accesses per sub-group) weighted by its bank-conflict degree
@@ -312,8 +315,9 @@ def _mem_field(name: str, field: str, stem: str) -> tuple[str, Any]:
         return "direction", field
     if field.startswith(("lstrides:", "gstrides:")):
         return field[:8], _strides(name, field[9:])
-    if field.startswith("afr:"):
-        return "afr", _condition(name, field[4:])
+    if field.startswith("afr:"):  # in braces, it may hold arithmetic in a formula (afr:{>n/64})
+        braced = field[4:].startswith("{") and field.endswith("}")
+        return "afr", _condition(name, field[5:-1] if braced else field[4:])
     if field.startswith("banks:") and stem == "f_mem_transactions":
         return "banks", _banks(name, field[6:])
     if field == "hoisted":

@@ -22,25 +22,30 @@ def kind(value: Any) -> str:
     return "a list" if isinstance(value, list | tuple) else "an object"
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
 def number(value: Any, where: str) -> float:
-    """A number (or a string of one, as perfport once wrote some)."""
-    if not isinstance(value, bool) and isinstance(value, int | float | str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ValueError(f"{where} is {_shown(value)}, not a number")
+    """A JSON number (perfport writes no other: "1e-7" is a string a hand edit left)."""
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        return float(value)
+    fix = "; write it without quotes" if isinstance(value, str) else ""
+    raise ValueError(f"{where} is {shown(value)}, not a number{fix}")
+
+
+def boolean(value: Any, where: str) -> bool:
+    """true or false ("false" would be read as true)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{where} must be true or false, not {kind(value)}")
+    return value
 
 
 def integer(value: Any, where: str) -> int:
     found = number(value, where) if not isinstance(value, int) or isinstance(value, bool) else value
     if not float(found).is_integer():
-        raise ValueError(f"{where} is {_shown(value)}, not a whole number")
+        raise ValueError(f"{where} is {shown(value)}, not a whole number")
     return int(found)
 
 

@@ -18,7 +18,14 @@ import numpy as np
 
 from perfport.model import fields
 from perfport.model.errors import ModelError
-from perfport.model.expression import FEATURE_TOKEN, DomainError, Formula, derivative, evaluate
+from perfport.model.expression import (
+    FEATURE_TOKEN,
+    DomainError,
+    Formula,
+    derivative,
+    evaluate,
+    symbol_sets,
+)
 from perfport.model.features import FeatureSet, parse_feature
 
 FORMAT = "perfport-model/1"
@@ -114,27 +121,34 @@ class Model:
     def _derivatives(self) -> tuple[Any, ...]:
         cached = self.__dict__.get("_derivative_cache")
         if cached is None:
-            cached = tuple(derivative(self.formula.tree, p) for p in self.parameters)
+            tree = self.formula.tree
+            symbols = symbol_sets(tree)
+            cached = tuple(derivative(tree, p, symbols) for p in self.parameters)
             self.__dict__["_derivative_cache"] = cached
         return cached
 
     def terms(self) -> tuple[str, ...]:
-        """The expression's top-level summands, as text (their shares explain a prediction)."""
+        """The expression's top-level summands, as text (their shares explain a prediction).
+        A subtracted summand is a term of its own, written with its minus sign (``-(p_c *
+        f_x)``): its share is negative."""
         import ast
 
-        from perfport.model.expression import FEATURE_TOKEN
-
-        found = FEATURE_TOKEN.findall(self.expression)
+        found = list(dict.fromkeys(FEATURE_TOKEN.findall(self.expression)))
         text = FEATURE_TOKEN.sub(lambda m: f"_feature_{found.index(m.group(0))}_", self.expression)
         tree = ast.parse(text.strip(), mode="eval").body
-        summands: list[ast.AST] = []
-        stack = [tree]
+        summands: list[ast.expr] = []
+        stack: list[tuple[ast.expr, bool]] = [(tree, False)]  # (node, subtracted)
         while stack:
-            node = stack.pop()
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-                stack += [node.right, node.left]
+            node, negative = stack.pop()
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+                stack += [
+                    (node.right, negative != isinstance(node.op, ast.Sub)),
+                    (node.left, negative),
+                ]
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+                stack.append((node.operand, negative != isinstance(node.op, ast.USub)))
             else:
-                summands.append(node)
+                summands.append(ast.UnaryOp(ast.USub(), node) if negative else node)
         unparsed = [ast.unparse(s) for s in summands]
         for i, name in enumerate(found):
             unparsed = [u.replace(f"_feature_{i}_", name) for u in unparsed]
