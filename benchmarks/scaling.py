@@ -32,7 +32,7 @@ from typing import Any
 os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
 os.environ.setdefault("POCL_CPU_MAX_CU_COUNT", os.environ["POCL_MAX_PTHREAD_COUNT"])
 
-from perfport import RunSettings, Timing
+from perfport import PerfportError, RunSettings, Timing
 from perfport.devices import get_device
 from perfport.tune.multi import Slot, tune_many
 from perfport.tune.progress import Board
@@ -133,4 +133,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except PerfportError as exc:  # an unknown --device and the like: one line, as perfport's
+        sys.exit(f"scaling.py: error: {exc}")

@@ -204,3 +204,17 @@ def test_a_make_kernel_file_is_named_for_what_it_is(tmp_path, capsys, store_file
     plain = tmp_path / "plain.py"
     plain.write_text(PLAIN)
     assert f"perfport model measure {plain}" in _refused(["tune", str(plain)], capsys, store_file)
+
+
+def test_perfport_kernels_lists_the_loopy_kernels_by_the_model_s_names(capsys):
+    """`perfport kernels` left out the loopy kernels `perfport tune` takes by name."""
+    from perfport.kernels import LOOPY_BUILTINS
+    from perfport.model.tunable import loopy_kernels
+
+    assert tuple(loopy_kernels()) == LOOPY_BUILTINS
+    assert main(["kernels", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["loopy_kernels"] == list(LOOPY_BUILTINS)
+    assert main(["kernels"]) == 0
+    assert "loopy-matmul, loopy-dg, loopy-fd" in capsys.readouterr().out
+    assert main(["tune", "nosuch"]) == 2
+    assert "loopy-fd" in capsys.readouterr().err

@@ -42,11 +42,17 @@ def run_devices(args: argparse.Namespace, console: Console) -> int:
 
 
 def run_kernels(args: argparse.Namespace, console: Console) -> int:
-    from perfport.kernels import BUILTINS
+    from perfport.kernels import BUILTINS, LOOPY_BUILTINS
 
     specs = [make() for make in BUILTINS.values()]
     if args.json:
-        render.print_json({"kernels": [s.describe() for s in specs]})
+        render.print_json({"kernels": [s.describe() for s in specs],
+                           "loopy_kernels": list(LOOPY_BUILTINS)})  # fmt: skip
     else:
         render.kernels_table(console, specs)
+        console.print(
+            f"loopy kernels of the model's paper (perfport tune on one device; pip install "
+            f"'perfport[model]'; docs/model.md): {', '.join(LOOPY_BUILTINS)}",
+            highlight=False, markup=False,
+        )  # fmt: skip
     return 0

@@ -34,6 +34,8 @@ from perfport.kernels.work import with_work
 
 # The model's loopy kernels (loopy-matmul, ...): tuned by name, built by perfport.model.tunable.
 LOOPY_PREFIX = "loopy-"
+# Their names, here so that listing them needs no loopy (a test checks they are the model's).
+LOOPY_BUILTINS = ("loopy-matmul", "loopy-dg", "loopy-fd")
 # The define that picks one loopy program of a joined spec: how a spec built from loopy
 # programs (a built-in or a user's loopy space file) is told from others.
 LOOPY_CONFIG_DEFINE = "PERFPORT_LOOPY_CONFIG"
@@ -81,7 +83,8 @@ def builtin(name: str) -> KernelSpec:
                 "one device tunes it (pip install 'perfport[model]')"
             ) from None
         raise SpecError(
-            f"no built-in kernel {name!r}; built-ins: {', '.join(BUILTINS)} (or give a spec file path)"
+            f"no built-in kernel {name!r}; built-ins: {', '.join(BUILTINS)}; loopy kernels "
+            f"(perfport tune only): {', '.join(LOOPY_BUILTINS)} (or give a spec file path)"
         ) from None
     return with_work(make())
 
