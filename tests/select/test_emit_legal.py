@@ -231,7 +231,7 @@ def _matmul_store(path: Path, source: str | None) -> None:
                         compute_units=8, max_work_group_size=256, max_work_item_sizes=(256, 256, 64),
                         local_mem_bytes=65536, global_mem_bytes=1 << 30)  # fmt: skip
     configs = [{"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": r, "wg_cols": r}
-               for r in (4, 8)]  # fmt: skip
+               for r in (8, 16)]  # fmt: skip
     with Store(path) as store:
         for size, times in ((64, (1.0, 2.0)), (128, (2.0, 1.0))):
             full = spec.problem.merged({"M": size, "N": size, "K": size})
@@ -334,3 +334,22 @@ def expected_choice(bundle, legality: Legality, problem: dict[str, float]) -> in
         return legal_choice(bundle, legality, problem).index
     except SelectError:
         return -1
+
+
+def test_predict_and_a_dispatcher_take_no_rules_a_fit_did_not(tmp_path, capsys):
+    # select predict checked the built-in matmul's rules on a bundle whose fit said the
+    # data's matmul had other source (legal: false, a fallback) while selector.c checked none.
+    pytest.importorskip("sklearn", reason="scikit-learn (the models extra)")
+    from perfport.cli import main
+    from perfport.select import fit_bundle, from_store
+    from perfport.select.dispatch import bundle_spec
+
+    _matmul_store(tmp_path / "own.db", builtin_source() + "// my own\n")
+    bundle = fit_bundle(from_store(tmp_path / "own.db"), 2, tmp_path / "own")
+    with pytest.raises(SelectError, match=r"other source than the built-in.*give the kernel"):
+        bundle_spec(bundle)
+    problem = ["K=494587", "M=1099511627776", "N=3363104", "trans_a=0", "trans_b=0"]
+    argv = ["select", "predict", "--bundle", str(tmp_path / "own"), "--json", "--problem"]
+    assert main([*argv, *problem]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["legal"] is None and "give --spec FILE" in out.err

@@ -43,7 +43,7 @@ from perfport.devices import (
 )
 from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
-from perfport.select.bundle import SPEC_FILE, Bundle, load_bundle
+from perfport.select.bundle import RULES_FROM, SPEC_FILE, Bundle, load_bundle
 from perfport.select.errors import SelectError
 from perfport.select.legality import LegalChoice, Legality, legal_choice
 from perfport.select.problem_values import typed_values
@@ -323,10 +323,19 @@ class Dispatcher:
 def bundle_spec(bundle: Bundle, spec: KernelSpec | str | Path | None = None) -> KernelSpec:
     """The kernel a bundle's configurations launch: ``spec`` where given, else the TOML or
     YAML spec file recorded at fit time (a hint: used only where it still loads a kernel of the
-    bundle's name), else the built-in the bundle names. Its configurations are checked against it."""
+    bundle's name), else the built-in the bundle names, unless its fit found the data's kernel
+    is not that built-in (``metadata.rules_from``: none (...)). Its configurations are checked
+    against it."""
     where = f"(bundle {bundle.path})"
     if spec is None:
         spec = _recorded_spec(bundle)
+    rules_from = str(bundle.metadata.get(RULES_FROM, ""))
+    if spec is None and rules_from.startswith("none ("):  # the fit knew it is no built-in
+        raise SelectError(
+            f"the bundle's kernel is not the built-in {bundle.kernel}: {rules_from[6:-1]} "
+            f"{where}; give the kernel's spec file: Dispatcher({str(bundle.path)!r}, "
+            "spec='FILE.toml'), or --spec FILE.toml"
+        )
     try:
         resolved = resolve_kernel(spec if spec is not None else bundle.kernel)
     except SpecError as exc:
