@@ -391,3 +391,17 @@ def test_fit_with_no_numeric_problem_value_is_one_line(tmp_path):
     with pytest.raises(SelectError, match="no problem feature"):
         fit_selector(table, np.array([0, 1]), "decision_tree_a")
     assert not (tmp_path / "b").exists()
+
+
+def test_select_predict_refuses_a_problem_a_dispatcher_refuses(tmp_path, capsys):
+    # M=0 leaves lhs no elements: Dispatcher.choose refused it, select predict said legal.
+    from perfport.cli import main
+
+    out, _ = write(tmp_path)
+    values = ["N=8", "K=8", "batch=1", "trans_a=0", "trans_b=0"]
+    argv = ["select", "predict", "--bundle", str(out), "--json", "--problem", *values]
+    assert main([*argv, "M=4"]) == 0
+    assert json.loads(capsys.readouterr().out)["legal"] is True
+    assert main([*argv, "M=0"]) == 2
+    err = capsys.readouterr().err
+    assert "would have 0 elements" in err and len(err.strip().splitlines()) == 1

@@ -282,19 +282,7 @@ class Dispatcher:
         return self._builds[defines]
 
     def _array_sizes(self, env: Mapping[str, Any]) -> list[tuple[ArrayArg, np.dtype, int]]:
-        """Each array argument's element type and size at ``env``; a SelectError where one
-        would have no elements."""
-        spec, out = self.spec, []
-        for a in spec.args:
-            if not isinstance(a, ArrayArg):
-                continue
-            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
-            size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
-            if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
-                raise SelectError(f"at this problem {a.name} would have {size} elements; give "
-                                  "sizes that leave every array at least one")  # fmt: skip
-            out.append((a, dtype, size))
-        return out
+        return array_sizes(self.spec, env)
 
     def _host_arrays(
         self, env: Mapping[str, Any], inputs: Mapping[str, np.ndarray]
@@ -318,6 +306,22 @@ class Dispatcher:
                 raise SelectError(f"{a.name} has {array.size} elements; this problem needs {size}")
             out[a.name] = array
         return out
+
+
+def array_sizes(spec: KernelSpec, env: Mapping[str, Any]) -> list[tuple[ArrayArg, np.dtype, int]]:
+    """Each array argument's element type and size at ``env``; a SelectError where one would
+    have no elements."""
+    out = []
+    for a in spec.args:
+        if not isinstance(a, ArrayArg):
+            continue
+        dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+        size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
+        if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
+            raise SelectError(f"at this problem {a.name} would have {size} elements; give "
+                              "sizes that leave every array at least one")  # fmt: skip
+        out.append((a, dtype, size))
+    return out
 
 
 def bundle_spec(bundle: Bundle, spec: KernelSpec | str | Path | None = None) -> KernelSpec:
