@@ -377,3 +377,31 @@ def test_a_size_too_large_for_a_double_is_one_line(tmp_path):
     problem = {"M": 10**400, "N": 1, "K": 1, "batch": 1, "trans_a": 0, "trans_b": 0}
     with pytest.raises(SelectError, match=r"M=1000.*\.\.\. is not finite"):
         load_bundle(out).choose(problem)
+
+
+def test_fit_with_no_numeric_problem_value_is_one_line(tmp_path):
+    # A Kernel Tuner cache whose only problem value is the string problem_size "4096x4096":
+    # scikit-learn's "Found array with 0 feature(s)" came out as a traceback.
+    from perfport.select import PerfTable, fit_bundle, fit_selector
+
+    table = PerfTable((), np.zeros((1, 0)), ("WG",), ((8,), (16,)), np.array([[1.0, 2.0]]),
+                      "dev", "gemm", fixed={"problem_size": "4096x4096"})  # fmt: skip
+    with pytest.raises(SelectError, match=r"no numeric value.*problem_size='4096x4096'"):
+        fit_bundle(table, 2, tmp_path / "b")
+    with pytest.raises(SelectError, match="no problem feature"):
+        fit_selector(table, np.array([0, 1]), "decision_tree_a")
+    assert not (tmp_path / "b").exists()
+
+
+def test_select_predict_refuses_a_problem_a_dispatcher_refuses(tmp_path, capsys):
+    # M=0 leaves lhs no elements: Dispatcher.choose refused it, select predict said legal.
+    from perfport.cli import main
+
+    out, _ = write(tmp_path)
+    values = ["N=8", "K=8", "batch=1", "trans_a=0", "trans_b=0"]
+    argv = ["select", "predict", "--bundle", str(out), "--json", "--problem", *values]
+    assert main([*argv, "M=4"]) == 0
+    assert json.loads(capsys.readouterr().out)["legal"] is True
+    assert main([*argv, "M=0"]) == 2
+    err = capsys.readouterr().err
+    assert "would have 0 elements" in err and len(err.strip().splitlines()) == 1

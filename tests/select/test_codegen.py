@@ -270,3 +270,21 @@ def test_a_feature_with_fractional_values_is_a_double_in_c(tmp_path):
     probes = np.concatenate([rows, np.column_stack([rng.random(200), rng.integers(1, 512, 200)])])
     got = [dll.k_select(float(a), int(n)) for a, n in probes]
     np.testing.assert_array_equal(got, model.predict(probes))
+
+
+def test_python_compares_large_ints_as_the_model_does(tmp_path):
+    """Past 2**53 the model sees float64(n): the generated Python rounds n alike, so n just
+    above a cutoff that rounds down to it answers as the model does."""
+    from perfport.select.deploy import fit_bundle
+    from perfport.select.table import PerfTable
+
+    ns = [2**53 + 1, 2**53 + 3, 2**53 + 5, 2**53 + 7, 2**54 + 2, 2**54 + 6, 2**55, 2**60, 2**62]
+    times = np.array([[1.0, 2.0] if i % 2 else [2.0, 1.0] for i in range(len(ns))])
+    table = PerfTable(("n",), np.array([[float(n)] for n in ns]), ("wg",), ((64,), (128,)),
+                      times, kernel="big")  # fmt: skip
+    bundle = fit_bundle(table, 2, tmp_path / "b", classifier="decision_tree_a")
+    module = types.ModuleType("generated_selector")
+    exec(compile((tmp_path / "b" / "selector.py").read_text(), "selector.py", "exec"),
+         module.__dict__)  # fmt: skip
+    probes = sorted({n + d for n in ns for d in range(-600, 601, 7)} | {27021598837964801})
+    assert [module.select(n=n) for n in probes] == [bundle.choose({"n": n}) for n in probes]

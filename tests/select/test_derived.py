@@ -177,3 +177,26 @@ def test_generic_defaults_for_other_problems():
     texts = [d.text for d in default_derived(("x", "y", "z", "flag"), rows)]
     assert texts[:3] == ["y*z", "x*z", "x*y"]
     assert "flag%16" not in texts and "x%16" in texts
+
+
+@needs_gcc
+def test_c_divisibility_of_fractional_doubles_matches_numpy(tmp_path):
+    """A double input's divisibility is numpy's np.mod(x, d) == 0: 16.5 is no multiple of 16
+    (C once truncated it to 16), values past the range of long included."""
+    from perfport.select.deploy import fit_bundle
+    from perfport.select.table import PerfTable
+
+    v = [0.5, 1.5, 3, 5, 7, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 80, 81, 95, 96]
+    times = np.array([[2.0, 1.0] if x % 16 == 0 else [1.0, 2.0] for x in v])
+    table = PerfTable(
+        ("scale",), np.array([[x] for x in v], float), ("wg",), ((64,), (128,)), times, kernel="rd"
+    )
+    bundle = fit_bundle(table, 2, tmp_path / "b", classifier="decision_tree_a_derived")
+    dll = compile_shared(tmp_path / "b" / "selector.c", tmp_path / "libselector.so")
+    dll.rd_select.argtypes = [ctypes.c_double]
+    dll.rd_select.restype = ctypes.c_int
+    probes = [16.5, 32.25, 64.5, 0.5, -16.5, -16.0, 16.0, 48.0, 2.0**70, 2.0**70 + 2.0**20]
+    probes += [1e300, -(2.0**64), 2.0**63 - 1024, 2.0**63 + 16]
+    got = [dll.rd_select(x) for x in probes]
+    assert got == [bundle.choose({"scale": x}) for x in probes]
+    assert got[:7] == [0, 0, 0, 0, 0, 1, 1]

@@ -231,7 +231,7 @@ def _matmul_store(path: Path, source: str | None) -> None:
                         compute_units=8, max_work_group_size=256, max_work_item_sizes=(256, 256, 64),
                         local_mem_bytes=65536, global_mem_bytes=1 << 30)  # fmt: skip
     configs = [{"row_tile": 1, "acc_tile": 1, "col_tile": 1, "wg_rows": r, "wg_cols": r}
-               for r in (4, 8)]  # fmt: skip
+               for r in (8, 16)]  # fmt: skip
     with Store(path) as store:
         for size, times in ((64, (1.0, 2.0)), (128, (2.0, 1.0))):
             full = spec.problem.merged({"M": size, "N": size, "K": size})
@@ -271,3 +271,85 @@ def test_fit_says_whose_rules_it_checked_and_not_a_built_in_for_other_source(tmp
         bundle = fit_bundle(table, 2, tmp_path / "own")
         assert bundle.unchecked_rules == (UNKNOWN_SPEC,)
         assert bundle.metadata["rules_from"].startswith("none (the data's matmul has other source")
+
+
+@needs_gcc
+def test_a_derived_value_read_twice_by_one_rule(tmp_path):
+    """Each occurrence of a derived value is its own code: the Python once renamed a shared
+    call twice (``_pp__pp_ceil_div``) and raised NameError."""
+    spec = KernelSpec(
+        name="dk", source="__kernel void dk() {}", entry="dk",
+        params=[Param("ITEMS", (1, 4))], global_size=["n"], local_size=["1"],
+        problem={"n": 64}, restrictions=["(c if n > 0 else -c) >= 1"],
+        derived={"c": "ceil_div(n, ITEMS)"},
+    )  # fmt: skip
+    out = tmp_path / "dk"
+    write_bundle(out, "dk", ("ITEMS",), [{"ITEMS": 1}, {"ITEMS": 4}], ("n",),
+                 SelectorTree.constant(("n",), 1), spec=spec)  # fmt: skip
+    bundle, legality, module = load_bundle(out), Legality(spec), python_selector(out)
+    dll = compile_shared(out / "selector.c", out / "libselector.so")
+    dll.dk_legal.argtypes = [ctypes.c_int, ctypes.c_long]
+    dll.dk_select_legal.argtypes = [ctypes.c_long]
+    for n in (1000, 3, 1, 0, -1, -5):
+        for j, config in enumerate(bundle.configs):
+            holds = not legality.reason(config, {"n": n})
+            assert module.legal(j, n=n) is holds and dll.dk_legal(j, n) == holds, (j, n)
+        want = expected_choice(bundle, legality, {"n": n})
+        assert module.select_legal(n=n) == dll.dk_select_legal(n) == want, n
+
+
+@needs_gcc
+def test_inputs_may_take_the_names_of_the_generated_codes_locals(tmp_path):
+    """Problem values named like the generated functions' locals, arguments and the Python's
+    globals and builtins work in both selectors; names that cannot are refused in one line."""
+    names = ("index", "order", "pick", "i", "_other", "len", "CONFIGS", "select", "problem", "j")
+    spec = KernelSpec(
+        name="toy", source="__kernel void toy() {}", entry="toy",
+        params=[Param("WG", (1, 8))], global_size=["len"], local_size=["WG"],
+        problem=dict.fromkeys(names, 8),
+        restrictions=["index + order + pick + i + _other >= CONFIGS - select * problem * j"],
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    rows = rng.integers(-20, 20, (200, len(names)))
+    model = tree_module.DecisionTreeClassifier(max_depth=4, random_state=0)
+    tree = SelectorTree.from_sklearn(model.fit(rows, rng.integers(0, 2, 200)), names)
+    out = tmp_path / "b"
+    write_bundle(out, "toy", ("WG",), [{"WG": 1}, {"WG": 8}], names, tree, spec=spec)
+    bundle, legality, module = load_bundle(out), Legality(spec), python_selector(out)
+    dll = compile_shared(out / "selector.c", out / "libselector.so")
+    dll.toy_select_legal.argtypes = [ctypes.c_long] * len(names)
+    for row in rng.integers(-20, 20, (100, len(names))):
+        problem = dict(zip(names, (int(x) for x in row), strict=True))
+        want = expected_choice(bundle, legality, problem)
+        assert module.select_legal(**problem) == dll.toy_select_legal(*problem.values()) == want
+        assert module.legal(1, **problem) is not legality.reason(bundle.configs[1], problem)
+    for bad in ("NAN", "M_PI", "floor", "perfport_err", "_pp_x", "toy_select"):
+        with pytest.raises(SelectError, match=f"problem value '{bad}' is a name"):
+            write_bundle(tmp_path / bad, "toy", ("WG",), [{"WG": 1}], (bad,),
+                         SelectorTree.constant((bad,)))  # fmt: skip
+
+
+def expected_choice(bundle, legality: Legality, problem: dict[str, float]) -> int:
+    try:
+        return legal_choice(bundle, legality, problem).index
+    except SelectError:
+        return -1
+
+
+def test_predict_and_a_dispatcher_take_no_rules_a_fit_did_not(tmp_path, capsys):
+    # select predict checked the built-in matmul's rules on a bundle whose fit said the
+    # data's matmul had other source (legal: false, a fallback) while selector.c checked none.
+    pytest.importorskip("sklearn", reason="scikit-learn (the models extra)")
+    from perfport.cli import main
+    from perfport.select import fit_bundle, from_store
+    from perfport.select.dispatch import bundle_spec
+
+    _matmul_store(tmp_path / "own.db", builtin_source() + "// my own\n")
+    bundle = fit_bundle(from_store(tmp_path / "own.db"), 2, tmp_path / "own")
+    with pytest.raises(SelectError, match=r"other source than the built-in.*give the kernel"):
+        bundle_spec(bundle)
+    problem = ["K=494587", "M=1099511627776", "N=3363104", "trans_a=0", "trans_b=0"]
+    argv = ["select", "predict", "--bundle", str(tmp_path / "own"), "--json", "--problem"]
+    assert main([*argv, *problem]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["legal"] is None and "give --spec FILE" in out.err

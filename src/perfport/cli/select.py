@@ -326,6 +326,9 @@ def _legality(bundle: Any, problem: dict[str, Any], spec: Any) -> dict[str, Any]
     """Whether the pick may launch at ``problem`` (in ``spec``'s types) under the kernel's
     restrictions (no device: its limits are not known here), and the shipped configuration
     launched instead where not. ``legal`` is None where the kernel's spec is unknown."""
+    from perfport._core import SpecError
+    from perfport.select.dispatch import array_sizes
+    from perfport.select.errors import SelectError
     from perfport.select.legality import Legality, legal_choice
     from perfport.tune.checks import resolve_problem
 
@@ -338,6 +341,10 @@ def _legality(bundle: Any, problem: dict[str, Any], spec: Any) -> dict[str, Any]
         print(f"perfport: not checked against the kernel's restrictions: {exc}", file=sys.stderr)
         return unknown
     choice = legal_choice(bundle, Legality(spec), full)
+    try:  # what a Dispatcher refuses (an array of n=-5 elements), predict refuses too
+        array_sizes(spec, spec.env(bundle.configs[choice.index], full))
+    except SpecError as exc:
+        raise SelectError(str(exc)) from None
     fallback = (
         {"index": choice.index, "config": dict(bundle.configs[choice.index])}
         if choice.fell_back

@@ -208,6 +208,8 @@ class Selector(Estimator):
         y = np.asarray(labels, dtype=np.intp)
         if x.ndim != 2 or len(x) != len(y):
             raise SelectError(f"features {x.shape} and labels {y.shape} do not match")
+        if x.shape[1] == 0:
+            raise SelectError("no problem feature to learn from; give at least one number")
         if times is not None:
             times = np.asarray(times, dtype=np.float64)
             if times.ndim != 2 or len(times) != len(y):

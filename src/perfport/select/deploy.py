@@ -45,6 +45,12 @@ def fit_bundle(
     classifier = member(Classifier, classifier, "classifier")
     normalisation = member(Normalisation, normalisation, "normalisation")
     pruning = member(Pruning, pruning, "pruning")
+    if not table.problem_names:  # a selector needs a number to read
+        shown = ", ".join(f"{n}={v!r}" for n, v in table.fixed.items()) or "none"
+        raise SelectError(
+            f"the problems have no numeric value for a selector to read (problem values: "
+            f"{shown}); measure problems with numeric sizes (M=512, not a string)"
+        )
     if not 1 <= k <= table.n_configs:
         raise SelectError(f"k = {k}: choose 1 to {table.n_configs} of the table's configurations")
     if not classifier.is_tree:

@@ -43,7 +43,7 @@ from perfport.devices import (
 )
 from perfport.kernels import resolve_kernel
 from perfport.measure.data import scalar_value
-from perfport.select.bundle import SPEC_FILE, Bundle, load_bundle
+from perfport.select.bundle import RULES_FROM, SPEC_FILE, Bundle, load_bundle
 from perfport.select.errors import SelectError
 from perfport.select.legality import LegalChoice, Legality, legal_choice
 from perfport.select.problem_values import typed_values
@@ -282,19 +282,7 @@ class Dispatcher:
         return self._builds[defines]
 
     def _array_sizes(self, env: Mapping[str, Any]) -> list[tuple[ArrayArg, np.dtype, int]]:
-        """Each array argument's element type and size at ``env``; a SelectError where one
-        would have no elements."""
-        spec, out = self.spec, []
-        for a in spec.args:
-            if not isinstance(a, ArrayArg):
-                continue
-            dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
-            size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
-            if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
-                raise SelectError(f"at this problem {a.name} would have {size} elements; give "
-                                  "sizes that leave every array at least one")  # fmt: skip
-            out.append((a, dtype, size))
-        return out
+        return array_sizes(self.spec, env)
 
     def _host_arrays(
         self, env: Mapping[str, Any], inputs: Mapping[str, np.ndarray]
@@ -320,13 +308,38 @@ class Dispatcher:
         return out
 
 
+def array_sizes(spec: KernelSpec, env: Mapping[str, Any]) -> list[tuple[ArrayArg, np.dtype, int]]:
+    """Each array argument's element type and size at ``env``; a SelectError where one would
+    have no elements."""
+    out = []
+    for a in spec.args:
+        if not isinstance(a, ArrayArg):
+            continue
+        dtype = numpy_dtype(Expr(a.dtype, spec.name).value(env))
+        size = math.prod(int(Expr(s, f"argument {a.name}").value(env)) for s in a.shape)
+        if size < 1:  # a device buffer of 0 or fewer elements fails deep in the driver
+            raise SelectError(f"at this problem {a.name} would have {size} elements; give "
+                              "sizes that leave every array at least one")  # fmt: skip
+        out.append((a, dtype, size))
+    return out
+
+
 def bundle_spec(bundle: Bundle, spec: KernelSpec | str | Path | None = None) -> KernelSpec:
     """The kernel a bundle's configurations launch: ``spec`` where given, else the TOML or
     YAML spec file recorded at fit time (a hint: used only where it still loads a kernel of the
-    bundle's name), else the built-in the bundle names. Its configurations are checked against it."""
+    bundle's name), else the built-in the bundle names, unless its fit found the data's kernel
+    is not that built-in (``metadata.rules_from``: none (...)). Its configurations are checked
+    against it."""
     where = f"(bundle {bundle.path})"
     if spec is None:
         spec = _recorded_spec(bundle)
+    rules_from = str(bundle.metadata.get(RULES_FROM, ""))
+    if spec is None and rules_from.startswith("none ("):  # the fit knew it is no built-in
+        raise SelectError(
+            f"the bundle's kernel is not the built-in {bundle.kernel}: {rules_from[6:-1]} "
+            f"{where}; give the kernel's spec file: Dispatcher({str(bundle.path)!r}, "
+            "spec='FILE.toml'), or --spec FILE.toml"
+        )
     try:
         resolved = resolve_kernel(spec if spec is not None else bundle.kernel)
     except SpecError as exc:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -354,6 +354,7 @@ def legal_functions(
 ) -> tuple[str, str]:
     """The helpers with ``NAME_legal`` and ``NAME_select_legal`` (C source), and whether
     <math.h> is needed ("#include <math.h>\\n" or "")."""
+    index = legal_index_name(inputs)
     c = _C(inputs)
     cases = []
     for i, config in enumerate(rules.configs):
@@ -365,12 +366,13 @@ def legal_functions(
     unused = "".join(f"    (void){f};\n" for f in inputs)
     order = ", ".join(str(j) for j in rules.order)
     helpers = "".join(HELPERS[h][0] + "\n\n" for h in HELPERS if h in c.used)
-    source = f"""{helpers}int {name}_legal(int index{", " if args else ""}{args})
+    # Locals carry the perfport_ prefix, which no input may take: any other name works.
+    source = f"""{helpers}int {name}_legal(int {index}{", " if args else ""}{args})
 {{
     int perfport_err = 0;
 {unused}    (void)perfport_err;
-    if (index < 0 || index >= {name.upper()}_NUM_CONFIGS) return 0;
-    switch (index) {{
+    if ({index} < 0 || {index} >= {name.upper()}_NUM_CONFIGS) return 0;
+    switch ({index}) {{
 {"".join(cases)}    default:
         return 1;
     }}
@@ -378,12 +380,15 @@ def legal_functions(
 
 int {name}_select_legal({args or "void"})
 {{
-    static const int order[{name.upper()}_NUM_CONFIGS] = {{{order}}};
-    int pick = {name}_select({call});
-    int i;
-    if ({name}_legal(pick{", " if call else ""}{call})) return pick;
-    for (i = 0; i < {name.upper()}_NUM_CONFIGS; i++) {{
-        if (order[i] != pick && {name}_legal(order[i]{", " if call else ""}{call})) return order[i];
+    static const int perfport_order[{name.upper()}_NUM_CONFIGS] = {{{order}}};
+    int perfport_pick = {name}_select({call});
+    int perfport_i;
+    if ({name}_legal(perfport_pick{", " if call else ""}{call})) return perfport_pick;
+    for (perfport_i = 0; perfport_i < {name.upper()}_NUM_CONFIGS; perfport_i++) {{
+        int perfport_j = perfport_order[perfport_i];
+        if (perfport_j != perfport_pick && {name}_legal(perfport_j{", " if call else ""}{call})) {{
+            return perfport_j;
+        }}
     }}
     return -1;
 }}
@@ -394,6 +399,11 @@ int {name}_select_legal({args or "void"})
         else ""
     )
     return source, math_h
+
+
+def legal_index_name(inputs: Iterable[str]) -> str:
+    """NAME_legal's first argument: ``index``, unless an input takes that name."""
+    return "perfport_index" if "index" in inputs else "index"
 
 
 def unchecked_comment(unchecked: Sequence[str], prefix: str) -> str:

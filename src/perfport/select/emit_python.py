@@ -16,7 +16,14 @@ from perfport.select.emit_c import check_configs
 from perfport.select.emit_c_rules import unchecked_comment
 from perfport.select.emit_rules import FAIL, Check, LegalRules, unknown_rules
 from perfport.select.errors import SelectError
-from perfport.select.tree import Node, SelectorTree, comment_safe, fold, used_derived
+from perfport.select.tree import (
+    Node,
+    SelectorTree,
+    comment_safe,
+    fold,
+    tested_features,
+    used_derived,
+)
 
 _MAX_PY_DEPTH = 90  # Python's parser refuses about 100 nested blocks
 
@@ -29,8 +36,8 @@ def generate_python(
     rules: LegalRules | None = None,
 ) -> str:
     """A standalone module: ``select(**problem) -> int`` (the index into ``CONFIGS``; problem
-    values that are not features are ignored) and ``config(**problem) -> dict``. Comparisons
-    use double cutoffs, exact for every finite int or float input. ``legal(index, **problem)``
+    values that are not features are ignored) and ``config(**problem) -> dict``. Each input is
+    compared as the float64 the model saw, against double cutoffs exact for every float. ``legal(index, **problem)``
     and ``select_legal(**problem)`` check ``rules`` (as C-checked: the same rules unchecked;
     None: the kernel's spec is unknown)."""
     # A bundle ships C and Python side by side, so the configurations must be valid C values too.
@@ -42,12 +49,12 @@ def generate_python(
     about = comment_safe(title)
     folded = fold(tree, integer=False)
     rows = "".join(f"    {dict((p, c[p]) for p in param_names)!r},\n" for c in configs)
-    args = ["*", *(f"{f}: float" for f in tree.features), "**_other: object"]
+    args = ["*", *(f"{f}: float" for f in tree.features), "**_pp_other: object"]
     signature = f"select({', '.join(args)}) -> int:"
     if len(signature) > 96:  # one argument per line, as a formatter would
         signature = "select(\n" + "".join(f"    {a},\n" for a in args) + ") -> int:"
     rules = rules or unknown_rules(len(configs))
-    legal_args = ["index: int", "/", *args]
+    legal_args = ["_pp_index: int", "/", *args]
     legal_signature = f"legal({', '.join(legal_args)}) -> bool:"
     if len(legal_signature) > 96:
         legal_signature = "legal(\n" + "".join(f"    {a},\n" for a in legal_args) + ") -> bool:"
@@ -85,8 +92,8 @@ def config(**problem: float) -> dict[str, object]:
 
 def {legal_signature}
     """Whether CONFIGS[index] keeps the kernel's rules at this problem."""
-    if not 0 <= index < len(CONFIGS):
-        raise IndexError(f"no configuration {{index}}; give 0 to {{len(CONFIGS) - 1}}")
+    if not 0 <= _pp_index < _pp_len(_pp_CONFIGS):
+        raise _pp_IndexError(f"no configuration {{_pp_index}}; give 0 to {{_pp_len(_pp_CONFIGS) - 1}}")
 {_py_legal(rules)}
 
 def select_legal(**problem: float) -> int:
@@ -99,14 +106,15 @@ def select_legal(**problem: float) -> int:
 
 
 def _py_derived(tree: SelectorTree, folded: Node) -> str:
-    """Derived features as Python: products of floats, divisibility of the float value."""
-    lines = []
+    """Each tested input as the float the model saw (an int past 2**53 rounds, as in numpy),
+    then derived features: products of floats, divisibility of the float value."""
+    lines = [f"    {f} = _pp_float({f})\n" for f in tree.features if f in tested_features(folded)]
     for d in used_derived(tree, folded):
         if d.kind is DerivedKind.PRODUCT:
-            lines.append(f"    {d.name} = {' * '.join(f'float({i})' for i in d.inputs)}\n")
+            lines.append(f"    {d.name} = {' * '.join(f'_pp_float({i})' for i in d.inputs)}\n")
         else:
             lines.append(
-                f"    {d.name} = 1.0 if float({d.inputs[0]}) % {float(d.divisor)!r} == 0.0 else 0.0\n"
+                f"    {d.name} = 1.0 if _pp_float({d.inputs[0]}) % {float(d.divisor)!r} == 0.0 else 0.0\n"
             )
     return "".join(lines)
 
@@ -163,6 +171,10 @@ _pp_min, _pp_max, _pp_abs = min, max, abs
 _pp_ceil, _pp_floor = _pp_math.ceil, _pp_math.floor
 _pp_sqrt, _pp_log2 = _pp_math.sqrt, _pp_math.log2
 _pp_nan = float("nan")
+# The functions' inputs may take any other name (len, CONFIGS): they read only _pp_ names.
+_pp_float, _pp_bool, _pp_len, _pp_IndexError = float, bool, len, IndexError
+_pp_ERRORS = (ArithmeticError, ValueError, TypeError)
+_pp_CONFIGS = CONFIGS
 """
 
 
@@ -171,18 +183,18 @@ def _py_legal(rules: LegalRules) -> str:
     lines = ["    try:\n"]
     for i, config in enumerate(rules.configs):
         if config.never:
-            lines.append(f"        if index == {i}:  # never: {_one_line(config.never)}\n")
+            lines.append(f"        if _pp_index == {i}:  # never: {_one_line(config.never)}\n")
             lines.append("            return False\n")
         elif config.checks:
             tests = " and ".join(_py_check(k) for k in config.checks)
-            lines.append(f"        if index == {i}:\n            return {tests}\n")
-    lines.append("    except (ArithmeticError, ValueError, TypeError):\n        return False\n")
+            lines.append(f"        if _pp_index == {i}:\n            return {tests}\n")
+    lines.append("    except _pp_ERRORS:\n        return False\n")
     return ("".join(lines) if len(lines) > 2 else "") + "    return True\n"
 
 
 def _py_check(check: Check) -> str:
     code = ast.unparse(_PythonNames().visit(copy.deepcopy(check.node)))
-    return f"bool({code})" if check.truth else f"_pp_ok({code})"
+    return f"_pp_bool({code})" if check.truth else f"_pp_ok({code})"
 
 
 def _doc_safe(text: str) -> str:

@@ -14,6 +14,7 @@ configuration is illegal at that problem.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -201,7 +202,9 @@ class _Partial:
             except ExpressionError:
                 return fail_node()
         if isinstance(node, ast.Name):
-            return self.residual.get(node.id, ast.Name(id=node.id, ctx=ast.Load()))
+            if node.id in self.residual:  # a copy per occurrence: emitters rewrite in place
+                return copy.deepcopy(self.residual[node.id])
+            return ast.Name(id=node.id, ctx=ast.Load())
         if isinstance(node, ast.BoolOp):
             return self._bool(node)
         if isinstance(node, ast.IfExp):
