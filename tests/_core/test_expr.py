@@ -185,3 +185,24 @@ def test_vector_and_scalar_evaluation_give_pythons_results():
 )
 def test_the_cases_numpy_got_wrong(text):
     _check_against_python(text)
+
+
+def test_powers_grow_only_where_they_can():
+    """Every power with an exponent past 256 was refused, 0 ** 512 and 1.5 ** 300 too, and
+    the message named no fix."""
+    for text, env in [("0 ** by == 0", {"by": 512}), ("1 ** by", {"by": 10**6}),
+                      ("1.5 ** 300 > bx", {"bx": 4}), ("2.0 ** by > 1", {"by": 300}),
+                      ("2 ** -by < 1", {"by": 300}), ("(-1) ** by", {"by": 301})]:  # fmt: skip
+        vector = Expr(text).vector({k: np.array([v]) for k, v in env.items()}, strict=True)
+        assert Expr(text).value(env) == eval(text, {}, env) == vector[0], text
+    for mode in ("value", "vector"):
+        with pytest.raises(
+            ExpressionError, match=r"exponent is above 256 \(300\); .* 2\.0 \*\* 300"
+        ):
+            e = Expr("2 ** by > bx", "restriction")
+            e.value({"by": 300, "bx": 1}) if mode == "value" else e.vector(
+                {"by": np.array([300]), "bx": 1}
+            )
+        with pytest.raises(ExpressionError, match=r"out of range|overflow"):  # as Python's
+            e = Expr("1.5 ** by > 0", "restriction")
+            e.value({"by": 3000}) if mode == "value" else e.vector({"by": np.array([3000])})

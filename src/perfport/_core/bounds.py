@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_BITS = 4096  # integers: no size, count or footprint needs more (1e1233)
+MAX_EXPONENT = 256  # of an integer power: 2**256 is past any size; a float's may be larger
 MAX_ITEMS = 1_000_000  # characters of a string, items of a list or tuple
 MAX_DEPTH = 100  # nesting of an expression: the evaluators recurse once per level
 
@@ -22,8 +23,8 @@ _SEQUENCE = (str, list, tuple)
 class CostError(ValueError):
     """An operation would build a value too large to be an input of a kernel."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(f"{what}; no kernel input is that large, simplify it")
+    def __init__(self, what: str, fix: str = "simplify it") -> None:
+        super().__init__(f"{what}; no kernel input is that large, {fix}")
 
 
 def check_depth(tree: ast.AST) -> None:
@@ -58,8 +59,15 @@ def check_result(value: Any) -> Any:
 
 
 def _check_power(base: Any, exponent: Any) -> None:
-    big = _is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1
-    if big and (base.bit_length() - 1) * exponent > MAX_BITS:
+    # Only an integer power grows: a float's overflows (an error), 0, 1 and -1 stay small.
+    if not (_is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1):
+        return
+    if exponent > MAX_EXPONENT:
+        raise CostError(
+            f"an integer power's exponent is above {MAX_EXPONENT} ({exponent})",
+            f"simplify it, or write a float power such as 2.0 ** {exponent}",
+        )
+    if (base.bit_length() - 1) * exponent > MAX_BITS:
         raise CostError(f"the power has more than {MAX_BITS} bits")
 
 

@@ -23,7 +23,7 @@ from perfport.model.errors import ModelError
 # A feature name inside a model expression: f_ then name characters and {...} groups.
 FEATURE_TOKEN = re.compile(r"(?<![A-Za-z0-9_])f_(?:[A-Za-z0-9_.:;<>=!]|\{[^{}]*\})+")
 _MAX_NODES = 2_000
-_MAX_EXPONENT = 256  # as feature conditions (_core.expr): a constant power past it overflows
+_MAX_EXPONENT = 256  # a constant power past it overflows (the formula is a float's)
 _PLACEHOLDER = "_feature_{}_"
 
 
