@@ -15,6 +15,7 @@ import numpy as np
 
 from perfport._core import Config, Expr, ExpressionError, Param, PerfportError, SpecError, value_key
 from perfport._core.containers import as_list
+from perfport._core.elementwise import truth
 from perfport._core.spec import restriction_text
 
 _BLOCK = 1 << 24  # grid points evaluated at once
@@ -214,13 +215,13 @@ class Space:
     ) -> np.ndarray:
         """Where ``c`` holds on a block: an expression on the whole grid at once; a function
         on each configuration still alive (``mask``), as a dict of the parameters' values.
-        An expression that divides by zero somewhere, or reads a derived value that does
-        (``unsafe``), is also taken one configuration at a time, by Python's rules, as it
-        would be at launch: numpy's 0 or inf would keep configurations that cannot run,
-        and a guard (``b != 0 and a % b == 0``) must protect as it does in Python."""
+        An expression that divides by zero somewhere it is reached, or reads a derived value
+        that does (``unsafe``), is also taken one configuration at a time, by Python's rules,
+        as it would be at launch: numpy's 0 or inf would keep configurations that cannot run.
+        A guard (``b != 0 and a % b == 0``) protects on the grid already."""
         if c.expr is not None and not c.expr.names & unsafe:
             try:
-                return np.asarray(c.expr.vector(env, strict=True), dtype=bool)
+                return np.asarray(truth(c.expr.vector(env, strict=True)), dtype=bool)
             except FloatingPointError:
                 pass
         out = np.zeros(mask.shape, dtype=bool)
