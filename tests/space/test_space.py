@@ -382,3 +382,17 @@ def test_a_guarded_division_is_evaluated_on_the_whole_grid():
     p2, p3 = np.meshgrid(range(40), range(40), indexing="ij")
     rest = int(np.count_nonzero(np.where(p3 != 0, p2 // np.maximum(p3, 1), p2) <= 20))
     assert len(space) == pairs * rest
+
+
+def test_strings_built_over_a_whole_space_are_bounded():
+    """A 300-byte T1 file ('a' * x + y == 'b', x near a million) ran 53 s: each string is
+    under the bound, the grid of them is not."""
+    params = [Param("x", tuple(range(999000, 999100))), Param("y", tuple(f"s{i}" for i in range(100)))]  # fmt: skip
+    from perfport._core import SpecError
+
+    start = time.perf_counter()
+    with pytest.raises(SpecError, match="over the whole space have more than 10000000 items"):
+        Space(params, ["'a' * x + y == 'b'"])
+    assert time.perf_counter() - start < 2
+    # A string per configuration, as restrictions write them, is still taken.
+    assert len(Space(params, ["y + '!' != 's1!'", "'a' * (x % 3) != 'aa'"])) == 99 * 67

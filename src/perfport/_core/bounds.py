@@ -9,13 +9,18 @@ input ends in a one-line ExpressionError within milliseconds instead of a stall 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 MAX_BITS = 4096  # integers: no size, count or footprint needs more (1e1233)
 MAX_EXPONENT = 256  # of an integer power: 2**256 is past any size; a float's may be larger
 MAX_ITEMS = 1_000_000  # characters of a string, items of a list or tuple
 MAX_DEPTH = 100  # nesting of an expression: the evaluators recurse once per level
+# Items of the strings and lists built while one space is enumerated (each at most MAX_ITEMS,
+# but a grid of them ran for a minute): tens of milliseconds of building.
+MAX_TOTAL_ITEMS = 10_000_000
 
 _SEQUENCE = (str, list, tuple)
 
@@ -25,6 +30,32 @@ class CostError(ValueError):
 
     def __init__(self, what: str, fix: str = "simplify it") -> None:
         super().__init__(f"{what}; no kernel input is that large, {fix}")
+
+
+# The items still to spend while a space is enumerated (None: no budget, one value at a time).
+_BUDGET: ContextVar[list[int] | None] = ContextVar("perfport_item_budget", default=None)
+
+
+@contextmanager
+def item_budget(limit: int = MAX_TOTAL_ITEMS) -> Iterator[None]:
+    """Within it, the strings and lists that operations build share ``limit`` items in all,
+    so a grid of a million large strings ends in a CostError instead of a stall."""
+    token = _BUDGET.set([limit])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend(value: Any) -> None:
+    budget = _BUDGET.get()
+    if budget is not None and isinstance(value, _SEQUENCE):
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            raise CostError(
+                f"the strings and lists it builds over the whole space have more than "
+                f"{MAX_TOTAL_ITEMS} items"
+            )
 
 
 def check_depth(tree: ast.AST) -> None:
@@ -121,6 +152,7 @@ def bounded(op_type: type, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
         result = op(left, right)
         if type(result) is float or (type(result) is int and result.bit_length() <= MAX_BITS):
             return result
+        _spend(result)
         return check_result(result)
 
     return apply

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Expr, ExpressionError, Param, PerfportError, SpecError, value_key
+from perfport._core.bounds import item_budget
 from perfport._core.containers import as_list
 from perfport._core.elementwise import truth
 from perfport._core.spec import restriction_text
@@ -106,7 +107,8 @@ class Space:
         self._shape = tuple(len(p.values) for p in self.params)
         _check_size(self._shape, MAX_CARTESIAN)
         self._values = [_as_array(p.values) for p in self.params]
-        self._legal, removed = self._enumerate()
+        with item_budget():  # the strings built over the whole grid are bounded in all
+            self._legal, removed = self._enumerate()
         self.report = PruningReport(
             cartesian=math.prod(self._shape),
             legal=len(self._legal),
