@@ -396,3 +396,27 @@ def test_strings_built_over_a_whole_space_are_bounded():
     assert time.perf_counter() - start < 2
     # A string per configuration, as restrictions write them, is still taken.
     assert len(Space(params, ["y + '!' != 's1!'", "'a' * (x % 3) != 'aa'"])) == 99 * 67
+
+
+def test_a_constraint_that_fails_only_where_earlier_ones_removed_is_not_taken_one_by_one():
+    """'p1 != 0' then 'p0 % p1 == 0' (the guard as its own restriction) went through the
+    2.5e6 configurations left one at a time, as did a power past the bounds at the last
+    values of a parameter: the minutes before its one-line error."""
+    from perfport._core import SpecError
+
+    params = [Param(f"p{i}", tuple(range(40))) for i in range(4)]
+    start = time.perf_counter()
+    space = Space(params, ["p1 != 0", "p0 % p1 == 0", "p3 > 0", "p0 < p1 < p2 // p3"])
+    a, b, c, d = np.ix_(*[np.arange(40)] * 4)
+    with np.errstate(divide="ignore"):  # where b or d is 0, the rules before it hold not
+        kept = (
+            (b != 0) & (a % np.maximum(b, 1) == 0) & (d > 0) & (a < b) & (b < c // np.maximum(d, 1))
+        )
+    assert len(space) == np.count_nonzero(kept)
+    big = [Param("p0", tuple(range(300))), Param("p1", tuple(range(40))), *params[2:]]
+    with pytest.raises(SpecError, match=r"'2 \*\* p0 > p1': an integer power's exponent is above"):
+        Space(big, ["2 ** p0 > p1"])
+    message = r"'p1 // \(p0 - 299\) < 9' fails for p0=299, p1=0: integer division or modulo"
+    with pytest.raises(SpecError, match=message):  # the first that fails, as one by one
+        Space(big, ["p1 // (p0 - 299) < 9"])
+    assert time.perf_counter() - start < 10  # a few seconds on a busy core
