@@ -61,6 +61,11 @@ def test_valid_spec_derives_defines_and_geometry():
         # both were raw TypeErrors ('NoneType' object is not iterable)
         ({"args": None}, r"^kernel k: args must be a list, \(\) for none, not None$"),
         ({"params": None}, r"^kernel k: params must be a list, \(\) for none, not None$"),
+        # a nested list read as the text "['wg > 2']", a non-empty list: always true
+        ({"restrictions": [["wg > 2"]]}, r"^kernel k: restrictions: restriction \['wg > 2'\] is"),
+        ({"restrictions": [None]}, "restriction None is a NoneType: give each as an expression"),
+        ({"restrictions": {"wg": "wg > 2"}}, "restrictions must be a list of expressions, not a"),
+        ({"restrictions": None}, r"^kernel k: restrictions must be a list, \(\) for none, not"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):

@@ -175,7 +175,11 @@ class KernelSpec:
         set_(self, "global_size", _as_exprs(self.global_size))
         set_(self, "local_size", _as_exprs(self.local_size))
         set_(self, "args", as_list(self.args, f"kernel {self.name}: args", SpecError))
-        set_(self, "restrictions", as_restrictions(self.restrictions))
+        set_(
+            self,
+            "restrictions",
+            as_restrictions(self.restrictions, f"kernel {self.name}: restrictions"),
+        )
         defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
         set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))
         derived = self.derived.items() if isinstance(self.derived, Mapping) else self.derived
