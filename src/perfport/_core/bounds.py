@@ -94,9 +94,10 @@ def _check_power(base: Any, exponent: Any) -> None:
     if not (_is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1):
         return
     if exponent > MAX_EXPONENT:
+        shown = f" ({exponent})" if exponent < 10**9 else ""
         raise CostError(
-            f"an integer power's exponent is above {MAX_EXPONENT} ({exponent})",
-            f"simplify it, or write a float power such as 2.0 ** {exponent}",
+            f"an integer power's exponent is above {MAX_EXPONENT}{shown}",
+            "simplify it, or write a float power, such as 2.0 ** 300 for 2 ** 300",
         )
     if (base.bit_length() - 1) * exponent > MAX_BITS:
         raise CostError(f"the power has more than {MAX_BITS} bits")
