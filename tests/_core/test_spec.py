@@ -66,6 +66,18 @@ def test_valid_spec_derives_defines_and_geometry():
         ({"restrictions": [None]}, "restriction None is a NoneType: give each as an expression"),
         ({"restrictions": {"wg": "wg > 2"}}, "restrictions must be a list of expressions, not a"),
         ({"restrictions": None}, r"^kernel k: restrictions must be a list, \(\) for none, not"),
+        # dtype 'float' read the launch parameter float: "unknown element type 2"
+        (
+            {
+                "params": (
+                    Param("wg", (1, 2), ParamKind.LAUNCH),
+                    Param("float", (1, 2), ParamKind.LAUNCH),
+                ),
+                "default": None,
+            },
+            "parameter 'float' has the name of an element type, which types such as dtype 'float'",
+        ),
+        ({"problem": {"n": 16, "int": 4}}, "problem value 'int' has the name of an element type"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):

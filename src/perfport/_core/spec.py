@@ -21,7 +21,7 @@ from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word, is_printable_name
 from perfport._core.metrics import Metrics
-from perfport._core.name_refusals import refused_names
+from perfport._core.name_refusals import check_type_names, refused_names
 from perfport._core.records import Config, Language, Problem, Value, _plain, same_value, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.signature import check_args
@@ -219,6 +219,7 @@ class KernelSpec:
         clash = set(names) & set(self.problem)
         if clash:
             raise SpecError(f"{what}: {sorted(clash)} are both parameters and problem values")
+        check_type_names(what, names, list(self.problem))
         if not 1 <= len(self.global_size) <= 3 or len(self.local_size) != len(self.global_size):
             raise SpecError(
                 f"{what}: global_size and local_size need the same number (1-3) of dimensions"
