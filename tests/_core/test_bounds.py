@@ -23,9 +23,9 @@ EXPRESSIONS = [
     "2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 * 2**200 > wg",
     "max(2**4000, 1) * 2**4000",
     "abs(" * 150 + "wg" + ")" * 150,
-    "wg ** 300",  # a constant exponent, refused when parsed
+    "wg ** 300",  # an integer power's exponent past 256
     "wg ** (wg * 5)",  # one known only when evaluated
-    "1.5 ** (wg * 5) > 0",
+    "1.5 ** (wg * 50) > 0",  # a float power past float's range (1.5 ** 320 is a float)
 ]
 
 VALUE_LISTS = [

@@ -61,6 +61,23 @@ def test_valid_spec_derives_defines_and_geometry():
         # both were raw TypeErrors ('NoneType' object is not iterable)
         ({"args": None}, r"^kernel k: args must be a list, \(\) for none, not None$"),
         ({"params": None}, r"^kernel k: params must be a list, \(\) for none, not None$"),
+        # a nested list read as the text "['wg > 2']", a non-empty list: always true
+        ({"restrictions": [["wg > 2"]]}, r"^kernel k: restrictions: restriction \['wg > 2'\] is"),
+        ({"restrictions": [None]}, "restriction None is a NoneType: give each as an expression"),
+        ({"restrictions": {"wg": "wg > 2"}}, "restrictions must be a list of expressions, not a"),
+        ({"restrictions": None}, r"^kernel k: restrictions must be a list, \(\) for none, not"),
+        # dtype 'float' read the launch parameter float: "unknown element type 2"
+        (
+            {
+                "params": (
+                    Param("wg", (1, 2), ParamKind.LAUNCH),
+                    Param("float", (1, 2), ParamKind.LAUNCH),
+                ),
+                "default": None,
+            },
+            "parameter 'float' has the name of an element type, which types such as dtype 'float'",
+        ),
+        ({"problem": {"n": 16, "int": 4}}, "problem value 'int' has the name of an element type"),
     ],
 )
 def test_invalid_specs_are_one_line_errors(overrides, message):

@@ -4,6 +4,7 @@ no traceback, and the results database is left byte for byte as it was."""
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -312,3 +313,15 @@ def test_replay_names_the_objectives_it_has(tmp_path, capsys):
     err = _refused(["replay", "--db", db, "--budget", "2", "--repeats", "1",
                     "--objective", "GFLOP/s"], capsys)  # fmt: skip
     assert "'GFLOP/s' is not one of median, mean and time: replay ranks by the stored times" in err
+
+
+def test_space_refuses_what_a_search_space_file_cannot_take(tmp_path, capsys):
+    """--problem on a T1 file was ignored without a word, printing "problem": {}."""
+    t1 = tmp_path / "t1.json"
+    entry = {"Name": "x", "Type": "int", "Values": "[1, 2]", "Default": 1}
+    t1.write_text(f'{{"ConfigurationSpace": {{"TuningParameters": [{json.dumps(entry)}]}}}}')
+    err = _refused(["space", t1, "--problem", "n=5"], capsys)
+    assert "--problem cannot apply to" in err and "T1 or CAFF" in err and "drop it" in err
+    err = _refused(["space", t1, "--min-work-groups", "--device", "all"], capsys)
+    assert "--min-work-groups cannot apply to" in err
+    assert main(["space", str(t1), "--json"]) == 0

@@ -59,6 +59,19 @@ BROKEN = {
         GOOD_TOML.replace("wg = 64, ITEMS = 1", "wg = 63, ITEMS = 1"),
         "not one of",
     ),
+    # A nested list's text ("['wg > 100']") was a non-empty list: always true, silently.
+    "nested.toml": (
+        "restrictions = [['wg > 100']]\n" + GOOD_TOML,
+        "restriction ['wg > 100'] is a list: give each as an expression string",
+    ),
+    "nested.yaml": (
+        (EXAMPLES / "saxpy.yaml").read_text() + "restrictions:\n  - [wg > 100]\n",
+        "restriction ['wg > 100'] is a list",
+    ),
+    "restrictions_table.toml": (
+        "restrictions = { wg = 'wg > 100' }\n" + GOOD_TOML,
+        "restrictions must be a list of expressions",
+    ),
     "raises.py": ("raise RuntimeError('boom')\n", "raised RuntimeError: boom"),
     "syntax.py": ("def broken(:\n", "Python syntax error"),
     "nokernel.py": ("x = 1\n", "define 'kernel'"),

@@ -127,6 +127,32 @@ def test_c_and_python_check_the_rules_as_legality_does(tmp_path):
     assert min(picks.values()) >= 20, picks  # each way of answering was met
 
 
+@needs_gcc
+def test_a_float_power_past_256_is_checked_as_legality_does(tmp_path):
+    """A float power's exponent is not capped (1.5 ** 300 is a float); one that overflows
+    fails, as Python's does. The generators refused every exponent past 256."""
+    rules = ["alpha ** (TS * 100) < 1e300", "2 ** -(TS * 100) > 0"]
+    spec = KernelSpec(name="toy", source=SPEC.source, entry="toy", params=SPEC.params,
+                      global_size=["N"], local_size=["1"], problem=dict(SPEC.problem),
+                      restrictions=rules)  # fmt: skip
+    path = toy_bundle(tmp_path, spec)
+    assert load_bundle(path).unchecked_rules == ()
+    dll, module, legality = c_selector(path), python_selector(path), Legality(spec)
+    seen = set()
+    for problem in [*random_problems(np.random.default_rng(2), 100), {"alpha": 3.0}]:
+        problem = {"K": 64, "M": 64, "N": 64, **problem}
+        for j, config in enumerate(CONFIGS):
+            holds = not legality.reason(config, {**dict(spec.problem), **problem})
+            assert dll.toy_legal(j, *problem.values()) == holds, (j, problem)
+            assert module.legal(j, **problem) is holds, (j, problem)
+            seen.add(holds)
+    assert seen == {True, False}
+    ts = {c["TS"]: j for j, c in enumerate(CONFIGS)}
+    problem = {"K": 64, "M": 64, "N": 64, "alpha": 3.0}
+    assert module.legal(ts[4], **problem) and dll.toy_legal(ts[4], *problem.values())  # 3.0**400
+    assert not module.legal(ts[8], **problem)  # 3.0 ** 800 overflows
+
+
 def test_the_generated_files_say_what_they_check(tmp_path):
     path = toy_bundle(tmp_path)
     header = (path / "selector.h").read_text()

@@ -344,3 +344,79 @@ def test_a_configuration_outside_a_space_from_configurations_is_named():
         ValueError, match=r"^configuration 1 \{'a': 1\} has no value for parameter b; give"
     ):
         Space.from_configs(params, [{"a": 1}])
+
+
+def test_membership_in_a_list_of_parameter_expressions_follows_python():
+    """'a in (b,)' kept all 9 configurations (each a tested against every b of the grid),
+    'a not in (b,)' none; with text in the list numbers were compared as strings."""
+    ab = [Param("a", (1, 2, 4)), Param("b", (1, 2, 4))]
+    counts = {"a in (b,)": 3, "a not in (b,)": 6, "a in (b, 2*b)": 5, "a in [b, 4]": 5}
+    for text, n in counts.items():
+        assert len(Space(ab, [text])) == n, text
+    kept = {
+        ((0, 2, 4), "u in ('auto', 4)"): [4],
+        ((0, 2, 4, "auto"), "u in ('auto', 4)"): [4, "auto"],
+        ((1, 2, 4), "(u if u > 1 else 'none') == 2"): [2],
+        ((0.0, 1.5), "'tile' and u"): [1.5],
+    }
+    for (values, text), legal in kept.items():
+        assert [c["u"] for c in Space([Param("u", values)], [text])] == legal, text
+
+
+def test_a_restriction_whose_value_is_a_tuple_or_list_is_true_as_in_python():
+    """'(bx, by)' ended in a raw ValueError traceback, '[]' in a broadcasting error."""
+    params = [Param("bx", (1, 2, 4)), Param("by", (1, 2))]
+    assert len(Space(params, ["(bx, by)"])) == 6  # a tuple with items is true
+    assert len(Space(params, ["(bx, by) and bx > 1"])) == 4
+    assert len(Space(params, ["[]"])) == len(Space(params, ["()"])) == 0
+
+
+def test_a_guarded_division_is_evaluated_on_the_whole_grid():
+    """One zero divisor behind a guard sent its block point by point: 49.5 s for 40^4."""
+    params = [Param(f"p{i}", tuple(range(40))) for i in range(4)]
+    start = time.perf_counter()
+    space = Space(params, ["p1 != 0 and p0 % p1 == 0", "(p2 // p3 if p3 else p2) <= 20"])
+    assert time.perf_counter() - start < 5  # well under a second alone
+    p0, p1 = np.meshgrid(range(40), range(40), indexing="ij")
+    pairs = int(np.count_nonzero((p1 != 0) & (p0 % np.maximum(p1, 1) == 0)))
+    p2, p3 = np.meshgrid(range(40), range(40), indexing="ij")
+    rest = int(np.count_nonzero(np.where(p3 != 0, p2 // np.maximum(p3, 1), p2) <= 20))
+    assert len(space) == pairs * rest
+
+
+def test_strings_built_over_a_whole_space_are_bounded():
+    """A 300-byte T1 file ('a' * x + y == 'b', x near a million) ran 53 s: each string is
+    under the bound, the grid of them is not."""
+    params = [Param("x", tuple(range(999000, 999100))), Param("y", tuple(f"s{i}" for i in range(100)))]  # fmt: skip
+    from perfport._core import SpecError
+
+    start = time.perf_counter()
+    with pytest.raises(SpecError, match="over the whole space have more than 10000000 items"):
+        Space(params, ["'a' * x + y == 'b'"])
+    assert time.perf_counter() - start < 2
+    # A string per configuration, as restrictions write them, is still taken.
+    assert len(Space(params, ["y + '!' != 's1!'", "'a' * (x % 3) != 'aa'"])) == 99 * 67
+
+
+def test_a_constraint_that_fails_only_where_earlier_ones_removed_is_not_taken_one_by_one():
+    """'p1 != 0' then 'p0 % p1 == 0' (the guard as its own restriction) went through the
+    2.5e6 configurations left one at a time, as did a power past the bounds at the last
+    values of a parameter: the minutes before its one-line error."""
+    from perfport._core import SpecError
+
+    params = [Param(f"p{i}", tuple(range(40))) for i in range(4)]
+    start = time.perf_counter()
+    space = Space(params, ["p1 != 0", "p0 % p1 == 0", "p3 > 0", "p0 < p1 < p2 // p3"])
+    a, b, c, d = np.ix_(*[np.arange(40)] * 4)
+    with np.errstate(divide="ignore"):  # where b or d is 0, the rules before it hold not
+        kept = (
+            (b != 0) & (a % np.maximum(b, 1) == 0) & (d > 0) & (a < b) & (b < c // np.maximum(d, 1))
+        )
+    assert len(space) == np.count_nonzero(kept)
+    big = [Param("p0", tuple(range(300))), Param("p1", tuple(range(40))), *params[2:]]
+    with pytest.raises(SpecError, match=r"'2 \*\* p0 > p1': an integer power's exponent is above"):
+        Space(big, ["2 ** p0 > p1"])
+    message = r"'p1 // \(p0 - 299\) < 9' fails for p0=299, p1=0: integer division or modulo"
+    with pytest.raises(SpecError, match=message):  # the first that fails, as one by one
+        Space(big, ["p1 // (p0 - 299) < 9"])
+    assert time.perf_counter() - start < 10  # a few seconds on a busy core

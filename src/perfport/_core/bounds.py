@@ -9,12 +9,18 @@ input ends in a one-line ExpressionError within milliseconds instead of a stall 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 MAX_BITS = 4096  # integers: no size, count or footprint needs more (1e1233)
+MAX_EXPONENT = 256  # of an integer power: 2**256 is past any size; a float's may be larger
 MAX_ITEMS = 1_000_000  # characters of a string, items of a list or tuple
 MAX_DEPTH = 100  # nesting of an expression: the evaluators recurse once per level
+# Items of the strings and lists built while one space is enumerated (each at most MAX_ITEMS,
+# but a grid of them ran for a minute): tens of milliseconds of building.
+MAX_TOTAL_ITEMS = 10_000_000
 
 _SEQUENCE = (str, list, tuple)
 
@@ -22,8 +28,34 @@ _SEQUENCE = (str, list, tuple)
 class CostError(ValueError):
     """An operation would build a value too large to be an input of a kernel."""
 
-    def __init__(self, what: str) -> None:
-        super().__init__(f"{what}; no kernel input is that large, simplify it")
+    def __init__(self, what: str, fix: str = "simplify it") -> None:
+        super().__init__(f"{what}; no kernel input is that large, {fix}")
+
+
+# The items still to spend while a space is enumerated (None: no budget, one value at a time).
+_BUDGET: ContextVar[list[int] | None] = ContextVar("perfport_item_budget", default=None)
+
+
+@contextmanager
+def item_budget(limit: int = MAX_TOTAL_ITEMS) -> Iterator[None]:
+    """Within it, the strings and lists that operations build share ``limit`` items in all,
+    so a grid of a million large strings ends in a CostError instead of a stall."""
+    token = _BUDGET.set([limit])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _spend(value: Any) -> None:
+    budget = _BUDGET.get()
+    if budget is not None and isinstance(value, _SEQUENCE):
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            raise CostError(
+                f"the strings and lists it builds over the whole space have more than "
+                f"{MAX_TOTAL_ITEMS} items"
+            )
 
 
 def check_depth(tree: ast.AST, flat: tuple[type[ast.operator], ...] = ()) -> None:
@@ -66,8 +98,16 @@ def check_result(value: Any) -> Any:
 
 
 def _check_power(base: Any, exponent: Any) -> None:
-    big = _is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1
-    if big and (base.bit_length() - 1) * exponent > MAX_BITS:
+    # Only an integer power grows: a float's overflows (an error), 0, 1 and -1 stay small.
+    if not (_is_int(base) and _is_int(exponent) and exponent > 0 and abs(base) > 1):
+        return
+    if exponent > MAX_EXPONENT:
+        shown = f" ({exponent})" if exponent < 10**9 else ""
+        raise CostError(
+            f"an integer power's exponent is above {MAX_EXPONENT}{shown}",
+            "simplify it, or write a float power, such as 2.0 ** 300 for 2 ** 300",
+        )
+    if (base.bit_length() - 1) * exponent > MAX_BITS:
         raise CostError(f"the power has more than {MAX_BITS} bits")
 
 
@@ -121,6 +161,7 @@ def bounded(op_type: type, op: Callable[[Any, Any], Any]) -> Callable[[Any, Any]
         result = op(left, right)
         if type(result) is float or (type(result) is int and result.bit_length() <= MAX_BITS):
             return result
+        _spend(result)
         return check_result(result)
 
     return apply

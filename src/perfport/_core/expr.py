@@ -11,18 +11,34 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from perfport._core.bounds import CostError, bounded, check_depth, check_result
 from perfport._core.dtypes import DTYPE_NAMES, c_name, sizeof
+from perfport._core.elementwise import (
+    CEIL,
+    FLOOR,
+    LOG2,
+    SQRT,
+    as_number,
+    fit,
+    huge,
+    integral,
+    is_bool,
+    is_text,
+    member,
+    objects,
+    pick,
+    truth,
+    where_reached,
+)
 from perfport._core.errors import ExpressionError
 
 _MAX_LENGTH = 10_000
 _MAX_NODES = 2_000
-_MAX_EXPONENT = 256
 
 BINARY_OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -62,13 +78,13 @@ def _is_pow2(x: Any) -> Any:
 
 # name -> (scalar implementation, vector implementation)
 FUNCTIONS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
-    "min": (min, lambda *a: np.minimum.reduce(np.broadcast_arrays(*_fit(a)))),
-    "max": (max, lambda *a: np.maximum.reduce(np.broadcast_arrays(*_fit(a)))),
+    "min": (min, lambda *a: np.minimum.reduce(np.broadcast_arrays(*fit(a)))),
+    "max": (max, lambda *a: np.maximum.reduce(np.broadcast_arrays(*fit(a)))),
     "abs": (abs, np.abs),
-    "ceil": (math.ceil, lambda x: np.ceil(x).astype(np.int64)),
-    "floor": (math.floor, lambda x: np.floor(x).astype(np.int64)),
-    "sqrt": (math.sqrt, np.sqrt),
-    "log2": (math.log2, np.log2),
+    "ceil": (math.ceil, CEIL),
+    "floor": (math.floor, FLOOR),
+    "sqrt": (math.sqrt, SQRT),
+    "log2": (math.log2, LOG2),
     "ceil_div": (_ceil_div, _ceil_div),
     "round_up": (_round_up, _round_up),
     "is_pow2": (lambda x: x > 0 and x & (x - 1) == 0, _is_pow2),
@@ -124,9 +140,10 @@ class Expr:
         """Evaluate elementwise on numpy arrays (scalars broadcast), with Python's results
         where they can be had for the whole grid at once. ``strict``: where some point fails
         (a division by zero, a value past the bounds, a negative shift), or numpy would give
-        its 0, inf or nan where Python raises, raise FloatingPointError: the point may lie
-        in a branch Python would not have taken (numpy evaluates both sides of ``and`` and
-        ``if``), so the caller goes point by point with ``value``."""
+        its 0, inf or nan where Python raises, raise FloatingPointError, and the caller goes
+        point by point with ``value`` for Python's own error (or result: a failure in a
+        branch Python would not take, as the right of a chained comparison, counts too;
+        those of ``and``, ``or`` and ``if`` count only where reached)."""
         errors = (
             np.errstate(divide="raise", invalid="raise", over="ignore", under="ignore")
             if strict
@@ -156,6 +173,12 @@ class _Unbounded(ExpressionError):
 # What evaluating a well-formed expression on the wrong values raises (MemoryError: numpy
 # refusing an array larger than memory).
 _FAILURES = (ArithmeticError, TypeError, ValueError, MemoryError, KeyError, IndexError)
+# What a branch may raise at points Python never takes it to, tried again where it does.
+_RETRIED = (_Unbounded, ArithmeticError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _names(node: ast.AST) -> frozenset[str]:
+    return frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
 def parse(text: str, what: str, flat: tuple[type[ast.operator], ...] = ()) -> ast.Expression:
@@ -247,22 +270,11 @@ class _Compiler:
             raise self.fail(f"operator {type(node.op).__name__} is not allowed")
         left, right = self.compile(node.left), self.compile(node.right)
         apply = _vector_operation(op, type(node.op)) if self.vector else bounded(type(node.op), op)
-        fail = self.fail
-        exponent = node.right.value if isinstance(node.right, ast.Constant) else None
-        constant = isinstance(exponent, int | float)
-        # A constant exponent (n**2 in a count) is checked once, here; any other at each call.
-        if isinstance(node.op, ast.Pow) and constant and _large_exponent(exponent):
-            raise fail(f"exponent larger than {_MAX_EXPONENT}")
-        checked_power = isinstance(node.op, ast.Pow) and not constant
-
         beyond = self.beyond
 
         def binary(env: Env) -> Any:
-            a, b = left(env), right(env)
-            if checked_power and _large_exponent(b):
-                raise beyond(f"exponent larger than {_MAX_EXPONENT}")
             try:
-                return apply(a, b)
+                return apply(left(env), right(env))
             except CostError as exc:
                 raise beyond(str(exc)) from None
 
@@ -271,41 +283,44 @@ class _Compiler:
     def _UnaryOp(self, node: ast.UnaryOp) -> _Node:
         operand = self.compile(node.operand)
         if isinstance(node.op, ast.USub):
-            return lambda env: -_as_number(operand(env))
+            return lambda env: -as_number(operand(env))
         if isinstance(node.op, ast.UAdd):
-            return lambda env: +_as_number(operand(env))
+            return lambda env: +as_number(operand(env))
         if isinstance(node.op, ast.Invert):
             fail = self.fail
 
             def invert(env: Env) -> Any:
                 value = operand(env)
-                if _is_bool(value):  # Python's ~True is -2, numpy's False: neither is meant
+                if is_bool(value):  # Python's ~True is -2, numpy's False: neither is meant
                     raise fail("~ of a condition is ambiguous; negate it with 'not'")
                 return ~value
 
             return invert
         if self.vector:
-            return lambda env: np.logical_not(operand(env))
+            return lambda env: np.logical_not(truth(operand(env)))
         return lambda env: not operand(env)
 
     def _BoolOp(self, node: ast.BoolOp) -> _Node:
         """Python's ``and``/``or``: the operand that decides, not True or False, so
-        ``(bx or 64) >= 32`` means what it means in Python."""
+        ``(bx or 64) >= 32`` means what it means in Python; and each operand counts only
+        where Python evaluates it (``b != 0 and a % b == 0``)."""
         values = [self.compile(v) for v in node.values]
         is_and = isinstance(node.op, ast.And)
         if self.vector:
-            combine = np.logical_and if is_and else np.logical_or
+            later = [(v, _names(n)) for v, n in zip(values[1:], node.values[1:], strict=True)]
 
             def vector_bool(env: Env) -> Any:
                 result = values[0](env)
-                for v in values[1:]:
-                    other = v(env)
-                    if _is_bool(result) and _is_bool(other):
-                        result = combine(result, other)
+                for v, names in later:
+                    holds = truth(result)
+                    reached = holds if is_and else np.logical_not(holds)
+                    if not np.any(reached):  # Python stops here at every point
+                        break
+                    if np.all(reached):
+                        result = v(env)
                     else:
-                        truth = np.asarray(result).astype(bool)
-                        picked = (other, result) if is_and else (result, other)
-                        result = np.where(truth, *_fit(picked))
+                        other = where_reached(v, env, reached, names, _RETRIED)
+                        result = pick(reached, other, result)
                 return result
 
             return vector_bool
@@ -322,9 +337,21 @@ class _Compiler:
 
     def _IfExp(self, node: ast.IfExp) -> _Node:
         test, body, orelse = (self.compile(n) for n in (node.test, node.body, node.orelse))
-        if self.vector:
-            return lambda env: np.where(test(env), *_fit((body(env), orelse(env))))
-        return lambda env: body(env) if test(env) else orelse(env)
+        if not self.vector:
+            return lambda env: body(env) if test(env) else orelse(env)
+        body_names, orelse_names = _names(node.body), _names(node.orelse)
+
+        def vector_if(env: Env) -> Any:
+            holds = truth(test(env))
+            if np.all(holds):  # one branch everywhere, the other evaluated nowhere
+                return body(env)
+            if not np.any(holds):
+                return orelse(env)
+            yes = where_reached(body, env, holds, body_names, _RETRIED)
+            no = where_reached(orelse, env, np.logical_not(holds), orelse_names, _RETRIED)
+            return pick(holds, yes, no)
+
+        return vector_if
 
     def _Compare(self, node: ast.Compare) -> _Node:
         operands = [self.compile(n) for n in [node.left, *node.comparators]]
@@ -337,7 +364,7 @@ class _Compiler:
             for op, operand in zip(ops, operands[1:], strict=True):
                 right = operand(env)
                 if vector:
-                    result = np.logical_and(result, op(*_fit((left, right))))
+                    result = np.logical_and(result, op(*fit((left, right))))
                 elif not op(left, right):
                     return False
                 left = right
@@ -349,12 +376,12 @@ class _Compiler:
         if type(op) in COMPARISONS:
             return COMPARISONS[type(op)]
         if isinstance(op, ast.In | ast.NotIn):
-            member = _member_vector if self.vector else _member_scalar
+            contains = member if self.vector else _member_scalar
             if isinstance(op, ast.In):
-                return member
+                return contains
             if self.vector:
-                return lambda a, b: np.logical_not(member(a, b))
-            return lambda a, b: not member(a, b)
+                return lambda a, b: np.logical_not(contains(a, b))
+            return lambda a, b: not contains(a, b)
         raise self.fail(f"comparison {type(op).__name__} is not allowed")
 
     def _Call(self, node: ast.Call) -> _Node:
@@ -376,12 +403,6 @@ class _Compiler:
         return call
 
 
-def _large_exponent(b: Any) -> bool:
-    if type(b) in (int, float):  # numpy costs microseconds on one Python number
-        return abs(b) > _MAX_EXPONENT
-    return bool(np.any(np.abs(b) > _MAX_EXPONENT))
-
-
 # Arithmetic, where Python's True is 1 (numpy's bool + bool is "or", -bool an error).
 _ARITHMETIC = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
                          ast.LShift, ast.RShift})  # fmt: skip
@@ -400,57 +421,26 @@ def _vector_operation(op: Callable[[Any, Any], Any], op_type: type) -> Callable[
     arithmetic = op_type in _ARITHMETIC
 
     def by_element(a: Any, b: Any) -> Any:
-        return elementwise(_objects(a), _objects(b))
+        return elementwise(objects(a), objects(b))
 
     def apply(a: Any, b: Any) -> Any:
         arrays = [x for x in (a, b) if isinstance(x, np.ndarray)]
         if not arrays:  # numpy's scalars (a reduction's result) as Python's numbers
-            return scalar(_objects(a), _objects(b))
-        if any(x.dtype == object for x in arrays) or _huge(a) or _huge(b):
+            return scalar(objects(a), objects(b))
+        # Text too: numpy would repeat it unbounded, or format with ('1' % array is '1').
+        python = any(x.dtype == object for x in arrays) or is_text(a) or is_text(b)
+        if python or huge(a) or huge(b):
             return by_element(a, b)
         if arithmetic:
-            a, b = _as_number(a), _as_number(b)
-        if _integral(a) and _integral(b) and _outgrows_int64(op_type, op, a, b):
+            a, b = as_number(a), as_number(b)
+        if integral(a) and integral(b) and _outgrows_int64(op_type, op, a, b):
             return by_element(a, b)
+        if op_type is ast.Pow:  # Python's float power raises where it overflows (1.5 ** 2000)
+            with np.errstate(over="raise"):
+                return op(a, b)
         return op(a, b)
 
     return apply
-
-
-def _is_bool(x: Any) -> bool:
-    return isinstance(x, bool | np.bool_) or (isinstance(x, np.ndarray) and x.dtype == bool)
-
-
-def _as_number(x: Any) -> Any:
-    """Python's arithmetic on a condition: True is 1."""
-    if isinstance(x, np.ndarray) and x.dtype == bool:
-        return x.astype(np.int64)
-    return int(x) if isinstance(x, bool | np.bool_) else x
-
-
-def _integral(x: Any) -> bool:
-    if isinstance(x, np.ndarray):
-        return x.dtype.kind in "iu"
-    return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_)
-
-
-def _huge(x: Any) -> bool:
-    """A Python int numpy cannot hold in 64 bits (numpy would refuse it, not compute)."""
-    return type(x) is int and not -(2**63) <= x < 2**63
-
-
-def _fit(values: Sequence[Any]) -> Sequence[Any]:
-    """Values numpy can combine: as Python objects when one is an int too large for it."""
-    if not any(_huge(v) for v in values):
-        return values
-    return [np.asarray(_objects(v), dtype=object) for v in values]
-
-
-def _objects(x: Any) -> Any:
-    """Python values: an array of Python ints and floats, or a Python number."""
-    if isinstance(x, np.ndarray):
-        return x.astype(object)
-    return x.item() if isinstance(x, np.generic) else x
 
 
 def _outgrows_int64(op_type: type, op: Callable[[Any, Any], Any], a: Any, b: Any) -> bool:
@@ -469,22 +459,4 @@ def _outgrows_int64(op_type: type, op: Callable[[Any, Any], Any], a: Any, b: Any
 def _member_scalar(item: Any, collection: Any) -> bool:
     if not isinstance(collection, tuple):
         raise TypeError("'in' needs a list or tuple on its right")
-    return item in collection
-
-
-def _member_vector(item: Any, collection: Any) -> Any:
-    if not isinstance(collection, tuple):
-        raise TypeError("'in' needs a list or tuple on its right")
-    if isinstance(item, tuple):
-        result: Any = False
-        for candidate in collection:
-            if not isinstance(candidate, tuple) or len(candidate) != len(item):
-                continue
-            match: Any = True
-            for a, b in zip(item, candidate, strict=True):
-                match = np.logical_and(match, np.equal(a, b))
-            result = np.logical_or(result, match)
-        return result
-    if isinstance(item, np.ndarray):
-        return np.isin(item, np.array(collection))
     return item in collection

@@ -1,10 +1,25 @@
 """Why an expression of a kernel spec may not use a name: one the spec does not declare, a
 launch-time value where something compiled in is computed, or a value of the configuration
-where arrays (one per problem) are sized."""
+where arrays (one per problem) are sized; and the names a parameter may not have."""
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
+
+from perfport._core.dtypes import DTYPE_NAMES
+from perfport._core.errors import SpecError
+
+
+def check_type_names(what: str, params: Sequence[str], problem: Sequence[str]) -> None:
+    """A parameter or problem value named like an element type ('float') would be read for
+    it wherever a type is written as a name (dtype 'float' became the parameter's value)."""
+    for name in [*params, *problem]:
+        if name in DTYPE_NAMES:
+            kind = "parameter" if name in params else "problem value"
+            raise SpecError(
+                f"{what}: {kind} {name!r} has the name of an element type, which types such "
+                f"as dtype '{name}' would read as its value; rename it, e.g. {name}_"
+            )
 
 
 def refused_names(

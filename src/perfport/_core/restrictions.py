@@ -6,18 +6,38 @@ from __future__ import annotations
 
 import ast
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Union
+
+from perfport._core.containers import as_list
+from perfport._core.errors import SpecError
 
 # A restriction: a whitelisted expression, or (Python specs) a function of the configuration.
 Restriction = Union[str, Callable[[dict[str, Any]], Any]]  # noqa: UP007 (a runtime alias)
 
 
-def as_restrictions(value: Any) -> tuple[Restriction, ...]:
-    if isinstance(value, str | int) or callable(value):
+def as_restrictions(value: Any, what: str = "restrictions") -> tuple[Restriction, ...]:
+    """Restrictions as a tuple: one given alone is a list of one; a number reads as its
+    text. Anything else, a nested list above all (whose text is a non-empty list, always
+    true), is a one-line SpecError."""
+    if isinstance(value, str | int | float) or callable(value):
         value = (value,)
-    return tuple(v if callable(v) else str(v) for v in value)
+    if isinstance(value, Mapping):  # its keys would be taken for expressions
+        raise SpecError(f"{what} must be a list of expressions, not a mapping {_short(value)}")
+    for v in (items := as_list(value, what, SpecError, "['bx * by <= 256']")):
+        if not (isinstance(v, str | int | float) or callable(v)):
+            nested = "; not a list in the list" if isinstance(v, list | tuple) else ""
+            raise SpecError(
+                f"{what}: restriction {_short(v)} is a {type(v).__name__}: give each as an "
+                f"expression string such as 'bx * by <= 256'{nested}"
+            )
+    return tuple(v if callable(v) else str(v) for v in items)
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def restriction_text(restriction: Restriction) -> str:

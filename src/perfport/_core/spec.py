@@ -21,7 +21,7 @@ from perfport._core.errors import SpecError
 from perfport._core.expr import Expr
 from perfport._core.identifiers import is_identifier, is_kernel_word, is_printable_name
 from perfport._core.metrics import Metrics
-from perfport._core.name_refusals import refused_names
+from perfport._core.name_refusals import check_type_names, refused_names
 from perfport._core.records import Config, Language, Problem, Value, _plain, same_value, value_key
 from perfport._core.restrictions import Restriction, as_restrictions, restriction_text
 from perfport._core.signature import check_args
@@ -175,7 +175,11 @@ class KernelSpec:
         set_(self, "global_size", _as_exprs(self.global_size))
         set_(self, "local_size", _as_exprs(self.local_size))
         set_(self, "args", as_list(self.args, f"kernel {self.name}: args", SpecError))
-        set_(self, "restrictions", as_restrictions(self.restrictions))
+        set_(
+            self,
+            "restrictions",
+            as_restrictions(self.restrictions, f"kernel {self.name}: restrictions"),
+        )
         defines = self.defines.items() if isinstance(self.defines, Mapping) else self.defines
         set_(self, "defines", tuple((str(k), str(v)) for k, v in defines))
         derived = self.derived.items() if isinstance(self.derived, Mapping) else self.derived
@@ -215,6 +219,7 @@ class KernelSpec:
         clash = set(names) & set(self.problem)
         if clash:
             raise SpecError(f"{what}: {sorted(clash)} are both parameters and problem values")
+        check_type_names(what, names, list(self.problem))
         if not 1 <= len(self.global_size) <= 3 or len(self.local_size) != len(self.global_size):
             raise SpecError(
                 f"{what}: global_size and local_size need the same number (1-3) of dimensions"

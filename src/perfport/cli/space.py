@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 import perfport
+from perfport._core import PerfportError
 from perfport.cli import render
 from perfport.cli.arguments import Subcommands, add_problem, problem_values
 
@@ -51,6 +52,7 @@ def run_space(args: argparse.Namespace, console: Console) -> int:
     if "all" in ids or len(ids) > 1:
         return _run_space_devices(args, console, ids)
     if is_space_file(args.kernel):  # a T1 or CAFF search-space file
+        _check_space_file_options(args)
         definition = load_space_file(args.kernel)
         device = get_device(ids[0]) if ids else None
         name, problem, report = definition.name, {}, definition.space(device=device).report
@@ -84,6 +86,7 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
     from perfport.tune import resolve_problem
 
     if is_space_file(args.kernel):
+        _check_space_file_options(args)
         definition = load_space_file(args.kernel)
         devices = _distinct(named_devices(ids))
         name, problem = definition.name, {}
@@ -108,6 +111,19 @@ def _run_space_devices(args: argparse.Namespace, console: Console, ids: list[str
     if hint:  # once, on stderr as with one device: it is about the kernel, not a device
         print(f"hint: {hint}", file=sys.stderr)
     return 0
+
+
+def _check_space_file_options(args: argparse.Namespace) -> None:
+    """A T1 or CAFF file's conditions read its parameters only, and it has no global size:
+    --problem and --min-work-groups were ignored without a word ("problem": {})."""
+    flags = {"--problem": args.problem, "--min-work-groups": args.min_work_groups}
+    given = [flag for flag, value in flags.items() if value]
+    if given:
+        raise PerfportError(
+            f"{' and '.join(given)} cannot apply to {args.kernel}, a T1 or CAFF search-space "
+            "file: its conditions use its parameters only and it launches nothing; drop "
+            f"{'them' if len(given) > 1 else 'it'}"
+        )
 
 
 def _distinct(devices: list[DeviceInfo]) -> list[DeviceInfo]:

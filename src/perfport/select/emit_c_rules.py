@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from perfport._core.bounds import MAX_EXPONENT
 from perfport.select.emit_rules import Check, LegalRules, is_fail
 
 ERR = "&perfport_err"
@@ -64,7 +65,7 @@ HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ipow": ("static long perfport_ipow(long a, long n)\n{\n    unsigned long r = 1, b = (unsigned long)a;\n"
              "    for (; n > 0; n >>= 1) { if (n & 1) r *= b; b *= b; }\n    return (long)r;\n}", ()),
     "pow": ("static double perfport_pow(double a, double b, int *err)\n{\n    double r;\n"
-            "    if (fabs(b) > 256.0 || (a == 0.0 && b < 0.0) || (a < 0.0 && isfinite(a) && b != floor(b))) {\n"
+            "    if ((a == 0.0 && b < 0.0) || (a < 0.0 && isfinite(a) && b != floor(b))) {\n"
             "        *err = 1;\n        return 0.0;\n    }\n    r = pow(a, b);\n"
             "    if (isinf(r) && isfinite(a) && isfinite(b)) *err = 1;\n    return r;\n}", ()),
     "shl": ("static long perfport_shl(long a, long n, int *err)\n{\n"
@@ -211,6 +212,8 @@ class _C:
     def _pow(self, a: str, ka: Kind, b: str, kb: Kind, exponent: ast.expr) -> tuple[str, Kind]:
         if Kind.DOUBLE not in (ka, kb):
             n = exponent.value if isinstance(exponent, ast.Constant) else None
+            if isinstance(n, int) and n > MAX_EXPONENT:  # Python raises unless |a| <= 1
+                raise Untranslatable(f"an integer power with an exponent above {MAX_EXPONENT}")
             if isinstance(n, int) and n >= 0:
                 return self.call("ipow", _cast(a, ka, Kind.LONG), f"{int(n)}L"), Kind.LONG
             if not isinstance(n, int):  # Python: an int where it is >= 0, else a float

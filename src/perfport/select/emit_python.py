@@ -147,8 +147,8 @@ def _pp_invert(x: int) -> int:
 
 
 def _pp_pow(a: float, b: float) -> float:
-    if abs(b) > 256:
-        raise ValueError("exponent larger than 256")
+    if type(a) is int and type(b) is int and abs(a) > 1 and b > 256:  # float powers may
+        raise ValueError("an integer power's exponent above 256")
     result = a**b
     if isinstance(result, complex):
         raise ValueError("a complex power")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -14,10 +13,14 @@ from typing import Any
 import numpy as np
 
 from perfport._core import Config, Expr, ExpressionError, Param, PerfportError, SpecError, value_key
+from perfport._core.bounds import item_budget
 from perfport._core.containers import as_list
+from perfport._core.elementwise import truth
 from perfport._core.spec import restriction_text
+from perfport.space.arrays import as_array, first_of_each
 
 _BLOCK = 1 << 24  # grid points evaluated at once
+_ONE_BY_ONE = 16  # configurations few enough to take one at a time, by Python's rules
 # Enumeration costs time in the cartesian size and memory in the legal count (8 bytes each):
 # beyond these a space is refused with advice, rather than stalling or exhausting memory.
 MAX_CARTESIAN = 1 << 32
@@ -104,8 +107,9 @@ class Space:
         self._derived = tuple(derived)  # values computed from the parameters, in order
         self._shape = tuple(len(p.values) for p in self.params)
         _check_size(self._shape, MAX_CARTESIAN)
-        self._values = [_as_array(p.values) for p in self.params]
-        self._legal, removed = self._enumerate()
+        self._values = [as_array(p.values) for p in self.params]
+        with item_budget():  # the strings built over the whole grid are bounded in all
+            self._legal, removed = self._enumerate()
         self.report = PruningReport(
             cartesian=math.prod(self._shape),
             legal=len(self._legal),
@@ -136,7 +140,7 @@ class Space:
         space._derived = ()
         space._shape = tuple(len(p.values) for p in space.params)
         _check_size(space._shape, _MAX_INDEX)  # only numbered, never enumerated
-        space._values = [_as_array(p.values) for p in space.params]
+        space._values = [as_array(p.values) for p in space.params]
         positions = np.array(
             [space._position_of(n, c) for n, c in enumerate(configs, 1)], dtype=np.int64
         )
@@ -214,21 +218,92 @@ class Space:
     ) -> np.ndarray:
         """Where ``c`` holds on a block: an expression on the whole grid at once; a function
         on each configuration still alive (``mask``), as a dict of the parameters' values.
-        An expression that divides by zero somewhere, or reads a derived value that does
-        (``unsafe``), is also taken one configuration at a time, by Python's rules, as it
-        would be at launch: numpy's 0 or inf would keep configurations that cannot run,
-        and a guard (``b != 0 and a % b == 0``) must protect as it does in Python."""
+        An expression that fails somewhere it is reached (numpy's 0 or inf would keep
+        configurations that cannot run), or reads a derived value that does (``unsafe``),
+        is taken on the configurations still alive instead, by Python's rules, as it would
+        be at launch. A guard (``b != 0 and a % b == 0``) protects on the grid already."""
         if c.expr is not None and not c.expr.names & unsafe:
             try:
-                return np.asarray(c.expr.vector(env, strict=True), dtype=bool)
+                return np.asarray(truth(c.expr.vector(env, strict=True)), dtype=bool)
             except FloatingPointError:
                 pass
-        out = np.zeros(mask.shape, dtype=bool)
-        for pos in zip(*np.nonzero(mask), strict=True) if mask.ndim else [()]:
-            config = {p.name: p.values[b.start + int(i)]
-                      for p, b, i in zip(self.params, block, pos, strict=True)}  # fmt: skip
-            out[pos] = self._holds(c, config)
+        if c.expr is None or not mask.ndim:
+            out = np.zeros(mask.shape, dtype=bool)
+            for at in np.flatnonzero(mask).tolist():
+                out.flat[at] = self._holds(c, self._config_at(block, mask.shape, at))
+            return out
+        # It reads some parameters only: each combination of theirs still alive is evaluated
+        # once, at the first configuration that has it, and holds wherever it recurs.
+        needed = self._needed(c.expr)
+        axes = [i for i, p in enumerate(self.params) if p.name in needed]
+        combos, first = first_of_each(mask, axes)
+        order = np.argsort(first)  # in the order they first occur, as one by one would go
+        table = np.zeros(math.prod(mask.shape[i] for i in axes), dtype=bool)
+        table[combos[order]] = self._at_points(c, block, mask.shape, first[order])
+        return mask & table.reshape([n if i in axes else 1 for i, n in enumerate(mask.shape)])
+
+    def _at_points(
+        self, c: Constraint, block: Sequence[range], shape: tuple[int, ...], points: np.ndarray
+    ) -> np.ndarray:
+        """``c`` at ``points`` (flat positions in the block, in order), in parts of doubling
+        size: a configuration that fails is met after work in proportion to those before it,
+        however many come after."""
+        out = np.zeros(len(points), dtype=bool)
+        start, size = 0, _ONE_BY_ONE
+        while start < len(points):
+            part = points[start : start + size]
+            out[start : start + len(part)] = self._in_halves(c, block, shape, part)
+            start, size = start + len(part), size * 2
         return out
+
+    def _in_halves(
+        self, c: Constraint, block: Sequence[range], shape: tuple[int, ...], points: np.ndarray
+    ) -> np.ndarray:
+        """``c`` at ``points``: all at once where that evaluates, else each half in turn,
+        down to a few configurations taken one at a time, so that the first that fails is
+        named, as one by one would."""
+        assert c.expr is not None
+        if len(points) > _ONE_BY_ONE:
+            try:
+                env = self._points_env(c.expr, block, shape, points)
+                verdict = np.asarray(truth(c.expr.vector(env, strict=True)), dtype=bool)
+                return np.broadcast_to(verdict, points.shape)
+            except FloatingPointError:
+                half = len(points) // 2
+                return np.concatenate(
+                    [self._in_halves(c, block, shape, part) for part in np.split(points, [half])]
+                )
+        held = [self._holds(c, self._config_at(block, shape, at)) for at in points.tolist()]
+        return np.array(held, dtype=bool)
+
+    def _needed(self, expr: Expr) -> set[str]:
+        """The names ``expr`` reads, with those the derived values it reads read."""
+        needed = set(expr.names)
+        for name, derived in reversed(self._derived):
+            if name in needed:
+                needed |= derived.names
+        return needed
+
+    def _points_env(
+        self, expr: Expr, block: Sequence[range], shape: tuple[int, ...], points: np.ndarray
+    ) -> dict[str, Any]:
+        """Names -> values at ``points`` of a block (one array each), with the derived
+        values ``expr`` reads (a FloatingPointError where one fails at some point)."""
+        env = dict(self._constants)
+        positions = np.unravel_index(points, shape) if shape else ()
+        for p, values, b, i in zip(self.params, self._values, block, positions, strict=True):
+            env[p.name] = values[b.start + i]
+        needed = self._needed(expr)
+        for name, derived in self._derived:
+            if name in needed:
+                env[name] = derived.vector(env, strict=True)
+        return env
+
+    def _config_at(self, block: Sequence[range], shape: tuple[int, ...], at: int) -> dict[str, Any]:
+        """The configuration at flat position ``at`` of a block, as a dict of values."""
+        pos = np.unravel_index(at, shape) if shape else ()
+        return {p.name: p.values[b.start + int(i)]
+                for p, b, i in zip(self.params, block, pos, strict=True)}  # fmt: skip
 
     def _holds(self, c: Constraint, config: dict[str, Any]) -> bool:
         """Whether ``c`` holds for one configuration, or a one-line SpecError."""
@@ -402,21 +477,6 @@ def _check_size(shape: tuple[int, ...], limit: int) -> None:
             f"the search space has {cartesian:.3g} configurations ({sizes} values), more than "
             f"{limit:.3g} that can be enumerated; give the parameters fewer values"
         )
-
-
-def _as_array(values: tuple[Any, ...]) -> np.ndarray:
-    if all(isinstance(v, bool) for v in values):
-        return np.array(values, dtype=bool)
-    # An integer beyond int64 (a uint64 bitmask in a Kernel Tuner cache), or beyond float64
-    # beside floats, stays a Python int in an object array, as strings do: exact, and
-    # constraints still evaluate on it by Python's rules.
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        if all(-(1 << 63) <= v < 1 << 63 for v in values):
-            return np.array(values, dtype=np.int64)
-    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        with contextlib.suppress(OverflowError):
-            return np.array(values, dtype=np.float64)
-    return np.array(values, dtype=object)
 
 
 def _distinct(labels: list[str]) -> list[str]:

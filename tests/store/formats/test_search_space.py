@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 
 import pytest
 
@@ -113,3 +114,45 @@ def test_a_broken_t1_file_gets_t1_errors_naming_the_file(tmp_path, content, mess
         load_space_file(path)
     text = str(info.value)
     assert text.startswith(f"{path}: ") and message in text and "\n" not in text
+
+
+def _typed(name, kind, values, default=None):
+    entry = {"Name": name, "Type": kind, "Values": values, "Default": default}
+    return {"ConfigurationSpace": {"TuningParameters": [entry], "Conditions": []}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "default", "loaded"),
+    [
+        # bool('false') is True: both loaded as a=(True,)
+        ("bool", ["true", "false"], "false", (True, False)),
+        ("bool", "['False', 'True']", "True", (False, True)),
+        ("Bool", [0, 1, True], 1, (False, True)),
+        ("int", "[1, 2.0, '4']", 2, (1, 2, 4)),
+        ("float", "[1, 0.5]", 1, (1.0, 0.5)),
+        ("string", ["a", "b"], "b", ("a", "b")),
+    ],
+)
+def test_values_take_their_type_exactly(tmp_path, kind, values, default, loaded):
+    d = load_space_file(_write(tmp_path, _typed("a", kind, values, default)))
+    assert d.params[0].values == loaded
+    assert [type(v) for v in d.params[0].values] == [type(v) for v in loaded]
+    assert d.default is not None and d.default["a"] in loaded
+
+
+@pytest.mark.parametrize(
+    ("kind", "values", "shown"),
+    [
+        ("int", "[0.5, 1.5]", "0.5"),  # truncated to (0, 1)
+        ("int", "[1, True]", "True"),  # True merged with 1
+        ("bool", ["yes", "no"], "'yes'"),
+        ("bool", [2], "2"),
+        ("float", ["fast"], "'fast'"),
+    ],
+)
+def test_values_that_do_not_convert_exactly_are_refused(tmp_path, kind, values, shown):
+    path = _write(tmp_path, _typed("a", kind, values))
+    message = f"parameter a: value {shown} does not convert exactly to its Type '{kind}'"
+    with pytest.raises(SpecError, match=re.escape(message)) as info:
+        load_space_file(path)
+    assert "\n" not in str(info.value)

@@ -10,6 +10,7 @@ go through perfport's whitelisting evaluators, and a malformed file is a one-lin
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,39 @@ from perfport._core.values import evaluate_values
 from perfport.kernels.described import SEARCH_SPACE_KEYS
 from perfport.space import Constraint, Space, device_constraints
 
-_CASTS = {"int": int, "float": float, "string": str, "str": str, "bool": bool}
+_NOT_EXACT = object()  # a value that does not convert to the type exactly
+
+
+def _to_int(v: Any) -> Any:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("+-").isdigit():
+        return int(v)
+    return _NOT_EXACT  # 0.5 was truncated to 0, True merged with 1
+
+
+def _to_float(v: Any) -> Any:
+    if isinstance(v, int | float) and not isinstance(v, bool) and float(v) == v:
+        return float(v)
+    try:
+        return float(v) if isinstance(v, str) else _NOT_EXACT
+    except ValueError:
+        return _NOT_EXACT
+
+
+def _to_bool(v: Any) -> Any:
+    if isinstance(v, bool) or v in (0, 1):
+        return bool(v)
+    text = v.strip().lower() if isinstance(v, str) else None
+    return {"true": True, "false": False}.get(text or "", _NOT_EXACT)  # bool('false') is True
+
+
+# The Type of a tuning parameter -> the conversion of its values (_NOT_EXACT: refused).
+_CASTS: dict[str, Callable[[Any], Any]] = {
+    "int": _to_int, "float": _to_float, "string": str, "str": str, "bool": _to_bool,
+}  # fmt: skip
 _MAX_BYTES = 64 << 20
 
 
@@ -116,12 +149,15 @@ def _param(entry: Any, where: str) -> Param:
     if not isinstance(values, list | tuple):
         raise SpecError(f"{where}: parameter {name}: Values must be a list")
     cast = _CASTS.get(str(entry.get("Type", "")).lower())
-    try:
-        values = tuple(cast(v) if cast else v for v in values)
-    except (TypeError, ValueError):
-        raise SpecError(
-            f"{where}: parameter {name}: values {list(values)[:5]} are not {entry.get('Type')}"
-        ) from None
+    converted = tuple(cast(v) if cast else v for v in values)
+    for v, c in zip(values, converted, strict=True):
+        if c is _NOT_EXACT:
+            raise SpecError(
+                f"{where}: parameter {str(name)[:40]}: value {repr(v)[:40]} does not convert "
+                f"exactly to its Type {entry.get('Type')!r}; give values of that Type, or the "
+                "Type of its values"
+            )
+    values = converted
     for v in values:
         if not isinstance(v, bool | int | float | str):
             raise SpecError(
@@ -153,6 +189,10 @@ def _default(entries: list[Any], params: tuple[Param, ...]) -> dict[str, Any] | 
         value = entry.get("Default")
         if isinstance(value, list) and len(value) == 1:
             value = value[0]
+        cast = _CASTS.get(str(entry.get("Type", "")).lower())
+        if cast is not None and value is not None:  # "true" of a bool is True, as its values
+            converted = cast(value)
+            value = value if converted is _NOT_EXACT else converted
         if value not in p.values:
             return None
         default[p.name] = value
