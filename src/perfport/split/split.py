@@ -16,7 +16,7 @@ from perfport._core import Check, Config, DeviceInfo, Expr, KernelSpec, Problem,
 from perfport.measure.data import reference_outputs
 from perfport.measure.verify import Comparison
 from perfport.space import kernel_space
-from perfport.split.execute import Opener, Part, RunResult, run_parts
+from perfport.split.execute import SEED, Opener, Part, RunResult, run_parts
 from perfport.split.plan import SplitPlan, plan_split
 from perfport.split.probe import LinesPlan, check_plan, eq4_json, probe_plan
 from perfport.split.rebalance import Iteration, rebalance
@@ -379,12 +379,12 @@ def _expected(
     spec: KernelSpec, full: Problem, best: RunResult
 ) -> tuple[dict[str, np.ndarray], str]:
     """What the split's outputs must equal, and what that is: the spec's numpy reference for
-    the seeded inputs where it has one (``run_parts``' seed, 0), so that a device whose
+    the seeded inputs where it has one (``run_parts``' seed), so that a device whose
     configuration is wrong alone cannot pass its error on to the split; else the best single
     device's output."""
     if spec.reference is None:
         return best.outputs, "best single device"
-    return reference_outputs(spec, full, 0), "numpy reference"
+    return reference_outputs(spec, full, SEED), "numpy reference"
 
 
 def _only_part(parts: Sequence[tuple[int, int]]) -> int | None:
