@@ -170,7 +170,7 @@ def space_legal(kernel: str) -> list[float]:
 @functools.cache
 def _default_bundle() -> dict[str, float]:
     from perfport.select.deploy import fit_bundle
-    from perfport.select.table import load_csv
+    from perfport.select.table_file import load_csv
 
     table = load_csv(ROOT / "src/perfport/datasets/lawson-gemm/h100-nvidia-opencl.csv.gz")
     with tempfile.TemporaryDirectory() as out:

@@ -40,7 +40,7 @@ import numpy as np
 from perfport._core import Config
 from perfport.kernels import builtin
 from perfport.select import PerfTable, load_csv
-from perfport.select.table import save_csv
+from perfport.select.table_file import save_csv
 
 SINGLE_LAUNCH_MS = 3.0  # SWEEP_TIMING.target_s: at or above it, the old sweep launched once
 NEW_SAMPLES = 2

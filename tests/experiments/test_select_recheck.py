@@ -10,7 +10,7 @@ import pytest
 
 from conftest import load_experiment
 from perfport.select import PerfTable, load_csv
-from perfport.select.table import save_csv
+from perfport.select.table_file import save_csv
 
 module = load_experiment("select_recheck")
 

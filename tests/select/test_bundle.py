@@ -333,7 +333,7 @@ def test_select_fit_never_ships_a_configuration_that_failed_everywhere(tmp_path,
     # tied and the fill shipped WG=8 for its lowest index, which a Dispatcher fell back to.
     from perfport.cli import main
     from perfport.select import PerfTable
-    from perfport.select.table import save_csv
+    from perfport.select.table_file import save_csv
 
     n = np.array([[4096.0], [16384.0], [65536.0]])
     times = np.array([[np.nan, 1.0, 2.0, np.nan]] * 3) * n / 4096

@@ -221,7 +221,8 @@ K = 64
 
 def test_select_fit_names_the_unchecked_rules(tmp_path, capsys):
     from perfport.cli import main
-    from perfport.select.table import PerfTable, save_csv
+    from perfport.select.table import PerfTable
+    from perfport.select.table_file import save_csv
 
     (tmp_path / "toy.cl").write_text(SPEC.source)
     (tmp_path / "toy.toml").write_text(TOML)

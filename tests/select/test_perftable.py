@@ -93,7 +93,14 @@ def _write(path, text: str) -> None:
         # One value everywhere that is not a number is dropped (as from_store drops dtype).
         ("problem.M,config.wg,time_ms\n1,2,1\nbig,2,1\n", "line 3: problem values must be numbers"),
         ("problem.M,config.wg,time_ms\n1,2\n", "line 2 has 2 fields for 3 columns"),
-        ("problem.M,config.wg,time_ms\n1,2,3\n1,2,4\n", "repeats"),
+        ("problem.M,config.wg,time_ms\n1,2,3\n1,2,4\n", "line 3 repeats"),
+        # Values, not their spelling: 16.0 is 16, so line 3 repeats line 2.
+        ("problem.M,config.wg,time_ms\n1,16,3\n1.0,16.0,4\n", "line 3 repeats"),
+        # The table is read column by column: the fault on the earliest line is named.
+        ("problem.M,config.wg,time_ms\n1,2,3\n1,2,4\nbig,2,-1\n", "line 3 repeats"),
+        ("problem.M,config.wg,time_ms\n1,2,3\n1,4,0\n1,2,4\nbig,5,1\n", "line 3: .*positive"),
+        ("problem.M,config.wg,time_ms\n1,2,3\nbig,2,x\n", "line 3: problem values"),
+        ("problem.M,config.wg,time_ms\n1,2,3\n2,2,x\nbig,2,1\n", "line 3: time_ms 'x'"),
         ("problem.M,config.wg,time_ms\n", "no rows"),
         ("# only a comment\n", "no header"),
     ],

@@ -64,6 +64,14 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport._core import PerfportError
     from perfport._core.optional import require
 
+    # The arguments first: the web stack and scikit-learn take seconds to import.
+    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
+    if token is not None and not 16 <= len(token) <= 512:
+        raise PerfportError("--token: give 16 to 512 characters (or leave it out to generate one)")
+    if args.compile_memory_mb > 1 << 20:
+        raise PerfportError("--compile-memory-mb: give at most 1048576 (1 TiB)")
+    if args.workers is not None and args.workers > 64:
+        raise PerfportError("--workers: give at most 64 (each process holds its own caches)")
     # The serve extra's packages, named as that extra (not as 'models', which the default
     # model's training would name, nor as a traceback): the web stack, and scikit-learn, which
     # trains the default model.
@@ -74,15 +82,8 @@ def run_serve(args: argparse.Namespace, console: Console) -> int:
     from perfport.service.limits import RefusalLimits
     from perfport.service.workers import default_workers
 
-    token = args.token if args.token is not None else os.environ.get(TOKEN_VARIABLE) or None
-    if token is not None and not 16 <= len(token) <= 512:
-        raise PerfportError("--token: give 16 to 512 characters (or leave it out to generate one)")
-    if args.compile_memory_mb > 1 << 20:
-        raise PerfportError("--compile-memory-mb: give at most 1048576 (1 TiB)")
     compile_limits = CompileLimits(args.compile_timeout, args.compile_memory_mb << 20)
     refusal_limits = RefusalLimits(total=args.max_refusals)
-    if args.workers is not None and args.workers > 64:
-        raise PerfportError("--workers: give at most 64 (each process holds its own caches)")
     workers = args.workers or default_workers()
     serve(wg_model(args.model), args.db, args.host, args.port, token, compile_limits,
           refusal_limits, workers)  # fmt: skip

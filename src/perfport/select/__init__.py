@@ -46,7 +46,8 @@ from perfport.select.evaluate import (
 )
 from perfport.select.normalise import Normalisation, normalise, relative
 from perfport.select.prune import Pruning, choose, set_score
-from perfport.select.table import PerfTable, from_store, load_csv, save_csv
+from perfport.select.table import PerfTable, from_store
+from perfport.select.table_file import load_csv, save_csv
 from perfport.select.tree import SelectorTree, Transform
 
 __all__ = [

@@ -1,17 +1,11 @@
 """The input of kernel-subset selection: one kernel on one device, every configuration timed at
 many problems, as a dense (problems x configurations) matrix.
 
-Loaded from a perfport store (``from_store``) or from a compact gzip CSV (``save_csv`` /
-``load_csv``) that can ship with the repository. The CSV has one row per (problem,
-configuration): ``problem.<name>``, ``config.<name>`` and ``time_ms`` (empty where it failed
-or was not measured) columns, after ``# device:``, ``# kernel:`` (and ``# kernel_hash:``, the
-store's source hash, where known) comment lines."""
+Loaded from a perfport store (``from_store``) or from a compact gzip CSV that can ship with
+the repository (``perfport.select.table_file``)."""
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -25,11 +19,6 @@ from perfport._core import Outcome, value_key
 from perfport.devices import stored_device
 from perfport.select.errors import SelectError
 from perfport.store import Store, declared_params, export_rows
-
-_PROBLEM = "problem."
-_CONFIG = "config."
-_TIME = "time_ms"
-_MAGIC = "# perfport select table 1"
 
 
 @dataclass(frozen=True, eq=False)  # arrays have no single truth value: compare by identity
@@ -168,8 +157,8 @@ def from_store(
         first, campaigns = rows[0], {r.campaign for r in rows}
         declared = declared_params(store, first.kernel_hash, first.kernel, campaigns)
     if problem:
-        _check_wanted(problem, [dict(r.problem) for r in rows])
-        rows = [r for r in rows if _matches(r.problem, problem)]
+        check_wanted(problem, [dict(r.problem) for r in rows])
+        rows = [r for r in rows if matches(r.problem, problem)]
 
     problem_keys: dict[str, int] = {}
     config_keys: dict[str, int] = {}
@@ -251,7 +240,7 @@ def _problem_features(problems: list[dict[str, Any]]) -> tuple[tuple[str, ...], 
     return tuple(kept), features.reshape(len(problems), len(kept))
 
 
-def _check_wanted(wanted: Mapping[str, Any], problems: Sequence[Mapping[str, Any]]) -> None:
+def check_wanted(wanted: Mapping[str, Any], problems: Sequence[Mapping[str, Any]]) -> None:
     """A ``problem`` filter's name and value must occur (else the filter would leave nothing,
     or a typo of the name keep nothing either); a one-line SelectError names those there are."""
     for name, value in wanted.items():
@@ -265,7 +254,7 @@ def _check_wanted(wanted: Mapping[str, Any], problems: Sequence[Mapping[str, Any
                               f"{name}'s values: {', '.join(there)[:200]}")  # fmt: skip
 
 
-def _matches(values: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+def matches(values: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     return all(_same(values.get(name), value) for name, value in wanted.items())
 
 
@@ -295,204 +284,6 @@ def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[int, Any], ...]:
 
 
 # ---- compact CSV ---------------------------------------------------------------------------
-
-
-def save_csv(table: PerfTable, path: str | Path) -> None:
-    """Write ``table`` as gzip CSV: a ``problem.`` column for each feature, then for each fixed
-    value. Byte-identical for equal tables: no gzip timestamp or file name, rows in table
-    order, times to 5 significant digits (steps of 0.01%, far finer than run-to-run noise)."""
-    text = io.StringIO()
-    text.write(f"{_MAGIC}\n# device: {_one_line(table.device)}\n")
-    text.write(f"# kernel: {_one_line(table.kernel)}\n")
-    text.write(f"# kernel_hash: {_one_line(table.kernel_hash)}\n" if table.kernel_hash else "")
-    writer = csv.writer(text, lineterminator="\n")
-    # The fixed values too, one value in every row: load_csv finds them fixed again (dtype).
-    fixed = sorted(n for n in table.fixed if n not in table.problem_names)
-    names = [*table.problem_names, *fixed]
-    writer.writerow(
-        [_PROBLEM + n for n in names] + [_CONFIG + n for n in table.param_names] + [_TIME]
-    )
-    config_cells = [[_cell(v) for v in c] for c in table.configs]
-    fixed_cells = [_cell(table.fixed[n]) for n in fixed]
-    for i in range(table.n_problems):
-        problem_cells = [_cell(v) for v in table.problems[i].tolist()] + fixed_cells
-        for j, cells in enumerate(config_cells):
-            t = table.times[i, j]
-            writer.writerow([*problem_cells, *cells, "" if np.isnan(t) else f"{t:.5g}"])
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as gz:
-        gz.write(text.getvalue().encode())
-
-
-def _checked_header(header: list[str], where: str) -> list[str]:
-    if header and header[0].lstrip().startswith(("{", "[")):
-        raise SelectError(f"{where} is JSON, not a table (a Kernel Tuner cache is read by "
-                          "'perfport select portable'); give a .csv.gz from 'perfport select "
-                          "export' or a perfport store (.db)")  # fmt: skip
-    configs = [h for h in header if h.startswith(_CONFIG)]
-    if _TIME not in header or not configs or len(set(header)) != len(header):
-        raise SelectError(
-            f"{where}: the header must name time_ms, at least one config.<name> column and "
-            f"each column once; got {','.join(header)[:200]}"
-        )
-    return header
-
-
-def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> PerfTable:
-    """Read a table written by ``save_csv``; a malformed file is a one-line SelectError.
-    ``problem`` keeps only the rows whose problem has these values; a problem column that is
-    then one value and not a number (``dtype``) is dropped, as ``from_store`` drops it."""
-    where = str(path)
-    try:
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise SelectError(f"no table file {where}") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise SelectError(f"{where} is not a gzip CSV table ({exc})") from None
-    lines = text.splitlines()
-    body_start = next((n for n, line in enumerate(lines) if not line.startswith("#")), len(lines))
-    meta = {"device": "", "kernel": "", "kernel_hash": ""}
-    for line in lines[:body_start]:
-        name, _, value = line[1:].partition(":")
-        if name.strip() in meta:
-            meta[name.strip()] = value.strip()
-    try:
-        rows = list(csv.reader(lines[body_start:]))
-    except csv.Error as exc:  # e.g. a field over the csv module's size limit
-        raise SelectError(f"{where} is not a CSV table ({exc})") from None
-    if not rows:
-        raise SelectError(f"{where}: no header line; expected problem.*, config.* and time_ms")
-    header = _checked_header(rows[0], where)
-    p_cols = [k for k, h in enumerate(header) if h.startswith(_PROBLEM)]
-    c_cols = [k for k, h in enumerate(header) if h.startswith(_CONFIG)]
-    if len(p_cols) + len(c_cols) + 1 != len(header):
-        other = [h for h in header if not h.startswith((_PROBLEM, _CONFIG)) and h != _TIME]
-        raise SelectError(f"{where}: unknown columns {other}; use problem.<name>, config.<name>")
-    t_col = header.index(_TIME)
-    numbered, p_cols = _kept_rows(where, header, p_cols, rows[1:], body_start + 2, problem)
-    problem_index: dict[tuple[float, ...], int] = {}
-    config_index: dict[tuple[Any, ...], int] = {}
-    cells: dict[tuple[int, int], float] = {}
-    for n, row in numbered:
-        try:
-            problem_values = tuple(float(row[k]) for k in p_cols)
-        except ValueError:
-            k = next(k for k in p_cols if not _is_number(row[k]))
-            name, cell = header[k][len(_PROBLEM) :], row[k].strip()
-            raise SelectError(
-                f"{where}: line {n}: problem values must be numbers, not {name}={cell}; keep "
-                f"one value's rows with --problem {name}={cell} (problem= in Python)"
-            ) from None
-        config = tuple(_value(row[k]) for k in c_cols)
-        cell = row[t_col].strip()
-        try:
-            t = float(cell) if cell else math.nan
-        except ValueError:
-            raise SelectError(f"{where}: line {n}: time_ms {cell!r} is not a number") from None
-        if cell and not (math.isfinite(t) and t > 0):  # empty, not "nan", marks no result
-            raise SelectError(
-                f"{where}: line {n}: time_ms must be positive, or empty where nothing ran; "
-                f"got {cell}"
-            )
-        key = (
-            problem_index.setdefault(problem_values, len(problem_index)),
-            config_index.setdefault(config, len(config_index)),
-        )
-        if key in cells:
-            raise SelectError(f"{where}: line {n} repeats a problem and configuration")
-        cells[key] = t
-    if not cells:
-        raise SelectError(f"{where}: the table has a header but no rows")
-    times = np.full((len(problem_index), len(config_index)), np.nan)
-    for (i, j), t in cells.items():
-        times[i, j] = t
-    return PerfTable(
-        problem_names=tuple(header[k][len(_PROBLEM) :] for k in p_cols),
-        problems=np.array(list(problem_index), dtype=np.float64).reshape(
-            len(problem_index), len(p_cols)
-        ),
-        param_names=tuple(header[k][len(_CONFIG) :] for k in c_cols),
-        configs=tuple(config_index),
-        times=times,
-        device=meta["device"], kernel=meta["kernel"], fixed=_fixed(header, p_cols, numbered),
-        kernel_hash=meta["kernel_hash"],
-    )  # fmt: skip
-
-
-def _kept_rows(
-    where: str,
-    header: list[str],
-    p_cols: list[int],
-    rows: list[list[str]],
-    first_line: int,
-    problem: Mapping[str, Any] | None,
-) -> tuple[list[tuple[int, list[str]]], list[int]]:
-    """The rows (with their line numbers) whose problem has the ``problem`` values, and the
-    problem columns that are features: those that vary (or, where none does, the numbers)."""
-    numbered = list(enumerate(rows, first_line))
-    for n, row in numbered:
-        if len(row) != len(header):
-            raise SelectError(f"{where}: line {n} has {len(row)} fields for {len(header)} columns")
-    if problem:
-        given = [
-            {header[k][len(_PROBLEM) :]: _value(row[k]) for k in p_cols} for _, row in numbered
-        ]
-        _check_wanted(problem, given)
-        numbered = [
-            nr for nr, values in zip(numbered, given, strict=True) if _matches(values, problem)
-        ]
-    cells = {k: [row[k] for _, row in numbered] for k in p_cols}
-    numbers = [k for k in p_cols if not _one_name(cells[k])]
-    # As from a store: a number that never varies is no feature, unless none varies.
-    varying = [k for k in numbers if len({_value(c) for c in cells[k]}) > 1]
-    return numbered, varying or numbers
-
-
-def _fixed(
-    header: list[str], p_cols: list[int], numbered: list[tuple[int, list[str]]]
-) -> dict[str, Any]:
-    """The problem columns dropped as one value everywhere: name -> value."""
-    dropped = [k for k, h in enumerate(header) if h.startswith(_PROBLEM) and k not in p_cols]
-    return {header[k][len(_PROBLEM) :]: _value(numbered[0][1][k]) for k in dropped if numbered}
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _one_name(cells: Sequence[str]) -> bool:
-    """A problem column that is one value, and not a number, everywhere (``dtype``): not a
-    feature, so dropped."""
-    return bool(cells) and len(set(cells)) == 1 and not _is_number(cells[0])
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # 512.0 -> "512": shorter, and reads back as the same float
-    return str(value)
-
-
-def _value(text: str) -> Any:
-    """A configuration value: int, float, bool or string, as written by ``_cell``."""
-    text = text.strip()
-    if text in ("true", "false"):
-        return text == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _key(config: Sequence[Any]) -> tuple[Any, ...]:
