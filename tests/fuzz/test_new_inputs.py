@@ -88,7 +88,7 @@ def test_worker_refuses_malformed_scheduler_addresses_at_once(address):
     run_cli(["worker", "--scheduler", address, "--device", "opencl:0:0"])  # exit 2, one line
 
 
-@FUZZ
+@QUICK
 @given(FLAG_TEXT, FLAG_TEXT, FLAG_TEXT)
 def test_split_flags(sweep, iterations, dimension):
     run_cli(["split", "/nonexistent/spec.toml", "--device", "opencl:0:0.0", "--device",
@@ -96,13 +96,29 @@ def test_split_flags(sweep, iterations, dimension):
              "--dimension", dimension, "--db", "/nonexistent/r.db"])  # fmt: skip
 
 
+@pytest.mark.slow
 @FUZZ
+@given(FLAG_TEXT, FLAG_TEXT, FLAG_TEXT)
+def test_split_flags_thoroughly(sweep, iterations, dimension):
+    test_split_flags.hypothesis.inner_test(sweep, iterations, dimension)
+
+
+@QUICK
 @given(st.lists(st.one_of(FLAG_TEXT, st.sampled_from(
     ["flops", "gmem", "dtype:float32", "nel:65536", "nel:", ":", "dtype:float32,", "nel:1e99",
      "a:b:c", "nel:" + "9" * 40, ",", "overlap"])), min_size=1, max_size=4))  # fmt: skip
 def test_model_collect_filters(tmp_path_factory, tags):
     db = tmp_path_factory.mktemp("collect") / "r.db"
     run_cli(["model", "collect", "--filter", *tags, "--list", "--db", str(db), "--json"])
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.lists(st.one_of(FLAG_TEXT, st.sampled_from(
+    ["flops", "gmem", "dtype:float32", "nel:65536", "nel:", ":", "dtype:float32,", "nel:1e99",
+     "a:b:c", "nel:" + "9" * 40, ",", "overlap"])), min_size=1, max_size=4))  # fmt: skip
+def test_model_collect_filters_thoroughly(tmp_path_factory, tags):
+    test_model_collect_filters.hypothesis.inner_test(tmp_path_factory, tags)
 
 
 DEVICE_IDS = st.one_of(
@@ -113,7 +129,7 @@ DEVICE_IDS = st.one_of(
 )  # fmt: skip
 
 
-@FUZZ
+@QUICK
 @given(DEVICE_IDS)
 def test_roofline_devices(tmp_path_factory, device):
     from perfport.devices import get_device
@@ -129,6 +145,13 @@ def test_roofline_devices(tmp_path_factory, device):
     db = tmp_path_factory.mktemp("roofline") / "r.db"
     run_cli(["roofline", "--device", device, "--db", str(db), "--json"])
     assert not db.exists()
+
+
+@pytest.mark.slow
+@FUZZ
+@given(DEVICE_IDS)
+def test_roofline_devices_thoroughly(tmp_path_factory, device):
+    test_roofline_devices.hypothesis.inner_test(tmp_path_factory, device)
 
 
 ARRAY = st.fixed_dictionaries(
@@ -173,7 +196,7 @@ def _spec_folder(tmp_path_factory):
     return folder
 
 
-@FUZZ
+@QUICK
 @given(NEW_SPECS)
 def test_spec_work_metrics_checks_and_files(tmp_path_factory, fields):
     # YAML holds every JSON value (TOML has no null); both go through one loader after parsing
@@ -182,7 +205,14 @@ def test_spec_work_metrics_checks_and_files(tmp_path_factory, fields):
     run_cli(["space", str(path), "--json"])
 
 
+@pytest.mark.slow
 @FUZZ
+@given(NEW_SPECS)
+def test_spec_work_metrics_checks_and_files_thoroughly(tmp_path_factory, fields):
+    test_spec_work_metrics_checks_and_files.hypothesis.inner_test(tmp_path_factory, fields)
+
+
+@QUICK
 @given(st.dictionaries(
     st.sampled_from(["dtype", "out_dtype", "reference", "reference_file", "north", "east"]),
     st.one_of(st.sampled_from(["int", "float", "double", "same", "half", "x", "", "C + S",
@@ -196,3 +226,15 @@ def test_described_stencil_types_and_references(tmp_path_factory, fields):
     path.write_text(json.dumps({"name": "s", "body": "return (OUT)GET(0, 0);", **fields}))
     run_cli(["space", str(path), "--json"])
     run_cli(["space", str(path), "--problem", "dtype=int", "--json"])
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.dictionaries(
+    st.sampled_from(["dtype", "out_dtype", "reference", "reference_file", "north", "east"]),
+    st.one_of(st.sampled_from(["int", "float", "double", "same", "half", "x", "", "C + S",
+                               "C ** 10**10", "__import__('os')", "ref.py:f", "../r.py:f",
+                               "/etc/r.py:f", "os:system", "ref.py:missing", "ref.py"]),
+              EXPRESSIONS, JSON_VALUES), max_size=5))  # fmt: skip
+def test_described_stencil_types_and_references_thoroughly(tmp_path_factory, fields):
+    test_described_stencil_types_and_references.hypothesis.inner_test(tmp_path_factory, fields)

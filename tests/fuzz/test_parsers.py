@@ -312,7 +312,7 @@ SPECS = st.fixed_dictionaries(
 )  # fmt: skip
 
 
-@FUZZ
+@QUICK
 @given(SPECS, st.sampled_from(["toml", "yaml"]))
 def test_spec_files(tmp_path_factory, fields, kind):
     path = tmp_path_factory.mktemp("spec") / f"spec.{kind}"
@@ -324,13 +324,28 @@ def test_spec_files(tmp_path_factory, fields, kind):
     run_cli(["space", str(path), "--json"])
 
 
+@pytest.mark.slow
 @FUZZ
+@given(SPECS, st.sampled_from(["toml", "yaml"]))
+def test_spec_files_thoroughly(tmp_path_factory, fields, kind):
+    test_spec_files.hypothesis.inner_test(tmp_path_factory, fields, kind)
+
+
+@QUICK
 @given(st.dictionaries(st.sampled_from(["north", "south", "east", "west", "body", "name"]),
                        st.one_of(st.integers(-(2**40), 2**40), JSON_VALUES), max_size=6))  # fmt: skip
 def test_described_stencils(tmp_path_factory, fields):
     path = tmp_path_factory.mktemp("stencil") / "stencil.json"
     path.write_text(json.dumps({"name": "s", "body": "return GET(0, 0);", **fields}))
     run_cli(["space", str(path), "--json"])
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["north", "south", "east", "west", "body", "name"]),
+                       st.one_of(st.integers(-(2**40), 2**40), JSON_VALUES), max_size=6))  # fmt: skip
+def test_described_stencils_thoroughly(tmp_path_factory, fields):
+    test_described_stencils.hypothesis.inner_test(tmp_path_factory, fields)
 
 
 PROBLEM_VALUES = st.one_of(
@@ -340,10 +355,19 @@ PROBLEM_VALUES = st.one_of(
 )
 
 
-@FUZZ
+@QUICK
 @given(st.sampled_from(["vector_add", "stencil", "matmul"]),
        st.lists(st.tuples(st.sampled_from(["n", "width", "height", "dtype", "x", ""]),
                           PROBLEM_VALUES), max_size=3))  # fmt: skip
 def test_problem_assignments(kernel, pairs):
     assignments = [f"{k}={v}" for k, v in pairs] or ["n=1"]
     run_cli(["space", kernel, "--problem", *assignments, "--json"])
+
+
+@pytest.mark.slow
+@FUZZ
+@given(st.sampled_from(["vector_add", "stencil", "matmul"]),
+       st.lists(st.tuples(st.sampled_from(["n", "width", "height", "dtype", "x", ""]),
+                          PROBLEM_VALUES), max_size=3))  # fmt: skip
+def test_problem_assignments_thoroughly(kernel, pairs):
+    test_problem_assignments.hypothesis.inner_test(kernel, pairs)
