@@ -143,22 +143,30 @@ SHIPPED = "lawson-gemm/h100-nvidia-opencl.csv.gz"
 def _table(args: argparse.Namespace) -> Any:
     from perfport.select import from_store, load_csv
 
-    store = args.data is not None and Path(args.data).suffix == ".db"
+    path = None if args.data is None else Path(args.data)
+    if path is not None and not path.is_file():
+        raise PerfportError(
+            f"no data file {args.data}; give a .csv.gz table or a perfport store (.db)"
+        )
+    store = path is not None and _is_store(path)
     if (args.kernel or args.device) and not store:
         raise PerfportError("--kernel and --device choose within a perfport store; give one "
                             "as --data (.db), or drop them")  # fmt: skip
     problem = problem_values(args.problem) if args.problem else None
-    if args.data is None:
+    if path is None:
         with resources.as_file(resources.files("perfport").joinpath("datasets", SHIPPED)) as p:
             return load_csv(p, problem)
-    path = Path(args.data)
-    if not path.is_file():
-        raise PerfportError(
-            f"no data file {args.data}; give a .csv.gz table or a perfport store (.db)"
-        )
     if store:
         return from_store(path, kernel=args.kernel, device=args.device, problem=problem)
     return load_csv(path, problem)
+
+
+def _is_store(path: Path) -> bool:
+    """A perfport store, told by its content (SQLite's header) whatever its name; or an empty
+    .db (SQLite's empty database)."""
+    with path.open("rb") as f:
+        head = f.read(16)
+    return head == b"SQLite format 3\x00" or (not head and path.suffix == ".db")
 
 
 def _names(text: str | None, enum: Any, what: str) -> list[Any]:

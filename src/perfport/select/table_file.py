@@ -25,6 +25,7 @@ _PROBLEM = "problem."
 _CONFIG = "config."
 _TIME = "time_ms"
 _MAGIC = "# perfport select table 1"
+_FLAGS = {"true": 1.0, "false": 0.0}  # as _cell writes a bool
 
 
 def save_csv(table: PerfTable, path: str | Path) -> None:
@@ -146,7 +147,17 @@ def _parsed(
 
 
 def _problem_values(row: tuple[str, ...]) -> tuple[float, ...]:
-    return tuple(map(float, row))
+    return tuple(map(_feature, row))
+
+
+def _feature(text: str) -> float:
+    """A problem value as the selector reads it: a finite number, true/false as 1/0 (a store's
+    bool is an int too)."""
+    value = _FLAGS.get(text.strip())
+    value = float(text) if value is None else value
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is not finite")
+    return value
 
 
 class _Cells:
@@ -173,14 +184,18 @@ class _Cells:
             text = tuple(self.columns[k][r] for k in cols)
             try:
                 of_distinct[d] = index.setdefault(convert(text), len(index))
-            except ValueError:
-                k = next(k for k in cols if not _is_number(self.columns[k][r]))
-                name, cell = self.header[k][len(_PROBLEM) :], self.columns[k][r].strip()
-                self.faults.append((r, f"problem values must be numbers, not {name}={cell}; keep "
-                                       f"one value's rows with --problem {name}={cell} (problem= "
-                                       "in Python)"))  # fmt: skip
+            except ValueError:  # only problem values can fail (a configuration takes text)
+                self.faults.append((r, self._not_a_feature(cols, r)))
                 break  # rows are in order of first appearance: this is the earliest
         return list(index), of_distinct[number]
+
+    def _not_a_feature(self, cols: list[int], r: int) -> str:
+        k = next(k for k in cols if not _is_feature(self.columns[k][r]))
+        name, cell = self.header[k][len(_PROBLEM) :], self.columns[k][r].strip()
+        if _is_number(cell):
+            return f"problem values must be finite numbers, not {name}={cell}"
+        return (f"problem values must be numbers, not {name}={cell}; keep one value's rows "
+                f"with --problem {name}={cell} (problem= in Python)")  # fmt: skip
 
     def times(self, col: int) -> np.ndarray:
         """time_ms: NaN where empty (nothing ran); else a number above 0."""
@@ -269,8 +284,17 @@ def _fixed(
 
 
 def _is_number(text: str) -> bool:
+    """A number, or true/false (1/0)."""
     try:
         float(text)
+    except ValueError:
+        return text.strip() in _FLAGS
+    return True
+
+
+def _is_feature(text: str) -> bool:
+    try:
+        _feature(text)
     except ValueError:
         return False
     return True
