@@ -133,14 +133,16 @@ def tiny_wg_dataset(sizes, runtimes, names, features):
     )  # fmt: skip
 
 
-@pytest.fixture
-def daemon_model(db, cpu, tmp_path):
-    """A small work-group-size model file (two measured stencils) for the daemon's tests."""
+@pytest.fixture(scope="session")
+def daemon_model(cpu, tmp_path_factory):
+    """A small work-group-size model file (two measured stencils) for the daemon's tests: built
+    once per session (tests only read it; each keeps its own database)."""
     from perfport.store import Store
     from perfport.wg import dataset_from_store
     from perfport.wg.model import train
 
-    with Store(db) as store:
+    tmp_path = tmp_path_factory.mktemp("daemon_model")
+    with Store(tmp_path / "results.db") as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
         fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
         data = dataset_from_store(store)

@@ -194,6 +194,17 @@ def serving(model, db, workers=1, pids=None):
         proc.wait(10)
 
 
+@pytest.fixture(scope="module")
+def two_workers(daemon_model, tmp_path_factory):
+    """One real ``perfport serve --workers 2`` for this module's tests of the process (a start
+    costs seconds): (port, the daemon's process id). The test that kills its manager comes
+    last; the others pass either way (the daemon starts the manager and workers again)."""
+    pids: list[int] = []
+    db = tmp_path_factory.mktemp("two_workers") / "daemon.db"
+    with serving(daemon_model, db, workers=2, pids=pids) as port:
+        yield port, pids[0]
+
+
 def _proc_listening(port: int) -> list[str] | None:
     """The addresses listening on TCP ``port``, from Linux's /proc/net/tcp{,6} (no tool
     needed); None where the files do not exist."""
@@ -222,14 +233,15 @@ def _ss_listening(port: int) -> list[str] | None:
     return [a.rsplit(":", 1)[0].strip("[]") for a in local if a.endswith(f":{port}")]
 
 
-def test_serve_binds_loopback_by_default(model, tmp_path):
-    with serving(model, tmp_path / "d.db") as port:
-        listening = _proc_listening(port)
-        if listening is None:
-            listening = _ss_listening(port)
-        # A check that sees nothing must fail, not pass: no table and no ss is a failure too.
-        assert listening is not None, "cannot see listening sockets: no /proc/net/tcp and no ss"
-        assert listening and set(listening) == {"127.0.0.1"}, listening
+def test_serve_binds_loopback_by_default(two_workers):
+    # No --host given (one worker binds as two do: perfport.service.workers.bind).
+    port, _ = two_workers
+    listening = _proc_listening(port)
+    if listening is None:
+        listening = _ss_listening(port)
+    # A check that sees nothing must fail, not pass: no table and no ss is a failure too.
+    assert listening is not None, "cannot see listening sockets: no /proc/net/tcp and no ss"
+    assert listening and set(listening) == {"127.0.0.1"}, listening
 
 
 def test_listening_addresses_are_read_right():
@@ -329,10 +341,10 @@ def test_a_described_stencil_is_predicted_and_its_refusals_stored(model, tmp_pat
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree in /proc")
-def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
+def test_workers_share_the_port_and_agree_on_refusals(two_workers):
     # Every request on a connection of its own, so questions and refusals land on either of
     # the two workers: a refusal must be plausible (asked before) and count in both.
-    db, pids = tmp_path / "daemon.db", []
+    port, pid = two_workers
     request = {"kernel": "heat", "problem": {"width": 1024, "height": 1024}, "device": DEVICE}
 
     def post(path, body):
@@ -341,43 +353,39 @@ def test_workers_share_the_port_and_agree_on_refusals(model, tmp_path):
         with urllib.request.urlopen(ask, timeout=30) as answer:
             return json.loads(answer.read())
 
-    with serving(model, db, workers=2, pids=pids) as port:
-        children = Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split()
-        assert len(children) >= 3  # two workers and the gate's manager
-        seen = []
-        for round_ in range(4):
-            answers = [post("/v1/wg/predict", request) for _ in range(4)]
-            assert all(
-                a["refused_known"] == round_ and a["wg"] == answers[0]["wg"] for a in answers
-            )
-            assert answers[0]["wg"] not in seen
-            seen.append(answers[0]["wg"])
-            told = post("/v1/wg/refused", {**request, "wg": answers[0]["wg"]})
-            assert told["stored"] is True
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    assert len(children) >= 3  # two workers and the gate's manager
+    seen = []
+    for round_ in range(4):
+        answers = [post("/v1/wg/predict", request) for _ in range(4)]
+        assert all(a["refused_known"] == round_ and a["wg"] == answers[0]["wg"] for a in answers)
+        assert answers[0]["wg"] not in seen
+        seen.append(answers[0]["wg"])
+        told = post("/v1/wg/refused", {**request, "wg": answers[0]["wg"]})
+        assert told["stored"] is True
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree in /proc")
-def test_a_killed_manager_is_started_again_with_the_workers(model, tmp_path):
+def test_a_killed_manager_is_started_again_with_the_workers(two_workers):
     # kill -9 of the gate's manager left the daemon answering 500 to every question for good.
     request = {"kernel": "heat", "problem": {"width": 512, "height": 512}, "device": DEVICE}
-    pids = []
-    with serving(model, tmp_path / "daemon.db", workers=2, pids=pids) as port:
-        manager = Path(f"/proc/{pids[0]}/task/{pids[0]}/children").read_text().split()[0]
-        os.kill(int(manager), 9)
-        deadline, status = time.monotonic() + 30, None
-        while status != 200:
-            assert time.monotonic() < deadline, "the daemon never answered again"
-            time.sleep(0.2)
-            ask = urllib.request.Request(f"http://127.0.0.1:{port}/v1/wg/predict",
-                                         json.dumps(request).encode(),
-                                         {"Content-Type": "application/json"})  # fmt: skip
-            try:
-                with urllib.request.urlopen(ask, timeout=10) as answer:
-                    status = answer.status
-            except urllib.error.HTTPError as exc:
-                assert exc.code == 503, exc.read()  # while it restarts: never a 500
-            except OSError:
-                pass  # between the old workers and the new
+    port, pid = two_workers
+    manager = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()[0]
+    os.kill(int(manager), 9)
+    deadline, status = time.monotonic() + 30, None
+    while status != 200:
+        assert time.monotonic() < deadline, "the daemon never answered again"
+        time.sleep(0.2)
+        ask = urllib.request.Request(f"http://127.0.0.1:{port}/v1/wg/predict",
+                                     json.dumps(request).encode(),
+                                     {"Content-Type": "application/json"})  # fmt: skip
+        try:
+            with urllib.request.urlopen(ask, timeout=10) as answer:
+                status = answer.status
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 503, exc.read()  # while it restarts: never a 500
+        except OSError:
+            pass  # between the old workers and the new
 
 
 def test_a_body_not_sent_as_json_or_nested_too_deep_is_named(model, tmp_path):

@@ -1,18 +1,32 @@
 """Collected work-group-size data: scenarios, the dataset built from the store, its file."""
 
 import json
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from conftest import fill_wg_campaign, tiny_wg_dataset
 from perfport import builtin
+from perfport.cli import main
 from perfport.space import kernel_space
 from perfport.store import Store
 from perfport.wg import dataset_from_store, evaluate, load_dataset, save_dataset
 from perfport.wg.scenarios import REAL_WORLD, scenarios
+
+
+@pytest.fixture
+def perfport(capsys):
+    """``perfport ARGS`` run in this process (the commands' parsing, output and exit codes,
+    without a Python start and scikit-learn's import each): returncode, stdout, stderr."""
+
+    def run(*argv):
+        capsys.readouterr()
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return run
 
 
 def test_scenarios_cover_real_world_then_synthetic():
@@ -42,17 +56,14 @@ def test_compact_scenarios_stay_within_their_borders():
         scenarios(11, sizes=(512,), max_border=0, real_world=False)
 
 
-def test_collect_asking_for_too_many_compact_scenarios_is_one_line(tmp_path):
-    run = subprocess.run(
-        [sys.executable, "-m", "perfport", "wg", "collect", "--scenarios", "50", "--sizes", "512",
-         "--max-border", "0", "--no-real-world", "--db", str(tmp_path / "x.db")],
-        capture_output=True, text=True,
-    )  # fmt: skip
+def test_collect_asking_for_too_many_compact_scenarios_is_one_line(tmp_path, perfport):
+    run = perfport("wg", "collect", "--scenarios", "50", "--sizes", "512", "--max-border", "0",
+                   "--no-real-world", "--db", tmp_path / "x.db")  # fmt: skip
     assert run.returncode == 2 and "only 10" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "x.db").exists()
 
 
-def test_dataset_from_store_round_trips(db, cpu, tmp_path):
+def test_dataset_from_store_round_trips(db, cpu, tmp_path, perfport):
     with Store(db) as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
         fill_wg_campaign(store, cpu, "gaussian", {"width": 1024, "height": 1024, "radius": 3}, 2.0)
@@ -78,17 +89,11 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     (result,) = evaluate(again, ["decision_tree+nearest_neighbour"], ["synthetic-real"])
     assert result.scenarios == 2 and 0 < result.performance <= 1
 
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "wg", "dataset", "--db", str(db), "--out", str(tmp_path / "cli.npz"), "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = perfport("wg", "dataset", "--db", db, "--out", tmp_path / "cli.npz", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 3
     merged = tmp_path / "merged.npz"
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "wg", "dataset", "--merge", str(path), "--db", str(db), "--out", str(merged), "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = perfport("wg", "dataset", "--merge", path, "--db", db, "--out", merged, "--json")
     assert done.returncode == 0, done.stderr
     # The dataset holds the store's scenarios already: each is kept once, not twice.
     assert json.loads(done.stdout)["scenarios"] == 3 and json.loads(done.stdout)["duplicates"] == 3
@@ -96,21 +101,20 @@ def test_dataset_from_store_round_trips(db, cpu, tmp_path):
     # Replacing a device's scenarios: the merged file's are dropped, the store's stay.
     device = str(again.device[0])
     replaced = tmp_path / "replaced.npz"
-    args = [sys.executable, "-m", "perfport", "wg", "dataset", "--merge", str(merged), "--db", str(db),
-            "--drop-device", device, "--out", str(replaced), "--json"]  # fmt: skip
-    done = subprocess.run(args, capture_output=True, text=True)
+    args = ["wg", "dataset", "--merge", merged, "--db", db, "--drop-device", device, "--out",
+            replaced, "--json"]  # fmt: skip
+    done = perfport(*args)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["scenarios"] == 3
     assert np.array_equal(load_dataset(replaced).runtimes, again.runtimes, equal_nan=True)
-    done = subprocess.run([*args[:-5], "--drop-device", "no such device", "--out", str(replaced)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = perfport(*args[:-5], "--drop-device", "no such device", "--out", replaced)
     assert (
         done.returncode == 2
         and "--drop-device: no --merge scenario is on no such device" in done.stderr
     )
 
 
-def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
+def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path, perfport):
     from perfport.wg.model import load_model, train
     from perfport.wg.predict import predict_wg, refused_sizes
 
@@ -132,11 +136,8 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
         assert p.wg == keep
     assert refused_sizes(db, builtin("heat"), cpu) == {(8, 8)}
 
-    out = subprocess.run(
-        [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(path),
-         "--problem", "width=1024", "height=1024", "--db", str(db), "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    out = perfport("wg", "predict", "--kernel", "gol", "--model", path, "--problem", "width=1024",
+                   "height=1024", "--db", db, "--json")  # fmt: skip
     assert out.returncode == 0, out.stderr
     answer = json.loads(out.stdout)
     assert set(answer) >= {"wg", "method", "predict_ms"} and len(answer["wg"]) == 2
@@ -147,30 +148,27 @@ def test_train_and_predict_for_unseen_kernel_and_problem(db, cpu, tmp_path):
             {"name": "cross", "body": "return GET(0, -2) + GET(3, 0);", "north": 2, "east": 3}
         )
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", str(own), "--model", str(path),
-         "--problem", "width=700", "height=300", "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    out = perfport("wg", "predict", "--kernel", own, "--model", path, "--problem", "width=700",
+                   "height=300", "--json")  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["wg"] in data.sizes.tolist()
-    bad = subprocess.run([sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gol", "--model", str(db)],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = perfport("wg", "predict", "--kernel", "gol", "--model", db)
     assert bad.returncode == 2 and "not a perfport work-group model" in bad.stderr
 
 
-def test_shipped_dataset_and_default_model(tmp_path):
+def test_shipped_dataset_and_default_model(tmp_path, monkeypatch, perfport):
     """Without --data and --model, perfport uses its own dataset and a model trained on it
     (once, then cached)."""
     from perfport.wg.model import shipped_dataset
 
     data = load_dataset(shipped_dataset())
     assert len(data) >= 200 and len(set(data.device.tolist())) >= 2
-    env = {**__import__("os").environ, "XDG_CACHE_HOME": str(tmp_path)}
-    args = [sys.executable, "-m", "perfport", "wg", "predict", "--kernel", "gaussian",
-            "--problem", "width=512", "height=512", "radius=3", "--json"]  # fmt: skip
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    args = ["wg", "predict", "--kernel", "gaussian", "--problem", "width=512", "height=512",
+            "radius=3", "--json"]  # fmt: skip
     for _ in range(2):  # trains, then loads the cached model (no perfport.db where it runs)
-        done = subprocess.run(args, capture_output=True, text=True, env=env, cwd=tmp_path)
+        done = perfport(*args)
         assert done.returncode == 0, done.stderr
         answer = json.loads(done.stdout)
         wc, wr = answer["wg"]
@@ -206,7 +204,7 @@ def test_replacing_remeasured_scenarios_keeps_the_old_rows_apart():
     assert len(again) == 4 and len(none) == 0
 
 
-def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path):
+def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path, perfport):
     with Store(db) as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
         fill_wg_campaign(store, cpu, "gol", {"width": 512, "height": 512}, 2.0)
@@ -217,11 +215,9 @@ def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path):
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 2.0)
         fill_wg_campaign(store, cpu, "sobel", {"width": 512, "height": 512}, 1.0)
     out, old = tmp_path / "out.npz", tmp_path / "old.npz"
-    cli = [sys.executable, "-m", "perfport", "wg", "dataset"]
-    done = subprocess.run(
-        [*cli, "--merge", str(base), "--db", str(again), "--replace", "--superseded", str(old),
-         "--out", str(out), "--json"], capture_output=True, text=True,
-    )  # fmt: skip
+    cli = ["wg", "dataset"]
+    done = perfport(*cli, "--merge", base, "--db", again, "--replace", "--superseded", old,
+                    "--out", out, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert summary["scenarios"] == 3 and summary["replaced"] == 1
@@ -229,12 +225,11 @@ def test_wg_dataset_replace_from_the_command_line(db, cpu, tmp_path):
     heat = before.kernel.tolist().index("heat")
     assert np.allclose(after.runtimes[heat], 2 * before.runtimes[heat], equal_nan=True)
     assert np.array_equal(kept.runtimes[0], before.runtimes[heat], equal_nan=True)
-    bad = subprocess.run([*cli, "--db", str(again), "--replace", "--out", str(out)],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = perfport(*cli, "--db", again, "--replace", "--out", out)
     assert bad.returncode == 2 and "--replace needs --merge" in bad.stderr
 
 
-def test_superseded_rows_are_added_to_the_archive_never_emptied(db, cpu, tmp_path):
+def test_superseded_rows_are_added_to_the_archive_never_emptied(db, cpu, tmp_path, perfport):
     with Store(db) as store:
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 1.0)
     base = tmp_path / "base.npz"
@@ -243,12 +238,10 @@ def test_superseded_rows_are_added_to_the_archive_never_emptied(db, cpu, tmp_pat
     with Store(again) as store:  # heat measured again, twice as slow
         fill_wg_campaign(store, cpu, "heat", {"width": 512, "height": 512}, 2.0)
     old, out = tmp_path / "old.npz", tmp_path / "out.npz"
-    cli = [sys.executable, "-m", "perfport", "wg", "dataset", "--db", str(again), "--replace",
-           "--superseded", str(old), "--json"]  # fmt: skip
+    cli = ["wg", "dataset", "--db", again, "--replace", "--superseded", old, "--json"]
 
     def replace(merged, written):
-        done = subprocess.run([*cli, "--merge", str(merged), "--out", str(written)],
-                              capture_output=True, text=True)  # fmt: skip
+        done = perfport(*cli, "--merge", merged, "--out", written)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
