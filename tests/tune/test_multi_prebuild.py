@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,6 +17,7 @@ from perfport.tune import multi
 from perfport.tune.multi import Slot, tune_many
 from perfport.tune.prebuild import Prebuild
 from perfport.tune.progress import Board
+from tune.cli_in_process import run_cli
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 SAXPY = EXAMPLES / "saxpy.toml"  # 20 configurations, ITEMS a build define
@@ -100,26 +100,24 @@ def test_a_strategy_that_chooses_as_it_goes_is_refused(db: Path) -> None:
     assert not db.exists()
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", "tune", str(SAXPY), "--problem", "n=4096",
-         "--strategy", "brute_force", *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def _cli(capfd, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(capfd, "tune", SAXPY, "--problem", "n=4096", "--strategy", "brute_force", *args)
 
 
-def test_cli_builds_ahead_for_several_devices(db: Path) -> None:
+def test_cli_builds_ahead_for_several_devices(db: Path, counted, capfd) -> None:
     done = _cli(
-        "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--budget", "4",
-        "--repeats", "2", "--build-jobs", "2", "--db", str(db), "--json",
+        capfd, "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--budget", "4",
+        "--repeats", "2", "--build-jobs", "1", "--db", str(db), "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     (campaign,) = json.loads(done.stdout)["campaigns"]
     assert campaign["measured"] == 4 and campaign["measured_this_session"] == 4
+    (plan,) = counted.plans  # one pool compiled the shared campaign's builds ahead
+    assert plan[0][0] == "opencl:0:0.0" and 1 <= plan[0][1] <= 4 and len(plan) == 1
 
 
-def test_cli_refuses_build_jobs_with_a_cluster(db: Path) -> None:
-    done = _cli("--cluster", "local", "--device", "opencl:0:0.0", "--build-jobs", "2",
+def test_cli_refuses_build_jobs_with_a_cluster(db: Path, capfd) -> None:
+    done = _cli(capfd, "--cluster", "local", "--device", "opencl:0:0.0", "--build-jobs", "2",
                 "--db", str(db))  # fmt: skip
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
