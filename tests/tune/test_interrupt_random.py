@@ -178,6 +178,9 @@ def _kt_cache(path: Path, entries: int) -> Path:
     return path
 
 
+ENTRIES = 8000
+
+
 def test_import_interrupts_leave_all_or_nothing(tmp_path):
     """One SIGINT and one SIGTERM; the slow twin sends more, at more moments."""
     _import_rounds(tmp_path, random.Random(5), rounds=2)
@@ -191,7 +194,9 @@ def test_many_import_interrupts_leave_all_or_nothing(tmp_path):
 def _import_rounds(tmp_path: Path, rng: random.Random, rounds: int) -> None:
     """``rounds`` imports of one large cache, each interrupted at a random moment (SIGINT and
     SIGTERM in turn): each store holds all of the cache or none of it."""
-    source = _kt_cache(tmp_path / "cache.json", 20000)
+    # Large enough that its store takes longer than the moments a signal is sent at (an
+    # import holds an interrupt until its one transaction has committed or rolled back).
+    source = _kt_cache(tmp_path / "cache.json", ENTRIES)
     for n in range(rounds):
         db = tmp_path / f"import-{n}.db"
         proc = subprocess.Popen(
@@ -204,12 +209,12 @@ def _import_rounds(tmp_path: Path, rng: random.Random, rounds: int) -> None:
         while not db.exists() and proc.poll() is None:
             assert time.monotonic() < deadline, "import too slow to start"
             time.sleep(0.01)
-        time.sleep(rng.uniform(0, 1.7))
+        time.sleep(rng.uniform(0, 0.7))
         proc.send_signal(SIGNALS[n % 2])
         _out, err = proc.communicate(timeout=120)
         assert "Traceback" not in err
         assert _statuses(db) in ([], ["complete"])
-        assert len(_results(db)) in (0, 20000)
+        assert len(_results(db)) in (0, ENTRIES)
         if proc.returncode == -SIGNALS[n % 2]:
             # Python restores the default handlers while the interpreter shuts down: a signal
             # in that last moment ends a command whose work is already done and stored.
