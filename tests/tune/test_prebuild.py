@@ -31,7 +31,7 @@ def test_builds_compile_in_the_background_and_failures_are_counted(cpu, tmp_path
     finally:
         ahead.close()
     broken = dataclasses.replace(spec, source="#if ITEMS == 8\nbroken\n#endif\n" + spec.source)
-    ahead = Prebuild(broken, cpu, builds, 2)
+    ahead = Prebuild(broken, cpu, builds, 1)  # one process suffices to count a failure
     try:
         assert ahead.wait() == (3, 1)
     finally:
@@ -61,7 +61,7 @@ def test_tuning_with_builds_ahead_measures_the_same(cpu, tmp_path):
     runs = [
         tune(kernel, device=cpu.id, strategy="brute_force", db=tmp_path / f"{jobs}.db",
              settings=FAST, build_jobs=jobs, problem={"n": 4096})
-        for jobs in (0, 2)
+        for jobs in (0, 1)
     ]  # fmt: skip
     seen = [{(m.config, m.outcome) for m in r.measurements} for r in runs]
     assert seen[0] == seen[1] and len(seen[0]) == 20
