@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from perfport.store import Store
+from tune.cli_in_process import run_cli
 
 CMD = [
     sys.executable, "-m", "perfport", "tune", "stencil", "--problem", "width=128", "height=128",
@@ -65,7 +66,7 @@ def _workers_gone(pids: list[int]) -> bool:
     return not any(_alive(p) for p in pids)
 
 
-def test_kill_9_then_rerun_loses_and_duplicates_nothing(db):
+def test_kill_9_then_rerun_loses_and_duplicates_nothing(db, capfd):
     proc = _start_and_wait(db, 6)
     workers = _workers(proc.pid)
     assert workers
@@ -74,7 +75,7 @@ def test_kill_9_then_rerun_loses_and_duplicates_nothing(db):
     assert _workers_gone(workers)  # the worker dies with its parent (its pipe, PR_SET_PDEATHSIG)
     before = _rows(db)
     assert 6 <= len(before) < 20
-    done = subprocess.run([*CMD, "--db", str(db)], capture_output=True, text=True, timeout=300)
+    done = run_cli(capfd, *CMD[3:], "--db", db)  # the rerun: perfport tune, in this process
     assert done.returncode == 0, done.stderr
     after = _rows(db)
     assert after[: len(before)] == before  # every earlier result kept, byte for byte

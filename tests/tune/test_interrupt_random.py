@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tune.cli_in_process import run_cli
+
 PERFPORT = [sys.executable, "-m", "perfport"]
 # --confirm 0: re-timing the winners at the end adds samples to stored results on purpose,
 # which this test, comparing stored results byte for byte across reruns, must not see.
@@ -130,7 +132,7 @@ def _problems(tmp_path: Path) -> Path:
     return path
 
 
-def test_sweep_interrupts_then_resumes(tmp_path):
+def test_sweep_interrupts_then_resumes(tmp_path, capfd):
     cmd = [*PERFPORT, "sweep", "vector_add", "--problems", str(_problems(tmp_path)), "--json"]
     db = tmp_path / "sweep.db"
     rng = random.Random(7)
@@ -144,7 +146,7 @@ def test_sweep_interrupts_then_resumes(tmp_path):
         assert "running" not in _statuses(db)
         assert _results(db)[: len(before)] == before
     before = _results(db)
-    done = subprocess.run([*cmd, "--db", str(db)], capture_output=True, text=True, timeout=300)
+    done = run_cli(capfd, *cmd[len(PERFPORT) :], "--db", db)  # the rerun, in this process
     assert done.returncode == 0, done.stderr
     after = _results(db)
     assert after[: len(before)] == before
