@@ -3,8 +3,6 @@
 import dataclasses
 import json
 import sqlite3
-import subprocess
-import sys
 
 from conftest import DATA
 from perfport import (
@@ -20,6 +18,7 @@ from perfport import (
 from perfport._core import Check, Outcome
 from perfport.store import SCHEMA_VERSION, Store, export_rows
 from perfport.store.schema import MIGRATIONS, _statements
+from tune.cli_in_process import run_cli
 
 SETTINGS = RunSettings(timing=Timing.fixed(2), timeout_s=3.0)
 
@@ -53,11 +52,10 @@ def test_a_crashing_default_hands_the_reference_to_the_next_configuration(db):
     assert rows[(0, 8)].verification is Check.REFERENCE and rows[(0, 8)].verified is False
 
 
-def test_unverified_campaign_is_loud(tmp_path):
+def test_unverified_campaign_is_loud(tmp_path, capfd):
     db = tmp_path / "u.db"
-    cmd = [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=4096",
-           "--budget", "2", "--repeats", "2", "--no-verify", "--db", str(db), "--json"]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    done = run_cli(capfd, "tune", "vector_add", "--problem", "n=4096", "--budget", "2",
+                   "--repeats", "2", "--no-verify", "--db", db, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["unverified"] == 2 and report["best"]["verified"] is False
@@ -69,13 +67,11 @@ def test_unverified_campaign_is_loud(tmp_path):
         said[0]
         == "warning: outputs will not be verified (verification is off): wrong results are timed"
     )
-    cmd = [sys.executable, "-m", "perfport", "results", "--db", str(db), "--json"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    done = run_cli(capfd, "results", "--db", db, "--json")
     (best,) = json.loads(done.stdout)["results"]
     assert best["verified"] is False and best["unverified"] == 2
     assert "warning: 2 correct-looking results are not verified" in done.stderr
-    cmd = [sys.executable, "-m", "perfport", "export", "--db", str(db), "--format", "json"]
-    rows = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout)
+    rows = json.loads(run_cli(capfd, "export", "--db", db, "--format", "json").stdout)
     assert [(r["verified"], r["verified_against"]) for r in rows] == [(False, None)] * 2
 
 

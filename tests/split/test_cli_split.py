@@ -4,23 +4,17 @@ the database untouched."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from tune.cli_in_process import run_cli
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 
 
-def perfport(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", *args], capture_output=True, text=True, timeout=120
-    )
-
-
-def test_split_json_and_stored_plan(tmp_path):
+def test_split_json_and_stored_plan(tmp_path, capfd):
     db = str(tmp_path / "r.db")
-    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80",
+    done = run_cli(capfd, "split", "stencil", *TWO, "--problem", "width=64", "height=80",
                     "--dimension", "1", "--db", db, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -69,18 +63,18 @@ def test_split_json_and_stored_plan(tmp_path):
         (["convolution", *TWO, "--device", "opencl:0:0", "--sweep", "3"], "exactly two"),
     ],
 )  # fmt: skip
-def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says):
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, args, says, capfd):
     db = tmp_path / "r.db"
-    done = perfport("split", *args, "--db", str(db))
+    done = run_cli(capfd, "split", *args, "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     assert not db.exists()
 
 
-def test_split_steps_json(tmp_path):
+def test_split_steps_json(tmp_path, capfd):
     db = str(tmp_path / "r.db")
     # --plan eq4 is how time-stepping plans: accepted (lines is refused with --steps).
-    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80", "--steps",
+    done = run_cli(capfd, "split", "stencil", *TWO, "--problem", "width=64", "height=80", "--steps",
                     "4", "--rebalance", "--plan", "eq4", "--db", db, "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -96,9 +90,9 @@ def test_split_steps_json(tmp_path):
     assert set(out["per_step"][0]) >= {"parts", "step_ms", "exchange_ms", "exchange_bytes"}
 
 
-def test_split_steps_text_says_how_buffers_were_made(tmp_path):
+def test_split_steps_text_says_how_buffers_were_made(tmp_path, capfd):
     # no halo along the rows (north = south = 0) and rows of 256 bytes: sub-buffers
-    done = perfport("split", "stencil", *TWO, "--problem", "width=64", "height=80", "north=0",
+    done = run_cli(capfd, "split", "stencil", *TWO, "--problem", "width=64", "height=80", "north=0",
                     "south=0", "--steps", "3", "--db", str(tmp_path / "r.db"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "buffers: sub-buffers of one parent per array" in done.stdout, done.stdout
@@ -118,9 +112,9 @@ def test_split_steps_text_says_how_buffers_were_made(tmp_path):
         (["stencil", *TWO, "--rebalance"], "give --steps"),
     ],
 )  # fmt: skip
-def test_bad_steps_are_one_line_and_write_nothing(tmp_path, args, says):
+def test_bad_steps_are_one_line_and_write_nothing(tmp_path, args, says, capfd):
     db = tmp_path / "r.db"
-    done = perfport("split", *args, "--db", str(db))
+    done = run_cli(capfd, "split", *args, "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not db.exists()
@@ -143,11 +137,11 @@ kernel = KernelSpec(
 """
 
 
-def test_a_kernel_that_does_not_build_fails_in_one_line_and_leaves_no_database(tmp_path):
+def test_a_kernel_that_does_not_build_fails_in_one_line_and_leaves_no_database(tmp_path, capfd):
     spec = tmp_path / "broken1d.py"
     spec.write_text(BROKEN.replace("GLOBAL", repr("round_up(n, wg)")))
     db = tmp_path / "new.db"
-    done = perfport("split", str(spec), *TWO, "--db", str(db))
+    done = run_cli(capfd, "split", str(spec), *TWO, "--db", str(db))
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "broken1d did not build on opencl:0:0.0: error:" in done.stderr
@@ -155,26 +149,26 @@ def test_a_kernel_that_does_not_build_fails_in_one_line_and_leaves_no_database(t
     assert not db.exists()  # created by nothing but this failed command
 
 
-def test_a_part_that_cannot_launch_is_refused_in_one_line(tmp_path):
+def test_a_part_that_cannot_launch_is_refused_in_one_line(tmp_path, capfd):
     # the global size is exactly n: a part with its halo (2049) is no multiple of 16
     spec = tmp_path / "unpadded.py"
     spec.write_text(BROKEN.replace("GLOBAL", repr("n")).replace("2.0f * x[i] }", "2.0f * x[i]; }"))
     db = tmp_path / "new.db"
-    done = perfport("split", str(spec), *TWO, "--db", str(db), "--plan", "eq4")
+    done = run_cli(capfd, "split", str(spec), *TWO, "--db", str(db), "--plan", "eq4")
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert "cannot launch" in done.stderr and "round_up(n, wg)" in done.stderr
     assert not db.exists()
 
 
-def test_hints_print_commands_that_run_as_printed(tmp_path):
+def test_hints_print_commands_that_run_as_printed(tmp_path, capfd):
     db = str(tmp_path / "x.db")
-    done = perfport("split", "convolution", *TWO, "--problem", "n=1000", "mask=200000",
+    done = run_cli(capfd, "split", "convolution", *TWO, "--problem", "n=1000", "mask=200000",
                     "--db", db)  # fmt: skip
     assert done.returncode == 2
     hint = done.stderr.split("see '")[1].split("'")[0]
     assert "--problem" in hint and "mask=200000" in hint
-    shown = perfport(*hint.split()[1:], "--json")
+    shown = run_cli(capfd, *hint.split()[1:], "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["legal"] == 0  # what the refusal said
     spec = tmp_path / "scale.py"
@@ -185,7 +179,7 @@ def test_hints_print_commands_that_run_as_printed(tmp_path):
     from perfport.store import Store
 
     Store(empty).close()  # a database with nothing tuned in it
-    done = perfport("split", str(spec), *TWO, "--times", "store", "--db", str(empty))
+    done = run_cli(capfd, "split", str(spec), *TWO, "--times", "store", "--db", str(empty))
     assert done.returncode == 2
     assert f"'perfport tune {spec} --device opencl:0:0.0 --problem n=4096 --db {empty}'" in (
         done.stderr

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 import types
 
 import pytest
@@ -24,6 +22,7 @@ from perfport.split.plan import plan_split
 from perfport.split.probe import check_plan, plan_from_lines
 from perfport.split.rebalance import balanced_finish, rebalance
 from perfport.split.split import split_run
+from tune.cli_in_process import run_cli
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 EXTENT = 40000
@@ -157,21 +156,17 @@ def test_the_rebalancer_keeps_a_device_the_lines_dropped_dropped(monkeypatch):
     ("args", "says"),
     [(["--plan", "bogus"], "--plan"), (["--plan", "lines", "--steps", "2"], "--plan")],
 )
-def test_a_bad_plan_is_one_line_and_writes_nothing(tmp_path, args, says):
+def test_a_bad_plan_is_one_line_and_writes_nothing(tmp_path, args, says, capfd):
     db = tmp_path / "r.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "split", "stencil", *TWO, *args, "--db", str(db)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run_cli(capfd, "split", "stencil", *TWO, *args, "--db", db)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert says in done.stderr and not db.exists()
 
 
-def test_cli_plans_from_lines_on_two_sub_devices_and_rebalances(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "split", "convolution", *TWO, "--problem", "n=4096",
-         "--plan", "lines", "--iterations", "2", "--db", str(tmp_path / "r.db"), "--json"],
-        capture_output=True, text=True, timeout=120,
+def test_cli_plans_from_lines_on_two_sub_devices_and_rebalances(tmp_path, capfd):
+    done = run_cli(
+        capfd, "split", "convolution", *TWO, "--problem", "n=4096", "--plan", "lines",
+        "--iterations", "2", "--db", tmp_path / "r.db", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

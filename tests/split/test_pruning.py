@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -12,6 +10,7 @@ import perfport
 from perfport._core import Backend, DeviceInfo, DeviceType, Problem
 from perfport.kernels import builtin
 from perfport.split.pruning import common_space
+from tune.cli_in_process import run_cli
 
 
 def device(name: str, max_wg: int, local_mem: int, units: int = 4) -> DeviceInfo:
@@ -52,15 +51,9 @@ def test_common_of_disjoint_limits_is_smaller_than_each():
     assert result.common == 64 * 2
 
 
-def perfport_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", *args], capture_output=True, text=True, timeout=120
-    )
-
-
-def test_space_two_devices_json_and_single_device_unchanged():
-    done = perfport_cli(
-        "space", "convolution", "--problem", "n=65536", "mask=625",
+def test_space_two_devices_json_and_single_device_unchanged(capfd):
+    done = run_cli(
+        capfd, "space", "convolution", "--problem", "n=65536", "mask=625",
         "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--min-work-groups", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -69,13 +62,13 @@ def test_space_two_devices_json_and_single_device_unchanged():
     assert [d["legal"] for d in out["per_device"]] == [11, 11]
     assert out["common"] == {"cartesian": 11, "legal": 11}
     one = json.loads(
-        perfport_cli("space", "convolution", "--device", "opencl:0:0", "--json").stdout
+        run_cli(capfd, "space", "convolution", "--device", "opencl:0:0", "--json").stdout
     )
     assert set(one) == {"kernel", "device", "problem", "cartesian", "legal", "removed_by", "pruned"}
     assert one["device"] == "opencl:0:0"
 
 
 @pytest.mark.parametrize("bad", ["opencl:0:0.9", "opencl:7:0"])
-def test_space_unknown_device_is_one_line(bad: str):
-    done = perfport_cli("space", "convolution", "--device", "opencl:0:0", "--device", bad)
+def test_space_unknown_device_is_one_line(bad: str, capfd):
+    done = run_cli(capfd, "space", "convolution", "--device", "opencl:0:0", "--device", bad)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and bad in done.stderr

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 import types
 
 import numpy as np
@@ -27,6 +25,7 @@ from perfport.split.rebalance import (
     updated_lines,
 )
 from perfport.split.sweep import sweep, two_parts
+from tune.cli_in_process import run_cli
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 CONV = Problem.of(n=40000, mask=65)
@@ -138,11 +137,10 @@ def test_a_sweep_runs_every_share_and_verifies_it(two):
     assert not any(p.verified for p in bad)
 
 
-def test_cli_sweeps_and_rebalances(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "split", "convolution", *TWO, "--problem", "n=20000", "mask=33", "--sweep", "3",
-        "--iterations", "2", "--db", str(tmp_path / "r.db"), "--json"],
-        capture_output=True, text=True, timeout=120,
+def test_cli_sweeps_and_rebalances(tmp_path, capfd):
+    done = run_cli(
+        capfd, "split", "convolution", *TWO, "--problem", "n=20000", "mask=33", "--sweep", "3",
+        "--iterations", "2", "--db", tmp_path / "r.db", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

@@ -5,8 +5,6 @@ with a fissioned CPU part on PoCL verified, its compute units in the JSON."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +13,7 @@ from perfport.devices import get_device
 from perfport.kernels import builtin
 from perfport.split.reserve import cpu_opening
 from perfport.split.split import split_run
+from tune.cli_in_process import run_cli
 
 
 def _device(device_id: str, kind: DeviceType, units: int) -> DeviceInfo:
@@ -79,26 +78,20 @@ def test_a_split_with_a_fissioned_cpu_part_is_verified():
     ]
 
 
-def perfport(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", *args], capture_output=True, text=True, timeout=120
-    )
-
-
 @pytest.mark.parametrize(
     ("extra", "says"),
     [(["--cpu-reserve", "99"], "--cpu-reserve 99 leaves none"), (["--halo", "host"], "--steps")],
 )
-def test_cli_refuses_a_bad_reserve_in_one_line(tmp_path, extra, says):
+def test_cli_refuses_a_bad_reserve_in_one_line(tmp_path, extra, says, capfd):
     db = tmp_path / "r.db"
-    done = perfport("split", "convolution", "--device", "opencl:0:0", "--device",
+    done = run_cli(capfd, "split", "convolution", "--device", "opencl:0:0", "--device",
                     "opencl:0:0.1", "--db", str(db), *extra)  # fmt: skip
     assert done.returncode == 2 and says in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and not db.exists()
 
 
-def test_cli_json_reports_the_cpu_part(tmp_path):
-    done = perfport("split", "convolution", "--device", "opencl:0:0", "--device", "opencl:0:0.1",
+def test_cli_json_reports_the_cpu_part(tmp_path, capfd):
+    done = run_cli(capfd, "split", "convolution", "--device", "opencl:0:0", "--device", "opencl:0:0.1",
                     "--cpu-reserve", "1", "--problem", "n=2048", "--db", str(tmp_path / "r.db"),
                     "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr

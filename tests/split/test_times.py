@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -19,15 +17,10 @@ from perfport.split import split as split_module
 from perfport.split.split import split_run
 from perfport.split.times import TimeSource, roofline_ms
 from perfport.store import Store, best_results, stored_ceilings
+from tune.cli_in_process import run_cli
 
 TWO = ["--device", "opencl:0:0.0", "--device", "opencl:0:0.1"]
 PROBLEM = ["--problem", "n=20000", "mask=33"]
-
-
-def perfport(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", *args], capture_output=True, text=True, timeout=120
-    )
 
 
 @pytest.fixture(scope="module")
@@ -135,19 +128,21 @@ def test_measured_times_run_every_device_alone(two):
         assert c["time_source"] == "measured" and c["time_ms"] == c["alone_ms"] == r.wall_ms
 
 
-def _split_json(db: str, times: str) -> dict:
-    done = perfport("split", "convolution", *TWO, *PROBLEM, "--times", times, "--db", db, "--json")
+def _split_json(capfd, db: str, times: str) -> dict:
+    done = run_cli(
+        capfd, "split", "convolution", *TWO, *PROBLEM, "--times", times, "--db", db, "--json"
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def test_store_times_are_the_tuned_times(tmp_path, two):
+def test_store_times_are_the_tuned_times(tmp_path, two, capfd):
     db = str(tmp_path / "r.db")
     for d in two:
-        tuned = perfport("tune", "convolution", "--device", d.id, *PROBLEM, "--budget", "3",
-                         "--confirm", "0", "--db", db)  # fmt: skip
+        tuned = run_cli(capfd, "tune", "convolution", "--device", d.id, *PROBLEM,
+                        "--budget", "3", "--confirm", "0", "--db", db)  # fmt: skip
         assert tuned.returncode == 0, tuned.stderr
-    out = _split_json(db, "store")
+    out = _split_json(capfd, db, "store")
     spec = builtin("convolution")
     with Store(db) as store:
         stored = {
@@ -163,12 +158,14 @@ def test_store_times_are_the_tuned_times(tmp_path, two):
     assert out["best_single"]["time_ms"] == ran[0]["alone_ms"]
 
 
-def test_model_times_are_the_roofline_times(tmp_path, two):
+def test_model_times_are_the_roofline_times(tmp_path, two, capfd):
     db = str(tmp_path / "r.db")
-    for d in two:
-        done = perfport("roofline", "--device", d.id, "--db", db, "--json")
-        assert done.returncode == 0, done.stderr
-    out = _split_json(db, "model")
+    # The two sub-devices are alike (one fingerprint): the ceilings one roofline run measures
+    # and stores are those both are planned from.
+    assert two[0].fingerprint == two[1].fingerprint
+    done = run_cli(capfd, "roofline", "--device", two[0].id, "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    out = _split_json(capfd, db, "model")
     spec = builtin("convolution")
     full = spec.problem.merged(Problem.of(n=20000, mask=33))
     with Store(db) as store:
@@ -187,10 +184,10 @@ def test_model_times_are_the_roofline_times(tmp_path, two):
         ("model", "perfport roofline --device opencl:0:0.0"),
     ],
 )
-def test_times_that_cannot_be_had_are_one_line(tmp_path, times, says):
+def test_times_that_cannot_be_had_are_one_line(tmp_path, times, says, capfd):
     db = tmp_path / "r.db"
     Store(str(db)).close()  # a database without results or ceilings
-    done = perfport("split", "convolution", *TWO, *PROBLEM, "--times", times, "--db", str(db))
+    done = run_cli(capfd, "split", "convolution", *TWO, *PROBLEM, "--times", times, "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     if times == "store":
@@ -204,9 +201,9 @@ def test_times_that_cannot_be_had_are_one_line(tmp_path, times, says):
         (["--times", "model", "--steps", "2", "--plan", "eq4"], "drop --times"),
     ],
 )
-def test_bad_times_write_nothing(tmp_path, args, says):
+def test_bad_times_write_nothing(tmp_path, args, says, capfd):
     db = tmp_path / "r.db"
-    done = perfport("split", "stencil", *TWO, *args, "--db", str(db))
+    done = run_cli(capfd, "split", "stencil", *TWO, *args, "--db", str(db))
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     assert not db.exists()

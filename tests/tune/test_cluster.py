@@ -26,6 +26,7 @@ from perfport.tune import cluster
 from perfport.tune.cluster import DaskMeasurer, cluster_slots, connect
 from perfport.tune.multi import Slot, tune_many
 from perfport.tune.progress import Board
+from tune.cli_in_process import run_cli
 
 pytest.importorskip("distributed")
 
@@ -152,12 +153,8 @@ def test_no_worker_with_a_usable_device_is_refused() -> None:
         cluster_slots(_FakeClient({"tcp://a:1": (__version__, (dev,))}), ["cuda:0"])
 
 
-def test_worker_command_refuses_a_device_it_does_not_have() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "worker", "--scheduler", "tcp://127.0.0.1:9",
-         "--device", "opencl:7:7"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+def test_worker_command_refuses_a_device_it_does_not_have(capfd) -> None:
+    done = run_cli(capfd, "worker", "--scheduler", "tcp://127.0.0.1:9", "--device", "opencl:7:7")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no device 'opencl:7:7'" in done.stderr
 

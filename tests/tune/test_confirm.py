@@ -16,6 +16,7 @@ from perfport.cli import tune as cli_tune
 from perfport.store import Store
 from perfport.tune import confirm as confirm_module
 from perfport.tune.confirm import confirm
+from tune.cli_in_process import run_cli
 
 confirmation_line = cli_tune.confirmation_line
 
@@ -154,13 +155,11 @@ def test_tune_retimes_on_pocl_and_stores_samples_not_configurations(db):
     assert j["winner"] == dict(c.winner.config) and isinstance(j["indistinguishable"], list)
 
 
-def test_cli_confirm_zero_disables_and_json_has_confirmed(tmp_path):
+def test_cli_confirm_zero_disables_and_json_has_confirmed(tmp_path, capfd):
     def run(*extra):
-        done = subprocess.run(
-            [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=2048",
-             "--budget", "3", "--repeats", "2", "--db", str(tmp_path / "r.db"), "--json",
-             "--strategy", "brute_force", *extra],
-            capture_output=True, text=True,
+        done = run_cli(
+            capfd, "tune", "vector_add", "--problem", "n=2048", "--budget", "3", "--repeats", "2",
+            "--db", tmp_path / "r.db", "--json", "--strategy", "brute_force", *extra,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)["confirmed"]

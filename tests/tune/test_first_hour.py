@@ -1,19 +1,12 @@
 """Small things a new user meets in the first hour (issue 26 item 7)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from perfport._core import PerfportError
 from perfport.tune import Budget
-
-
-def perfport_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", *map(str, args)], capture_output=True, text=True
-    )
+from tune.cli_in_process import run_cli
 
 
 def test_budget_share_resolves_against_the_legal_space():
@@ -26,8 +19,8 @@ def test_budget_share_resolves_against_the_legal_space():
         Budget(fraction=1.5)
 
 
-def test_cli_budget_percent(tmp_path):
-    done = perfport_cli("tune", "vector_add", "--problem", "n=4096", "--budget", "25%",
+def test_cli_budget_percent(tmp_path, capfd):
+    done = run_cli(capfd, "tune", "vector_add", "--problem", "n=4096", "--budget", "25%",
                     "--repeats", "2", "--confirm", "0", "--db", tmp_path / "r.db", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -38,7 +31,7 @@ def test_cli_budget_percent(tmp_path):
         ("abc%", "percentage such as 25%"),
         ("0", "at least 1"),
     ):
-        refused = perfport_cli("tune", "vector_add", "--budget", bad, "--db", tmp_path / "x.db")
+        refused = run_cli(capfd, "tune", "vector_add", "--budget", bad, "--db", tmp_path / "x.db")
         assert (
             refused.returncode == 2 and why in refused.stderr and "Traceback" not in refused.stderr
         )
@@ -101,7 +94,7 @@ def _groups_spec(global_size):
     )  # fmt: skip
 
 
-def test_work_items_not_groups_hint(db, cpu, tmp_path):
+def test_work_items_not_groups_hint(db, cpu, tmp_path, capfd):
     from perfport import tune
     from perfport._core import SpecError
     from perfport.space import empty_space_hint, kernel_space
@@ -126,7 +119,7 @@ def test_work_items_not_groups_hint(db, cpu, tmp_path):
         "    local_size=('bx',), problem={'n': 1000},\n"
         "    args=(ArrayArg('x', 'float', ('n',), output=True),))\n"
     )
-    done = perfport_cli("space", spec, "--json")
+    done = run_cli(capfd, "space", spec, "--json")
     assert done.returncode == 0 and "hint: global_size counts work-items" in done.stderr
     assert json.loads(done.stdout)["legal"] == 0
 
@@ -150,7 +143,7 @@ def test_numpy_integers_are_problem_sizes(tmp_path):
     assert result.problem["n"] == 512 and type(result.problem["n"]) is int
 
 
-def test_results_take_the_device_id_tune_took(tmp_path, cpu):
+def test_results_take_the_device_id_tune_took(tmp_path, cpu, capfd):
     """results(device="opencl:0:0") was [] although tune(device="opencl:0:0") stored there."""
     import perfport
 
@@ -158,5 +151,5 @@ def test_results_take_the_device_id_tune_took(tmp_path, cpu):
     perfport.tune("vector_add", problem={"n": 1024}, budget=1, db=db, device=cpu.id)
     assert len(perfport.results(db, device=cpu.id)) == 1
     assert perfport.results(db, device="opencl:9:9") == []  # no such device here: no match
-    done = perfport_cli("export", "--db", db, "--device", cpu.id)
+    done = run_cli(capfd, "export", "--db", db, "--device", cpu.id)
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 2, done.stderr

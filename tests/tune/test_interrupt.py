@@ -1,15 +1,19 @@
 """kill -9 and Ctrl-C in the middle of a campaign: nothing measured is lost or duplicated."""
 
+import contextlib
+import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from perfport.store import Store
+from tune.cli_in_process import run_cli
 
 CMD = [
     sys.executable, "-m", "perfport", "tune", "stencil", "--problem", "width=128", "height=128",
-    "--strategy", "brute_force", "--budget", "40", "--repeats", "3", "--json",
+    "--strategy", "brute_force", "--budget", "20", "--repeats", "3", "--json",
     "--confirm", "0",  # re-timing the winners adds samples: earlier results are compared bytewise
 ]  # fmt: skip
 
@@ -34,37 +38,54 @@ def _start_and_wait(db, at_least):
     return proc
 
 
-def _workers() -> int:
-    """perfport worker processes alive on this machine."""
-    out = subprocess.run(["ps", "-eo", "stat,args"], capture_output=True, text=True).stdout
-    return sum("spawn_main" in line and not line.startswith("Z") for line in out.splitlines())
+def _workers(parent: int) -> list[int]:
+    """The measurement worker processes ``parent`` started (its children running
+    perfport.measure.worker)."""
+    out = subprocess.run(
+        ["ps", "-o", "pid=,stat=,args=", "--ppid", str(parent)], capture_output=True, text=True
+    ).stdout
+    rows = [line.split(None, 2) for line in out.splitlines()]
+    return [int(r[0]) for r in rows if len(r) == 3 and "perfport.measure.worker" in r[2]]
 
 
-def _workers_gone(before: int) -> bool:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead: it waits only for its (gone) parent's reaping.
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    return False
+
+
+def _workers_gone(pids: list[int]) -> bool:
     deadline = time.monotonic() + 10
-    while _workers() > before and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return _workers() <= before
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(_alive(p) for p in pids)
 
 
-def test_kill_9_then_rerun_loses_and_duplicates_nothing(db):
-    idle = _workers()
-    proc = _start_and_wait(db, 8)
+def test_kill_9_then_rerun_loses_and_duplicates_nothing(db, capfd):
+    proc = _start_and_wait(db, 6)
+    workers = _workers(proc.pid)
+    assert workers
     proc.kill()  # SIGKILL: no cleanup of any kind
     proc.wait()
-    assert _workers_gone(idle)  # the worker dies with its parent (PR_SET_PDEATHSIG)
+    assert _workers_gone(workers)  # the worker dies with its parent (its pipe, PR_SET_PDEATHSIG)
     before = _rows(db)
-    assert 8 <= len(before) < 40
-    done = subprocess.run([*CMD, "--db", str(db)], capture_output=True, text=True, timeout=300)
+    assert 6 <= len(before) < 20
+    done = run_cli(capfd, *CMD[3:], "--db", db)  # the rerun: perfport tune, in this process
     assert done.returncode == 0, done.stderr
     after = _rows(db)
     assert after[: len(before)] == before  # every earlier result kept, byte for byte
-    assert len(after) == 40 and len({r[1] for r in after}) == 40  # none measured twice
+    assert len(after) == 20 and len({r[1] for r in after}) == 20  # none measured twice
 
 
 def test_ctrl_c_stops_cleanly_and_keeps_results(db):
-    idle = _workers()
     proc = _start_and_wait(db, 5)
+    workers = _workers(proc.pid)
+    assert workers
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
@@ -74,4 +95,4 @@ def test_ctrl_c_stops_cleanly_and_keeps_results(db):
     with Store(db) as store:
         (status,) = store.query("SELECT status FROM campaigns")[0]
     assert status == "interrupted"
-    assert _workers_gone(idle)
+    assert _workers_gone(workers)

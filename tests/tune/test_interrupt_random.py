@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tune.cli_in_process import run_cli
+
 PERFPORT = [sys.executable, "-m", "perfport"]
 # --confirm 0: re-timing the winners at the end adds samples to stored results on purpose,
 # which this test, comparing stored results byte for byte across reruns, must not see.
@@ -130,7 +132,7 @@ def _problems(tmp_path: Path) -> Path:
     return path
 
 
-def test_sweep_interrupts_then_resumes(tmp_path):
+def test_sweep_interrupts_then_resumes(tmp_path, capfd):
     cmd = [*PERFPORT, "sweep", "vector_add", "--problems", str(_problems(tmp_path)), "--json"]
     db = tmp_path / "sweep.db"
     rng = random.Random(7)
@@ -144,7 +146,7 @@ def test_sweep_interrupts_then_resumes(tmp_path):
         assert "running" not in _statuses(db)
         assert _results(db)[: len(before)] == before
     before = _results(db)
-    done = subprocess.run([*cmd, "--db", str(db)], capture_output=True, text=True, timeout=300)
+    done = run_cli(capfd, *cmd[len(PERFPORT) :], "--db", db)  # the rerun, in this process
     assert done.returncode == 0, done.stderr
     after = _results(db)
     assert after[: len(before)] == before
@@ -178,6 +180,9 @@ def _kt_cache(path: Path, entries: int) -> Path:
     return path
 
 
+ENTRIES = 8000
+
+
 def test_import_interrupts_leave_all_or_nothing(tmp_path):
     """One SIGINT and one SIGTERM; the slow twin sends more, at more moments."""
     _import_rounds(tmp_path, random.Random(5), rounds=2)
@@ -191,7 +196,9 @@ def test_many_import_interrupts_leave_all_or_nothing(tmp_path):
 def _import_rounds(tmp_path: Path, rng: random.Random, rounds: int) -> None:
     """``rounds`` imports of one large cache, each interrupted at a random moment (SIGINT and
     SIGTERM in turn): each store holds all of the cache or none of it."""
-    source = _kt_cache(tmp_path / "cache.json", 20000)
+    # Large enough that its store takes longer than the moments a signal is sent at (an
+    # import holds an interrupt until its one transaction has committed or rolled back).
+    source = _kt_cache(tmp_path / "cache.json", ENTRIES)
     for n in range(rounds):
         db = tmp_path / f"import-{n}.db"
         proc = subprocess.Popen(
@@ -204,12 +211,12 @@ def _import_rounds(tmp_path: Path, rng: random.Random, rounds: int) -> None:
         while not db.exists() and proc.poll() is None:
             assert time.monotonic() < deadline, "import too slow to start"
             time.sleep(0.01)
-        time.sleep(rng.uniform(0, 1.7))
+        time.sleep(rng.uniform(0, 0.7))
         proc.send_signal(SIGNALS[n % 2])
         _out, err = proc.communicate(timeout=120)
         assert "Traceback" not in err
         assert _statuses(db) in ([], ["complete"])
-        assert len(_results(db)) in (0, 20000)
+        assert len(_results(db)) in (0, ENTRIES)
         if proc.returncode == -SIGNALS[n % 2]:
             # Python restores the default handlers while the interpreter shuts down: a signal
             # in that last moment ends a command whose work is already done and stored.

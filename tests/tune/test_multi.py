@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +15,7 @@ from perfport.devices import get_device
 from perfport.store import CampaignStatus, Store
 from perfport.tune.multi import Slot, local_measurer, tune_many
 from perfport.tune.progress import Board
+from tune.cli_in_process import run_cli
 
 FAST = RunSettings(timing=Timing.fixed(2))
 PROBLEM = {"n": 4096}  # vector_add: 11 work-group sizes, all legal on PoCL
@@ -75,16 +75,13 @@ def test_different_devices_get_their_own_campaigns(db: Path) -> None:
     assert all(len(r.measurements) == 3 for r in results)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "perfport", "tune", "vector_add", "--problem", "n=4096", *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def _cli(capfd, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli(capfd, "tune", "vector_add", "--problem", "n=4096", *args)
 
 
-def test_cli_repeated_device_json_and_plain_progress(db: Path) -> None:
+def test_cli_repeated_device_json_and_plain_progress(db: Path, capfd) -> None:
     done = _cli(
-        "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--strategy", "brute_force",
+        capfd, "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--strategy", "brute_force",
         "--budget", "4", "--repeats", "2", "--db", str(db), "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -94,8 +91,8 @@ def test_cli_repeated_device_json_and_plain_progress(db: Path) -> None:
     assert len(campaign["confirmed"]["candidates"]) == 3  # --confirm's default, as on one device
 
 
-def test_cli_refuses_a_campaign_key_for_several_devices(db: Path) -> None:
-    done = _cli("--device", "all", "--campaign", "k", "--db", str(db))
+def test_cli_refuses_a_campaign_key_for_several_devices(db: Path, capfd) -> None:
+    done = _cli(capfd, "--device", "all", "--campaign", "k", "--db", str(db))
     assert done.returncode == 2
     assert (
         done.stderr.strip().count("\n") == 0 and "--campaign works with one --device" in done.stderr

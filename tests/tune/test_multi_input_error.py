@@ -7,8 +7,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import itertools
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +20,7 @@ from perfport.devices import get_device
 from perfport.store import Store
 from perfport.tune.multi import Slot, local_measurer, tune_many
 from perfport.tune.progress import Board
+from tune.cli_in_process import run_cli
 
 FAST = RunSettings(timing=Timing.fixed(2))
 PROBLEM = {"n": 4096}  # vector_add: 11 work-group sizes, all legal on PoCL
@@ -125,14 +124,12 @@ kernel = dataclasses.replace(builtin("vector_add"), reference=reference, default
 """
 
 
-def test_cli_prints_the_input_error_once_and_exits_2(tmp_path: Path, db: Path) -> None:
+def test_cli_prints_the_input_error_once_and_exits_2(tmp_path: Path, db: Path, capfd) -> None:
     spec = tmp_path / "once.py"
     spec.write_text(SPEC_FILE)
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "tune", str(spec), "--problem", "n=4096",
-         "--device", "opencl:0:0.0", "--device", "opencl:0:0.1", "--strategy", "brute_force",
-         "--repeats", "2", "--db", str(db), "--json"],
-        capture_output=True, text=True, timeout=120,
+    done = run_cli(
+        capfd, "tune", spec, "--problem", "n=4096", "--device", "opencl:0:0.0", "--device",
+        "opencl:0:0.1", "--strategy", "brute_force", "--repeats", "2", "--db", db, "--json",
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("perfport: error:")]

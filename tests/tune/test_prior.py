@@ -4,8 +4,6 @@ tune and replay."""
 import dataclasses
 import itertools
 import json
-import subprocess
-import sys
 
 import numpy as np
 
@@ -28,6 +26,7 @@ from perfport.store.formats.imported import external_device
 from perfport.store.formats.importing import import_file
 from perfport.tune.prior import sourced_prior, transfer_prior
 from perfport.tune.replay import replay_db
+from tune.cli_in_process import run_cli
 
 FAST = RunSettings(timing=Timing.fixed(2))
 PROBLEM = {"width": 64, "height": 64}
@@ -81,7 +80,7 @@ def test_prior_prefers_the_same_problem_and_skips_failures(db, cpu):
         assert np.isnan(prior.scores[i]) == (config in refused)
 
 
-def test_tune_and_replay_use_the_prior(db, cpu):
+def test_tune_and_replay_use_the_prior(db, cpu, capfd):
     with Store(db) as store:
         store_other_device(store, cpu, "gpu-a", PROBLEM, best_wc=16)
         store_other_device(store, cpu, "gpu-b", PROBLEM, best_wc=16)
@@ -98,10 +97,9 @@ def test_tune_and_replay_use_the_prior(db, cpu):
     with Store(other) as store:
         store_other_device(store, cpu, "gpu-a", PROBLEM, best_wc=16)
         store_other_device(store, cpu, "gpu-b", PROBLEM, best_wc=16)
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "replay", "--db", str(other), "--device", "gpu-a",
-         "--strategy", "prior", "--budget", "3", "--repeats", "2", "--json"],
-        capture_output=True, text=True,
+    done = run_cli(
+        capfd, "replay", "--db", other, "--device", "gpu-a", "--strategy", "prior", "--budget",
+        "3", "--repeats", "2", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -191,7 +189,7 @@ def test_a_source_with_parameters_fixed_at_one_value_seeds_the_prior(db, cpu, tm
     }
 
 
-def test_sources_the_prior_leaves_out_are_named(db, cpu, tmp_path):
+def test_sources_the_prior_leaves_out_are_named(db, cpu, tmp_path, capfd):
     """A source that tunes a parameter the kernel lacks, or one imported under another name,
     left prior_sources at 0 with nothing said; both are named now, with why, on stderr and in
     --json."""
@@ -200,10 +198,9 @@ def test_sources_the_prior_leaves_out_are_named(db, cpu, tmp_path):
                                           {"unroll": [1, 2]}, best_wc=16))  # fmt: skip
         import_file(store, _stencil_cache(tmp_path / "b.json", cpu, "gpu-b", "stencil_kt",
                                           {"use_cmem": [1]}, best_wc=16))  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "tune", "stencil", "--problem", "width=64",
-         "height=64", "--budget", "1", "--db", str(db), "--json"],
-        capture_output=True, text=True,
+    done = run_cli(
+        capfd, "tune", "stencil", "--problem", "width=64", "height=64", "--budget", "1", "--db",
+        db, "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

@@ -3,8 +3,6 @@ optimises, computed from each result's configuration and time, not by their time
 
 import dataclasses
 import json
-import subprocess
-import sys
 
 import numpy as np
 from test_prior import FAST, PROBLEM, _stencil_cache, store_other_device
@@ -16,6 +14,7 @@ from perfport.store import Store
 from perfport.store.formats.importing import import_file
 from perfport.tune.prior import sourced_prior
 from perfport.tune.prior_objective import PriorObjective, TimeRanked
+from tune.cli_in_process import run_cli
 
 RATE = dataclasses.replace(builtin("stencil"), metrics={"rate": "wc * wr / time_ms"})
 
@@ -61,7 +60,7 @@ def test_the_time_objective_keeps_the_prior_as_it_was(db, cpu, tmp_path):
     assert plain.scores.tobytes() == timed.scores.tobytes() and plain.sources == timed.sources
 
 
-def test_a_metric_the_relatives_problem_cannot_give_falls_back_to_time(db, cpu, tmp_path):
+def test_a_metric_the_relatives_problem_cannot_give_falls_back_to_time(db, cpu, tmp_path, capfd):
     """GBps needs width and height: perfport's own results of the problem have them and rank
     by it; an imported cache's problem (problem_size) lacks them, so its results rank by time,
     said in prior_by_time and in one note line on stderr."""
@@ -79,11 +78,9 @@ def test_a_metric_the_relatives_problem_cannot_give_falls_back_to_time(db, cpu, 
     why = "GBps needs problem values their problem lacks: "
     assert cached.by_time[0].devices == ("gpu-a",) and cached.by_time[0].why.startswith(why)
     assert "height" in cached.by_time[0].why and "width" in cached.by_time[0].why
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "tune", "stencil", "--problem", "width=64",
-         "height=64", "--budget", "1", "--objective", "GBps", "--confirm", "0", "--db", str(db),
-         "--json"],
-        capture_output=True, text=True,
+    done = run_cli(
+        capfd, "tune", "stencil", "--problem", "width=64", "height=64", "--budget", "1",
+        "--objective", "GBps", "--confirm", "0", "--db", db, "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)

@@ -1,15 +1,14 @@
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from perfport import PerfportError, RunSettings, Timing, tune
 from perfport.tune.replay import replay_db
+from tune.cli_in_process import run_cli
 
 
-def test_replay_stored_campaign(db):
+def test_replay_stored_campaign(db, capfd):
     tune(
         "convolution",
         problem={"n": 4096, "mask": 5},
@@ -20,10 +19,7 @@ def test_replay_stored_campaign(db):
     result = replay_db(db, "convolution", None, "random", budget=11, repeats=4)
     assert result.mean_best_fraction == 1.0  # 11 of 11 configurations: the optimum is always found
     assert len(result.curve) == 11 and result.curve[0] <= result.curve[-1]
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "5", "--repeats", "3", "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    done = run_cli(capfd, "replay", "--db", db, "--budget", "5", "--repeats", "3", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert {
@@ -51,7 +47,7 @@ def _skewed_cache(path):
     return path
 
 
-def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
+def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path, capfd):
     from perfport.store import Store
     from perfport.store.formats.importing import import_file
     from perfport.tune.replay import Objective
@@ -71,10 +67,10 @@ def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
     assert named.optimum_ms == 0.8 and named.to_json()["objective"] == "median"
     with pytest.raises(PerfportError, match="give one of median, mean, time"):
         replay_db(db, "skew", None, "brute_force", 3, 1, objective="fastest")
-    run = [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "3", "--repeats", "1"]  # fmt: skip
-    text = subprocess.run([*run, "--objective", "median"], capture_output=True, text=True)
+    run = ["replay", "--db", db, "--budget", "3", "--repeats", "1"]
+    text = run_cli(capfd, *run, "--objective", "median")
     assert text.returncode == 0 and "objective: median" in text.stdout, text.stderr
-    done = subprocess.run([*run, "--json"], capture_output=True, text=True)
+    done = run_cli(capfd, *run, "--json")
     report = json.loads(done.stdout)
     assert report["objective"] == "time"
     assert (report["kernel"], report["device"], report["problem"]) == (
@@ -84,11 +80,11 @@ def test_replay_ranks_an_imported_cache_by_its_own_time(tmp_path):
     )
 
 
-def test_time_is_refused_on_perfports_own_results(db):
+def test_time_is_refused_on_perfports_own_results(db, capfd):
     tune("convolution", problem={"n": 4096, "mask": 5}, strategy="brute_force", db=db,
          settings=RunSettings(timing=Timing.fixed(2)), budget=3)  # fmt: skip
-    run = [sys.executable, "-m", "perfport", "replay", "--db", str(db), "--budget", "2"]
-    done = subprocess.run([*run, "--repeats", "1", "--objective", "time"], capture_output=True, text=True)  # fmt: skip
+    run = ["replay", "--db", db, "--budget", "2"]
+    done = run_cli(capfd, *run, "--repeats", "1", "--objective", "time")
     assert done.returncode == 2 and "use --objective median or mean" in done.stderr
     assert "Traceback" not in done.stderr
     partial = replay_db(db, "convolution", None, "random", 2, 1).to_json()

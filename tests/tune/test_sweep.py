@@ -22,6 +22,7 @@ from perfport.tune import (
     resolve_problem,
     sweep,
 )
+from tune.cli_in_process import run_cli
 
 PROBLEMS = [{"n": 4096}, {"n": 1000}, {"n": 333}]
 
@@ -90,23 +91,27 @@ def test_malformed_problem_files(tmp_path, text, message):
         load_problems(tmp_path / "missing.csv")
 
 
-def test_sweep_cli_json(tmp_path):
-    from cli.test_cli import perfport
-
+def test_sweep_cli_json(tmp_path, capfd):
     path = tmp_path / "p.csv"
     path.write_text("n\n512\n1024\n")
-    done = perfport("sweep", "vector_add", "--problems", path, "--db", tmp_path / "s.db", "--json")
+    done = run_cli(capfd, "sweep", "vector_add", "--problems", path, "--db", tmp_path / "s.db",
+                   "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     assert [line["problem"]["n"] for line in lines] == [512, 1024]
     assert all(line["outcomes"]["ok"] == line["measured"] > 0 for line in lines)
     assert [line["status"] for line in lines] == ["complete", "complete"]
-    bad = perfport("sweep", "vector_add", "--problems", tmp_path / "x.csv", check=False)
+    bad = run_cli(capfd, "sweep", "vector_add", "--problems", tmp_path / "x.csv")
     assert bad.returncode == 2 and "no problem file" in bad.stderr
 
 
-def test_sweep_cli_says_what_max_time_left(tmp_path):
+def test_sweep_cli_says_what_max_time_left(tmp_path, capfd):
     """--max-time stopped a sweep silently, exit 0, nothing saying problems were left."""
-    from cli.test_cli import perfport
+
+    def perfport(*args):
+        done = run_cli(capfd, *args)
+        assert done.returncode == 0, done.stderr
+        return done
 
     path = tmp_path / "p.csv"
     path.write_text("n\n512\n1024\n333\n")
