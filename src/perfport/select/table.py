@@ -10,12 +10,13 @@ store's source hash, where known) comment lines."""
 from __future__ import annotations
 
 import csv
+import gc
 import gzip
 import io
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -121,17 +122,7 @@ class PerfTable:
         index = np.asarray(rows)
         if index.dtype == bool:
             index = np.flatnonzero(index)
-        return PerfTable(
-            self.problem_names,
-            self.problems[index],
-            self.param_names,
-            self.configs,
-            self.times[index],
-            self.device,
-            self.kernel,
-            self.fixed,
-            self.kernel_hash,
-        )
+        return replace(self, problems=self.problems[index], times=self.times[index])
 
 
 # ---- the store -----------------------------------------------------------------------------
@@ -341,9 +332,17 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
     """Read a table written by ``save_csv``; a malformed file is a one-line SelectError.
     ``problem`` keeps only the rows whose problem has these values; a problem column that is
     then one value and not a number (``dtype``) is dropped, as ``from_store`` drops it."""
-    where = str(path)
+    collecting, _ = gc.isenabled(), gc.disable()  # a list per row, no cycle: gc took a third
     try:
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as f:
+        return _read_csv(str(path), problem)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_csv(where: str, problem: Mapping[str, Any] | None) -> PerfTable:
+    try:
+        with gzip.open(where, "rt", encoding="utf-8", newline="") as f:
             text = f.read()
     except FileNotFoundError:
         raise SelectError(f"no table file {where}") from None
@@ -373,6 +372,7 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
     problem_index: dict[tuple[float, ...], int] = {}
     config_index: dict[tuple[Any, ...], int] = {}
     cells: dict[tuple[int, int], float] = {}
+    value_of = {text: _value(text) for text in {row[k] for _, row in numbered for k in c_cols}}
     for n, row in numbered:
         try:
             problem_values = tuple(float(row[k]) for k in p_cols)
@@ -383,7 +383,7 @@ def load_csv(path: str | Path, problem: Mapping[str, Any] | None = None) -> Perf
                 f"{where}: line {n}: problem values must be numbers, not {name}={cell}; keep "
                 f"one value's rows with --problem {name}={cell} (problem= in Python)"
             ) from None
-        config = tuple(_value(row[k]) for k in c_cols)
+        config = tuple(value_of[row[k]] for k in c_cols)  # each distinct text parsed once
         cell = row[t_col].strip()
         try:
             t = float(cell) if cell else math.nan
@@ -444,7 +444,7 @@ def _kept_rows(
     cells = {k: [row[k] for _, row in numbered] for k in p_cols}
     numbers = [k for k in p_cols if not _one_name(cells[k])]
     # As from a store: a number that never varies is no feature, unless none varies.
-    varying = [k for k in numbers if len({_value(c) for c in cells[k]}) > 1]
+    varying = [k for k in numbers if len({_value(c) for c in set(cells[k])}) > 1]
     return numbered, varying or numbers
 
 
