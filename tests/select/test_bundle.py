@@ -8,10 +8,10 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from select_cli import perfport
 
 from perfport._core import PerfportError
 from perfport.kernels import builtin, load_problems
@@ -166,26 +166,6 @@ def test_bad_bundle_input_is_refused(tmp_path):
     with pytest.raises(SelectError, match="same feature names and transforms"):
         write_bundle(tmp_path, "matmul", PARAMS, [SMALL, LARGE], FEATURES, tree)
     assert not (tmp_path / "bundle.json").exists()
-
-
-# Warnings a process shows on stderr by default (the rest are hidden there too).
-HIDDEN = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
-
-
-def perfport(argv: list[str], capsys: pytest.CaptureFixture[str]) -> SimpleNamespace:
-    """``perfport ARGV`` run in this process, as a finished process looks: its exit status,
-    stdout and stderr (with the warnings it would print there)."""
-    from perfport.cli import main
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        code = main(argv)
-    done = capsys.readouterr()
-    shown = [w for w in caught if not issubclass(w.category, HIDDEN)]
-    err = done.err + "".join(
-        warnings.formatwarning(w.message, w.category, w.filename, w.lineno) for w in shown
-    )
-    return SimpleNamespace(returncode=code, stdout=done.out, stderr=err)
 
 
 def test_select_predict_names_a_value_the_selector_does_not_read(tmp_path, capsys):
