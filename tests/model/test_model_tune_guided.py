@@ -143,10 +143,13 @@ def test_a_device_s_local_memory_prunes_the_loopy_programs_over_it(cpu):
     import dataclasses
 
     from perfport._core import Problem
+    from perfport._core.signature import read_signature
     from perfport.model.tunable import loopy_spec
     from perfport.space import kernel_space
 
     spec = loopy_spec("loopy-fd")
+    # Every program's parameter list in the #if chain is read (test_signature reads two).
+    assert read_signature(spec.source, spec.entry, spec.language) is not None
     small = dataclasses.replace(cpu, local_mem_bytes=1024)
     space = kernel_space(spec, Problem.of(n=N), small)
     kept = sorted(space.config(i)["lsize"] for i in range(len(space)))
