@@ -63,6 +63,7 @@ def test_the_example_tunes_verified_with_the_default_strategy(tmp_path, capsys):
 
 
 def test_the_example_tunes_model_guided_fastest_predicted_first(tmp_path, capsys, cpu, monkeypatch):
+    from perfport.cli.model_fit import _cache_folder
     from perfport.model import StatsCache
     from perfport.model.calibrate import Calibration
     from perfport.model.tunable import guided_ranker, loopy_space, loopy_spec
@@ -80,8 +81,9 @@ def test_the_example_tunes_model_guided_fastest_predicted_first(tmp_path, capsys
     assert out["verification"] == "numpy reference" and out["best"]["verified"] is True
     assert _legal(out["best"]["config"])
     space = kernel_space(loopy_spec(EXAMPLE), {"n": N}, cpu)
+    # The statistics tune counted, from its cache folder: the same, not counted again.
     ranker = guided_ranker(loopy_space(EXAMPLE), Calibration.load(cal), [], {"n": N}, space,
-                           StatsCache())  # fmt: skip
+                           StatsCache(_cache_folder()))  # fmt: skip
     predicted = ranker.predict()
     assert not np.isnan(predicted).any() and len(set(predicted)) > 1  # the model tells them apart
     assert asked[0] == int(np.argmin(predicted))
