@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from model_support import LOOPY
 
+from perfport._core.signature import read_signature
 from perfport.cli import main
 
 pytest.importorskip("loopy", reason=LOOPY)
@@ -34,6 +35,8 @@ def test_the_layout_keeps_only_its_variants(cpu):
 
     spec = _spec()
     assert spec.reference is not None and dict(spec.problem)["layout"] == "node-fastest"
+    # Every program's parameter list in the #if chain is read (test_signature reads two).
+    assert read_signature(spec.source, spec.entry, spec.language) is not None
     for layout, variants in VARIANTS.items():
         space = kernel_space(spec, spec.problem.merged({"nelements": N, "layout": layout}), cpu)
         configs = [space.config(i) for i in range(len(space))]

@@ -4,6 +4,7 @@ file), so calibration must recover the costs and evaluation must find no error."
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -49,12 +50,19 @@ def _model_file(tmp_path, expression=EXPRESSION):
     return path
 
 
+@functools.cache
+def _features():
+    """One KernelFeatures for every _times of the session: loopy counts each kernel once."""
+    from perfport.model.dataset import KernelFeatures
+
+    return KernelFeatures()
+
+
 def _times(runs, scale=1.0):
     """Each run's time in ms under COSTS (application times times ``scale``)."""
     from perfport.model import Model
-    from perfport.model.dataset import KernelFeatures
 
-    model, features = Model("f_t", EXPRESSION), KernelFeatures()
+    model, features = Model("f_t", EXPRESSION), _features()
     out = []
     for kernel, problem in runs:
         from perfport.model import input_features

@@ -51,18 +51,36 @@ def _legal(config: dict) -> bool:
     return constraint and N % config["wg_x"] == 0 and N % config["wg_y"] == 0
 
 
-def test_the_example_tunes_verified_with_the_default_strategy(tmp_path, capsys):
-    out = _tune([EXAMPLE, "--problem", f"n={N}", "--db", str(tmp_path / "r.db")], capsys)
+# One configuration of each kind (unstaged reading and writing along rows, staged), at
+# different tiles: PoCL builds each program in about a second.
+KINDS = [{"staged": 0, "coalesce": "read", "wg_x": 16, "wg_y": 4},
+         {"staged": 0, "coalesce": "write", "wg_x": 32, "wg_y": 8},
+         {"staged": 1, "coalesce": "write", "wg_x": 32, "wg_y": 4}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "every",  # the fast suite runs KINDS; every one of the twelve is slow
+    [False, pytest.param(True, marks=pytest.mark.slow)],
+)
+def test_the_example_tunes_verified_with_the_default_strategy(tmp_path, capsys, every):
+    argv = [EXAMPLE, "--problem", f"n={N}", "--db", str(tmp_path / "r.db")]
+    expected = 12
+    if not every:
+        (tmp_path / "configs.json").write_text(json.dumps(KINDS))
+        argv += ["--configs", str(tmp_path / "configs.json")]
+        expected = len(KINDS)
+    out = _tune(argv, capsys)
     assert out["kernel"] == "loopy_transpose" and out["problem"] == {"n": N}
-    # 2 x 2 x 2 x 2 = 16, less the 4 staged 'read' twins: every one runs and is right.
-    assert out["configs_total"] == 12 and out["measured"] == 12
-    assert out["outcomes"]["ok"] == 12 and out["outcomes"]["wrong_result"] == 0
+    # 2 x 2 x 2 x 2 = 16, less the 4 staged 'read' twins: every one run is right.
+    assert out["configs_total"] == 12 and out["measured"] == expected
+    assert out["outcomes"]["ok"] == expected and out["outcomes"]["wrong_result"] == 0
     assert out["verification"] == "numpy reference" and out["unverified"] == 0
     best = out["best"]
     assert best["verified"] is True and _legal(best["config"])
 
 
 def test_the_example_tunes_model_guided_fastest_predicted_first(tmp_path, capsys, cpu, monkeypatch):
+    from perfport.cli.model_fit import _cache_folder
     from perfport.model import StatsCache
     from perfport.model.calibrate import Calibration
     from perfport.model.tunable import guided_ranker, loopy_space, loopy_spec
@@ -80,8 +98,9 @@ def test_the_example_tunes_model_guided_fastest_predicted_first(tmp_path, capsys
     assert out["verification"] == "numpy reference" and out["best"]["verified"] is True
     assert _legal(out["best"]["config"])
     space = kernel_space(loopy_spec(EXAMPLE), {"n": N}, cpu)
+    # The statistics tune counted, from its cache folder: the same, not counted again.
     ranker = guided_ranker(loopy_space(EXAMPLE), Calibration.load(cal), [], {"n": N}, space,
-                           StatsCache())  # fmt: skip
+                           StatsCache(_cache_folder()))  # fmt: skip
     predicted = ranker.predict()
     assert not np.isnan(predicted).any() and len(set(predicted)) > 1  # the model tells them apart
     assert asked[0] == int(np.argmin(predicted))

@@ -19,6 +19,7 @@ N = 560  # a multiple of every FD interior (lsize - 2)
 
 
 def test_model_guided_measures_the_predicted_fastest_first(tmp_path, capsys, cpu, monkeypatch):
+    from perfport.cli.model_fit import _cache_folder
     from perfport.model import StatsCache
     from perfport.model.calibrate import Calibration
     from perfport.model.tunable import guided_ranker, loopy_space, loopy_spec
@@ -38,7 +39,9 @@ def test_model_guided_measures_the_predicted_fastest_first(tmp_path, capsys, cpu
     spec = loopy_spec("loopy-fd")
     space = kernel_space(spec, {"n": N}, cpu)
     fd = loopy_space("loopy-fd")
-    ranker = guided_ranker(fd, Calibration.load(cal), [], {"n": N}, space, StatsCache())
+    # The statistics tune counted, from its cache folder: the same, not counted again.
+    cache = StatsCache(_cache_folder())
+    ranker = guided_ranker(fd, Calibration.load(cal), [], {"n": N}, space, cache)
     predicted = ranker.predict()
     assert not np.isnan(predicted).any()
     assert asked[0] == int(np.argmin(predicted))
@@ -88,31 +91,6 @@ def test_a_calibration_without_model_guided_is_refused(tmp_path, capsys, store_f
     assert "--calibration is for --strategy model_guided" in _refused(argv, capsys, store_file)
 
 
-def test_without_the_model_extra_the_error_names_it(tmp_path, capsys, store_file, cpu, monkeypatch):
-    import sys
-
-    from perfport.model.tunable import loopy_spec
-
-    loopy_spec.cache_clear()
-    monkeypatch.setitem(sys.modules, "loopy", None)  # as if loopy were not installed
-    cal = calibration_file(tmp_path / "cal.json", cpu.name)
-    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
-    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
-
-
-def test_tune_without_the_model_extra_names_it(capsys, store_file, monkeypatch):
-    # _program_spec imported loopy.preprocess before its check: a ModuleNotFoundError traceback.
-    import sys
-
-    from perfport.model.tunable import loopy_spec
-
-    loopy_spec.cache_clear()
-    for module in ("loopy", "loopy.preprocess"):  # as if loopy were not installed
-        monkeypatch.setitem(sys.modules, module, None)
-    argv = ["tune", "loopy-fd", "--budget", "2"]
-    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
-
-
 def test_strategies_say_model_guided_needs_a_calibration(capsys):
     assert main(["strategies", "--json"]) == 0
     rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)["strategies"]}
@@ -143,10 +121,13 @@ def test_a_device_s_local_memory_prunes_the_loopy_programs_over_it(cpu):
     import dataclasses
 
     from perfport._core import Problem
+    from perfport._core.signature import read_signature
     from perfport.model.tunable import loopy_spec
     from perfport.space import kernel_space
 
     spec = loopy_spec("loopy-fd")
+    # Every program's parameter list in the #if chain is read (test_signature reads two).
+    assert read_signature(spec.source, spec.entry, spec.language) is not None
     small = dataclasses.replace(cpu, local_mem_bytes=1024)
     space = kernel_space(spec, Problem.of(n=N), small)
     kept = sorted(space.config(i)["lsize"] for i in range(len(space)))
@@ -218,3 +199,29 @@ def test_perfport_kernels_lists_the_loopy_kernels_by_the_model_s_names(capsys):
     assert "loopy-matmul, loopy-dg, loopy-fd" in capsys.readouterr().out
     assert main(["tune", "nosuch"]) == 2
     assert "loopy-fd" in capsys.readouterr().err
+
+
+# Last in the file: they empty loopy_spec's cache, which the tests above share.
+def test_without_the_model_extra_the_error_names_it(tmp_path, capsys, store_file, cpu, monkeypatch):
+    import sys
+
+    from perfport.model.tunable import loopy_spec
+
+    loopy_spec.cache_clear()
+    monkeypatch.setitem(sys.modules, "loopy", None)  # as if loopy were not installed
+    cal = calibration_file(tmp_path / "cal.json", cpu.name)
+    argv = ["tune", "loopy-fd", "--strategy", "model_guided", "--calibration", cal]
+    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)
+
+
+def test_tune_without_the_model_extra_names_it(capsys, store_file, monkeypatch):
+    # _program_spec imported loopy.preprocess before its check: a ModuleNotFoundError traceback.
+    import sys
+
+    from perfport.model.tunable import loopy_spec
+
+    loopy_spec.cache_clear()
+    for module in ("loopy", "loopy.preprocess"):  # as if loopy were not installed
+        monkeypatch.setitem(sys.modules, module, None)
+    argv = ["tune", "loopy-fd", "--budget", "2"]
+    assert "pip install 'perfport[model]'" in _refused(argv, capsys, store_file)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from select_cli import perfport
 
 from perfport.select.across_devices import Method, portable
 from perfport.select.across_devices_holdout import leave_one_out, loo_markdown
@@ -384,21 +385,14 @@ def test_same_device_and_file_name_in_two_folders_stay_two_devices(tmp_path):
     assert len(set(data.devices)) == 2
 
 
-def test_cli_says_when_fewer_than_k_ran_everywhere(tmp_path):
-    import subprocess
-    import sys
-
+def test_cli_says_when_fewer_than_k_ran_everywhere(tmp_path, capsys):
     ran = {c: 1.0 + i for i, c in enumerate(CONFIGS)}
     failed = {c: t if i < 3 else "RuntimeFailedConfig" for i, (c, t) in enumerate(ran.items())}
     files = [
         write_cache(tmp_path / "P.json", "P", ran),
         write_cache(tmp_path / "Q.json", "Q", failed),
     ]
-    done = subprocess.run(
-        [sys.executable, "-m", "perfport", "select", "portable", *map(str, files),
-         "--kernels", "5", "--json"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = perfport(["select", "portable", *map(str, files), "--kernels", "5", "--json"], capsys)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["k"] == 3 and "only 3 configurations" in done.stderr
 

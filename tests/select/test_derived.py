@@ -27,11 +27,24 @@ from perfport.select.derive import (
 )
 from perfport.select.normalise import normalise
 from perfport.select.prune import choose
+from perfport.select.table import PerfTable
 from perfport.select.tree import LEAF, SelectorTree, real_cutoff
 
 pytest.importorskip("sklearn.tree", reason="scikit-learn (the models extra)")
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 LONG_TOP = (1 << 63) - 1024  # the largest long a double holds exactly
+
+
+@pytest.fixture(scope="module")
+def shipped() -> tuple[PerfTable, np.ndarray]:
+    """The shipped H100 table and 8 k-means configurations of it, read and chosen once for
+    the three trees (seconds each time)."""
+    data = resources.files("perfport").joinpath(
+        "datasets", "lawson-gemm", "h100-nvidia-opencl.csv.gz"
+    )
+    with resources.as_file(data) as path:
+        table = load_csv(path)
+    return table, choose(normalise(table.times), 8, "kmeans", 0, table.problems)
 
 
 @pytest.fixture(
@@ -43,19 +56,16 @@ LONG_TOP = (1 << 63) - 1024  # the largest long a double holds exactly
     ],
 )
 def fitted(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    shipped: tuple[PerfTable, np.ndarray],
 ) -> tuple[Selector, Path, np.ndarray]:
     """Tree A with derived features (and the regret and distilled trees, which see the same
     features) among 8 k-means configurations of the shipped H100 table, written as a bundle;
     and the probe rows: every shape of the table, plus inputs at and around every cutoff of
     the tree (products pinned on either side of their cutoff, flags with multiples and
     non-multiples, sizes near 2**53 and 2**63)."""
-    data = resources.files("perfport").joinpath(
-        "datasets", "lawson-gemm", "h100-nvidia-opencl.csv.gz"
-    )
-    with resources.as_file(data) as path:
-        table = load_csv(path)
-    chosen = choose(normalise(table.times), 8, "kmeans", 0, table.problems)
+    table, chosen = shipped
     selector = fit_selector(table, chosen, request.param)
     out = tmp_path_factory.mktemp("derived") / "bundle"
     write_bundle(
@@ -184,7 +194,6 @@ def test_c_divisibility_of_fractional_doubles_matches_numpy(tmp_path):
     """A double input's divisibility is numpy's np.mod(x, d) == 0: 16.5 is no multiple of 16
     (C once truncated it to 16), values past the range of long included."""
     from perfport.select.deploy import fit_bundle
-    from perfport.select.table import PerfTable
 
     v = [0.5, 1.5, 3, 5, 7, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 80, 81, 95, 96]
     times = np.array([[2.0, 1.0] if x % 16 == 0 else [1.0, 2.0] for x in v])

@@ -4,13 +4,13 @@ never launches a configuration the kernel forbids there, and ``select predict`` 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from select_cli import perfport
 
 from perfport._core import LaunchError
 from perfport.select import SelectError, dispatch
@@ -104,12 +104,10 @@ def test_the_launch_rules_count_without_restrictions(tmp_path):
     assert preference_order(bundle) == (0, 1, 2)
 
 
-def predict(bundle: Path, *more: str) -> subprocess.CompletedProcess[str]:
-    cli = [sys.executable, "-m", "perfport", "select", "predict", "--bundle", str(bundle)]
-    return subprocess.run([*cli, *more], capture_output=True, text=True)
+def test_select_predict_names_an_illegal_pick_and_its_fallback(tmp_path, capsys):
+    def predict(bundle: Path, *more: str) -> SimpleNamespace:
+        return perfport(["select", "predict", "--bundle", str(bundle), *more], capsys)
 
-
-def test_select_predict_names_an_illegal_pick_and_its_fallback(tmp_path):
     spec = spec_file(tmp_path)
     out = always(tmp_path, 2, metadata={TRAIN_PERFORMANCE: [0.3, 0.8, 1.0]})
     done = predict(out, "--problem", "n=6", "--spec", str(spec), "--json")

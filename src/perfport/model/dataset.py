@@ -38,6 +38,9 @@ T = TypeVar("T")
 COLLECTION_PREFIX = "mk-"
 APPLICATION_PREFIX = "app-"
 COLUMNS = ("device", "device_fingerprint", "kernel", "problem", "time_ms")
+# KernelFeatures._build's programs by (kernel, variant key), shared by every instance.
+_PROGRAMS: dict[tuple[str, str], tuple[Any, frozenset[str]]] = {}
+_MAX_PROGRAMS = 512
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,18 @@ class KernelFeatures:
         return generator
 
     def _build(self, kernel: str, problem: Problem) -> tuple[Any, frozenset[str]]:
+        """The program (and its size arguments) of ``kernel`` at ``problem``'s variant: built
+        once per process, for every KernelFeatures (loopy takes a tenth of a second or more a
+        program, its programs are immutable, and a session calibrates, evaluates and predicts
+        the same kernels again and again)."""
+        key = self._key(kernel, problem)
+        if key not in _PROGRAMS:
+            if len(_PROGRAMS) >= _MAX_PROGRAMS:
+                _PROGRAMS.clear()
+            _PROGRAMS[key] = self._make(kernel, problem)
+        return _PROGRAMS[key]
+
+    def _make(self, kernel: str, problem: Problem) -> tuple[Any, frozenset[str]]:
         from perfport.model.apps import APPLICATIONS, load_program
 
         if kernel.startswith(COLLECTION_PREFIX):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,17 +110,7 @@ class PerfTable:
         index = np.asarray(rows)
         if index.dtype == bool:
             index = np.flatnonzero(index)
-        return PerfTable(
-            self.problem_names,
-            self.problems[index],
-            self.param_names,
-            self.configs,
-            self.times[index],
-            self.device,
-            self.kernel,
-            self.fixed,
-            self.kernel_hash,
-        )
+        return replace(self, problems=self.problems[index], times=self.times[index])
 
 
 # ---- the store -----------------------------------------------------------------------------
