@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -68,6 +69,17 @@ def load_script(path: Path) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs: a zombie is dead (it waits only for its gone parent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    return False
 
 
 def compile_shared(source: Path, lib: Path) -> ctypes.CDLL:

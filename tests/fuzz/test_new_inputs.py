@@ -103,10 +103,13 @@ def test_split_flags_thoroughly(sweep, iterations, dimension):
     test_split_flags.hypothesis.inner_test(sweep, iterations, dimension)
 
 
-@QUICK
-@given(st.lists(st.one_of(FLAG_TEXT, st.sampled_from(
+COLLECT_FILTERS = st.lists(st.one_of(FLAG_TEXT, st.sampled_from(
     ["flops", "gmem", "dtype:float32", "nel:65536", "nel:", ":", "dtype:float32,", "nel:1e99",
-     "a:b:c", "nel:" + "9" * 40, ",", "overlap"])), min_size=1, max_size=4))  # fmt: skip
+     "a:b:c", "nel:" + "9" * 40, ",", "overlap"])), min_size=1, max_size=4)  # fmt: skip
+
+
+@QUICK
+@given(COLLECT_FILTERS)
 def test_model_collect_filters(tmp_path_factory, tags):
     db = tmp_path_factory.mktemp("collect") / "r.db"
     run_cli(["model", "collect", "--filter", *tags, "--list", "--db", str(db), "--json"])
@@ -114,9 +117,7 @@ def test_model_collect_filters(tmp_path_factory, tags):
 
 @pytest.mark.slow
 @FUZZ
-@given(st.lists(st.one_of(FLAG_TEXT, st.sampled_from(
-    ["flops", "gmem", "dtype:float32", "nel:65536", "nel:", ":", "dtype:float32,", "nel:1e99",
-     "a:b:c", "nel:" + "9" * 40, ",", "overlap"])), min_size=1, max_size=4))  # fmt: skip
+@given(COLLECT_FILTERS)
 def test_model_collect_filters_thoroughly(tmp_path_factory, tags):
     test_model_collect_filters.hypothesis.inner_test(tmp_path_factory, tags)
 
@@ -212,13 +213,16 @@ def test_spec_work_metrics_checks_and_files_thoroughly(tmp_path_factory, fields)
     test_spec_work_metrics_checks_and_files.hypothesis.inner_test(tmp_path_factory, fields)
 
 
-@QUICK
-@given(st.dictionaries(
+STENCIL_FIELDS = st.dictionaries(
     st.sampled_from(["dtype", "out_dtype", "reference", "reference_file", "north", "east"]),
     st.one_of(st.sampled_from(["int", "float", "double", "same", "half", "x", "", "C + S",
                                "C ** 10**10", "__import__('os')", "ref.py:f", "../r.py:f",
                                "/etc/r.py:f", "os:system", "ref.py:missing", "ref.py"]),
-              EXPRESSIONS, JSON_VALUES), max_size=5))  # fmt: skip
+              EXPRESSIONS, JSON_VALUES), max_size=5)  # fmt: skip
+
+
+@QUICK
+@given(STENCIL_FIELDS)
 def test_described_stencil_types_and_references(tmp_path_factory, fields):
     folder = tmp_path_factory.mktemp("stencil")
     (folder / "ref.py").write_text("def f(get, problem):\n    return get(0, 0)\n")
@@ -230,11 +234,6 @@ def test_described_stencil_types_and_references(tmp_path_factory, fields):
 
 @pytest.mark.slow
 @FUZZ
-@given(st.dictionaries(
-    st.sampled_from(["dtype", "out_dtype", "reference", "reference_file", "north", "east"]),
-    st.one_of(st.sampled_from(["int", "float", "double", "same", "half", "x", "", "C + S",
-                               "C ** 10**10", "__import__('os')", "ref.py:f", "../r.py:f",
-                               "/etc/r.py:f", "os:system", "ref.py:missing", "ref.py"]),
-              EXPRESSIONS, JSON_VALUES), max_size=5))  # fmt: skip
+@given(STENCIL_FIELDS)
 def test_described_stencil_types_and_references_thoroughly(tmp_path_factory, fields):
     test_described_stencil_types_and_references.hypothesis.inner_test(tmp_path_factory, fields)

@@ -331,9 +331,15 @@ def test_spec_files_thoroughly(tmp_path_factory, fields, kind):
     test_spec_files.hypothesis.inner_test(tmp_path_factory, fields, kind)
 
 
+STENCIL_FIELDS = st.dictionaries(
+    st.sampled_from(["north", "south", "east", "west", "body", "name"]),
+    st.one_of(st.integers(-(2**40), 2**40), JSON_VALUES),
+    max_size=6,
+)
+
+
 @QUICK
-@given(st.dictionaries(st.sampled_from(["north", "south", "east", "west", "body", "name"]),
-                       st.one_of(st.integers(-(2**40), 2**40), JSON_VALUES), max_size=6))  # fmt: skip
+@given(STENCIL_FIELDS)
 def test_described_stencils(tmp_path_factory, fields):
     path = tmp_path_factory.mktemp("stencil") / "stencil.json"
     path.write_text(json.dumps({"name": "s", "body": "return GET(0, 0);", **fields}))
@@ -342,8 +348,7 @@ def test_described_stencils(tmp_path_factory, fields):
 
 @pytest.mark.slow
 @FUZZ
-@given(st.dictionaries(st.sampled_from(["north", "south", "east", "west", "body", "name"]),
-                       st.one_of(st.integers(-(2**40), 2**40), JSON_VALUES), max_size=6))  # fmt: skip
+@given(STENCIL_FIELDS)
 def test_described_stencils_thoroughly(tmp_path_factory, fields):
     test_described_stencils.hypothesis.inner_test(tmp_path_factory, fields)
 
@@ -355,10 +360,17 @@ PROBLEM_VALUES = st.one_of(
 )
 
 
+ASSIGNMENTS = (  # kernel, then (name, value) pairs
+    st.sampled_from(["vector_add", "stencil", "matmul"]),
+    st.lists(
+        st.tuples(st.sampled_from(["n", "width", "height", "dtype", "x", ""]), PROBLEM_VALUES),
+        max_size=3,
+    ),
+)
+
+
 @QUICK
-@given(st.sampled_from(["vector_add", "stencil", "matmul"]),
-       st.lists(st.tuples(st.sampled_from(["n", "width", "height", "dtype", "x", ""]),
-                          PROBLEM_VALUES), max_size=3))  # fmt: skip
+@given(*ASSIGNMENTS)
 def test_problem_assignments(kernel, pairs):
     assignments = [f"{k}={v}" for k, v in pairs] or ["n=1"]
     run_cli(["space", kernel, "--problem", *assignments, "--json"])
@@ -366,8 +378,6 @@ def test_problem_assignments(kernel, pairs):
 
 @pytest.mark.slow
 @FUZZ
-@given(st.sampled_from(["vector_add", "stencil", "matmul"]),
-       st.lists(st.tuples(st.sampled_from(["n", "width", "height", "dtype", "x", ""]),
-                          PROBLEM_VALUES), max_size=3))  # fmt: skip
+@given(*ASSIGNMENTS)
 def test_problem_assignments_thoroughly(kernel, pairs):
     test_problem_assignments.hypothesis.inner_test(kernel, pairs)

@@ -1,13 +1,11 @@
 """kill -9 and Ctrl-C in the middle of a campaign: nothing measured is lost or duplicated."""
 
-import contextlib
-import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+from conftest import process_alive
 from perfport.store import Store
 from tune.cli_in_process import run_cli
 
@@ -48,22 +46,11 @@ def _workers(parent: int) -> list[int]:
     return [int(r[0]) for r in rows if len(r) == 3 and "perfport.measure.worker" in r[2]]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead: it waits only for its (gone) parent's reaping.
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    return False
-
-
 def _workers_gone(pids: list[int]) -> bool:
     deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(process_alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return not any(_alive(p) for p in pids)
+    return not any(process_alive(p) for p in pids)
 
 
 def test_kill_9_then_rerun_loses_and_duplicates_nothing(db, capfd):

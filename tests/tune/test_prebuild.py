@@ -1,9 +1,7 @@
 """perfport tune --build-jobs: builds compiled ahead in background processes."""
 
-import contextlib
 import dataclasses
 import importlib
-import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +11,7 @@ from typing import ClassVar
 
 import pytest
 
+from conftest import process_alive
 from perfport import PerfportError, RunSettings, Timing, load_kernel, tune
 from perfport.store import Store
 from perfport.tune.prebuild import Prebuild, PrebuildError
@@ -152,9 +151,9 @@ def test_compiling_processes_end_when_the_run_is_killed(tmp_path):
     pids = [int(p) for p in done.stdout.split()]
     assert pids
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    while time.monotonic() < deadline and any(process_alive(p) for p in pids):
         time.sleep(0.2)
-    assert not any(_alive(p) for p in pids)
+    assert not any(process_alive(p) for p in pids)
 
 
 def test_a_compiling_process_that_starts_after_the_run_is_gone_ends():
@@ -174,17 +173,6 @@ def test_a_compiling_process_that_starts_after_the_run_is_gone_ends():
                           timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "still here" not in done.stdout
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead: it waits only for its (gone) parent's reaping.
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    return False
 
 
 def test_a_script_without_a_main_guard_gets_one_line(tmp_path):
