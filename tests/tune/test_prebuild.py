@@ -183,7 +183,7 @@ def test_a_script_without_a_main_guard_gets_one_line(tmp_path):
     script.write_text(
         "import perfport\n"
         f"perfport.tune('vector_add', problem={{'n': 4096}}, strategy='brute_force', "
-        f"build_jobs=2, db={str(db)!r})\n"
+        f"build_jobs=1, db={str(db)!r})\n"
     )
     run = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
